@@ -1,0 +1,50 @@
+// Builds pkg/: the npm package `agent-compaction`.
+//   cargo (release, wasm32) → wasm-bindgen --target web → wasm-opt -Oz
+//   → entry files and package.json from src/js → sizes printed (gzip).
+import { execFileSync } from "node:child_process";
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const pkg = join(root, "pkg");
+const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: "inherit" });
+
+run("cargo", ["build", "--release", "--target", "wasm32-unknown-unknown", "--lib"]);
+rmSync(pkg, { recursive: true, force: true });
+mkdirSync(pkg);
+run("wasm-bindgen", [
+  "--target", "web",
+  "--out-dir", pkg,
+  "--out-name", "agent_compaction",
+  "--omit-default-module-path",
+  join(root, "target/wasm32-unknown-unknown/release/agent_compaction.wasm"),
+]);
+const wasm = join(pkg, "agent_compaction_bg.wasm");
+// wasm-opt from the npm package `binaryen` (a recent release that reads the
+// target_features section rustc writes; Debian's 108 mangles the externref table).
+run(join(root, "node_modules/.bin/wasm-opt"), ["-Oz", "--strip-debug", "--strip-producers", wasm, "-o", wasm]);
+for (const f of readdirSync(join(root, "src/js"))) copyFileSync(join(root, "src/js", f), join(pkg, f));
+copyFileSync(join(root, "README.md"), join(pkg, "README.md"));
+
+const sizes = (file) => {
+  const bytes = readFileSync(file);
+  return { raw: statSync(file).size, gzip: gzipSync(bytes, { level: 9 }).length };
+};
+const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
+const glue = ["agent_compaction.js", "index.js"].map((f) => join(pkg, f));
+const snippets = [];
+const walk = (dir) => {
+  for (const f of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, f.name);
+    if (f.isDirectory()) walk(p);
+    else if (p.endsWith(".js")) snippets.push(p);
+  }
+};
+walk(join(pkg, "snippets"));
+const w = sizes(wasm);
+const js = [...glue, ...snippets].map(sizes).reduce((a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip }));
+console.log("\npkg/ built:");
+console.log(`  .wasm          ${kb(w.raw)} raw, ${kb(w.gzip)} gzipped`);
+console.log(`  JS glue        ${kb(js.raw)} raw, ${kb(js.gzip)} gzipped (agent_compaction.js, index.js, snippets)`);

@@ -1,0 +1,106 @@
+//! Errors about the caller's input, precise enough to find the bad field.
+
+use std::fmt;
+
+/// Where in the input a problem is: `messages[3].details.readFiles[0]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldPath {
+    root: &'static str,
+    index: Option<usize>,
+    fields: Vec<PathPart>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum PathPart {
+    Field(&'static str),
+    Index(usize),
+}
+
+impl FieldPath {
+    /// The argument itself, e.g. `messages`.
+    pub fn argument(root: &'static str) -> Self {
+        FieldPath {
+            root,
+            index: None,
+            fields: Vec::new(),
+        }
+    }
+
+    /// An element of an array argument, e.g. `messages[3]`.
+    pub fn element(root: &'static str, index: usize) -> Self {
+        FieldPath {
+            root,
+            index: Some(index),
+            fields: Vec::new(),
+        }
+    }
+
+    pub fn field(mut self, name: &'static str) -> Self {
+        self.fields.push(PathPart::Field(name));
+        self
+    }
+
+    pub fn at(mut self, index: usize) -> Self {
+        self.fields.push(PathPart::Index(index));
+        self
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.root)?;
+        if let Some(i) = self.index {
+            write!(f, "[{i}]")?;
+        }
+        for part in &self.fields {
+            match part {
+                PathPart::Field(name) => write!(f, ".{name}")?,
+                PathPart::Index(i) => write!(f, "[{i}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Bad input: reported to JavaScript as a `TypeError`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InputError {
+    #[error("{path} must be {expected}, got {got}")]
+    WrongType {
+        path: FieldPath,
+        expected: &'static str,
+        got: String,
+    },
+    #[error("{path} could not be read: {reason}")]
+    Unreadable { path: FieldPath, reason: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_name_the_index_and_field() {
+        let e = InputError::WrongType {
+            path: FieldPath::element("messages", 3)
+                .field("details")
+                .field("readFiles")
+                .at(0),
+            expected: "a string",
+            got: "a number".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "messages[3].details.readFiles[0] must be a string, got a number"
+        );
+        let e = InputError::WrongType {
+            path: FieldPath::argument("messages"),
+            expected: "an array of messages",
+            got: "null".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "messages must be an array of messages, got null"
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! The pure core: no `wasm_bindgen`, `js_sys` or `web_sys` in here.
+
+pub mod context;
+pub mod display;
+pub mod error;
+pub mod llm_message;
+pub mod role;

@@ -1,0 +1,222 @@
+//! Reading what the core needs from the caller's messages, with errors that
+//! name the index and the field. Getters that throw, proxies and other
+//! hostile objects become errors, never panics.
+
+use super::errors::{describe, thrown_message};
+use crate::core::error::{FieldPath, InputError};
+use crate::core::role::Role;
+use js_sys::{Array, JsString, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+#[wasm_bindgen(module = "/src/wasm/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = roleCode)]
+    fn role_code(message: &JsValue) -> u8;
+    #[wasm_bindgen(js_name = roleCodes, catch)]
+    fn role_codes_js(messages: &Array, length: u32) -> Result<js_sys::Uint8Array, JsValue>;
+    #[wasm_bindgen(js_name = textUserMessage)]
+    pub fn text_user_message(text: &JsString, timestamp: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = userMessage)]
+    pub fn user_message(content: &JsValue, timestamp: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = compactionDivider)]
+    pub fn compaction_divider(tokens_before: &JsValue, timestamp: &JsValue) -> JsValue;
+}
+
+const NOT_AN_OBJECT: u8 = 8;
+const ROLE_NOT_A_STRING: u8 = 9;
+
+/// The `messages` argument, which must be an array.
+pub fn messages_array(value: &JsValue) -> Result<Array, InputError> {
+    value
+        .dyn_ref::<Array>()
+        .filter(|_| Array::is_array(value))
+        .cloned()
+        .ok_or_else(|| InputError::WrongType {
+            path: FieldPath::argument("messages"),
+            expected: "an array of messages",
+            got: describe(value),
+        })
+}
+
+/// Reads `object[key]`; a throwing getter or proxy trap is an error.
+pub fn get(
+    object: &JsValue,
+    key: &str,
+    path: impl FnOnce() -> FieldPath,
+) -> Result<JsValue, InputError> {
+    Reflect::get(object, &JsValue::from_str(key)).map_err(|thrown| InputError::Unreadable {
+        path: path(),
+        reason: thrown_message(&thrown),
+    })
+}
+
+fn role_from_code(messages: &Array, index: usize, code: u8) -> Result<Role, InputError> {
+    if let Some(role) = Role::from_code(code) {
+        return Ok(role);
+    }
+    let element = || FieldPath::element("messages", index);
+    let message =
+        Reflect::get_u32(messages, index as u32).map_err(|thrown| InputError::Unreadable {
+            path: element(),
+            reason: thrown_message(&thrown),
+        })?;
+    Err(match code {
+        NOT_AN_OBJECT => InputError::WrongType {
+            path: element(),
+            expected: "a message object",
+            got: describe(&message),
+        },
+        ROLE_NOT_A_STRING => InputError::WrongType {
+            path: element().field("role"),
+            expected: "a string",
+            got: describe(&get(&message, "role", || element().field("role"))?),
+        },
+        // The role getter threw: read it again to report what it threw.
+        _ => match get(&message, "role", || element().field("role")) {
+            Err(e) => e,
+            Ok(_) => InputError::Unreadable {
+                path: element().field("role"),
+                reason: "reading it threw".into(),
+            },
+        },
+    })
+}
+
+/// The role of `messages[index]`, in one crossing of the boundary.
+pub fn role_at(messages: &Array, index: usize) -> Result<Role, InputError> {
+    let code = match Reflect::get_u32(messages, index as u32) {
+        Ok(message) => role_code(&message),
+        Err(thrown) => {
+            return Err(InputError::Unreadable {
+                path: FieldPath::element("messages", index),
+                reason: thrown_message(&thrown),
+            })
+        }
+    };
+    role_from_code(messages, index, code)
+}
+
+/// The roles of all messages, gathered in one crossing.
+pub fn roles(messages: &Array) -> Result<Vec<Role>, InputError> {
+    let codes = role_codes_js(messages, messages.length())
+        .map_err(|thrown| InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: thrown_message(&thrown),
+        })?
+        .to_vec();
+    codes
+        .into_iter()
+        .enumerate()
+        .map(|(i, code)| role_from_code(messages, i, code))
+        .collect()
+}
+
+/// `messages[index]` itself.
+pub fn message_at(messages: &Array, index: usize) -> Result<JsValue, InputError> {
+    Reflect::get_u32(messages, index as u32).map_err(|thrown| InputError::Unreadable {
+        path: FieldPath::element("messages", index),
+        reason: thrown_message(&thrown),
+    })
+}
+
+/// A field that must hold a string.
+pub fn string_field(
+    message: &JsValue,
+    index: usize,
+    key: &'static str,
+) -> Result<JsString, InputError> {
+    let path = || FieldPath::element("messages", index).field(key);
+    let value = get(message, key, path)?;
+    value
+        .dyn_into::<JsString>()
+        .map_err(|value| InputError::WrongType {
+            path: path(),
+            expected: "a string",
+            got: describe(&value),
+        })
+}
+
+/// A field read with JavaScript's truthiness, as pi reads its flags.
+pub fn truthy_field(
+    message: &JsValue,
+    index: usize,
+    key: &'static str,
+) -> Result<bool, InputError> {
+    Ok(get(message, key, || {
+        FieldPath::element("messages", index).field(key)
+    })?
+    .is_truthy())
+}
+
+/// An optional string field: `None` when absent (`undefined` or `null`).
+pub fn optional_string_field(
+    message: &JsValue,
+    index: usize,
+    key: &'static str,
+) -> Result<Option<JsString>, InputError> {
+    let path = || FieldPath::element("messages", index).field(key);
+    let value = get(message, key, path)?;
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value
+        .dyn_into::<JsString>()
+        .map(Some)
+        .map_err(|value| InputError::WrongType {
+            path: path(),
+            expected: "a string or undefined",
+            got: describe(&value),
+        })
+}
+
+/// A summary's file lists from `details.readFiles` / `details.modifiedFiles`
+/// (either may be absent).
+pub fn summary_files(
+    message: &JsValue,
+    index: usize,
+) -> Result<(Vec<JsString>, Vec<JsString>), InputError> {
+    let details_path = || FieldPath::element("messages", index).field("details");
+    let details = get(message, "details", details_path)?;
+    if details.is_undefined() || details.is_null() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    if !details.is_object() {
+        return Err(InputError::WrongType {
+            path: details_path(),
+            expected: "an object or undefined",
+            got: describe(&details),
+        });
+    }
+    let list = |key: &'static str| -> Result<Vec<JsString>, InputError> {
+        let path = || details_path().field(key);
+        let value = get(&details, key, path)?;
+        if value.is_undefined() || value.is_null() {
+            return Ok(Vec::new());
+        }
+        if !Array::is_array(&value) {
+            return Err(InputError::WrongType {
+                path: path(),
+                expected: "an array of strings",
+                got: describe(&value),
+            });
+        }
+        let files: Array = value.unchecked_into();
+        (0..files.length())
+            .map(|i| {
+                let item =
+                    Reflect::get_u32(&files, i).map_err(|thrown| InputError::Unreadable {
+                        path: path().at(i as usize),
+                        reason: thrown_message(&thrown),
+                    })?;
+                item.dyn_into::<JsString>()
+                    .map_err(|item| InputError::WrongType {
+                        path: path().at(i as usize),
+                        expected: "a string",
+                        got: describe(&item),
+                    })
+            })
+            .collect()
+    };
+    Ok((list("readFiles")?, list("modifiedFiles")?))
+}

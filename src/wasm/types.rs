@@ -1,0 +1,145 @@
+//! TypeScript declarations of the message shapes. They are structurally
+//! compatible with pi-ai's `Message` and pi-agent-core's `AgentMessage`, so
+//! the package needs neither at run time.
+
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const MESSAGE_TYPES_TS: &'static str = r#"
+export interface TextContent {
+  type: "text";
+  text: string;
+  textSignature?: string;
+}
+export interface ThinkingContent {
+  type: "thinking";
+  thinking: string;
+  thinkingSignature?: string;
+  redacted?: boolean;
+}
+export interface ImageContent {
+  type: "image";
+  /** base64 data */
+  data: string;
+  mimeType: string;
+}
+export interface ToolCall {
+  type: "toolCall";
+  id: string;
+  name: string;
+  arguments: Record<string, any>;
+  thoughtSignature?: string;
+}
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
+}
+export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
+
+export interface UserMessage {
+  role: "user";
+  content: string | (TextContent | ImageContent)[];
+  timestamp: number;
+}
+export interface AssistantMessage {
+  role: "assistant";
+  content: (TextContent | ThinkingContent | ToolCall)[];
+  api: string;
+  provider: string;
+  model: string;
+  responseModel?: string;
+  responseId?: string;
+  usage: Usage;
+  stopReason: StopReason;
+  errorMessage?: string;
+  timestamp: number;
+}
+export interface ToolResultMessage<TDetails = any> {
+  role: "toolResult";
+  toolCallId: string;
+  toolName: string;
+  content: (TextContent | ImageContent)[];
+  details?: TDetails;
+  isError: boolean;
+  timestamp: number;
+}
+/** What a model is sent: pi-ai's `Message`. */
+export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+
+/** The files a summarized stretch of conversation read and modified. */
+export interface SummaryFileDetails {
+  readFiles: string[];
+  modifiedFiles: string[];
+}
+/**
+ * The summary compaction inserts into the flat array. `summary` is the text
+ * alone; the file lists are shown to the model as tags from `details`.
+ */
+export interface CompactionSummaryMessage {
+  role: "compactionSummary";
+  summary: string;
+  timestamp: number;
+  /** The estimated context tokens before this compaction. */
+  tokensBefore: number;
+  details?: SummaryFileDetails;
+  /** What the summarizer call cost. */
+  usage?: Usage;
+  /** True when a `beforeCompact` hook supplied the summary. */
+  fromHook?: boolean;
+}
+/** A summary of a branch the conversation came back from. */
+export interface BranchSummaryMessage {
+  role: "branchSummary";
+  summary: string;
+  fromId?: string;
+  timestamp: number;
+  details?: SummaryFileDetails;
+  usage?: Usage;
+  fromHook?: boolean;
+}
+/** pi's `!` shell command message. */
+export interface BashExecutionMessage {
+  role: "bashExecution";
+  command: string;
+  output: string;
+  exitCode: number | undefined;
+  cancelled: boolean;
+  truncated: boolean;
+  fullOutputPath?: string;
+  timestamp: number;
+  /** Kept out of the model's context when true (pi's `!!`). */
+  excludeFromContext?: boolean;
+}
+/** An app- or extension-injected message (pi's `CustomMessage`). */
+export interface CustomMessage<T = unknown> {
+  role: "custom";
+  customType: string;
+  content: string | (TextContent | ImageContent)[];
+  /** Shown to the user only when true. */
+  display: boolean;
+  details?: T;
+  timestamp: number;
+}
+/** Every message role this library knows. */
+export type AgentMessage =
+  | Message
+  | CompactionSummaryMessage
+  | BranchSummaryMessage
+  | BashExecutionMessage
+  | CustomMessage;
+/**
+ * Any message of the flat array: the known roles, or an app's own role,
+ * which is kept and shown but never sent to the model.
+ */
+export type AnyMessage = AgentMessage | { role: string; timestamp?: number };
+/** Stands in a display list where a summary was, with `divider: true`. */
+export interface CompactionDivider {
+  role: "compactionDivider";
+  tokensBefore: number;
+  timestamp: number;
+}
+"#;
