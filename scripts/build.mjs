@@ -2,7 +2,7 @@
 //   cargo (release, wasm32) → wasm-bindgen --target web → wasm-opt -Oz
 //   → entry files and package.json from src/js → sizes printed (gzip).
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
@@ -27,6 +27,12 @@ const wasm = join(pkg, "agent_compaction_bg.wasm");
 run(join(root, "node_modules/.bin/wasm-opt"), ["-Oz", "--strip-debug", "--strip-producers", wasm, "-o", wasm]);
 for (const f of readdirSync(join(root, "src/js"))) copyFileSync(join(root, "src/js", f), join(pkg, f));
 copyFileSync(join(root, "README.md"), join(pkg, "README.md"));
+
+// Link the package into node_modules so that tests, the demo and the
+// TypeScript check import it by name, through its real `exports` map.
+mkdirSync(join(root, "node_modules"), { recursive: true });
+rmSync(join(root, "node_modules/agent-compaction"), { recursive: true, force: true });
+symlinkSync("../pkg", join(root, "node_modules/agent-compaction"), "dir");
 
 const sizes = (file) => {
   const bytes = readFileSync(file);

@@ -8,4 +8,5 @@
 pub mod core;
 
 #[cfg(target_arch = "wasm32")]
-mod wasm;
+#[doc(hidden)]
+pub mod wasm;

@@ -106,7 +106,7 @@ fn summary_for_model(
     let (read, modified) = summary_files(message, index)?;
     let read: Vec<&JsString> = read.iter().collect();
     let modified: Vec<&JsString> = modified.iter().collect();
-    let mut text = JsText::new();
+    let mut text = JsText::default();
     summary_text(&mut text, kind, &summary, &read, &modified);
     Ok(text_user_message(
         &text.into_inner(),
@@ -125,7 +125,8 @@ fn bash_for_model(message: &JsValue, index: usize) -> Result<JsValue, InputError
         None
     } else {
         match exit_code.as_f64() {
-            Some(code) if code == 0.0 => None,
+            // -0 matches too, as `!== 0` says.
+            Some(0.0) => None,
             Some(_) => Some(
                 exit_code
                     .unchecked_ref::<js_sys::Number>()
@@ -150,7 +151,7 @@ fn bash_for_model(message: &JsValue, index: usize) -> Result<JsValue, InputError
     } else {
         None
     };
-    let mut text = JsText::new();
+    let mut text = JsText::default();
     bash_execution_text(
         &mut text,
         &BashExecution {

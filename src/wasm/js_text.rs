@@ -7,11 +7,13 @@ use js_sys::JsString;
 
 pub struct JsText(JsString);
 
-impl JsText {
-    pub fn new() -> Self {
+impl Default for JsText {
+    fn default() -> Self {
         JsText(JsString::from(""))
     }
+}
 
+impl JsText {
     pub fn into_inner(self) -> JsString {
         self.0
     }

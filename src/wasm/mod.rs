@@ -1,8 +1,8 @@
 //! The JavaScript boundary: converts, calls the core, returns the caller's
 //! own objects wherever nothing changes.
 
-mod errors;
-mod flat_array;
-mod js_text;
-mod message_access;
-mod types;
+pub mod errors;
+pub mod flat_array;
+pub mod js_text;
+pub mod message_access;
+pub mod types;

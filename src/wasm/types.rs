@@ -27,7 +27,7 @@ export interface ToolCall {
   type: "toolCall";
   id: string;
   name: string;
-  arguments: Record<string, any>;
+  arguments: Record<string, unknown>;
   thoughtSignature?: string;
 }
 export interface Usage {
@@ -58,7 +58,7 @@ export interface AssistantMessage {
   errorMessage?: string;
   timestamp: number;
 }
-export interface ToolResultMessage<TDetails = any> {
+export interface ToolResultMessage<TDetails = unknown> {
   role: "toolResult";
   toolCallId: string;
   toolName: string;

@@ -1,0 +1,86 @@
+// Compiled with `tsc --strict --noEmit` (and skipLibCheck off, so the
+// package's own declarations are checked too) in `npm test`: the
+// declarations describe real types, not `any`.
+import {
+  agentMessagesToChatMessages,
+  convertToLlm,
+  initSync,
+  transformContext,
+  type AgentMessage,
+  type AssistantMessage,
+  type CompactionDivider,
+  type CompactionSummaryMessage,
+  type Message,
+  type UserMessage,
+} from "agent-compaction";
+
+const user: UserMessage = { role: "user", content: "hello", timestamp: 1 };
+const summary: CompactionSummaryMessage = {
+  role: "compactionSummary",
+  summary: "## Goal\nship",
+  tokensBefore: 120_000,
+  timestamp: 2,
+  details: { readFiles: ["a.ts"], modifiedFiles: [] },
+};
+const assistant: AssistantMessage = {
+  role: "assistant",
+  content: [{ type: "toolCall", id: "t1", name: "read", arguments: { path: "a.ts" } }],
+  api: "openai-completions",
+  provider: "openai",
+  model: "gpt-4o",
+  usage: {
+    input: 1,
+    output: 2,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 3,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  },
+  stopReason: "toolUse",
+  timestamp: 3,
+};
+const messages: AgentMessage[] = [user, summary, assistant];
+
+// transformContext keeps the element type.
+const context: AgentMessage[] = transformContext(messages);
+const onlyUsers: UserMessage[] = transformContext([user]);
+
+// convertToLlm gives pi-ai's Message type.
+const llm: Message[] = convertToLlm(context);
+
+// Display: summaries are gone from the type too, unless a divider is asked for.
+const shown = agentMessagesToChatMessages(messages);
+for (const m of shown) {
+  // @ts-expect-error a compactionSummary can no longer be in the display list
+  const s: CompactionSummaryMessage = m;
+  void s;
+}
+const withDividers = agentMessagesToChatMessages(messages, { divider: true });
+const dividers: CompactionDivider[] = withDividers.filter(
+  (m): m is CompactionDivider => m.role === "compactionDivider",
+);
+
+// App-defined roles are welcome.
+interface Note {
+  role: "note";
+  text: string;
+  timestamp: number;
+}
+const notes: (AgentMessage | Note)[] = [user, { role: "note", text: "x", timestamp: 4 }];
+const noteContext: (AgentMessage | Note)[] = transformContext(notes);
+
+// Not `any`: wrong arguments do not compile.
+// @ts-expect-error not an array
+transformContext(5);
+// @ts-expect-error elements must be messages
+convertToLlm([1, 2]);
+// @ts-expect-error divider is a boolean
+agentMessagesToChatMessages(messages, { divider: "yes" });
+// @ts-expect-error a summary needs its text
+const broken: CompactionSummaryMessage = { role: "compactionSummary", tokensBefore: 1, timestamp: 1 };
+
+// Manual loading stays available.
+const bytes: BufferSource = new Uint8Array();
+void (() => initSync({ module: bytes }));
+
+void [onlyUsers, llm, dividers, noteContext, broken];

@@ -1,0 +1,16 @@
+// The package's types against pi's own (`@mariozechner/pi-ai`,
+// `@mariozechner/pi-agent-core` 0.73.1). Checked with skipLibCheck, since
+// pi's dependencies' declarations do not all resolve here.
+import { convertToLlm, transformContext, type Message } from "agent-compaction";
+import type { AgentMessage as PiAgentMessage } from "@mariozechner/pi-agent-core";
+import type { Message as PiMessage } from "@mariozechner/pi-ai";
+
+// pi-agent-core's own message arrays are accepted as they are.
+declare const piMessages: PiAgentMessage[];
+const piContext: PiAgentMessage[] = transformContext(piMessages);
+// What convertToLlm returns is pi-ai's Message.
+const piLlm: PiMessage[] = convertToLlm(piMessages);
+// And pi-ai's messages are ours.
+const ours: Message[] = piLlm;
+
+void [piContext, ours];
