@@ -6,7 +6,7 @@
 use super::js_text::JsText;
 use super::message_access::{
     compaction_divider, get, message_at, messages_array, optional_string_field, role_at, roles,
-    string_field, summary_files, text_user_message, truthy_field, user_message,
+    string_field, summary_files, text_user_message, truthy_field, user_message, JsArray,
 };
 use crate::core::context::last_compaction_index;
 use crate::core::display::{display_action, DisplayAction};
@@ -62,11 +62,11 @@ fn check_summary(message: &JsValue, index: usize) -> Result<JsString, InputError
 #[wasm_bindgen(js_name = transformContext, skip_typescript)]
 pub fn transform_context(messages: JsValue) -> Result<JsValue, JsValue> {
     let array = messages_array(&messages)?;
-    let len = array.length() as usize;
-    match last_compaction_index(len, |i| role_at(&array, i))? {
+    let len = array.len();
+    match last_compaction_index(len as usize, |i| role_at(&array, i))? {
         Some(start) => {
             check_summary(&message_at(&array, start)?, start)?;
-            Ok(array.slice(start as u32, len as u32).into())
+            Ok(array.slice(start as u32, len)?.into())
         }
         None => Ok(messages),
     }
@@ -173,16 +173,10 @@ fn custom_for_model(message: &JsValue, index: usize) -> Result<JsValue, InputErr
     let content = get(message, "content", path)?;
     let timestamp = timestamp(message, index)?;
     if let Some(text) = content.dyn_ref::<JsString>() {
-        Ok(text_user_message(text, &timestamp))
-    } else if Array::is_array(&content) {
-        Ok(user_message(&content, &timestamp))
-    } else {
-        Err(InputError::WrongType {
-            path: path(),
-            expected: "a string or an array of content blocks",
-            got: describe(&content),
-        })
+        return Ok(text_user_message(text, &timestamp));
     }
+    JsArray::expect(&content, path, "a string or an array of content blocks")?;
+    Ok(user_message(&content, &timestamp))
 }
 
 fn divider_option(options: &JsValue) -> Result<bool, InputError> {

@@ -21,22 +21,96 @@ extern "C" {
     pub fn user_message(content: &JsValue, timestamp: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = compactionDivider)]
     pub fn compaction_divider(tokens_before: &JsValue, timestamp: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = arrayLength, catch)]
+    fn array_length(value: &JsValue) -> Result<f64, JsValue>;
+    #[wasm_bindgen(js_name = sliceArray, catch)]
+    fn slice_array(array: &JsValue, start: u32, end: u32) -> Result<Array, JsValue>;
 }
 
 const NOT_AN_OBJECT: u8 = 8;
 const ROLE_NOT_A_STRING: u8 = 9;
 
-/// The `messages` argument, which must be an array.
-pub fn messages_array(value: &JsValue) -> Result<Array, InputError> {
-    value
-        .dyn_ref::<Array>()
-        .filter(|_| Array::is_array(value))
-        .cloned()
-        .ok_or_else(|| InputError::WrongType {
-            path: FieldPath::argument("messages"),
-            expected: "an array of messages",
+/// An array the caller handed in, with its length read once, safely.
+pub struct JsArray {
+    array: Array,
+    len: u32,
+}
+
+impl JsArray {
+    /// `value` as an array; `None` when it is not one. A proxy whose traps
+    /// throw is an error at `path`.
+    pub fn new(
+        value: &JsValue,
+        path: impl Fn() -> FieldPath,
+    ) -> Result<Option<JsArray>, InputError> {
+        let len = array_length(value).map_err(|thrown| InputError::Unreadable {
+            path: path(),
+            reason: thrown_message(&thrown),
+        })?;
+        if len == -1.0 {
+            return Ok(None);
+        }
+        if len < 0.0 || len.fract() != 0.0 {
+            return Err(InputError::Unreadable {
+                path: path().field("length"),
+                reason: "it is not a valid array length".into(),
+            });
+        }
+        Ok(Some(JsArray {
+            array: value.clone().unchecked_into(),
+            len: len as u32,
+        }))
+    }
+
+    /// Like [`JsArray::new`], but anything else is a `WrongType` error.
+    pub fn expect(
+        value: &JsValue,
+        path: impl Fn() -> FieldPath,
+        expected: &'static str,
+    ) -> Result<JsArray, InputError> {
+        JsArray::new(value, &path)?.ok_or_else(|| InputError::WrongType {
+            path: path(),
+            expected,
             got: describe(value),
         })
+    }
+
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_array(&self) -> &Array {
+        &self.array
+    }
+
+    /// `array[index]`; a throwing getter is an error at `path`.
+    pub fn get(&self, index: u32, path: impl FnOnce() -> FieldPath) -> Result<JsValue, InputError> {
+        Reflect::get_u32(&self.array, index).map_err(|thrown| InputError::Unreadable {
+            path: path(),
+            reason: thrown_message(&thrown),
+        })
+    }
+
+    /// `array.slice(start, end)`, done by the engine.
+    pub fn slice(&self, start: u32, end: u32) -> Result<Array, InputError> {
+        slice_array(&self.array, start, end).map_err(|thrown| InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: thrown_message(&thrown),
+        })
+    }
+}
+
+/// The `messages` argument, which must be an array.
+pub fn messages_array(value: &JsValue) -> Result<JsArray, InputError> {
+    JsArray::expect(
+        value,
+        || FieldPath::argument("messages"),
+        "an array of messages",
+    )
 }
 
 /// Reads `object[key]`; a throwing getter or proxy trap is an error.
@@ -51,16 +125,12 @@ pub fn get(
     })
 }
 
-fn role_from_code(messages: &Array, index: usize, code: u8) -> Result<Role, InputError> {
+fn role_from_code(messages: &JsArray, index: usize, code: u8) -> Result<Role, InputError> {
     if let Some(role) = Role::from_code(code) {
         return Ok(role);
     }
     let element = || FieldPath::element("messages", index);
-    let message =
-        Reflect::get_u32(messages, index as u32).map_err(|thrown| InputError::Unreadable {
-            path: element(),
-            reason: thrown_message(&thrown),
-        })?;
+    let message = message_at(messages, index)?;
     Err(match code {
         NOT_AN_OBJECT => InputError::WrongType {
             path: element(),
@@ -84,22 +154,14 @@ fn role_from_code(messages: &Array, index: usize, code: u8) -> Result<Role, Inpu
 }
 
 /// The role of `messages[index]`, in one crossing of the boundary.
-pub fn role_at(messages: &Array, index: usize) -> Result<Role, InputError> {
-    let code = match Reflect::get_u32(messages, index as u32) {
-        Ok(message) => role_code(&message),
-        Err(thrown) => {
-            return Err(InputError::Unreadable {
-                path: FieldPath::element("messages", index),
-                reason: thrown_message(&thrown),
-            })
-        }
-    };
-    role_from_code(messages, index, code)
+pub fn role_at(messages: &JsArray, index: usize) -> Result<Role, InputError> {
+    let message = message_at(messages, index)?;
+    role_from_code(messages, index, role_code(&message))
 }
 
 /// The roles of all messages, gathered in one crossing.
-pub fn roles(messages: &Array) -> Result<Vec<Role>, InputError> {
-    let codes = role_codes_js(messages, messages.length())
+pub fn roles(messages: &JsArray) -> Result<Vec<Role>, InputError> {
+    let codes = role_codes_js(messages.as_array(), messages.len())
         .map_err(|thrown| InputError::Unreadable {
             path: FieldPath::argument("messages"),
             reason: thrown_message(&thrown),
@@ -113,11 +175,8 @@ pub fn roles(messages: &Array) -> Result<Vec<Role>, InputError> {
 }
 
 /// `messages[index]` itself.
-pub fn message_at(messages: &Array, index: usize) -> Result<JsValue, InputError> {
-    Reflect::get_u32(messages, index as u32).map_err(|thrown| InputError::Unreadable {
-        path: FieldPath::element("messages", index),
-        reason: thrown_message(&thrown),
-    })
+pub fn message_at(messages: &JsArray, index: usize) -> Result<JsValue, InputError> {
+    messages.get(index as u32, || FieldPath::element("messages", index))
 }
 
 /// A field that must hold a string.
@@ -194,21 +253,10 @@ pub fn summary_files(
         if value.is_undefined() || value.is_null() {
             return Ok(Vec::new());
         }
-        if !Array::is_array(&value) {
-            return Err(InputError::WrongType {
-                path: path(),
-                expected: "an array of strings",
-                got: describe(&value),
-            });
-        }
-        let files: Array = value.unchecked_into();
-        (0..files.length())
+        let files = JsArray::expect(&value, path, "an array of strings")?;
+        (0..files.len())
             .map(|i| {
-                let item =
-                    Reflect::get_u32(&files, i).map_err(|thrown| InputError::Unreadable {
-                        path: path().at(i as usize),
-                        reason: thrown_message(&thrown),
-                    })?;
+                let item = files.get(i, || path().at(i as usize))?;
                 item.dyn_into::<JsString>()
                     .map_err(|item| InputError::WrongType {
                         path: path().at(i as usize),
