@@ -4,4 +4,5 @@ pub mod context;
 pub mod display;
 pub mod error;
 pub mod llm_message;
+pub mod overflow;
 pub mod role;
