@@ -14,3 +14,11 @@ const piLlm: PiMessage[] = convertToLlm(piMessages);
 const ours: Message[] = piLlm;
 
 void [piContext, ours];
+
+// The README's example: the flat-array functions as an Agent's hooks.
+import { Agent } from "@mariozechner/pi-agent-core";
+const agent = new Agent({
+  transformContext: async (messages) => transformContext(messages),
+  convertToLlm,
+});
+void agent;
