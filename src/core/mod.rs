@@ -3,6 +3,9 @@
 pub mod context;
 pub mod display;
 pub mod error;
+pub mod js_number;
+pub mod js_string;
+pub mod json;
 pub mod llm_message;
 pub mod overflow;
 pub mod role;

@@ -1,0 +1,252 @@
+//! JavaScript strings: sequences of UTF-16 code units, lone surrogates allowed.
+//!
+//! Lengths, slicing and ordering must match JavaScript exactly (pi truncates
+//! by `.length` and sorts with the default comparator), so the core keeps
+//! strings as code units rather than as Rust `String`s.
+
+use std::fmt;
+
+/// A JavaScript string. `Ord` compares code unit by code unit, which is the
+/// order of JavaScript's default `Array.prototype.sort` and of `<` on strings.
+#[derive(Clone, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct JsStr(Vec<u16>);
+
+impl JsStr {
+    pub fn new() -> Self {
+        JsStr(Vec::new())
+    }
+
+    pub fn with_capacity(units: usize) -> Self {
+        JsStr(Vec::with_capacity(units))
+    }
+
+    pub fn from_units(units: Vec<u16>) -> Self {
+        JsStr(units)
+    }
+
+    pub fn as_units(&self) -> &[u16] {
+        &self.0
+    }
+
+    pub fn into_units(self) -> Vec<u16> {
+        self.0
+    }
+
+    /// JavaScript's `.length`: the number of UTF-16 code units.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether this string equals `s`, without allocating.
+    pub fn eq_str(&self, s: &str) -> bool {
+        s.encode_utf16().eq(self.0.iter().copied())
+    }
+
+    /// The string as UTF-8, with each lone surrogate replaced by U+FFFD.
+    pub fn to_string_lossy(&self) -> String {
+        String::from_utf16_lossy(&self.0)
+    }
+
+    /// `String.prototype.slice(start, end)` over code units: negative
+    /// positions count from the end, positions are clamped to the string,
+    /// and `start >= end` gives the empty string. It may split a surrogate
+    /// pair, leaving a lone surrogate, exactly as JavaScript does.
+    pub fn slice(&self, start: isize, end: isize) -> JsStr {
+        let len = self.0.len();
+        let clamp = |i: isize| -> usize {
+            if i < 0 {
+                len.saturating_sub(i.unsigned_abs())
+            } else {
+                i.unsigned_abs().min(len)
+            }
+        };
+        let (from, to) = (clamp(start), clamp(end));
+        JsStr(self.0.get(from..to).unwrap_or_default().to_vec())
+    }
+
+    pub fn push_str(&mut self, s: &str) {
+        self.0.extend(s.encode_utf16());
+    }
+
+    pub fn push_js(&mut self, s: &JsStr) {
+        self.0.extend_from_slice(&s.0);
+    }
+
+    pub fn push_unit(&mut self, unit: u16) {
+        self.0.push(unit);
+    }
+
+    pub fn push_units(&mut self, units: &[u16]) {
+        self.0.extend_from_slice(units);
+    }
+
+    /// Characters of the string; a lone surrogate comes out as `Err(unit)`.
+    fn chars(&self) -> impl Iterator<Item = Result<char, u16>> + '_ {
+        char::decode_utf16(self.0.iter().copied()).map(|r| r.map_err(|e| e.unpaired_surrogate()))
+    }
+}
+
+impl From<&str> for JsStr {
+    fn from(s: &str) -> Self {
+        JsStr(s.encode_utf16().collect())
+    }
+}
+
+impl From<&String> for JsStr {
+    fn from(s: &String) -> Self {
+        JsStr::from(s.as_str())
+    }
+}
+
+impl From<String> for JsStr {
+    fn from(s: String) -> Self {
+        JsStr::from(s.as_str())
+    }
+}
+
+/// Lossy: a lone surrogate shows as U+FFFD.
+impl fmt::Display for JsStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use fmt::Write;
+        for c in self.chars() {
+            f.write_char(c.unwrap_or(char::REPLACEMENT_CHARACTER))?;
+        }
+        Ok(())
+    }
+}
+
+/// Quoted like `str`'s Debug; a lone surrogate shows as `\u{d800}`.
+impl fmt::Debug for JsStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use fmt::Write;
+        f.write_char('"')?;
+        for c in self.chars() {
+            match c {
+                Ok(c) => {
+                    for e in c.escape_debug() {
+                        f.write_char(e)?;
+                    }
+                }
+                Err(unit) => write!(f, "\\u{{{unit:x}}}")?,
+            }
+        }
+        f.write_char('"')
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn js(s: &str) -> JsStr {
+        JsStr::from(s)
+    }
+
+    #[test]
+    fn length_counts_utf16_units() {
+        assert_eq!(js("").len(), 0);
+        assert!(js("").is_empty());
+        assert_eq!(js("abc").len(), 3);
+        assert_eq!(js("é").len(), 1);
+        assert_eq!(js("日本語").len(), 3);
+        assert_eq!(js("😀").len(), 2);
+        assert_eq!(js("a😀b").len(), 4);
+        assert_eq!(JsStr::from_units(vec![0xD800]).len(), 1);
+    }
+
+    #[test]
+    fn order_is_by_code_units_like_js_sort() {
+        assert!(js("Z") < js("a"));
+        assert!(js("B") < js("a"));
+        assert!(js("a") < js("ab"));
+        assert!(js("") < js("a"));
+        // U+FFFF is one unit 0xFFFF; U+1F600 starts with 0xD83D, so in
+        // JavaScript "\u{FFFF}" > "\u{1F600}" although its code point is lower.
+        assert!(js("\u{FFFF}") > js("\u{1F600}"));
+        assert!("\u{FFFF}" < "\u{1F600}"); // Rust's str order differs
+        let mut v = [js("b"), js("😀"), js("\u{FFFF}"), js("B"), js("a")];
+        v.sort();
+        let got: Vec<String> = v.iter().map(|s| s.to_string_lossy()).collect();
+        assert_eq!(got, ["B", "a", "b", "😀", "\u{FFFF}"]);
+    }
+
+    #[test]
+    fn eq_str_compares_content() {
+        assert!(js("héllo 😀").eq_str("héllo 😀"));
+        assert!(!js("héllo").eq_str("hello"));
+        assert!(!js("ab").eq_str("abc"));
+        assert!(!js("abc").eq_str("ab"));
+        assert!(JsStr::new().eq_str(""));
+        assert!(!JsStr::from_units(vec![0xFFFD]).eq_str("\u{D7FF}"));
+        assert!(!JsStr::from_units(vec![0xD800]).eq_str("\u{FFFD}"));
+    }
+
+    #[test]
+    fn slice_follows_string_prototype_slice() {
+        let s = js("hello");
+        let sl = |a, b| s.slice(a, b).to_string_lossy();
+        assert_eq!(sl(0, 2), "he");
+        assert_eq!(sl(1, 100), "ello");
+        assert_eq!(sl(-3, 5), "llo");
+        assert_eq!(sl(-3, -1), "ll");
+        assert_eq!(sl(-100, 2), "he");
+        assert_eq!(sl(3, 1), "");
+        assert_eq!(sl(5, 5), "");
+        assert_eq!(sl(7, 9), "");
+        assert_eq!(sl(isize::MIN, isize::MAX), "hello");
+        // Splitting a surrogate pair leaves a lone high surrogate.
+        let e = js("a😀b");
+        assert_eq!(e.slice(0, 2).as_units(), &[0x61, 0xD83D]);
+        assert_eq!(e.slice(2, 4).as_units(), &[0xDE00, 0x62]);
+    }
+
+    #[test]
+    fn push_builds_strings() {
+        let mut s = JsStr::new();
+        s.push_str("a😀");
+        s.push_js(&js("日"));
+        s.push_unit(0xDC00);
+        s.push_units(&[0x41]);
+        assert_eq!(s.as_units(), &[0x61, 0xD83D, 0xDE00, 0x65E5, 0xDC00, 0x41]);
+    }
+
+    #[test]
+    fn lossy_display_and_debug() {
+        let s = JsStr::from_units(vec![0x61, 0xD800, 0x22, 0xD83D, 0xDE00]);
+        assert_eq!(s.to_string_lossy(), "a\u{FFFD}\"😀");
+        assert_eq!(s.to_string(), "a\u{FFFD}\"😀");
+        assert_eq!(format!("{s:?}"), "\"a\\u{d800}\\\"😀\"");
+    }
+
+    proptest! {
+        #[test]
+        fn ord_matches_unit_slices(a in proptest::collection::vec(any::<u16>(), 0..6),
+                                   b in proptest::collection::vec(any::<u16>(), 0..6)) {
+            let (x, y) = (JsStr::from_units(a.clone()), JsStr::from_units(b.clone()));
+            prop_assert_eq!(x.cmp(&y), a.as_slice().cmp(b.as_slice()));
+        }
+
+        #[test]
+        fn slice_matches_a_model(units in proptest::collection::vec(any::<u16>(), 0..10),
+                                 start in -12isize..12, end in -12isize..12) {
+            let len = units.len() as isize;
+            let norm = |i: isize| if i < 0 { (len + i).max(0) } else { i.min(len) };
+            let (from, to) = (norm(start), norm(end));
+            let want: Vec<u16> = if from < to { units[from as usize..to as usize].to_vec() } else { vec![] };
+            prop_assert_eq!(JsStr::from_units(units).slice(start, end).into_units(), want);
+        }
+
+        #[test]
+        fn str_round_trips(s in ".*") {
+            let j = JsStr::from(s.as_str());
+            prop_assert!(j.eq_str(&s));
+            prop_assert_eq!(j.to_string_lossy(), s.clone());
+            prop_assert_eq!(j.len(), s.encode_utf16().count());
+        }
+    }
+}
