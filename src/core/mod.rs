@@ -1,11 +1,16 @@
 //! The pure core: no `wasm_bindgen`, `js_sys` or `web_sys` in here.
 
 pub mod context;
+pub mod context_tokens;
+pub mod cut_point;
 pub mod display;
 pub mod error;
+pub mod estimate;
+pub mod file_ops;
 pub mod js_number;
 pub mod js_string;
 pub mod json;
 pub mod llm_message;
 pub mod overflow;
+pub mod prepare;
 pub mod role;
