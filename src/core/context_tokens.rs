@@ -3,6 +3,7 @@
 //! `estimateContextTokens`), and the threshold check (`shouldCompact`).
 
 use super::estimate::MessageFacts;
+use std::convert::Infallible;
 
 /// pi's `estimateContextTokens` result. Numbers are JavaScript numbers: a
 /// provider's odd usage (a missing field) makes them NaN, as in pi.
@@ -23,43 +24,39 @@ pub fn estimate_context_tokens(facts: &[MessageFacts]) -> ContextTokens {
 /// message whose timestamp is at or before `stale_until` is ignored: after a
 /// compaction, the kept messages still carry the usage of the old, larger
 /// context (SPEC §3, "Stale usage").
-pub fn estimate_with_usage_after(
-    facts: &[MessageFacts],
-    stale_until: Option<f64>,
-) -> ContextTokens {
-    let fresh = |f: &MessageFacts| match stale_until {
-        Some(t) => f.timestamp > t,
-        None => true,
-    };
-    let last_usage = facts
-        .iter()
-        .enumerate()
-        .rev()
-        .find_map(|(i, f)| f.usage.filter(|_| fresh(f)).map(|u| (i, u)));
-    match last_usage {
-        None => {
-            let estimated = sum_tokens(facts);
-            ContextTokens {
-                tokens: estimated,
-                usage_tokens: 0.0,
-                trailing_tokens: estimated,
-                last_usage_index: None,
-            }
-        }
-        Some((index, usage_tokens)) => {
-            let trailing = sum_tokens(facts.get(index + 1..).unwrap_or(&[]));
-            ContextTokens {
-                tokens: usage_tokens + trailing,
-                usage_tokens,
-                trailing_tokens: trailing,
-                last_usage_index: Some(index),
-            }
-        }
-    }
+pub fn estimate_with_usage_after(facts: &[MessageFacts], stale_until: Option<f64>) -> ContextTokens {
+    let newest_first = facts.iter().copied().enumerate().rev().map(Ok::<_, Infallible>);
+    let Ok(c) = estimate_from_end(newest_first, stale_until);
+    c
 }
 
-fn sum_tokens(facts: &[MessageFacts]) -> f64 {
-    facts.iter().map(|f| f.tokens).sum::<u64>() as f64
+/// The walk itself, over `(index, facts)` pairs from the newest message
+/// back: it stops at the last valid usage, so a caller that produces facts
+/// lazily pays only for the messages after it.
+pub fn estimate_from_end<E>(
+    newest_first: impl Iterator<Item = Result<(usize, MessageFacts), E>>,
+    stale_until: Option<f64>,
+) -> Result<ContextTokens, E> {
+    let mut trailing: u64 = 0;
+    for item in newest_first {
+        let (index, f) = item?;
+        let fresh = stale_until.is_none_or(|t| f.timestamp > t);
+        if let Some(usage_tokens) = f.usage.filter(|_| fresh) {
+            return Ok(ContextTokens {
+                tokens: usage_tokens + trailing as f64,
+                usage_tokens,
+                trailing_tokens: trailing as f64,
+                last_usage_index: Some(index),
+            });
+        }
+        trailing += f.tokens;
+    }
+    Ok(ContextTokens {
+        tokens: trailing as f64,
+        usage_tokens: 0.0,
+        trailing_tokens: trailing as f64,
+        last_usage_index: None,
+    })
 }
 
 /// pi's `shouldCompact(contextTokens, contextWindow, settings)`.

@@ -1,6 +1,7 @@
 //! The pure core: no `wasm_bindgen`, `js_sys` or `web_sys` in here.
 
 pub mod context;
+pub mod context_index;
 pub mod context_tokens;
 pub mod cut_point;
 pub mod display;

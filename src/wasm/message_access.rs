@@ -34,6 +34,9 @@ const ROLE_NOT_A_STRING: u8 = 9;
 pub struct JsArray {
     array: Array,
     len: u32,
+    /// A one-element array standing for a `message` argument: error paths
+    /// then say `message.content`, not `messages[0].content`.
+    single: bool,
 }
 
 impl JsArray {
@@ -59,7 +62,26 @@ impl JsArray {
         Ok(Some(JsArray {
             array: value.clone().unchecked_into(),
             len: len as u32,
+            single: false,
         }))
+    }
+
+    /// The `message` argument of a single-message function, as an array.
+    pub fn single(message: &JsValue) -> JsArray {
+        JsArray {
+            array: Array::of1(message),
+            len: 1,
+            single: true,
+        }
+    }
+
+    /// Where message `index` is, for error messages.
+    pub fn path(&self, index: usize) -> FieldPath {
+        if self.single {
+            FieldPath::argument("message")
+        } else {
+            FieldPath::element("messages", index)
+        }
     }
 
     /// Like [`JsArray::new`], but anything else is a `WrongType` error.
@@ -125,11 +147,11 @@ pub fn get(
     })
 }
 
-fn role_from_code(messages: &JsArray, index: usize, code: u8) -> Result<Role, InputError> {
+pub fn role_from_code(messages: &JsArray, index: usize, code: u8) -> Result<Role, InputError> {
     if let Some(role) = Role::from_code(code) {
         return Ok(role);
     }
-    let element = || FieldPath::element("messages", index);
+    let element = || messages.path(index);
     let message = message_at(messages, index)?;
     Err(match code {
         NOT_AN_OBJECT => InputError::WrongType {
@@ -176,7 +198,7 @@ pub fn roles(messages: &JsArray) -> Result<Vec<Role>, InputError> {
 
 /// `messages[index]` itself.
 pub fn message_at(messages: &JsArray, index: usize) -> Result<JsValue, InputError> {
-    messages.get(index as u32, || FieldPath::element("messages", index))
+    messages.get(index as u32, || messages.path(index))
 }
 
 /// A field that must hold a string.

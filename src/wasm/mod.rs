@@ -2,7 +2,12 @@
 //! own objects wherever nothing changes.
 
 pub mod errors;
+pub mod estimates;
 pub mod flat_array;
+pub mod js_strings;
 pub mod js_text;
+pub mod js_values;
 pub mod message_access;
+pub mod message_facts;
+pub mod preparation;
 pub mod types;

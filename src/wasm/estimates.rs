@@ -1,0 +1,196 @@
+//! pi-compatible token accounting and overflow detection: `estimateTokens`,
+//! `estimateContextTokens`, `calculateContextTokens`, `shouldCompact`,
+//! `isContextOverflow`.
+
+use super::errors::describe;
+use super::js_values::{expect_object, number, number_or_nan, object, optional_number};
+use super::message_access::{get, messages_array, JsArray};
+use super::message_facts::gather;
+use crate::core::context_tokens::{estimate_from_end, ContextTokens};
+use crate::core::error::{FieldPath, InputError};
+use crate::core::estimate::{calculate_context_tokens as core_calculate, estimate_tokens as core_estimate, MessageFacts, UsageNumbers};
+use crate::core::overflow::{is_context_overflow as core_overflow, AssistantOutcome, StopReason};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const ESTIMATES_TS: &'static str = r#"
+/** pi's chars/4 token estimate of one message (lengths in UTF-16 code units). */
+export function estimateTokens(message: AnyMessage): number;
+
+/** pi's `estimateContextTokens` result. */
+export interface ContextTokenEstimate {
+  /** usageTokens + trailingTokens */
+  tokens: number;
+  /** What the last valid assistant usage reported (0 without one). */
+  usageTokens: number;
+  /** Estimates of the messages after that assistant message. */
+  trailingTokens: number;
+  /** Index of that assistant message, or null. */
+  lastUsageIndex: number | null;
+}
+/** pi-compatible: last valid assistant usage plus estimates of what follows. */
+export function estimateContextTokens(messages: readonly AnyMessage[]): ContextTokenEstimate;
+
+/** pi-compatible: `totalTokens`, or the sum of the parts when it is 0. */
+export function calculateContextTokens(usage: Usage): number;
+
+/** pi-compatible: `enabled && contextTokens > contextWindow - reserveTokens`. */
+export function shouldCompact(
+  contextTokens: number,
+  contextWindow: number,
+  settings: { enabled: boolean; reserveTokens: number },
+): boolean;
+
+/**
+ * pi-compatible: whether an assistant message is a context overflow — a
+ * provider's overflow error (rate limits excluded), a `stop` whose input
+ * exceeded `contextWindow` (silent overflow), or a `length` stop with no
+ * output at a full window.
+ */
+export function isContextOverflow(message: AssistantMessage, contextWindow?: number): boolean;
+"#;
+
+#[wasm_bindgen(js_name = estimateTokens, skip_typescript)]
+pub fn estimate_tokens(message: JsValue) -> Result<f64, JsValue> {
+    let single = JsArray::single(&message);
+    let facts = gather(&single, 0, 1)?;
+    Ok(facts.first().map_or(0, core_estimate) as f64)
+}
+
+/// The facts of every message of `messages`.
+pub fn all_facts(messages: &JsArray) -> Result<Vec<MessageFacts>, InputError> {
+    Ok(gather(messages, 0, messages.len())?
+        .iter()
+        .map(MessageFacts::from_raw)
+        .collect())
+}
+
+pub fn context_tokens_object(c: &ContextTokens) -> JsValue {
+    object(&[
+        ("tokens", c.tokens.into()),
+        ("usageTokens", c.usage_tokens.into()),
+        ("trailingTokens", c.trailing_tokens.into()),
+        (
+            "lastUsageIndex",
+            c.last_usage_index.map_or(JsValue::NULL, |i| (i as f64).into()),
+        ),
+    ])
+}
+
+/// Facts of `messages` from the newest back, gathered in growing chunks, so
+/// that a walk that stops early reads only the messages it needs.
+pub fn facts_from_end(messages: &JsArray) -> impl Iterator<Item = Result<(usize, MessageFacts), InputError>> + '_ {
+    let mut end = messages.len();
+    let mut chunk: u32 = 16;
+    let mut pending: Vec<(usize, MessageFacts)> = Vec::new();
+    let mut failed = false;
+    std::iter::from_fn(move || {
+        if failed {
+            return None;
+        }
+        if pending.is_empty() {
+            if end == 0 {
+                return None;
+            }
+            let start = end.saturating_sub(chunk);
+            match gather(messages, start, end) {
+                Ok(raw) => {
+                    pending = raw
+                        .iter()
+                        .enumerate()
+                        .map(|(k, f)| (start as usize + k, MessageFacts::from_raw(f)))
+                        .collect();
+                }
+                Err(e) => {
+                    failed = true;
+                    return Some(Err(e));
+                }
+            }
+            end = start;
+            chunk = chunk.saturating_mul(2);
+        }
+        pending.pop().map(Ok)
+    })
+}
+
+#[wasm_bindgen(js_name = estimateContextTokens, skip_typescript)]
+pub fn estimate_context_tokens(messages: JsValue) -> Result<JsValue, JsValue> {
+    let array = messages_array(&messages)?;
+    let c = estimate_from_end(facts_from_end(&array), None)?;
+    Ok(context_tokens_object(&c))
+}
+
+fn usage_numbers(usage: &JsValue, path: impl Fn() -> FieldPath) -> Result<UsageNumbers, InputError> {
+    expect_object(usage, &path)?;
+    Ok(UsageNumbers {
+        input: number_or_nan(usage, "input", &path)?,
+        output: number_or_nan(usage, "output", &path)?,
+        cache_read: number_or_nan(usage, "cacheRead", &path)?,
+        cache_write: number_or_nan(usage, "cacheWrite", &path)?,
+        total_tokens: number_or_nan(usage, "totalTokens", &path)?,
+    })
+}
+
+#[wasm_bindgen(js_name = calculateContextTokens, skip_typescript)]
+pub fn calculate_context_tokens(usage: JsValue) -> Result<f64, JsValue> {
+    Ok(core_calculate(&usage_numbers(&usage, || FieldPath::argument("usage"))?))
+}
+
+#[wasm_bindgen(js_name = shouldCompact, skip_typescript)]
+pub fn should_compact(context_tokens: JsValue, context_window: JsValue, settings: JsValue) -> Result<bool, JsValue> {
+    let tokens = number(&context_tokens, || FieldPath::argument("contextTokens"))?;
+    let window = number(&context_window, || FieldPath::argument("contextWindow"))?;
+    let settings_path = || FieldPath::argument("settings");
+    expect_object(&settings, settings_path)?;
+    let enabled = get(&settings, "enabled", || settings_path().field("enabled"))?;
+    let reserve = get(&settings, "reserveTokens", || settings_path().field("reserveTokens"))?;
+    let reserve = number(&reserve, || settings_path().field("reserveTokens"))?;
+    Ok(crate::core::context_tokens::should_compact(
+        tokens,
+        window,
+        enabled.is_truthy(),
+        reserve,
+    ))
+}
+
+#[wasm_bindgen(js_name = isContextOverflow, skip_typescript)]
+pub fn is_context_overflow(message: JsValue, context_window: JsValue) -> Result<bool, JsValue> {
+    let path = || FieldPath::argument("message");
+    expect_object(&message, path)?;
+    let window = optional_number(&context_window, || FieldPath::argument("contextWindow"))?;
+    let stop = get(&message, "stopReason", || path().field("stopReason"))?;
+    let stop_reason = stop.as_string().map_or(StopReason::Other, |s| StopReason::from_name(&s));
+    let error_message = get(&message, "errorMessage", || path().field("errorMessage"))?;
+    let error_units: Option<Vec<u16>> = match error_message.as_string() {
+        Some(_) => Some(js_sys::JsString::from(error_message.clone()).iter().collect()),
+        None if error_message.is_truthy() => {
+            return Err(InputError::WrongType {
+                path: path().field("errorMessage"),
+                expected: "a string or undefined",
+                got: describe(&error_message),
+            }
+            .into())
+        }
+        None => None,
+    };
+    // pi reads usage only for the usage-based checks; so do we.
+    let needs_usage = window.is_some_and(|w| w != 0.0 && !w.is_nan())
+        && matches!(stop_reason, StopReason::Stop | StopReason::Length);
+    let (input, cache_read, output) = if needs_usage {
+        let usage = get(&message, "usage", || path().field("usage"))?;
+        let u = usage_numbers(&usage, || path().field("usage"))?;
+        (u.input, u.cache_read, u.output)
+    } else {
+        (f64::NAN, f64::NAN, f64::NAN)
+    };
+    Ok(core_overflow(
+        &AssistantOutcome {
+            stop_reason,
+            error_message: error_units.as_deref(),
+            input,
+            cache_read,
+            output,
+        },
+        window,
+    ))
+}

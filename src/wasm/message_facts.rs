@@ -1,0 +1,121 @@
+//! The facts of a range of messages, gathered by the JavaScript shim in one
+//! crossing (`gatherFacts`) and decoded here into the core's `RawFacts`.
+
+use super::message_access::{role_from_code, JsArray};
+use crate::core::error::{FieldPath, InputError};
+use crate::core::estimate::{RawFacts, UsageNumbers};
+use crate::core::overflow::StopReason;
+use crate::core::role::Role;
+use js_sys::{Array, Float64Array};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/wasm/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = gatherFacts, catch)]
+    fn gather_facts_js(messages: &Array, from: u32, to: u32) -> Result<Float64Array, JsValue>;
+    #[wasm_bindgen(js_name = takeThrown)]
+    fn take_thrown() -> String;
+    #[wasm_bindgen(js_name = takeBadDescription)]
+    fn take_bad_description() -> String;
+}
+
+/// Must match `FACTS_STRIDE` and the slot layout in message_shim.js.
+const STRIDE: usize = 19;
+
+/// Facts of `messages[from..to)`; an error names the message and field.
+pub fn gather(messages: &JsArray, from: u32, to: u32) -> Result<Vec<RawFacts>, InputError> {
+    let to = to.min(messages.len());
+    let from = from.min(to);
+    let values = gather_facts_js(messages.as_array(), from, to)
+        .map_err(|thrown| InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: super::errors::thrown_message(&thrown),
+        })?
+        .to_vec();
+    values
+        .chunks_exact(STRIDE)
+        .enumerate()
+        .map(|(k, r)| decode(messages, from as usize + k, r))
+        .collect()
+}
+
+fn count(x: f64) -> u64 {
+    if x.is_finite() && x > 0.0 {
+        x as u64
+    } else {
+        0
+    }
+}
+
+fn decode(messages: &JsArray, index: usize, r: &[f64]) -> Result<RawFacts, InputError> {
+    let role = role_from_code(messages, index, r[0] as u8)?;
+    let problem = r[17] as u8;
+    if problem != 0 {
+        return Err(problem_error(messages, index, problem, r[18]));
+    }
+    let stop_reason = match r[9] as i8 {
+        0 => Some(StopReason::Stop),
+        1 => Some(StopReason::Length),
+        2 => Some(StopReason::ToolUse),
+        3 => Some(StopReason::Error),
+        4 => Some(StopReason::Aborted),
+        5 => Some(StopReason::Other),
+        _ => None,
+    };
+    Ok(RawFacts {
+        role: Some(role),
+        content_string: (r[1] >= 0.0).then(|| count(r[1])),
+        text: count(r[2]),
+        thinking: count(r[3]),
+        tool_calls: count(r[4]),
+        images: count(r[5]),
+        summary: count(r[6]),
+        command: count(r[7]),
+        output: count(r[8]),
+        stop_reason,
+        usage: (r[10] == 1.0).then_some(UsageNumbers {
+            input: r[11],
+            output: r[12],
+            cache_read: r[13],
+            cache_write: r[14],
+            total_tokens: r[15],
+        }),
+        timestamp: r[16],
+    })
+}
+
+fn problem_error(messages: &JsArray, index: usize, problem: u8, block: f64) -> InputError {
+    let message = || messages.path(index);
+    let block = || message().field("content").at(block.max(0.0) as usize);
+    let wrong = |path: FieldPath, expected: &'static str| InputError::WrongType {
+        path,
+        expected,
+        got: take_bad_description(),
+    };
+    match problem {
+        1 => wrong(message().field("content"), "a string or an array of content blocks"),
+        2 => wrong(block(), "a content block object"),
+        3 => wrong(block().field("text"), "a string"),
+        4 => wrong(block().field("thinking"), "a string"),
+        5 => wrong(block().field("name"), "a string"),
+        6 => InputError::Unreadable {
+            path: block().field("arguments"),
+            reason: match take_thrown() {
+                t if t.is_empty() => "JSON.stringify gave no text for it".into(),
+                t => format!("JSON.stringify failed: {t}"),
+            },
+        },
+        7 => wrong(message().field("summary"), "a string"),
+        8 => wrong(message().field("command"), "a string"),
+        9 => wrong(message().field("output"), "a string"),
+        _ => InputError::Unreadable {
+            path: message(),
+            reason: take_thrown(),
+        },
+    }
+}
+
+/// The role a decoded record carries (always set by [`gather`]).
+pub fn role_of(f: &RawFacts) -> Role {
+    f.role.unwrap_or(Role::Other)
+}

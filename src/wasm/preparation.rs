@@ -1,0 +1,180 @@
+//! pi-compatible `findCutPoint` and `prepareCompaction` on the flat array.
+
+use super::errors::thrown_message;
+use super::estimates::all_facts;
+use super::js_strings::{to_js_str, to_js_string};
+use super::js_values::{expect_object, index_argument, number, object};
+use super::message_access::{get, message_at, messages_array, string_field, summary_files, JsArray};
+use super::message_facts::gather;
+use crate::core::cut_point::find_cut_point as core_find_cut_point;
+use crate::core::error::{FieldPath, InputError};
+use crate::core::estimate::MessageFacts;
+use crate::core::file_ops::FileOps;
+use crate::core::js_string::JsStr;
+use crate::core::prepare::prepare_compaction as core_prepare;
+use js_sys::{Array, JsString};
+use std::ops::Range;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+#[wasm_bindgen(module = "/src/wasm/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = toolCallPaths, catch)]
+    fn tool_call_paths(messages: &Array, from: u32, to: u32) -> Result<Array, JsValue>;
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const PREPARATION_TS: &'static str = r#"
+/** pi's `CutPointResult`, with indices into the flat array. */
+export interface CutPoint {
+  /** The first message kept; a summary would be inserted here. */
+  firstKeptIndex: number;
+  /** The message starting the turn the cut falls in, or -1. */
+  turnStartIndex: number;
+  /** The cut falls inside a turn (its start is summarized separately). */
+  isSplitTurn: boolean;
+}
+/**
+ * pi-compatible `findCutPoint` on the flat array, within `[start, end)`:
+ * keeps about `keepRecentTokens` of the newest messages, never cutting at a
+ * tool result.
+ */
+export function findCutPoint(
+  messages: readonly AnyMessage[],
+  start: number,
+  end: number,
+  keepRecentTokens: number,
+): CutPoint;
+
+/** Paths read, written and edited by `read` / `write` / `edit` tool calls, sorted. */
+export interface FileOperations {
+  read: string[];
+  written: string[];
+  edited: string[];
+}
+/** pi's `CompactionPreparation`, with the flat array's index of the cut. */
+export interface CompactionPreparation<M extends AnyMessage = AgentMessage> {
+  firstKeptIndex: number;
+  /** The caller's own message objects to summarize as history. */
+  messagesToSummarize: M[];
+  /** The start of a split turn, summarized on its own (empty when not split). */
+  turnPrefixMessages: M[];
+  isSplitTurn: boolean;
+  /** pi's estimate of the current context (last summary and after). */
+  tokensBefore: number;
+  /** The last summary's text, folded into the next summary. */
+  previousSummary: string | undefined;
+  fileOps: FileOperations;
+  settings: CompactionSettingsInput;
+}
+/** Compaction settings as given (see `resolveSettings`). */
+export interface CompactionSettingsInput {
+  enabled?: boolean;
+  reserveTokens?: number;
+  keepRecentTokens?: number;
+  modelOverrides?: Record<string, { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number }>;
+}
+/**
+ * The flat-array equivalent of pi's `prepareCompaction`: what a compaction
+ * would summarize. `undefined` when there is nothing to summarize (pi
+ * returns empty lists there).
+ */
+export function prepareCompaction<M extends AnyMessage>(
+  messages: readonly M[],
+  settings: CompactionSettingsInput,
+): CompactionPreparation<M> | undefined;
+"#;
+
+#[wasm_bindgen(js_name = findCutPoint, skip_typescript)]
+pub fn find_cut_point(messages: JsValue, start: JsValue, end: JsValue, keep_recent_tokens: JsValue) -> Result<JsValue, JsValue> {
+    let array = messages_array(&messages)?;
+    let end = index_argument(&end, "end", array.len())?;
+    let start = index_argument(&start, "start", end)?;
+    let keep = number(&keep_recent_tokens, || FieldPath::argument("keepRecentTokens"))?;
+    let facts: Vec<MessageFacts> = gather(&array, start, end)?.iter().map(MessageFacts::from_raw).collect();
+    let cut = core_find_cut_point(&facts, 0, facts.len(), keep);
+    let at = |i: usize| (i + start as usize) as f64;
+    Ok(object(&[
+        ("firstKeptIndex", at(cut.first_kept_index).into()),
+        ("turnStartIndex", cut.turn_start_index.map_or(-1.0, at).into()),
+        ("isSplitTurn", cut.is_split_turn.into()),
+    ]))
+}
+
+fn keep_recent_setting(settings: &JsValue) -> Result<f64, InputError> {
+    let path = || FieldPath::argument("settings");
+    expect_object(settings, path)?;
+    let keep = get(settings, "keepRecentTokens", || path().field("keepRecentTokens"))?;
+    number(&keep, || path().field("keepRecentTokens"))
+}
+
+/// File operations of the messages in `ranges`, plus the previous summary's
+/// lists unless a hook wrote it (pi's rule).
+fn file_ops(array: &JsArray, ranges: &[Range<usize>], previous: Option<(usize, &JsValue)>) -> Result<FileOps, InputError> {
+    let mut ops = FileOps::default();
+    if let Some((index, summary)) = previous {
+        let from_hook = get(summary, "fromHook", || FieldPath::element("messages", index).field("fromHook"))?;
+        if !from_hook.is_truthy() {
+            let (read, modified) = summary_files(summary, index)?;
+            ops.add_previous(read.iter().map(to_js_str), modified.iter().map(to_js_str));
+        }
+    }
+    for range in ranges {
+        let pairs = tool_call_paths(array.as_array(), range.start as u32, range.end as u32).map_err(|thrown| {
+            InputError::Unreadable {
+                path: FieldPath::argument("messages"),
+                reason: thrown_message(&thrown),
+            }
+        })?;
+        let pairs: Vec<JsString> = pairs.iter().filter_map(|v| v.dyn_into::<JsString>().ok()).collect();
+        for pair in pairs.chunks_exact(2) {
+            ops.add_tool_call(&to_js_str(&pair[0]), to_js_str(&pair[1]));
+        }
+    }
+    Ok(ops)
+}
+
+fn string_array(paths: impl IntoIterator<Item = JsStr>) -> JsValue {
+    paths.into_iter().map(|p| JsValue::from(to_js_string(&p))).collect::<Array>().into()
+}
+
+#[wasm_bindgen(js_name = prepareCompaction, skip_typescript)]
+pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
+    let array = messages_array(&messages)?;
+    let keep = keep_recent_setting(&settings)?;
+    let facts = all_facts(&array)?;
+    let Some(p) = core_prepare(&facts, keep) else {
+        return Ok(JsValue::UNDEFINED);
+    };
+    let previous = match p.previous_summary_index {
+        Some(i) => Some((i, message_at(&array, i)?)),
+        None => None,
+    };
+    let previous_summary = match &previous {
+        Some((i, summary)) => string_field(summary, *i, "summary")?.into(),
+        None => JsValue::UNDEFINED,
+    };
+    let ops = file_ops(
+        &array,
+        &[p.history.clone(), p.turn_prefix.clone()],
+        previous.as_ref().map(|(i, s)| (*i, s)),
+    )?;
+    let slice = |r: &Range<usize>| array.slice(r.start as u32, r.end as u32);
+    Ok(object(&[
+        ("firstKeptIndex", (p.first_kept_index as f64).into()),
+        ("messagesToSummarize", slice(&p.history)?.into()),
+        ("turnPrefixMessages", slice(&p.turn_prefix)?.into()),
+        ("isSplitTurn", p.is_split_turn.into()),
+        ("tokensBefore", p.tokens_before.into()),
+        ("previousSummary", previous_summary),
+        (
+            "fileOps",
+            object(&[
+                ("read", string_array(ops.read)),
+                ("written", string_array(ops.written)),
+                ("edited", string_array(ops.edited)),
+            ]),
+        ),
+        ("settings", settings),
+    ]))
+}
