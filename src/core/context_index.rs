@@ -150,12 +150,21 @@ mod tests {
     }
 
     fn arb_facts() -> impl Strategy<Value = MessageFacts> {
-        (0u8..8, 0u64..5000, proptest::option::of(0.0f64..200_000.0), 0.0f64..100.0).prop_map(
-            |(role, tokens, usage, timestamp)| {
-                let role = Role::from_code(role).unwrap_or(Role::Other);
-                f(role, tokens, usage.filter(|_| role == Role::Assistant), timestamp)
-            },
+        (
+            0u8..8,
+            0u64..5000,
+            proptest::option::of(0.0f64..200_000.0),
+            0.0f64..100.0,
         )
+            .prop_map(|(role, tokens, usage, timestamp)| {
+                let role = Role::from_code(role).unwrap_or(Role::Other);
+                f(
+                    role,
+                    tokens,
+                    usage.filter(|_| role == Role::Assistant),
+                    timestamp,
+                )
+            })
     }
 
     proptest! {

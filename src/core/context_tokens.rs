@@ -24,8 +24,16 @@ pub fn estimate_context_tokens(facts: &[MessageFacts]) -> ContextTokens {
 /// message whose timestamp is at or before `stale_until` is ignored: after a
 /// compaction, the kept messages still carry the usage of the old, larger
 /// context (SPEC §3, "Stale usage").
-pub fn estimate_with_usage_after(facts: &[MessageFacts], stale_until: Option<f64>) -> ContextTokens {
-    let newest_first = facts.iter().copied().enumerate().rev().map(Ok::<_, Infallible>);
+pub fn estimate_with_usage_after(
+    facts: &[MessageFacts],
+    stale_until: Option<f64>,
+) -> ContextTokens {
+    let newest_first = facts
+        .iter()
+        .copied()
+        .enumerate()
+        .rev()
+        .map(Ok::<_, Infallible>);
     let Ok(c) = estimate_from_end(newest_first, stale_until);
     c
 }

@@ -15,3 +15,5 @@ pub mod llm_message;
 pub mod overflow;
 pub mod prepare;
 pub mod role;
+pub mod serialize;
+pub mod settings;

@@ -77,18 +77,28 @@ pub fn convert_to_llm(messages: JsValue) -> Result<Array, JsValue> {
     let array = messages_array(&messages)?;
     let out = Array::new();
     for (i, role) in roles(&array)?.into_iter().enumerate() {
-        let message = message_at(&array, i)?;
-        let action = llm_action(role, || truthy_field(&message, i, "excludeFromContext"))?;
-        let converted = match action {
-            LlmAction::Keep => message,
-            LlmAction::Drop => continue,
-            LlmAction::Summary(kind) => summary_for_model(&message, i, kind)?,
-            LlmAction::BashExecution => bash_for_model(&message, i)?,
-            LlmAction::Custom => custom_for_model(&message, i)?,
-        };
-        out.push(&converted);
+        if let Some(converted) = convert_message(&message_at(&array, i)?, i, role)? {
+            out.push(&converted);
+        }
     }
     Ok(out)
+}
+
+/// What `convertToLlm` makes of one message: the same object, a new user
+/// message, or nothing.
+pub fn convert_message(
+    message: &JsValue,
+    i: usize,
+    role: Role,
+) -> Result<Option<JsValue>, InputError> {
+    let action = llm_action(role, || truthy_field(message, i, "excludeFromContext"))?;
+    Ok(Some(match action {
+        LlmAction::Keep => message.clone(),
+        LlmAction::Drop => return Ok(None),
+        LlmAction::Summary(kind) => summary_for_model(message, i, kind)?,
+        LlmAction::BashExecution => bash_for_model(message, i)?,
+        LlmAction::Custom => custom_for_model(message, i)?,
+    }))
 }
 
 fn timestamp(message: &JsValue, index: usize) -> Result<JsValue, InputError> {

@@ -305,3 +305,30 @@ export function fromCodeUnits(units) {
   }
   return text;
 }
+
+// Brings `known` (the compactor's own copy of the messages it has indexed)
+// in line with `messages`, and returns the index from which `messages` is
+// new to it. The common case — the same messages plus new ones at the end —
+// is checked in constant time (first, last known and context start) and
+// costs only the new messages; anything else (a summary inserted, a failed
+// attempt removed, another session) is found by a scan, and `known` is cut
+// back to where they agree. May throw on hostile input; imported with `catch`.
+export function syncKnown(known, messages, contextStart) {
+  const n = messages.length;
+  const m = known.length;
+  let from = m;
+  const unchanged =
+    n >= m &&
+    (m === 0 ||
+      (messages[m - 1] === known[m - 1] &&
+        messages[0] === known[0] &&
+        (contextStart >= m || messages[contextStart] === known[contextStart])));
+  if (!unchanged) {
+    const upto = Math.min(n, m);
+    from = 0;
+    while (from < upto && messages[from] === known[from]) from++;
+    known.length = from;
+  }
+  for (let i = from; i < n; i++) known.push(messages[i]);
+  return from;
+}

@@ -1,6 +1,7 @@
 //! The JavaScript boundary: converts, calls the core, returns the caller's
 //! own objects wherever nothing changes.
 
+pub mod compactor;
 pub mod errors;
 pub mod estimates;
 pub mod flat_array;
@@ -10,4 +11,6 @@ pub mod js_values;
 pub mod message_access;
 pub mod message_facts;
 pub mod preparation;
+pub mod serialization;
+pub mod settings_input;
 pub mod types;
