@@ -18,7 +18,7 @@ pub fn last_compaction_index<E>(
     Ok(None)
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use Role::*;

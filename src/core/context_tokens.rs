@@ -77,7 +77,7 @@ pub fn should_compact(
     enabled && context_tokens > context_window - reserve_tokens
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use crate::core::role::Role;

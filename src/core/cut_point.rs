@@ -119,7 +119,7 @@ pub fn find_cut_point(
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use Role::*;

@@ -75,7 +75,7 @@ pub enum InputError {
     Unreadable { path: FieldPath, reason: String },
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
 

@@ -173,7 +173,7 @@ pub fn bash_execution_text<S: TextSink>(out: &mut S, b: &BashExecution<'_, S::Te
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
 

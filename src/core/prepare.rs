@@ -66,7 +66,7 @@ pub fn prepare_compaction(facts: &[MessageFacts], keep_recent_tokens: f64) -> Op
     })
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
     use Role::*;

@@ -8,7 +8,10 @@ use super::message_access::{get, messages_array, JsArray};
 use super::message_facts::gather;
 use crate::core::context_tokens::{estimate_from_end, ContextTokens};
 use crate::core::error::{FieldPath, InputError};
-use crate::core::estimate::{calculate_context_tokens as core_calculate, estimate_tokens as core_estimate, MessageFacts, UsageNumbers};
+use crate::core::estimate::{
+    calculate_context_tokens as core_calculate, estimate_tokens as core_estimate, MessageFacts,
+    UsageNumbers,
+};
 use crate::core::overflow::{is_context_overflow as core_overflow, AssistantOutcome, StopReason};
 use wasm_bindgen::prelude::*;
 
@@ -72,14 +75,17 @@ pub fn context_tokens_object(c: &ContextTokens) -> JsValue {
         ("trailingTokens", c.trailing_tokens.into()),
         (
             "lastUsageIndex",
-            c.last_usage_index.map_or(JsValue::NULL, |i| (i as f64).into()),
+            c.last_usage_index
+                .map_or(JsValue::NULL, |i| (i as f64).into()),
         ),
     ])
 }
 
 /// Facts of `messages` from the newest back, gathered in growing chunks, so
 /// that a walk that stops early reads only the messages it needs.
-pub fn facts_from_end(messages: &JsArray) -> impl Iterator<Item = Result<(usize, MessageFacts), InputError>> + '_ {
+pub fn facts_from_end(
+    messages: &JsArray,
+) -> impl Iterator<Item = Result<(usize, MessageFacts), InputError>> + '_ {
     let mut end = messages.len();
     let mut chunk: u32 = 16;
     let mut pending: Vec<(usize, MessageFacts)> = Vec::new();
@@ -120,7 +126,10 @@ pub fn estimate_context_tokens(messages: JsValue) -> Result<JsValue, JsValue> {
     Ok(context_tokens_object(&c))
 }
 
-fn usage_numbers(usage: &JsValue, path: impl Fn() -> FieldPath) -> Result<UsageNumbers, InputError> {
+fn usage_numbers(
+    usage: &JsValue,
+    path: impl Fn() -> FieldPath,
+) -> Result<UsageNumbers, InputError> {
     expect_object(usage, &path)?;
     Ok(UsageNumbers {
         input: number_or_nan(usage, "input", &path)?,
@@ -133,17 +142,25 @@ fn usage_numbers(usage: &JsValue, path: impl Fn() -> FieldPath) -> Result<UsageN
 
 #[wasm_bindgen(js_name = calculateContextTokens, skip_typescript)]
 pub fn calculate_context_tokens(usage: JsValue) -> Result<f64, JsValue> {
-    Ok(core_calculate(&usage_numbers(&usage, || FieldPath::argument("usage"))?))
+    Ok(core_calculate(&usage_numbers(&usage, || {
+        FieldPath::argument("usage")
+    })?))
 }
 
 #[wasm_bindgen(js_name = shouldCompact, skip_typescript)]
-pub fn should_compact(context_tokens: JsValue, context_window: JsValue, settings: JsValue) -> Result<bool, JsValue> {
+pub fn should_compact(
+    context_tokens: JsValue,
+    context_window: JsValue,
+    settings: JsValue,
+) -> Result<bool, JsValue> {
     let tokens = number(&context_tokens, || FieldPath::argument("contextTokens"))?;
     let window = number(&context_window, || FieldPath::argument("contextWindow"))?;
     let settings_path = || FieldPath::argument("settings");
     expect_object(&settings, settings_path)?;
     let enabled = get(&settings, "enabled", || settings_path().field("enabled"))?;
-    let reserve = get(&settings, "reserveTokens", || settings_path().field("reserveTokens"))?;
+    let reserve = get(&settings, "reserveTokens", || {
+        settings_path().field("reserveTokens")
+    })?;
     let reserve = number(&reserve, || settings_path().field("reserveTokens"))?;
     Ok(crate::core::context_tokens::should_compact(
         tokens,
@@ -159,10 +176,16 @@ pub fn is_context_overflow(message: JsValue, context_window: JsValue) -> Result<
     expect_object(&message, path)?;
     let window = optional_number(&context_window, || FieldPath::argument("contextWindow"))?;
     let stop = get(&message, "stopReason", || path().field("stopReason"))?;
-    let stop_reason = stop.as_string().map_or(StopReason::Other, |s| StopReason::from_name(&s));
+    let stop_reason = stop
+        .as_string()
+        .map_or(StopReason::Other, |s| StopReason::from_name(&s));
     let error_message = get(&message, "errorMessage", || path().field("errorMessage"))?;
     let error_units: Option<Vec<u16>> = match error_message.as_string() {
-        Some(_) => Some(js_sys::JsString::from(error_message.clone()).iter().collect()),
+        Some(_) => Some(
+            js_sys::JsString::from(error_message.clone())
+                .iter()
+                .collect(),
+        ),
         None if error_message.is_truthy() => {
             return Err(InputError::WrongType {
                 path: path().field("errorMessage"),

@@ -17,15 +17,21 @@ pub fn object(entries: &[(&str, JsValue)]) -> JsValue {
 }
 
 /// A number argument or field; `None` when it is `undefined`.
-pub fn optional_number(value: &JsValue, path: impl Fn() -> FieldPath) -> Result<Option<f64>, InputError> {
+pub fn optional_number(
+    value: &JsValue,
+    path: impl Fn() -> FieldPath,
+) -> Result<Option<f64>, InputError> {
     if value.is_undefined() {
         return Ok(None);
     }
-    value.as_f64().map(Some).ok_or_else(|| InputError::WrongType {
-        path: path(),
-        expected: "a number",
-        got: describe(value),
-    })
+    value
+        .as_f64()
+        .map(Some)
+        .ok_or_else(|| InputError::WrongType {
+            path: path(),
+            expected: "a number",
+            got: describe(value),
+        })
 }
 
 pub fn number(value: &JsValue, path: impl Fn() -> FieldPath) -> Result<f64, InputError> {
@@ -38,8 +44,14 @@ pub fn number(value: &JsValue, path: impl Fn() -> FieldPath) -> Result<f64, Inpu
 
 /// A field read as a JavaScript number: anything else is NaN, as arithmetic
 /// on `undefined` gives in pi.
-pub fn number_or_nan(object: &JsValue, key: &'static str, path: impl Fn() -> FieldPath) -> Result<f64, InputError> {
-    Ok(get(object, key, || path().field(key))?.as_f64().unwrap_or(f64::NAN))
+pub fn number_or_nan(
+    object: &JsValue,
+    key: &'static str,
+    path: impl Fn() -> FieldPath,
+) -> Result<f64, InputError> {
+    Ok(get(object, key, || path().field(key))?
+        .as_f64()
+        .unwrap_or(f64::NAN))
 }
 
 /// An argument that must be an object.
@@ -61,7 +73,11 @@ pub fn index_argument(value: &JsValue, name: &'static str, max: u32) -> Result<u
         Some(x) if x.fract() == 0.0 && x >= 0.0 && x <= max as f64 => Ok(x as u32),
         _ => Err(InputError::WrongType {
             path: FieldPath::argument(name),
-            expected: if max == 0 { "0" } else { "an integer index within the array" },
+            expected: if max == 0 {
+                "0"
+            } else {
+                "an integer index within the array"
+            },
             got: match value.as_f64() {
                 Some(x) => crate::core::js_number::number_to_string(x),
                 None => describe(value),

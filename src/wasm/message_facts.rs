@@ -93,7 +93,10 @@ fn problem_error(messages: &JsArray, index: usize, problem: u8, block: f64) -> I
         got: take_bad_description(),
     };
     match problem {
-        1 => wrong(message().field("content"), "a string or an array of content blocks"),
+        1 => wrong(
+            message().field("content"),
+            "a string or an array of content blocks",
+        ),
         2 => wrong(block(), "a content block object"),
         3 => wrong(block().field("text"), "a string"),
         4 => wrong(block().field("thinking"), "a string"),

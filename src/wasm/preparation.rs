@@ -4,7 +4,9 @@ use super::errors::thrown_message;
 use super::estimates::all_facts;
 use super::js_strings::{to_js_str, to_js_string};
 use super::js_values::{expect_object, index_argument, number, object};
-use super::message_access::{get, message_at, messages_array, string_field, summary_files, JsArray};
+use super::message_access::{
+    get, message_at, messages_array, string_field, summary_files, JsArray,
+};
 use super::message_facts::gather;
 use crate::core::cut_point::find_cut_point as core_find_cut_point;
 use crate::core::error::{FieldPath, InputError};
@@ -86,17 +88,30 @@ export function prepareCompaction<M extends AnyMessage>(
 "#;
 
 #[wasm_bindgen(js_name = findCutPoint, skip_typescript)]
-pub fn find_cut_point(messages: JsValue, start: JsValue, end: JsValue, keep_recent_tokens: JsValue) -> Result<JsValue, JsValue> {
+pub fn find_cut_point(
+    messages: JsValue,
+    start: JsValue,
+    end: JsValue,
+    keep_recent_tokens: JsValue,
+) -> Result<JsValue, JsValue> {
     let array = messages_array(&messages)?;
     let end = index_argument(&end, "end", array.len())?;
     let start = index_argument(&start, "start", end)?;
-    let keep = number(&keep_recent_tokens, || FieldPath::argument("keepRecentTokens"))?;
-    let facts: Vec<MessageFacts> = gather(&array, start, end)?.iter().map(MessageFacts::from_raw).collect();
+    let keep = number(&keep_recent_tokens, || {
+        FieldPath::argument("keepRecentTokens")
+    })?;
+    let facts: Vec<MessageFacts> = gather(&array, start, end)?
+        .iter()
+        .map(MessageFacts::from_raw)
+        .collect();
     let cut = core_find_cut_point(&facts, 0, facts.len(), keep);
     let at = |i: usize| (i + start as usize) as f64;
     Ok(object(&[
         ("firstKeptIndex", at(cut.first_kept_index).into()),
-        ("turnStartIndex", cut.turn_start_index.map_or(-1.0, at).into()),
+        (
+            "turnStartIndex",
+            cut.turn_start_index.map_or(-1.0, at).into(),
+        ),
         ("isSplitTurn", cut.is_split_turn.into()),
     ]))
 }
@@ -104,29 +119,39 @@ pub fn find_cut_point(messages: JsValue, start: JsValue, end: JsValue, keep_rece
 fn keep_recent_setting(settings: &JsValue) -> Result<f64, InputError> {
     let path = || FieldPath::argument("settings");
     expect_object(settings, path)?;
-    let keep = get(settings, "keepRecentTokens", || path().field("keepRecentTokens"))?;
+    let keep = get(settings, "keepRecentTokens", || {
+        path().field("keepRecentTokens")
+    })?;
     number(&keep, || path().field("keepRecentTokens"))
 }
 
 /// File operations of the messages in `ranges`, plus the previous summary's
 /// lists unless a hook wrote it (pi's rule).
-fn file_ops(array: &JsArray, ranges: &[Range<usize>], previous: Option<(usize, &JsValue)>) -> Result<FileOps, InputError> {
+fn file_ops(
+    array: &JsArray,
+    ranges: &[Range<usize>],
+    previous: Option<(usize, &JsValue)>,
+) -> Result<FileOps, InputError> {
     let mut ops = FileOps::default();
     if let Some((index, summary)) = previous {
-        let from_hook = get(summary, "fromHook", || FieldPath::element("messages", index).field("fromHook"))?;
+        let from_hook = get(summary, "fromHook", || {
+            FieldPath::element("messages", index).field("fromHook")
+        })?;
         if !from_hook.is_truthy() {
             let (read, modified) = summary_files(summary, index)?;
             ops.add_previous(read.iter().map(to_js_str), modified.iter().map(to_js_str));
         }
     }
     for range in ranges {
-        let pairs = tool_call_paths(array.as_array(), range.start as u32, range.end as u32).map_err(|thrown| {
-            InputError::Unreadable {
+        let pairs = tool_call_paths(array.as_array(), range.start as u32, range.end as u32)
+            .map_err(|thrown| InputError::Unreadable {
                 path: FieldPath::argument("messages"),
                 reason: thrown_message(&thrown),
-            }
-        })?;
-        let pairs: Vec<JsString> = pairs.iter().filter_map(|v| v.dyn_into::<JsString>().ok()).collect();
+            })?;
+        let pairs: Vec<JsString> = pairs
+            .iter()
+            .filter_map(|v| v.dyn_into::<JsString>().ok())
+            .collect();
         for pair in pairs.chunks_exact(2) {
             ops.add_tool_call(&to_js_str(&pair[0]), to_js_str(&pair[1]));
         }
@@ -135,7 +160,11 @@ fn file_ops(array: &JsArray, ranges: &[Range<usize>], previous: Option<(usize, &
 }
 
 fn string_array(paths: impl IntoIterator<Item = JsStr>) -> JsValue {
-    paths.into_iter().map(|p| JsValue::from(to_js_string(&p))).collect::<Array>().into()
+    paths
+        .into_iter()
+        .map(|p| JsValue::from(to_js_string(&p)))
+        .collect::<Array>()
+        .into()
 }
 
 #[wasm_bindgen(js_name = prepareCompaction, skip_typescript)]
