@@ -57,7 +57,6 @@ export interface AgentHooks {
 export class Compactor {
   constructor(options: CompactorOptions);
   free(): void;
-  [Symbol.dispose](): void;
   /** The resolved settings now in force. */
   readonly settings: Required<Omit<CompactionSettingsInput, "modelOverrides">>;
   readonly contextWindow: number;

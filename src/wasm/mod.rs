@@ -12,5 +12,6 @@ pub mod message_access;
 pub mod message_facts;
 pub mod preparation;
 pub mod serialization;
+pub mod session_files;
 pub mod settings_input;
 pub mod types;
