@@ -1,5 +1,6 @@
 //! The pure core: no `wasm_bindgen`, `js_sys` or `web_sys` in here.
 
+pub mod chunking;
 pub mod context;
 pub mod context_index;
 pub mod context_tokens;
@@ -15,6 +16,7 @@ pub mod json;
 pub mod llm_message;
 pub mod overflow;
 pub mod prepare;
+pub mod prompts;
 pub mod role;
 pub mod serialize;
 pub mod session_file;
