@@ -6,13 +6,18 @@
 //! the hooks cross the wasm boundary a fixed number of times plus once per
 //! new range, and slice with the engine's own `Array.prototype.slice`.
 
+use super::compaction::{
+    extractive_fallback, insert_summary, link_abort, new_abort_controller, summarize_with_callback,
+    Failure, Inserted, Job, Reason,
+};
 use super::errors::thrown_message;
 use super::estimates::context_tokens_object;
 use super::flat_array::convert_message;
 use super::js_values::object;
 use super::message_access::{get, message_at, messages_array, role_at, JsArray};
 use super::message_facts::gather;
-use super::settings_input::{model_from_js, resolve_from_js, ModelInfo};
+use super::preparation::prepare;
+use super::settings_input::{model_from_js, resolve_from_js, settings_object, ModelInfo};
 use crate::core::context_index::ContextIndex;
 use crate::core::error::{FieldPath, InputError};
 use crate::core::estimate::MessageFacts;
@@ -95,6 +100,14 @@ struct LlmCache {
 }
 
 struct State {
+    /// The summarizer and its options (SPEC §3).
+    summarize: Option<Function>,
+    fallback_extractive: bool,
+    before_compact: Option<Function>,
+    summarizer_window: Option<u64>,
+    timeout_ms: f64,
+    /// The running compaction's abort controller.
+    running: Option<JsValue>,
     context_window: f64,
     model_key: Option<crate::core::js_string::JsStr>,
     settings_input: Option<Json>,
@@ -108,6 +121,50 @@ struct State {
 pub struct Compactor {
     state: Rc<RefCell<State>>,
     hooks: RefCell<Option<JsValue>>,
+}
+
+/// A hung summarizer is a failure after this long (SPEC §3).
+const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
+
+/// Reads the optional fields of the options object.
+struct OptionsReader<'a>(&'a JsValue);
+
+impl OptionsReader<'_> {
+    fn path(key: &'static str) -> FieldPath {
+        FieldPath::argument("options").field(key)
+    }
+
+    fn function(&self, key: &'static str) -> Result<Option<Function>, InputError> {
+        let v = get(self.0, key, || Self::path(key))?;
+        if v.is_undefined() || v.is_null() {
+            return Ok(None);
+        }
+        v.dyn_into::<Function>()
+            .map(Some)
+            .map_err(|v| InputError::WrongType {
+                path: Self::path(key),
+                expected: "a function",
+                got: super::errors::describe(&v),
+            })
+    }
+
+    /// A non-negative safe integer, or `None` when absent.
+    fn token_count(&self, key: &'static str) -> Result<Option<u64>, InputError> {
+        let v = get(self.0, key, || Self::path(key))?;
+        if v.is_undefined() || v.is_null() {
+            return Ok(None);
+        }
+        match v.as_f64() {
+            Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 9_007_199_254_740_991.0 => {
+                Ok(Some(x as u64))
+            }
+            _ => Err(InputError::WrongType {
+                path: Self::path(key),
+                expected: "a non-negative safe integer",
+                got: super::errors::describe(&v),
+            }),
+        }
+    }
 }
 
 const BUSY: &str = "the Compactor was called again while it was reading messages (from a getter?)";
@@ -259,7 +316,35 @@ impl Compactor {
             &get(&options, "contextWindow", || path().field("contextWindow"))?,
             || path().field("contextWindow"),
         )?;
+        let options_reader = OptionsReader(&options);
+        let summarize = options_reader.function("summarize")?;
+        let before_compact = options_reader.function("beforeCompact")?;
+        let fallback = get(&options, "fallback", || path().field("fallback"))?;
+        let fallback_extractive = match fallback.as_string().as_deref() {
+            Some("extractive") => true,
+            Some("none") => false,
+            None if fallback.is_undefined() => summarize.is_none(),
+            _ => {
+                return Err(InputError::WrongType {
+                    path: path().field("fallback"),
+                    expected: "\"extractive\" or \"none\"",
+                    got: super::errors::describe(&fallback),
+                }
+                .into())
+            }
+        };
+        let summarizer_window = options_reader.token_count("summarizerContextWindow")?;
+        let timeout_ms = match options_reader.token_count("summarizeTimeoutMs")? {
+            Some(ms) => ms as f64,
+            None => DEFAULT_TIMEOUT_MS,
+        };
         let mut state = State {
+            summarize,
+            fallback_extractive,
+            before_compact,
+            summarizer_window,
+            timeout_ms,
+            running: None,
             context_window: 0.0,
             model_key: None,
             settings_input,
@@ -332,6 +417,32 @@ impl Compactor {
         Ok(())
     }
 
+    /// Whether a compaction is running (between `compaction_start` and
+    /// `compaction_end`).
+    #[wasm_bindgen(getter, js_name = isCompacting)]
+    pub fn is_compacting(&self) -> bool {
+        self.state
+            .try_borrow()
+            .map(|s| s.running.is_some())
+            .unwrap_or(true)
+    }
+
+    /// Cancels the running compaction, if any: it ends with `aborted: true`
+    /// and changes nothing.
+    pub fn abort(&self) {
+        let controller = self.state.try_borrow().ok().and_then(|s| s.running.clone());
+        if let Some(c) = controller {
+            abort_controller(&c);
+        }
+    }
+
+    /// Compacts `messages`: resolves to `{ messages, summary, tokensBefore,
+    /// tokensAfter, firstKeptIndex }`, or rejects and changes nothing.
+    pub fn compact(&self, messages: JsValue, options: JsValue) -> Promise {
+        let state = self.state.clone();
+        wasm_bindgen_futures::future_to_promise(run_compact(state, messages, options))
+    }
+
     /// The same hooks object on every call.
     #[wasm_bindgen(js_name = agentHooks)]
     pub fn agent_hooks(&self) -> JsValue {
@@ -391,4 +502,291 @@ impl Compactor {
         *self.hooks.borrow_mut() = Some(hooks.clone());
         hooks
     }
+}
+
+fn abort_controller(controller: &JsValue) {
+    if let Ok(abort) = js_sys::Reflect::get(controller, &"abort".into()) {
+        if let Some(f) = abort.dyn_ref::<Function>() {
+            let _ = f.call0(controller);
+        }
+    }
+}
+
+struct CompactOptions {
+    reason: Reason,
+    custom_instructions: Option<js_sys::JsString>,
+    signal: JsValue,
+    will_retry: bool,
+}
+
+fn compact_options(options: &JsValue) -> Result<CompactOptions, InputError> {
+    let path = || FieldPath::argument("options");
+    if options.is_undefined() || options.is_null() {
+        return Ok(CompactOptions {
+            reason: Reason::Manual,
+            custom_instructions: None,
+            signal: JsValue::UNDEFINED,
+            will_retry: false,
+        });
+    }
+    if !options.is_object() {
+        return Err(InputError::WrongType {
+            path: path(),
+            expected: "an object",
+            got: super::errors::describe(options),
+        });
+    }
+    let reason = Reason::parse(&get(options, "reason", || path().field("reason"))?)?;
+    let custom = get(options, "customInstructions", || {
+        path().field("customInstructions")
+    })?;
+    let custom_instructions = match custom.dyn_into::<js_sys::JsString>() {
+        Ok(s) if s.length() > 0 => Some(s),
+        Ok(_) => None,
+        Err(v) if v.is_undefined() || v.is_null() => None,
+        Err(v) => {
+            return Err(InputError::WrongType {
+                path: path().field("customInstructions"),
+                expected: "a string",
+                got: super::errors::describe(&v),
+            })
+        }
+    };
+    let signal = get(options, "signal", || path().field("signal"))?;
+    let will_retry = get(options, "willRetry", || path().field("willRetry"))?.is_truthy();
+    Ok(CompactOptions {
+        reason,
+        custom_instructions,
+        signal,
+        will_retry,
+    })
+}
+
+fn emit_end(
+    on_event: Option<Function>,
+    reason: Reason,
+    result: JsValue,
+    aborted: bool,
+    will_retry: bool,
+    error: Option<String>,
+) {
+    let mut fields: Vec<(&str, JsValue)> = vec![
+        ("type", "compaction_end".into()),
+        ("reason", reason.name().into()),
+        ("result", result),
+        ("aborted", aborted.into()),
+        ("willRetry", will_retry.into()),
+    ];
+    if let Some(message) = error {
+        fields.push(("errorMessage", message.into()));
+    }
+    emit(on_event, object(&fields));
+}
+
+/// The whole compaction. Borrows of the state are short and never held
+/// across an await, so event handlers and callbacks may call back into the
+/// compactor.
+async fn run_compact(
+    state: Rc<RefCell<State>>,
+    messages: JsValue,
+    options: JsValue,
+) -> Result<JsValue, JsValue> {
+    let opts = compact_options(&options)?;
+    let reason = opts.reason;
+    // Claim the compactor.
+    let (controller, on_event) = {
+        let mut s = state.try_borrow_mut().map_err(|_| busy())?;
+        if s.running.is_some() {
+            return Err(js_sys::Error::new(
+                "a compaction is already running: wait for it to end, or abort() it",
+            )
+            .into());
+        }
+        let controller = new_abort_controller();
+        s.running = Some(controller.clone());
+        (controller, s.on_event.clone())
+    };
+    let unlink = link_abort(&opts.signal, &controller);
+    emit(
+        on_event.clone(),
+        object(&[
+            ("type", "compaction_start".into()),
+            ("reason", reason.name().into()),
+        ]),
+    );
+    let outcome = compact_job(&state, &messages, &opts, &controller).await;
+    let _ = unlink.call0(&JsValue::UNDEFINED);
+    if let Ok(mut s) = state.try_borrow_mut() {
+        s.running = None;
+    }
+    match outcome {
+        Ok(Some(result)) => {
+            emit_end(
+                on_event,
+                reason,
+                result.clone(),
+                false,
+                opts.will_retry,
+                None,
+            );
+            Ok(result)
+        }
+        Ok(None) => {
+            // Nothing to summarize, automatic compaction: a no-op.
+            emit_end(on_event, reason, JsValue::UNDEFINED, false, false, None);
+            Ok(JsValue::UNDEFINED)
+        }
+        Err(Failure::Aborted(e)) => {
+            abort_controller(&controller);
+            emit_end(on_event, reason, JsValue::UNDEFINED, true, false, None);
+            Err(e)
+        }
+        Err(Failure::Failed(e)) => {
+            // Cancel whatever request is still running.
+            abort_controller(&controller);
+            let message = format!(
+                "{}{}",
+                reason.error_prefix(),
+                super::errors::thrown_message(&e)
+            );
+            emit_end(
+                on_event,
+                reason,
+                JsValue::UNDEFINED,
+                false,
+                false,
+                Some(message.clone()),
+            );
+            Err(js_sys::Error::new(&message).into())
+        }
+    }
+}
+
+async fn compact_job(
+    state: &Rc<RefCell<State>>,
+    messages: &JsValue,
+    opts: &CompactOptions,
+    controller: &JsValue,
+) -> Result<Option<JsValue>, Failure> {
+    // Prepare, from the index (only new messages are read).
+    let job = {
+        let mut s = state
+            .try_borrow_mut()
+            .map_err(|_| Failure::Failed(busy()))?;
+        let array = s.tracked.sync(messages)?;
+        let facts = s.tracked.index.facts().to_vec();
+        let settings = s.settings;
+        let prepared = prepare(&array, &facts, settings.keep_recent_tokens as f64)?;
+        let Some(prepared) = prepared else {
+            if opts.reason != Reason::Manual {
+                return Ok(None);
+            }
+            let ends_with_summary = facts
+                .last()
+                .is_some_and(|f| f.role == crate::core::role::Role::CompactionSummary);
+            return Err(Failure::Failed(
+                js_sys::Error::new(if ends_with_summary {
+                    "Already compacted: the last message is a summary"
+                } else {
+                    "Nothing to compact: the conversation fits in keepRecentTokens"
+                })
+                .into(),
+            ));
+        };
+        Job {
+            reason: opts.reason,
+            custom_instructions: opts.custom_instructions.clone(),
+            will_retry: opts.will_retry,
+            summarize: s.summarize.clone(),
+            fallback_extractive: s.fallback_extractive,
+            before_compact: s.before_compact.clone(),
+            summarizer_window: s.summarizer_window,
+            timeout_ms: s.timeout_ms,
+            settings,
+            controller: controller.clone(),
+            messages: array,
+            facts,
+            prepared,
+        }
+    };
+    // The app's hook may cancel or supply the summary.
+    if let Some(hook) = &job.before_compact {
+        let event = object(&[
+            (
+                "preparation",
+                job.prepared.to_js(settings_object(&job.settings)),
+            ),
+            ("messages", messages.clone()),
+            ("reason", job.reason.name().into()),
+            (
+                "customInstructions",
+                job.custom_instructions
+                    .clone()
+                    .map_or(JsValue::UNDEFINED, JsValue::from),
+            ),
+            ("willRetry", job.will_retry.into()),
+            (
+                "signal",
+                js_sys::Reflect::get(controller, &"signal".into()).unwrap_or(JsValue::UNDEFINED),
+            ),
+        ]);
+        let returned = hook
+            .call1(&JsValue::UNDEFINED, &event)
+            .map_err(Failure::Failed)?;
+        let answer = wasm_bindgen_futures::JsFuture::from(Promise::resolve(&returned))
+            .await
+            .map_err(Failure::Failed)?;
+        if answer.is_object() {
+            let path = || FieldPath::argument("beforeCompact result");
+            if get(&answer, "cancel", || path().field("cancel"))?.is_truthy() {
+                return Err(Failure::Aborted(
+                    js_sys::Error::new("Compaction cancelled").into(),
+                ));
+            }
+            let summary = get(&answer, "summary", || path().field("summary"))?;
+            if let Some(text) = summary.dyn_ref::<js_sys::JsString>() {
+                let details = get(&answer, "details", || path().field("details"))?;
+                let usage = get(&answer, "usage", || path().field("usage"))?;
+                let inserted = insert_summary(
+                    &job,
+                    text,
+                    details.is_object().then_some(details),
+                    usage.is_object().then_some(usage),
+                    true,
+                )?;
+                return Ok(Some(result_object(&job, inserted)));
+            } else if !summary.is_undefined() {
+                return Err(Failure::Failed(
+                    InputError::WrongType {
+                        path: path().field("summary"),
+                        expected: "a string",
+                        got: super::errors::describe(&summary),
+                    }
+                    .into(),
+                ));
+            }
+        }
+    }
+    let (text, usage) = match summarize_with_callback(&job).await {
+        Ok(answer) => answer,
+        Err(Failure::Failed(e)) if job.fallback_extractive => {
+            (extractive_fallback(&job, &e)?, None)
+        }
+        Err(e) => return Err(e),
+    };
+    let inserted = insert_summary(&job, &text, None, usage, false)?;
+    Ok(Some(result_object(&job, inserted)))
+}
+
+fn result_object(job: &Job, inserted: Inserted) -> JsValue {
+    object(&[
+        ("messages", inserted.messages.into()),
+        ("summary", inserted.summary),
+        ("tokensBefore", job.prepared.plan.tokens_before.into()),
+        ("tokensAfter", inserted.tokens_after.into()),
+        (
+            "firstKeptIndex",
+            (job.prepared.plan.first_kept_index as f64).into(),
+        ),
+    ])
 }

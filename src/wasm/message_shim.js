@@ -332,3 +332,74 @@ export function syncKnown(known, messages, contextStart) {
   for (let i = from; i < n; i++) known.push(messages[i]);
   return from;
 }
+
+// ---------------------------------------------------------------------------
+// Plumbing for the summarizer call: a deadline and cancellation around a
+// promise the app's callback returned. No decisions here: Rust decides what
+// a timeout or an abort means.
+
+export class SummarizerTimeout extends Error {
+  constructor(ms) {
+    super(`the summarizer did not answer within ${ms} ms`);
+    this.name = "TimeoutError";
+  }
+}
+
+// Settles with `value` (a value or a promise), or rejects when `controller`
+// aborts, or after `ms` (then it aborts `controller` with a TimeoutError,
+// so the app's fetch is cancelled too).
+export function settleWithin(value, ms, controller) {
+  const signal = controller.signal;
+  return new Promise((resolve, reject) => {
+    let timer;
+    const finish = (settle, v) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      settle(v);
+    };
+    const onAbort = () => finish(reject, signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    if (ms > 0 && Number.isFinite(ms)) {
+      timer = setTimeout(() => controller.abort(new SummarizerTimeout(ms)), ms);
+    }
+    Promise.resolve(value).then((v) => finish(resolve, v), (e) => finish(reject, e));
+  });
+}
+
+// Aborts `controller` when `signal` (the caller's) aborts; returns a
+// function that undoes the link.
+export function linkAbort(signal, controller) {
+  if (!signal) return () => {};
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return () => {};
+  }
+  const onAbort = () => controller.abort(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return () => signal.removeEventListener("abort", onAbort);
+}
+
+export function isTimeout(error) {
+  return error instanceof SummarizerTimeout;
+}
+
+export function isAbortError(error) {
+  return typeof error === "object" && error !== null && error.name === "AbortError";
+}
+
+export function newAbortController() {
+  return new AbortController();
+}
+
+// messages[0..at) + [item] + messages[at..), as a new array.
+export function insertAt(messages, at, item) {
+  const out = Array.prototype.slice.call(messages, 0, at);
+  out.push(item);
+  for (let i = at; i < messages.length; i++) out.push(messages[i]);
+  return out;
+}
+
+export function joinTexts(texts, separator) {
+  return texts.join(separator);
+}

@@ -159,7 +159,7 @@ fn file_ops(
     Ok(ops)
 }
 
-fn string_array(paths: impl IntoIterator<Item = JsStr>) -> JsValue {
+pub fn string_array(paths: impl IntoIterator<Item = JsStr>) -> JsValue {
     paths
         .into_iter()
         .map(|p| JsValue::from(to_js_string(&p)))
@@ -167,43 +167,91 @@ fn string_array(paths: impl IntoIterator<Item = JsStr>) -> JsValue {
         .into()
 }
 
+/// A preparation with the caller's own objects, for `prepareCompaction`
+/// and for the compactor.
+pub struct Prepared {
+    pub plan: crate::core::prepare::Preparation,
+    pub messages_to_summarize: Array,
+    pub turn_prefix_messages: Array,
+    pub previous_summary: Option<JsString>,
+    pub file_ops: FileOps,
+}
+
+impl Prepared {
+    /// The JavaScript object `prepareCompaction` returns.
+    pub fn to_js(&self, settings: JsValue) -> JsValue {
+        let ops = &self.file_ops;
+        object(&[
+            ("firstKeptIndex", (self.plan.first_kept_index as f64).into()),
+            (
+                "messagesToSummarize",
+                self.messages_to_summarize.clone().into(),
+            ),
+            (
+                "turnPrefixMessages",
+                self.turn_prefix_messages.clone().into(),
+            ),
+            ("isSplitTurn", self.plan.is_split_turn.into()),
+            ("tokensBefore", self.plan.tokens_before.into()),
+            (
+                "previousSummary",
+                self.previous_summary
+                    .clone()
+                    .map_or(JsValue::UNDEFINED, JsValue::from),
+            ),
+            (
+                "fileOps",
+                object(&[
+                    ("read", string_array(ops.read.iter().cloned())),
+                    ("written", string_array(ops.written.iter().cloned())),
+                    ("edited", string_array(ops.edited.iter().cloned())),
+                ]),
+            ),
+            ("settings", settings),
+        ])
+    }
+}
+
+/// pi's preparation for `array`, whose facts are `facts`; `None` when there
+/// is nothing to summarize.
+pub fn prepare(
+    array: &JsArray,
+    facts: &[MessageFacts],
+    keep_recent_tokens: f64,
+) -> Result<Option<Prepared>, InputError> {
+    let Some(plan) = core_prepare(facts, keep_recent_tokens) else {
+        return Ok(None);
+    };
+    let previous = match plan.previous_summary_index {
+        Some(i) => Some((i, message_at(array, i)?)),
+        None => None,
+    };
+    let previous_summary = match &previous {
+        Some((i, summary)) => Some(string_field(summary, *i, "summary")?),
+        None => None,
+    };
+    let file_ops = file_ops(
+        array,
+        &[plan.history.clone(), plan.turn_prefix.clone()],
+        previous.as_ref().map(|(i, s)| (*i, s)),
+    )?;
+    let slice = |r: &Range<usize>| array.slice(r.start as u32, r.end as u32);
+    Ok(Some(Prepared {
+        messages_to_summarize: slice(&plan.history)?,
+        turn_prefix_messages: slice(&plan.turn_prefix)?,
+        previous_summary,
+        file_ops,
+        plan,
+    }))
+}
+
 #[wasm_bindgen(js_name = prepareCompaction, skip_typescript)]
 pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
     let array = messages_array(&messages)?;
     let keep = keep_recent_setting(&settings)?;
     let facts = all_facts(&array)?;
-    let Some(p) = core_prepare(&facts, keep) else {
-        return Ok(JsValue::UNDEFINED);
-    };
-    let previous = match p.previous_summary_index {
-        Some(i) => Some((i, message_at(&array, i)?)),
-        None => None,
-    };
-    let previous_summary = match &previous {
-        Some((i, summary)) => string_field(summary, *i, "summary")?.into(),
+    Ok(match prepare(&array, &facts, keep)? {
+        Some(p) => p.to_js(settings),
         None => JsValue::UNDEFINED,
-    };
-    let ops = file_ops(
-        &array,
-        &[p.history.clone(), p.turn_prefix.clone()],
-        previous.as_ref().map(|(i, s)| (*i, s)),
-    )?;
-    let slice = |r: &Range<usize>| array.slice(r.start as u32, r.end as u32);
-    Ok(object(&[
-        ("firstKeptIndex", (p.first_kept_index as f64).into()),
-        ("messagesToSummarize", slice(&p.history)?.into()),
-        ("turnPrefixMessages", slice(&p.turn_prefix)?.into()),
-        ("isSplitTurn", p.is_split_turn.into()),
-        ("tokensBefore", p.tokens_before.into()),
-        ("previousSummary", previous_summary),
-        (
-            "fileOps",
-            object(&[
-                ("read", string_array(ops.read)),
-                ("written", string_array(ops.written)),
-                ("edited", string_array(ops.edited)),
-            ]),
-        ),
-        ("settings", settings),
-    ]))
+    })
 }
