@@ -49,7 +49,7 @@ pub fn estimate_from_end<E>(
     for item in newest_first {
         let (index, f) = item?;
         let fresh = stale_until.is_none_or(|t| f.timestamp > t);
-        if let Some(usage_tokens) = f.usage.filter(|_| fresh) {
+        if let Some(usage_tokens) = f.usage().filter(|_| fresh) {
             return Ok(ContextTokens {
                 tokens: usage_tokens + trailing as f64,
                 usage_tokens,
@@ -57,7 +57,7 @@ pub fn estimate_from_end<E>(
                 last_usage_index: Some(index),
             });
         }
-        trailing += f.tokens;
+        trailing += u64::from(f.tokens);
     }
     Ok(ContextTokens {
         tokens: trailing as f64,
@@ -83,12 +83,7 @@ mod tests {
     use crate::core::role::Role;
 
     fn m(role: Role, tokens: u64, usage: Option<f64>, timestamp: f64) -> MessageFacts {
-        MessageFacts {
-            role,
-            tokens,
-            usage,
-            timestamp,
-        }
+        MessageFacts::new(role, tokens, usage, timestamp)
     }
 
     #[test]

@@ -87,7 +87,7 @@ pub fn find_cut_point(
         if !matches!(kind(i), Entry::Message(_)) {
             continue;
         }
-        accumulated += facts[i].tokens;
+        accumulated += u64::from(facts[i].tokens);
         if accumulated as f64 >= keep_recent_tokens {
             // The closest cut point at or after this message; when there is
             // none (only tool results follow), pi keeps its default.
@@ -127,12 +127,7 @@ mod tests {
     fn session(items: &[(Role, u64)]) -> Vec<MessageFacts> {
         items
             .iter()
-            .map(|&(role, tokens)| MessageFacts {
-                role,
-                tokens,
-                usage: None,
-                timestamp: 0.0,
-            })
+            .map(|&(role, tokens)| MessageFacts::new(role, tokens, None, 0.0))
             .collect()
     }
 

@@ -8,6 +8,7 @@ pub mod cut_point;
 pub mod display;
 pub mod error;
 pub mod estimate;
+pub mod extractive;
 pub mod file_ops;
 pub mod iso_time;
 pub mod js_number;

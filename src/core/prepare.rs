@@ -75,12 +75,7 @@ mod tests {
         items
             .iter()
             .enumerate()
-            .map(|(i, &(role, tokens, usage))| MessageFacts {
-                role,
-                tokens,
-                usage,
-                timestamp: i as f64,
-            })
+            .map(|(i, &(role, tokens, usage))| MessageFacts::new(role, tokens, usage, i as f64))
             .collect()
     }
 

@@ -3,12 +3,28 @@
 //! `[Tool result]: …`), so that it summarizes the conversation instead of
 //! continuing it.
 //!
+//! # Sources and sinks
+//!
+//! The serializer reads messages through a [`MessageSource`]: each message
+//! comes as the facts pi's serializer reads from it (its role, its content,
+//! each block's type, the text, thinking, name and arguments it reads, each
+//! already converted as JavaScript converts it), with a fault wherever that
+//! read or conversion throws in JavaScript. The decisions — what is shown,
+//! in which order, which fault is reported — are made here, in pi's order
+//! of reads, so the error reported is the one pi meets first. The text is
+//! written to a [`Sink`] made of the source's own pieces: natively a
+//! [`JsStr`] built from [`Json`] values ([`serialize_conversation`]); at the
+//! boundary the engine gathers the caller's objects and concatenates its
+//! own strings, so nothing is copied and every value converts exactly as it
+//! does for pi (`undefined`, functions, BigInts, cycles in fields pi never
+//! reads).
+//!
 //! # JavaScript semantics
 //!
 //! The rule is: **an error exactly where pi throws, and pi's text
 //! everywhere else.** pi reads messages without checking them, so its output
 //! on malformed input follows from JavaScript's coercions, which are
-//! reproduced here:
+//! reproduced here for JSON values:
 //!
 //! - A message that is not an object (a number, a string, an array) has no
 //!   `role` and is skipped; so is an object whose `role` is missing or not one
@@ -46,177 +62,592 @@ use super::error::{FieldPath, InputError};
 use super::js_number::number_to_js_string;
 use super::js_string::JsStr;
 use super::json::{stringify, Json, JsonObject};
+use std::borrow::Cow;
 
 /// Tool results longer than this many UTF-16 code units are cut (pi's
 /// `TOOL_RESULT_MAX_CHARS`).
 pub const TOOL_RESULT_MAX_CHARS: usize = 2000;
 
-/// pi's `serializeConversation(messages)`; see the module documentation for
-/// what malformed messages do.
+/// A piece of text the output is made of: one of the caller's strings, or
+/// one the source converted.
+pub trait Piece {
+    /// JavaScript's `.length`: UTF-16 code units.
+    fn units(&self) -> usize;
+}
+
+/// Where the text goes.
+pub trait Sink<T> {
+    fn literal(&mut self, s: &str);
+    fn text(&mut self, t: &T);
+    /// The first `units` code units of `t`, as `t.slice(0, units)`: a
+    /// surrogate pair may be split.
+    fn text_prefix(&mut self, t: &T, units: usize);
+}
+
+/// The messages, one at a time, as facts read by the source.
+pub trait MessageSource {
+    type Text: Piece;
+    /// A read or conversion that fails; explained only when reported.
+    type Fault;
+    /// The next message; `None` after the last.
+    fn next_message(&mut self) -> Option<Message<Self::Text, Self::Fault>>;
+    /// What a fault found: a value's description ("null", "a number") where
+    /// it has the wrong type, what was thrown where reading threw.
+    fn explain(&self, fault: &Self::Fault) -> String;
+}
+
+/// What pi's serializer reads from `messages[i]`.
+pub enum Message<T, F> {
+    /// `null` or `undefined`: pi reads `.role` of it.
+    Nullish(F),
+    /// Reading the element threw.
+    Threw(F),
+    /// Reading `role` threw.
+    RoleThrew(F),
+    /// Any other role, or none.
+    Skipped,
+    User(Content<T, F>),
+    Assistant(Content<T, F>),
+    ToolResult(Content<T, F>),
+}
+
+/// A message's `content`.
+pub enum Content<T, F> {
+    /// Reading it threw.
+    Threw(F),
+    /// Shown for a user message; an error for a tool result (pi calls
+    /// `.filter` on it); nothing for an assistant message (iterating a string
+    /// yields strings, none of which is a block).
+    String(T),
+    /// The elements `filter` visits (user and tool-result messages: an
+    /// array), or those `for…of` yields (assistant messages: any iterable).
+    Blocks(Vec<Block<T, F>>),
+    /// Neither a string nor an array.
+    Other(F),
+}
+
+/// One element of `content`, with the fields pi reads from it for the
+/// message's role (thinking and tool calls only in assistant messages).
+pub enum Block<T, F> {
+    /// A hole in a sparse array: `filter` skips it, `for…of` reads
+    /// `undefined`.
+    Hole,
+    /// `null` or `undefined`.
+    Nullish(F),
+    /// Reading the element threw.
+    Threw(F),
+    /// Reading `type` threw.
+    TypeThrew(F),
+    /// A type pi does not read in this message.
+    Other,
+    Text(Value<T, F>),
+    Thinking(Value<T, F>),
+    ToolCall(ToolCall<T, F>),
+}
+
+/// A `text` or `thinking` value converted as `Array.prototype.join` converts
+/// it, or a tool call's `name` converted by a template literal.
+pub enum Value<T, F> {
+    /// Reading it threw.
+    ReadThrew(F),
+    /// `None` for `null` and `undefined`, which `join` turns into nothing.
+    Text(Option<T>),
+    /// Converting it to a string threw.
+    NotText(F),
+}
+
+pub struct ToolCall<T, F> {
+    pub arguments: Arguments<T, F>,
+    /// Not used when `arguments` fails: pi reads the name after them.
+    pub name: Value<T, F>,
+}
+
+/// `Object.entries(block.arguments)`.
+pub enum Arguments<T, F> {
+    /// Reading `arguments` threw.
+    ReadThrew(F),
+    /// `null` or `undefined`.
+    Nullish(F),
+    /// `Object.entries` threw.
+    EntriesThrew(F),
+    /// Each key, with `${JSON.stringify(value)}` or what it threw.
+    Entries(Vec<(T, Result<T, F>)>),
+}
+
+/// pi's `serializeConversation(messages)` on JSON values; see the module
+/// documentation for what malformed messages do.
 pub fn serialize_conversation(messages: &[Json]) -> Result<JsStr, InputError> {
-    let mut out = Parts::default();
-    for (i, message) in messages.iter().enumerate() {
-        let at = || FieldPath::element("messages", i);
-        let message = match message {
-            Json::Object(o) => o,
-            Json::Null => return Err(wrong_type(at(), "a message object", Some(message))),
-            _ => continue,
+    let mut out = JsStr::new();
+    serialize(&mut JsonMessages(messages.iter()), &mut out)?;
+    Ok(out)
+}
+
+/// pi's `serializeConversation` over any source, written to `out`.
+pub fn serialize<S, K>(source: &mut S, out: &mut K) -> Result<(), InputError>
+where
+    S: MessageSource,
+    K: Sink<S::Text>,
+{
+    let mut parts = Parts {
+        out,
+        started: false,
+    };
+    for i in 0.. {
+        let Some(message) = source.next_message() else {
+            break;
         };
-        let Some(Json::String(role)) = message.get("role") else {
-            continue;
+        let at = At::message(i);
+        let (fault, at, expected) = match &message {
+            Message::User(content) => {
+                user(source, content, i, &mut parts)?;
+                continue;
+            }
+            Message::Assistant(content) => {
+                assistant(source, content, i, &mut parts)?;
+                continue;
+            }
+            Message::ToolResult(content) => {
+                tool_result(source, content, i, &mut parts)?;
+                continue;
+            }
+            Message::Skipped => continue,
+            Message::Nullish(f) => (f, at, Some("a message object")),
+            Message::Threw(f) => (f, at, None),
+            Message::RoleThrew(f) => (f, at.field("role"), None),
         };
-        if role.eq_str("user") {
-            user(message, at, &mut out)?;
-        } else if role.eq_str("assistant") {
-            assistant(message, at, &mut out)?;
-        } else if role.eq_str("toolResult") {
-            tool_result(message, at, &mut out)?;
+        return Err(fail(source, at, expected, fault));
+    }
+    Ok(())
+}
+
+/// Where a fault is: `messages[i]`, a block of its `content`, or a field of
+/// either.
+#[derive(Clone, Copy)]
+struct At {
+    message: usize,
+    block: Option<usize>,
+    field: Option<&'static str>,
+}
+
+impl At {
+    fn message(i: usize) -> At {
+        At {
+            message: i,
+            block: None,
+            field: None,
         }
     }
-    Ok(out.text)
+
+    fn block(i: usize, j: usize) -> At {
+        At {
+            block: Some(j),
+            ..At::message(i)
+        }
+    }
+
+    fn field(self, name: &'static str) -> At {
+        At {
+            field: Some(name),
+            ..self
+        }
+    }
+}
+
+/// The error for a fault at `at`: `expected` names what the value should
+/// have been; without it, reading (or iterating) threw.
+fn error_at(at: At, expected: Option<&'static str>, explanation: String) -> InputError {
+    let mut path = FieldPath::element("messages", at.message);
+    if let Some(j) = at.block {
+        path = path.field("content").at(j);
+    }
+    if let Some(name) = at.field {
+        path = path.field(name);
+    }
+    match expected {
+        Some(expected) => InputError::WrongType {
+            path,
+            expected,
+            got: explanation,
+        },
+        None => InputError::Unreadable {
+            path,
+            reason: explanation,
+        },
+    }
+}
+
+fn fail<S: MessageSource>(
+    source: &S,
+    at: At,
+    expected: Option<&'static str>,
+    fault: &S::Fault,
+) -> InputError {
+    error_at(at, expected, source.explain(fault))
 }
 
 /// The output: parts separated by a blank line.
-#[derive(Default)]
-struct Parts {
-    text: JsStr,
+struct Parts<'o, K> {
+    out: &'o mut K,
     started: bool,
 }
 
-impl Parts {
-    /// Starts a part with its label and returns the text to append to.
-    fn start(&mut self, label: &str) -> &mut JsStr {
+impl<K> Parts<'_, K> {
+    /// Starts a part with its label and returns the sink to append to.
+    fn start<T>(&mut self, label: &str) -> &mut K
+    where
+        K: Sink<T>,
+    {
         if std::mem::replace(&mut self.started, true) {
-            self.text.push_str("\n\n");
+            self.out.literal("\n\n");
         }
-        self.text.push_str(label);
-        &mut self.text
+        self.out.literal(label);
+        self.out
     }
 }
 
-fn user(
-    message: &JsonObject,
-    at: impl Fn() -> FieldPath,
-    out: &mut Parts,
+type Blocks<S> = [Block<<S as MessageSource>::Text, <S as MessageSource>::Fault>];
+
+/// `content`'s blocks; `None` for a string, which each role treats its
+/// own way. Anything else is an error expecting `expected`.
+fn blocks<'c, S: MessageSource>(
+    source: &S,
+    content: &'c Content<S::Text, S::Fault>,
+    i: usize,
+    expected: &'static str,
+) -> Result<Option<&'c Blocks<S>>, InputError> {
+    let at = At::message(i).field("content");
+    match content {
+        Content::Blocks(blocks) => Ok(Some(blocks)),
+        Content::String(_) => Ok(None),
+        Content::Threw(f) => Err(fail(source, at, None, f)),
+        Content::Other(f) => Err(fail(source, at, Some(expected), f)),
+    }
+}
+
+fn user<S: MessageSource, K: Sink<S::Text>>(
+    source: &S,
+    content: &Content<S::Text, S::Fault>,
+    i: usize,
+    parts: &mut Parts<'_, K>,
 ) -> Result<(), InputError> {
-    let joined;
-    let content = match message.get("content") {
-        Some(Json::String(s)) => s,
-        Some(Json::Array(blocks)) => {
-            let texts = text_blocks(blocks, &at)?;
-            joined = join(&texts, "", "text", &at)?.1;
-            &joined
-        }
-        other => {
-            let path = at().field("content");
-            return Err(wrong_type(path, "a string or an array", other));
-        }
+    let texts = match blocks(source, content, i, "a string or an array")? {
+        Some(blocks) => text_blocks(source, blocks, i)?,
+        None => match content {
+            Content::String(text) => vec![text],
+            _ => Vec::new(),
+        },
     };
-    if !content.is_empty() {
-        out.start("[User]: ").push_js(content);
+    if texts.iter().any(|t| t.units() > 0) {
+        let out = parts.start("[User]: ");
+        for text in texts {
+            out.text(text);
+        }
     }
     Ok(())
 }
 
-fn assistant(
-    message: &JsonObject,
-    at: impl Fn() -> FieldPath,
-    out: &mut Parts,
+fn assistant<S: MessageSource, K: Sink<S::Text>>(
+    source: &S,
+    content: &Content<S::Text, S::Fault>,
+    i: usize,
+    parts: &mut Parts<'_, K>,
 ) -> Result<(), InputError> {
-    let blocks = match message.get("content") {
-        Some(Json::Array(blocks)) => blocks,
-        // Iterating a string yields strings, none of which is a block.
-        Some(Json::String(_)) => return Ok(()),
-        other => return Err(wrong_type(at().field("content"), "an array", other)),
+    // Iterating a string yields strings, none of which is a block.
+    let Some(blocks) = blocks(source, content, i, "an array")? else {
+        return Ok(());
     };
-    let mut texts = Vec::new();
-    let mut thinking = Vec::new();
-    let mut calls = Vec::new();
+    // pi's loop over the blocks reads every block and builds each tool
+    // call; the texts are converted after it, when they are joined.
     for (j, block) in blocks.iter().enumerate() {
-        let block = match block {
-            Json::Object(o) => o,
-            Json::Null => {
-                let path = at().field("content").at(j);
-                return Err(wrong_type(path, "a content block", Some(block)));
-            }
+        block_fault(source, block, At::block(i, j), true)?;
+        let at = At::block(i, j);
+        let (fault, at, expected) = match block {
+            Block::Text(Value::ReadThrew(f)) => (f, at.field("text"), None),
+            Block::Thinking(Value::ReadThrew(f)) => (f, at.field("thinking"), None),
+            Block::ToolCall(call) => match tool_call_fault(call) {
+                Some((f, field, expected)) => (f, at.field(field), expected),
+                None => continue,
+            },
             _ => continue,
         };
-        if is_type(block, "text") {
-            texts.push((j, block.get("text")));
-        } else if is_type(block, "thinking") {
-            thinking.push((j, block.get("thinking")));
-        } else if is_type(block, "toolCall") {
-            calls.push(tool_call(block, || at().field("content").at(j))?);
-        }
+        return Err(fail(source, at, expected, fault));
     }
     // pi joins the thinking before the text; a failure there comes first.
-    let thinking = join(&thinking, "\n", "thinking", &at)?;
-    let texts = join(&texts, "\n", "text", &at)?;
+    let thinking = joined(source, blocks, i, "thinking")?;
+    let texts = joined(source, blocks, i, "text")?;
     // A list is shown when it had parts, even empty ones.
-    if thinking.0 > 0 {
-        out.start("[Assistant thinking]: ").push_js(&thinking.1);
-    }
-    if texts.0 > 0 {
-        out.start("[Assistant]: ").push_js(&texts.1);
-    }
-    if let Some((first, rest)) = calls.split_first() {
-        let text = out.start("[Assistant tool calls]: ");
-        text.push_js(first);
-        for call in rest {
-            text.push_str("; ");
-            text.push_js(call);
+    for (label, list) in [
+        ("[Assistant thinking]: ", thinking),
+        ("[Assistant]: ", texts),
+    ] {
+        for (n, text) in list.into_iter().enumerate() {
+            let out = if n == 0 {
+                parts.start(label)
+            } else {
+                parts.out.literal("\n");
+                &mut *parts.out
+            };
+            if let Some(text) = text {
+                out.text(text);
+            }
         }
+    }
+    let calls = blocks.iter().filter_map(|b| match b {
+        Block::ToolCall(call) => Some(call),
+        _ => None,
+    });
+    for (n, call) in calls.enumerate() {
+        let out = if n == 0 {
+            parts.start("[Assistant tool calls]: ")
+        } else {
+            parts.out.literal("; ");
+            &mut *parts.out
+        };
+        push_tool_call(out, call);
     }
     Ok(())
 }
 
-fn tool_result(
-    message: &JsonObject,
-    at: impl Fn() -> FieldPath,
-    out: &mut Parts,
+fn tool_result<S: MessageSource, K: Sink<S::Text>>(
+    source: &S,
+    content: &Content<S::Text, S::Fault>,
+    i: usize,
+    parts: &mut Parts<'_, K>,
 ) -> Result<(), InputError> {
-    let blocks = match message.get("content") {
-        Some(Json::Array(blocks)) => blocks,
-        other => return Err(wrong_type(at().field("content"), "an array", other)),
+    let Some(blocks) = blocks(source, content, i, "an array")? else {
+        // pi calls `.filter` on it.
+        let at = At::message(i).field("content");
+        return Err(error_at(at, Some("an array"), "a string".into()));
     };
-    let texts = text_blocks(blocks, &at)?;
-    let (_, content) = join(&texts, "", "text", &at)?;
-    if content.is_empty() {
+    let texts = text_blocks(source, blocks, i)?;
+    let total: usize = texts.iter().map(|t| t.units()).sum();
+    if total == 0 {
         return Ok(());
     }
-    let text = out.start("[Tool result]: ");
-    match content.as_units().get(..TOOL_RESULT_MAX_CHARS) {
-        Some(kept) if content.len() > TOOL_RESULT_MAX_CHARS => {
-            // Cut by code units, as `slice` does: a surrogate pair may split.
-            text.push_units(kept);
-            text.push_str("\n\n[... ");
-            text.push_str(&(content.len() - TOOL_RESULT_MAX_CHARS).to_string());
-            text.push_str(" more characters truncated]");
+    let out = parts.start("[Tool result]: ");
+    // Cut by code units, as `slice` does: a surrogate pair may split.
+    let mut left = TOOL_RESULT_MAX_CHARS;
+    for text in texts {
+        if text.units() <= left {
+            out.text(text);
+            left -= text.units();
+        } else {
+            if left > 0 {
+                out.text_prefix(text, left);
+            }
+            break;
         }
-        _ => text.push_js(&content),
+    }
+    if total > TOOL_RESULT_MAX_CHARS {
+        out.literal("\n\n[... ");
+        out.literal(&(total - TOOL_RESULT_MAX_CHARS).to_string());
+        out.literal(" more characters truncated]");
     }
     Ok(())
 }
 
-/// The `text` of each block whose `type` is `"text"`, with the block's index.
-/// A `null` block is an error (pi reads `.type` of it); other non-objects
-/// are not text blocks.
-fn text_blocks<'a>(
-    blocks: &'a [Json],
-    at: &impl Fn() -> FieldPath,
-) -> Result<Vec<(usize, Option<&'a Json>)>, InputError> {
-    let mut texts = Vec::new();
+/// `content.filter((c) => c.type === "text").map((c) => c.text).join("")`,
+/// as the pieces to concatenate: every block's type is read first, then
+/// every text, then the texts are converted.
+fn text_blocks<'b, S: MessageSource>(
+    source: &S,
+    blocks: &'b Blocks<S>,
+    i: usize,
+) -> Result<Vec<&'b S::Text>, InputError> {
     for (j, block) in blocks.iter().enumerate() {
-        match block {
-            Json::Object(o) if is_type(o, "text") => texts.push((j, o.get("text"))),
-            Json::Null => {
-                let path = at().field("content").at(j);
-                return Err(wrong_type(path, "a content block", Some(block)));
-            }
-            _ => {}
+        block_fault(source, block, At::block(i, j), false)?;
+    }
+    for (j, block) in blocks.iter().enumerate() {
+        if let Block::Text(Value::ReadThrew(f)) = block {
+            return Err(fail(source, At::block(i, j).field("text"), None, f));
         }
     }
-    Ok(texts)
+    Ok(joined(source, blocks, i, "text")?
+        .into_iter()
+        .flatten()
+        .collect())
+}
+
+/// The error for a block pi cannot read `.type` of. A hole is `undefined`
+/// to `for…of` but skipped by `filter`.
+fn block_fault<S: MessageSource>(
+    source: &S,
+    block: &Block<S::Text, S::Fault>,
+    at: At,
+    holes_are_undefined: bool,
+) -> Result<(), InputError> {
+    let expected = Some("a content block");
+    match block {
+        Block::Hole if holes_are_undefined => Err(error_at(at, expected, "undefined".into())),
+        Block::Nullish(f) => Err(fail(source, at, expected, f)),
+        Block::Threw(f) => Err(fail(source, at, None, f)),
+        Block::TypeThrew(f) => Err(fail(source, at.field("type"), None, f)),
+        _ => Ok(()),
+    }
+}
+
+/// The first failure building a tool call, in pi's order (the arguments,
+/// each argument's `JSON.stringify`, then the name): the fault, the field
+/// and what was expected there.
+fn tool_call_fault<T, F>(
+    call: &ToolCall<T, F>,
+) -> Option<(&F, &'static str, Option<&'static str>)> {
+    let args = "arguments";
+    match &call.arguments {
+        Arguments::ReadThrew(f) | Arguments::EntriesThrew(f) => return Some((f, args, None)),
+        Arguments::Nullish(f) => return Some((f, args, Some("an object"))),
+        Arguments::Entries(entries) => {
+            if let Some(f) = entries.iter().find_map(|(_, v)| v.as_ref().err()) {
+                let expected = "an object whose values JSON.stringify accepts";
+                return Some((f, args, Some(expected)));
+            }
+        }
+    }
+    match &call.name {
+        Value::ReadThrew(f) => Some((f, "name", None)),
+        Value::NotText(f) => Some((f, "name", Some("a string"))),
+        Value::Text(_) => None,
+    }
+}
+
+/// The `text` (or `thinking`) values of the blocks of that type, converted
+/// for `join`: the first that cannot be converted is an error.
+fn joined<'b, S: MessageSource>(
+    source: &S,
+    blocks: &'b Blocks<S>,
+    i: usize,
+    field: &'static str,
+) -> Result<Vec<Option<&'b S::Text>>, InputError> {
+    let mut out = Vec::new();
+    for (j, block) in blocks.iter().enumerate() {
+        let value = match block {
+            Block::Text(v) if field == "text" => v,
+            Block::Thinking(v) if field == "thinking" => v,
+            _ => continue,
+        };
+        match value {
+            Value::Text(text) => out.push(text.as_ref()),
+            Value::NotText(f) => {
+                let at = At::block(i, j).field(field);
+                return Err(fail(source, at, Some("a string"), f));
+            }
+            // Reported while reading the blocks, before any join.
+            Value::ReadThrew(_) => out.push(None),
+        }
+    }
+    Ok(out)
+}
+
+/// `${block.name}(${k}=${JSON.stringify(v)}, …)`.
+fn push_tool_call<T, F, K: Sink<T>>(out: &mut K, call: &ToolCall<T, F>) {
+    if let Value::Text(Some(name)) = &call.name {
+        out.text(name);
+    }
+    out.literal("(");
+    if let Arguments::Entries(entries) = &call.arguments {
+        for (n, (key, value)) in entries.iter().enumerate() {
+            if n > 0 {
+                out.literal(", ");
+            }
+            out.text(key);
+            out.literal("=");
+            if let Ok(json) = value {
+                out.text(json);
+            }
+        }
+    }
+    out.literal(")");
+}
+
+// ---- JSON values ---------------------------------------------------------
+
+impl Piece for Cow<'_, JsStr> {
+    fn units(&self) -> usize {
+        self.len()
+    }
+}
+
+impl Sink<Cow<'_, JsStr>> for JsStr {
+    fn literal(&mut self, s: &str) {
+        self.push_str(s);
+    }
+
+    fn text(&mut self, t: &Cow<'_, JsStr>) {
+        self.push_js(t);
+    }
+
+    fn text_prefix(&mut self, t: &Cow<'_, JsStr>, units: usize) {
+        let all = t.as_units();
+        self.push_units(all.get(..units).unwrap_or(all));
+    }
+}
+
+/// JSON values as a message source: every fault is the description of the
+/// value that JavaScript could not read or convert.
+struct JsonMessages<'a>(std::slice::Iter<'a, Json>);
+
+impl<'a> MessageSource for JsonMessages<'a> {
+    type Text = Cow<'a, JsStr>;
+    type Fault = &'static str;
+
+    fn next_message(&mut self) -> Option<Message<Cow<'a, JsStr>, &'static str>> {
+        let message = match self.0.next()? {
+            Json::Object(o) => o,
+            Json::Null => return Some(Message::Nullish("null")),
+            _ => return Some(Message::Skipped),
+        };
+        let role = match message.get("role") {
+            Some(Json::String(role)) => role,
+            _ => return Some(Message::Skipped),
+        };
+        let content = |assistant| json_content(message.get("content"), assistant);
+        Some(if role.eq_str("user") {
+            Message::User(content(false))
+        } else if role.eq_str("assistant") {
+            Message::Assistant(content(true))
+        } else if role.eq_str("toolResult") {
+            Message::ToolResult(content(false))
+        } else {
+            Message::Skipped
+        })
+    }
+
+    fn explain(&self, fault: &&'static str) -> String {
+        (*fault).into()
+    }
+}
+
+type JsonText<'a> = Cow<'a, JsStr>;
+
+fn json_content(content: Option<&Json>, assistant: bool) -> Content<JsonText<'_>, &'static str> {
+    match content {
+        Some(Json::String(s)) => Content::String(Cow::Borrowed(s)),
+        Some(Json::Array(blocks)) => Content::Blocks(
+            blocks
+                .iter()
+                .map(|block| json_block(block, assistant))
+                .collect(),
+        ),
+        other => Content::Other(describe(other)),
+    }
+}
+
+fn json_block(block: &Json, assistant: bool) -> Block<JsonText<'_>, &'static str> {
+    let block = match block {
+        Json::Object(o) => o,
+        Json::Null => return Block::Nullish("null"),
+        // Numbers, strings and arrays have no `type`.
+        _ => return Block::Other,
+    };
+    if is_type(block, "text") {
+        Block::Text(json_text(block.get("text")))
+    } else if assistant && is_type(block, "thinking") {
+        Block::Thinking(json_text(block.get("thinking")))
+    } else if assistant && is_type(block, "toolCall") {
+        Block::ToolCall(json_tool_call(block))
+    } else {
+        Block::Other
+    }
 }
 
 /// `block.type === name`.
@@ -224,90 +655,66 @@ fn is_type(block: &JsonObject, name: &str) -> bool {
     matches!(block.get("type"), Some(Json::String(t)) if t.eq_str(name))
 }
 
-/// `values.join(separator)`, with the number of values joined. `field` names
-/// the property each value came from, for errors.
-fn join(
-    values: &[(usize, Option<&Json>)],
-    separator: &str,
-    field: &'static str,
-    at: &impl Fn() -> FieldPath,
-) -> Result<(usize, JsStr), InputError> {
-    let mut out = JsStr::new();
-    for (n, &(j, value)) in values.iter().enumerate() {
-        if n > 0 {
-            out.push_str(separator);
-        }
-        match value {
-            None | Some(Json::Null) => {}
-            Some(value) => push_to_string(value, &mut out)
-                .map_err(|e| e.at(at().field("content").at(j).field(field)))?,
-        }
+/// A value as `join` converts it.
+fn json_text(value: Option<&Json>) -> Value<JsonText<'_>, &'static str> {
+    match value {
+        None | Some(Json::Null) => Value::Text(None),
+        Some(Json::String(s)) => Value::Text(Some(Cow::Borrowed(s))),
+        Some(value) => to_string(value),
     }
-    Ok((values.len(), out))
 }
 
-/// `${block.name}(k=JSON.stringify(v), …)` for a tool-call block.
-fn tool_call(block: &JsonObject, at: impl Fn() -> FieldPath) -> Result<JsStr, InputError> {
-    // pi builds the argument list (`Object.entries`) before reading the name.
-    let mut args = JsStr::new();
-    match block.get("arguments") {
+/// `String(value)`, owned.
+fn to_string<'a>(value: &Json) -> Value<JsonText<'a>, &'static str> {
+    let mut text = JsStr::new();
+    match push_to_string(value, &mut text) {
+        Ok(()) => Value::Text(Some(Cow::Owned(text))),
+        Err(NotConvertible) => Value::NotText("an object whose toString is not a function"),
+    }
+}
+
+fn json_tool_call(block: &JsonObject) -> ToolCall<JsonText<'_>, &'static str> {
+    let json = |value: &Json| {
+        let mut text = JsStr::new();
+        stringify(value, &mut text);
+        Ok(Cow::Owned(text))
+    };
+    let index = |i: usize| Cow::Owned(JsStr::from(i.to_string()));
+    let arguments = match block.get("arguments") {
         Some(Json::Object(o)) => {
-            for (k, v) in o.iter() {
-                push_entry(&mut args, |a| a.push_js(k), v);
-            }
+            Arguments::Entries(o.iter().map(|(k, v)| (Cow::Borrowed(k), json(v))).collect())
         }
-        Some(Json::Array(items)) => {
-            for (i, v) in items.iter().enumerate() {
-                push_entry(&mut args, |a| a.push_str(&i.to_string()), v);
-            }
-        }
-        Some(Json::String(s)) => {
-            for (i, &unit) in s.as_units().iter().enumerate() {
-                let one = Json::String(JsStr::from_units(vec![unit]));
-                push_entry(&mut args, |a| a.push_str(&i.to_string()), &one);
-            }
-        }
-        Some(Json::Number(_) | Json::Bool(_)) => {}
-        other @ (None | Some(Json::Null)) => {
-            return Err(wrong_type(at().field("arguments"), "an object", other));
-        }
-    }
-    let mut call = JsStr::new();
-    match block.get("name") {
-        None => call.push_str("undefined"),
-        Some(name) => {
-            push_to_string(name, &mut call).map_err(|e| e.at(at().field("name")))?;
-        }
-    }
-    call.push_str("(");
-    call.push_js(&args);
-    call.push_str(")");
-    Ok(call)
-}
-
-/// Appends `, key=JSON.stringify(value)` (without the comma at first).
-fn push_entry(args: &mut JsStr, key: impl FnOnce(&mut JsStr), value: &Json) {
-    if !args.is_empty() {
-        args.push_str(", ");
-    }
-    key(args);
-    args.push_str("=");
-    stringify(value, args);
+        Some(Json::Array(items)) => Arguments::Entries(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (index(i), json(v)))
+                .collect(),
+        ),
+        Some(Json::String(s)) => Arguments::Entries(
+            s.as_units()
+                .iter()
+                .enumerate()
+                .map(|(i, &unit)| {
+                    let one = Json::String(JsStr::from_units(vec![unit]));
+                    (index(i), json(&one))
+                })
+                .collect(),
+        ),
+        Some(Json::Number(_) | Json::Bool(_)) => Arguments::Entries(Vec::new()),
+        other @ (None | Some(Json::Null)) => Arguments::Nullish(describe(other)),
+    };
+    let name = match block.get("name") {
+        None => Value::Text(Some(Cow::Owned(JsStr::from("undefined")))),
+        Some(Json::String(s)) => Value::Text(Some(Cow::Borrowed(s))),
+        Some(name) => to_string(name),
+    };
+    ToolCall { arguments, name }
 }
 
 /// JavaScript cannot convert an object that has its own `toString`
 /// property to a string: from JSON, that property is never a function.
 struct NotConvertible;
-
-impl NotConvertible {
-    fn at(self, path: FieldPath) -> InputError {
-        InputError::WrongType {
-            path,
-            expected: "a string",
-            got: "an object whose toString is not a function".into(),
-        }
-    }
-}
 
 /// Appends `String(value)`. Arrays are joined with `,` (their `null`
 /// elements as empty strings), iteratively so that nesting cannot exhaust
@@ -360,14 +767,6 @@ pub fn describe(value: Option<&Json>) -> &'static str {
         Some(Json::String(_)) => "a string",
         Some(Json::Array(_)) => "an array",
         Some(Json::Object(_)) => "an object",
-    }
-}
-
-fn wrong_type(path: FieldPath, expected: &'static str, got: Option<&Json>) -> InputError {
-    InputError::WrongType {
-        path,
-        expected,
-        got: describe(got).into(),
     }
 }
 
@@ -639,6 +1038,22 @@ mod tests {
             )],
             // User text is never cut.
             vec![message("user", vec![text(&"u".repeat(5000))])],
+            // The limit falls exactly between two blocks.
+            vec![message(
+                "toolResult",
+                vec![text(&"p".repeat(2000)), text("x")],
+            )],
+            // ... or after an empty block, with a block cut after it.
+            vec![message(
+                "toolResult",
+                vec![
+                    text(&"p".repeat(1000)),
+                    text(""),
+                    text(&"q".repeat(999)),
+                    text("rs"),
+                    text("t"),
+                ],
+            )],
         ]
     }
 
@@ -695,6 +1110,27 @@ mod tests {
         )));
         let out = serialize_conversation(&inputs[9]).unwrap();
         assert_eq!(out.len(), "[User]: ".len() + 5000);
+        let out = serialize_conversation(&inputs[10])
+            .unwrap()
+            .to_string_lossy();
+        assert_eq!(
+            out,
+            format!(
+                "[Tool result]: {}\n\n[... 1 more characters truncated]",
+                "p".repeat(2000)
+            )
+        );
+        let out = serialize_conversation(&inputs[11])
+            .unwrap()
+            .to_string_lossy();
+        assert_eq!(
+            out,
+            format!(
+                "[Tool result]: {}{}r\n\n[... 2 more characters truncated]",
+                "p".repeat(1000),
+                "q".repeat(999)
+            )
+        );
     }
 
     #[test]
@@ -727,6 +1163,198 @@ mod tests {
         );
         // Dropping the value recurses (the derived `Drop`); leak it instead.
         std::mem::forget(input);
+    }
+
+    // ---- Faults only JavaScript values have --------------------------------------
+
+    /// Messages given as facts, as the boundary's source gives them; a fault
+    /// explains itself.
+    struct Facts(std::vec::IntoIter<Message<JsonText<'static>, &'static str>>);
+
+    impl MessageSource for Facts {
+        type Text = JsonText<'static>;
+        type Fault = &'static str;
+        fn next_message(&mut self) -> Option<Message<JsonText<'static>, &'static str>> {
+            self.0.next()
+        }
+        fn explain(&self, fault: &&'static str) -> String {
+            (*fault).into()
+        }
+    }
+
+    type Fact = Message<JsonText<'static>, &'static str>;
+
+    fn run(messages: Vec<Fact>) -> Result<String, String> {
+        let mut out = JsStr::new();
+        serialize(&mut Facts(messages.into_iter()), &mut out)
+            .map(|()| out.to_string_lossy())
+            .map_err(|e| e.to_string())
+    }
+
+    fn t(s: &str) -> JsonText<'static> {
+        Cow::Owned(JsStr::from(s))
+    }
+
+    fn text_block(s: &str) -> Block<JsonText<'static>, &'static str> {
+        Block::Text(Value::Text(Some(t(s))))
+    }
+
+    fn call(
+        arguments: Arguments<JsonText<'static>, &'static str>,
+        name: Value<JsonText<'static>, &'static str>,
+    ) -> Block<JsonText<'static>, &'static str> {
+        Block::ToolCall(ToolCall { arguments, name })
+    }
+
+    #[test]
+    fn holes_are_skipped_by_filter_and_undefined_to_for_of() {
+        let holey = || Content::Blocks(vec![Block::Hole, text_block("a"), Block::Hole]);
+        assert_eq!(
+            run(vec![Message::User(holey()), Message::ToolResult(holey())]),
+            Ok("[User]: a\n\n[Tool result]: a".into())
+        );
+        assert_eq!(
+            run(vec![Message::Assistant(holey())]),
+            Err("messages[0].content[0] must be a content block, got undefined".into())
+        );
+    }
+
+    #[test]
+    fn reads_that_throw_are_unreadable_fields() {
+        let cases: Vec<(Fact, &str)> = vec![
+            (
+                Message::Threw("trap"),
+                "messages[0] could not be read: trap",
+            ),
+            (
+                Message::RoleThrew("getter"),
+                "messages[0].role could not be read: getter",
+            ),
+            (
+                Message::User(Content::Threw("getter")),
+                "messages[0].content could not be read: getter",
+            ),
+            (
+                Message::ToolResult(Content::Blocks(vec![text_block("a"), Block::Threw("trap")])),
+                "messages[0].content[1] could not be read: trap",
+            ),
+            (
+                Message::Assistant(Content::Blocks(vec![Block::TypeThrew("getter")])),
+                "messages[0].content[0].type could not be read: getter",
+            ),
+            (
+                Message::Assistant(Content::Blocks(vec![call(
+                    Arguments::EntriesThrew("ownKeys trap"),
+                    Value::Text(None),
+                )])),
+                "messages[0].content[0].arguments could not be read: ownKeys trap",
+            ),
+            (
+                Message::Assistant(Content::Blocks(vec![call(
+                    Arguments::Entries(vec![(t("a"), Ok(t("1")))]),
+                    Value::ReadThrew("getter"),
+                )])),
+                "messages[0].content[0].name could not be read: getter",
+            ),
+        ];
+        for (message, want) in cases {
+            assert_eq!(run(vec![message]), Err(want.into()));
+        }
+    }
+
+    #[test]
+    fn conversions_that_throw_name_the_value() {
+        let bigint = "a bigint at \"n\" (Do not know how to serialize a BigInt)";
+        assert_eq!(
+            run(vec![Message::Assistant(Content::Blocks(vec![call(
+                Arguments::Entries(vec![(t("a"), Ok(t("1"))), (t("n"), Err(bigint))]),
+                Value::Text(Some(t("f"))),
+            )]))]),
+            Err(format!(
+                "messages[0].content[0].arguments must be an object whose values \
+                 JSON.stringify accepts, got {bigint}"
+            ))
+        );
+        assert_eq!(
+            run(vec![Message::User(Content::Blocks(vec![Block::Text(
+                Value::NotText("a symbol")
+            )]))]),
+            Err("messages[0].content[0].text must be a string, got a symbol".into())
+        );
+    }
+
+    /// pi filters (reading every `type`), then maps (reading every `text`),
+    /// then joins (converting); an assistant message is read block by block
+    /// (building tool calls), then its thinking and texts are joined.
+    #[test]
+    fn faults_are_reported_in_pis_order_of_reads() {
+        let user = |blocks| run(vec![Message::User(Content::Blocks(blocks))]);
+        assert_eq!(
+            user(vec![
+                Block::Text(Value::NotText("a symbol")),
+                Block::Text(Value::ReadThrew("text getter")),
+                Block::TypeThrew("type getter"),
+            ]),
+            Err("messages[0].content[2].type could not be read: type getter".into())
+        );
+        assert_eq!(
+            user(vec![
+                Block::Text(Value::NotText("a symbol")),
+                Block::Text(Value::ReadThrew("text getter")),
+            ]),
+            Err("messages[0].content[1].text could not be read: text getter".into())
+        );
+        let assistant = |blocks| run(vec![Message::Assistant(Content::Blocks(blocks))]);
+        assert_eq!(
+            assistant(vec![
+                Block::Text(Value::NotText("a symbol")),
+                Block::Thinking(Value::NotText("a function")),
+                call(Arguments::Nullish("null"), Value::NotText("a symbol")),
+            ]),
+            Err("messages[0].content[2].arguments must be an object, got null".into())
+        );
+        assert_eq!(
+            assistant(vec![
+                Block::Text(Value::NotText("a symbol")),
+                Block::Thinking(Value::NotText("a function")),
+                Block::Text(Value::ReadThrew("text getter")),
+            ]),
+            Err("messages[0].content[2].text could not be read: text getter".into())
+        );
+        assert_eq!(
+            assistant(vec![
+                Block::Text(Value::NotText("a symbol")),
+                Block::Thinking(Value::NotText("a function")),
+            ]),
+            Err("messages[0].content[1].thinking must be a string, got a function".into())
+        );
+        // A later message's fault is never reached.
+        assert_eq!(
+            run(vec![Message::Nullish("undefined"), Message::Threw("trap")]),
+            Err("messages[0] must be a message object, got undefined".into())
+        );
+    }
+
+    #[test]
+    fn converted_values_are_shown_as_given() {
+        // `${JSON.stringify(undefined)}` is "undefined"; a source gives it.
+        assert_eq!(
+            run(vec![
+                Message::Skipped,
+                Message::Assistant(Content::Blocks(vec![
+                    Block::Other,
+                    call(
+                        Arguments::Entries(vec![
+                            (t("path"), Ok(t("\"a.txt\""))),
+                            (t("offset"), Ok(t("undefined"))),
+                        ]),
+                        Value::Text(Some(t("read"))),
+                    ),
+                    call(Arguments::Entries(vec![]), Value::Text(Some(t("ls")))),
+                ])),
+            ]),
+            Ok("[Assistant tool calls]: read(path=\"a.txt\", offset=undefined); ls()".into())
+        );
     }
 
     // ---- Comparison with pi in Node -------------------------------------------

@@ -14,6 +14,7 @@ use crate::core::chunking::{chunk_ranges, conversation_budget};
 use crate::core::context_tokens::estimate_with_usage_after;
 use crate::core::error::{FieldPath, InputError};
 use crate::core::estimate::MessageFacts;
+use crate::core::extractive::{extractive_summary, ExtractInput, ExtractMessage, ExtractRole};
 use crate::core::prompts::{
     cut_length, history_prompt, max_tokens, turn_prefix_prompt, SummaryKind, CUT_MARKER,
     NO_PRIOR_HISTORY, SPLIT_TURN_SEPARATOR, SYSTEM_PROMPT,
@@ -41,6 +42,8 @@ extern "C" {
     fn insert_at(messages: &Array, at: u32, item: &JsValue) -> Array;
     #[wasm_bindgen(js_name = joinTexts)]
     fn join_texts(texts: &Array, separator: &str) -> JsString;
+    #[wasm_bindgen(js_name = extractFacts, catch)]
+    fn extract_facts(messages: &Array) -> Result<JsString, JsValue>;
 }
 
 /// Why a compaction runs; it prefixes error messages as pi 0.73 does.
@@ -410,12 +413,12 @@ pub fn insert_summary(
     // The context after compaction: the summary and the kept messages; usage
     // reported before now is stale (SPEC §3).
     let mut context = Vec::with_capacity(job.facts.len() - at + 1);
-    context.push(MessageFacts {
-        role: Role::CompactionSummary,
-        tokens: (text.length() as u64).div_ceil(4),
-        usage: None,
-        timestamp: now,
-    });
+    context.push(MessageFacts::new(
+        Role::CompactionSummary,
+        (text.length() as u64).div_ceil(4),
+        None,
+        now,
+    ));
     context.extend_from_slice(&job.facts[at..]);
     let tokens_after = estimate_with_usage_after(&context, Some(now)).tokens;
     if tokens_after >= p.plan.tokens_before {
@@ -470,6 +473,56 @@ export type BeforeCompactResult =
 
 /// The embedded extractive summary, used when the summarizer is absent or
 /// failed and `fallback: "extractive"` is set.
-pub fn extractive_fallback(_job: &Job, cause: &JsValue) -> Result<JsString, Failure> {
-    Err(Failure::Failed(cause.clone()))
+pub fn extractive_fallback(job: &Job) -> Result<JsString, Failure> {
+    let p = &job.prepared;
+    let all = p.messages_to_summarize.concat(&p.turn_prefix_messages);
+    let text = extract_facts(&all).map_err(Failure::Failed)?;
+    let text = String::from(text);
+    let items = match crate::core::json::parse(&text) {
+        Ok(crate::core::json::Json::Array(items)) => items,
+        _ => return Err(Failure::failed("could not read the messages to summarize")),
+    };
+    let lossy = |v: Option<&crate::core::json::Json>| {
+        v.and_then(|j| j.as_str()).map(|s| s.to_string_lossy())
+    };
+    let messages: Vec<ExtractMessage> = items
+        .iter()
+        .map(|m| ExtractMessage {
+            role: match lossy(m.get("r")).as_deref() {
+                Some("user") => ExtractRole::User,
+                Some("assistant") => ExtractRole::Assistant,
+                Some("toolResult") | Some("bashExecution") => ExtractRole::ToolResult,
+                _ => ExtractRole::Other,
+            },
+            text: lossy(m.get("t")).unwrap_or_default(),
+            tool_name: lossy(m.get("n")),
+            tool_calls: m
+                .get("c")
+                .and_then(|c| c.as_array())
+                .unwrap_or(&[])
+                .iter()
+                .filter_map(|pair| {
+                    let pair = pair.as_array()?;
+                    Some((lossy(pair.first())?, lossy(pair.get(1)).unwrap_or_default()))
+                })
+                .collect(),
+            is_error: m.get("e").and_then(|e| e.as_bool()).unwrap_or(false),
+        })
+        .collect();
+    let (read, modified) = p.file_ops.file_lists();
+    let read: Vec<String> = read.iter().map(|f| f.to_string_lossy()).collect();
+    let modified: Vec<String> = modified.iter().map(|f| f.to_string_lossy()).collect();
+    let previous = p.previous_summary.as_ref().map(String::from);
+    let custom = job.custom_instructions.as_ref().map(String::from);
+    let max_chars =
+        (max_tokens(SummaryKind::History, job.settings.reserve_tokens) as usize).saturating_mul(4);
+    let summary = extractive_summary(&ExtractInput {
+        messages: &messages,
+        previous_summary: previous.as_deref(),
+        read_files: &read,
+        modified_files: &modified,
+        custom_instructions: custom.as_deref(),
+        max_chars,
+    });
+    Ok(JsString::from(summary))
 }

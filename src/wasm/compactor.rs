@@ -15,7 +15,7 @@ use super::estimates::context_tokens_object;
 use super::flat_array::convert_message;
 use super::js_values::object;
 use super::message_access::{get, message_at, messages_array, role_at, JsArray};
-use super::message_facts::gather;
+use super::message_facts::{gather, gather_lazy};
 use super::preparation::prepare;
 use super::settings_input::{model_from_js, resolve_from_js, settings_object, ModelInfo};
 use crate::core::context_index::ContextIndex;
@@ -32,7 +32,7 @@ use wasm_bindgen::JsCast;
 #[wasm_bindgen(module = "/src/wasm/message_shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = syncKnown, catch)]
-    fn sync_known(known: &Array, messages: &Array, context_start: u32) -> Result<u32, JsValue>;
+    fn sync_known(known: &Array, messages: &Array, context_start: u32) -> Result<JsValue, JsValue>;
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -188,18 +188,76 @@ impl Tracked {
 
     fn sync_array(&mut self, array: &JsArray) -> Result<(), InputError> {
         let context_start = self.index.context_start() as u32;
-        let from = sync_known(&self.known, array.as_array(), context_start).map_err(|thrown| {
-            InputError::Unreadable {
-                path: FieldPath::argument("messages"),
-                reason: thrown_message(&thrown),
+        let fill = |i: usize| estimate_of(array, i);
+        let from = match sync(&self.known, array, context_start)? {
+            Sync::NewFrom(from) => {
+                self.index.truncate(from, fill)?;
+                from
             }
-        })?;
-        self.index.truncate(from as usize);
-        for raw in gather(array, from, array.len())? {
-            self.index.push(MessageFacts::from_raw(&raw));
+            Sync::Inserted { at, from } => {
+                let raw = gather(array, at as u32, at as u32 + 1)?;
+                let f = raw.first().map(MessageFacts::from_raw).ok_or_else(|| {
+                    InputError::Unreadable {
+                        path: array.path(at),
+                        reason: "it could not be read".into(),
+                    }
+                })?;
+                self.index.insert(at, f, fill)?;
+                from
+            }
+            Sync::Removed { at, from } => {
+                self.index.remove(at, fill)?;
+                from
+            }
+        };
+        for raw in gather_lazy(array, from as u32, array.len())? {
+            self.index.push_with(MessageFacts::from_raw(&raw), fill)?;
         }
         Ok(())
     }
+
+    /// Makes every estimate after the last summary real (before a cut point
+    /// is searched there).
+    pub fn fill_context(&mut self, array: &JsArray) -> Result<(), InputError> {
+        let start = self.index.context_start();
+        let len = self.index.len();
+        self.index
+            .fill_pending(start..len, |i| estimate_of(array, i))
+    }
+}
+
+/// pi's estimate of `messages[i]`, measured in full.
+fn estimate_of(array: &JsArray, i: usize) -> Result<u64, InputError> {
+    let raw = gather(array, i as u32, i as u32 + 1)?;
+    Ok(raw
+        .first()
+        .map_or(0, crate::core::estimate::estimate_tokens))
+}
+
+/// How `messages` differs from the compactor's copy (see `syncKnown`).
+enum Sync {
+    NewFrom(usize),
+    Inserted { at: usize, from: usize },
+    Removed { at: usize, from: usize },
+}
+
+fn sync(known: &Array, array: &JsArray, context_start: u32) -> Result<Sync, InputError> {
+    let v = sync_known(known, array.as_array(), context_start).map_err(|thrown| {
+        InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: thrown_message(&thrown),
+        }
+    })?;
+    if let Some(from) = v.as_f64() {
+        return Ok(Sync::NewFrom(from as usize));
+    }
+    let parts: Array = v.unchecked_into();
+    let at = parts.get(1).as_f64().unwrap_or(0.0) as usize;
+    let from = parts.get(2).as_f64().unwrap_or(0.0) as usize;
+    Ok(match parts.get(0).as_f64() {
+        Some(1.0) => Sync::Inserted { at, from },
+        _ => Sync::Removed { at, from },
+    })
 }
 
 impl LlmCache {
@@ -215,12 +273,17 @@ impl LlmCache {
     }
 
     fn convert_array(&mut self, array: &JsArray) -> Result<Array, InputError> {
-        let from = sync_known(&self.known, array.as_array(), 0).map_err(|thrown| {
-            InputError::Unreadable {
-                path: FieldPath::argument("messages"),
-                reason: thrown_message(&thrown),
+        // Outputs follow inputs one to one up to the first change.
+        let from = match sync(&self.known, array, 0)? {
+            Sync::NewFrom(from) => from,
+            Sync::Inserted { at, .. } | Sync::Removed { at, .. } => {
+                self.known.set_length(at as u32);
+                for i in at..array.len() as usize {
+                    self.known.push(&message_at(array, i)?);
+                }
+                at
             }
-        })? as usize;
+        };
         self.out_len_at.truncate(from);
         self.out
             .set_length(self.out_len_at.last().copied().unwrap_or(0));
@@ -439,8 +502,31 @@ impl Compactor {
     /// Compacts `messages`: resolves to `{ messages, summary, tokensBefore,
     /// tokensAfter, firstKeptIndex }`, or rejects and changes nothing.
     pub fn compact(&self, messages: JsValue, options: JsValue) -> Promise {
-        let state = self.state.clone();
-        wasm_bindgen_futures::future_to_promise(run_compact(state, messages, options))
+        // Options are checked and the compactor claimed right away, so
+        // `isCompacting` is true as soon as `compact` returns.
+        let claimed = compact_options(&options)
+            .map_err(JsValue::from)
+            .and_then(|opts| {
+                let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+                if s.running.is_some() {
+                    return Err(js_sys::Error::new(
+                        "a compaction is already running: wait for it to end, or abort() it",
+                    )
+                    .into());
+                }
+                let controller = new_abort_controller();
+                s.running = Some(controller.clone());
+                Ok((opts, controller))
+            });
+        match claimed {
+            Ok((opts, controller)) => {
+                let state = self.state.clone();
+                wasm_bindgen_futures::future_to_promise(run_compact(
+                    state, messages, opts, controller,
+                ))
+            }
+            Err(e) => Promise::reject(&e),
+        }
     }
 
     /// The same hooks object on every call.
@@ -589,23 +675,11 @@ fn emit_end(
 async fn run_compact(
     state: Rc<RefCell<State>>,
     messages: JsValue,
-    options: JsValue,
+    opts: CompactOptions,
+    controller: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let opts = compact_options(&options)?;
     let reason = opts.reason;
-    // Claim the compactor.
-    let (controller, on_event) = {
-        let mut s = state.try_borrow_mut().map_err(|_| busy())?;
-        if s.running.is_some() {
-            return Err(js_sys::Error::new(
-                "a compaction is already running: wait for it to end, or abort() it",
-            )
-            .into());
-        }
-        let controller = new_abort_controller();
-        s.running = Some(controller.clone());
-        (controller, s.on_event.clone())
-    };
+    let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
     let unlink = link_abort(&opts.signal, &controller);
     emit(
         on_event.clone(),
@@ -674,6 +748,7 @@ async fn compact_job(
             .try_borrow_mut()
             .map_err(|_| Failure::Failed(busy()))?;
         let array = s.tracked.sync(messages)?;
+        s.tracked.fill_context(&array)?;
         let facts = s.tracked.index.facts().to_vec();
         let settings = s.settings;
         let prepared = prepare(&array, &facts, settings.keep_recent_tokens as f64)?;
@@ -754,7 +829,9 @@ async fn compact_job(
                     usage.is_object().then_some(usage),
                     true,
                 )?;
-                return Ok(Some(result_object(&job, inserted)));
+                let result = result_object(&job, inserted);
+                let _ = js_sys::Reflect::set(&result, &"summarizedBy".into(), &"hook".into());
+                return Ok(Some(result));
             } else if !summary.is_undefined() {
                 return Err(Failure::Failed(
                     InputError::WrongType {
@@ -767,15 +844,37 @@ async fn compact_job(
             }
         }
     }
-    let (text, usage) = match summarize_with_callback(&job).await {
-        Ok(answer) => answer,
-        Err(Failure::Failed(e)) if job.fallback_extractive => {
-            (extractive_fallback(&job, &e)?, None)
+    let mut fallback_error = None;
+    let (text, usage) = if job.summarize.is_none() {
+        if !job.fallback_extractive {
+            return Err(Failure::Failed(
+                js_sys::Error::new("no summarize callback was given and fallback is \"none\"")
+                    .into(),
+            ));
         }
-        Err(e) => return Err(e),
+        (extractive_fallback(&job)?, None)
+    } else {
+        match summarize_with_callback(&job).await {
+            Ok(answer) => answer,
+            // A failure (not a cancellation) falls back when allowed.
+            Err(Failure::Failed(e)) if job.fallback_extractive => {
+                fallback_error = Some(super::errors::thrown_message(&e));
+                (extractive_fallback(&job)?, None)
+            }
+            Err(e) => return Err(e),
+        }
     };
     let inserted = insert_summary(&job, &text, None, usage, false)?;
-    Ok(Some(result_object(&job, inserted)))
+    let result = result_object(&job, inserted);
+    let source = match (&job.summarize, &fallback_error) {
+        (Some(_), None) => "summarizer",
+        _ => "extractive",
+    };
+    let _ = js_sys::Reflect::set(&result, &"summarizedBy".into(), &source.into());
+    if let Some(message) = fallback_error {
+        let _ = js_sys::Reflect::set(&result, &"fallbackReason".into(), &message.into());
+    }
+    Ok(Some(result))
 }
 
 fn result_object(job: &Job, inserted: Inserted) -> JsValue {

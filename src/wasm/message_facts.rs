@@ -12,7 +12,12 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(module = "/src/wasm/message_shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = gatherFacts, catch)]
-    fn gather_facts_js(messages: &Array, from: u32, to: u32) -> Result<Float64Array, JsValue>;
+    fn gather_facts_js(
+        messages: &Array,
+        from: u32,
+        to: u32,
+        lazy: bool,
+    ) -> Result<Float64Array, JsValue>;
     #[wasm_bindgen(js_name = takeThrown)]
     fn take_thrown() -> String;
     #[wasm_bindgen(js_name = takeBadDescription)]
@@ -20,13 +25,29 @@ extern "C" {
 }
 
 /// Must match `FACTS_STRIDE` and the slot layout in message_shim.js.
-const STRIDE: usize = 19;
+const STRIDE: usize = 20;
 
 /// Facts of `messages[from..to)`; an error names the message and field.
 pub fn gather(messages: &JsArray, from: u32, to: u32) -> Result<Vec<RawFacts>, InputError> {
+    gather_with(messages, from, to, false)
+}
+
+/// Like [`gather`], but an assistant message that reports usage does not
+/// have its tool-call arguments measured (`tool_calls_pending`): its own
+/// estimate is needed only if its usage turns out not to count.
+pub fn gather_lazy(messages: &JsArray, from: u32, to: u32) -> Result<Vec<RawFacts>, InputError> {
+    gather_with(messages, from, to, true)
+}
+
+fn gather_with(
+    messages: &JsArray,
+    from: u32,
+    to: u32,
+    lazy: bool,
+) -> Result<Vec<RawFacts>, InputError> {
     let to = to.min(messages.len());
     let from = from.min(to);
-    let values = gather_facts_js(messages.as_array(), from, to)
+    let values = gather_facts_js(messages.as_array(), from, to, lazy)
         .map_err(|thrown| InputError::Unreadable {
             path: FieldPath::argument("messages"),
             reason: super::errors::thrown_message(&thrown),
@@ -81,6 +102,7 @@ fn decode(messages: &JsArray, index: usize, r: &[f64]) -> Result<RawFacts, Input
             total_tokens: r[15],
         }),
         timestamp: r[16],
+        tool_calls_pending: r[19] == 1.0,
     })
 }
 

@@ -114,7 +114,7 @@ export function thrownMessage(thrown) {
 // messages (one boundary crossing). Which lengths count for which role is
 // decided in Rust (src/core/estimate.rs); the layout must match
 // src/wasm/message_facts.rs.
-export const FACTS_STRIDE = 19;
+export const FACTS_STRIDE = 20;
 const STOP_REASONS = new Map([["stop", 0], ["length", 1], ["toolUse", 2], ["error", 3], ["aborted", 4]]);
 let lastThrown;
 let lastBad;
@@ -137,7 +137,7 @@ function lengthOf(value, out, o, problem, block) {
   return 0;
 }
 
-function contentFacts(content, out, o) {
+function contentFacts(content, out, o, skipArguments) {
   if (typeof content === "string") {
     out[o + 1] = content.length;
     return;
@@ -166,7 +166,10 @@ function contentFacts(content, out, o) {
         break;
       case "toolCall": {
         toolCalls += lengthOf(block.name, out, o, NAME_TYPE, b);
-        if (block.arguments !== undefined) {
+        if (skipArguments) {
+          // Measured later, only if the estimate is ever needed (slot 19).
+          out[o + 19] = 1;
+        } else if (block.arguments !== undefined) {
           let json;
           try {
             json = JSON.stringify(block.arguments);
@@ -194,7 +197,7 @@ function contentFacts(content, out, o) {
   out[o + 5] = images;
 }
 
-function gatherOne(message, out, o) {
+function gatherOne(message, out, o, lazy) {
   const code = roleCode(message);
   out[o] = code;
   out[o + 1] = -1;
@@ -206,10 +209,12 @@ function gatherOne(message, out, o) {
     case 0: // user
     case 2: // toolResult
     case 4: // custom
-      contentFacts(message.content, out, o);
+      contentFacts(message.content, out, o, false);
       break;
     case 1: { // assistant
-      contentFacts(message.content, out, o);
+      // With `lazy`, a message that reports usage does not have its tool-call
+      // arguments stringified now: its own estimate is rarely needed.
+      contentFacts(message.content, out, o, lazy && !!message.usage);
       const stop = STOP_REASONS.get(message.stopReason);
       out[o + 9] = stop === undefined ? (message.stopReason === undefined ? -1 : 5) : stop;
       const usage = message.usage;
@@ -241,12 +246,12 @@ function gatherOne(message, out, o) {
 }
 
 // Facts of messages[from..to).
-export function gatherFacts(messages, from, to) {
+export function gatherFacts(messages, from, to, lazy) {
   const out = new Float64Array((to - from) * FACTS_STRIDE);
   for (let i = from; i < to; i++) {
     const o = (i - from) * FACTS_STRIDE;
     try {
-      gatherOne(messages[i], out, o);
+      gatherOne(messages[i], out, o, lazy);
     } catch (e) {
       lastThrown = e;
       out[o + 17] = THREW;
@@ -307,30 +312,54 @@ export function fromCodeUnits(units) {
 }
 
 // Brings `known` (the compactor's own copy of the messages it has indexed)
-// in line with `messages`, and returns the index from which `messages` is
-// new to it. The common case — the same messages plus new ones at the end —
-// is checked in constant time (first, last known and context start) and
-// costs only the new messages; anything else (a summary inserted, a failed
-// attempt removed, another session) is found by a scan, and `known` is cut
-// back to where they agree. May throw on hostile input; imported with `catch`.
+// in line with `messages`. The common case — the same messages plus new ones
+// at the end — is checked in constant time (first, last known and context
+// start) and returns the index from which `messages` is new. Otherwise the
+// first difference is found by a scan, and one inserted message (a
+// compaction's summary) or one removed message (a failed attempt, an undone
+// summary) is recognised: then it returns [1, at, from] (inserted at `at`)
+// or [2, at, from] (removed at `at`), `from` being where new messages begin.
+// Anything else cuts `known` back to where they agree and returns that
+// index. May throw on hostile input; imported with `catch`.
 export function syncKnown(known, messages, contextStart) {
   const n = messages.length;
   const m = known.length;
-  let from = m;
   const unchanged =
     n >= m &&
     (m === 0 ||
       (messages[m - 1] === known[m - 1] &&
         messages[0] === known[0] &&
         (contextStart >= m || messages[contextStart] === known[contextStart])));
-  if (!unchanged) {
-    const upto = Math.min(n, m);
-    from = 0;
-    while (from < upto && messages[from] === known[from]) from++;
-    known.length = from;
+  if (unchanged) {
+    for (let i = m; i < n; i++) known.push(messages[i]);
+    return m;
   }
-  for (let i = from; i < n; i++) known.push(messages[i]);
-  return from;
+  const upto = Math.min(n, m);
+  let d = 0;
+  while (d < upto && messages[d] === known[d]) d++;
+  // One message inserted at d: messages[d+1 .. m+1) is known[d .. m).
+  if (n >= m + 1) {
+    let k = d;
+    while (k < m && messages[k + 1] === known[k]) k++;
+    if (k === m) {
+      known.splice(d, 0, messages[d]);
+      for (let i = m + 1; i < n; i++) known.push(messages[i]);
+      return [1, d, m + 1];
+    }
+  }
+  // One message removed at d: messages[d .. m-1) is known[d+1 .. m).
+  if (m >= 1 && n >= m - 1 && d < m) {
+    let k = d;
+    while (k < m - 1 && messages[k] === known[k + 1]) k++;
+    if (k === m - 1) {
+      known.splice(d, 1);
+      for (let i = m - 1; i < n; i++) known.push(messages[i]);
+      return [2, d, m - 1];
+    }
+  }
+  known.length = d;
+  for (let i = d; i < n; i++) known.push(messages[i]);
+  return d;
 }
 
 // ---------------------------------------------------------------------------
@@ -402,4 +431,202 @@ export function insertAt(messages, at, item) {
 
 export function joinTexts(texts, separator) {
   return texts.join(separator);
+}
+
+// ---------------------------------------------------------------------------
+// serializeConversation: what pi's serializer reads from every message, read
+// and converted by the engine (`${v}`, Object.entries, JSON.stringify) in one
+// call. A read or conversion that throws is recorded and gathering goes on:
+// the Rust core reports the failure pi meets first. Strings go into `pieces`
+// (indices and lengths in the words); the codes must match
+// src/wasm/js_message_source.rs.
+const M_NULLISH = 0, M_THREW = 1, M_ROLE_THREW = 2, M_SKIPPED = 3, M_USER = 4, M_ASSISTANT = 5,
+  M_TOOL_RESULT = 6, C_THREW = 0, C_STRING = 1, C_BLOCKS = 2, C_OTHER = 3, B_HOLE = 0,
+  B_NULLISH = 1, B_THREW = 2, B_TYPE_THREW = 3, B_OTHER = 4, B_TEXT = 5, B_THINKING = 6,
+  B_TOOL_CALL = 7, V_READ_THREW = 0, V_NONE = 1, V_TEXT = 2, V_NOT_TEXT = 3, A_READ_THREW = 0,
+  A_NULLISH = 1, A_ENTRIES_THREW = 2, A_ENTRIES = 3, J_TEXT = 0, J_THREW = 1;
+
+const isNullish = (v) => v === undefined || v === null;
+const put = (w, pieces, code, s) => w.push(code, pieces.push(s) - 1);
+const putText = (w, pieces, code, s) => w.push(code, pieces.push(s) - 1, s.length);
+const threw = (w, pieces, code, e) => put(w, pieces, code, thrownMessage(e));
+const notText = (v, e) => `${describeValue(v)} (converting it threw: ${thrownMessage(e)})`;
+
+// `${object[key]}`; for `join`, null and undefined are nothing.
+function gatherValue(w, pieces, object, key, join) {
+  let v, s;
+  try {
+    v = object[key];
+  } catch (e) {
+    return threw(w, pieces, V_READ_THREW, e);
+  }
+  if (join && isNullish(v)) return w.push(V_NONE);
+  try {
+    s = `${v}`;
+  } catch (e) {
+    return put(w, pieces, V_NOT_TEXT, notText(v, e));
+  }
+  putText(w, pieces, V_TEXT, s);
+}
+
+// Object.entries(block.arguments) with `${JSON.stringify(v)}` of each value,
+// then the name (which pi reads only when all that worked).
+function gatherToolCall(w, pieces, block) {
+  let args, entries, ok = true;
+  try {
+    args = block.arguments;
+    if (isNullish(args)) put(w, pieces, A_NULLISH, describeValue(args));
+    else entries = Object.entries(args);
+  } catch (e) {
+    // `args` is still undefined if reading it threw.
+    threw(w, pieces, args === undefined ? A_READ_THREW : A_ENTRIES_THREW, e);
+  }
+  if (entries) {
+    w.push(A_ENTRIES, entries.length);
+    for (const [key, v] of entries) {
+      w.push(pieces.push(key) - 1, key.length);
+      try {
+        putText(w, pieces, J_TEXT, `${JSON.stringify(v)}`);
+      } catch (e) {
+        ok = false;
+        put(w, pieces, J_THREW, `${describeValue(v)} at ${JSON.stringify(key)} (${thrownMessage(e)})`);
+      }
+    }
+  }
+  if (entries && ok) gatherValue(w, pieces, block, "name", false);
+  else w.push(V_NONE);
+}
+
+function gatherBlock(w, pieces, block, assistant) {
+  let type;
+  if (isNullish(block)) return put(w, pieces, B_NULLISH, describeValue(block));
+  try {
+    type = block.type;
+  } catch (e) {
+    return threw(w, pieces, B_TYPE_THREW, e);
+  }
+  if (type === "text") {
+    w.push(B_TEXT);
+    gatherValue(w, pieces, block, "text", true);
+  } else if (assistant && type === "thinking") {
+    w.push(B_THINKING);
+    gatherValue(w, pieces, block, "thinking", true);
+  } else if (assistant && type === "toolCall") {
+    w.push(B_TOOL_CALL);
+    gatherToolCall(w, pieces, block);
+  } else {
+    w.push(B_OTHER);
+  }
+}
+
+// `content` visited as pi visits it: `for…of` in an assistant message (any
+// iterable), `filter` otherwise (an array; the holes it skips are recorded so
+// that indices stay right).
+function gatherContent(w, pieces, message, assistant) {
+  let content, iterable, n = 0;
+  try {
+    content = message.content;
+    if (typeof content === "string" && !assistant) return putText(w, pieces, C_STRING, content);
+    iterable = assistant
+      ? !isNullish(content) && typeof content[Symbol.iterator] === "function"
+      : Array.isArray(content);
+  } catch (e) {
+    return threw(w, pieces, C_THREW, e);
+  }
+  if (!iterable) return put(w, pieces, C_OTHER, describeValue(content));
+  const at = w.push(C_BLOCKS, 0) - 1;
+  try {
+    if (assistant) {
+      for (const block of content) gatherBlock(w, pieces, block, true), n++;
+    } else {
+      Array.prototype.forEach.call(content, (block, j) => {
+        for (; n < j; n++) w.push(B_HOLE);
+        gatherBlock(w, pieces, block, false);
+        n++;
+      });
+    }
+  } catch (e) {
+    // Iterating threw (a proxy's trap, an iterator): at the next element.
+    threw(w, pieces, B_THREW, e);
+    n++;
+  }
+  w[at] = n;
+}
+
+// The words for messages[0..length).
+export function gatherConversation(messages, length, pieces) {
+  const w = [];
+  for (let i = 0; i < length; i++) {
+    let message, role;
+    try {
+      message = messages[i];
+      if (isNullish(message)) {
+        put(w, pieces, M_NULLISH, describeValue(message));
+        continue;
+      }
+    } catch (e) {
+      threw(w, pieces, M_THREW, e);
+      continue;
+    }
+    try {
+      role = message.role;
+    } catch (e) {
+      threw(w, pieces, M_ROLE_THREW, e);
+      continue;
+    }
+    const code = role === "user" ? M_USER : role === "assistant" ? M_ASSISTANT : role === "toolResult" ? M_TOOL_RESULT : M_SKIPPED;
+    w.push(code);
+    if (code !== M_SKIPPED) gatherContent(w, pieces, message, code === M_ASSISTANT);
+  }
+  return new Uint32Array(w);
+}
+
+// The text the Rust core composed: [0, piece], [1, piece, n] (its first n
+// code units, as `slice` cuts), [2, start, end] (a range of `literals`).
+// May throw (a string too long); imported with `catch`.
+export function assembleText(pieces, ops, literals) {
+  let text = "";
+  for (let i = 0; i < ops.length; i += ops[i] === 0 ? 2 : 3) {
+    const op = ops[i];
+    text += op === 0 ? pieces[ops[i + 1]] : op === 1 ? pieces[ops[i + 1]].slice(0, ops[i + 2]) : literals.slice(ops[i + 1], ops[i + 2]);
+  }
+  return text;
+}
+
+// What the extractive summarizer reads of messages[0..n), as JSON text:
+// [{ r: role, t: text, n: toolName, e: isError, c: [[tool, path or command], ...] }].
+// Texts are cut to their first 8,192 code units (the summarizer quotes far
+// less). May throw on hostile input; imported with `catch`.
+export function extractFacts(messages) {
+  const texts = (content) => {
+    if (typeof content === "string") return content;
+    if (!Array.isArray(content)) return "";
+    const parts = [];
+    for (const b of content) {
+      if (b && b.type === "text" && typeof b.text === "string") parts.push(b.text);
+    }
+    return parts.join("\n");
+  };
+  const out = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (typeof m !== "object" || m === null) continue;
+    const calls = [];
+    if (m.role === "assistant" && Array.isArray(m.content)) {
+      for (const b of m.content) {
+        if (!b || b.type !== "toolCall" || typeof b.name !== "string") continue;
+        const a = b.arguments && typeof b.arguments === "object" ? b.arguments : {};
+        const arg = typeof a.path === "string" ? a.path : typeof a.command === "string" ? a.command : "";
+        calls.push([b.name, arg.slice(0, 300)]);
+      }
+    }
+    out.push({
+      r: typeof m.role === "string" ? m.role : "",
+      t: texts(m.role === "bashExecution" ? m.output : m.content).slice(0, 8192),
+      n: typeof m.toolName === "string" ? m.toolName : m.role === "bashExecution" ? "bash" : null,
+      e: m.isError === true || (m.role === "bashExecution" && typeof m.exitCode === "number" && m.exitCode !== 0),
+      c: calls,
+    });
+  }
+  return JSON.stringify(out);
 }

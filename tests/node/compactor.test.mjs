@@ -1,0 +1,410 @@
+// The Compactor's compaction flow through the built package: prompts, the
+// summarizer contract, every failure leaving the caller's array untouched,
+// cancellation, hooks, fallback, chunking, events and re-entrancy.
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import {
+  Compactor,
+  convertToLlm,
+  prepareCompaction,
+  serializeConversation,
+  transformContext,
+} from "agent-compaction";
+
+const fixture = (name) =>
+  readFileSync(new URL(`../../../shared/fixtures/${name}`, import.meta.url), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === "message")
+    .map((e) => e.message);
+const large = fixture("pi-large-session.jsonl");
+
+const usage = (input, output = 10) => ({
+  input,
+  output,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: input + output,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+});
+
+let clock = 1_000;
+const user = (text) => ({ role: "user", content: text, timestamp: clock++ });
+const assistant = (text, inputTokens) => ({
+  role: "assistant",
+  content: [{ type: "text", text }],
+  api: "openai-completions",
+  provider: "local",
+  model: "m",
+  usage: usage(inputTokens),
+  stopReason: "stop",
+  timestamp: clock++,
+});
+
+/** A conversation of `turns` user/assistant pairs of ~`size` characters each. */
+function conversation(turns, size = 4000, label = "request") {
+  const out = [];
+  for (let i = 0; i < turns; i++) {
+    out.push(user(`${label} ${i}: ` + "u".repeat(size)));
+    out.push(assistant(`answer ${i}: ` + "a".repeat(size), (i + 1) * 2 * (size / 4)));
+  }
+  return out;
+}
+
+function recorder(answer = (req) => `## Goal\nsummary for ${req.kind}`) {
+  const requests = [];
+  const summarize = async (req) => {
+    requests.push(req);
+    return answer(req);
+  };
+  return { requests, summarize };
+}
+
+function snapshot(messages) {
+  return { length: messages.length, items: [...messages] };
+}
+
+function assertUntouched(messages, snap) {
+  assert.equal(messages.length, snap.length);
+  snap.items.forEach((m, i) => assert.equal(messages[i], m, `element ${i} replaced`));
+  assert.ok(!messages.some((m) => m.role === "compactionSummary" && !snap.items.includes(m)));
+}
+
+describe("compact: one summary inserted, nothing else changed", () => {
+  test("inserts exactly one compactionSummary at firstKeptIndex; same objects elsewhere; input untouched", async () => {
+    const messages = conversation(20);
+    const snap = snapshot(messages);
+    const { summarize } = recorder();
+    const c = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize });
+    const prep = prepareCompaction(messages, { keepRecentTokens: 10_000 });
+    const out = await c.compact(messages);
+    assertUntouched(messages, snap);
+    assert.equal(out.messages.length, messages.length + 1);
+    assert.equal(out.firstKeptIndex, prep.firstKeptIndex);
+    assert.equal(out.messages[out.firstKeptIndex], out.summary);
+    out.messages.forEach((m, i) => {
+      if (i < out.firstKeptIndex) assert.equal(m, messages[i]);
+      if (i > out.firstKeptIndex) assert.equal(m, messages[i - 1]);
+    });
+    assert.equal(out.summary.role, "compactionSummary");
+    assert.equal(out.summary.summary, "## Goal\nsummary for history");
+    assert.equal(out.summary.tokensBefore, prep.tokensBefore);
+    assert.equal(out.tokensBefore, prep.tokensBefore);
+    assert.deepEqual(out.summary.details, { readFiles: [], modifiedFiles: [] });
+    assert.ok(Math.abs(out.summary.timestamp - Date.now()) < 5000);
+    assert.ok(out.tokensAfter < out.tokensBefore);
+    assert.equal(transformContext(out.messages)[0], out.summary);
+    assert.equal(c.isCompacting, false);
+  });
+
+  test("the history request: system prompt, serialized conversation, maxTokens 0.8 × reserve, reason, custom focus", async () => {
+    const messages = conversation(20);
+    const rec = recorder();
+    const c = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize: rec.summarize });
+    await c.compact(messages, { customInstructions: "the parser bug" });
+    assert.equal(rec.requests.length, 1);
+    const [req] = rec.requests;
+    assert.equal(req.kind, "history");
+    assert.equal(req.reason, "manual");
+    assert.equal(req.maxTokens, Math.floor(0.8 * 8000));
+    assert.ok(req.signal instanceof AbortSignal);
+    assert.match(req.systemPrompt, /do not continue it/);
+    const prep = prepareCompaction(messages, { keepRecentTokens: 10_000 });
+    const text = serializeConversation(convertToLlm(prep.messagesToSummarize));
+    assert.ok(req.prompt.startsWith(`<conversation>\n${text}\n</conversation>\n\n`));
+    for (const heading of ["## Goal", "## Constraints & Preferences", "### Done", "### In Progress", "### Blocked", "## Key Decisions", "## Next Steps", "## Critical Context"]) {
+      assert.ok(req.prompt.includes(heading), heading);
+    }
+    assert.ok(!req.prompt.includes("<previous-summary>"));
+    assert.ok(req.prompt.endsWith("\n\nAdditional focus: the parser bug"));
+  });
+
+  test("a split turn sends a turn-prefix request (0.5 × reserve) alongside the history and merges both", async () => {
+    const rec = recorder();
+    const c = new Compactor({ contextWindow: 200_000, summarize: rec.summarize });
+    const prep = prepareCompaction(large, { keepRecentTokens: 20_000 });
+    assert.equal(prep.isSplitTurn, true);
+    const out = await c.compact(large);
+    const kinds = rec.requests.map((r) => r.kind).sort();
+    assert.deepEqual(kinds, ["history", "turnPrefix"]);
+    const prefix = rec.requests.find((r) => r.kind === "turnPrefix");
+    assert.equal(prefix.maxTokens, Math.floor(0.5 * 16384));
+    const prefixText = serializeConversation(convertToLlm(prep.turnPrefixMessages));
+    assert.ok(prefix.prompt.startsWith(`<conversation>\n${prefixText}\n</conversation>`));
+    assert.ok(out.summary.summary.startsWith("## Goal\nsummary for history\n\n---\n\n"));
+    assert.ok(out.summary.summary.endsWith("summary for turnPrefix"));
+    // The large session edits files: they are carried in details.
+    assert.ok(out.summary.details.modifiedFiles.length > 0);
+    assert.deepEqual(out.summary.details.modifiedFiles, [...out.summary.details.modifiedFiles].sort());
+  });
+
+  test("re-compaction folds the previous summary in and summarizes only what follows it", async () => {
+    const rec = recorder((req) => (req.prompt.includes("<previous-summary>") ? "SECOND" : "FIRST"));
+    const c = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize: rec.summarize });
+    const first = await c.compact(conversation(20));
+    const grown = [...first.messages, ...conversation(20, 4000, "later")];
+    const second = await c.compact(grown);
+    const req = rec.requests[1];
+    assert.ok(req.prompt.includes("<previous-summary>\nFIRST\n</previous-summary>"));
+    // Nothing from before the first summary is sent again.
+    assert.ok(!req.prompt.includes("request 0: "));
+    assert.equal(second.summary.summary, "SECOND");
+    assert.equal(second.messages.filter((m) => m.role === "compactionSummary").length, 2);
+    assert.ok(second.firstKeptIndex > first.firstKeptIndex);
+  });
+
+  test("usage is stored on the summary, summed over several requests", async () => {
+    const c = new Compactor({
+      contextWindow: 200_000,
+      summarize: async (req) => ({ text: "S " + req.kind, usage: usage(100, req.kind === "history" ? 7 : 3) }),
+    });
+    const out = await c.compact(large);
+    assert.equal(out.summary.usage.input, 200);
+    assert.equal(out.summary.usage.output, 10);
+  });
+
+  test("an over-long summary is cut at maxTokens × 4 characters with a marker", async () => {
+    const c = new Compactor({
+      contextWindow: 100_000,
+      settings: { reserveTokens: 1000, keepRecentTokens: 10_000 },
+      summarize: async () => "x".repeat(50_000),
+    });
+    const out = await c.compact(conversation(20));
+    assert.equal(out.summary.summary.length, 800 * 4);
+    assert.match(out.summary.summary, /\[Summary cut here: it was longer than its budget\.\]$/);
+  });
+
+  test("contextTokens and needsCompaction drop right after a compaction (stale usage ignored)", async () => {
+    const messages = conversation(20);
+    // The last answer reports 40,010 tokens: over 45,000 - 8,000.
+    const c = new Compactor({ contextWindow: 45_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize: async () => "short" });
+    assert.equal(c.needsCompaction(messages), true);
+    const before = c.contextTokens(messages);
+    const out = await c.compact(messages, { reason: "threshold" });
+    assert.equal(c.contextTokens(out.messages), out.tokensAfter);
+    assert.ok(out.tokensAfter < before / 2);
+    assert.equal(c.needsCompaction(out.messages), false);
+  });
+});
+
+describe("failure never loses anything", () => {
+  const failures = {
+    "throws": () => {
+      throw new Error("callback exploded");
+    },
+    "rejects": async () => {
+      throw new Error("provider said no");
+    },
+    "returns an empty string": async () => "   ",
+    "returns a number": async () => 42,
+    "returns { text } without a string": async () => ({ text: null }),
+  };
+  for (const [name, summarize] of Object.entries(failures)) {
+    test(`the summarizer ${name}: rejected, array untouched, compaction_end with the error, next call works`, async () => {
+      const messages = conversation(20);
+      const snap = snapshot(messages);
+      const events = [];
+      const c = new Compactor({
+        contextWindow: 100_000,
+        settings: { reserveTokens: 8000, keepRecentTokens: 10_000 },
+        summarize,
+        onEvent: (e) => events.push(e),
+      });
+      await assert.rejects(c.compact(messages), (e) => e instanceof Error && e.message.startsWith("Compaction failed: "));
+      assertUntouched(messages, snap);
+      assert.equal(c.isCompacting, false);
+      assert.deepEqual(events.map((e) => e.type), ["compaction_start", "compaction_end"]);
+      const end = events[1];
+      assert.equal(end.aborted, false);
+      assert.equal(end.result, undefined);
+      assert.match(end.errorMessage, /^Compaction failed: /);
+      // The next call works once the summarizer does.
+      const c2 = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize: async () => "ok" });
+      assert.equal((await c2.compact(messages)).summary.summary, "ok");
+    });
+  }
+
+  test("automatic reasons carry pi's prefixes", async () => {
+    for (const [reason, prefix] of [["threshold", "Auto-compaction failed: "], ["overflow", "Context overflow recovery failed: "]]) {
+      const events = [];
+      const c = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize: async () => "", onEvent: (e) => events.push(e) });
+      await assert.rejects(c.compact(conversation(20), { reason, willRetry: true }));
+      assert.ok(events[1].errorMessage.startsWith(prefix), events[1].errorMessage);
+      assert.equal(events[0].reason, reason);
+      assert.equal(events[1].willRetry, false);
+    }
+  });
+
+  test("a hung summarizer times out (summarizeTimeoutMs) and its signal is aborted", async () => {
+    let signal;
+    const c = new Compactor({
+      contextWindow: 100_000,
+      settings: { reserveTokens: 8000, keepRecentTokens: 10_000 },
+      summarizeTimeoutMs: 30,
+      summarize: (req) => {
+        signal = req.signal;
+        return new Promise(() => {});
+      },
+    });
+    await assert.rejects(c.compact(conversation(20)), /did not answer within 30 ms/);
+    assert.equal(signal.aborted, true);
+    assert.equal(c.isCompacting, false);
+  });
+
+  test("abort() and the caller's AbortSignal cancel: aborted, no fallback, nothing inserted", async () => {
+    const hang = ({ signal }) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+    for (const how of ["abort()", "signal"]) {
+      const events = [];
+      const messages = conversation(20);
+      const snap = snapshot(messages);
+      const c = new Compactor({
+        contextWindow: 100_000,
+        settings: { reserveTokens: 8000, keepRecentTokens: 10_000 },
+        summarize: hang,
+        fallback: "extractive",
+        onEvent: (e) => events.push(e),
+      });
+      const controller = new AbortController();
+      const running = c.compact(messages, { signal: controller.signal });
+      assert.equal(c.isCompacting, true);
+      setTimeout(() => (how === "abort()" ? c.abort() : controller.abort()), 10);
+      await assert.rejects(running, (e) => e.name === "AbortError");
+      assertUntouched(messages, snap);
+      assert.equal(c.isCompacting, false);
+      assert.equal(events.at(-1).aborted, true);
+      assert.equal(events.at(-1).errorMessage, undefined);
+    }
+  });
+
+  test("a late answer after abort() is not used", async () => {
+    let resolveLate;
+    const c = new Compactor({
+      contextWindow: 100_000,
+      settings: { reserveTokens: 8000, keepRecentTokens: 10_000 },
+      summarize: () => new Promise((r) => (resolveLate = r)),
+    });
+    const running = c.compact(conversation(20));
+    await new Promise((r) => setTimeout(r, 5));
+    c.abort();
+    resolveLate("too late");
+    await assert.rejects(running, (e) => e.name === "AbortError");
+  });
+
+  test("with fallback: \"extractive\", a failed summarizer yields an extractive summary and says so", async () => {
+    const c = new Compactor({ contextWindow: 200_000, summarize: async () => { throw new Error("503 from provider"); }, fallback: "extractive" });
+    const out = await c.compact(large);
+    assert.equal(out.summarizedBy, "extractive");
+    assert.match(out.fallbackReason, /503 from provider/);
+    assert.ok(out.summary.summary.includes("## Goal"));
+    for (const file of out.summary.details.modifiedFiles) assert.ok(out.summary.summary.includes(file), file);
+  });
+
+  test("without a summarizer the extractive summary is the default", async () => {
+    const out = await new Compactor({ contextWindow: 200_000 }).compact(large);
+    assert.equal(out.summarizedBy, "extractive");
+    assert.ok(out.summary.summary.length <= Math.floor(0.8 * 16384) * 4);
+    assert.ok(out.tokensAfter < out.tokensBefore);
+  });
+});
+
+describe("hooks, state and events", () => {
+  test("beforeCompact can cancel (aborted) or supply the summary (fromHook)", async () => {
+    const events = [];
+    const cancel = new Compactor({
+      contextWindow: 100_000,
+      settings: { reserveTokens: 8000, keepRecentTokens: 10_000 },
+      summarize: async () => assert.fail("not called"),
+      beforeCompact: async (event) => {
+        assert.equal(event.reason, "manual");
+        assert.ok(event.preparation.messagesToSummarize.length > 0);
+        assert.ok(event.signal instanceof AbortSignal);
+        return { cancel: true };
+      },
+      onEvent: (e) => events.push(e),
+    });
+    await assert.rejects(cancel.compact(conversation(20)));
+    assert.equal(events.at(-1).aborted, true);
+
+    const supply = new Compactor({
+      contextWindow: 100_000,
+      settings: { reserveTokens: 8000, keepRecentTokens: 10_000 },
+      summarize: async () => assert.fail("not called"),
+      beforeCompact: () => ({ summary: "from the app", details: { readFiles: ["a"], modifiedFiles: [] } }),
+    });
+    const out = await supply.compact(conversation(20));
+    assert.equal(out.summary.summary, "from the app");
+    assert.equal(out.summary.fromHook, true);
+    assert.deepEqual(out.summary.details, { readFiles: ["a"], modifiedFiles: [] });
+    assert.equal(out.summarizedBy, "hook");
+  });
+
+  test("a second compact while one runs is rejected, not queued and not run twice", async () => {
+    let calls = 0;
+    const c = new Compactor({
+      contextWindow: 100_000,
+      settings: { reserveTokens: 8000, keepRecentTokens: 10_000 },
+      summarize: () => {
+        calls++;
+        return new Promise((r) => setTimeout(() => r("S"), 20));
+      },
+    });
+    const messages = conversation(20);
+    const first = c.compact(messages);
+    await assert.rejects(c.compact(messages), /already running/);
+    await first;
+    assert.equal(calls, 1);
+  });
+
+  test("nothing to summarize: a clear error when manual, a no-op when automatic, no callback call", async () => {
+    const c = new Compactor({ contextWindow: 100_000, summarize: async () => assert.fail("not called") });
+    const small = conversation(2, 100);
+    await assert.rejects(c.compact(small), /Nothing to compact/);
+    assert.equal(await c.compact(small, { reason: "threshold" }), undefined);
+    const ended = [...small, { role: "compactionSummary", summary: "s", tokensBefore: 1, timestamp: clock++ }];
+    await assert.rejects(c.compact(ended), /Already compacted/);
+  });
+
+  test("event handlers may call back into the compactor (no re-entrancy error)", async () => {
+    const seen = [];
+    const messages = conversation(20);
+    let c;
+    c = new Compactor({
+      contextWindow: 100_000,
+      settings: { reserveTokens: 8000, keepRecentTokens: 10_000 },
+      summarize: async () => {
+        seen.push(["in summarize", c.isCompacting, c.contextTokens(messages) > 0]);
+        return "S";
+      },
+      onEvent: (e) => seen.push([e.type, c.isCompacting, c.needsCompaction(messages)]),
+    });
+    await c.compact(messages);
+    assert.deepEqual(seen.map((s) => s[0]), ["compaction_start", "in summarize", "compaction_end"]);
+    assert.equal(seen[0][1], true);
+    assert.equal(seen[1][1], true);
+    assert.equal(seen[1][2], true);
+  });
+
+  test("compaction_end carries the result compact resolves to", async () => {
+    const events = [];
+    const c = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize: async () => "S", onEvent: (e) => events.push(e) });
+    const out = await c.compact(conversation(20), { reason: "threshold" });
+    const end = events.at(-1);
+    assert.equal(end.type, "compaction_end");
+    assert.equal(end.reason, "threshold");
+    assert.equal(end.result, out);
+    assert.equal(end.aborted, false);
+    assert.equal(end.willRetry, false);
+  });
+
+  test("a summarizer window smaller than the history: chunks folded in with the update prompt", async () => {
+    const rec = recorder((req) => `S${rec.requests.length}`);
+    const c = new Compactor({ contextWindow: 200_000, summarizerContextWindow: 40_000, summarize: rec.summarize });
+    await c.compact(large);
+    const history = rec.requests.filter((r) => r.kind === "history");
+    assert.ok(history.length > 1, `${history.length} chunks`);
+    for (const r of history) assert.ok(r.prompt.length < 40_000 * 4, `prompt of ${r.prompt.length} chars`);
+    history.slice(1).forEach((r) => assert.match(r.prompt, /<previous-summary>\nS\d+\n<\/previous-summary>/));
+  });
+});
