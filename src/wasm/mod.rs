@@ -18,3 +18,4 @@ pub mod serialization;
 pub mod session_files;
 pub mod settings_input;
 pub mod types;
+pub mod undo;

@@ -408,3 +408,24 @@ describe("hooks, state and events", () => {
     history.slice(1).forEach((r) => assert.match(r.prompt, /<previous-summary>\nS\d+\n<\/previous-summary>/));
   });
 });
+
+describe("removeLastCompaction", () => {
+  test("undo: the array without its last summary, same objects otherwise; the input itself when there is none", async () => {
+    const { removeLastCompaction } = await import("agent-compaction");
+    const messages = conversation(20);
+    const c = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize: async () => "S" });
+    const out = await c.compact(messages);
+    const undone = removeLastCompaction(out.messages);
+    assert.equal(undone.length, messages.length);
+    undone.forEach((m, i) => assert.equal(m, messages[i]));
+    assert.equal(removeLastCompaction(messages), messages);
+    // Two summaries: only the last goes.
+    const twice = [...out.messages.slice(0, 2), { role: "compactionSummary", summary: "old", tokensBefore: 1, timestamp: 1 }, ...out.messages.slice(2)];
+    const once = removeLastCompaction(twice);
+    assert.equal(once.filter((m) => m.role === "compactionSummary").length, 1);
+    assert.equal(once.find((m) => m.role === "compactionSummary").summary, "old");
+    assert.throws(() => removeLastCompaction([{ role: "compactionSummary" }]), (e) => e instanceof TypeError && /messages\[0\]\.summary/.test(e.message));
+    // The compactor follows an undo back (its numbers go up again).
+    assert.equal(c.contextTokens(undone), c.contextTokens(messages));
+  });
+});
