@@ -10,6 +10,7 @@
 
 use super::estimate::MessageFacts;
 use super::role::Role;
+use std::convert::Infallible;
 
 /// The session entry a message of the flat array stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +68,22 @@ pub fn find_cut_point(
     end: usize,
     keep_recent_tokens: f64,
 ) -> CutPoint {
+    let Ok(cut) = find_cut_point_with(facts, start, end, keep_recent_tokens, &mut |i| {
+        Ok::<u64, Infallible>(u64::from(facts[i].tokens))
+    });
+    cut
+}
+
+/// [`find_cut_point`] with the estimates supplied by `tokens(index)`, asked
+/// only for the messages the backward walk reaches (newest first), so that
+/// a caller can measure them lazily.
+pub fn find_cut_point_with<E>(
+    facts: &[MessageFacts],
+    start: usize,
+    end: usize,
+    keep_recent_tokens: f64,
+    tokens: &mut impl FnMut(usize) -> Result<u64, E>,
+) -> Result<CutPoint, E> {
     let end = end.min(facts.len());
     let start = start.min(end);
     let kind = |i: usize| entry(facts[i].role);
@@ -74,11 +91,11 @@ pub fn find_cut_point(
         .filter(|&i| is_valid_cut_point(kind(i)))
         .collect();
     let Some(&first_cut_point) = cut_points.first() else {
-        return CutPoint {
+        return Ok(CutPoint {
             first_kept_index: start,
             turn_start_index: None,
             is_split_turn: false,
-        };
+        });
     };
 
     let mut cut = first_cut_point;
@@ -87,7 +104,7 @@ pub fn find_cut_point(
         if !matches!(kind(i), Entry::Message(_)) {
             continue;
         }
-        accumulated += u64::from(facts[i].tokens);
+        accumulated += tokens(i)?;
         if accumulated as f64 >= keep_recent_tokens {
             // The closest cut point at or after this message; when there is
             // none (only tool results follow), pi keeps its default.
@@ -112,11 +129,11 @@ pub fn find_cut_point(
     } else {
         (start..=cut).rev().find(|&i| starts_a_turn(kind(i)))
     };
-    CutPoint {
+    Ok(CutPoint {
         first_kept_index: cut,
         turn_start_index,
         is_split_turn: !is_user && turn_start_index.is_some(),
-    }
+    })
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

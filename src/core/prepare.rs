@@ -2,10 +2,11 @@
 //! array, as index ranges (the boundary turns them into the caller's own
 //! message objects and gathers file operations from them).
 
-use super::context_tokens::estimate_context_tokens;
-use super::cut_point::{find_cut_point, CutPoint};
+use super::context_tokens::estimate_from_end;
+use super::cut_point::{find_cut_point_with, CutPoint};
 use super::estimate::MessageFacts;
 use super::role::Role;
+use std::convert::Infallible;
 use std::ops::Range;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -29,8 +30,26 @@ pub struct Preparation {
 /// previous summary, and — a deliberate difference — when there is nothing
 /// to summarize (pi returns a preparation with empty lists there).
 pub fn prepare_compaction(facts: &[MessageFacts], keep_recent_tokens: f64) -> Option<Preparation> {
-    if facts.last()?.role == Role::CompactionSummary {
-        return None;
+    let Ok(p) = prepare_compaction_with(facts, keep_recent_tokens, &mut |i| {
+        Ok::<u64, Infallible>(u64::from(facts[i].tokens))
+    });
+    p
+}
+
+/// [`prepare_compaction`] with the estimates supplied by `tokens(index)`,
+/// asked only for the messages whose estimate counts (after the last usage,
+/// and along the cut point's backward walk), so that a caller that gathered
+/// the messages lazily measures only those.
+pub fn prepare_compaction_with<E>(
+    facts: &[MessageFacts],
+    keep_recent_tokens: f64,
+    tokens: &mut impl FnMut(usize) -> Result<u64, E>,
+) -> Result<Option<Preparation>, E> {
+    let Some(last) = facts.last() else {
+        return Ok(None);
+    };
+    if last.role == Role::CompactionSummary {
+        return Ok(None);
     }
     let previous_summary_index = facts
         .iter()
@@ -38,11 +57,24 @@ pub fn prepare_compaction(facts: &[MessageFacts], keep_recent_tokens: f64) -> Op
     // The previous kept boundary: right after the previous summary, never before.
     let boundary_start = previous_summary_index.map_or(0, |i| i + 1);
     let context_start = previous_summary_index.unwrap_or(0);
-    let tokens_before = estimate_context_tokens(&facts[context_start..]).tokens;
+    let newest_first = (context_start..facts.len()).rev().map(|i| {
+        let mut f = facts[i];
+        if f.usage().is_none() {
+            f.set_tokens(tokens(i)?);
+        }
+        Ok((i, f))
+    });
+    let tokens_before = estimate_from_end(newest_first, None)?.tokens;
 
-    let cut = find_cut_point(facts, boundary_start, facts.len(), keep_recent_tokens);
+    let cut = find_cut_point_with(
+        facts,
+        boundary_start,
+        facts.len(),
+        keep_recent_tokens,
+        tokens,
+    )?;
     if cut.first_kept_index >= facts.len() {
-        return None;
+        return Ok(None);
     }
     let (history_end, turn_prefix) = match (cut.is_split_turn, cut.turn_start_index) {
         (true, Some(turn_start)) => (turn_start, turn_start..cut.first_kept_index),
@@ -53,9 +85,9 @@ pub fn prepare_compaction(facts: &[MessageFacts], keep_recent_tokens: f64) -> Op
     };
     let history = boundary_start..history_end.max(boundary_start);
     if history.is_empty() && turn_prefix.is_empty() {
-        return None;
+        return Ok(None);
     }
-    Some(Preparation {
+    Ok(Some(Preparation {
         first_kept_index: cut.first_kept_index,
         history,
         turn_prefix,
@@ -63,7 +95,7 @@ pub fn prepare_compaction(facts: &[MessageFacts], keep_recent_tokens: f64) -> Op
         tokens_before,
         previous_summary_index,
         cut,
-    })
+    }))
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

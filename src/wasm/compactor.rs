@@ -15,7 +15,7 @@ use super::estimates::context_tokens_object;
 use super::flat_array::convert_message;
 use super::js_values::object;
 use super::message_access::{get, message_at, messages_array, role_at, JsArray};
-use super::message_facts::{gather, gather_lazy};
+use super::message_facts::{gather, gather_lazy, EstimateChunks};
 use super::preparation::prepare;
 use super::settings_input::{model_from_js, resolve_from_js, settings_object, ModelInfo};
 use crate::core::context_index::ContextIndex;
@@ -188,10 +188,11 @@ impl Tracked {
 
     fn sync_array(&mut self, array: &JsArray) -> Result<(), InputError> {
         let context_start = self.index.context_start() as u32;
-        let fill = |i: usize| estimate_of(array, i);
+        let mut chunks = EstimateChunks::new(array);
+        let mut fill = |i: usize| chunks.get(i);
         let from = match sync(&self.known, array, context_start)? {
             Sync::NewFrom(from) => {
-                self.index.truncate(from, fill)?;
+                self.index.truncate(from, &mut fill)?;
                 from
             }
             Sync::Inserted { at, from } => {
@@ -202,16 +203,17 @@ impl Tracked {
                         reason: "it could not be read".into(),
                     }
                 })?;
-                self.index.insert(at, f, fill)?;
+                self.index.insert(at, f, &mut fill)?;
                 from
             }
             Sync::Removed { at, from } => {
-                self.index.remove(at, fill)?;
+                self.index.remove(at, &mut fill)?;
                 from
             }
         };
         for raw in gather_lazy(array, from as u32, array.len())? {
-            self.index.push_with(MessageFacts::from_raw(&raw), fill)?;
+            self.index
+                .push_with(MessageFacts::from_raw(&raw), &mut fill)?;
         }
         Ok(())
     }
@@ -221,17 +223,11 @@ impl Tracked {
     pub fn fill_context(&mut self, array: &JsArray) -> Result<(), InputError> {
         let start = self.index.context_start();
         let len = self.index.len();
-        self.index
-            .fill_pending(start..len, |i| estimate_of(array, i))
+        {
+            let mut chunks = EstimateChunks::new(array);
+            self.index.fill_pending(start..len, |i| chunks.get(i))
+        }
     }
-}
-
-/// pi's estimate of `messages[i]`, measured in full.
-fn estimate_of(array: &JsArray, i: usize) -> Result<u64, InputError> {
-    let raw = gather(array, i as u32, i as u32 + 1)?;
-    Ok(raw
-        .first()
-        .map_or(0, crate::core::estimate::estimate_tokens))
 }
 
 /// How `messages` differs from the compactor's copy (see `syncKnown`).

@@ -144,3 +144,45 @@ fn problem_error(messages: &JsArray, index: usize, problem: u8, block: f64) -> I
 pub fn role_of(f: &RawFacts) -> Role {
     f.role.unwrap_or(Role::Other)
 }
+
+/// Estimates measured in full on demand, a chunk of up to 32 messages at a
+/// time in the direction of the walk (backward for the context totals and
+/// the cut point, forward when filling a range): a walk crosses the boundary
+/// once per chunk, not per message.
+pub struct EstimateChunks<'a> {
+    messages: &'a JsArray,
+    start: usize,
+    tokens: Vec<u64>,
+    last: Option<usize>,
+}
+
+impl<'a> EstimateChunks<'a> {
+    pub fn new(messages: &'a JsArray) -> Self {
+        EstimateChunks {
+            messages,
+            start: 0,
+            tokens: Vec::new(),
+            last: None,
+        }
+    }
+
+    /// pi's estimate of `messages[index]`.
+    pub fn get(&mut self, index: usize) -> Result<u64, InputError> {
+        let forward = self.last.is_some_and(|last| index > last);
+        self.last = Some(index);
+        if index < self.start || index >= self.start + self.tokens.len() {
+            let len = self.messages.len() as usize;
+            let (start, end) = if forward {
+                (index, (index + 32).min(len).max(index + 1))
+            } else {
+                (index.saturating_sub(31), index + 1)
+            };
+            self.tokens = gather(self.messages, start as u32, end as u32)?
+                .iter()
+                .map(crate::core::estimate::estimate_tokens)
+                .collect();
+            self.start = start;
+        }
+        Ok(self.tokens.get(index - self.start).copied().unwrap_or(0))
+    }
+}

@@ -1,19 +1,18 @@
 //! pi-compatible `findCutPoint` and `prepareCompaction` on the flat array.
 
 use super::errors::thrown_message;
-use super::estimates::all_facts;
 use super::js_strings::{to_js_str, to_js_string};
 use super::js_values::{expect_object, index_argument, number, object};
 use super::message_access::{
     get, message_at, messages_array, string_field, summary_files, JsArray,
 };
-use super::message_facts::gather;
+use super::message_facts::{gather, gather_lazy, EstimateChunks};
 use crate::core::cut_point::find_cut_point as core_find_cut_point;
 use crate::core::error::{FieldPath, InputError};
 use crate::core::estimate::MessageFacts;
 use crate::core::file_ops::FileOps;
 use crate::core::js_string::JsStr;
-use crate::core::prepare::prepare_compaction as core_prepare;
+use crate::core::prepare::prepare_compaction_with;
 use js_sys::{Array, JsString};
 use std::ops::Range;
 use wasm_bindgen::prelude::*;
@@ -219,7 +218,16 @@ pub fn prepare(
     facts: &[MessageFacts],
     keep_recent_tokens: f64,
 ) -> Result<Option<Prepared>, InputError> {
-    let Some(plan) = core_prepare(facts, keep_recent_tokens) else {
+    // Estimates the facts lack (gathered lazily) are measured when asked
+    // for, newest first, a chunk at a time.
+    let mut chunks = EstimateChunks::new(array);
+    let mut tokens = |i: usize| -> Result<u64, InputError> {
+        match facts.get(i) {
+            Some(f) if !f.tokens_pending => Ok(u64::from(f.tokens)),
+            _ => chunks.get(i),
+        }
+    };
+    let Some(plan) = prepare_compaction_with(facts, keep_recent_tokens, &mut tokens)? else {
         return Ok(None);
     };
     let previous = match plan.previous_summary_index {
@@ -249,7 +257,10 @@ pub fn prepare(
 pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
     let array = messages_array(&messages)?;
     let keep = keep_recent_setting(&settings)?;
-    let facts = all_facts(&array)?;
+    let facts: Vec<MessageFacts> = gather_lazy(&array, 0, array.len())?
+        .iter()
+        .map(MessageFacts::from_raw)
+        .collect();
     Ok(match prepare(&array, &facts, keep)? {
         Some(p) => p.to_js(settings),
         None => JsValue::UNDEFINED,
