@@ -80,6 +80,54 @@ stays in the context; summarize the beginning so that the end can be understood:
 - [What is needed to follow the kept, more recent work]\n\n\
 Be brief.";
 
+const BRANCH_INSTRUCTIONS: &str = "The conversation in <conversation> above is a branch the \
+user explored and then left. Summarize it so that its results are not lost when the \
+conversation continues elsewhere.\n\n\
+Answer in exactly this format:\n\n\
+## Goal\n\
+[What the user tried to achieve in this branch]\n\n\
+## Constraints & Preferences\n\
+- [Requirements and preferences stated, or \"(none)\"]\n\n\
+## Progress\n\
+### Done\n\
+- [x] [Finished work, changes made]\n\n\
+### In Progress\n\
+- [ ] [Work started but not finished]\n\n\
+### Blocked\n\
+- [Problems met, if any]\n\n\
+## Key Decisions\n\
+- **[Decision]**: [Why, in a few words]\n\n\
+## Next Steps\n\
+1. [What would continue this work]";
+
+/// `maxTokens` of a branch summary request (pi asks for 2048).
+pub const BRANCH_MAX_TOKENS: u64 = 2048;
+
+/// The branch prompt: custom instructions are added as a focus, or replace
+/// the instructions entirely when `replace` is set (pi's
+/// `replaceInstructions`).
+pub fn branch_prompt<S: TextSink>(
+    out: &mut S,
+    conversation_text: &S::Text,
+    custom_instructions: Option<&S::Text>,
+    replace: bool,
+) {
+    conversation(out, conversation_text);
+    match (custom_instructions, replace) {
+        (Some(custom), true) => out.text(custom),
+        (Some(custom), false) => {
+            out.literal(BRANCH_INSTRUCTIONS);
+            out.literal(CLOSING);
+            out.literal("\n\nAdditional focus: ");
+            out.text(custom);
+        }
+        (None, _) => {
+            out.literal(BRANCH_INSTRUCTIONS);
+            out.literal(CLOSING);
+        }
+    }
+}
+
 /// The separator between a split turn's history summary and its prefix summary.
 pub const SPLIT_TURN_SEPARATOR: &str = "\n\n---\n\n**Start of the current turn (summarized):**\n\n";
 
@@ -221,6 +269,23 @@ mod tests {
     fn the_system_prompt_forbids_continuing() {
         assert!(SYSTEM_PROMPT.contains("do not continue it"));
         assert!(SYSTEM_PROMPT.contains("do not answer"));
+    }
+
+    #[test]
+    fn branch_prompt_focus_or_replacement() {
+        let mut s = String::new();
+        branch_prompt(&mut s, "[User]: try b", None, false);
+        assert!(s.starts_with("<conversation>\n[User]: try b\n</conversation>\n\n"));
+        assert!(s.contains("## Next Steps") && !s.contains("## Critical Context"));
+        let mut s = String::new();
+        branch_prompt(&mut s, "c", Some("the API"), false);
+        assert!(s.ends_with("\n\nAdditional focus: the API"));
+        let mut s = String::new();
+        branch_prompt(&mut s, "c", Some("Just list the files."), true);
+        assert_eq!(
+            s,
+            "<conversation>\nc\n</conversation>\n\nJust list the files."
+        );
     }
 
     #[test]
