@@ -134,13 +134,13 @@ fn aborted(controller: &JsValue) -> bool {
 }
 
 /// One summarizer text and its usage.
-struct Answer {
-    text: JsString,
-    usage: Option<JsValue>,
+pub struct Answer {
+    pub text: JsString,
+    pub usage: Option<JsValue>,
 }
 
 /// A summarizer call under way: the promise already runs.
-struct Pending {
+pub struct Pending {
     promise: Promise,
     max_tokens: u64,
 }
@@ -152,35 +152,58 @@ fn start(job: &Job, kind: SummaryKind, prompt: JsString) -> Result<Pending, Fail
         return Err(Failure::failed("no summarizer"));
     };
     let max = max_tokens(kind, job.settings.reserve_tokens);
+    start_call(
+        summarize,
+        job.timeout_ms,
+        &job.controller,
+        job.reason.name(),
+        kind,
+        prompt,
+        max,
+    )
+}
+
+/// One request to `summarize`, under `controller` and `timeout_ms`.
+pub fn start_call(
+    summarize: &Function,
+    timeout_ms: f64,
+    controller: &JsValue,
+    reason: &str,
+    kind: SummaryKind,
+    prompt: JsString,
+    max: u64,
+) -> Result<Pending, Failure> {
     let request = object(&[
         ("kind", kind.name().into()),
         ("systemPrompt", SYSTEM_PROMPT.into()),
         ("prompt", prompt.into()),
         ("maxTokens", (max as f64).into()),
-        ("signal", signal_of(&job.controller)),
-        ("reason", job.reason.name().into()),
+        ("signal", signal_of(controller)),
+        ("reason", reason.into()),
     ]);
     let returned = summarize
         .call1(&JsValue::UNDEFINED, &request)
         .map_err(Failure::Failed)?;
     Ok(Pending {
-        promise: settle_within(&returned, job.timeout_ms, &job.controller),
+        promise: settle_within(&returned, timeout_ms, controller),
         max_tokens: max,
     })
 }
 
-/// Waits for a call and checks what it returned.
 async fn finish(job: &Job, pending: Pending) -> Result<Answer, Failure> {
+    finish_call(&job.controller, pending).await
+}
+
+/// Waits for a call and checks what it returned.
+pub async fn finish_call(controller: &JsValue, pending: Pending) -> Result<Answer, Failure> {
     let value = match JsFuture::from(pending.promise).await {
         Ok(v) => v,
         Err(e) if is_timeout(&e) => return Err(Failure::Failed(e)),
-        Err(e) if aborted(&job.controller) || is_abort_error(&e) => {
-            return Err(Failure::Aborted(e))
-        }
+        Err(e) if aborted(controller) || is_abort_error(&e) => return Err(Failure::Aborted(e)),
         Err(e) => return Err(Failure::Failed(e)),
     };
     // A late answer after an abort is not used.
-    if aborted(&job.controller) {
+    if aborted(controller) {
         return Err(Failure::Aborted(js_sys::Error::new("aborted").into()));
     }
     let (text, usage) = match value.dyn_ref::<JsString>() {
@@ -448,6 +471,10 @@ export interface CompactionResult<M extends AnyMessage = AgentMessage> {
   tokensAfter: number;
   /** Where the summary was inserted; the kept messages follow it. */
   firstKeptIndex: number;
+  /** Who wrote the summary. */
+  summarizedBy: "summarizer" | "extractive" | "hook";
+  /** Why the extractive fallback was used, when it was. */
+  fallbackReason?: string;
 }
 export interface CompactOptions {
   reason?: CompactionReason;
@@ -476,7 +503,26 @@ export type BeforeCompactResult =
 pub fn extractive_fallback(job: &Job) -> Result<JsString, Failure> {
     let p = &job.prepared;
     let all = p.messages_to_summarize.concat(&p.turn_prefix_messages);
-    let text = extract_facts(&all).map_err(Failure::Failed)?;
+    let max_chars =
+        (max_tokens(SummaryKind::History, job.settings.reserve_tokens) as usize).saturating_mul(4);
+    extractive_of(
+        &all,
+        &p.file_ops,
+        p.previous_summary.as_ref(),
+        job.custom_instructions.as_ref(),
+        max_chars,
+    )
+}
+
+/// The extractive summary of `messages` within `max_chars`.
+pub fn extractive_of(
+    messages: &Array,
+    file_ops: &crate::core::file_ops::FileOps,
+    previous_summary: Option<&JsString>,
+    custom_instructions: Option<&JsString>,
+    max_chars: usize,
+) -> Result<JsString, Failure> {
+    let text = extract_facts(messages).map_err(Failure::Failed)?;
     let text = String::from(text);
     let items = match crate::core::json::parse(&text) {
         Ok(crate::core::json::Json::Array(items)) => items,
@@ -509,13 +555,11 @@ pub fn extractive_fallback(job: &Job) -> Result<JsString, Failure> {
             is_error: m.get("e").and_then(|e| e.as_bool()).unwrap_or(false),
         })
         .collect();
-    let (read, modified) = p.file_ops.file_lists();
+    let (read, modified) = file_ops.file_lists();
     let read: Vec<String> = read.iter().map(|f| f.to_string_lossy()).collect();
     let modified: Vec<String> = modified.iter().map(|f| f.to_string_lossy()).collect();
-    let previous = p.previous_summary.as_ref().map(String::from);
-    let custom = job.custom_instructions.as_ref().map(String::from);
-    let max_chars =
-        (max_tokens(SummaryKind::History, job.settings.reserve_tokens) as usize).saturating_mul(4);
+    let previous = previous_summary.map(String::from);
+    let custom = custom_instructions.map(String::from);
     let summary = extractive_summary(&ExtractInput {
         messages: &messages,
         previous_summary: previous.as_deref(),

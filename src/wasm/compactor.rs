@@ -43,8 +43,19 @@ export interface ModelLike {
   id: string;
   contextWindow?: number;
 }
-/** What the compactor reports. */
+/** What the compactor reports (pi 0.73's compaction event names). */
 export type CompactorEvent =
+  | { type: "compaction_start"; reason: CompactionReason }
+  | {
+      type: "compaction_end";
+      reason: CompactionReason;
+      /** What `compact` resolved to; undefined when it failed, was cancelled or had nothing to do. */
+      result: CompactionResult | undefined;
+      aborted: boolean;
+      willRetry: boolean;
+      /** Prefixed "Compaction failed: ", "Auto-compaction failed: " or "Context overflow recovery failed: ". */
+      errorMessage?: string;
+    }
   | { type: "hook_error"; hook: "transformContext" | "convertToLlm"; error: Error };
 export interface CompactorOptions {
   /** The model's context window in tokens (default: `model.contextWindow`). */
@@ -52,6 +63,16 @@ export interface CompactorOptions {
   /** A `"provider/modelId"` key (for `settings.modelOverrides`) or a pi-ai Model. */
   model?: string | ModelLike;
   settings?: CompactionSettingsInput;
+  /** The app's summarizer (its own fetch); without it, the extractive summary is used. */
+  summarize?: Summarizer;
+  /** The summarizer's own window in tokens: bigger histories are summarized in chunks. */
+  summarizerContextWindow?: number;
+  /** A summarizer that has not answered after this long failed (default 120,000). */
+  summarizeTimeoutMs?: number;
+  /** On a failed summarizer: "extractive" (default when there is no `summarize`) or "none". */
+  fallback?: "extractive" | "none";
+  /** Called before summarizing: cancel, or supply the summary yourself. */
+  beforeCompact?: (event: BeforeCompactEvent) => BeforeCompactResult | Promise<BeforeCompactResult>;
   onEvent?: (event: CompactorEvent) => void;
 }
 /** The hooks pi-agent-core's `Agent` takes: `new Agent({ ...compactor.agentHooks() })`. */
@@ -75,8 +96,26 @@ export class Compactor {
   contextTokenEstimate(messages: readonly AnyMessage[]): ContextTokenEstimate;
   /** `enabled && contextTokens > contextWindow - reserveTokens`. */
   needsCompaction(messages: readonly AnyMessage[]): boolean;
+  /** True between `compaction_start` and `compaction_end`. */
+  readonly isCompacting: boolean;
+  /** Cancels the running compaction: it ends with `aborted: true` and changes nothing. */
+  abort(): void;
+  /**
+   * Summarizes the older part of `messages` and resolves to a new array with
+   * one `compactionSummary` inserted; rejects (changing nothing) when the
+   * summarizer fails without fallback, on abort, or when there is nothing
+   * to summarize. Automatic reasons resolve to `undefined` instead.
+   */
+  compact<M extends AnyMessage>(messages: readonly M[], options?: CompactOptions & { reason?: "manual" }): Promise<CompactionResult<M>>;
+  compact<M extends AnyMessage>(messages: readonly M[], options: CompactOptions): Promise<CompactionResult<M> | undefined>;
   /** `{ transformContext, convertToLlm }` for pi-agent-core's `Agent`. Never reject. */
   agentHooks(): AgentHooks;
+  /**
+   * A `branchSummary` message for messages the conversation leaves behind,
+   * as pi summarizes a branch: newest first within `contextWindow -
+   * reserveTokens`, tool results skipped, file lists carried.
+   */
+  summarizeBranch(abandoned: readonly AnyMessage[], options?: SummarizeBranchOptions): Promise<BranchSummaryMessage>;
   /** Switch model (and window) for later checks. */
   setModel(model: string | ModelLike, contextWindow?: number): void;
 }
@@ -523,6 +562,26 @@ impl Compactor {
             }
             Err(e) => Promise::reject(&e),
         }
+    }
+
+    /// A `branchSummary` message for messages the conversation leaves
+    /// (pi's branch summary: newest first within contextWindow −
+    /// reserveTokens, tool results skipped, file lists carried).
+    #[wasm_bindgen(js_name = summarizeBranch)]
+    pub fn summarize_branch(&self, messages: JsValue, options: JsValue) -> Promise {
+        let job = match self.state.try_borrow() {
+            Ok(s) => super::branch_summary::BranchJob {
+                summarize: s.summarize.clone(),
+                fallback_extractive: s.fallback_extractive,
+                timeout_ms: s.timeout_ms,
+                budget_tokens: (s.context_window - s.settings.reserve_tokens as f64).max(1.0)
+                    as u64,
+            },
+            Err(_) => return Promise::reject(&busy()),
+        };
+        wasm_bindgen_futures::future_to_promise(super::branch_summary::summarize_branch(
+            job, messages, options,
+        ))
     }
 
     /// The same hooks object on every call.

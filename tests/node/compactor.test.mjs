@@ -429,3 +429,43 @@ describe("removeLastCompaction", () => {
     assert.equal(c.contextTokens(undone), c.contextTokens(messages));
   });
 });
+
+const piBranch = await import(new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/compaction/branch-summarization.js", import.meta.url));
+const piUtils = await import(new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/compaction/utils.js", import.meta.url));
+const piMessages = await import(new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/messages.js", import.meta.url));
+
+describe("summarizeBranch", () => {
+  const entries = (msgs) => msgs.map((message, i) => ({ type: "message", id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: new Date(message.timestamp).toISOString(), message }));
+
+  test("selects what pi selects (newest first within contextWindow - reserveTokens, no tool results) and carries the file lists", async () => {
+    const requests = [];
+    const c = new Compactor({ contextWindow: 60_000, settings: { reserveTokens: 16_384, keepRecentTokens: 20_000 }, summarize: async (req) => (requests.push(req), { text: "## Goal\nbranch", usage: usage(5) }) });
+    const branch = await c.summarizeBranch(large, { fromId: "leaf-7", customInstructions: "the theme work" });
+    const pi = piBranch.prepareBranchEntries(entries(large), 60_000 - 16_384);
+    const expectedText = piUtils.serializeConversation(piMessages.convertToLlm(pi.messages));
+    assert.equal(requests.length, 1);
+    assert.equal(requests[0].kind, "branch");
+    assert.equal(requests[0].maxTokens, 2048);
+    assert.ok(requests[0].prompt.startsWith(`<conversation>\n${expectedText}\n</conversation>\n\n`));
+    assert.ok(requests[0].prompt.endsWith("\n\nAdditional focus: the theme work"));
+    const lists = piUtils.computeFileLists(pi.fileOps);
+    assert.deepEqual(branch.details, { readFiles: lists.readFiles, modifiedFiles: lists.modifiedFiles });
+    assert.equal(branch.role, "branchSummary");
+    assert.equal(branch.summary, "## Goal\nbranch");
+    assert.equal(branch.fromId, "leaf-7");
+    assert.equal(branch.usage.input, 5);
+  });
+
+  test("replaceInstructions replaces the instructions; no summarizer gives an extractive summary; failures reject", async () => {
+    const requests = [];
+    const c = new Compactor({ contextWindow: 200_000, summarize: async (req) => (requests.push(req), "B") });
+    await c.summarizeBranch(conversation(3, 100), { customInstructions: "Only list files.", replaceInstructions: true });
+    assert.ok(requests[0].prompt.endsWith("</conversation>\n\nOnly list files."));
+    const offline = await new Compactor({ contextWindow: 200_000 }).summarizeBranch(large);
+    assert.ok(offline.summary.includes("## Goal"));
+    assert.ok(offline.summary.length <= 2048 * 4);
+    const failing = new Compactor({ contextWindow: 200_000, summarize: async () => "", fallback: "none" });
+    await assert.rejects(failing.summarizeBranch(large), /^Error: Branch summary failed: /);
+    await assert.rejects(c.summarizeBranch([]), /Nothing to summarize/);
+  });
+});

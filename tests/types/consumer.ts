@@ -84,3 +84,27 @@ const bytes: BufferSource = new Uint8Array();
 void (() => initSync({ module: bytes }));
 
 void [onlyUsers, llm, dividers, noteContext, broken];
+
+// The Compactor's compaction API.
+import { Compactor, openAiSummarizer, type CompactionResult, type BranchSummaryMessage, type CompactorEvent } from "agent-compaction";
+const compactor = new Compactor({
+  contextWindow: 200_000,
+  summarize: openAiSummarizer({ baseUrl: "/proxy/v1", model: "m" }),
+  fallback: "extractive",
+  beforeCompact: (event) => (event.reason === "overflow" ? { cancel: true } : undefined),
+  onEvent: (event: CompactorEvent) => {
+    if (event.type === "compaction_end" && event.errorMessage) console.warn(event.errorMessage);
+  },
+});
+async function useCompactor(): Promise<void> {
+  const manual: CompactionResult = await compactor.compact(messages, { customInstructions: "x" });
+  const kept: number = manual.firstKeptIndex;
+  const auto: CompactionResult | undefined = await compactor.compact(messages, { reason: "threshold" });
+  const branch: BranchSummaryMessage = await compactor.summarizeBranch(messages, { fromId: "e1" });
+  const busy: boolean = compactor.isCompacting;
+  compactor.abort();
+  // @ts-expect-error an automatic compaction may resolve to undefined
+  const notGuaranteed: CompactionResult = await compactor.compact(messages, { reason: "overflow" });
+  void [kept, auto, branch, busy, notGuaranteed];
+}
+void useCompactor;
