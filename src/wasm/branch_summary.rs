@@ -3,7 +3,8 @@
 //! within the budget, tool results skipped, file lists carried).
 
 use super::compaction::{
-    extractive_of, finish_call, link_abort, new_abort_controller, start_call, Failure,
+    check_not_aborted, extractive_of, finish_call, link_abort, new_abort_controller, start_call,
+    Failure,
 };
 use super::flat_array::convert_to_llm;
 use super::js_strings::to_js_str;
@@ -198,7 +199,8 @@ pub async fn summarize_branch(
             Err(e) => Err(e),
         }
     }
-    .await;
+    .await
+    .and_then(|answer| check_not_aborted(&controller).map(|()| answer));
     let _ = unlink.call0(&JsValue::UNDEFINED);
     let (text, usage) = match outcome {
         Ok(answer) => answer,

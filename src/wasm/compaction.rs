@@ -123,11 +123,11 @@ impl From<InputError> for Failure {
     }
 }
 
-fn signal_of(controller: &JsValue) -> JsValue {
+pub fn signal_of(controller: &JsValue) -> JsValue {
     js_sys::Reflect::get(controller, &"signal".into()).unwrap_or(JsValue::UNDEFINED)
 }
 
-fn aborted(controller: &JsValue) -> bool {
+pub fn aborted(controller: &JsValue) -> bool {
     js_sys::Reflect::get(&signal_of(controller), &"aborted".into())
         .map(|v| v.is_truthy())
         .unwrap_or(false)
@@ -569,4 +569,27 @@ pub fn extractive_of(
         max_chars,
     });
     Ok(JsString::from(summary))
+}
+
+/// `Err(Aborted)` with the signal's reason once `controller` has aborted:
+/// checked before the work starts and before anything is inserted, so an
+/// abort at any moment (even from a `compaction_start` handler, or a signal
+/// aborted before the call) changes nothing.
+///
+/// A deadline that passed also aborts the controller (to cancel the app's
+/// fetch), but it is a failure, not a cancellation: it does not count here.
+pub fn check_not_aborted(controller: &JsValue) -> Result<(), Failure> {
+    if !aborted(controller) {
+        return Ok(());
+    }
+    let reason = js_sys::Reflect::get(&signal_of(controller), &"reason".into())
+        .unwrap_or(JsValue::UNDEFINED);
+    if is_timeout(&reason) {
+        return Ok(());
+    }
+    Err(Failure::Aborted(if reason.is_undefined() {
+        js_sys::Error::new("aborted").into()
+    } else {
+        reason
+    }))
 }

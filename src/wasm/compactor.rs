@@ -7,8 +7,8 @@
 //! new range, and slice with the engine's own `Array.prototype.slice`.
 
 use super::compaction::{
-    extractive_fallback, insert_summary, link_abort, new_abort_controller, summarize_with_callback,
-    Failure, Inserted, Job, Reason,
+    check_not_aborted, extractive_fallback, insert_summary, link_abort, new_abort_controller,
+    summarize_with_callback, Failure, Inserted, Job, Reason,
 };
 use super::errors::thrown_message;
 use super::estimates::context_tokens_object;
@@ -797,6 +797,7 @@ async fn compact_job(
     opts: &CompactOptions,
     controller: &JsValue,
 ) -> Result<Option<JsValue>, Failure> {
+    check_not_aborted(controller)?;
     // Prepare, from the index (only new messages are read).
     let job = {
         let mut s = state
@@ -877,6 +878,7 @@ async fn compact_job(
             if let Some(text) = summary.dyn_ref::<js_sys::JsString>() {
                 let details = get(&answer, "details", || path().field("details"))?;
                 let usage = get(&answer, "usage", || path().field("usage"))?;
+                check_not_aborted(controller)?;
                 let inserted = insert_summary(
                     &job,
                     text,
@@ -919,6 +921,7 @@ async fn compact_job(
             Err(e) => return Err(e),
         }
     };
+    check_not_aborted(controller)?;
     let inserted = insert_summary(&job, &text, None, usage, false)?;
     let result = result_object(&job, inserted);
     let source = match (&job.summarize, &fallback_error) {
