@@ -387,12 +387,13 @@ export function settleWithin(value, ms, controller) {
       settle(v);
     };
     const onAbort = () => finish(reject, signal.reason);
+    // Handled first, so that the app's promise never rejects unhandled.
+    Promise.resolve(value).then((v) => finish(resolve, v), (e) => finish(reject, e));
     if (signal.aborted) return onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
     if (ms > 0 && Number.isFinite(ms)) {
       timer = setTimeout(() => controller.abort(new SummarizerTimeout(ms)), ms);
     }
-    Promise.resolve(value).then((v) => finish(resolve, v), (e) => finish(reject, e));
   });
 }
 
