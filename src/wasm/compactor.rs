@@ -506,7 +506,9 @@ impl Compactor {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
         let (old_window, old_key, old_settings) =
             (s.context_window, s.model_key.clone(), s.settings);
-        if let Err(e) = s.resolve(model, window.or(Some(old_window))) {
+        // The window given, else the model's own, else the current one.
+        let window = window.or(model.context_window).or(Some(old_window));
+        if let Err(e) = s.resolve(model, window) {
             s.context_window = old_window;
             s.model_key = old_key;
             s.settings = old_settings;

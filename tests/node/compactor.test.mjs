@@ -469,3 +469,28 @@ describe("summarizeBranch", () => {
     await assert.rejects(c.summarizeBranch([]), /Nothing to summarize/);
   });
 });
+
+describe("setModel", () => {
+  test("switches model and window for later checks; a running compaction keeps the settings it started with", async () => {
+    const seen = [];
+    let c;
+    c = new Compactor({
+      contextWindow: 100_000,
+      model: "a/small",
+      settings: { reserveTokens: 8000, keepRecentTokens: 10_000, modelOverrides: { "b/big": { reserveTokens: 30_000 } } },
+      beforeCompact: () => {
+        c.setModel({ provider: "b", id: "big", contextWindow: 400_000 });
+      },
+      summarize: async (req) => (seen.push(req.maxTokens), "S"),
+    });
+    await c.compact(conversation(20));
+    assert.deepEqual(seen, [Math.floor(0.8 * 8000)]);
+    assert.equal(c.contextWindow, 400_000);
+    assert.equal(c.settings.reserveTokens, 30_000);
+    await c.compact(conversation(40));
+    assert.equal(seen[1], Math.floor(0.8 * 30_000));
+    // Settings that cannot work with the new window are refused; the old ones stay.
+    assert.throws(() => c.setModel("a/small", 15_000), RangeError);
+    assert.equal(c.contextWindow, 400_000);
+  });
+});
