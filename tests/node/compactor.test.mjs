@@ -494,3 +494,20 @@ describe("setModel", () => {
     assert.equal(c.contextWindow, 400_000);
   });
 });
+
+describe("guards", () => {
+  test("a compaction that would not make the context smaller is refused, and nothing is inserted", async () => {
+    const messages = conversation(3, 2000);
+    const snap = snapshot(messages);
+    const events = [];
+    const c = new Compactor({
+      contextWindow: 100_000,
+      settings: { reserveTokens: 16_384, keepRecentTokens: 600 },
+      summarize: async () => "word ".repeat(20_000),
+      onEvent: (e) => events.push(e),
+    });
+    await assert.rejects(c.compact(messages), /^Error: Compaction failed: the summary would not make the context smaller \(\d+ tokens before, \d+ after\)$/);
+    assertUntouched(messages, snap);
+    assert.equal(events.at(-1).aborted, false);
+  });
+});
