@@ -24,7 +24,16 @@ run("wasm-bindgen", [
 const wasm = join(pkg, "agent_compaction_bg.wasm");
 // wasm-opt from the npm package `binaryen` (a recent release that reads the
 // target_features section rustc writes; Debian's 108 mangles the externref table).
-run(join(root, "node_modules/.bin/wasm-opt"), ["-Oz", "--strip-debug", "--strip-producers", wasm, "-o", wasm]);
+// --low-memory-unused lets it fold `p + C` (C < 1 KiB) into load/store offsets:
+// it differs only for a pointer that wraps past 2^32 into the first KiB, which
+// Rust code never forms. Inlining every function that has a single caller
+// (binaryen's default) saves a few bytes raw but costs ~7 KB gzipped: merged
+// bodies compress worse, so only small ones are inlined. --converge repeats
+// the passes until the module stops shrinking.
+run(join(root, "node_modules/.bin/wasm-opt"), [
+  "-Oz", "--low-memory-unused", "--one-caller-inline-max-function-size=30", "--converge",
+  "--strip-debug", "--strip-producers", wasm, "-o", wasm,
+]);
 for (const f of readdirSync(join(root, "src/js"))) copyFileSync(join(root, "src/js", f), join(pkg, f));
 copyFileSync(join(root, "README.md"), join(pkg, "README.md"));
 

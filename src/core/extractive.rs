@@ -21,7 +21,8 @@
 //! Nothing here can panic on any input: no slicing by byte index except at
 //! positions that come from `char_indices`/`find`, and through `get`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use super::engine::to_lowercase;
+use super::sorted::{sort_by, SortedMap, SortedSet};
 
 /// What the summarizer reads. The boundary fills it from JavaScript.
 #[derive(Clone, Debug)]
@@ -138,12 +139,20 @@ fn cut(s: &str, max: usize) -> String {
 /// A multi-line text as an indented block: blank lines dropped, each line
 /// trimmed at its end, the whole cut to `max` units before indenting.
 fn block(s: &str, max: usize, indent: &str) -> String {
-    let lines: Vec<&str> = s
+    // Joined by hand: `[&str]::join` would be one more instantiation of
+    // `join` in the `.wasm` (the one on `[String]` is used elsewhere).
+    let mut joined = String::with_capacity(s.len());
+    for line in s
         .lines()
         .map(str::trim_end)
         .filter(|l| !l.trim().is_empty())
-        .collect();
-    let joined = cut(&lines.join("\n"), max);
+    {
+        if !joined.is_empty() {
+            joined.push('\n');
+        }
+        joined.push_str(line);
+    }
+    let joined = cut(&joined, max);
     let mut out = String::new();
     for line in joined.lines() {
         out.push_str(indent);
@@ -169,7 +178,7 @@ fn head(s: &str, max: usize) -> &str {
 
 /// Lowercase, with typographic apostrophes made plain, for matching only.
 fn fold(s: &str) -> String {
-    s.to_lowercase().replace('\u{2019}', "'")
+    to_lowercase(s).replace('\u{2019}', "'")
 }
 
 /// Whether `marker` occurs in `hay` as whole words.
@@ -636,7 +645,7 @@ struct Previous {
 
 impl Previous {
     fn parse(text: &str, input: &ExtractInput) -> Previous {
-        let files: BTreeSet<&str> = input
+        let files: SortedSet<&str> = input
             .read_files
             .iter()
             .chain(input.modified_files)
@@ -736,7 +745,7 @@ impl Previous {
                 .next()
                 .unwrap_or("")
                 .trim_matches('`');
-            if files.contains(bare) {
+            if files.contains(&bare) {
                 continue;
             }
             if let Some(section) = sections.last_mut() {
@@ -820,7 +829,7 @@ impl Focus {
             .map(|w| fold(w.trim_matches(['.', '-', '_'])))
             .filter(|w| w.chars().count() >= 4 && !COMMON.contains(&w.as_str()))
             .collect();
-        words.sort();
+        sort_by(&mut words, String::cmp);
         words.dedup();
         words.truncate(32);
         Focus { words }
@@ -1081,7 +1090,7 @@ impl Builder {
 
     fn fit(mut self, max: usize) -> String {
         let mut steps = std::mem::take(&mut self.steps);
-        steps.sort();
+        sort_by(&mut steps, Step::cmp);
         let mut total = self.total_len();
         for step in &steps {
             if total <= max {
@@ -1244,7 +1253,7 @@ fn build_goal(b: &mut Builder, facts: &Facts, previous: Option<&Previous>) {
 
 fn build_constraints(b: &mut Builder, facts: &Facts, previous: Option<&Previous>) {
     let g = b.group(CONSTRAINTS, "", "", "earlier constraints");
-    let mut seen = BTreeSet::new();
+    let mut seen = SortedSet::new();
     let mut all: Vec<(bool, String)> = Vec::new();
     if let Some(p) = previous {
         for line in p.lines_of(PrevKind::Constraints) {
@@ -1290,15 +1299,13 @@ fn build_done(b: &mut Builder, facts: &Facts, previous: Option<&Previous>, input
     }
 
     // Successful writes and edits per path.
-    let mut changes: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+    let mut changes: SortedMap<(&str, &str), usize> = SortedMap::new();
     for op in &facts.ops {
         if (op.tool == "write" || op.tool == "edit") && op.failed != Some(true) {
             if let Some(arg) = &op.arg {
-                *changes
-                    .entry(arg.as_str())
-                    .or_default()
-                    .entry(op.tool.as_str())
-                    .or_default() += 1;
+                if let Some(n) = changes.value_mut((arg.as_str(), op.tool.as_str())) {
+                    *n += 1;
+                }
             }
         }
     }
@@ -1307,14 +1314,21 @@ fn build_done(b: &mut Builder, facts: &Facts, previous: Option<&Previous>, input
         let g = b.group(DONE, &label, "  ", "more files");
         let n = input.modified_files.len();
         for (k, path) in input.modified_files.iter().enumerate() {
-            let counts = changes
-                .get(path.as_str())
-                .map(|c| {
-                    let parts: Vec<String> =
-                        c.iter().map(|(tool, n)| format!("{tool} ×{n}")).collect();
-                    format!(" ({})", parts.join(", "))
-                })
-                .unwrap_or_default();
+            // The path's entries, by tool name.
+            let entries = changes.entries();
+            let from = entries.partition_point(|((p, _), _)| *p < path.as_str());
+            let parts: Vec<String> = entries
+                .get(from..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|((p, _), _)| *p == path.as_str())
+                .map(|((_, tool), n)| format!("{tool} ×{n}"))
+                .collect();
+            let counts = if parts.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", parts.join(", "))
+            };
             b.item(
                 (DONE, g),
                 vec![format!("  - `{path}`{counts}\n")],
@@ -1325,17 +1339,18 @@ fn build_done(b: &mut Builder, facts: &Facts, previous: Option<&Previous>, input
     }
 
     // Tool use at a glance.
-    let mut per_tool: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut per_tool: SortedMap<&str, (usize, usize)> = SortedMap::new();
     for op in &facts.ops {
-        let e = per_tool.entry(op.tool.as_str()).or_default();
-        e.0 += 1;
-        if op.failed == Some(true) {
-            e.1 += 1;
+        if let Some(e) = per_tool.value_mut(op.tool.as_str()) {
+            e.0 += 1;
+            if op.failed == Some(true) {
+                e.1 += 1;
+            }
         }
     }
     if !per_tool.is_empty() {
-        let mut by_count: Vec<(&str, (usize, usize))> = per_tool.into_iter().collect();
-        by_count.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
+        let mut by_count: Vec<(&str, (usize, usize))> = per_tool.into_entries();
+        sort_by(&mut by_count, |a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(b.0)));
         let parts: Vec<String> = by_count
             .iter()
             .map(|(tool, (n, failed))| {
@@ -1361,7 +1376,7 @@ fn build_done(b: &mut Builder, facts: &Facts, previous: Option<&Previous>, input
 
     // The latest distinct shell commands, newest last.
     let mut commands: Vec<(&str, Option<bool>)> = Vec::new();
-    let mut seen = BTreeSet::new();
+    let mut seen = SortedSet::new();
     for op in facts.ops.iter().rev() {
         if op.tool != "bash" {
             continue;
@@ -1484,7 +1499,7 @@ fn build_in_progress(b: &mut Builder, facts: &Facts) {
 
 fn build_blocked(b: &mut Builder, facts: &Facts) {
     let g = b.group(BLOCKED, "", "", "older errors");
-    let mut seen = BTreeSet::new();
+    let mut seen = SortedSet::new();
     let mut errors: Vec<String> = Vec::new();
     for (k, op) in facts.ops.iter().enumerate().rev() {
         // A grep that found nothing is not a blocker.
@@ -1528,7 +1543,7 @@ fn build_blocked(b: &mut Builder, facts: &Facts) {
 
 fn build_decisions(b: &mut Builder, facts: &Facts, previous: Option<&Previous>) {
     let g = b.group(DECISIONS, "", "", "earlier decisions");
-    let mut seen = BTreeSet::new();
+    let mut seen = SortedSet::new();
     let mut all: Vec<String> = Vec::new();
     if let Some(p) = previous {
         for line in p.lines_of(PrevKind::Decisions) {
@@ -1671,7 +1686,7 @@ fn build_critical(
 
     // Files read, the least recently read dropped first.
     if !input.read_files.is_empty() {
-        let mut last_read: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut last_read: SortedMap<&str, usize> = SortedMap::new();
         for op in &facts.ops {
             if op.tool == "read" {
                 if let Some(arg) = &op.arg {
@@ -1682,7 +1697,7 @@ fn build_critical(
         let label = format!("- Files read ({}):\n", input.read_files.len());
         let g = b.group(CRITICAL, &label, "  ", "files");
         for (k, path) in input.read_files.iter().enumerate() {
-            let recency = last_read.get(path.as_str()).copied().unwrap_or(0);
+            let recency = last_read.get(&path.as_str()).copied().unwrap_or(0);
             b.item(
                 (CRITICAL, g),
                 vec![format!("  - `{path}`\n")],
@@ -1749,6 +1764,7 @@ mod tests {
     use super::*;
     use crate::core::json::{self, Json};
     use proptest::prelude::*;
+    use std::collections::BTreeSet;
 
     fn user(text: &str) -> ExtractMessage {
         ExtractMessage {

@@ -3,15 +3,15 @@
 //! carried from one compaction to the next through a summary's `details`.
 
 use super::js_string::JsStr;
-use std::collections::BTreeSet;
+use super::sorted::SortedSet;
 
-/// Paths by operation. `BTreeSet<JsStr>` orders by UTF-16 code units, which
+/// Paths by operation. `SortedSet<JsStr>` orders by UTF-16 code units, which
 /// is the order JavaScript's default `sort()` gives.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileOps {
-    pub read: BTreeSet<JsStr>,
-    pub written: BTreeSet<JsStr>,
-    pub edited: BTreeSet<JsStr>,
+    pub read: SortedSet<JsStr>,
+    pub written: SortedSet<JsStr>,
+    pub edited: SortedSet<JsStr>,
 }
 
 impl FileOps {
@@ -47,14 +47,14 @@ impl FileOps {
     /// pi's `computeFileLists`: files only read, and files written or edited,
     /// each sorted.
     pub fn file_lists(&self) -> (Vec<JsStr>, Vec<JsStr>) {
-        let modified: BTreeSet<&JsStr> = self.written.iter().chain(&self.edited).collect();
+        let modified: SortedSet<JsStr> = self.written.iter().chain(&self.edited).cloned().collect();
         let read_only = self
             .read
             .iter()
             .filter(|f| !modified.contains(f))
             .cloned()
             .collect();
-        (read_only, modified.into_iter().cloned().collect())
+        (read_only, modified.into_vec())
     }
 }
 

@@ -1,14 +1,23 @@
 //! ECMAScript `Number::toString(10)`: what `String(x)` and `JSON.stringify`
-//! print for a number.
+//! print for a number, and `Number(text)` for a decimal literal.
 //!
-//! Rust's `{:e}` formatting yields the shortest digits that round-trip, the
-//! digits ECMAScript asks for, except that on an exact tie between two
-//! candidates Rust rounds up where ECMAScript takes the even one (fixed in
-//! `prefer_even`). The layout (plain, fractional or exponent form) is done
-//! here by the ECMAScript rules.
+//! Safe integers, the common case, are printed and parsed here. Other
+//! numbers go through [`engine`](super::engine): in the wasm build the
+//! JavaScript engine's own conversions, natively the Rust implementation
+//! below, which is exact too and is what the tests check against Node.
+//!
+//! That implementation: Rust's `{:e}` formatting yields the shortest digits
+//! that round-trip, the digits ECMAScript asks for, except that on an exact
+//! tie between two candidates Rust rounds up where ECMAScript takes the even
+//! one (fixed in `prefer_even`). The layout (plain, fractional or exponent
+//! form) is done here by the ECMAScript rules.
 
+use super::engine::engine;
 use super::js_string::JsStr;
 use std::fmt::{self, Write};
+
+/// 2^53: every integer up to it in magnitude is a double, printed exactly.
+const SAFE: f64 = 9_007_199_254_740_992.0;
 
 /// Fixed-size ASCII buffer on the stack; the longest number text is 25 bytes
 /// (`-0.0000012345678901234567`) and the longest `{:e}` form 24.
@@ -167,18 +176,65 @@ pub fn format_number(x: f64) -> NumberText {
     let mut out = Buf::new();
     if x.is_nan() {
         out.write_str("NaN").ok();
-        return NumberText(out);
+    } else if x == 0.0 {
+        out.push(b'0'); // also for -0
+    } else if x.fract() == 0.0 && x.abs() <= SAFE {
+        if x < 0.0 {
+            out.push(b'-');
+        }
+        write_integer(x.abs() as u64, &mut out);
+    } else {
+        // Infinities too: `fract()` of an infinity is NaN.
+        out.write_str(&(engine().number_to_string)(x)).ok();
+    }
+    NumberText(out)
+}
+
+/// The decimal digits of `n`.
+fn write_integer(n: u64, out: &mut Buf) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        if let Some(slot) = digits.get_mut(at) {
+            *slot = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || at == 0 {
+            break;
+        }
+    }
+    digits
+        .get(at..)
+        .unwrap_or_default()
+        .iter()
+        .for_each(|&b| out.push(b));
+}
+
+/// `Number::toString(x)` for any number, in Rust: what native builds use
+/// for non-integers (see [`engine`](super::engine)).
+pub fn rust_number_to_string(x: f64) -> String {
+    let mut out = Buf::new();
+    shortest(x, &mut out);
+    std::str::from_utf8(out.filled()).unwrap_or("").to_owned()
+}
+
+fn shortest(x: f64, out: &mut Buf) {
+    if x.is_nan() {
+        out.write_str("NaN").ok();
+        return;
     }
     if x == 0.0 {
         out.push(b'0'); // also for -0
-        return NumberText(out);
+        return;
     }
     if x < 0.0 {
         out.push(b'-');
     }
     if x.is_infinite() {
         out.write_str("Infinity").ok();
-        return NumberText(out);
+        return;
     }
 
     let mut sci = Sci::of(x.abs(), None);
@@ -191,28 +247,57 @@ pub fn format_number(x: f64) -> NumberText {
     let push_all = |out: &mut Buf, bytes: &[u8]| bytes.iter().for_each(|&b| out.push(b));
     let (int_part, frac_part) = digits.split_at((n.clamp(0, k)) as usize);
     if k <= n && n <= 21 {
-        push_all(&mut out, digits);
+        push_all(out, digits);
         (0..n - k).for_each(|_| out.push(b'0'));
     } else if 0 < n && n <= 21 {
-        push_all(&mut out, int_part);
+        push_all(out, int_part);
         out.push(b'.');
-        push_all(&mut out, frac_part);
+        push_all(out, frac_part);
     } else if -6 < n && n <= 0 {
-        push_all(&mut out, b"0.");
+        push_all(out, b"0.");
         (0..-n).for_each(|_| out.push(b'0'));
-        push_all(&mut out, digits);
+        push_all(out, digits);
     } else {
         let (first, rest) = digits.split_at(digits.len().min(1));
-        push_all(&mut out, first);
+        push_all(out, first);
         if !rest.is_empty() {
             out.push(b'.');
-            push_all(&mut out, rest);
+            push_all(out, rest);
         }
         out.push(b'e');
         out.push(if n - 1 < 0 { b'-' } else { b'+' });
         write!(out, "{}", (n - 1).unsigned_abs()).ok();
     }
-    NumberText(out)
+}
+
+/// `Number(text)` for a decimal literal that the caller has checked:
+/// an optional sign, digits with an optional point, an optional exponent
+/// (`-12`, `1.5e-3`, `.5`, `+1.`). Up to 15 digits without a point or an
+/// exponent are read here (exactly: they are below 2^53); the rest goes
+/// through [`engine`](super::engine).
+pub fn parse_decimal(text: &str) -> f64 {
+    let (negative, digits) = match text.as_bytes().split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, text.as_bytes()),
+    };
+    if digits.is_empty() || digits.len() > 15 || !digits.iter().all(u8::is_ascii_digit) {
+        return (engine().parse_number)(text);
+    }
+    let value = digits
+        .iter()
+        .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0')) as f64;
+    if negative {
+        -value
+    } else {
+        value
+    }
+}
+
+/// `Number(text)` in Rust, for a checked decimal literal: what native builds
+/// use beyond the integers `parse_decimal` reads (see [`engine`](super::engine)).
+pub fn rust_parse_decimal(text: &str) -> f64 {
+    text.parse::<f64>().unwrap_or(f64::NAN)
 }
 
 /// Appends `Number::toString(x)` to `out`.
@@ -440,6 +525,17 @@ mod tests {
         fn near_layout_boundaries(m in 1.0f64..10.0, e in -9i32..25, neg in any::<bool>()) {
             let x = m * 10f64.powi(e) * if neg { -1.0 } else { 1.0 };
             check_layout(x, &number_to_string(x))?;
+        }
+
+        #[test]
+        fn decimal_literals_parse_as_rust_parses_them(
+            sign in prop::sample::select(vec!["", "-", "+"]),
+            digits in "[0-9]{1,20}",
+            tail in prop::sample::select(vec!["", ".5", "e3", ".", "E-400"]),
+        ) {
+            let text = format!("{sign}{digits}{tail}");
+            let want: f64 = text.parse().unwrap();
+            prop_assert_eq!(parse_decimal(&text).to_bits(), want.to_bits(), "{}", text);
         }
 
         #[test]

@@ -6,8 +6,9 @@
 //! refuses nesting deeper than [`MAX_DEPTH`] so that the derived `Drop`,
 //! `Clone` and `PartialEq` (which do recurse) stay shallow.
 
-use super::js_number::format_number;
+use super::js_number::{format_number, parse_decimal};
 use super::js_string::JsStr;
+use super::sorted::sort_by;
 
 /// The deepest nesting of arrays and objects [`parse`] accepts (JavaScript's
 /// own `JSON.parse` has no limit). The derived `Clone` and `PartialEq` of a
@@ -151,7 +152,7 @@ impl JsonObject {
             .enumerate()
             .map(|(i, (k, v))| (i, k, v))
             .collect();
-        tagged.sort_by(|a, b| a.1.cmp(&b.1));
+        sort_by(&mut tagged, |a, b| a.1.cmp(&b.1));
         let mut kept: Vec<(usize, JsStr, Json)> = Vec::with_capacity(tagged.len());
         for (i, key, value) in tagged {
             match kept.last_mut() {
@@ -160,7 +161,9 @@ impl JsonObject {
                 _ => kept.push((i, key, value)),
             }
         }
-        kept.sort_by_key(|(i, key, _)| (order_key(key), *i));
+        sort_by(&mut kept, |a, b| {
+            (order_key(&a.1), a.0).cmp(&(order_key(&b.1), b.0))
+        });
         let kept = kept.into_iter().map(|(_, k, v)| (k, v)).collect();
         JsonObject { entries: kept }
     }
@@ -340,12 +343,9 @@ impl<'a> Parser<'a> {
                 return Err(self.unexpected());
             }
         }
-        // Rust's parser rounds correctly and gives ±Infinity on overflow, as
-        // JavaScript does; the text is known to be a valid float by now.
-        let x = self
-            .text
-            .get(start..self.at)
-            .and_then(|t| t.parse::<f64>().ok());
+        // Parsed as JavaScript does (correctly rounded, ±Infinity on
+        // overflow); the text is known to be a valid literal by now.
+        let x = self.text.get(start..self.at).map(parse_decimal);
         x.map(Json::Number).ok_or_else(|| self.unexpected())
     }
 

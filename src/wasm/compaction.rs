@@ -15,6 +15,7 @@ use crate::core::context_tokens::estimate_with_usage_after;
 use crate::core::error::{FieldPath, InputError};
 use crate::core::estimate::MessageFacts;
 use crate::core::extractive::{extractive_summary, ExtractInput, ExtractMessage, ExtractRole};
+use crate::core::js_number::number_to_string;
 use crate::core::prompts::{
     cut_length, history_prompt, max_tokens, turn_prefix_prompt, SummaryKind, CUT_MARKER,
     NO_PRIOR_HISTORY, SPLIT_TURN_SEPARATOR, SYSTEM_PROMPT,
@@ -447,7 +448,8 @@ pub fn insert_summary(
     if tokens_after >= p.plan.tokens_before {
         return Err(Failure::failed(format!(
             "the summary would not make the context smaller ({} tokens before, {} after)",
-            p.plan.tokens_before, tokens_after
+            number_to_string(p.plan.tokens_before),
+            number_to_string(tokens_after)
         )));
     }
     let messages = insert_at(job.messages.as_array(), at as u32, &summary);

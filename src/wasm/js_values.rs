@@ -21,6 +21,15 @@ pub fn optional_number(
     value: &JsValue,
     path: impl Fn() -> FieldPath,
 ) -> Result<Option<f64>, InputError> {
+    optional_number_at(value, &path)
+}
+
+// The generic wrappers only pass `path` on as a `&dyn Fn`: one copy of the
+// body in the `.wasm` rather than one per call site.
+fn optional_number_at(
+    value: &JsValue,
+    path: &dyn Fn() -> FieldPath,
+) -> Result<Option<f64>, InputError> {
     if value.is_undefined() {
         return Ok(None);
     }
@@ -35,7 +44,11 @@ pub fn optional_number(
 }
 
 pub fn number(value: &JsValue, path: impl Fn() -> FieldPath) -> Result<f64, InputError> {
-    optional_number(value, &path)?.ok_or_else(|| InputError::WrongType {
+    number_at(value, &path)
+}
+
+fn number_at(value: &JsValue, path: &dyn Fn() -> FieldPath) -> Result<f64, InputError> {
+    optional_number_at(value, path)?.ok_or_else(|| InputError::WrongType {
         path: path(),
         expected: "a number",
         got: describe(value),
@@ -56,6 +69,10 @@ pub fn number_or_nan(
 
 /// An argument that must be an object.
 pub fn expect_object(value: &JsValue, path: impl Fn() -> FieldPath) -> Result<(), InputError> {
+    expect_object_at(value, &path)
+}
+
+fn expect_object_at(value: &JsValue, path: &dyn Fn() -> FieldPath) -> Result<(), InputError> {
     if value.is_object() {
         Ok(())
     } else {

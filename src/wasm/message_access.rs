@@ -46,10 +46,16 @@ impl JsArray {
         value: &JsValue,
         path: impl Fn() -> FieldPath,
     ) -> Result<Option<JsArray>, InputError> {
-        let len = array_length(value).map_err(|thrown| InputError::Unreadable {
-            path: path(),
-            reason: thrown_message(&thrown),
-        })?;
+        JsArray::new_at(value, &path)
+    }
+
+    // The generic wrappers only pass `path` on as a `&dyn Fn`: one copy of
+    // the body in the `.wasm` rather than one per call site.
+    fn new_at(
+        value: &JsValue,
+        path: &dyn Fn() -> FieldPath,
+    ) -> Result<Option<JsArray>, InputError> {
+        let len = array_length(value).map_err(|thrown| unreadable(path(), &thrown))?;
         if len == -1.0 {
             return Ok(None);
         }
@@ -90,7 +96,15 @@ impl JsArray {
         path: impl Fn() -> FieldPath,
         expected: &'static str,
     ) -> Result<JsArray, InputError> {
-        JsArray::new(value, &path)?.ok_or_else(|| InputError::WrongType {
+        JsArray::expect_at(value, &path, expected)
+    }
+
+    fn expect_at(
+        value: &JsValue,
+        path: &dyn Fn() -> FieldPath,
+        expected: &'static str,
+    ) -> Result<JsArray, InputError> {
+        JsArray::new_at(value, path)?.ok_or_else(|| InputError::WrongType {
             path: path(),
             expected,
             got: describe(value),
@@ -111,10 +125,7 @@ impl JsArray {
 
     /// `array[index]`; a throwing getter is an error at `path`.
     pub fn get(&self, index: u32, path: impl FnOnce() -> FieldPath) -> Result<JsValue, InputError> {
-        Reflect::get_u32(&self.array, index).map_err(|thrown| InputError::Unreadable {
-            path: path(),
-            reason: thrown_message(&thrown),
-        })
+        Reflect::get_u32(&self.array, index).map_err(|thrown| unreadable(path(), &thrown))
     }
 
     /// `array.slice(start, end)`, done by the engine.
@@ -141,10 +152,21 @@ pub fn get(
     key: &str,
     path: impl FnOnce() -> FieldPath,
 ) -> Result<JsValue, InputError> {
-    Reflect::get(object, &JsValue::from_str(key)).map_err(|thrown| InputError::Unreadable {
-        path: path(),
-        reason: thrown_message(&thrown),
-    })
+    property(object, key).map_err(|thrown| unreadable(path(), &thrown))
+}
+
+/// `object[key]`, or what the getter threw. Not generic: the many callers of
+/// [`get`] share it.
+fn property(object: &JsValue, key: &str) -> Result<JsValue, JsValue> {
+    Reflect::get(object, &JsValue::from_str(key))
+}
+
+/// The error for a read at `path` that threw `thrown`.
+fn unreadable(path: FieldPath, thrown: &JsValue) -> InputError {
+    InputError::Unreadable {
+        path,
+        reason: thrown_message(thrown),
+    }
 }
 
 pub fn role_from_code(messages: &JsArray, index: usize, code: u8) -> Result<Role, InputError> {

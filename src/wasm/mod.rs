@@ -4,6 +4,7 @@
 pub mod branch_summary;
 pub mod compaction;
 pub mod compactor;
+pub mod engine;
 pub mod errors;
 pub mod estimates;
 pub mod fetch_summarizers;

@@ -2,14 +2,13 @@
 //! JSONL lines, the header check, the migrations from versions 1 and 2, and
 //! the active branch (the path from the leaf back to the root).
 
-use std::collections::BTreeMap;
-
 use super::error::SessionFileError;
 use super::js_semantics::{
     describe, is_js_whitespace_char, quote_for_error, to_number, trim_str, truthy, Key,
 };
 use crate::core::js_string::JsStr;
 use crate::core::json::{parse, Json, JsonObject};
+use crate::core::sorted::SortedMap;
 
 /// The entry types pi gives a meaning to; everything else is `Other`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,14 +239,15 @@ fn migrate_v2_to_v3(entries: &mut [Entry]) {
 /// or unknown. A chain that comes back on itself would make pi loop forever;
 /// here it is an error.
 pub fn active_path(entries: &[Entry]) -> Result<Vec<usize>, SessionFileError> {
-    let mut by_id: BTreeMap<&Key, usize> = BTreeMap::new();
+    let mut ids: Vec<(&Key, usize)> = Vec::new();
     let mut leaf = None;
     for (i, entry) in entries.iter().enumerate() {
         if entry.kind != Kind::Session {
-            by_id.insert(&entry.id, i);
+            ids.push((&entry.id, i));
             leaf = Some(i);
         }
     }
+    let by_id = SortedMap::from_pairs(ids);
     let Some(leaf) = leaf else {
         return Ok(Vec::new());
     };
@@ -268,7 +268,7 @@ pub fn active_path(entries: &[Entry]) -> Result<Vec<usize>, SessionFileError> {
         if !entry.parent_id.is_truthy() {
             break;
         }
-        match by_id.get(&entry.parent_id) {
+        match by_id.get(&&entry.parent_id) {
             Some(&parent) => current = parent,
             None => break,
         }

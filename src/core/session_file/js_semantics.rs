@@ -2,6 +2,7 @@
 //! saying so: truthiness, `String.prototype.trim`, the number a value turns
 //! into when compared with `<`, and identity of ids as `Map` keys.
 
+use crate::core::js_number::parse_decimal;
 use crate::core::js_string::JsStr;
 use crate::core::json::{stringified, Json};
 
@@ -106,7 +107,7 @@ fn string_to_number(units: &[u16]) -> f64 {
     if !mantissa_ok || !exponent_ok {
         return f64::NAN;
     }
-    text.parse::<f64>().unwrap_or(f64::NAN)
+    parse_decimal(&text)
 }
 
 /// The number `value` becomes on one side of `<` with a number on the
