@@ -31,6 +31,10 @@ use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(module = "/src/wasm/message_shim.js")]
 extern "C" {
+    #[wasm_bindgen(js_name = rebaseKnown, catch)]
+    fn rebase_known(known: &Array, messages: &Array) -> Result<i32, JsValue>;
+    #[wasm_bindgen(js_name = rebaseOut)]
+    fn rebase_out(out: &Array, dropped: u32, first: &JsValue);
     #[wasm_bindgen(js_name = syncKnown, catch)]
     fn sync_known(known: &Array, messages: &Array, context_start: u32) -> Result<JsValue, JsValue>;
 }
@@ -308,6 +312,7 @@ impl LlmCache {
     }
 
     fn convert_array(&mut self, array: &JsArray) -> Result<Array, InputError> {
+        self.follow_moved_context(array)?;
         // Outputs follow inputs one to one up to the first change.
         let from = match sync(&self.known, array, 0)? {
             Sync::NewFrom(from) => from,
@@ -330,6 +335,32 @@ impl LlmCache {
             self.out_len_at.push(self.out.length());
         }
         Ok(self.out.slice(0, self.out.length()))
+    }
+
+    /// After a compaction the context starts at the new summary and goes
+    /// on with messages this cache has converted already: keep their
+    /// outputs (drop the ones before them, put the summary's in front)
+    /// instead of converting the whole context again.
+    fn follow_moved_context(&mut self, array: &JsArray) -> Result<(), InputError> {
+        let p = rebase_known(&self.known, array.as_array()).map_err(|thrown| {
+            InputError::Unreadable {
+                path: FieldPath::argument("messages"),
+                reason: thrown_message(&thrown),
+            }
+        })?;
+        if p < 1 {
+            return Ok(());
+        }
+        let p = p as usize;
+        let dropped = self.out_len_at.get(p - 1).copied().unwrap_or(0);
+        let first = convert_message(&message_at(array, 0)?, 0, role_at(array, 0)?)?;
+        let added = u32::from(first.is_some());
+        rebase_out(&self.out, dropped, &first.unwrap_or(JsValue::UNDEFINED));
+        let mut lens = Vec::with_capacity(self.out_len_at.len() + 1 - p);
+        lens.push(added);
+        lens.extend(self.out_len_at[p..].iter().map(|&n| n - dropped + added));
+        self.out_len_at = lens;
+        Ok(())
     }
 }
 

@@ -631,3 +631,25 @@ export function extractFacts(messages) {
   }
   return JSON.stringify(out);
 }
+
+// When `messages` starts with a message `known` lacks and goes on with
+// known[p..] (a context that moved forward to a new summary), makes `known`
+// [messages[0], ...known[p..]] and returns p; otherwise returns -1 and
+// leaves `known` alone. May throw on hostile input; imported with `catch`.
+export function rebaseKnown(known, messages) {
+  const n = messages.length;
+  const m = known.length;
+  if (n < 2 || m < 2 || messages[0] === known[0]) return -1;
+  const p = known.indexOf(messages[1]);
+  if (p < 1) return -1;
+  const upto = Math.min(n - 1, m - p);
+  for (let k = 1; k < upto; k++) if (messages[1 + k] !== known[p + k]) return -1;
+  known.splice(0, p, messages[0]);
+  return p;
+}
+
+// Drops the first `dropped` outputs and puts `first` (when defined) in front.
+export function rebaseOut(out, dropped, first) {
+  if (first === undefined) out.splice(0, dropped);
+  else out.splice(0, dropped, first);
+}
