@@ -511,3 +511,32 @@ describe("guards", () => {
     assert.equal(events.at(-1).aborted, false);
   });
 });
+
+describe("agentHooks across compactions", () => {
+  test("the hooks give what the stateless functions give, turn after turn, through compactions and undo", async () => {
+    const { removeLastCompaction } = await import("agent-compaction");
+    const c = new Compactor({ contextWindow: 200_000, summarize: async () => "## Goal\nS" });
+    const hooks = c.agentHooks();
+    let messages = [];
+    const check = async (label) => {
+      const ctx = await hooks.transformContext(messages);
+      assert.deepEqual(ctx, transformContext(messages), `${label}: context`);
+      const llm = await hooks.convertToLlm(ctx);
+      assert.deepEqual(llm, convertToLlm(transformContext(messages)), `${label}: llm`);
+      assert.equal(c.contextTokens(messages), c.contextTokenEstimate(messages).tokens);
+    };
+    for (let i = 0; i < large.length; i++) {
+      messages = [...messages, large[i]];
+      if (i % 97 === 0) await check(`turn ${i}`);
+      if (i === 400 || i === 700) {
+        messages = (await c.compact(messages)).messages;
+        await check(`after compaction at ${i}`);
+      }
+    }
+    messages = removeLastCompaction(messages);
+    await check("after undo");
+    // A failed attempt removed at the end.
+    messages = messages.slice(0, -1);
+    await check("after removing the last message");
+  });
+});
