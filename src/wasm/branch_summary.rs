@@ -68,21 +68,7 @@ fn branch_options(options: &JsValue) -> Result<BranchOptions, InputError> {
         });
     }
     super::js_values::expect_object(options, path)?;
-    let custom = get(options, "customInstructions", || {
-        path().field("customInstructions")
-    })?;
-    let custom = match custom.dyn_into::<JsString>() {
-        Ok(s) if s.length() > 0 => Some(s),
-        Ok(_) => None,
-        Err(v) if v.is_undefined() || v.is_null() => None,
-        Err(v) => {
-            return Err(InputError::WrongType {
-                path: path().field("customInstructions"),
-                expected: "a string",
-                got: super::errors::describe(&v),
-            })
-        }
-    };
+    let custom = super::js_values::optional_text(options, "customInstructions", path)?;
     let from_id = get(options, "fromId", || path().field("fromId"))?;
     if !(from_id.is_undefined() || from_id.is_string()) {
         return Err(InputError::WrongType {

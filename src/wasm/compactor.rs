@@ -711,21 +711,7 @@ fn compact_options(options: &JsValue) -> Result<CompactOptions, InputError> {
         });
     }
     let reason = Reason::parse(&get(options, "reason", || path().field("reason"))?)?;
-    let custom = get(options, "customInstructions", || {
-        path().field("customInstructions")
-    })?;
-    let custom_instructions = match custom.dyn_into::<js_sys::JsString>() {
-        Ok(s) if s.length() > 0 => Some(s),
-        Ok(_) => None,
-        Err(v) if v.is_undefined() || v.is_null() => None,
-        Err(v) => {
-            return Err(InputError::WrongType {
-                path: path().field("customInstructions"),
-                expected: "a string",
-                got: super::errors::describe(&v),
-            })
-        }
-    };
+    let custom_instructions = super::js_values::optional_text(options, "customInstructions", path)?;
     let signal = get(options, "signal", || path().field("signal"))?;
     let will_retry = get(options, "willRetry", || path().field("willRetry"))?.is_truthy();
     Ok(CompactOptions {

@@ -102,3 +102,23 @@ pub fn index_argument(value: &JsValue, name: &'static str, max: u32) -> Result<u
         }),
     }
 }
+
+/// `options[key]` as a non-empty string, `None` when absent, null or empty.
+pub fn optional_text(
+    options: &JsValue,
+    key: &'static str,
+    path: impl Fn() -> FieldPath,
+) -> Result<Option<js_sys::JsString>, InputError> {
+    use wasm_bindgen::JsCast;
+    let value = get(options, key, || path().field(key))?;
+    match value.dyn_into::<js_sys::JsString>() {
+        Ok(s) if s.length() > 0 => Ok(Some(s)),
+        Ok(_) => Ok(None),
+        Err(v) if v.is_undefined() || v.is_null() => Ok(None),
+        Err(v) => Err(InputError::WrongType {
+            path: path().field(key),
+            expected: "a string",
+            got: describe(&v),
+        }),
+    }
+}
