@@ -21,6 +21,7 @@ pub mod overflow;
 pub mod prepare;
 pub mod prompts;
 pub mod role;
+pub mod save_plan;
 pub mod serialize;
 pub mod session_file;
 pub mod settings;

@@ -7,3 +7,7 @@ await init({ module_or_path: new URL("./agent_compaction_bg.wasm", import.meta.u
 
 export * from "./agent_compaction.js";
 export { default as init, initSync } from "./agent_compaction.js";
+
+// The store's conflict error class, exported by name (a wasm-bindgen static).
+import { SessionStore } from "./agent_compaction.js";
+export const ConflictError = SessionStore.ConflictError;

@@ -6,3 +6,7 @@ initSync({ module: readFileSync(new URL("./agent_compaction_bg.wasm", import.met
 
 export * from "./agent_compaction.js";
 export { default as init, initSync } from "./agent_compaction.js";
+
+// The store's conflict error class, exported by name (a wasm-bindgen static).
+import { SessionStore } from "./agent_compaction.js";
+export const ConflictError = SessionStore.ConflictError;

@@ -653,3 +653,181 @@ export function rebaseOut(out, dropped, first) {
   if (first === undefined) out.splice(0, dropped);
   else out.splice(0, dropped, first);
 }
+
+// ---------------------------------------------------------------------------
+// The SessionStore's JavaScript side (src/wasm/store/): the ConflictError
+// class, one-pass comparisons over the caller's array, and a promise around
+// an IndexedDB request. Decisions (what may be dropped, the keys) are made in
+// Rust. It lives in this file rather than in a snippet of its own: with one
+// more snippet module, wasm-bindgen-test-runner's pages intermittently never
+// finished loading under chromedriver (renderer timeout); one module avoids it.
+
+export class ConflictError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "ConflictError";
+  }
+}
+
+export function conflictError(message) {
+  return new ConflictError(message);
+}
+
+export function conflictErrorClass() {
+  return ConflictError;
+}
+
+// How `messages` differs from `known` (the array this store last loaded or
+// saved), by object identity: [inserted indices of messages, removed
+// indices of known]. A mismatch looks ahead for the message among the known
+// ones not yet passed, so a removal in the middle costs only that message.
+export function diffKnown(known, messages) {
+  const n = messages.length;
+  const m = known.length;
+  const inserted = [];
+  const removed = [];
+  let i = 0;
+  let ahead = null;
+  for (let j = 0; j < n; j++) {
+    const message = messages[j];
+    if (i < m && message === known[i]) {
+      i++;
+      continue;
+    }
+    if (ahead === null) {
+      ahead = new Map();
+      for (let k = i; k < m; k++) if (!ahead.has(known[k])) ahead.set(known[k], k);
+    }
+    const k = ahead.get(message);
+    if (k !== undefined && k > i) {
+      for (let r = i; r < k; r++) removed.push(r);
+      i = k + 1;
+    } else {
+      inserted.push(j);
+    }
+  }
+  for (let r = i; r < m; r++) removed.push(r);
+  return [Uint32Array.from(inserted), Uint32Array.from(removed)];
+}
+
+// Stored records that equal the caller's messages, replaced by the caller's
+// objects (a save of an array this store never loaded): a greedy walk with
+// a deep comparison, so the identity diff then sees what really changed.
+export function adoptEqual(stored, messages) {
+  const adopted = stored.slice();
+  let i = 0;
+  for (let j = 0; j < messages.length && i < stored.length; j++) {
+    if (deepEqual(messages[j], stored[i])) adopted[i++] = messages[j];
+  }
+  return adopted;
+}
+
+function deepEqual(a, b) {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (a instanceof Date || b instanceof Date) {
+    return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
+  }
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) {
+    if (!Object.prototype.hasOwnProperty.call(b, k) || !deepEqual(a[k], b[k])) return false;
+  }
+  return true;
+}
+
+// Whether messages[indices] can be stored: null, or [index, path, what].
+// Functions and symbols cannot be cloned; a cycle is refused too (a message
+// must stay JSON-like for export). Getters that throw are reported.
+export function checkStorable(messages, indices) {
+  for (const index of indices) {
+    let problem;
+    try {
+      problem = check(messages[index], "", []);
+    } catch (e) {
+      problem = ["", `reading it threw: ${e && e.message ? e.message : String(e)}`];
+    }
+    if (problem) return [index, problem[0], problem[1]];
+  }
+  return null;
+}
+
+function check(value, path, ancestors) {
+  const t = typeof value;
+  if (t === "function") return [path, "is a function"];
+  if (t === "symbol") return [path, "is a symbol"];
+  if (t !== "object" || value === null) return null;
+  if (ancestors.includes(value)) return [path, "refers back to an enclosing object (a cycle)"];
+  ancestors.push(value);
+  try {
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const p = check(value[i], `${path}[${i}]`, ancestors);
+        if (p) return p;
+      }
+    } else {
+      for (const k of Object.keys(value)) {
+        const p = check(value[k], `${path}.${k}`, ancestors);
+        if (p) return p;
+      }
+    }
+  } finally {
+    ancestors.pop();
+  }
+  return null;
+}
+
+// The keys array after an edit: `known` keys without `removed`, with
+// `added` keys at the `inserted` indices of the new array.
+export function applyKeys(keys, inserted, removed, added) {
+  const out = [];
+  let r = 0;
+  let a = 0;
+  let k = 0;
+  const total = keys.length - removed.length + inserted.length;
+  for (let j = 0; j < total; j++) {
+    if (a < inserted.length && inserted[a] === j) {
+      out.push(added[a++]);
+      continue;
+    }
+    while (r < removed.length && removed[r] === k) {
+      r++;
+      k++;
+    }
+    out.push(keys[k++]);
+  }
+  return out;
+}
+
+// The first user message's text among messages[0..limit), or undefined.
+export function firstUserText(messages, limit) {
+  const n = Math.min(messages.length, limit);
+  for (let i = 0; i < n; i++) {
+    const m = messages[i];
+    if (!m || m.role !== "user") continue;
+    if (typeof m.content === "string") return m.content;
+    if (Array.isArray(m.content)) {
+      for (const block of m.content) {
+        if (block && block.type === "text" && typeof block.text === "string") return block.text;
+      }
+    }
+    return "";
+  }
+  return undefined;
+}
+
+// Resolves with an IDBRequest's result; rejects with its error.
+export function requestPromise(request) {
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+// A session record as the app sees it: the internal fields left out.
+export function publicMeta(record) {
+  const { contextKey, ...meta } = record;
+  return meta;
+}

@@ -19,5 +19,6 @@ pub mod preparation;
 pub mod serialization;
 pub mod session_files;
 pub mod settings_input;
+pub mod store;
 pub mod types;
 pub mod undo;

@@ -108,3 +108,30 @@ async function useCompactor(): Promise<void> {
   void [kept, auto, branch, busy, notGuaranteed];
 }
 void useCompactor;
+
+// The IndexedDB session store.
+import { SessionStore, ConflictError, type SessionMeta } from "agent-compaction";
+async function useStore(): Promise<void> {
+  const store: SessionStore = await SessionStore.open({ name: "app" });
+  const meta: SessionMeta = await store.createSession({ title: "Chat", model: "anthropic/claude-sonnet-4-5" });
+  const saved: SessionMeta = await store.save(meta.id, messages);
+  const revision: number = saved.revision;
+  try {
+    await store.save(meta.id, messages, { replace: true });
+  } catch (e) {
+    if (e instanceof ConflictError) {
+      const again: AgentMessage[] = await store.load(meta.id);
+      void again;
+    }
+  }
+  const context: AgentMessage[] = await store.loadContext(meta.id);
+  const newestFirst: SessionMeta[] = await store.list();
+  await store.rename(meta.id, "Renamed");
+  await store.delete(meta.id);
+  const same: typeof ConflictError = SessionStore.ConflictError;
+  // @ts-expect-error a session id is a string
+  await store.load(42);
+  store.close();
+  void [revision, context, newestFirst, same];
+}
+void useStore;

@@ -1,0 +1,300 @@
+//! `save`: writes what changed since this store last loaded or saved the
+//! session, in one transaction, or nothing.
+
+use super::load::{last_summary, read};
+use super::records::{
+    adopt_equal, apply_keys, check_storable, conflict_error, diff_known, first_user_text, get,
+    message_key, position_of, public_meta, range_before, request, set, storage_error,
+};
+use super::schema::{MESSAGES, SESSIONS};
+use super::{idb_error, no_session, options_arg, string_arg, Inner, Known};
+use crate::core::context_tokens::estimate_from_end;
+use crate::core::error::InputError;
+use crate::core::estimate::MessageFacts;
+use crate::core::role::Role;
+use crate::core::save_plan::{
+    check_removals, inserted_positions, is_failed_attempt, last_summary_after, preview, Edit,
+    LastSummary,
+};
+use crate::wasm::message_access::{messages_array, role_at, JsArray};
+use crate::wasm::message_facts::gather;
+use indexed_db_futures::internals::SystemRepr;
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::TransactionMode;
+use js_sys::{Array, Object, Uint32Array};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+const ACTION: &str = "SessionStore.save";
+
+pub async fn save(
+    inner: Rc<Inner>,
+    id: JsValue,
+    messages: JsValue,
+    options: JsValue,
+) -> Result<JsValue, JsValue> {
+    let id = string_arg(&id, "sessionId")?;
+    let array = messages_array(&messages)?;
+    let options = options_arg(&options, "options")?;
+    let replace = get(&options, "replace").is_truthy();
+    let new = array.as_array().clone();
+
+    // What the diff is against: what this store last loaded or saved, or
+    // (an array it has never seen) the stored records, matched by value.
+    let cached = inner
+        .known(&id)
+        .filter(|k| k.offset == 0 || (k.messages.length() > 0 && new.get(0) == k.messages.get(0)));
+    let from_cache = cached.is_some();
+    let mut base = match cached {
+        Some(k) => k,
+        None => {
+            let stored = read(&inner, &id, false, ACTION).await?;
+            Known {
+                revision: get(&stored.record, "revision").as_f64().unwrap_or(0.0),
+                messages: adopt_equal(&stored.messages, &new),
+                keys: stored.keys,
+                last_summary: last_summary(&stored.messages),
+                offset: 0,
+            }
+        }
+    };
+    let (mut inserted, mut removed, mut edit) = diff(&base.messages, &new);
+    let old_len = base.messages.length() as usize;
+    if from_cache && base.offset == 0 && !removals_allowed(&base, &edit)? {
+        // Not the objects this store last saw (the caller kept an older
+        // array than the one `load` gave it?): compare by value before
+        // calling anything a drop. Only on this path, never per turn.
+        base.messages = adopt_equal(&base.messages, &new);
+        (inserted, removed, edit) = diff(&base.messages, &new);
+    }
+
+    // Drops need `replace`, except trailing failed attempts.
+    if !replace {
+        if base.offset > 0 {
+            return Err(drop_error(&format!(
+                "the array starts at the session's last summary (as loadContext returned it): \
+                 saving it would drop the {} messages before it",
+                base.offset
+            )));
+        }
+        if let Err(k) = removal_check(&base, &edit)? {
+            return Err(drop_error(&format!(
+                "it would drop {} stored message(s), the first at index {k}, and only trailing \
+                 failed attempts (an assistant error, or a length stop with no output) are \
+                 dropped without it",
+                edit.removed.len()
+            )));
+        }
+    }
+
+    // Bad input is refused before anything is written.
+    let problem = check_storable(&new, &inserted);
+    if !problem.is_null() {
+        let p: Array = problem.unchecked_into();
+        let index = p.get(0).as_f64().unwrap_or(0.0);
+        let path = p.get(1).as_string().unwrap_or_default();
+        let what = p.get(2).as_string().unwrap_or_default();
+        return Err(js_sys::TypeError::new(&format!(
+            "messages[{index}]{path} {what}: a message must be plain data to be stored"
+        ))
+        .into());
+    }
+
+    // Keys of the new records, and the new order of keys.
+    let positions = inserted_positions(&edit, old_len, |k| position_of(&base.keys.get(k as u32)));
+    let added: Array = positions.iter().map(|p| message_key(&id, p)).collect();
+    let keys = apply_keys(&base.keys, &inserted, &removed, &added);
+
+    // Where the context starts now, and its size.
+    let mut summaries = Vec::new();
+    for &j in &edit.inserted {
+        if role_at(&array, j)? == Role::CompactionSummary {
+            summaries.push(j);
+        }
+    }
+    let last = match last_summary_after(&edit, base.last_summary, &summaries) {
+        LastSummary::Known(last) => last,
+        LastSummary::Removed => last_summary(&new),
+    };
+    let context_tokens = context_tokens(&array, last)?;
+    let preview_text = match first_user_text(&new, 64).as_string() {
+        Some(text) => {
+            let units: Vec<u16> = text.encode_utf16().collect();
+            String::from_utf16_lossy(&preview(&units, 100))
+        }
+        None => String::new(),
+    };
+
+    // One transaction: check the revision, delete, put, update the meta.
+    let db = inner.db(ACTION)?;
+    let tx = db
+        .transaction([SESSIONS, MESSAGES])
+        .with_mode(TransactionMode::Readwrite)
+        .build()
+        .map_err(|e| idb_error(ACTION, &e))?;
+    let sessions = tx
+        .object_store(SESSIONS)
+        .map_err(|e| idb_error(ACTION, &e))?;
+    let records = tx
+        .object_store(MESSAGES)
+        .map_err(|e| idb_error(ACTION, &e))?;
+    let stored = request(sessions.as_sys().get(&id.as_str().into()))
+        .await
+        .map_err(|e| storage_error(ACTION, &e))?;
+    if stored.is_undefined() {
+        inner.forget(&id);
+        return Err(no_session(ACTION, &id));
+    }
+    let revision = get(&stored, "revision").as_f64().unwrap_or(0.0);
+    if revision != base.revision {
+        // Dropping the transaction aborts it: nothing written.
+        inner.forget(&id);
+        return Err(conflict_error(&format!(
+            "{ACTION}: session \"{id}\" was saved elsewhere (now at revision {revision}) since \
+             this store read it at revision {}; load it again, reapply the change and save",
+            base.revision
+        )));
+    }
+    let store = records.as_sys();
+    if base.offset > 0 && base.keys.length() > 0 {
+        let prefix = range_before(&id, &base.keys.get(0))?;
+        store
+            .delete(&prefix)
+            .map_err(|e| storage_error(ACTION, &e))?;
+    }
+    for &k in &removed {
+        store
+            .delete(&base.keys.get(k))
+            .map_err(|e| storage_error(ACTION, &e))?;
+    }
+    for (n, &j) in inserted.iter().enumerate() {
+        if let Err(e) = store.put_with_key(&new.get(j), &added.get(n as u32)) {
+            if get(&e, "name").as_string().as_deref() == Some("DataCloneError") {
+                return Err(js_sys::TypeError::new(&format!(
+                    "messages[{j}] cannot be stored: {}",
+                    get(&e, "message").as_string().unwrap_or_default()
+                ))
+                .into());
+            }
+            return Err(storage_error(ACTION, &e));
+        }
+    }
+    let meta: JsValue = Object::assign(&Object::new(), stored.unchecked_ref()).into();
+    let now = js_sys::Date::now();
+    set(
+        &meta,
+        "lastModified",
+        &now.max(get(&stored, "lastModified").as_f64().unwrap_or(0.0))
+            .into(),
+    );
+    set(&meta, "messageCount", &(new.length() as f64).into());
+    set(&meta, "contextTokens", &context_tokens.into());
+    set(&meta, "preview", &preview_text.as_str().into());
+    set(&meta, "revision", &(revision + 1.0).into());
+    set(
+        &meta,
+        "contextKey",
+        &match last {
+            Some(j) => keys.get(j as u32),
+            None => JsValue::NULL,
+        },
+    );
+    sessions
+        .as_sys()
+        .put(&meta)
+        .map_err(|e| storage_error(ACTION, &e))?;
+    tx.commit().await.map_err(|e| idb_error(ACTION, &e))?;
+
+    inner
+        .records_put
+        .set(inner.records_put.get() + inserted.len() as f64);
+    inner
+        .records_deleted
+        .set(inner.records_deleted.get() + removed.len() as f64);
+    inner.remember(
+        &id,
+        Known {
+            revision: revision + 1.0,
+            messages: new.slice(0, new.length()),
+            keys,
+            last_summary: last,
+            offset: 0,
+        },
+    );
+    Ok(public_meta(&meta))
+}
+
+/// The identity diff: (inserted, removed, edit).
+fn diff(known: &Array, new: &Array) -> (Vec<u32>, Vec<u32>, Edit) {
+    let parts = diff_known(known, new);
+    let inserted: Vec<u32> = parts.get(0).unchecked_into::<Uint32Array>().to_vec();
+    let removed: Vec<u32> = parts.get(1).unchecked_into::<Uint32Array>().to_vec();
+    let edit = Edit {
+        inserted: inserted.iter().map(|&i| i as usize).collect(),
+        removed: removed.iter().map(|&i| i as usize).collect(),
+    };
+    (inserted, removed, edit)
+}
+
+/// Whether the removals are trailing failed attempts; `Err(k)` names the
+/// first stored index that is not.
+fn removal_check(base: &Known, edit: &Edit) -> Result<Result<(), usize>, InputError> {
+    let known = JsArray::new(&base.messages, || {
+        crate::core::error::FieldPath::argument("messages")
+    })?
+    .ok_or_else(|| InputError::Unreadable {
+        path: crate::core::error::FieldPath::argument("messages"),
+        reason: "the stored array could not be read".into(),
+    })?;
+    let failed = |k: usize| {
+        gather(&known, k as u32, k as u32 + 1)
+            .ok()
+            .and_then(|f| f.first().map(is_failed_attempt))
+            .unwrap_or(false)
+    };
+    Ok(check_removals(
+        edit,
+        base.messages.length() as usize,
+        failed,
+    ))
+}
+
+fn removals_allowed(base: &Known, edit: &Edit) -> Result<bool, InputError> {
+    Ok(edit.removed.is_empty() || removal_check(base, edit)?.is_ok())
+}
+
+fn drop_error(reason: &str) -> JsValue {
+    js_sys::Error::new(&format!(
+        "{ACTION}: refused because {reason}; pass {{ replace: true }} to replace the stored session"
+    ))
+    .into()
+}
+
+/// The LLM context's estimated tokens: the last fresh usage plus estimates
+/// after it, walking back from the end (stale usage ignored, as the
+/// compactor does). Reads only the messages after the last usage.
+fn context_tokens(array: &JsArray, last: Option<usize>) -> Result<f64, InputError> {
+    let n = array.len() as usize;
+    let start = last.unwrap_or(0);
+    let stale_until = match last {
+        Some(s) => gather(array, s as u32, s as u32 + 1)?
+            .first()
+            .map(|f| f.timestamp),
+        None => None,
+    };
+    let mut chunk: Vec<MessageFacts> = Vec::new();
+    let mut chunk_start = n;
+    let facts = (start..n).rev().map(|i| {
+        if i < chunk_start {
+            let from = i.saturating_sub(31).max(start);
+            chunk = gather(array, from as u32, i as u32 + 1)?
+                .iter()
+                .map(MessageFacts::from_raw)
+                .collect();
+            chunk_start = from;
+        }
+        Ok((i, chunk[i - chunk_start]))
+    });
+    Ok(estimate_from_end(facts, stale_until)?.tokens)
+}

@@ -1,0 +1,173 @@
+//! Session metadata: create, list, rename, delete.
+
+use super::records::{get, public_meta, request, session_range, set, storage_error};
+use super::schema::{MESSAGES, SESSIONS};
+use super::{idb_error, no_session, options_arg, string_arg, Inner, Known};
+use crate::core::session_file::uuid_v7;
+use indexed_db_futures::internals::SystemRepr;
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::TransactionMode;
+use js_sys::{Array, Object};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+
+pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.createSession";
+    let options = options_arg(&options, "options")?;
+    let optional = |key: &str| -> Result<Option<String>, JsValue> {
+        match get(&options, key) {
+            v if v.is_undefined() || v.is_null() => Ok(None),
+            v => string_arg(&v, &format!("options.{key}")).map(Some),
+        }
+    };
+    let now = js_sys::Date::now();
+    let id = match optional("id")? {
+        Some(id) => id,
+        None => uuid_v7(now, random_bytes()),
+    };
+    let title = optional("title")?.unwrap_or_else(|| "New session".into());
+    let record: JsValue = Object::new().into();
+    set(&record, "id", &id.as_str().into());
+    set(&record, "title", &title.as_str().into());
+    set(&record, "createdAt", &now.into());
+    set(&record, "lastModified", &now.into());
+    set(&record, "messageCount", &0.into());
+    set(&record, "contextTokens", &0.into());
+    set(&record, "preview", &"".into());
+    if let Some(model) = optional("model")? {
+        set(&record, "model", &model.as_str().into());
+    }
+    set(&record, "revision", &0.into());
+    set(&record, "contextKey", &JsValue::NULL);
+
+    let db = inner.db(ACTION)?;
+    let tx = db
+        .transaction(SESSIONS)
+        .with_mode(TransactionMode::Readwrite)
+        .build()
+        .map_err(|e| idb_error(ACTION, &e))?;
+    let store = tx
+        .object_store(SESSIONS)
+        .map_err(|e| idb_error(ACTION, &e))?;
+    let added = request(store.as_sys().add(&record)).await;
+    if let Err(e) = added {
+        if get(&e, "name").as_string().as_deref() == Some("ConstraintError") {
+            return Err(js_sys::Error::new(&format!(
+                "{ACTION}: a session with id \"{id}\" already exists"
+            ))
+            .into());
+        }
+        return Err(storage_error(ACTION, &e));
+    }
+    tx.commit().await.map_err(|e| idb_error(ACTION, &e))?;
+    inner.remember(
+        &id,
+        Known {
+            revision: 0.0,
+            messages: Array::new(),
+            keys: Array::new(),
+            last_summary: None,
+            offset: 0,
+        },
+    );
+    Ok(public_meta(&record))
+}
+
+pub async fn list(inner: Rc<Inner>) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.list";
+    let db = inner.db(ACTION)?;
+    let tx = db
+        .transaction(SESSIONS)
+        .build()
+        .map_err(|e| idb_error(ACTION, &e))?;
+    let store = tx
+        .object_store(SESSIONS)
+        .map_err(|e| idb_error(ACTION, &e))?;
+    let all: Array = request(store.as_sys().get_all())
+        .await
+        .map_err(|e| storage_error(ACTION, &e))?
+        .unchecked_into();
+    let mut metas: Vec<(f64, JsValue)> = all
+        .iter()
+        .map(|r| (get(&r, "lastModified").as_f64().unwrap_or(0.0), r))
+        .collect();
+    metas.sort_by(|a, b| b.0.total_cmp(&a.0));
+    Ok(metas
+        .iter()
+        .map(|(_, r)| public_meta(r))
+        .collect::<Array>()
+        .into())
+}
+
+pub async fn rename(inner: Rc<Inner>, id: JsValue, title: JsValue) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.rename";
+    let id = string_arg(&id, "sessionId")?;
+    let title = string_arg(&title, "title")?;
+    let db = inner.db(ACTION)?;
+    let tx = db
+        .transaction(SESSIONS)
+        .with_mode(TransactionMode::Readwrite)
+        .build()
+        .map_err(|e| idb_error(ACTION, &e))?;
+    let store = tx
+        .object_store(SESSIONS)
+        .map_err(|e| idb_error(ACTION, &e))?;
+    let record = request(store.as_sys().get(&id.as_str().into()))
+        .await
+        .map_err(|e| storage_error(ACTION, &e))?;
+    if record.is_undefined() {
+        return Err(no_session(ACTION, &id));
+    }
+    set(&record, "title", &title.as_str().into());
+    set(&record, "lastModified", &js_sys::Date::now().into());
+    store
+        .as_sys()
+        .put(&record)
+        .map_err(|e| storage_error(ACTION, &e))?;
+    tx.commit().await.map_err(|e| idb_error(ACTION, &e))?;
+    Ok(public_meta(&record))
+}
+
+pub async fn delete(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.delete";
+    let id = string_arg(&id, "sessionId")?;
+    let db = inner.db(ACTION)?;
+    let tx = db
+        .transaction([SESSIONS, MESSAGES])
+        .with_mode(TransactionMode::Readwrite)
+        .build()
+        .map_err(|e| idb_error(ACTION, &e))?;
+    let sessions = tx
+        .object_store(SESSIONS)
+        .map_err(|e| idb_error(ACTION, &e))?;
+    let messages = tx
+        .object_store(MESSAGES)
+        .map_err(|e| idb_error(ACTION, &e))?;
+    let record = request(sessions.as_sys().get(&id.as_str().into()))
+        .await
+        .map_err(|e| storage_error(ACTION, &e))?;
+    if record.is_undefined() {
+        return Err(no_session(ACTION, &id));
+    }
+    sessions
+        .as_sys()
+        .delete(&id.as_str().into())
+        .map_err(|e| storage_error(ACTION, &e))?;
+    let range = session_range(&id)?;
+    messages
+        .as_sys()
+        .delete(&range)
+        .map_err(|e| storage_error(ACTION, &e))?;
+    tx.commit().await.map_err(|e| idb_error(ACTION, &e))?;
+    inner.forget(&id);
+    Ok(JsValue::UNDEFINED)
+}
+
+/// Ten bytes for a session id (not a secret: `Math.random` is enough).
+fn random_bytes() -> [u8; 10] {
+    let mut bytes = [0u8; 10];
+    for b in &mut bytes {
+        *b = (js_sys::Math::random() * 256.0) as u8;
+    }
+    bytes
+}
