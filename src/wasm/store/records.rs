@@ -93,7 +93,7 @@ pub fn storage_error(action: &str, thrown: &JsValue) -> JsValue {
     let message = get(thrown, "message")
         .as_string()
         .or_else(|| thrown.as_string())
-        .unwrap_or_else(|| format!("{thrown:?}"));
+        .unwrap_or_else(|| super::super::errors::thrown_message(thrown));
     storage_error_text(action, &name, &message)
 }
 

@@ -92,7 +92,7 @@ pub async fn save(
     let problem = check_storable(&new, &inserted);
     if !problem.is_null() {
         let p: Array = problem.unchecked_into();
-        let index = p.get(0).as_f64().unwrap_or(0.0);
+        let index = p.get(0).as_f64().unwrap_or(0.0) as u64;
         let path = p.get(1).as_string().unwrap_or_default();
         let what = p.get(2).as_string().unwrap_or_default();
         return Err(js_sys::TypeError::new(&format!(
@@ -151,9 +151,10 @@ pub async fn save(
         // Dropping the transaction aborts it: nothing written.
         inner.forget(&id);
         return Err(conflict_error(&format!(
-            "{ACTION}: session \"{id}\" was saved elsewhere (now at revision {revision}) since \
+            "{ACTION}: session \"{id}\" was saved elsewhere (now at revision {}) since \
              this store read it at revision {}; load it again, reapply the change and save",
-            base.revision
+            crate::core::js_number::number_to_string(revision),
+            crate::core::js_number::number_to_string(base.revision)
         )));
     }
     let store = records.as_sys();
