@@ -12,7 +12,7 @@ use super::js_text::JsText;
 use super::js_values::object;
 use super::message_access::{get, message_at, messages_array, summary_files, JsArray};
 use super::message_facts::gather;
-use super::preparation::string_array;
+use super::preparation::{add_tool_calls, string_array};
 use super::serialization::serialize_conversation;
 use crate::core::branch::select_branch;
 use crate::core::error::{FieldPath, InputError};
@@ -22,13 +22,6 @@ use crate::core::prompts::{branch_prompt, SummaryKind, BRANCH_MAX_TOKENS};
 use crate::core::role::Role;
 use js_sys::{Array, Function, JsString};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
-
-#[wasm_bindgen(module = "/src/wasm/message_shim.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = toolCallPaths, catch)]
-    fn tool_call_paths(messages: &Array, from: u32, to: u32) -> Result<Array, JsValue>;
-}
 
 #[wasm_bindgen(typescript_custom_section)]
 const BRANCH_TS: &'static str = r#"
@@ -107,18 +100,7 @@ fn branch_file_ops(
         let (read, modified) = summary_files(&message, i)?;
         ops.add_previous(read.iter().map(to_js_str), modified.iter().map(to_js_str));
     }
-    let pairs = tool_call_paths(array.as_array(), visited.start as u32, visited.end as u32)
-        .map_err(|thrown| InputError::Unreadable {
-            path: FieldPath::argument("messages"),
-            reason: super::errors::thrown_message(&thrown),
-        })?;
-    let pairs: Vec<JsString> = pairs
-        .iter()
-        .filter_map(|v| v.dyn_into::<JsString>().ok())
-        .collect();
-    for pair in pairs.chunks_exact(2) {
-        ops.add_tool_call(&to_js_str(&pair[0]), to_js_str(&pair[1]));
-    }
+    add_tool_calls(&mut ops, array, visited)?;
     Ok(ops)
 }
 

@@ -142,20 +142,31 @@ fn file_ops(
         }
     }
     for range in ranges {
-        let pairs = tool_call_paths(array.as_array(), range.start as u32, range.end as u32)
-            .map_err(|thrown| InputError::Unreadable {
-                path: FieldPath::argument("messages"),
-                reason: thrown_message(&thrown),
-            })?;
-        let pairs: Vec<JsString> = pairs
-            .iter()
-            .filter_map(|v| v.dyn_into::<JsString>().ok())
-            .collect();
-        for pair in pairs.chunks_exact(2) {
-            ops.add_tool_call(&to_js_str(&pair[0]), to_js_str(&pair[1]));
-        }
+        add_tool_calls(&mut ops, array, range.clone())?;
     }
     Ok(ops)
+}
+
+/// The `read` / `write` / `edit` tool calls of `array[range]` into `ops`.
+pub fn add_tool_calls(
+    ops: &mut FileOps,
+    array: &JsArray,
+    range: Range<usize>,
+) -> Result<(), InputError> {
+    let pairs = tool_call_paths(array.as_array(), range.start as u32, range.end as u32).map_err(
+        |thrown| InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: thrown_message(&thrown),
+        },
+    )?;
+    let pairs: Vec<JsString> = pairs
+        .iter()
+        .filter_map(|v| v.dyn_into::<JsString>().ok())
+        .collect();
+    for pair in pairs.chunks_exact(2) {
+        ops.add_tool_call(&to_js_str(&pair[0]), to_js_str(&pair[1]));
+    }
+    Ok(())
 }
 
 pub fn string_array(paths: impl IntoIterator<Item = JsStr>) -> JsValue {
