@@ -18,22 +18,10 @@ import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { CHROMIUM } from "../support/chromium.mjs";
 import { build, createServer, version as viteVersion } from "vite";
 import { sendText, startServer } from "../../scripts/serve.mjs";
 
-const CHROMIUM = {
-  executablePath: "/usr/bin/chromium",
-  args: [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-  ],
-};
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const pkgDir = join(repo, "pkg");

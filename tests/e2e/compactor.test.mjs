@@ -14,22 +14,10 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { after, afterEach, before, beforeEach, describe, test } from "node:test";
 import { chromium } from "playwright-core";
+import { CHROMIUM } from "../support/chromium.mjs";
 import { startServer } from "../../scripts/serve.mjs";
 import { createMockLlm, MOCK_SUMMARY, MOCK_USAGE, PROVIDER_ERRORS } from "../support/mock-llm-server.mjs";
 
-const CHROMIUM = {
-  executablePath: "/usr/bin/chromium",
-  args: [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-  ],
-};
 
 const LARGE_SESSION = new URL("../../../shared/fixtures/pi-large-session.jsonl", import.meta.url);
 

@@ -5,22 +5,10 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { CHROMIUM } from "../support/chromium.mjs";
 import { startServer } from "../../scripts/serve.mjs";
 import { SAMPLE_SESSION } from "../../www/sample-session.js";
 
-const CHROMIUM = {
-  executablePath: "/usr/bin/chromium",
-  args: [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-  ],
-};
 
 const fixture = (name) => fileURLToPath(new URL(`../../../shared/fixtures/${name}`, import.meta.url));
 const PREAMBLE = "The conversation history before this point was compacted into the following summary:";

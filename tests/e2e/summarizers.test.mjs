@@ -6,22 +6,10 @@ import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { after, afterEach, before, test } from "node:test";
 import { chromium } from "playwright-core";
+import { CHROMIUM } from "../support/chromium.mjs";
 import { startServer } from "../../scripts/serve.mjs";
 import { MOCK_SUMMARY, MOCK_USAGE, PROVIDER_ERRORS, startMockLlm } from "../support/mock-llm-server.mjs";
 
-const CHROMIUM = {
-  executablePath: "/usr/bin/chromium",
-  args: [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-  ],
-};
 
 const PAGE = `<!doctype html>
 <meta charset="utf-8">
