@@ -1,9 +1,9 @@
 //! `load` (the whole array) and `loadContext` (the last summary on, read
 //! with a key range that starts at the summary's record).
 
-use super::records::{get, range_from, request, session_range, storage_error};
+use super::records::{get, range_from, request, session_range, session_record, storage_error};
 use super::schema::{MESSAGES, SESSIONS};
-use super::{idb_error, no_session, string_arg, Inner, Known};
+use super::{idb_error, string_arg, Inner, Known};
 use crate::core::role::Role;
 use crate::wasm::message_access::{roles, JsArray};
 use indexed_db_futures::internals::SystemRepr;
@@ -40,12 +40,7 @@ pub async fn read(
     let messages = tx
         .object_store(MESSAGES)
         .map_err(|e| idb_error(action, &e))?;
-    let record = request(sessions.as_sys().get(&id.into()))
-        .await
-        .map_err(|e| storage_error(action, &e))?;
-    if record.is_undefined() {
-        return Err(no_session(action, id));
-    }
+    let record = session_record(sessions.as_sys(), action, id).await?;
     let context_key = get(&record, "contextKey");
     let range = if context_only && !context_key.is_null() && !context_key.is_undefined() {
         range_from(id, &context_key)?

@@ -116,3 +116,18 @@ pub fn storage_error_text(action: &str, name: &str, message: &str) -> JsValue {
     };
     js_sys::Error::new(&text).into()
 }
+
+/// The meta record of session `id`, or the "no such session" error.
+pub async fn session_record(
+    sessions: &web_sys::IdbObjectStore,
+    action: &str,
+    id: &str,
+) -> Result<JsValue, JsValue> {
+    let record = request(sessions.get(&id.into()))
+        .await
+        .map_err(|e| storage_error(action, &e))?;
+    if record.is_undefined() {
+        return Err(super::no_session(action, id));
+    }
+    Ok(record)
+}

@@ -4,10 +4,10 @@
 use super::load::{last_summary, read};
 use super::records::{
     adopt_equal, apply_keys, check_storable, conflict_error, diff_known, first_user_text, get,
-    message_key, position_of, public_meta, range_before, request, set, storage_error,
+    message_key, position_of, public_meta, range_before, session_record, set, storage_error,
 };
 use super::schema::{MESSAGES, SESSIONS};
-use super::{idb_error, no_session, options_arg, string_arg, Inner, Known};
+use super::{idb_error, options_arg, string_arg, Inner, Known};
 use crate::core::context_tokens::estimate_from_end;
 use crate::core::error::InputError;
 use crate::core::estimate::MessageFacts;
@@ -139,13 +139,13 @@ pub async fn save(
     let records = tx
         .object_store(MESSAGES)
         .map_err(|e| idb_error(ACTION, &e))?;
-    let stored = request(sessions.as_sys().get(&id.as_str().into()))
-        .await
-        .map_err(|e| storage_error(ACTION, &e))?;
-    if stored.is_undefined() {
-        inner.forget(&id);
-        return Err(no_session(ACTION, &id));
-    }
+    let stored = match session_record(sessions.as_sys(), ACTION, &id).await {
+        Ok(record) => record,
+        Err(e) => {
+            inner.forget(&id);
+            return Err(e);
+        }
+    };
     let revision = get(&stored, "revision").as_f64().unwrap_or(0.0);
     if revision != base.revision {
         // Dropping the transaction aborts it: nothing written.

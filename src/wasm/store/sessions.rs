@@ -1,8 +1,10 @@
 //! Session metadata: create, list, rename, delete.
 
-use super::records::{get, public_meta, request, session_range, set, storage_error};
+use super::records::{
+    get, public_meta, request, session_range, session_record, set, storage_error,
+};
 use super::schema::{MESSAGES, SESSIONS};
-use super::{idb_error, no_session, options_arg, string_arg, Inner, Known};
+use super::{idb_error, options_arg, string_arg, Inner, Known};
 use crate::core::session_file::uuid_v7;
 use indexed_db_futures::internals::SystemRepr;
 use indexed_db_futures::prelude::*;
@@ -112,12 +114,7 @@ pub async fn rename(inner: Rc<Inner>, id: JsValue, title: JsValue) -> Result<JsV
     let store = tx
         .object_store(SESSIONS)
         .map_err(|e| idb_error(ACTION, &e))?;
-    let record = request(store.as_sys().get(&id.as_str().into()))
-        .await
-        .map_err(|e| storage_error(ACTION, &e))?;
-    if record.is_undefined() {
-        return Err(no_session(ACTION, &id));
-    }
+    let record = session_record(store.as_sys(), ACTION, &id).await?;
     set(&record, "title", &title.as_str().into());
     set(&record, "lastModified", &js_sys::Date::now().into());
     store
@@ -143,12 +140,8 @@ pub async fn delete(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
     let messages = tx
         .object_store(MESSAGES)
         .map_err(|e| idb_error(ACTION, &e))?;
-    let record = request(sessions.as_sys().get(&id.as_str().into()))
-        .await
-        .map_err(|e| storage_error(ACTION, &e))?;
-    if record.is_undefined() {
-        return Err(no_session(ACTION, &id));
-    }
+    // A missing session is an error, not a silent no-op.
+    session_record(sessions.as_sys(), ACTION, &id).await?;
     sessions
         .as_sys()
         .delete(&id.as_str().into())
