@@ -2,26 +2,29 @@
 //   cargo (release, wasm32) → wasm-bindgen --target web → wasm-opt -Oz
 //   → entry files and package.json from src/js → sizes printed (gzip).
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const pkg = join(root, "pkg");
+// Built beside pkg/ and swapped in at the end, so that a test or a server
+// reading pkg/ while a build runs never sees a half-written package.
+const next = join(root, `pkg.next-${process.pid}`);
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: "inherit" });
 
 run("cargo", ["build", "--release", "--target", "wasm32-unknown-unknown", "--lib"]);
-rmSync(pkg, { recursive: true, force: true });
-mkdirSync(pkg);
+rmSync(next, { recursive: true, force: true });
+mkdirSync(next);
 run("wasm-bindgen", [
   "--target", "web",
-  "--out-dir", pkg,
+  "--out-dir", next,
   "--out-name", "agent_compaction",
   "--omit-default-module-path",
   join(root, "target/wasm32-unknown-unknown/release/agent_compaction.wasm"),
 ]);
-const wasm = join(pkg, "agent_compaction_bg.wasm");
+let wasm = join(next, "agent_compaction_bg.wasm");
 // wasm-opt from the npm package `binaryen` (a recent release that reads the
 // target_features section rustc writes; Debian's 108 mangles the externref table).
 // --low-memory-unused lets it fold `p + C` (C < 1 KiB) into load/store offsets:
@@ -34,8 +37,17 @@ run(join(root, "node_modules/.bin/wasm-opt"), [
   "-Oz", "--low-memory-unused", "--one-caller-inline-max-function-size=30", "--converge",
   "--strip-debug", "--strip-producers", wasm, "-o", wasm,
 ]);
-for (const f of readdirSync(join(root, "src/js"))) copyFileSync(join(root, "src/js", f), join(pkg, f));
-copyFileSync(join(root, "README.md"), join(pkg, "README.md"));
+for (const f of readdirSync(join(root, "src/js"))) copyFileSync(join(root, "src/js", f), join(next, f));
+copyFileSync(join(root, "README.md"), join(next, "README.md"));
+const old = join(root, `pkg.old-${process.pid}`);
+try {
+  renameSync(pkg, old);
+} catch (e) {
+  if (e.code !== "ENOENT") throw e;
+}
+renameSync(next, pkg);
+rmSync(old, { recursive: true, force: true });
+wasm = join(pkg, "agent_compaction_bg.wasm");
 
 // Link the package into node_modules so that tests, the demo and the
 // TypeScript check import it by name, through its real `exports` map.
