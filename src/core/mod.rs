@@ -1,5 +1,6 @@
 //! The pure core: no `wasm_bindgen`, `js_sys` or `web_sys` in here.
 
+pub mod agent_flow;
 pub mod branch;
 pub mod chunking;
 pub mod context;

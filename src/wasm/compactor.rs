@@ -122,6 +122,16 @@ export class Compactor {
   summarizeBranch(abandoned: readonly AnyMessage[], options?: SummarizeBranchOptions): Promise<BranchSummaryMessage>;
   /** Switch model (and window) for later checks. */
   setModel(model: string | ModelLike, contextWindow?: number): void;
+  /**
+   * Runs automatic compaction in a pi-agent-core `Agent` (SPEC §3): installs
+   * `agentHooks()` on it, and after each run compacts on overflow (taking
+   * the failed attempt out and retrying once), silent overflow or the
+   * threshold; before a run's first request when the session is already
+   * over the threshold. With `store`, every change is saved. While it
+   * compacts, the agent stays busy: queue the user's messages with
+   * `agent.followUp()`; they are delivered after it. Returns `detach`.
+   */
+  attach(agent: AttachableAgent, options?: AttachOptions): () => void;
 }
 "#;
 
@@ -158,6 +168,8 @@ struct State {
     on_event: Option<Function>,
     tracked: Tracked,
     llm: LlmCache,
+    /// The agent this compactor is attached to (`attach`).
+    attached: Option<Rc<super::attach::Attachment>>,
 }
 
 #[wasm_bindgen(skip_typescript)]
@@ -481,6 +493,7 @@ impl Compactor {
             on_event,
             tracked: Tracked::default(),
             llm: LlmCache::default(),
+            attached: None,
         };
         state.resolve(model, window)?;
         Ok(Compactor {
@@ -625,24 +638,11 @@ impl Compactor {
         }
         let state = self.state.clone();
         let transform = Closure::<dyn Fn(JsValue) -> Promise>::new(move |messages: JsValue| {
-            let result = match state.try_borrow_mut() {
-                Ok(mut s) => s
-                    .tracked
-                    .sync(&messages)
-                    .map_err(JsValue::from)
-                    .and_then(|array| {
-                        let start = s.tracked.index.context_start() as u32;
-                        if s.tracked.index.last_summary().is_none() {
-                            Ok(messages.clone())
-                        } else {
-                            array
-                                .slice(start, array.len())
-                                .map(JsValue::from)
-                                .map_err(JsValue::from)
-                        }
-                    }),
-                Err(_) => Err(busy()),
-            };
+            let attached = state.try_borrow().ok().and_then(|s| s.attached.clone());
+            if let Some(promise) = attached.and_then(|a| a.transform(&messages)) {
+                return promise;
+            }
+            let result = context_of(&state, &messages);
             Promise::resolve(&match result {
                 Ok(context) => context,
                 Err(error) => {
@@ -675,6 +675,64 @@ impl Compactor {
         ]);
         *self.hooks.borrow_mut() = Some(hooks.clone());
         hooks
+    }
+}
+
+/// The LLM context of `messages`: the caller's array, or a slice of it from
+/// the last summary on.
+fn context_of(state: &Rc<RefCell<State>>, messages: &JsValue) -> Result<JsValue, JsValue> {
+    let mut s = state.try_borrow_mut().map_err(|_| busy())?;
+    let array = s.tracked.sync(messages)?;
+    if s.tracked.index.last_summary().is_none() {
+        return Ok(messages.clone());
+    }
+    let start = s.tracked.index.context_start() as u32;
+    Ok(array.slice(start, array.len())?.into())
+}
+
+/// What `attach` uses of the compactor (a second handle on the same state).
+impl Compactor {
+    pub(super) fn shared(&self) -> Compactor {
+        Compactor {
+            state: self.state.clone(),
+            hooks: RefCell::new(self.hooks.borrow().clone()),
+        }
+    }
+
+    pub(super) fn attachment(&self) -> Option<Rc<super::attach::Attachment>> {
+        self.state
+            .try_borrow()
+            .ok()
+            .and_then(|s| s.attached.clone())
+    }
+
+    pub(super) fn set_attachment(&self, attachment: Option<Rc<super::attach::Attachment>>) {
+        if let Ok(mut s) = self.state.try_borrow_mut() {
+            s.attached = attachment;
+        }
+    }
+
+    pub(super) fn on_event(&self) -> Option<Function> {
+        self.state
+            .try_borrow()
+            .ok()
+            .and_then(|s| s.on_event.clone())
+    }
+
+    pub(super) fn enabled(&self) -> bool {
+        self.state.try_borrow().is_ok_and(|s| s.settings.enabled)
+    }
+
+    pub(super) fn context_of(&self, messages: &JsValue) -> Result<JsValue, JsValue> {
+        context_of(&self.state, messages)
+    }
+
+    /// The timestamp of the last `compactionSummary` in `messages`.
+    pub(super) fn last_summary_timestamp(&self, messages: &JsValue) -> Option<f64> {
+        let mut s = self.state.try_borrow_mut().ok()?;
+        s.tracked.sync(messages).ok()?;
+        let at = s.tracked.index.last_summary()?;
+        s.tracked.index.facts().get(at).map(|f| f.timestamp)
     }
 }
 

@@ -1,6 +1,7 @@
 //! The JavaScript boundary: converts, calls the core, returns the caller's
 //! own objects wherever nothing changes.
 
+pub mod attach;
 pub mod branch_summary;
 pub mod compaction;
 pub mod compactor;

@@ -22,3 +22,22 @@ const agent = new Agent({
   convertToLlm,
 });
 void agent;
+
+// The Compactor wired into a real Agent: with the opt-in augmentation, the
+// hooks are the Agent's own option types, the agent's messages may hold
+// summaries, and attach() takes the Agent as it is.
+import "agent-compaction/pi-agent-core";
+import { Compactor, SessionStore, type CompactionSummaryMessage, type CompactorState } from "agent-compaction";
+import type { AgentMessage as AugmentedAgentMessage } from "@mariozechner/pi-agent-core";
+const compactor = new Compactor({ contextWindow: 16_000 });
+const hooked = new Agent({ ...compactor.agentHooks() });
+declare const summary: CompactionSummaryMessage;
+const withSummary: AugmentedAgentMessage[] = [...hooked.state.messages, summary];
+hooked.state.messages = withSummary;
+declare const store: SessionStore;
+const detach: () => void = compactor.attach(hooked, {
+  store,
+  sessionId: "s",
+  onStateChange: (state: CompactorState) => void [state.isCompacting, state.contextTokens.toFixed()],
+});
+detach();

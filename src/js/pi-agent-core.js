@@ -1,0 +1,1 @@
+// Types only: see pi-agent-core.d.ts.
