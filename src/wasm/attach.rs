@@ -58,6 +58,8 @@ export interface AttachOptions {
 }
 "#;
 
+type Listener = Closure<dyn Fn(JsValue) -> JsValue>;
+
 /// A compaction inserted by the hook during the current run.
 struct Substitute {
     /// Where the kept messages start in the loop's own array.
@@ -80,7 +82,7 @@ pub(super) struct Attachment {
     previous_hooks: RefCell<Option<(JsValue, JsValue)>>,
     unsubscribe: RefCell<Option<Function>>,
     /// The agent's listener; it holds this attachment only weakly.
-    listener: RefCell<Option<Closure<dyn Fn(JsValue) -> JsValue>>>,
+    listener: RefCell<Option<Listener>>,
 }
 
 fn prop(object: &JsValue, key: &str) -> JsValue {
@@ -461,9 +463,7 @@ impl Compactor {
             listener: RefCell::new(None),
         });
         let weak = Rc::downgrade(&attachment);
-        let listener = Closure::<dyn Fn(JsValue) -> JsValue>::new(move |event: JsValue| match weak
-            .upgrade()
-        {
+        let listener = Listener::new(move |event: JsValue| match weak.upgrade() {
             Some(a) => a.on_agent_event(&event),
             None => JsValue::UNDEFINED,
         });
