@@ -12,6 +12,7 @@ use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_browser);
 
 const LARGE: &str = include_str!("../../shared/fixtures/pi-large-session.jsonl");
+const BEFORE_COMPACTION: &str = include_str!("../../shared/fixtures/pi-before-compaction.jsonl");
 
 #[wasm_bindgen(inline_js = r#"
 export function parse(text) { return JSON.parse(text); }
@@ -24,7 +25,8 @@ export function deleteDb(name) {
     r.onblocked = () => resolve();
   });
 }
-// A version-1 database written by hand, as the first release lays it out.
+// A version-1 database written by hand, as the first release lays it out,
+// plus a record missing the fields a later version relies on.
 export function makeV1(name) {
   return new Promise((resolve, reject) => {
     const r = indexedDB.open(name, 1);
@@ -36,6 +38,9 @@ export function makeV1(name) {
         contextTokens: 3, preview: "hello", revision: 4, contextKey: null });
       messages.put({ role: "user", content: "hello", timestamp: 1 }, ["old", 0]);
       messages.put({ role: "assistant", content: [{ type: "text", text: "hi" }], stopReason: "stop", timestamp: 2 }, ["old", 1]);
+      sessions.put({ id: "sparse", createdAt: 5 });
+      messages.put({ role: "user", content: "sparse one", timestamp: 5 }, ["sparse", 0]);
+      messages.put({ role: "user", content: "sparse two", timestamp: 6 }, ["sparse", 1]);
     };
     r.onsuccess = () => { r.result.close(); resolve(); };
     r.onerror = () => reject(r.error);
@@ -54,6 +59,88 @@ export function rawKeys(name, id) {
     };
     r.onerror = () => reject(r.error);
   });
+}
+// The database's version and the sessions store's index names.
+export function schemaOf(name) {
+  return new Promise((resolve, reject) => {
+    const r = indexedDB.open(name);
+    r.onsuccess = () => {
+      const db = r.result;
+      const store = db.transaction("sessions").objectStore("sessions");
+      const out = { version: db.version, indexes: [...store.indexNames] };
+      db.close();
+      resolve(out);
+    };
+    r.onerror = () => reject(r.error);
+  });
+}
+// Deep equality that ignores key order (JSON values only).
+export function sameValue(a, b) {
+  const norm = (v) => Array.isArray(v) ? v.map(norm)
+    : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, norm(v[k])]))
+    : v;
+  return JSON.stringify(norm(a)) === JSON.stringify(norm(b));
+}
+export function hasWebLocks() {
+  return typeof navigator.locks?.request === "function";
+}
+// Hides navigator.locks (as in Node or an insecure context) until the
+// returned function is called.
+export function hideWebLocks() {
+  Object.defineProperty(navigator, "locks", { value: undefined, configurable: true });
+  return () => { delete navigator.locks; };
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Two overlapping withSessionLock callers on one store, each saving inside;
+// a rename through a second store started while the first holds the lock;
+// then a callback that throws. With `hide`, navigator.locks is hidden
+// meanwhile (restored whatever happens).
+export async function lockScenario(store, other, id, m1, m2, hide) {
+  const restore = hide ? hideWebLocks() : () => {};
+  try {
+    const webLocks = hasWebLocks();
+    const { log, results } = await overlappingLocks(store, other, id, m1, m2);
+    const error = await store.withSessionLock(id, () => { throw new RangeError("boom"); }).then(
+      () => null, (e) => e);
+    const after = await store.withSessionLock(id, () => 7);
+    return { webLocks, log, results, error, after };
+  } finally {
+    restore();
+  }
+}
+async function overlappingLocks(store, other, id, m1, m2) {
+  const log = [];
+  let renamed;
+  const first = store.withSessionLock(id, async () => {
+    log.push("first start");
+    renamed = other.rename(id, "renamed").then(() => log.push("other store's rename"));
+    await sleep(60);
+    const loaded = await store.load(id);
+    await store.save(id, [...loaded, m1]);
+    const nested = await store.withSessionLock(id, async () => "nested");
+    log.push(`first end (${nested})`);
+    return "first";
+  });
+  const second = store.withSessionLock(id, async () => {
+    log.push("second start");
+    const loaded = await store.load(id);
+    await store.save(id, [...loaded, m2]);
+    log.push("second end");
+    return "second";
+  });
+  const results = await Promise.all([first, second]);
+  await renamed;
+  return { log, results };
+}
+// Collects the events an onChange listener receives.
+export function collector() {
+  const events = [];
+  return { events, listener: (e) => events.push(e) };
+}
+export async function eventsAfter(events, count, ms) {
+  const deadline = Date.now() + ms;
+  while (events.length < count && Date.now() < deadline) await sleep(5);
+  return events;
 }
 export function withFunction() {
   return { role: "user", content: [{ type: "text", text: "x", bad: () => 1 }], timestamp: 9 };
@@ -76,6 +163,24 @@ extern "C" {
     fn raw_keys(name: &str, id: &str) -> Promise;
     #[wasm_bindgen(js_name = withFunction)]
     fn with_function() -> JsValue;
+    #[wasm_bindgen(js_name = schemaOf)]
+    fn schema_of(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = sameValue)]
+    fn same_value(a: &JsValue, b: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = hasWebLocks)]
+    fn has_web_locks() -> bool;
+    #[wasm_bindgen(js_name = lockScenario)]
+    fn lock_scenario_js(
+        store: &JsValue,
+        other: &JsValue,
+        id: &str,
+        m1: &JsValue,
+        m2: &JsValue,
+        hide: bool,
+    ) -> Promise;
+    fn collector() -> JsValue;
+    #[wasm_bindgen(js_name = eventsAfter)]
+    fn events_after(events: &JsValue, count: u32, ms: u32) -> Promise;
     fn cyclic() -> JsValue;
 }
 
@@ -446,24 +551,70 @@ async fn a_version_1_database_with_data_opens_with_its_data() {
     wait(delete_db("store-v1")).await.unwrap();
     wait(make_v1("store-v1")).await.unwrap();
     let store = open("store-v1").await;
+    // Upgraded to version 2: the index is there, the records kept.
+    let schema = wait(schema_of("store-v1")).await.unwrap();
+    assert_eq!(field(&schema, "version").as_f64(), Some(2.0));
+    assert!(deep_equal(
+        &field(&schema, "indexes"),
+        &parse("[\"byLastModified\"]")
+    ));
     let list: Array = wait(store.list()).await.unwrap().unchecked_into();
-    assert_eq!(list.length(), 1);
+    assert_eq!(list.length(), 2);
+    // The sparse record got defaults: lastModified from createdAt (so it is
+    // listed, newest first), a title, and its messages counted.
+    let sparse = list.get(0);
+    assert_eq!(field(&sparse, "id").as_string().as_deref(), Some("sparse"));
+    assert_eq!(field(&sparse, "lastModified").as_f64(), Some(5.0));
+    assert_eq!(field(&sparse, "messageCount").as_f64(), Some(2.0));
     assert_eq!(
-        field(&list.get(0), "title").as_string().as_deref(),
-        Some("From v1")
+        field(&sparse, "title").as_string().as_deref(),
+        Some("New session")
     );
+    assert_eq!(field(&sparse, "revision").as_f64(), Some(0.0));
+    let old = list.get(1);
+    assert_eq!(field(&old, "title").as_string().as_deref(), Some("From v1"));
+    assert_eq!(field(&old, "messageCount").as_f64(), Some(2.0));
+    assert_eq!(field(&old, "preview").as_string().as_deref(), Some("hello"));
     let loaded: Array = wait(store.load("old".into()))
         .await
         .unwrap()
         .unchecked_into();
-    assert_eq!(loaded.length(), 2);
-    // And it can be appended to.
+    assert!(deep_equal(
+        &loaded,
+        &parse("[{\"role\":\"user\",\"content\":\"hello\",\"timestamp\":1},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"stopReason\":\"stop\",\"timestamp\":2}]")
+    ));
+    // And it can be appended to; it is then the newest.
     let next = with(&loaded, &[&message("again", 3)]);
-    let meta = wait(store.save("old".into(), next.into(), JsValue::UNDEFINED))
+    let meta = wait(store.save("old".into(), next.clone().into(), JsValue::UNDEFINED))
         .await
         .unwrap();
     assert_eq!(field(&meta, "revision").as_f64(), Some(5.0));
+    assert!(deep_equal(
+        &wait(store.load("old".into())).await.unwrap(),
+        &next
+    ));
+    let list: Array = wait(store.list()).await.unwrap().unchecked_into();
+    assert_eq!(
+        field(&list.get(0), "id").as_string().as_deref(),
+        Some("old")
+    );
+    let sparse: Array = wait(store.load_context("sparse".into()))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(sparse.length(), 2);
+    let next = with(&sparse, &[&message("three", 7)]);
+    let meta = wait(store.save("sparse".into(), next.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(3.0));
+    assert_eq!(field(&meta, "revision").as_f64(), Some(1.0));
     store.close();
+    // Opening the upgraded database again changes nothing.
+    let again = open("store-v1").await;
+    let list: Array = wait(again.list()).await.unwrap().unchecked_into();
+    assert_eq!(list.length(), 2);
+    again.close();
 }
 
 #[wasm_bindgen_test]
@@ -477,4 +628,523 @@ async fn a_deleted_database_is_reported() {
         "{}",
         error_message(&e)
     );
+}
+
+fn branch_summary(t: u32) -> JsValue {
+    parse(&format!(
+        "{{\"role\":\"branchSummary\",\"summary\":\"left a branch {t}\",\"fromId\":\"x\",\"timestamp\":{t}}}"
+    ))
+}
+
+async fn keys_of(db: &str, id: &str) -> u32 {
+    let keys: Array = wait(raw_keys(db, id)).await.unwrap().unchecked_into();
+    keys.length()
+}
+
+#[wasm_bindgen_test]
+async fn fork_copies_a_prefix_adds_a_branch_summary_and_shares_no_records() {
+    let store = fresh("store-fork").await;
+    create(&store, "src").await;
+    let (m0, m1, s, m3, m4) = (
+        message("first", 1),
+        assistant("stop", 5, 2),
+        summary(10),
+        message("after the summary", 11),
+        assistant("stop", 5, 12),
+    );
+    let source = array(&[&m0, &m1, &s, &m3, &m4]);
+    wait(store.save("src".into(), source.clone().into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+
+    // A prefix: the records before atIndex, under a new id and title.
+    let meta = wait(store.fork("src".into(), 2.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let prefix_id = field(&meta, "id").as_string().unwrap();
+    assert_ne!(prefix_id, "src");
+    assert_eq!(prefix_id.len(), 36, "a fresh UUIDv7");
+    assert_eq!(
+        field(&meta, "title").as_string().as_deref(),
+        Some("T (fork)")
+    );
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(2.0));
+    assert_eq!(
+        field(&meta, "preview").as_string().as_deref(),
+        Some("first")
+    );
+    let loaded = wait(store.load(prefix_id.as_str().into())).await.unwrap();
+    assert!(deep_equal(&loaded, &array(&[&m0, &m1])));
+
+    // With a summary, past the compaction: loadContext of the fork starts
+    // at the copied compaction summary.
+    let branch = branch_summary(20);
+    let options: JsValue = js_sys::Object::new().into();
+    Reflect::set(&options, &"summary".into(), &branch).unwrap();
+    Reflect::set(&options, &"title".into(), &"Other way".into()).unwrap();
+    let meta = wait(store.fork("src".into(), 4.into(), options))
+        .await
+        .unwrap();
+    let branched_id = field(&meta, "id").as_string().unwrap();
+    assert_eq!(
+        field(&meta, "title").as_string().as_deref(),
+        Some("Other way")
+    );
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(5.0));
+    let expected = array(&[&m0, &m1, &s, &m3, &branch]);
+    let loaded = wait(store.load(branched_id.as_str().into())).await.unwrap();
+    assert!(deep_equal(&loaded, &expected));
+    let context = wait(store.load_context(branched_id.as_str().into()))
+        .await
+        .unwrap();
+    assert!(deep_equal(&context, &array(&[&s, &m3, &branch])));
+    // The fork is a session like any other: it can be appended to.
+    let next = with(&loaded.unchecked_into(), &[&message("go on", 30)]);
+    let meta = wait(store.save(branched_id.as_str().into(), next.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(6.0));
+
+    // The whole session and none of it are forks too.
+    let all = wait(store.fork("src".into(), 5.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(field(&all, "messageCount").as_f64(), Some(5.0));
+    let none = wait(store.fork("src".into(), 0.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(field(&none, "messageCount").as_f64(), Some(0.0));
+
+    // Bad arguments: clear errors, nothing written.
+    let listed_before = wait(store.list())
+        .await
+        .unwrap()
+        .unchecked_into::<Array>()
+        .length();
+    let bad_summary: JsValue = js_sys::Object::new().into();
+    Reflect::set(
+        &bad_summary,
+        &"summary".into(),
+        &message("not a summary", 1),
+    )
+    .unwrap();
+    for (at, options, class, expect) in [
+        (
+            JsValue::from(6),
+            JsValue::UNDEFINED,
+            "RangeError",
+            "has 5 messages",
+        ),
+        (
+            JsValue::from(-1),
+            JsValue::UNDEFINED,
+            "RangeError",
+            "got -1",
+        ),
+        (
+            JsValue::from(1.5),
+            JsValue::UNDEFINED,
+            "RangeError",
+            "got 1.5",
+        ),
+        (
+            JsValue::from("2"),
+            JsValue::UNDEFINED,
+            "TypeError",
+            "must be a number",
+        ),
+        (
+            JsValue::from(2),
+            bad_summary,
+            "TypeError",
+            "got role \"user\"",
+        ),
+    ] {
+        let e = wait(store.fork("src".into(), at, options))
+            .await
+            .unwrap_err();
+        assert_eq!(field(&e, "name").as_string().as_deref(), Some(class));
+        assert!(error_message(&e).contains(expect), "{}", error_message(&e));
+    }
+    let e = wait(store.fork("missing".into(), 0.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
+    assert!(
+        error_message(&e).contains("no session \"missing\""),
+        "{}",
+        error_message(&e)
+    );
+    let listed_after = wait(store.list())
+        .await
+        .unwrap()
+        .unchecked_into::<Array>()
+        .length();
+    assert_eq!(listed_after, listed_before);
+
+    // The source is unchanged; deleting the source or a fork leaves the other whole.
+    assert!(deep_equal(
+        &wait(store.load("src".into())).await.unwrap(),
+        &source
+    ));
+    assert_eq!(keys_of("store-fork", "src").await, 5);
+    wait(store.delete(prefix_id.as_str().into())).await.unwrap();
+    assert!(deep_equal(
+        &wait(store.load("src".into())).await.unwrap(),
+        &source
+    ));
+    wait(store.delete("src".into())).await.unwrap();
+    let fresh_store = open("store-fork").await;
+    let loaded = wait(fresh_store.load(branched_id.as_str().into()))
+        .await
+        .unwrap();
+    assert_eq!(loaded.unchecked_into::<Array>().length(), 6);
+    assert_eq!(keys_of("store-fork", branched_id.as_str()).await, 6);
+    store.close();
+    fresh_store.close();
+}
+
+#[wasm_bindgen_test]
+async fn pi_session_files_import_and_export_round_trip() {
+    let store = fresh("store-jsonl").await;
+    for text in [LARGE, BEFORE_COMPACTION] {
+        let parsed = pi_session_to_messages(text.into()).unwrap();
+        let messages = field(&parsed, "messages");
+        let file_id = field(&field(&parsed, "session"), "id").as_string().unwrap();
+
+        // Import keeps the file's id; load gives what piSessionToMessages gives.
+        let meta = wait(store.import_jsonl(text.into(), JsValue::UNDEFINED))
+            .await
+            .unwrap();
+        assert_eq!(field(&meta, "id").as_string(), Some(file_id.clone()));
+        assert_eq!(
+            field(&meta, "messageCount").as_f64(),
+            Some(messages.unchecked_ref::<Array>().length() as f64)
+        );
+        assert_eq!(
+            field(&meta, "model")
+                .as_string()
+                .map(|m| m.starts_with("anthropic/")),
+            Some(true)
+        );
+        assert!(!field(&meta, "title").as_string().unwrap().is_empty());
+        let loaded = wait(store.load(file_id.as_str().into())).await.unwrap();
+        assert!(deep_equal(&loaded, &messages), "import then load");
+        // loadContext agrees with the context pi builds (the last summary on).
+        let context: Array = wait(store.load_context(file_id.as_str().into()))
+            .await
+            .unwrap()
+            .unchecked_into();
+        let all: Array = messages.clone().unchecked_into();
+        let last_summary = (0..all.length()).rev().find(|&i| {
+            field(&all.get(i), "role").as_string().as_deref() == Some("compactionSummary")
+        });
+        assert_eq!(
+            context.length(),
+            all.length() - last_summary.unwrap_or(0),
+            "loadContext starts at the last summary"
+        );
+
+        // Export writes version 3 and reads back into the same array; its
+        // import under an id that exists gets a new id.
+        let exported = wait(store.export_jsonl(file_id.as_str().into()))
+            .await
+            .unwrap()
+            .as_string()
+            .unwrap();
+        let header = parse(exported.lines().next().unwrap());
+        assert_eq!(field(&header, "version").as_f64(), Some(3.0));
+        assert_eq!(field(&header, "id").as_string(), Some(file_id.clone()));
+        let again = wait(store.import_jsonl(exported.as_str().into(), JsValue::UNDEFINED))
+            .await
+            .unwrap();
+        let again_id = field(&again, "id").as_string().unwrap();
+        assert_ne!(again_id, file_id, "an id collision gets a new id");
+        assert_eq!(again_id.len(), 36);
+        assert_eq!(field(&again, "title"), field(&meta, "title"));
+        let loaded = wait(store.load(again_id.as_str().into())).await.unwrap();
+        assert!(deep_equal(&loaded, &messages), "export then import");
+    }
+
+    // A session built here: export then import gives the same array, and
+    // the title travels as pi's session name.
+    let created = wait(store.create_session(parse(
+        "{\"id\":\"mine\",\"title\":\"Mine\",\"model\":\"openai/gpt-5\"}",
+    )))
+    .await
+    .unwrap();
+    assert_eq!(field(&created, "id").as_string().as_deref(), Some("mine"));
+    let mut details_summary = summary(10);
+    Reflect::set(
+        &details_summary,
+        &"details".into(),
+        &parse("{\"readFiles\":[\"a.rs\"],\"modifiedFiles\":[\"b.rs\"]}"),
+    )
+    .unwrap();
+    details_summary = details_summary.clone();
+    let original = array(&[
+        &message("build it", 1),
+        &assistant("stop", 5, 2),
+        &details_summary,
+        &message("and then", 11),
+        &branch_summary(12),
+        &assistant("stop", 7, 13),
+    ]);
+    wait(store.save("mine".into(), original.clone().into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let text = wait(store.export_jsonl("mine".into())).await.unwrap();
+    assert!(text.as_string().unwrap().contains("\"session_info\""));
+    wait(store.delete("mine".into())).await.unwrap();
+    let meta = wait(store.import_jsonl(text, JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(field(&meta, "id").as_string().as_deref(), Some("mine"));
+    assert_eq!(field(&meta, "title").as_string().as_deref(), Some("Mine"));
+    assert_eq!(
+        field(&meta, "model").as_string().as_deref(),
+        Some("openai/gpt-5")
+    );
+    let loaded = wait(store.load("mine".into())).await.unwrap();
+    assert!(
+        same_value(&loaded, &original),
+        "import ∘ export is the identity"
+    );
+    let context = wait(store.load_context("mine".into())).await.unwrap();
+    assert_eq!(context.unchecked_into::<Array>().length(), 4);
+
+    // A title option wins; bad input is a clear error and stores nothing.
+    let titled = wait(store.import_jsonl(LARGE.into(), parse("{\"title\":\"Named\"}")))
+        .await
+        .unwrap();
+    assert_eq!(
+        field(&titled, "title").as_string().as_deref(),
+        Some("Named")
+    );
+    let count = wait(store.list())
+        .await
+        .unwrap()
+        .unchecked_into::<Array>()
+        .length();
+    let e = wait(store.import_jsonl(42.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
+    assert!(e.is_instance_of::<js_sys::TypeError>());
+    let e = wait(store.import_jsonl("not a session\n".into(), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
+    assert!(
+        error_message(&e).starts_with("SessionStore.importJsonl: "),
+        "{}",
+        error_message(&e)
+    );
+    let e = wait(store.export_jsonl("nobody".into())).await.unwrap_err();
+    assert!(
+        error_message(&e).contains("no session \"nobody\""),
+        "{}",
+        error_message(&e)
+    );
+    assert_eq!(
+        wait(store.list())
+            .await
+            .unwrap()
+            .unchecked_into::<Array>()
+            .length(),
+        count
+    );
+    store.close();
+}
+
+/// Runs `lockScenario` (navigator.locks hidden with `hide`) and checks its
+/// outcome: the callers ran one after the other, saves inside did not
+/// deadlock, a second store's rename waited, a throwing callback freed the lock.
+async fn lock_scenario(db: &str, hide: bool) {
+    let store = fresh(db).await;
+    let other = open(db).await;
+    let check = open(db).await;
+    create(&store, "s").await;
+    wait(store.save(
+        "s".into(),
+        array(&[&message("start", 1)]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+    let (m1, m2) = (message("one", 2), message("two", 3));
+    let store: JsValue = store.into();
+    let out = wait(lock_scenario_js(
+        &store,
+        &JsValue::from(other),
+        "s",
+        &m1,
+        &m2,
+        hide,
+    ))
+    .await
+    .unwrap();
+    assert!(has_web_locks(), "navigator.locks is back");
+    assert_eq!(field(&out, "webLocks").as_bool(), Some(!hide));
+    assert!(
+        deep_equal(
+            &field(&out, "log"),
+            &parse("[\"first start\",\"first end (nested)\",\"second start\",\"second end\",\"other store's rename\"]")
+        ),
+        "{:?}",
+        js_sys::JSON::stringify(&field(&out, "log")).unwrap()
+    );
+    assert!(deep_equal(
+        &field(&out, "results"),
+        &parse("[\"first\",\"second\"]")
+    ));
+    assert!(field(&out, "error").is_instance_of::<js_sys::RangeError>());
+    assert_eq!(field(&out, "after").as_f64(), Some(7.0));
+    let loaded = wait(check.load("s".into())).await.unwrap();
+    assert!(deep_equal(
+        &loaded,
+        &array(&[&message("start", 1), &m1, &m2])
+    ));
+    let list: Array = wait(check.list()).await.unwrap().unchecked_into();
+    assert_eq!(
+        field(&list.get(0), "title").as_string().as_deref(),
+        Some("renamed")
+    );
+    let e = wait(check.with_session_lock("s".into(), 5.into()))
+        .await
+        .unwrap_err();
+    assert!(e.is_instance_of::<js_sys::TypeError>());
+    check.close();
+}
+
+#[wasm_bindgen_test]
+async fn with_session_lock_serializes_callers_and_a_save_inside_does_not_deadlock() {
+    lock_scenario("store-lock", false).await;
+}
+
+#[wasm_bindgen_test]
+async fn without_web_locks_the_lock_is_a_queue_in_the_page() {
+    lock_scenario("store-lock-fallback", true).await;
+}
+
+#[wasm_bindgen_test]
+async fn on_change_tells_other_stores_and_their_stale_saves_conflict() {
+    let a = fresh("store-change").await;
+    let b = open("store-change").await;
+    let heard = collector();
+    let unsubscribe: js_sys::Function = b
+        .on_change(field(&heard, "listener"))
+        .unwrap()
+        .unchecked_into();
+    let own = collector();
+    let _own = a.on_change(field(&own, "listener")).unwrap();
+    let events = field(&heard, "events");
+
+    create(&a, "s").await;
+    let m0 = message("hello", 1);
+    wait(a.save("s".into(), array(&[&m0]).into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    wait(a.rename("s".into(), "Renamed".into())).await.unwrap();
+    let forked = wait(a.fork("s".into(), 1.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let forked_id = field(&forked, "id").as_string().unwrap();
+    wait(a.delete(forked_id.as_str().into())).await.unwrap();
+    let heard_events: Array = wait(events_after(&events, 5, 2000))
+        .await
+        .unwrap()
+        .unchecked_into();
+    let summary: Vec<String> = heard_events
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {} {}",
+                field(&e, "type").as_string().unwrap(),
+                field(&e, "sessionId").as_string().unwrap(),
+                js_sys::JSON::stringify(&field(&e, "revision"))
+                    .ok()
+                    .and_then(|r| r.as_string())
+                    .unwrap_or_else(|| "-".into())
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            "created s 0".to_string(),
+            "saved s 1".into(),
+            "renamed s 1".into(),
+            format!("forked {forked_id} 1"),
+            format!("deleted {forked_id} -"),
+        ]
+    );
+    assert_eq!(
+        field(&heard_events.get(3), "sourceId")
+            .as_string()
+            .as_deref(),
+        Some("s")
+    );
+    // A store is not told of its own changes.
+    assert_eq!(field(&own, "events").unchecked_into::<Array>().length(), 0);
+
+    // b read revision 1; a saves revision 2; b hears of it and drops its
+    // copy, but a save from b's old array is still a conflict, not a drop.
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    wait(a.save(
+        "s".into(),
+        array(&[&m0, &message("from a", 2)]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+    wait(events_after(&events, 6, 2000)).await.unwrap();
+    let e = wait(b.save(
+        "s".into(),
+        with(&loaded, &[&message("from b", 3)]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap_err();
+    assert_eq!(
+        field(&e, "name").as_string().as_deref(),
+        Some("ConflictError"),
+        "{}",
+        error_message(&e)
+    );
+    let now: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    let meta = wait(b.save(
+        "s".into(),
+        with(&now, &[&message("from b", 3)]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+    assert_eq!(field(&meta, "revision").as_f64(), Some(3.0));
+    // a hears b's save; a rename elsewhere keeps a's copy (same revision).
+    let a_heard: Array = wait(events_after(&field(&own, "events"), 1, 2000))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(
+        field(&a_heard.get(0), "type").as_string().as_deref(),
+        Some("saved")
+    );
+
+    // Unsubscribed: no more events.
+    unsubscribe.call0(&JsValue::UNDEFINED).unwrap();
+    let count = events.unchecked_ref::<Array>().length();
+    let all: Array = wait(a.load("s".into())).await.unwrap().unchecked_into();
+    wait(a.save(
+        "s".into(),
+        with(&all, &[&message("more", 4)]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+    wait(events_after(&field(&own, "events"), 99, 100))
+        .await
+        .unwrap();
+    assert_eq!(events.unchecked_ref::<Array>().length(), count);
+    let e = b.on_change(3.into()).unwrap_err();
+    assert!(e.is_instance_of::<js_sys::TypeError>());
+    a.close();
+    b.close();
 }

@@ -838,3 +838,147 @@ export function publicMeta(record) {
   const { contextKey, ...meta } = record;
   return meta;
 }
+
+// --- SessionStore: schema upgrades, locks and change notices -------------
+
+// Runs `step(db, transaction, oldVersion)` on an open request's
+// `upgradeneeded`; if it throws, the upgrade is aborted (the open fails).
+export function onUpgradeNeeded(request, step) {
+  request.addEventListener("upgradeneeded", (e) => {
+    try {
+      step(request.result, request.transaction, e.oldVersion);
+    } catch {
+      request.transaction.abort();
+    }
+  });
+}
+
+export function createIndex(store, name, keyPath) {
+  store.createIndex(name, keyPath);
+}
+
+// Schema version 2's record step, inside the upgrade transaction (its
+// requests finish before the database opens): every session record gets
+// the fields version 2 relies on. A numeric `lastModified` is what puts it
+// in the `byLastModified` index that `list()` reads.
+export function fillSessionDefaults(sessions, messages) {
+  const num = (v) => typeof v === "number" && Number.isFinite(v);
+  const cursor = sessions.openCursor();
+  cursor.onsuccess = () => {
+    const c = cursor.result;
+    if (!c) return;
+    const s = { ...c.value };
+    const before = JSON.stringify(s);
+    if (!num(s.createdAt)) s.createdAt = num(s.lastModified) ? s.lastModified : 0;
+    if (!num(s.lastModified)) s.lastModified = s.createdAt;
+    if (typeof s.title !== "string") s.title = "New session";
+    if (typeof s.preview !== "string") s.preview = "";
+    if (!num(s.contextTokens)) s.contextTokens = 0;
+    if (!num(s.revision)) s.revision = 0;
+    if (s.contextKey === undefined) s.contextKey = null;
+    if (!num(s.messageCount)) {
+      const range = IDBKeyRange.bound([s.id], [s.id, []], true, true);
+      const count = messages.count(range);
+      count.onsuccess = () => {
+        s.messageCount = count.result;
+        sessions.put(s);
+      };
+    } else if (JSON.stringify(s) !== before) {
+      c.update(s);
+    }
+    c.continue();
+  };
+}
+
+// The values of an object store's index by descending key, through one cursor.
+export function valuesDescending(store, indexName) {
+  return new Promise((resolve, reject) => {
+    const out = [];
+    const request = store.index(indexName).openCursor(null, "prev");
+    request.onsuccess = () => {
+      const cursor = request.result;
+      if (!cursor) return resolve(out);
+      out.push(cursor.value);
+      cursor.continue();
+    };
+    request.onerror = () => reject(request.error);
+  });
+}
+
+// Runs `callback` holding the exclusive lock `name`: a Web Lock, shared by
+// the origin's tabs and workers, or where `navigator.locks` is missing
+// (Node, insecure contexts) or refused (opaque origins) a queue in this
+// realm. Resolves or rejects as `callback`'s promise does.
+const realmLocks = new Map();
+function realmLock(name, callback) {
+  const run = (realmLocks.get(name) || Promise.resolve()).then(() => callback());
+  const tail = run.then(
+    () => {},
+    () => {},
+  );
+  realmLocks.set(name, tail);
+  tail.then(() => {
+    if (realmLocks.get(name) === tail) realmLocks.delete(name);
+  });
+  return run;
+}
+
+export function withLock(name, callback) {
+  const locks = globalThis.navigator?.locks;
+  if (!locks || typeof locks.request !== "function") return realmLock(name, callback);
+  let granted = false;
+  return locks
+    .request(name, () => {
+      granted = true;
+      return callback();
+    })
+    .catch((e) => {
+      if (granted || e?.name !== "SecurityError") throw e;
+      return realmLock(name, callback);
+    });
+}
+
+// The store's BroadcastChannel, or null where there is none. It must not
+// keep a Node process alive.
+export function openChannel(name, onMessage) {
+  if (typeof BroadcastChannel !== "function") return null;
+  const channel = new BroadcastChannel(name);
+  channel.onmessage = (e) => onMessage(e.data);
+  if (typeof channel.unref === "function") channel.unref();
+  return channel;
+}
+
+export function postChange(channel, event) {
+  try {
+    channel.postMessage(event);
+  } catch {
+    // A closed channel: nobody left to tell.
+  }
+}
+
+export function closeChannel(channel) {
+  channel.close();
+}
+
+// Adds `listener` to the Set `listeners`; returns the function removing it.
+export function subscribe(listeners, listener) {
+  const entry = (event) => listener(event);
+  listeners.add(entry);
+  return () => {
+    listeners.delete(entry);
+  };
+}
+
+// Calls every listener; one that throws does not stop the others (its
+// error is reported as uncaught, as an event listener's would be).
+export function deliver(listeners, event) {
+  for (const listener of [...listeners]) {
+    try {
+      listener(event);
+    } catch (e) {
+      setTimeout(() => {
+        throw e;
+      });
+    }
+  }
+}

@@ -1,7 +1,9 @@
 //! `save`: writes what changed since this store last loaded or saved the
 //! session, in one transaction, or nothing.
 
+use super::changes::{announce, Change};
 use super::load::{last_summary, read};
+use super::locks::exclusive;
 use super::records::{
     adopt_equal, apply_keys, check_storable, conflict_error, diff_known, first_user_text, get,
     message_key, position_of, public_meta, range_before, session_record, set, storage_error,
@@ -38,6 +40,25 @@ pub async fn save(
     let array = messages_array(&messages)?;
     let options = options_arg(&options, "options")?;
     let replace = get(&options, "replace").is_truthy();
+    // The session's lock is held from the first read to the commit: a
+    // save in another tab cannot slip in between.
+    let locked = inner.clone();
+    let lock_id = id.clone();
+    let meta = exclusive(&inner, &lock_id, async move {
+        save_locked(&locked, id, array, replace).await
+    })
+    .await?;
+    let revision = get(&meta, "revision").as_f64();
+    announce(&inner, Change::Saved, &lock_id, revision, None);
+    Ok(meta)
+}
+
+async fn save_locked(
+    inner: &Inner,
+    id: String,
+    array: JsArray,
+    replace: bool,
+) -> Result<JsValue, JsValue> {
     let new = array.as_array().clone();
 
     // What the diff is against: what this store last loaded or saved, or
@@ -49,9 +70,18 @@ pub async fn save(
     let mut base = match cached {
         Some(k) => k,
         None => {
-            let stored = read(&inner, &id, false, ACTION).await?;
+            let stored = read(inner, &id, false, ACTION).await?;
+            let revision = get(&stored.record, "revision").as_f64().unwrap_or(0.0);
+            // Another store changed the session since the caller's array
+            // was read from this one: a conflict, whatever the records say.
+            if let Some(seen) = inner.outdated_revision(&id) {
+                if seen != revision {
+                    inner.forget(&id);
+                    return Err(conflict(&id, revision, seen));
+                }
+            }
             Known {
-                revision: get(&stored.record, "revision").as_f64().unwrap_or(0.0),
+                revision,
                 messages: adopt_equal(&stored.messages, &new),
                 keys: stored.keys,
                 last_summary: last_summary(&stored.messages),
@@ -118,13 +148,7 @@ pub async fn save(
         LastSummary::Removed => last_summary(&new),
     };
     let context_tokens = context_tokens(&array, last)?;
-    let preview_text = match first_user_text(&new, 64).as_string() {
-        Some(text) => {
-            let units: Vec<u16> = text.encode_utf16().collect();
-            String::from_utf16_lossy(&preview(&units, 100))
-        }
-        None => String::new(),
-    };
+    let preview_text = preview_of(&new, 100);
 
     // One transaction: check the revision, delete, put, update the meta.
     let db = inner.db(ACTION)?;
@@ -150,12 +174,7 @@ pub async fn save(
     if revision != base.revision {
         // Dropping the transaction aborts it: nothing written.
         inner.forget(&id);
-        return Err(conflict_error(&format!(
-            "{ACTION}: session \"{id}\" was saved elsewhere (now at revision {}) since \
-             this store read it at revision {}; load it again, reapply the change and save",
-            crate::core::js_number::number_to_string(revision),
-            crate::core::js_number::number_to_string(base.revision)
-        )));
+        return Err(conflict(&id, revision, base.revision));
     }
     let store = records.as_sys();
     if base.offset > 0 && base.keys.length() > 0 {
@@ -226,6 +245,18 @@ pub async fn save(
     Ok(public_meta(&meta))
 }
 
+/// The list preview of `messages`: their first user text (among the first
+/// 64 messages), whitespace collapsed, cut to `max` UTF-16 units.
+pub fn preview_of(messages: &Array, max: usize) -> String {
+    match first_user_text(messages, 64).as_string() {
+        Some(text) => {
+            let units: Vec<u16> = text.encode_utf16().collect();
+            String::from_utf16_lossy(&preview(&units, max))
+        }
+        None => String::new(),
+    }
+}
+
 /// The identity diff: (inserted, removed, edit).
 fn diff(known: &Array, new: &Array) -> (Vec<u32>, Vec<u32>, Edit) {
     let parts = diff_known(known, new);
@@ -265,6 +296,15 @@ fn removals_allowed(base: &Known, edit: &Edit) -> Result<bool, InputError> {
     Ok(edit.removed.is_empty() || removal_check(base, edit)?.is_ok())
 }
 
+fn conflict(id: &str, stored: f64, seen: f64) -> JsValue {
+    conflict_error(&format!(
+        "{ACTION}: session \"{id}\" was saved elsewhere (now at revision {}) since \
+         this store read it at revision {}; load it again, reapply the change and save",
+        crate::core::js_number::number_to_string(stored),
+        crate::core::js_number::number_to_string(seen)
+    ))
+}
+
 fn drop_error(reason: &str) -> JsValue {
     js_sys::Error::new(&format!(
         "{ACTION}: refused because {reason}; pass {{ replace: true }} to replace the stored session"
@@ -275,7 +315,7 @@ fn drop_error(reason: &str) -> JsValue {
 /// The LLM context's estimated tokens: the last fresh usage plus estimates
 /// after it, walking back from the end (stale usage ignored, as the
 /// compactor does). Reads only the messages after the last usage.
-fn context_tokens(array: &JsArray, last: Option<usize>) -> Result<f64, InputError> {
+pub fn context_tokens(array: &JsArray, last: Option<usize>) -> Result<f64, InputError> {
     let n = array.len() as usize;
     let start = last.unwrap_or(0);
     let stale_until = match last {

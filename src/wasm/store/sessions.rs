@@ -1,9 +1,11 @@
 //! Session metadata: create, list, rename, delete.
 
+use super::changes::{announce, Change};
+use super::locks::exclusive;
 use super::records::{
     get, public_meta, request, session_range, session_record, set, storage_error,
 };
-use super::schema::{MESSAGES, SESSIONS};
+use super::schema::{BY_LAST_MODIFIED, MESSAGES, SESSIONS};
 use super::{idb_error, options_arg, string_arg, Inner, Known};
 use crate::core::session_file::uuid_v7;
 use indexed_db_futures::internals::SystemRepr;
@@ -12,6 +14,13 @@ use indexed_db_futures::transaction::TransactionMode;
 use js_sys::{Array, Object};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen(module = "/src/wasm/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = valuesDescending)]
+    fn values_descending(store: &web_sys::IdbObjectStore, index: &str) -> js_sys::Promise;
+}
 
 pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.createSession";
@@ -72,6 +81,7 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
             offset: 0,
         },
     );
+    announce(&inner, Change::Created, &id, Some(0.0), None);
     Ok(public_meta(&record))
 }
 
@@ -85,26 +95,35 @@ pub async fn list(inner: Rc<Inner>) -> Result<JsValue, JsValue> {
     let store = tx
         .object_store(SESSIONS)
         .map_err(|e| idb_error(ACTION, &e))?;
-    let all: Array = request(store.as_sys().get_all())
+    // Newest first: the `lastModified` index, read backwards.
+    let all: Array = JsFuture::from(values_descending(store.as_sys(), BY_LAST_MODIFIED))
         .await
         .map_err(|e| storage_error(ACTION, &e))?
         .unchecked_into();
-    let mut metas: Vec<(f64, JsValue)> = all
+    Ok(all
         .iter()
-        .map(|r| (get(&r, "lastModified").as_f64().unwrap_or(0.0), r))
-        .collect();
-    metas.sort_by(|a, b| b.0.total_cmp(&a.0));
-    Ok(metas
-        .iter()
-        .map(|(_, r)| public_meta(r))
+        .map(|r| public_meta(&r))
         .collect::<Array>()
         .into())
 }
 
 pub async fn rename(inner: Rc<Inner>, id: JsValue, title: JsValue) -> Result<JsValue, JsValue> {
-    const ACTION: &str = "SessionStore.rename";
     let id = string_arg(&id, "sessionId")?;
     let title = string_arg(&title, "title")?;
+    let locked = inner.clone();
+    let meta = exclusive(&inner, &id, rename_locked(locked, id.clone(), title)).await?;
+    announce(
+        &inner,
+        Change::Renamed,
+        &id,
+        get(&meta, "revision").as_f64(),
+        None,
+    );
+    Ok(meta)
+}
+
+async fn rename_locked(inner: Rc<Inner>, id: String, title: String) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.rename";
     let db = inner.db(ACTION)?;
     let tx = db
         .transaction(SESSIONS)
@@ -126,8 +145,15 @@ pub async fn rename(inner: Rc<Inner>, id: JsValue, title: JsValue) -> Result<JsV
 }
 
 pub async fn delete(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
-    const ACTION: &str = "SessionStore.delete";
     let id = string_arg(&id, "sessionId")?;
+    let locked = inner.clone();
+    exclusive(&inner, &id, delete_locked(locked, id.clone())).await?;
+    announce(&inner, Change::Deleted, &id, None, None);
+    Ok(JsValue::UNDEFINED)
+}
+
+async fn delete_locked(inner: Rc<Inner>, id: String) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.delete";
     let db = inner.db(ACTION)?;
     let tx = db
         .transaction([SESSIONS, MESSAGES])
@@ -154,6 +180,11 @@ pub async fn delete(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
     tx.commit().await.map_err(|e| idb_error(ACTION, &e))?;
     inner.forget(&id);
     Ok(JsValue::UNDEFINED)
+}
+
+/// A fresh session id: a UUIDv7.
+pub fn fresh_id() -> String {
+    uuid_v7(js_sys::Date::now(), random_bytes())
 }
 
 /// Ten bytes for a session id (not a secret: `Math.random` is enough).

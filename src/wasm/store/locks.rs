@@ -1,0 +1,91 @@
+//! One writer per session across tabs: an exclusive Web Lock named
+//! `agent-compaction:<database>:<sessionId>`.
+//!
+//! The store's own writes hold it only around their read, revision check
+//! and write transaction, never across an await of app code.
+//! `withSessionLock` holds it around an app's callback (a whole
+//! load → compact → save), and while it does, this store's own calls on
+//! that session run without requesting it again: Web Locks are not
+//! re-entrant, so a save inside the callback would otherwise wait for the
+//! callback that waits for it. Where `navigator.locks` is missing (Node,
+//! insecure contexts) the lock is a queue in this realm (the shim).
+
+use super::{string_arg, Inner, Task};
+use js_sys::{Function, Promise};
+use std::future::Future;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+#[wasm_bindgen(module = "/src/wasm/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = withLock)]
+    fn with_lock(name: &str, callback: &JsValue) -> Promise;
+}
+
+/// Runs `body` holding session `id`'s lock (at once when this store
+/// already holds it for a `withSessionLock` callback).
+pub async fn exclusive(
+    inner: &Rc<Inner>,
+    id: &str,
+    body: impl Future<Output = Result<JsValue, JsValue>> + 'static,
+) -> Result<JsValue, JsValue> {
+    locked(inner, id, Box::pin(body)).await
+}
+
+// Not generic: one copy in the `.wasm` for every caller.
+async fn locked(inner: &Rc<Inner>, id: &str, body: Task) -> Result<JsValue, JsValue> {
+    if inner.holds(id) {
+        return body.await;
+    }
+    let name = format!("agent-compaction:{}:{id}", inner.name);
+    let callback = Closure::once_into_js(move || future_to_promise(body));
+    JsFuture::from(with_lock(&name, &callback)).await
+}
+
+/// `withSessionLock(sessionId, callback)`: the callback's result, with the
+/// session's lock held until its promise settles.
+pub async fn with_session_lock(
+    inner: Rc<Inner>,
+    id: JsValue,
+    callback: JsValue,
+) -> Result<JsValue, JsValue> {
+    let id = string_arg(&id, "sessionId")?;
+    let callback: Function = callback.dyn_into().map_err(|v| {
+        JsValue::from(js_sys::TypeError::new(&format!(
+            "SessionStore.withSessionLock: callback must be a function, got {}",
+            crate::wasm::errors::describe(&v)
+        )))
+    })?;
+    let holder = inner.clone();
+    let held_id = id.clone();
+    let body = async move {
+        let _held = Held::new(holder, held_id);
+        let result = callback.call0(&JsValue::UNDEFINED)?;
+        JsFuture::from(Promise::resolve(&result)).await
+    };
+    exclusive(&inner, &id, body).await
+}
+
+/// Marks a session's lock as held by this store while it lives.
+struct Held {
+    inner: Rc<Inner>,
+    id: String,
+}
+
+impl Held {
+    fn new(inner: Rc<Inner>, id: String) -> Held {
+        inner.held.borrow_mut().push(id.clone());
+        Held { inner, id }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut held = self.inner.held.borrow_mut();
+        if let Some(at) = held.iter().position(|h| *h == self.id) {
+            held.swap_remove(at);
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! A session written whole, inside the caller's transaction (`fork`,
+//! `importJsonl`): one record per message, keyed `[id, 0]`, `[id, 1]`, …,
+//! and its meta record, as a save of the array into a new session would
+//! leave them.
+
+use super::load::last_summary;
+use super::records::{message_key, set, storage_error};
+use super::save::{context_tokens, preview_of};
+use crate::core::save_plan::positions_between;
+use crate::wasm::message_access::messages_array;
+use js_sys::{Array, Object};
+use wasm_bindgen::prelude::*;
+use web_sys::IdbObjectStore;
+
+/// What a new session's meta record says besides its messages.
+pub struct Seed {
+    pub id: String,
+    pub title: String,
+    pub created_at: f64,
+    pub model: Option<String>,
+}
+
+/// The meta record a session holding `messages` gets (not yet stored).
+/// Fails on messages the core cannot read.
+pub fn meta_for(seed: &Seed, messages: &Array) -> Result<JsValue, JsValue> {
+    let array = messages_array(messages)?;
+    let last = last_summary(messages);
+    let tokens = context_tokens(&array, last)?;
+    let now = js_sys::Date::now();
+    let meta: JsValue = Object::new().into();
+    set(&meta, "id", &seed.id.as_str().into());
+    set(&meta, "title", &seed.title.as_str().into());
+    set(&meta, "createdAt", &seed.created_at.into());
+    set(&meta, "lastModified", &now.max(seed.created_at).into());
+    set(&meta, "messageCount", &(messages.length() as f64).into());
+    set(&meta, "contextTokens", &tokens.into());
+    set(&meta, "preview", &preview_of(messages, 100).as_str().into());
+    if let Some(model) = &seed.model {
+        set(&meta, "model", &model.as_str().into());
+    }
+    // As create-then-save leaves it.
+    set(&meta, "revision", &1.into());
+    let context_key = match last {
+        Some(j) => message_key(&seed.id, &[j as f64]).into(),
+        None => JsValue::NULL,
+    };
+    set(&meta, "contextKey", &context_key);
+    Ok(meta)
+}
+
+/// Puts `messages` and `meta` (from [`meta_for`]) into the transaction's
+/// stores. Nothing is awaited: the caller commits.
+pub fn put(
+    sessions: &IdbObjectStore,
+    records: &IdbObjectStore,
+    id: &str,
+    meta: &JsValue,
+    messages: &Array,
+    action: &str,
+) -> Result<(), JsValue> {
+    let positions = positions_between(None, None, messages.length() as usize);
+    for (i, position) in positions.iter().enumerate() {
+        let message = messages.get(i as u32);
+        if let Err(e) = records.put_with_key(&message, &message_key(id, position)) {
+            if super::records::get(&e, "name").as_string().as_deref() == Some("DataCloneError") {
+                return Err(js_sys::TypeError::new(&format!(
+                    "{action}: message {i} cannot be stored: {}",
+                    super::records::get(&e, "message")
+                        .as_string()
+                        .unwrap_or_default()
+                ))
+                .into());
+            }
+            return Err(storage_error(action, &e));
+        }
+    }
+    sessions.put(meta).map_err(|e| storage_error(action, &e))?;
+    Ok(())
+}
