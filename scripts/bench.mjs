@@ -428,3 +428,8 @@ for (const m of memory) {
 p();
 p("(JS heap retained = `heapUsed` after GC with the compactors alive minus after `free()` and GC, the messages alive in both: their own copies of the arrays. `heapUsed` is noisy by ~100 KB, so the one-compactor figure is rough.)");
 console.log(lines.join("\n"));
+
+// The SessionStore benchmark, in headless Chromium (scripts/bench/store.mjs).
+log("SessionStore in Chromium");
+const { runStoreBench } = await import("./bench/store.mjs");
+console.log(`\n${await runStoreBench()}`);
