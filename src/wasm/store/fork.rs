@@ -6,8 +6,8 @@
 use super::changes::{announce, Change};
 use super::locks::exclusive;
 use super::new_session::{meta_for, put, Seed};
-use super::records::storage_error;
 use super::records::{check_storable, get, public_meta, request, session_range, session_record};
+use super::records::{commit, storage_error};
 use super::schema::{MESSAGES, SESSIONS};
 use super::sessions::fresh_id;
 use super::{idb_error, options_arg, string_arg, Inner};
@@ -135,7 +135,7 @@ async fn fork_locked(
         &messages,
         ACTION,
     )?;
-    tx.commit().await.map_err(|e| idb_error(ACTION, &e))?;
+    commit(tx, ACTION).await?;
     Ok(public_meta(&meta))
 }
 

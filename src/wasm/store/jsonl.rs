@@ -7,7 +7,7 @@ use super::changes::{announce, Change};
 use super::load::read;
 use super::locks::exclusive;
 use super::new_session::{meta_for, put, Seed};
-use super::records::{get, public_meta, request, set, storage_error};
+use super::records::{commit, get, public_meta, request, set, storage_error};
 use super::save::preview_of;
 use super::schema::{MESSAGES, SESSIONS};
 use super::sessions::fresh_id;
@@ -138,7 +138,7 @@ async fn import_locked(
         messages,
         action,
     )?;
-    tx.commit().await.map_err(|e| idb_error(action, &e))?;
+    commit(tx, action).await?;
     Ok(public_meta(&meta))
 }
 

@@ -131,3 +131,20 @@ pub async fn session_record(
     }
     Ok(record)
 }
+
+/// Commits `tx`. When the browser aborted it instead (the quota exceeded
+/// at commit, say), the error is the transaction's own, which says why.
+pub async fn commit(
+    tx: indexed_db_futures::transaction::Transaction<'_>,
+    action: &str,
+) -> Result<(), JsValue> {
+    use indexed_db_futures::internals::SystemRepr;
+    let sys: web_sys::IdbTransaction = tx
+        .as_sys()
+        .unchecked_ref::<web_sys::IdbTransaction>()
+        .clone();
+    tx.commit().await.map_err(|e| match sys.error() {
+        Some(reason) => storage_error_text(action, &reason.name(), &reason.message()),
+        None => super::idb_error(action, &e),
+    })
+}

@@ -5,8 +5,8 @@ use super::changes::{announce, Change};
 use super::load::{last_summary, read};
 use super::locks::exclusive;
 use super::records::{
-    adopt_equal, apply_keys, check_storable, conflict_error, diff_known, first_user_text, get,
-    message_key, position_of, public_meta, range_before, session_record, set, storage_error,
+    adopt_equal, apply_keys, check_storable, commit, conflict_error, diff_known, first_user_text,
+    get, message_key, position_of, public_meta, range_before, session_record, set, storage_error,
 };
 use super::schema::{MESSAGES, SESSIONS};
 use super::{idb_error, options_arg, string_arg, Inner, Known};
@@ -224,7 +224,7 @@ async fn save_locked(
         .as_sys()
         .put(&meta)
         .map_err(|e| storage_error(ACTION, &e))?;
-    tx.commit().await.map_err(|e| idb_error(ACTION, &e))?;
+    commit(tx, ACTION).await?;
 
     inner
         .records_put

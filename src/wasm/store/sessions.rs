@@ -3,7 +3,7 @@
 use super::changes::{announce, Change};
 use super::locks::exclusive;
 use super::records::{
-    get, public_meta, request, session_range, session_record, set, storage_error,
+    commit, get, public_meta, request, session_range, session_record, set, storage_error,
 };
 use super::schema::{BY_LAST_MODIFIED, MESSAGES, SESSIONS};
 use super::{idb_error, options_arg, string_arg, Inner, Known};
@@ -70,7 +70,7 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
         }
         return Err(storage_error(ACTION, &e));
     }
-    tx.commit().await.map_err(|e| idb_error(ACTION, &e))?;
+    commit(tx, ACTION).await?;
     inner.remember(
         &id,
         Known {
@@ -140,7 +140,7 @@ async fn rename_locked(inner: Rc<Inner>, id: String, title: String) -> Result<Js
         .as_sys()
         .put(&record)
         .map_err(|e| storage_error(ACTION, &e))?;
-    tx.commit().await.map_err(|e| idb_error(ACTION, &e))?;
+    commit(tx, ACTION).await?;
     Ok(public_meta(&record))
 }
 
@@ -177,7 +177,7 @@ async fn delete_locked(inner: Rc<Inner>, id: String) -> Result<JsValue, JsValue>
         .as_sys()
         .delete(&range)
         .map_err(|e| storage_error(ACTION, &e))?;
-    tx.commit().await.map_err(|e| idb_error(ACTION, &e))?;
+    commit(tx, ACTION).await?;
     inner.forget(&id);
     Ok(JsValue::UNDEFINED)
 }
