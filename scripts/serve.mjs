@@ -163,15 +163,18 @@ if (isMain) {
   if (!existsSync(join(root, "pkg", "index.js"))) {
     console.warn("note: pkg/ is not built yet; run `node scripts/build.mjs` (npm start does).");
   }
+  // The demo's local OpenAI-compatible model (scripts/local-model.mjs) at /local/v1/.
+  const { createLocalModel } = await import("./local-model.mjs");
   let running;
   try {
-    running = await startServer();
+    running = await startServer({ handlers: [createLocalModel().handle] });
   } catch (err) {
     console.error(err.code === "EADDRINUSE" ? `port ${err.port} is in use: set PORT (PORT=0 picks a free one)` : err);
     process.exit(1);
   }
   const { url, close } = running;
   console.log(`agent-compaction demo: ${url}`);
+  console.log(`local model (OpenAI-compatible): ${url}local/v1`);
   const stop = () => close().then(() => process.exit(0));
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
