@@ -184,11 +184,12 @@ impl Attachment {
         let stop_reason = prop(message, "stopReason")
             .as_string()
             .map_or(StopReason::Other, |s| StopReason::from_name(&s));
-        let summary_time = self.compactor.last_summary_timestamp(messages);
-        let before_last_summary = match (summary_time, prop(message, "timestamp").as_f64()) {
-            (Some(s), Some(t)) => t <= s,
-            _ => false,
-        };
+        // pi compares timestamps; a retry can start in the very millisecond
+        // its summary was made, so look for the message itself instead.
+        let before_last_summary = self
+            .compactor
+            .last_summary_index(messages)
+            .is_some_and(|at| !found_after(messages, message, at));
         RunEnd {
             stop_reason,
             overflow: self.overflow(message),
@@ -370,6 +371,16 @@ impl Attachment {
             let _ = Reflect::set(&self.agent, &"convertToLlm".into(), &convert);
         }
     }
+}
+
+/// Whether `message` is in `messages` after index `at`.
+fn found_after(messages: &JsValue, message: &JsValue, at: usize) -> bool {
+    let Some(array) = messages.dyn_ref::<Array>() else {
+        return false;
+    };
+    (at as u32 + 1..array.length())
+        .rev()
+        .any(|i| array.get(i) == *message)
 }
 
 fn type_error(text: &str) -> JsValue {

@@ -727,12 +727,11 @@ impl Compactor {
         context_of(&self.state, messages)
     }
 
-    /// The timestamp of the last `compactionSummary` in `messages`.
-    pub(super) fn last_summary_timestamp(&self, messages: &JsValue) -> Option<f64> {
+    /// Where the last `compactionSummary` in `messages` is.
+    pub(super) fn last_summary_index(&self, messages: &JsValue) -> Option<usize> {
         let mut s = self.state.try_borrow_mut().ok()?;
         s.tracked.sync(messages).ok()?;
-        let at = s.tracked.index.last_summary()?;
-        s.tracked.index.facts().get(at).map(|f| f.timestamp)
+        s.tracked.index.last_summary()
     }
 }
 
@@ -838,8 +837,16 @@ async fn run_compact(
             Ok(result)
         }
         Ok(None) => {
-            // Nothing to summarize, automatic compaction: a no-op.
-            emit_end(on_event, reason, JsValue::UNDEFINED, false, false, None);
+            // Nothing to summarize, automatic compaction: a no-op. After an
+            // overflow that leaves the request failing, so say why.
+            let error = (reason == Reason::Overflow).then(|| {
+                format!(
+                    "{}nothing to summarize: the recent messages kept by keepRecentTokens \
+                     alone do not fit; reduce keepRecentTokens or switch to a larger-context model",
+                    reason.error_prefix()
+                )
+            });
+            emit_end(on_event, reason, JsValue::UNDEFINED, false, false, error);
             Ok(JsValue::UNDEFINED)
         }
         Err(Failure::Aborted(e)) => {

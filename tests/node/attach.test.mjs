@@ -1,0 +1,351 @@
+// compactor.attach(agent): the automatic flows of SPEC §3 with the real
+// pi-agent-core 0.73.1 `Agent` and pi-ai's own OpenAI client, talking to the
+// mock LLM server over HTTP. The server decides each answer from what the
+// agent sent (a normal answer with the usage a provider would report, a
+// provider's real overflow error, ...) and records every request, so each
+// test asserts both what the agent holds and what the model received.
+import { after, before, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { Agent } from "@mariozechner/pi-agent-core";
+import { Compactor } from "agent-compaction";
+import { PROVIDER_ERRORS, startMockLlm } from "../support/mock-llm-server.mjs";
+
+const OVERFLOW = { status: 400, json: PROVIDER_ERRORS.openai[400] };
+const RECOVERY_FAILED =
+  "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+const SUMMARY_PREFIX = "The conversation history before this point was compacted";
+
+let mock;
+before(async () => {
+  mock = await startMockLlm();
+});
+after(() => mock.close());
+beforeEach(() => {
+  mock.requests.length = 0;
+});
+
+const model = (id = "m", contextWindow = 20_000) => ({
+  id,
+  name: id,
+  api: "openai-completions",
+  provider: "local",
+  baseUrl: `${mock.url}v1`,
+  reasoning: false,
+  input: ["text"],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow,
+  maxTokens: 1000,
+});
+
+/** What the model was sent, as text (to find messages in it). */
+const sent = (record) => JSON.stringify(record.body.messages);
+/** Whether a message of the request starts with `text` (a summary may quote it; that is not the message). */
+const sentMessage = (record, text) =>
+  record.body.messages.some((m) => {
+    const content = typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text ?? "").join("");
+    return content.startsWith(text);
+  });
+/** The size a provider would count for a request: characters / 4. */
+const promptTokens = (record) => Math.ceil(sent(record).length / 4);
+
+/** A normal answer reporting the request's own size as its usage. */
+function answer(record, text = "Done: " + record.body.messages.length + " messages seen.") {
+  const prompt = promptTokens(record);
+  return { text, usage: { prompt_tokens: prompt, completion_tokens: 10, total_tokens: prompt + 10 } };
+}
+
+/** An agent and a compactor (extractive summaries: no summarizer requests). */
+function setup({ window = 20_000, messages = [], compactor: extra = {}, attach = {} } = {}) {
+  const events = [];
+  const states = [];
+  const compactor = new Compactor({
+    contextWindow: window,
+    model: "local/m",
+    settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 },
+    onEvent: (e) => events.push(e),
+    ...extra,
+  });
+  const agent = new Agent({
+    initialState: { model: model("m", window), systemPrompt: "You are terse.", messages },
+    getApiKey: () => "local",
+  });
+  const detach = compactor.attach(agent, { onStateChange: (s) => states.push(s), ...attach });
+  return { agent, compactor, events, states, detach };
+}
+
+const roles = (messages) => messages.map((m) => m.role);
+const summaries = (messages) => messages.filter((m) => m.role === "compactionSummary");
+const ends = (events) => events.filter((e) => e.type === "compaction_end");
+const big = (label, n = 12_000) => `${label}: ` + "lorem ipsum ".repeat(n / 12);
+
+/** Resolves once the agent is idle and any retry it scheduled has run. */
+async function settled(agent) {
+  for (let i = 0; i < 50; i++) {
+    await agent.waitForIdle();
+    await new Promise((r) => setTimeout(r, 20));
+    if (!agent.state.isStreaming) return;
+  }
+}
+
+describe("attach(agent): automatic compaction in a real pi-agent-core Agent", () => {
+  test("threshold: one summary after the turn that crossed it, the next request starts with it, nothing is retried", async () => {
+    mock.setMode((r) => answer(r));
+    const { agent, events, states } = setup();
+    await agent.prompt(big("first question"));
+    await agent.prompt(big("second question"));
+    assert.equal(summaries(agent.state.messages).length, 0, "under the threshold so far");
+    await agent.prompt(big("third question", 40_000));
+    await settled(agent);
+
+    const messages = agent.state.messages;
+    assert.equal(summaries(messages).length, 1);
+    assert.deepEqual(
+      ends(events).map((e) => [e.reason, e.willRetry, !!e.result, e.errorMessage]),
+      [["threshold", false, true, undefined]],
+    );
+    assert.equal(mock.requests.length, 3, "no retry after a threshold compaction");
+    // Every message is still there (the summary is inserted, nothing dropped).
+    assert.deepEqual(roles(messages).filter((r) => r !== "compactionSummary"), ["user", "assistant", "user", "assistant", "user", "assistant"]);
+    assert.ok(states.some((s) => s.isCompacting), "onStateChange reported the compaction");
+    const last = states.at(-1);
+    assert.equal(last.isCompacting, false);
+    assert.ok(last.contextTokens < 16_000, `context after: ${last.contextTokens}`);
+
+    await agent.prompt("fourth question");
+    const request = sent(mock.requests.at(-1));
+    assert.ok(request.includes(SUMMARY_PREFIX), "the next request starts with the summary");
+    assert.ok(!sentMessage(mock.requests.at(-1), "first question"), "and leaves the summarized messages out");
+    assert.ok(request.includes("fourth question"));
+  });
+
+  test("overflow with no answer: the failed attempt goes, one compaction, exactly one retry that succeeds", async () => {
+    // The compactor believes in a 20k window (threshold 16k); the provider
+    // really takes 12k, so a request fails before the threshold is reached.
+    const { agent, events } = setup({ window: 20_000 });
+    mock.setMode((r) => (promptTokens(r) > 12_000 ? OVERFLOW : answer(r)));
+    for (let i = 1; i <= 4; i++) await agent.prompt(big(`question ${i}`, 8_000));
+    await settled(agent);
+    assert.deepEqual(ends(events), [], "well under the threshold so far");
+    mock.requests.length = 0;
+
+    await agent.prompt(big("question 5", 16_000));
+    await settled(agent);
+    const messages = agent.state.messages;
+    assert.equal(mock.requests.length, 2, "the overflowing request and one retry");
+    assert.ok(sent(mock.requests[1]).includes(SUMMARY_PREFIX), "the retry carries the summary");
+    assert.ok(!messages.some((m) => m.stopReason === "error"), "the failed attempt is gone");
+    assert.equal(messages.at(-1).role, "assistant");
+    assert.equal(messages.at(-1).stopReason, "stop");
+    assert.deepEqual(
+      ends(events).map((e) => [e.reason, e.willRetry, !!e.result]),
+      [["overflow", true, true]],
+    );
+    assert.equal(summaries(messages).length, 1);
+    assert.deepEqual(
+      roles(messages).filter((r) => r !== "compactionSummary"),
+      ["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"],
+      "every message but the failed attempt is still there",
+    );
+  });
+
+  test("repeated overflow: recovery fails once with pi's text, and the server sees a bounded number of requests", async () => {
+    const { agent, events } = setup({ window: 20_000 });
+    mock.setMode((r) => answer(r));
+    for (let i = 1; i <= 4; i++) await agent.prompt(big(`question ${i}`, 8_000));
+    await settled(agent);
+    mock.setMode(() => OVERFLOW);
+    mock.requests.length = 0;
+    events.length = 0;
+
+    await agent.prompt("question 5");
+    await settled(agent);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(mock.requests.length, 2, "one request and one retry, no loop");
+    const errors = ends(events).map((e) => e.errorMessage);
+    assert.deepEqual(errors, [undefined, RECOVERY_FAILED], JSON.stringify(ends(events).map((e) => [e.reason, e.willRetry, !!e.result, e.errorMessage])));
+    assert.equal(agent.state.messages.at(-1).stopReason, "error", "the provider's error stays visible");
+    assert.equal(summaries(agent.state.messages).length, 1, "exactly one summary");
+  });
+
+  test("an overflow with nothing left to summarize ends with an error that says so, and no retry", async () => {
+    const { agent, events } = setup({ window: 20_000 });
+    mock.setMode(() => OVERFLOW);
+    await agent.prompt("a short question");
+    await settled(agent);
+    assert.equal(mock.requests.length, 1);
+    const [end] = ends(events);
+    assert.equal(end.result, undefined);
+    assert.equal(end.willRetry, false);
+    assert.match(end.errorMessage, /^Context overflow recovery failed: nothing to summarize/);
+    assert.equal(agent.state.messages.at(-1).stopReason, "error", "the provider's error stays");
+  });
+
+  test("a new user message resets the one-retry guard: a later overflow gets its own retry", async () => {
+    const { agent, events } = setup({ window: 20_000 });
+    mock.setMode((r) => (promptTokens(r) > 12_000 ? OVERFLOW : answer(r)));
+    for (let i = 1; i <= 8; i++) {
+      await agent.prompt(big(`question ${i}`, 16_000));
+      await settled(agent);
+    }
+    assert.ok(!ends(events).some((e) => e.errorMessage), ends(events).map((e) => e.errorMessage).join());
+    const recoveries = ends(events).filter((e) => e.reason === "overflow" && e.willRetry && e.result).length;
+    assert.ok(recoveries >= 2, `${recoveries} recoveries`);
+    assert.equal(mock.requests.length, 8 + recoveries, "one retry per recovery");
+    assert.equal(agent.state.messages.at(-1).stopReason, "stop");
+  });
+
+  test("silent overflow: the answer stays, compaction with reason overflow, no retry", async () => {
+    const { agent, events } = setup({ window: 12_000 });
+    mock.setMode((r) => answer(r));
+    for (const q of ["first question", "second question", "third question"]) await agent.prompt(big(q, 8_000));
+    await settled(agent);
+    assert.deepEqual(ends(events), []);
+    mock.requests.length = 0;
+    mock.setMode(() => ({ text: "a real answer", usage: { prompt_tokens: 13_000, completion_tokens: 5, total_tokens: 13_005 } }));
+    await agent.prompt("fourth question");
+    await settled(agent);
+
+    assert.equal(mock.requests.length, 1, "no retry");
+    const messages = agent.state.messages;
+    assert.equal(messages.at(-1).content[0].text, "a real answer", "the answer is kept");
+    const end = ends(events).at(-1);
+    assert.deepEqual([end.reason, end.willRetry, !!end.result], ["overflow", false, true]);
+  });
+
+  test("an overflow from another model is not this model's: no overflow recovery after a switch to a bigger window", async () => {
+    const { agent, compactor, events } = setup({ window: 12_000 });
+    mock.setMode(() => OVERFLOW);
+    // The app switches to a bigger model while the failed answer comes in.
+    agent.subscribe((event) => {
+      if (event.type === "message_end" && event.message.role === "assistant") {
+        agent.state.model = model("big", 1_000_000);
+        compactor.setModel("local/big", 1_000_000);
+      }
+    });
+    await agent.prompt("a question");
+    await settled(agent);
+    assert.equal(mock.requests.length, 1, "no retry");
+    assert.deepEqual(ends(events), [], "no compaction");
+    assert.equal(agent.state.messages.at(-1).stopReason, "error");
+  });
+
+  test("before a prompt: a session reopened over its threshold is compacted before the request goes out", async () => {
+    // A stored session, loaded back: its last answer reported a nearly full window.
+    let clock = 1_000;
+    const reopened = [];
+    for (let i = 0; i < 6; i++) {
+      reopened.push({ role: "user", content: big(`old question ${i}`, 8_000), timestamp: clock++ });
+      reopened.push({
+        role: "assistant",
+        content: [{ type: "text", text: `old answer ${i}` }],
+        api: "openai-completions",
+        provider: "local",
+        model: "m",
+        usage: { input: 17_000, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 17_005, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        stopReason: "stop",
+        timestamp: clock++,
+      });
+    }
+    const { agent, events } = setup({ messages: reopened });
+    mock.setMode((r) => answer(r));
+    await agent.prompt("new question");
+    await settled(agent);
+
+    assert.equal(mock.requests.length, 1);
+    const request = sent(mock.requests[0]);
+    assert.ok(request.includes(SUMMARY_PREFIX), "the first request already carries the summary");
+    assert.ok(!sentMessage(mock.requests[0], "old question 0"), "and not the summarized messages");
+    assert.ok(request.includes("new question"));
+    assert.equal(summaries(agent.state.messages).length, 1);
+    assert.equal(ends(events).filter((e) => e.result).length, 1);
+    // The whole history is still in the agent, with the new turn after it.
+    assert.equal(agent.state.messages.length, reopened.length + 1 + 2);
+    assert.equal(agent.state.messages.at(-1).role, "assistant");
+  });
+
+  test("messages sent while compacting are queued and delivered after it, in order", async () => {
+    let release;
+    const gate = new Promise((r) => (release = r));
+    let compacting;
+    const started = new Promise((r) => (compacting = r));
+    const { agent, compactor } = setup({
+      compactor: {
+        beforeCompact: async () => {
+          compacting();
+          await gate;
+        },
+      },
+    });
+    mock.setMode((r) => answer(r));
+    await agent.prompt(big("first", 20_000));
+    // The answer reports a nearly full window: compaction after the run.
+    mock.setMode(() => ({ text: "long answer", usage: { prompt_tokens: 17_000, completion_tokens: 5, total_tokens: 17_005 } }));
+    const run = agent.prompt(big("second", 20_000));
+    await started;
+    assert.equal(compactor.isCompacting, true);
+    await assert.rejects(agent.prompt("too early"), /already processing/, "the agent is busy while compacting");
+    agent.followUp({ role: "user", content: "queued one", timestamp: Date.now() });
+    agent.followUp({ role: "user", content: "queued two", timestamp: Date.now() + 1 });
+    mock.setMode((r) => answer(r));
+    release();
+    await run;
+    await settled(agent);
+    await settled(agent);
+    const texts = agent.state.messages.filter((m) => m.role === "user").map((m) => (typeof m.content === "string" ? m.content : m.content[0].text));
+    assert.deepEqual(texts.slice(-2), ["queued one", "queued two"]);
+    assert.equal(agent.state.messages.at(-1).role, "assistant");
+    assert.ok(sent(mock.requests.at(-1)).includes("queued two"));
+  });
+
+  test("with a store: every change is saved; a failed save is a save_error event and the messages stay", async () => {
+    const saved = [];
+    let failing = false;
+    const store = {
+      async save(id, messages) {
+        if (failing) throw new Error("QuotaExceededError: the storage quota was exceeded");
+        saved.push({ id, messages: [...messages] });
+      },
+    };
+    const { agent, events } = setup({ attach: { store, sessionId: "s1" } });
+    mock.setMode((r) => answer(r));
+    await agent.prompt(big("first", 20_000));
+    mock.setMode(() => ({ text: "long answer", usage: { prompt_tokens: 17_000, completion_tokens: 5, total_tokens: 17_005 } }));
+    await agent.prompt(big("second", 20_000));
+    await settled(agent);
+    mock.setMode((r) => answer(r));
+    const last = saved.at(-1);
+    assert.equal(last.id, "s1");
+    assert.deepEqual(last.messages, agent.state.messages, "the last save holds the compacted array");
+    assert.equal(summaries(last.messages).length, 1);
+
+    failing = true;
+    await agent.prompt("third");
+    await settled(agent);
+    const errors = events.filter((e) => e.type === "save_error");
+    assert.ok(errors.length > 0);
+    assert.match(errors[0].error.message, /quota/);
+    assert.equal(agent.state.messages.at(-1).role, "assistant", "the in-memory messages are intact");
+    assert.equal(agent.state.messages.length, last.messages.length + 2);
+  });
+
+  test("detach restores the agent's hooks and stops the flows; bad arguments are TypeErrors", async () => {
+    const { agent, compactor, detach, events } = setup({ window: 12_000 });
+    assert.equal(agent.transformContext, compactor.agentHooks().transformContext);
+    assert.throws(() => compactor.attach(agent), /already attached/);
+    detach();
+    assert.notEqual(agent.transformContext, compactor.agentHooks().transformContext);
+    mock.setMode(() => OVERFLOW);
+    await agent.prompt("question");
+    await settled(agent);
+    assert.equal(mock.requests.length, 1);
+    assert.deepEqual(ends(events), []);
+
+    assert.throws(() => compactor.attach({}), TypeError);
+    assert.throws(() => compactor.attach(agent, { store: {} }), /save\(\)/);
+    assert.throws(() => compactor.attach(agent, { store: { save() {} } }), /sessionId/);
+    assert.throws(() => compactor.attach(agent, { onStateChange: 5 }), /onStateChange/);
+    // Still usable after the bad calls.
+    const again = compactor.attach(agent);
+    again();
+  });
+});
