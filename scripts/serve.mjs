@@ -1,8 +1,13 @@
-// Demo server: `www/` at `/`, the built package `pkg/` at `/pkg/`.
-// Dependency-free (node:http). Binds 127.0.0.1 only.
+// Demo server: the built demo `www/dist/` at `/`, the built package `pkg/`
+// at `/pkg/`, and (when run as the demo server) the local OpenAI-compatible
+// model (scripts/local-model.mjs) at `/local/v1/`. Dependency-free
+// (node:http). Binds 127.0.0.1 only.
 //
-//   node scripts/serve.mjs            → PORT or 8787
+//   node scripts/serve.mjs            → builds the demo (scripts/demo-build.mjs), then PORT or 8787
 //   PORT=0 node scripts/serve.mjs     → any free port
+//   SKIP_DEMO_BUILD=1 node scripts/serve.mjs  → serve www/dist/ as it is
+//
+// `npm start` runs setup, builds pkg/, then this.
 //
 // Modular on purpose: `startServer({ port, handlers, mounts })` takes extra
 // request handlers (tried before the static files, e.g. a future
@@ -32,10 +37,10 @@ export const MIME_TYPES = {
   ".ico": "image/x-icon",
 };
 
-/** The default mounts: the demo page and the built package. */
+/** The default mounts: the built package and the built demo page. */
 export const DEFAULT_MOUNTS = [
   { prefix: "/pkg/", dir: join(root, "pkg") },
-  { prefix: "/", dir: join(root, "www") },
+  { prefix: "/", dir: join(root, "www", "dist") },
 ];
 
 export function sendText(res, status, text, headers = {}) {
@@ -161,7 +166,21 @@ const isMain = (() => {
 })();
 if (isMain) {
   if (!existsSync(join(root, "pkg", "index.js"))) {
-    console.warn("note: pkg/ is not built yet; run `node scripts/build.mjs` (npm start does).");
+    console.error("pkg/ is not built yet: run `node scripts/build.mjs` first (npm start does).");
+    process.exit(1);
+  }
+  if (!process.env.SKIP_DEMO_BUILD) {
+    const { buildDemo } = await import("./demo-build.mjs");
+    const started = Date.now();
+    try {
+      await buildDemo();
+    } catch (err) {
+      console.error("building the demo failed:", err?.message ?? err);
+      process.exit(1);
+    }
+    console.log(`demo built into www/dist/ in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  } else if (!existsSync(join(root, "www", "dist", "index.html"))) {
+    console.warn("note: www/dist/ is not built; run `node scripts/demo-build.mjs`.");
   }
   // The demo's local OpenAI-compatible model (scripts/local-model.mjs) at /local/v1/.
   const { createLocalModel } = await import("./local-model.mjs");

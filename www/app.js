@@ -1,470 +1,1174 @@
-// Demo page for agent-compaction: the display view and the LLM view of one
-// flat message array, side by side. Plain ES module; the package comes in
-// through the import map in index.html ("agent-compaction" → /pkg/index.js).
+// The agent-compaction demo: pi-agent-core's real `Agent` running in the
+// page, talking to an OpenAI-compatible endpoint (by default the local
+// deterministic coding model that scripts/serve.mjs mounts at /local/v1),
+// with a `Compactor` attached that keeps its context inside the window and
+// a `SessionStore` that keeps every session in IndexedDB.
 //
-// Message data is only ever written with textContent (never innerHTML).
-import { SAMPLE_SESSION } from "./sample-session.js";
+// Built for the browser by scripts/demo-build.mjs (Vite). Message data is
+// only ever written into the page with textContent — never innerHTML.
+import { Agent } from "@mariozechner/pi-agent-core";
+import {
+  Compactor,
+  ConflictError,
+  SessionStore,
+  agentMessagesToChatMessages,
+  convertToLlm,
+  openAiSummarizer,
+  removeLastCompaction,
+  resolveSettings,
+  transformContext,
+} from "agent-compaction";
+import { DEMO_TOOLS, demoAgentTools } from "./local-tools.js";
 
-const PREVIEW_CHARS = 700;
-const PREVIEW_LINES = 14;
+// ---------------------------------------------------------------- constants
+
+const SESSION_DB = "agent-compaction-demo";
+const SETTINGS_DB = "agent-compaction-demo-settings";
+const LOCAL_BASE_URL = new URL("/local/v1", location.href).href;
+const LOCAL_MODEL_ID = "local-coder";
+const DEFAULT_WINDOW = 16_000;
+const NEW_TITLE = "New session";
 const SUMMARY_PREAMBLE = "The conversation history before this point was compacted into the following summary:";
+const TOOL_PREVIEW_CHARS = 4_000;
+const MODEL_PREVIEW_CHARS = 1_200;
 
-const el = (id) => document.getElementById(id);
+const SYSTEM_PROMPT = [
+  "You are a coding agent working in the user's project.",
+  "Use the tools to look before you answer: read_file reads a file, list_files lists a directory,",
+  "run_command runs a shell command (tests, builds, git, search).",
+  "Quote what the tool output shows; keep answers short and concrete.",
+].join(" ");
+
+const numberFormat = new Intl.NumberFormat("en-US");
+const fmt = (n) => (Number.isFinite(n) ? numberFormat.format(Math.round(n)) : "–");
+
+// ---------------------------------------------------------------- DOM
+
+const $ = (id) => document.getElementById(id);
 const ui = {
-  error: el("error"),
-  status: el("status"),
-  source: el("source"),
-  undo: el("undo"),
-  sample: el("load-sample"),
-  file: el("file-input"),
-  displayList: el("display-list"),
-  displayCount: el("display-count"),
-  llmList: el("llm-list"),
-  llmCount: el("llm-count"),
+  body: document.body,
+  newSession: $("new-session"),
+  sessionList: $("session-list"),
+  importButton: $("import-session"),
+  importFile: $("import-file"),
+  exportButton: $("export-session"),
+  openSettings: $("open-settings"),
+  title: $("session-title"),
+  endpoint: $("endpoint-label"),
+  toggleModel: $("toggle-model-view"),
+  meterFill: $("meter-fill"),
+  meterThreshold: $("meter-threshold"),
+  stats: $("stats"),
+  statTokens: $("stat-tokens"),
+  statThreshold: $("stat-threshold"),
+  statMessages: $("stat-messages"),
+  statLast: $("stat-last"),
+  notices: $("notices"),
+  conversation: $("conversation"),
+  compacting: $("compacting"),
+  composer: $("composer"),
+  input: $("input"),
+  send: $("send"),
+  stop: $("stop"),
+  undo: $("undo-compaction"),
+  modelView: $("model-view"),
+  modelCount: $("model-count"),
+  modelSystem: $("model-system"),
+  modelList: $("model-list"),
+  settingsDialog: $("settings-dialog"),
+  settingsForm: $("settings-form"),
+  setBaseUrl: $("set-base-url"),
+  setModel: $("set-model"),
+  setApiKey: $("set-api-key"),
+  setContextWindow: $("set-context-window"),
+  setReserve: $("set-reserve"),
+  setKeep: $("set-keep"),
+  settingsAuto: $("settings-auto"),
+  settingsError: $("settings-error"),
+  settingsLocal: $("settings-local"),
+  settingsCancel: $("settings-cancel"),
 };
 
-let lib; // the agent-compaction module
-let messages = []; // the current session: replaced, never mutated
-let history = []; // earlier arrays, for Undo
-const numberFormat = new Intl.NumberFormat("en-US");
-
-// ---------------------------------------------------------------- errors
-
-function showError(context, err) {
-  const detail = err instanceof Error ? err.message : String(err);
-  ui.error.textContent = `${context}: ${detail}`;
-  ui.error.hidden = false;
-  console.error(context, err);
-}
-
-function clearError() {
-  ui.error.textContent = "";
-  ui.error.hidden = true;
-}
-
-window.addEventListener("error", (event) => showError("Unexpected error", event.error ?? event.message));
-window.addEventListener("unhandledrejection", (event) => showError("Unexpected error", event.reason));
-
-// ---------------------------------------------------------------- session
-
-/** Messages are immutable in this app: freezing them also catches a library that would mutate them. */
-function deepFreeze(value) {
-  if (value && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const key of Object.keys(value)) deepFreeze(value[key]);
-  }
-  return value;
-}
-
-function setSession(list, sourceLabel) {
-  history = [];
-  ui.source.textContent = sourceLabel;
-  ui.status.textContent = "";
-  setMessages(deepFreeze([...list]));
-  ui.displayList.scrollTop = 0;
-  ui.llmList.scrollTop = 0;
-}
-
-function setMessages(next, { remember = false } = {}) {
-  if (remember) history.push(messages);
-  messages = next;
-  ui.undo.disabled = history.length === 0;
-  render();
+/** An element with optional class and text (text through textContent only). */
+function h(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
 }
 
 /**
- * pi JSONL session → flat array. `message` entries give their `message`
- * object, in file order. A `compaction` entry becomes a compactionSummary
- * placed where pi's context would start: before its first kept message
- * (`firstKeptEntryId`, or `firstKeptEntryIndex` in version-1 files), or at
- * the entry's own position when that message is not found before it.
- * `custom_message` and `branch_summary` entries become the messages pi
- * builds from them. Other entries (session header, model and thinking-level
- * changes, labels) carry no message.
+ * Appends `text` to `parent` with `inline code`, **bold** and fenced code
+ * blocks as <code>/<strong>/<pre> elements. Every piece goes in through textContent.
  */
-export function parsePiSession(text) {
-  const entries = [];
-  let skipped = 0;
-  for (const line of text.split(/\r?\n/)) {
-    if (!line.trim()) continue;
-    try {
-      const entry = JSON.parse(line);
-      if (entry && typeof entry === "object") entries.push(entry);
-      else skipped++;
-    } catch {
-      skipped++; // pi skips lines it cannot parse, too
+function appendRichText(parent, text) {
+  const parts = String(text).split(/(```[\s\S]*?(?:```|$))/);
+  for (const part of parts) {
+    if (part.startsWith("```")) {
+      const body = part.replace(/^```[^\n]*\n?/, "").replace(/```$/, "");
+      parent.append(h("pre", "code-block", body));
+      continue;
+    }
+    for (const piece of part.split(/(`[^`\n]+`)/)) {
+      if (piece.length > 2 && piece.startsWith("`") && piece.endsWith("`")) {
+        parent.append(h("code", null, piece.slice(1, -1)));
+        continue;
+      }
+      for (const bit of piece.split(/(\*\*[^*\n]+\*\*)/)) {
+        if (bit.length > 4 && bit.startsWith("**") && bit.endsWith("**")) parent.append(h("strong", null, bit.slice(2, -2)));
+        else if (bit) parent.append(document.createTextNode(bit));
+      }
     }
   }
+}
 
-  const out = [];
-  const positionOfEntry = new Map(); // entry index → index in `out` of the message it produced
-  let lastSummaryAt = -1;
-  entries.forEach((entry, i) => {
-    switch (entry.type) {
-      case "message":
-        positionOfEntry.set(i, out.length);
-        out.push(entry.message);
-        break;
-      case "custom_message":
-        positionOfEntry.set(i, out.length);
-        out.push({
-          role: "custom",
-          customType: entry.customType,
-          content: entry.content,
-          display: entry.display,
-          details: entry.details,
-          timestamp: Date.parse(entry.timestamp),
-        });
-        break;
-      case "branch_summary":
-        if (!entry.summary) break;
-        positionOfEntry.set(i, out.length);
-        out.push({ role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: Date.parse(entry.timestamp) });
-        break;
-      case "compaction": {
-        const summary = {
-          role: "compactionSummary",
-          summary: String(entry.summary ?? ""),
-          tokensBefore: entry.tokensBefore,
-          timestamp: Date.parse(entry.timestamp),
-        };
-        if (entry.details && Array.isArray(entry.details.readFiles) && Array.isArray(entry.details.modifiedFiles)) {
-          summary.details = { readFiles: entry.details.readFiles, modifiedFiles: entry.details.modifiedFiles };
-        }
-        if (entry.fromHook) summary.fromHook = true;
-        let keptEntry = -1;
-        if (typeof entry.firstKeptEntryIndex === "number") keptEntry = entry.firstKeptEntryIndex;
-        else if (entry.firstKeptEntryId != null) keptEntry = entries.findIndex((e, j) => j < i && e.id === entry.firstKeptEntryId);
-        let at = out.length;
-        if (keptEntry >= 0 && keptEntry < i) {
-          // the first message at or after the kept entry
-          for (let j = keptEntry; j < i; j++) {
-            if (positionOfEntry.has(j)) {
-              at = positionOfEntry.get(j);
-              break;
-            }
+// ---------------------------------------------------------------- settings (own IndexedDB database)
+
+let settingsDbPromise;
+function settingsDb() {
+  settingsDbPromise ??= new Promise((resolve, reject) => {
+    const req = indexedDB.open(SETTINGS_DB, 1);
+    req.onupgradeneeded = () => req.result.createObjectStore("settings");
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+    req.onblocked = () => reject(new Error(`${SETTINGS_DB}: the upgrade is blocked by another tab`));
+  });
+  return settingsDbPromise;
+}
+
+async function getSetting(key) {
+  const db = await settingsDb();
+  return new Promise((resolve, reject) => {
+    const req = db.transaction("settings", "readonly").objectStore("settings").get(key);
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+async function putSetting(key, value) {
+  const db = await settingsDb();
+  return new Promise((resolve, reject) => {
+    const tx = db.transaction("settings", "readwrite");
+    tx.objectStore("settings").put(value, key);
+    tx.oncomplete = () => resolve();
+    tx.onerror = () => reject(tx.error);
+    tx.onabort = () => reject(tx.error ?? new Error("settings write aborted"));
+  });
+}
+
+/** Saved endpoint settings: empty fields mean "the local model" / "auto". */
+const EMPTY_ENDPOINT = Object.freeze({
+  baseUrl: "",
+  model: "",
+  apiKey: "",
+  contextWindow: null,
+  reserveTokens: null,
+  keepRecentTokens: null,
+});
+
+/** Compaction settings scaled to the window (3,000 / 4,000 for 16k; pi's defaults at most). */
+export function autoCompaction(contextWindow) {
+  return {
+    reserveTokens: Math.min(16_384, Math.round((contextWindow * 3) / 16)),
+    keepRecentTokens: Math.min(20_000, Math.round(contextWindow / 4)),
+  };
+}
+
+/** The local model's own window (its /config endpoint), or null. */
+async function localModelWindow() {
+  try {
+    const res = await fetch(new URL("config", `${LOCAL_BASE_URL}/`), { cache: "no-store" });
+    if (!res.ok) return null;
+    const config = await res.json();
+    return Number.isInteger(config?.contextWindow) && config.contextWindow > 0 ? config.contextWindow : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The endpoint in force: saved settings with the blanks filled in. */
+async function resolveEndpoint(saved) {
+  const local = !saved.baseUrl;
+  const baseUrl = local ? LOCAL_BASE_URL : saved.baseUrl.replace(/\/+$/, "");
+  const modelId = saved.model || LOCAL_MODEL_ID;
+  let contextWindow = saved.contextWindow;
+  let windowSource = "set";
+  if (!contextWindow && local) {
+    contextWindow = await localModelWindow();
+    windowSource = "local model";
+  }
+  if (!contextWindow) {
+    contextWindow = DEFAULT_WINDOW;
+    windowSource = "default";
+  }
+  const auto = autoCompaction(contextWindow);
+  let compaction = {
+    reserveTokens: saved.reserveTokens ?? auto.reserveTokens,
+    keepRecentTokens: saved.keepRecentTokens ?? auto.keepRecentTokens,
+  };
+  let warning = null;
+  try {
+    resolveSettings(compaction, { contextWindow });
+  } catch (err) {
+    warning = `Saved compaction settings do not fit a ${fmt(contextWindow)}-token window (${err.message}); using ${fmt(auto.reserveTokens)} / ${fmt(auto.keepRecentTokens)}.`;
+    compaction = auto;
+  }
+  return {
+    local,
+    baseUrl,
+    modelId,
+    apiKey: saved.apiKey || "local",
+    contextWindow,
+    windowSource,
+    ...compaction,
+    warning,
+  };
+}
+
+/** The pi-ai Model for an endpoint. */
+function piModel(endpoint) {
+  return {
+    id: endpoint.modelId,
+    name: endpoint.local ? "Local coding model" : endpoint.modelId,
+    api: "openai-completions",
+    provider: endpoint.local ? "local" : "openai-compatible",
+    baseUrl: endpoint.baseUrl,
+    reasoning: false,
+    input: ["text"],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: endpoint.contextWindow,
+    maxTokens: Math.max(256, Math.min(4096, endpoint.reserveTokens)),
+  };
+}
+
+// ---------------------------------------------------------------- app state
+
+let store; // SessionStore
+let savedEndpoint = { ...EMPTY_ENDPOINT };
+let endpoint; // resolveEndpoint(savedEndpoint)
+let sessions = []; // SessionMeta[] (newest first)
+let current = null; // the open session: see openSession
+let opening = Promise.resolve(); // serializes session switches
+let settledCount = 0;
+let wasBusy = false;
+const notices = []; // { kind, text }
+
+/** Whether the page's session is doing anything (streaming, compacting, or about to retry). */
+function isBusy(s = current) {
+  if (!s) return true;
+  return s.agent.state.isStreaming || isCompacting(s) || s.retryPending || s.manualCompacting;
+}
+
+function isCompacting(s = current) {
+  return !!s && (s.compactor.isCompacting || s.manualCompacting || s.stateCompacting);
+}
+
+function notice(kind, text) {
+  notices.push({ kind, text: String(text) });
+  while (notices.length > 4) notices.shift();
+  renderNotices();
+}
+
+function clearNotices() {
+  notices.length = 0;
+  renderNotices();
+}
+
+function renderNotices() {
+  ui.notices.replaceChildren(
+    ...notices.map((n, i) => {
+      const row = h("div", `notice ${n.kind}`);
+      row.dataset.kind = n.kind;
+      row.append(h("span", "notice-text", n.text));
+      const close = h("button", "notice-close", "×");
+      close.type = "button";
+      close.title = "Dismiss";
+      close.addEventListener("click", () => {
+        notices.splice(i, 1);
+        renderNotices();
+      });
+      row.append(close);
+      return row;
+    }),
+  );
+}
+
+function showError(context, err) {
+  const detail = err instanceof Error ? err.message : String(err);
+  console.warn(context, err);
+  notice("error", `${context}: ${detail}`);
+}
+
+window.addEventListener("unhandledrejection", (event) => showError("Unexpected error", event.reason));
+
+// ---------------------------------------------------------------- sessions
+
+let listSeq = 0;
+async function refreshSessions() {
+  const seq = ++listSeq;
+  try {
+    const list = await store.list();
+    if (seq !== listSeq) return; // a newer listing is on its way
+    sessions = list;
+  } catch (err) {
+    showError("Could not list the sessions", err);
+  }
+  renderSessions();
+}
+
+let refreshTimer = 0;
+/** Refreshes the session list soon: at most one listing per 120 ms however many saves there are. */
+function refreshSessionsSoon() {
+  if (refreshTimer) return;
+  refreshTimer = setTimeout(() => {
+    refreshTimer = 0;
+    refreshSessions();
+  }, 120);
+}
+
+function renderSessions() {
+  if (renameRow?.isConnected && sessions.some((m) => m.id === renaming)) {
+    // A title is being edited: redrawing would take its input away (and blur it).
+    renderHeader();
+    return;
+  }
+  const rows = sessions.map((meta) => {
+    const li = h("li", "session");
+    li.dataset.id = meta.id;
+    if (current?.id === meta.id) li.setAttribute("aria-current", "true");
+    if (meta.id === renaming) {
+      renameRow = li;
+      const form = h("form", "rename-form");
+      const input = h("input", "rename-input");
+      input.value = meta.title;
+      input.setAttribute("aria-label", "Session title");
+      form.append(input);
+      const finish = async (save) => {
+        if (renaming !== meta.id) return;
+        renaming = null;
+        renameRow = null;
+        const title = input.value.trim();
+        if (save && title && title !== meta.title) {
+          try {
+            await store.rename(meta.id, title);
+          } catch (err) {
+            showError("Rename failed", err);
           }
         }
-        at = Math.max(at, lastSummaryAt + 1); // summaries stay in file order
-        out.splice(at, 0, summary);
-        for (const [k, v] of positionOfEntry) if (v >= at) positionOfEntry.set(k, v + 1);
-        lastSummaryAt = at;
-        break;
-      }
-      default:
-        break;
+        await refreshSessions();
+        renderHeader();
+      };
+      form.addEventListener("submit", (e) => {
+        e.preventDefault();
+        finish(true);
+      });
+      input.addEventListener("keydown", (e) => {
+        if (e.key === "Escape") finish(false);
+      });
+      input.addEventListener("blur", () => {
+        if (input.isConnected) finish(true);
+      });
+      li.append(form);
+      queueMicrotask(() => {
+        input.focus();
+        input.select();
+      });
+      return li;
     }
+    const open = h("button", "session-open");
+    open.type = "button";
+    open.append(h("span", "session-title", meta.title));
+    const tokens = meta.contextTokens ? ` · ${fmt(meta.contextTokens)} tokens` : "";
+    open.append(h("span", "session-meta", `${meta.messageCount} messages${tokens}`));
+    if (meta.preview) open.title = meta.preview;
+    open.addEventListener("click", () => switchSession(meta.id));
+    li.append(open);
+    if (deleting === meta.id) {
+      const confirm = h("div", "session-confirm");
+      confirm.append(h("span", null, "Delete this session?"));
+      const yes = h("button", "session-delete-confirm danger", "Delete");
+      yes.type = "button";
+      yes.addEventListener("click", () => deleteSession(meta.id));
+      const no = h("button", "session-delete-cancel", "Cancel");
+      no.type = "button";
+      no.addEventListener("click", () => {
+        deleting = null;
+        renderSessions();
+      });
+      confirm.append(yes, no);
+      li.append(confirm);
+      return li;
+    }
+    const actions = h("div", "session-actions");
+    const rename = h("button", "session-rename", "Rename");
+    rename.type = "button";
+    rename.title = "Rename";
+    rename.addEventListener("click", () => {
+      renaming = meta.id;
+      renameRow = null;
+      deleting = null;
+      renderSessions();
+    });
+    const del = h("button", "session-delete", "Delete");
+    del.type = "button";
+    del.title = "Delete";
+    del.addEventListener("click", () => {
+      deleting = meta.id;
+      renaming = null;
+      renderSessions();
+    });
+    actions.append(rename, del);
+    li.append(actions);
+    return li;
   });
-  return { messages: out, entries: entries.length, skipped };
+  ui.sessionList.replaceChildren(...rows);
+  renderHeader();
 }
 
-// ---------------------------------------------------------------- text of a message
+let renaming = null; // the id of the session whose title is being edited
+let renameRow = null; // its row, kept across redraws
+let deleting = null; // the id of the session asking for a confirmation
 
-function textOfContent(content) {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content
-    .map((block) => {
-      if (!block || typeof block !== "object") return "";
-      if (block.type === "text") return block.text ?? "";
-      if (block.type === "image") return `[image ${block.mimeType ?? ""}]`;
-      return "";
-    })
-    .join("\n");
-}
-
-/** → [{ kind, label?, text }] for the row body. */
-function blocksOf(message) {
-  const blocks = [];
-  const push = (kind, text, label) => blocks.push({ kind, text: String(text ?? ""), label });
-  switch (message?.role) {
-    case "user":
-      push("text", textOfContent(message.content));
-      break;
-    case "assistant":
-      for (const block of Array.isArray(message.content) ? message.content : []) {
-        if (block?.type === "text") push("text", block.text);
-        else if (block?.type === "thinking") push("thinking", block.thinking, "thinking");
-        else if (block?.type === "toolCall") push("tool", JSON.stringify(block.arguments ?? {}, null, 2), `→ ${block.name}`);
-        else if (block?.type === "image") push("text", `[image ${block.mimeType ?? ""}]`);
-      }
-      if (message.errorMessage) push("errorText", message.errorMessage, "error");
-      break;
-    case "toolResult":
-      push(message.isError ? "errorText" : "output", textOfContent(message.content));
-      break;
-    case "bashExecution":
-      push("tool", message.command, "$");
-      push("output", message.output);
-      break;
-    case "custom":
-      push("text", textOfContent(message.content));
-      break;
-    case "branchSummary":
-    case "compactionSummary":
-      push("text", message.summary);
-      break;
-    default:
-      push("output", JSON.stringify(message, null, 2));
+async function createSession() {
+  try {
+    const meta = await store.createSession({ title: NEW_TITLE, model: `${endpointProvider()}/${endpoint.modelId}` });
+    await refreshSessions();
+    await switchSession(meta.id);
+  } catch (err) {
+    showError("Could not create a session", err);
   }
-  return blocks.filter((b) => b.text !== "" || b.label);
 }
 
-function metaOf(message) {
-  const parts = [];
-  if (message?.role === "assistant") {
-    if (message.model) parts.push(message.model);
-    const u = message.usage;
-    if (u && typeof u === "object") {
-      parts.push(`in ${numberFormat.format((u.input ?? 0) + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0))} · out ${numberFormat.format(u.output ?? 0)}`);
+async function deleteSession(id) {
+  deleting = null;
+  try {
+    if (current?.id === id) await closeSession();
+    await store.delete(id);
+    await refreshSessions();
+    if (!current || current.id === id) {
+      if (sessions.length > 0) await switchSession(sessions[0].id);
+      else await createSession();
     }
-    if (message.stopReason) parts.push(message.stopReason);
-  } else if (message?.role === "toolResult") {
-    parts.push(message.toolName ?? "tool");
-    if (message.isError) parts.push("error");
-  } else if (message?.role === "custom") {
-    parts.push(message.customType ?? "custom");
+  } catch (err) {
+    showError("Delete failed", err);
+    await refreshSessions();
   }
-  if (typeof message?.timestamp === "number" && Number.isFinite(message.timestamp)) {
-    parts.push(new Date(message.timestamp).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }));
-  }
-  return parts.join(" · ");
 }
 
-function roughTokens(list) {
-  let chars = 0;
-  for (const m of list) for (const b of blocksOf(m)) chars += b.text.length;
-  return Math.ceil(chars / 4);
+function endpointProvider() {
+  return endpoint?.local ? "local" : "openai-compatible";
+}
+
+/** Opens `id` (after closing the open session); serialized so that clicks never interleave. */
+function switchSession(id) {
+  if (current?.id === id) return opening;
+  opening = opening.then(() => openSession(id)).catch((err) => showError("Could not open the session", err));
+  return opening;
+}
+
+/** Stops the open session's agent and detaches its compactor. */
+async function closeSession() {
+  const s = current;
+  if (!s) return;
+  current = null;
+  s.closed = true;
+  try {
+    s.compactor.abort();
+    s.agent.abort();
+    s.agent.clearAllQueues();
+    await s.agent.waitForIdle();
+  } catch (err) {
+    console.warn("closing the session", err);
+  }
+  s.unsubscribe();
+  s.detach();
+}
+
+async function openSession(id) {
+  await closeSession();
+  clearNotices();
+  const messages = await store.load(id);
+  const model = piModel(endpoint);
+  const s = {
+    id,
+    agent: null,
+    compactor: null,
+    detach: () => {},
+    unsubscribe: () => {},
+    closed: false,
+    retryPending: false,
+    manualCompacting: false,
+    stateCompacting: false,
+    contextTokens: 0,
+    queued: [], // user messages queued with followUp, not yet in the transcript
+    lastCompaction: null,
+    errorEvents: 0,
+    titled: false,
+  };
+  s.compactor = new Compactor({
+    contextWindow: endpoint.contextWindow,
+    model,
+    settings: { reserveTokens: endpoint.reserveTokens, keepRecentTokens: endpoint.keepRecentTokens },
+    summarize: openAiSummarizer({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey, model: endpoint.modelId }),
+    // the summarizer is the same model: its prompt must fit the same window
+    summarizerContextWindow: Math.max(1_000, endpoint.contextWindow - endpoint.reserveTokens),
+    summarizeTimeoutMs: 120_000,
+    fallback: "extractive",
+    onEvent: (event) => onCompactorEvent(s, event),
+  });
+  s.agent = new Agent({
+    initialState: { systemPrompt: SYSTEM_PROMPT, model, tools: demoAgentTools(), messages },
+    getApiKey: () => endpoint.apiKey,
+  });
+  s.unsubscribe = s.agent.subscribe((event) => onAgentEvent(s, event));
+  s.detach = s.compactor.attach(s.agent, {
+    store,
+    sessionId: id,
+    onStateChange: (state) => {
+      if (s.closed) return;
+      s.stateCompacting = state.isCompacting;
+      s.contextTokens = state.contextTokens;
+      update(s);
+    },
+  });
+  current = s;
+  if (endpoint.warning) notice("error", endpoint.warning);
+  putSetting("lastSessionId", id).catch((err) => console.warn("could not remember the session", err));
+  ui.body.dataset.session = id;
+  renderSessions();
+  update(s, { scroll: "bottom" });
+}
+
+// ---------------------------------------------------------------- agent and compactor events
+
+function onAgentEvent(s, event) {
+  if (s.closed) return;
+  switch (event.type) {
+    case "agent_start":
+      s.retryPending = false;
+      break;
+    case "message_start":
+      if (event.message.role === "user") {
+        const i = s.queued.findIndex((q) => q === event.message);
+        if (i >= 0) s.queued.splice(i, 1);
+      }
+      break;
+    case "message_end":
+      refreshSessionsSoon();
+      break;
+    case "agent_end":
+      // The run is idle only once every agent_end listener (the compactor's
+      // included) has settled.
+      s.agent.waitForIdle().then(() => afterIdle(s));
+      break;
+  }
+  update(s);
+}
+
+/** After a run went idle: a retry the compactor scheduled starts in a moment; notice when it does not. */
+function afterIdle(s) {
+  update(s);
+  setTimeout(() => {
+    if (s.closed) return;
+    if (s.retryPending && !s.agent.state.isStreaming) s.retryPending = false;
+    update(s);
+    refreshSessionsSoon();
+  }, 150);
+}
+
+function onCompactorEvent(s, event) {
+  if (s.closed) return;
+  switch (event.type) {
+    case "compaction_start":
+      break;
+    case "compaction_end": {
+      if (event.result) {
+        s.lastCompaction = {
+          reason: event.reason,
+          before: event.result.tokensBefore,
+          after: event.result.tokensAfter,
+          by: event.result.summarizedBy,
+          fallbackReason: event.result.fallbackReason,
+        };
+        if (event.result.summarizedBy === "extractive") {
+          notice("info", `The summarizer failed (${event.result.fallbackReason ?? "no reason given"}); an extractive summary was used.`);
+        }
+        if (event.willRetry) s.retryPending = true;
+      }
+      if (event.errorMessage) {
+        s.errorEvents++;
+        notice("error", event.errorMessage);
+      }
+      refreshSessionsSoon();
+      break;
+    }
+    case "save_error":
+      showError("Saving the session failed", event.error);
+      break;
+    case "hook_error":
+      showError(`The ${event.hook} hook failed`, event.error);
+      break;
+  }
+  update(s);
+}
+
+// ---------------------------------------------------------------- sending
+
+async function submit() {
+  const s = current;
+  const text = ui.input.value;
+  if (!s || !text.trim() || isCompacting(s)) return;
+  const command = /^\/compact(?:\s+([\s\S]*))?$/.exec(text.trim());
+  if (command) {
+    ui.input.value = "";
+    await manualCompact(s, command[1]?.trim() || undefined);
+    return;
+  }
+  ui.input.value = "";
+  const message = { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
+  notices.splice(0, notices.length, ...notices.filter((n) => n.kind !== "error"));
+  renderNotices();
+  nameAfterFirstMessage(s, text);
+  if (isBusy(s)) {
+    s.queued.push(message);
+    s.agent.followUp(message);
+    update(s);
+    return;
+  }
+  try {
+    const running = s.agent.prompt(message);
+    update(s, { scroll: "bottom" });
+    await running;
+  } catch (err) {
+    if (/already processing/i.test(err?.message ?? "")) {
+      s.queued.push(message);
+      s.agent.followUp(message);
+      update(s);
+    } else showError("The agent failed", err);
+  }
+}
+
+/** A session still called "New session" takes its first message as its title. */
+function nameAfterFirstMessage(s, text) {
+  if (s.titled) return;
+  s.titled = true;
+  const meta = sessions.find((m) => m.id === s.id);
+  if (!meta || meta.title !== NEW_TITLE) return;
+  const title = text.replace(/\s+/g, " ").trim().slice(0, 60);
+  store
+    .rename(s.id, title)
+    .then(refreshSessions)
+    .catch((err) => console.warn("could not name the session", err));
+}
+
+/** `/compact [instructions]`: compactor.compact, then the agent's messages and the store. */
+async function manualCompact(s, customInstructions) {
+  if (s.agent.state.isStreaming || s.retryPending) {
+    notice("error", "Wait for the agent to finish before compacting.");
+    return;
+  }
+  s.manualCompacting = true;
+  update(s);
+  const errorsBefore = s.errorEvents;
+  try {
+    const before = s.agent.state.messages;
+    const out = await s.compactor.compact(before, { reason: "manual", customInstructions });
+    if (s.closed) return;
+    s.agent.state.messages = out.messages;
+    await store.save(s.id, s.agent.state.messages);
+  } catch (err) {
+    // compaction_end already reported it (with pi's "Compaction failed: " prefix)
+    if (!s.closed && s.errorEvents === errorsBefore) showError("Compaction failed", err);
+  } finally {
+    s.manualCompacting = false;
+    if (!s.closed) update(s, { scroll: "bottom" });
+    refreshSessionsSoon();
+  }
+}
+
+async function undoCompaction() {
+  const s = current;
+  if (!s || isBusy(s)) return;
+  const messages = s.agent.state.messages;
+  const next = removeLastCompaction(messages);
+  if (next === messages) return;
+  s.agent.state.messages = next;
+  s.lastCompaction = null;
+  try {
+    await store.save(s.id, s.agent.state.messages, { replace: true });
+  } catch (err) {
+    showError("Saving the session failed", err);
+  }
+  update(s);
+  refreshSessionsSoon();
 }
 
 // ---------------------------------------------------------------- rendering
 
-function node(tag, className, text) {
-  const n = document.createElement(tag);
-  if (className) n.className = className;
-  if (text !== undefined) n.textContent = text;
-  return n;
-}
+let renderQueued = false;
+let scrollRequest = null;
 
-function renderBlock(block) {
-  const wrap = node("div", `block block-${block.kind}`);
-  if (block.label) wrap.append(node("span", "block-label", block.label));
-  const pre = node("pre", "block-text");
-  const full = block.text;
-  let cut = Math.min(full.length, PREVIEW_CHARS);
-  for (let i = 0, lines = 0; i < cut; i++) {
-    if (full.charCodeAt(i) === 10 && ++lines === PREVIEW_LINES) cut = i;
-  }
-  if (cut < full.length) {
-    pre.textContent = full.slice(0, cut) + "…";
-    const more = node("button", "more", `show all (${numberFormat.format(full.length)} characters)`);
-    more.type = "button";
-    more.addEventListener("click", () => {
-      pre.textContent = full;
-      more.remove();
+/** Updates the cheap state now and schedules the lists for the next frame. */
+function update(s = current, { scroll } = {}) {
+  if (s !== current || !s) return;
+  if (scroll) scrollRequest = scroll;
+  renderState(s);
+  if (!renderQueued) {
+    renderQueued = true;
+    requestAnimationFrame(() => {
+      renderQueued = false;
+      if (current) renderLists(current);
     });
-    wrap.append(pre, more);
-  } else {
-    pre.textContent = full;
-    wrap.append(pre);
   }
-  return wrap;
 }
 
-function renderMessageRow(message, { index, label, sourceIndex } = {}) {
-  const role = typeof message?.role === "string" ? message.role : "unknown";
-  const li = node("li", `row role-${role.replace(/[^a-zA-Z0-9_-]/g, "")}`);
-  li.dataset.role = role;
-  if (sourceIndex !== undefined) li.dataset.index = String(sourceIndex);
-  const head = node("div", "row-head");
-  head.append(node("span", "idx", `#${index + 1}`), node("span", "role", label ?? role));
-  const meta = metaOf(message);
-  if (meta) head.append(node("span", "meta", meta));
-  li.append(head);
-  for (const block of blocksOf(message)) li.append(renderBlock(block));
-  return li;
-}
-
-function renderDivider(divider, sourceIndex) {
-  const li = node("li", "divider");
-  li.dataset.role = "compactionDivider";
-  li.dataset.index = String(sourceIndex);
-  const tokens = typeof divider.tokensBefore === "number" ? `${numberFormat.format(divider.tokensBefore)} tokens before` : "";
-  const when =
-    typeof divider.timestamp === "number" && Number.isFinite(divider.timestamp)
-      ? new Date(divider.timestamp).toLocaleString([], { dateStyle: "short", timeStyle: "short" })
-      : "";
-  li.append(node("span", "divider-label", ["summary", tokens, when].filter(Boolean).join(" · ")));
-  li.title = "Earlier messages were compacted into a summary here; the model sees the summary instead of them.";
-  return li;
-}
-
-/** For each display row, the index of its message in `messages` (dividers: their summary). */
-function sourceIndices(display) {
-  const out = [];
-  let j = 0;
-  for (const row of display) {
-    const divider = row?.role === "compactionDivider";
-    let k = j;
-    while (k < messages.length && !(divider ? messages[k]?.role === "compactionSummary" : messages[k] === row)) k++;
-    if (k === messages.length) {
-      out.push(-1);
-    } else {
-      out.push(k);
-      j = k + 1;
-    }
+function renderHeader() {
+  const meta = sessions.find((m) => m.id === current?.id);
+  ui.title.textContent = meta?.title ?? (current ? "…" : "No session");
+  if (endpoint) {
+    const where = endpoint.local ? "local model" : new URL(endpoint.baseUrl).host;
+    ui.endpoint.textContent = `${endpoint.modelId} @ ${where} · ${fmt(endpoint.contextWindow)}-token window`;
   }
-  return out;
 }
 
-function render() {
-  clearError();
-  let display = [];
-  let llm = [];
+/** Busy flags, input, indicator and the stats bar: cheap, done on every event. */
+function renderState(s) {
+  const compacting = isCompacting(s);
+  const streaming = s.agent.state.isStreaming;
+  const busy = isBusy(s);
+  ui.body.dataset.compacting = String(compacting);
+  ui.body.dataset.streaming = String(streaming);
+  ui.body.dataset.busy = String(busy);
+  if (wasBusy && !busy) ui.body.dataset.settled = String(++settledCount);
+  wasBusy = busy;
+
+  ui.compacting.hidden = !compacting;
+  ui.input.disabled = compacting;
+  ui.send.disabled = compacting;
+  ui.stop.hidden = !streaming || compacting;
+  const messages = s.agent.state.messages;
+  ui.undo.disabled = busy || !messages.some((m) => m.role === "compactionSummary");
+
+  // stats bar
+  let tokens;
   try {
-    display = lib.agentMessagesToChatMessages(messages, { divider: true });
-    llm = lib.convertToLlm(lib.transformContext(messages));
-  } catch (err) {
-    showError("agent-compaction failed on this session", err);
+    tokens = s.compactor.contextTokens(messages);
+  } catch {
+    tokens = s.contextTokens;
   }
-
-  const indices = sourceIndices(display);
-  const displayRows = document.createDocumentFragment();
-  let shown = 0;
-  let dividers = 0;
-  display.forEach((row, i) => {
-    if (row?.role === "compactionDivider") {
-      dividers++;
-      displayRows.append(renderDivider(row, indices[i]));
-      return;
-    }
-    const li = renderMessageRow(row, { index: shown++, sourceIndex: indices[i] });
-    const insert = node("button", "insert", "Insert summary here");
-    insert.type = "button";
-    insert.title = "Insert a compaction summary before this message: the model will see the summary and the messages from here on.";
-    if (indices[i] < 0) {
-      insert.disabled = true;
-      insert.title = "This row is not one of the session's message objects, so it cannot be located in the array.";
-    }
-    insert.addEventListener("click", () => {
-      try {
-        insertSummaryBefore(indices[i]);
-      } catch (err) {
-        showError("Could not insert a summary", err);
-      }
-    });
-    li.querySelector(".row-head").append(insert);
-    displayRows.append(li);
-  });
-  ui.displayList.replaceChildren(displayRows);
-  ui.displayCount.dataset.messages = String(shown);
-  ui.displayCount.dataset.dividers = String(dividers);
-  ui.displayCount.textContent =
-    `${numberFormat.format(shown)} message${shown === 1 ? "" : "s"}` +
-    (dividers ? ` · ${dividers} summar${dividers === 1 ? "y" : "ies"}` : "");
-
-  const originals = new Set(messages);
-  const llmRows = document.createDocumentFragment();
-  llm.forEach((m, i) => {
-    const converted = !originals.has(m);
-    const isSummary = converted && textOfContent(m?.content).startsWith(SUMMARY_PREAMBLE);
-    const li = renderMessageRow(m, { index: i, label: isSummary ? `${m.role} · summary` : undefined });
-    if (converted) li.classList.add("converted");
-    if (isSummary) li.classList.add("summary");
-    llmRows.append(li);
-  });
-  ui.llmList.replaceChildren(llmRows);
-  ui.llmCount.dataset.messages = String(llm.length);
-  ui.llmCount.textContent = `${numberFormat.format(llm.length)} message${llm.length === 1 ? "" : "s"} · ~${numberFormat.format(roughTokens(llm))} tokens`;
+  const window = s.compactor.contextWindow;
+  const threshold = window - s.compactor.settings.reserveTokens;
+  ui.stats.dataset.tokens = String(Math.round(tokens));
+  ui.stats.dataset.window = String(window);
+  ui.stats.dataset.threshold = String(threshold);
+  ui.stats.classList.toggle("over", tokens > threshold);
+  ui.meterFill.style.width = `${Math.min(100, (tokens / window) * 100).toFixed(2)}%`;
+  ui.meterThreshold.style.left = `${((threshold / window) * 100).toFixed(2)}%`;
+  ui.statTokens.textContent = `${fmt(tokens)} / ${fmt(window)} tokens`;
+  ui.statThreshold.textContent = `compacts above ${fmt(threshold)}`;
+  const summaries = messages.filter((m) => m.role === "compactionSummary").length;
+  ui.statMessages.textContent = `${messages.length - summaries} messages · ${summaries} compaction${summaries === 1 ? "" : "s"}`;
+  const last = s.lastCompaction;
+  ui.statLast.textContent = last
+    ? `last compaction (${last.reason}): ${fmt(last.before)} → ${fmt(last.after)} tokens${last.by === "summarizer" ? "" : ` (${last.by} summary)`}`
+    : "";
 }
 
-// ---------------------------------------------------------------- actions
+const rowCache = new WeakMap(); // message object → its row (messages are never mutated)
 
-const READ_TOOLS = new Set(["read", "grep", "find", "ls"]);
-const WRITE_TOOLS = new Set(["write", "edit"]);
+function renderLists(s) {
+  const list = ui.conversation;
+  const nearBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 80;
+  const messages = s.agent.state.messages;
+  const display = agentMessagesToChatMessages(messages, { divider: true });
+  const rows = [];
+  for (const item of display) {
+    if (item.role === "compactionDivider") {
+      rows.push(dividerRow(item));
+      continue;
+    }
+    let row = rowCache.get(item);
+    if (!row) {
+      row = messageRow(item, messages);
+      rowCache.set(item, row);
+    }
+    rows.push(row);
+  }
+  const streaming = s.agent.state.streamingMessage;
+  if (streaming && streaming.role === "assistant") rows.push(messageRow(streaming, messages, { streaming: true }));
+  for (const q of s.queued) rows.push(messageRow(q, messages, { queued: true }));
+  if (s.agent.state.isStreaming && !streaming && !isCompacting(s)) rows.push(h("li", "working", "The agent is working…"));
 
-function insertSummaryBefore(index) {
-  if (!(index >= 0 && index <= messages.length)) return;
-  const llmBefore = Number(ui.llmCount.dataset.messages ?? 0);
-  // The range a real compaction would summarize: after the previous summary, up to here.
-  let start = 0;
-  for (let i = index - 1; i >= 0; i--) {
-    if (messages[i]?.role === "compactionSummary") {
-      start = i + 1;
+  const same = rows.length === list.children.length && rows.every((r, i) => list.children[i] === r);
+  if (!same) list.replaceChildren(...rows);
+  if (scrollRequest === "bottom" || nearBottom) list.scrollTop = list.scrollHeight;
+  scrollRequest = null;
+
+  if (!ui.modelView.hidden) renderModelView(s);
+}
+
+function dividerRow(divider) {
+  const li = h("li", "divider");
+  li.dataset.role = "compactionDivider";
+  li.append(h("span", "divider-text", `Context compacted · ${fmt(divider.tokensBefore)} tokens summarized for the model`));
+  return li;
+}
+
+function textOf(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((b) => b?.type === "text")
+    .map((b) => b.text)
+    .join("\n");
+}
+
+function toolCallLabel(call) {
+  const args = call.arguments ?? {};
+  const main = args.path ?? args.command ?? Object.values(args)[0];
+  return main === undefined ? call.name : `${call.name} ${typeof main === "string" ? main : JSON.stringify(main)}`;
+}
+
+function messageRow(message, messages, { streaming = false, queued = false } = {}) {
+  const li = h("li", `msg ${message.role}`);
+  li.dataset.role = message.role;
+  if (streaming) li.classList.add("streaming");
+  if (queued) {
+    li.classList.add("queued");
+    li.dataset.queued = "true";
+  }
+  switch (message.role) {
+    case "user": {
+      li.append(h("div", "who", queued ? "You (queued)" : "You"));
+      const body = h("div", "text");
+      body.textContent = textOf(message.content);
+      li.append(body);
       break;
     }
-  }
-  const covered = messages.slice(start, index);
-  const readFiles = new Set();
-  const modifiedFiles = new Set();
-  for (const m of covered) {
-    if (m?.role !== "assistant" || !Array.isArray(m.content)) continue;
-    for (const b of m.content) {
-      const path = b?.type === "toolCall" ? b.arguments?.path : undefined;
-      if (typeof path !== "string") continue;
-      if (WRITE_TOOLS.has(b.name)) modifiedFiles.add(path);
-      else if (READ_TOOLS.has(b.name)) readFiles.add(path);
+    case "assistant": {
+      li.append(h("div", "who", streaming ? "Agent (typing…)" : "Agent"));
+      for (const block of message.content ?? []) {
+        if (block.type === "text" && block.text) {
+          const body = h("div", "text");
+          appendRichText(body, block.text);
+          li.append(body);
+        } else if (block.type === "thinking" && block.thinking) {
+          li.append(h("div", "thinking", block.thinking));
+        } else if (block.type === "toolCall") {
+          const call = h("div", "tool-call");
+          call.append(h("span", "tool-icon", "▸"), h("code", null, toolCallLabel(block)));
+          li.append(call);
+        }
+      }
+      if (message.stopReason === "error" || message.stopReason === "aborted") {
+        li.classList.add("error");
+        li.dataset.stopReason = message.stopReason;
+        li.append(h("div", "error-text", message.stopReason === "aborted" ? "Stopped." : `Error: ${message.errorMessage ?? "the request failed"}`));
+      }
+      break;
     }
+    case "toolResult": {
+      const text = textOf(message.content);
+      li.append(collapsedOutput(text, message.isError, h("code", null, message.toolName)));
+      break;
+    }
+    case "bashExecution": {
+      li.classList.add("toolResult");
+      const failed = message.exitCode !== 0 && message.exitCode !== undefined;
+      li.append(collapsedOutput(message.output ?? "", failed, h("code", null, `$ ${message.command}`)));
+      break;
+    }
+    case "branchSummary": {
+      li.append(h("div", "who", "Branch summary"));
+      li.append(h("div", "text", message.summary));
+      break;
+    }
+    case "custom": {
+      li.append(h("div", "who", message.customType ?? "Note"));
+      li.append(h("div", "text", textOf(message.content)));
+      break;
+    }
+    default:
+      li.append(h("div", "who", message.role));
   }
-  for (const f of modifiedFiles) readFiles.delete(f);
-  const firstUser = covered.find((m) => m?.role === "user");
-  const goal = firstUser ? textOfContent(firstUser.content).replace(/\s+/g, " ").slice(0, 200) : "(no user message)";
-  const summary = deepFreeze({
-    role: "compactionSummary",
-    summary: [
-      "## Goal",
-      goal,
-      "",
-      "## Progress",
-      `- ${covered.length} earlier message${covered.length === 1 ? "" : "s"} folded into this summary by the demo's "Insert summary here".`,
-      "",
-      "## Critical Context",
-      "- A real app writes this text with its summarizer (Compactor.compact).",
-    ].join("\n"),
-    tokensBefore: roughTokens(lib.convertToLlm(lib.transformContext(messages.slice(0, index)))),
-    details: { readFiles: [...readFiles].sort(), modifiedFiles: [...modifiedFiles].sort() },
-    timestamp: Date.now(),
+  return li;
+}
+
+/** A tool's output as one line (✓/✗, label, size) that opens to the first few KB. */
+function collapsedOutput(text, isError, label) {
+  const details = h("details", "tool-result");
+  const summary = h("summary");
+  const lines = text ? text.split("\n").length : 0;
+  summary.append(
+    h("span", isError ? "tool-status error" : "tool-status", isError ? "✗" : "✓"),
+    label,
+    h("span", "muted", ` → ${fmt(lines)} lines · ${(text.length / 1024).toFixed(1)} KB`),
+  );
+  details.append(summary);
+  details.addEventListener("toggle", () => {
+    if (details.open && details.children.length === 1) {
+      const cut = text.length > TOOL_PREVIEW_CHARS;
+      details.append(h("pre", "tool-output", cut ? `${text.slice(0, TOOL_PREVIEW_CHARS)}\n… (${fmt(text.length - TOOL_PREVIEW_CHARS)} more characters)` : text));
+    }
   });
-  // A new array; the old one and its messages are left as they were.
-  setMessages(Object.freeze([...messages.slice(0, index), summary, ...messages.slice(index)]), { remember: true });
-  const llmAfter = Number(ui.llmCount.dataset.messages ?? 0);
-  ui.status.textContent = `Inserted a summary before message ${index + 1} of the array: LLM view ${llmBefore} → ${llmAfter} messages.`;
+  return details;
 }
 
-function undo() {
-  if (!history.length) return;
-  const previous = history.pop();
-  setMessages(previous);
-  ui.status.textContent = "Undid the last inserted summary.";
-}
+// ---------------------------------------------------------------- what the model sees
 
-async function loadFile(file) {
-  if (!file) return;
+function renderModelView(s) {
+  const messages = s.agent.state.messages;
+  let llm;
   try {
-    const { messages: list, entries, skipped } = parsePiSession(await file.text());
-    if (entries === 0) throw new Error("no JSON lines found (expected a pi session .jsonl file)");
-    setSession(list, `${file.name} · ${numberFormat.format(entries)} entries`);
-    if (skipped) ui.status.textContent = `${skipped} line${skipped === 1 ? "" : "s"} could not be parsed and were skipped.`;
+    llm = convertToLlm(transformContext(messages));
   } catch (err) {
-    showError(`Could not load ${file.name}`, err);
+    ui.modelList.replaceChildren(h("li", "error-text", `convertToLlm failed: ${err.message}`));
+    return;
+  }
+  const tools = DEMO_TOOLS.map((t) => `- ${t.name}: ${t.description}`).join("\n");
+  ui.modelSystem.textContent = `${SYSTEM_PROMPT}\n\nTools:\n${tools}`;
+  const tokens = s.compactor.contextTokens(messages);
+  ui.modelCount.textContent = `${llm.length} messages · ~${fmt(tokens)} tokens`;
+  ui.modelCount.dataset.messages = String(llm.length);
+  ui.modelList.replaceChildren(
+    ...llm.map((m) => {
+      const li = h("li", `llm ${m.role}`);
+      li.dataset.role = m.role;
+      const text = m.role === "assistant" ? m.content.filter((b) => b.type === "text").map((b) => b.text).join("\n") : textOf(m.content);
+      if (m.role === "user" && text.startsWith(SUMMARY_PREAMBLE)) {
+        li.classList.add("summary");
+        li.dataset.summary = "true";
+      }
+      const head = h("div", "who", m.role === "toolResult" ? `toolResult · ${m.toolName}` : m.role);
+      li.append(head);
+      if (text) {
+        const full = li.classList.contains("summary") || text.length <= MODEL_PREVIEW_CHARS;
+        const body = h("pre", "llm-text", full ? text : `${text.slice(0, MODEL_PREVIEW_CHARS)}…`);
+        li.append(body);
+        if (!full) {
+          const more = h("button", "more", `show all ${fmt(text.length)} characters`);
+          more.type = "button";
+          more.addEventListener("click", () => {
+            body.textContent = text;
+            more.remove();
+          });
+          li.append(more);
+        }
+      }
+      if (m.role === "assistant") {
+        for (const b of m.content) if (b.type === "toolCall") li.append(h("code", "tool-call", `${b.name}(${JSON.stringify(b.arguments)})`));
+      }
+      return li;
+    }),
+  );
+}
+
+function toggleModelView() {
+  const show = ui.modelView.hidden;
+  ui.modelView.hidden = !show;
+  ui.toggleModel.setAttribute("aria-pressed", String(show));
+  ui.body.classList.toggle("with-model-view", show);
+  if (show && current) renderModelView(current);
+}
+
+// ---------------------------------------------------------------- settings dialog
+
+function fillSettingsForm(values) {
+  ui.setBaseUrl.value = values.baseUrl ?? "";
+  ui.setModel.value = values.model ?? "";
+  ui.setApiKey.value = values.apiKey ?? "";
+  ui.setContextWindow.value = values.contextWindow ?? "";
+  ui.setReserve.value = values.reserveTokens ?? "";
+  ui.setKeep.value = values.keepRecentTokens ?? "";
+  ui.settingsError.hidden = true;
+  describeAuto();
+}
+
+function describeAuto() {
+  const window = Number(ui.setContextWindow.value) || (ui.setBaseUrl.value ? DEFAULT_WINDOW : endpoint?.local ? endpoint.contextWindow : DEFAULT_WINDOW);
+  const auto = autoCompaction(window);
+  ui.settingsAuto.textContent = `Auto for a ${fmt(window)}-token window: reserve ${fmt(auto.reserveTokens)}, keep ${fmt(auto.keepRecentTokens)} recent tokens. The local model's window comes from its /config endpoint.`;
+}
+
+function readSettingsForm() {
+  const int = (input, name) => {
+    const raw = input.value.trim();
+    if (raw === "") return null;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 0) throw new RangeError(`${name} must be a whole number`);
+    return n;
+  };
+  const baseUrl = ui.setBaseUrl.value.trim();
+  if (baseUrl) {
+    let url;
+    try {
+      url = new URL(baseUrl);
+    } catch {
+      throw new TypeError("Base URL must be an absolute URL, e.g. https://api.openai.com/v1");
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new TypeError("Base URL must be http(s)");
+  }
+  const values = {
+    baseUrl,
+    model: ui.setModel.value.trim(),
+    apiKey: ui.setApiKey.value,
+    contextWindow: int(ui.setContextWindow, "Context window"),
+    reserveTokens: int(ui.setReserve, "Reserve tokens"),
+    keepRecentTokens: int(ui.setKeep, "Keep recent tokens"),
+  };
+  if (baseUrl && !values.model) throw new TypeError("Model is required for another endpoint");
+  if (baseUrl && !values.contextWindow) throw new TypeError("Context window is required for another endpoint");
+  return values;
+}
+
+async function saveSettings() {
+  let values;
+  try {
+    values = readSettingsForm();
+    const window = values.contextWindow ?? (values.baseUrl ? DEFAULT_WINDOW : (await localModelWindow()) ?? DEFAULT_WINDOW);
+    const auto = autoCompaction(window);
+    resolveSettings(
+      { reserveTokens: values.reserveTokens ?? auto.reserveTokens, keepRecentTokens: values.keepRecentTokens ?? auto.keepRecentTokens },
+      { contextWindow: window },
+    );
+  } catch (err) {
+    ui.settingsError.textContent = err.message;
+    ui.settingsError.hidden = false;
+    return;
+  }
+  try {
+    await putSetting("endpoint", values);
+  } catch (err) {
+    ui.settingsError.textContent = `Could not save the settings: ${err.message}`;
+    ui.settingsError.hidden = false;
+    return;
+  }
+  ui.settingsDialog.close();
+  savedEndpoint = values;
+  endpoint = await resolveEndpoint(savedEndpoint);
+  renderHeader();
+  if (current) {
+    const id = current.id;
+    await closeSession();
+    opening = opening.then(() => openSession(id)).catch((err) => showError("Could not open the session", err));
+    await opening;
   }
 }
 
-// ---------------------------------------------------------------- start
+// ---------------------------------------------------------------- import / export
 
-try {
-  lib = await import("agent-compaction");
-} catch (err) {
-  showError("Could not load the agent-compaction package from /pkg/ (build it with `node scripts/build.mjs`)", err);
+async function importSession(file) {
+  try {
+    const meta = await store.importJsonl(await file.text());
+    await refreshSessions();
+    await switchSession(meta.id);
+  } catch (err) {
+    showError(`Could not import ${file.name}`, err);
+  }
 }
 
-if (lib) {
-  ui.sample.addEventListener("click", () => {
-    ui.file.value = "";
-    setSession(SAMPLE_SESSION, "built-in sample session");
+async function exportSession() {
+  const s = current;
+  if (!s) return;
+  try {
+    const text = await store.exportJsonl(s.id);
+    const meta = sessions.find((m) => m.id === s.id);
+    const name = `${(meta?.title ?? "session").replace(/[^\w.-]+/g, "-").slice(0, 40) || "session"}.jsonl`;
+    const url = URL.createObjectURL(new Blob([text], { type: "application/jsonl" }));
+    const a = h("a");
+    a.href = url;
+    a.download = name;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  } catch (err) {
+    showError("Export failed", err);
+  }
+}
+
+// ---------------------------------------------------------------- wiring
+
+function wire() {
+  ui.composer.addEventListener("submit", (e) => {
+    e.preventDefault();
+    submit().catch((err) => showError("Sending failed", err));
   });
-  ui.file.addEventListener("change", () => loadFile(ui.file.files?.[0]));
-  ui.undo.addEventListener("click", undo);
-  setSession(SAMPLE_SESSION, "built-in sample session");
-  document.documentElement.dataset.ready = "true";
+  ui.input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      ui.composer.requestSubmit();
+    }
+  });
+  ui.stop.addEventListener("click", () => current?.agent.abort());
+  ui.undo.addEventListener("click", () => undoCompaction().catch((err) => showError("Undo failed", err)));
+  ui.newSession.addEventListener("click", () => createSession());
+  ui.toggleModel.addEventListener("click", toggleModelView);
+  ui.importButton.addEventListener("click", () => ui.importFile.click());
+  ui.importFile.addEventListener("change", () => {
+    const file = ui.importFile.files?.[0];
+    ui.importFile.value = "";
+    if (file) importSession(file);
+  });
+  ui.exportButton.addEventListener("click", () => exportSession());
+  ui.openSettings.addEventListener("click", () => {
+    fillSettingsForm(savedEndpoint);
+    ui.settingsDialog.showModal();
+  });
+  ui.settingsCancel.addEventListener("click", () => ui.settingsDialog.close());
+  ui.settingsLocal.addEventListener("click", () => fillSettingsForm(EMPTY_ENDPOINT));
+  ui.setContextWindow.addEventListener("input", describeAuto);
+  ui.setBaseUrl.addEventListener("input", describeAuto);
+  ui.settingsForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    saveSettings().catch((err) => showError("Settings", err));
+  });
 }
+
+async function main() {
+  wire();
+  const saved = await getSetting("endpoint").catch(() => undefined);
+  savedEndpoint = { ...EMPTY_ENDPOINT, ...(saved ?? {}) };
+  endpoint = await resolveEndpoint(savedEndpoint);
+  store = await SessionStore.open({ name: SESSION_DB });
+  store.onChange((event) => {
+    refreshSessionsSoon();
+    const s = current;
+    if (!s || event.sessionId !== s.id) return;
+    if (event.type === "deleted") {
+      closeSession().then(refreshSessions).then(() => (sessions[0] ? switchSession(sessions[0].id) : createSession()));
+    } else if (event.type === "saved" && !isBusy(s)) {
+      // another tab changed this session: show its version
+      current = null;
+      s.closed = true;
+      s.unsubscribe();
+      s.detach();
+      switchSession(s.id);
+    }
+  });
+  await refreshSessions();
+  const last = await getSetting("lastSessionId").catch(() => undefined);
+  const target = sessions.find((m) => m.id === last) ?? sessions[0];
+  if (target) await switchSession(target.id);
+  else await createSession();
+  ui.body.dataset.ready = "true";
+}
+
+// Exposed for the console and the end-to-end tests (read-only use).
+window.demo = {
+  get session() {
+    return current ? { id: current.id, messages: current.agent.state.messages } : null;
+  },
+  get store() {
+    return store;
+  },
+  get endpoint() {
+    return endpoint;
+  },
+  ConflictError,
+};
+
+main().catch((err) => {
+  showError("The demo could not start", err);
+  ui.body.dataset.ready = "error";
+});

@@ -1,87 +1,124 @@
-// End-to-end test of the demo page (www/) served by scripts/serve.mjs, in
-// headless Chromium through playwright-core. Needs a built pkg/
-// (`node scripts/build.mjs`) and /usr/bin/chromium.
+// The demo page (www/, built here with scripts/demo-build.mjs into a private
+// directory) served by scripts/serve.mjs with the local model, in headless
+// Chromium through playwright-core: the server, the page loading without
+// errors, the session list (new, rename, delete, switching), the settings
+// panel kept in IndexedDB across a reload, and pi session files in and out.
+// The compaction flows themselves are in flows.test.mjs.
+//
+// Needs a built pkg/ (`node scripts/build.mjs`), /usr/bin/chromium and
+// ../shared/fixtures beside the repository.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, afterEach, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { buildDemo, DEMO_DIST } from "../../scripts/demo-build.mjs";
+import { createLocalModel } from "../../scripts/local-model.mjs";
+import { DEFAULT_MOUNTS, startServer } from "../../scripts/serve.mjs";
 import { CHROMIUM } from "../support/chromium.mjs";
-import { startServer } from "../../scripts/serve.mjs";
-import { SAMPLE_SESSION } from "../../www/sample-session.js";
 
-
+const RESULTS = fileURLToPath(new URL("../../test-results/", import.meta.url));
 const fixture = (name) => fileURLToPath(new URL(`../../../shared/fixtures/${name}`, import.meta.url));
-const PREAMBLE = "The conversation history before this point was compacted into the following summary:";
+const pkgDir = fileURLToPath(new URL("../../pkg/", import.meta.url));
 
+let tmp;
+let dist;
 let server;
 let browser;
-let page;
-const problems = []; // uncaught page errors and console errors on the main page
-
-/** Watch a page for uncaught errors and console errors. */
-function watch(p, sink) {
-  p.on("pageerror", (err) => sink.push(`pageerror: ${err.message}`));
-  p.on("console", (msg) => {
-    if (msg.type() === "error") sink.push(`console.error: ${msg.text()}`);
-  });
-  p.on("requestfailed", (req) => sink.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
-  p.on("response", (res) => {
-    if (res.status() >= 400) sink.push(`HTTP ${res.status()}: ${res.url()}`);
-  });
-}
-
-async function openDemo(sink) {
-  const p = await browser.newPage();
-  watch(p, sink);
-  await p.goto(server.url);
-  await p.waitForSelector("html[data-ready=true]", { timeout: 10_000 });
-  return p;
-}
-
-/** The state of both views, read from the DOM (long texts expanded). */
-function views(p) {
-  return p.evaluate(() => {
-    // long texts are cut to a preview: expand them all to read the full text
-    for (const more of document.querySelectorAll(".views button.more")) more.click();
-    const rows = (id) => [...document.querySelectorAll(`#${id} > li`)];
-    const display = rows("display-list");
-    const llm = rows("llm-list");
-    const text = (li) => [...li.querySelectorAll(".block-text")].map((n) => n.textContent).join("\n");
-    return {
-      displayRoles: display.map((li) => li.dataset.role),
-      displayIndices: display.map((li) => Number(li.dataset.index)),
-      displayText: display.map(text).join("\n"),
-      displayCount: Number(document.getElementById("display-count").dataset.messages),
-      dividerCount: Number(document.getElementById("display-count").dataset.dividers),
-      llmRoles: llm.map((li) => li.dataset.role),
-      llmTexts: llm.map(text),
-      llmCount: Number(document.getElementById("llm-count").dataset.messages),
-      llmCountText: document.getElementById("llm-count").textContent,
-      error: document.getElementById("error").hidden ? "" : document.getElementById("error").textContent,
-    };
-  });
-}
+let context;
+let problems = [];
 
 before(async () => {
-  server = await startServer({ port: 0 });
+  tmp = mkdtempSync(join(tmpdir(), "agent-compaction-demo-"));
+  mkdirSync(RESULTS, { recursive: true });
+  dist = await buildDemo({ outDir: join(tmp, "dist") });
+  server = await startServer({
+    port: 0,
+    handlers: [createLocalModel().handle],
+    mounts: [
+      { prefix: "/pkg/", dir: pkgDir },
+      { prefix: "/", dir: dist },
+    ],
+  });
   browser = await chromium.launch(CHROMIUM);
-  page = await openDemo(problems);
 });
 
 after(async () => {
   await browser?.close();
   await server?.close();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-test("server: MIME types, 404 and no directory traversal", async () => {
+afterEach(async () => {
+  await context?.close();
+  context = undefined;
+  const seen = problems;
+  problems = [];
+  assert.deepEqual(seen, [], "page errors, console errors or failed requests");
+});
+
+async function model(path, body) {
+  const res = await fetch(new URL(`local/v1/${path}`, server.url), body === undefined ? {} : { method: "POST", body: JSON.stringify(body) });
+  assert.equal(res.status, 200);
+  return res.json();
+}
+
+/** A fresh browser profile on the demo; errors of any kind are collected. */
+async function openDemo() {
+  await model("reset", {});
+  await model("config", { delayMs: 0 });
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const page = await context.newPage();
+  page.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));
+  page.on("console", (msg) => {
+    if (msg.type() === "error") problems.push(`console.error: ${msg.text()}`);
+  });
+  page.on("requestfailed", (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
+  page.on("response", (res) => {
+    if (res.status() >= 400) problems.push(`HTTP ${res.status()}: ${res.url()}`);
+  });
+  await page.goto(server.url);
+  await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  return page;
+}
+
+const sessionTitles = (page) => page.locator("#session-list .session-title").allTextContents();
+const currentId = (page) => page.evaluate(() => window.demo.session?.id);
+
+async function send(page, text) {
+  const before = await page.evaluate(() => Number(document.body.dataset.settled ?? 0));
+  await page.locator("#input").fill(text);
+  await page.locator("#input").press("Enter");
+  await page.waitForFunction(
+    (n) => Number(document.body.dataset.settled ?? 0) > n && document.body.dataset.busy === "false",
+    before,
+    { timeout: 60_000, polling: 50 },
+  );
+}
+
+test("server: the built demo at /, the package at /pkg/, MIME types, 404 and no directory traversal", async () => {
+  assert.deepEqual(
+    DEFAULT_MOUNTS.map((m) => [m.prefix, m.dir]),
+    [
+      ["/pkg/", join(fileURLToPath(new URL("../../", import.meta.url)), "pkg")],
+      ["/", DEMO_DIST],
+    ],
+    "npm start serves www/dist/ and pkg/",
+  );
   const get = (path) => fetch(new URL(path, server.url));
+  const assets = readdirSync(join(dist, "assets"));
   const types = {
     "/": "text/html",
-    "/app.js": "text/javascript",
-    "/style.css": "text/css",
+    "/index.html": "text/html",
+    [`/assets/${assets.find((f) => f.endsWith(".js"))}`]: "text/javascript",
+    [`/assets/${assets.find((f) => f.endsWith(".css"))}`]: "text/css",
+    [`/assets/${assets.find((f) => f.endsWith(".wasm"))}`]: "application/wasm",
     "/pkg/index.js": "text/javascript",
     "/pkg/agent_compaction_bg.wasm": "application/wasm",
-    "/pkg/package.json": "application/json",
+    "/local/v1/models": "application/json",
   };
   for (const [path, type] of Object.entries(types)) {
     const res = await get(path);
@@ -89,9 +126,8 @@ test("server: MIME types, 404 and no directory traversal", async () => {
     assert.match(res.headers.get("content-type"), new RegExp(`^${type}`), path);
     await res.arrayBuffer();
   }
-  for (const path of ["/nope.js", "/pkg/nope.wasm"]) assert.equal((await get(path)).status, 404, path);
+  for (const path of ["/nope.js", "/pkg/nope.wasm", "/app.js"]) assert.equal((await get(path)).status, 404, path);
   // fetch() normalizes "..", so send raw request lines.
-  const { request } = await import("node:http");
   const raw = (path) =>
     new Promise((resolve, reject) => {
       const req = request({ host: "127.0.0.1", port: server.port, path }, (res) => {
@@ -108,6 +144,7 @@ test("server: MIME types, 404 and no directory traversal", async () => {
     "/%2e%2e/package.json",
     "/..%5cpackage.json",
     "/pkg/%2e%2e/%2e%2e/Cargo.toml",
+    "/%2e%2e/app.js",
     "/pkg/%00",
   ]) {
     const status = await raw(path);
@@ -115,162 +152,162 @@ test("server: MIME types, 404 and no directory traversal", async () => {
   }
 });
 
-test("sample session: display view shows every non-summary message and one divider", async () => {
-  const v = await views(page);
-  const summaryAt = SAMPLE_SESSION.findIndex((m) => m.role === "compactionSummary");
-  const nonSummary = SAMPLE_SESSION.filter((m) => m.role !== "compactionSummary");
-  assert.equal(v.error, "");
-  assert.equal(v.displayCount, nonSummary.length);
-  assert.equal(v.dividerCount, 1);
-  assert.deepEqual(
-    v.displayRoles,
-    SAMPLE_SESSION.map((m) => (m.role === "compactionSummary" ? "compactionDivider" : m.role)),
-  );
-  assert.equal(v.displayRoles.indexOf("compactionDivider"), summaryAt);
-  // the divider never shows the summary text
-  assert.ok(!v.displayText.includes("## Goal"), "summary text leaked into the display view");
-  assert.ok(!v.displayText.includes(PREAMBLE));
+test("the page loads without errors: one new session, the local model, an empty context", async () => {
+  const page = await openDemo();
+  assert.deepEqual(await sessionTitles(page), ["New session"]);
+  assert.equal(await page.locator("#session-title").textContent(), "New session");
+  assert.match(await page.locator("#endpoint-label").textContent(), /^local-coder @ local model · 16,000-token window$/);
+  assert.match(await page.locator("#stat-tokens").textContent(), /^0 \/ 16,000 tokens$/);
+  assert.match(await page.locator("#stat-threshold").textContent(), /compacts above 13,000/);
+  assert.equal(await page.locator("#conversation > li").count(), 0);
+  assert.ok(await page.locator("#input").isEnabled());
+  assert.ok(await page.locator("#undo-compaction").isDisabled(), "nothing to undo");
+  assert.ok(await page.locator("#compacting").isHidden());
+  assert.ok(await page.locator("#model-view").isHidden());
+  await page.locator("#toggle-model-view").click();
+  assert.equal(await page.locator("#model-count").getAttribute("data-messages"), "0");
+  assert.match(await page.locator("#model-system").textContent(), /read_file: Read a text file/);
+  await page.screenshot({ path: join(RESULTS, "demo-empty.png") });
 });
 
-test("sample session: LLM view starts with the summary and has the right count", async () => {
-  const v = await views(page);
-  const summaryAt = SAMPLE_SESSION.findIndex((m) => m.role === "compactionSummary");
-  const expected = SAMPLE_SESSION.length - summaryAt; // the summary and everything after it
-  assert.equal(v.llmCount, expected);
-  assert.equal(v.llmRoles.length, expected);
-  assert.match(v.llmCountText, new RegExp(`^${expected} messages`));
-  assert.equal(v.llmRoles[0], "user");
-  const first = v.llmTexts[0];
-  assert.ok(first.startsWith(PREAMBLE), first.slice(0, 120));
-  assert.ok(first.includes("<compaction_summary>\n## Goal\nFix sign-up rejecting"));
-  assert.ok(first.includes("\n\n<read-files>\nsrc/auth/validate.ts\n</read-files>"));
-  assert.ok(first.includes("\n\n<modified-files>\nsrc/auth/validate.ts\n</modified-files>\n</compaction_summary>"));
-  assert.deepEqual(
-    v.llmRoles.slice(1),
-    SAMPLE_SESSION.slice(summaryAt + 1).map((m) => m.role),
-  );
+test("session list: new, switch (each session its own agent), rename, delete", async () => {
+  const page = await openDemo();
+  await send(page, "read src/alpha.rs");
+  const first = await currentId(page);
+  await page.waitForFunction(() => document.querySelector("#session-list .session-title")?.textContent === "read src/alpha.rs");
+
+  // New: a second session, opened, empty.
+  await page.locator("#new-session").click();
+  await page.waitForFunction((id) => window.demo.session && window.demo.session.id !== id, first);
+  const second = await currentId(page);
+  assert.deepEqual(await sessionTitles(page), ["New session", "read src/alpha.rs"], "newest first");
+  assert.equal(await page.locator("#conversation > li").count(), 0);
+  assert.equal(await page.locator("#session-list > li[aria-current=true]").getAttribute("data-id"), second);
+  await model("reset", { keepConfig: true });
+  await send(page, "read src/beta.rs");
+  const [request] = (await model("requests")).filter((r) => r.kind === "chat");
+  assert.ok(!JSON.stringify(request.body.messages).includes("alpha"), "the new session's agent starts from its own messages");
+
+  // Switch back: the first session's conversation, and its agent continues it.
+  await page.locator(`#session-list > li[data-id="${first}"] .session-open`).click();
+  await page.waitForFunction((id) => window.demo.session?.id === id, first);
+  await page.waitForFunction(() => document.querySelector("#conversation > li.user")?.textContent.includes("alpha"));
+  assert.ok(!(await page.locator("#conversation").textContent()).includes("beta"));
+  await model("reset", { keepConfig: true });
+  await send(page, "read src/gamma.rs");
+  const sent = JSON.stringify((await model("requests")).find((r) => r.kind === "chat").body.messages);
+  assert.ok(sent.includes("alpha") && !sent.includes("beta"), "the first session's history, not the second's");
+
+  // Rename (inline; Enter saves), and the header follows.
+  const row = page.locator(`#session-list > li[data-id="${second}"]`);
+  await row.locator(".session-rename").click();
+  await page.locator("#session-list .rename-input").fill("Beta work");
+  await page.locator("#session-list .rename-input").press("Enter");
+  await page.waitForFunction((id) => document.querySelector(`#session-list > li[data-id="${id}"] .session-title`)?.textContent === "Beta work", second);
+  const stored = await page.evaluate(async () => (await window.demo.store.list()).map((m) => [m.id, m.title]));
+  assert.deepEqual(Object.fromEntries(stored)[second], "Beta work", "renamed in IndexedDB");
+  // Escape cancels a rename.
+  await row.locator(".session-rename").click();
+  await page.locator("#session-list .rename-input").fill("never saved");
+  await page.locator("#session-list .rename-input").press("Escape");
+  await page.waitForFunction((id) => document.querySelector(`#session-list > li[data-id="${id}"] .session-title`)?.textContent === "Beta work", second);
+  await page.screenshot({ path: join(RESULTS, "demo-sessions.png") });
+
+  // Delete the open session (with a confirmation): the other one opens.
+  await page.locator(`#session-list > li[data-id="${first}"] .session-delete`).click();
+  await page.locator(`#session-list > li[data-id="${first}"] .session-delete-cancel`).click();
+  assert.equal(await page.locator("#session-list > li").count(), 2, "cancelled");
+  await page.locator(`#session-list > li[data-id="${first}"] .session-delete`).click();
+  await page.locator(`#session-list > li[data-id="${first}"] .session-delete-confirm`).click();
+  await page.waitForFunction((id) => window.demo.session?.id === id && document.querySelectorAll("#session-list > li").length === 1, second);
+  assert.deepEqual(await sessionTitles(page), ["Beta work"]);
+  assert.equal(await page.evaluate(async (id) => (await window.demo.store.list()).some((m) => m.id === id), first), false);
+  // Deleting the last one leaves a fresh session.
+  await page.locator(`#session-list > li[data-id="${second}"] .session-delete`).click();
+  await page.locator(`#session-list > li[data-id="${second}"] .session-delete-confirm`).click();
+  await page.waitForFunction((id) => window.demo.session && window.demo.session.id !== id, second);
+  assert.deepEqual(await sessionTitles(page), ["New session"]);
+  assert.equal(await page.locator("#conversation > li").count(), 0);
 });
 
-test("Insert summary here: the LLM view shrinks, Undo restores it", async () => {
-  const before = await views(page);
-  // the assistant message that runs the tests (a later row, after the existing summary)
-  const target = SAMPLE_SESSION.findIndex((m) => m.role === "assistant" && m.content.some((b) => b.name === "bash"));
-  assert.ok(target > SAMPLE_SESSION.findIndex((m) => m.role === "compactionSummary"));
-  await page.locator(`#display-list > li[data-index="${target}"] button.insert`).click();
+test("settings: another endpoint is kept in IndexedDB across a reload; bad settings are refused", async () => {
+  const page = await openDemo();
+  await page.locator("#open-settings").click();
+  assert.ok(await page.locator("#settings-dialog").isVisible());
+  assert.equal(await page.locator("#set-base-url").inputValue(), "", "the local model by default");
+  await page.locator("#set-base-url").fill("http://127.0.0.1:9/v1");
+  await page.locator("#set-model").fill("gpt-test");
+  await page.locator("#set-api-key").fill("sk-test-123");
+  await page.locator("#set-context-window").fill("32000");
+  // Settings that cannot work are refused (resolveSettings), the dialog stays open.
+  await page.locator("#set-reserve").fill("20000");
+  await page.locator("#set-keep").fill("15000");
+  await page.locator("#settings-save").click();
+  await page.waitForSelector("#settings-error:not([hidden])");
+  assert.match(await page.locator("#settings-error").textContent(), /20000.*15000.*32000|32000/);
+  assert.ok(await page.locator("#settings-dialog").isVisible());
+  await page.locator("#set-reserve").fill("4000");
+  await page.locator("#set-keep").fill("");
+  await page.screenshot({ path: join(RESULTS, "demo-settings.png") });
+  await page.locator("#settings-save").click();
+  await page.waitForFunction(() => !document.getElementById("settings-dialog").open);
+  await page.waitForFunction(() => document.getElementById("endpoint-label").textContent.startsWith("gpt-test"));
+  assert.equal(await page.locator("#endpoint-label").textContent(), "gpt-test @ 127.0.0.1:9 · 32,000-token window");
+  await page.waitForFunction(() => document.getElementById("stats").dataset.window === "32000");
+  assert.equal(await page.locator("#stats").getAttribute("data-threshold"), String(32_000 - 4_000));
 
-  const v = await views(page);
-  assert.equal(v.error, "");
-  const expected = 1 + SAMPLE_SESSION.length - target; // new summary + messages from the target on
-  assert.equal(v.llmCount, expected);
-  assert.ok(v.llmCount < before.llmCount);
-  assert.ok(v.llmTexts[0].startsWith(PREAMBLE));
-  // the new summary covers the messages since the previous summary: the test file was written there
-  assert.ok(v.llmTexts[0].includes("<modified-files>\ntests/validate.test.ts\n</modified-files>"), v.llmTexts[0]);
-  assert.ok(v.llmTexts[1].includes("npm test"), "the LLM view continues at the clicked message");
-  // display: still every message, now with two dividers, the new one just before the clicked row
-  assert.equal(v.displayCount, before.displayCount);
-  assert.equal(v.dividerCount, 2);
-  const clickedRow = v.displayIndices.indexOf(target + 1); // the array grew by one before it
-  assert.equal(v.displayRoles[clickedRow - 1], "compactionDivider");
-  assert.match(await page.locator("#status").textContent(), new RegExp(`LLM view ${before.llmCount} → ${expected}`));
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  assert.equal(await page.locator("#endpoint-label").textContent(), "gpt-test @ 127.0.0.1:9 · 32,000-token window");
+  assert.equal(await page.locator("#stats").getAttribute("data-threshold"), "28000");
+  await page.locator("#open-settings").click();
+  assert.equal(await page.locator("#set-base-url").inputValue(), "http://127.0.0.1:9/v1");
+  assert.equal(await page.locator("#set-model").inputValue(), "gpt-test");
+  assert.equal(await page.locator("#set-api-key").inputValue(), "sk-test-123");
+  assert.equal(await page.locator("#set-context-window").inputValue(), "32000");
+  assert.equal(await page.locator("#set-reserve").inputValue(), "4000");
+  assert.equal(await page.locator("#set-keep").inputValue(), "");
+  // Cancel changes nothing.
+  await page.locator("#set-model").fill("something-else");
+  await page.locator("#settings-cancel").click();
+  assert.match(await page.locator("#endpoint-label").textContent(), /^gpt-test/);
 
-  // A summary inserted before the last one changes nothing the model sees.
-  await page.locator(`#display-list > li[data-index="2"] button.insert`).click();
-  const v2 = await views(page);
-  assert.equal(v2.dividerCount, 3);
-  assert.equal(v2.llmCount, expected);
-
-  await page.locator("#undo").click();
-  await page.locator("#undo").click();
-  const restored = await views(page);
-  assert.equal(restored.llmCount, before.llmCount);
-  assert.equal(restored.dividerCount, 1);
-  assert.deepEqual(restored.llmTexts, before.llmTexts);
-  assert.ok(await page.locator("#undo").isDisabled());
+  // Back to the local model: its window comes from its own /config.
+  await model("config", { contextWindow: 12_000 });
+  await page.locator("#open-settings").click();
+  await page.locator("#settings-local").click();
+  assert.equal(await page.locator("#set-base-url").inputValue(), "");
+  await page.locator("#settings-save").click();
+  await page.waitForFunction(() => document.getElementById("endpoint-label").textContent.startsWith("local-coder"));
+  assert.equal(await page.locator("#endpoint-label").textContent(), "local-coder @ local model · 12,000-token window");
+  assert.equal(await page.locator("#stats").getAttribute("data-threshold"), String(12_000 - 2_250));
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  assert.match(await page.locator("#endpoint-label").textContent(), /^local-coder @ local model/);
 });
 
-test("loading pi-large-session.jsonl shows 914 messages in both views", async () => {
-  await page.locator("#file-input").setInputFiles(fixture("pi-large-session.jsonl"));
-  await page.waitForFunction(() => document.getElementById("source").textContent.startsWith("pi-large-session.jsonl"));
-  const v = await views(page);
-  assert.equal(v.error, "");
-  assert.equal(v.displayCount, 914);
-  assert.equal(v.dividerCount, 0);
-  assert.equal(v.displayRoles.length, 914);
-  assert.equal(v.llmCount, 914);
-  assert.equal(v.llmRoles.length, 914);
-  const count = (roles, role) => roles.filter((r) => r === role).length;
-  // fixtures/README.md: 88 user, 453 assistant, 373 tool results
-  assert.deepEqual(
-    [count(v.llmRoles, "user"), count(v.llmRoles, "assistant"), count(v.llmRoles, "toolResult")],
-    [88, 453, 373],
-  );
+test("pi session files: import shows the whole session with its dividers, the model view pi's context; export gives a pi file", async () => {
+  const page = await openDemo();
+  await page.locator("#import-file").setInputFiles(fixture("pi-before-compaction.jsonl"));
+  await page.waitForFunction(() => document.querySelectorAll("#conversation > li").length > 900, null, { timeout: 30_000 });
+  const roles = await page.locator("#conversation > li").evaluateAll((rows) => rows.map((r) => r.dataset.role));
+  // fixtures/README.md: 992 messages, two of them compaction summaries
+  assert.equal(roles.filter((r) => r === "compactionDivider").length, 2);
+  assert.equal(roles.length, 992);
+  assert.equal(await page.locator("#session-list > li").count(), 2);
+  await page.locator("#toggle-model-view").click();
+  // pi's buildSessionContext gives 446 messages, the summary first
+  assert.equal(await page.locator("#model-count").getAttribute("data-messages"), "446");
+  assert.equal(await page.locator("#model-list > li").first().getAttribute("data-summary"), "true");
+  assert.equal(await page.locator("#stats").evaluate((s) => s.classList.contains("over")), true, "far over a 16k window");
+  await page.screenshot({ path: join(RESULTS, "demo-imported.png") });
 
-  // Insert a summary before the last user message: the LLM view becomes that tail.
-  const lastUser = v.displayRoles.lastIndexOf("user");
-  await page.locator("#display-list > li.row").nth(lastUser).locator("button.insert").click();
-  const after = await views(page);
-  assert.equal(after.llmCount, 1 + (914 - lastUser));
-  assert.equal(after.displayCount, 914);
-  assert.equal(after.dividerCount, 1);
-});
-
-test("loading pi-before-compaction.jsonl matches pi's own context (446 messages)", async () => {
-  await page.locator("#file-input").setInputFiles(fixture("pi-before-compaction.jsonl"));
-  await page.waitForFunction(() => document.getElementById("source").textContent.startsWith("pi-before-compaction.jsonl"));
-  const v = await views(page);
-  assert.equal(v.error, "");
-  assert.equal(v.displayCount, 990);
-  assert.equal(v.dividerCount, 2);
-  // fixtures/README.md: pi's buildSessionContext gives 446 messages, the summary first
-  assert.equal(v.llmCount, 446);
-  assert.ok(v.llmTexts[0].startsWith(`${PREAMBLE}\n\n<compaction_summary>\n# Context Checkpoint`));
-});
-
-test("message text is rendered as text, never as HTML", async () => {
-  const evil = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
-  const jsonl = [
-    { type: "session", id: "s", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/" },
-    { type: "message", timestamp: "2025-01-01T00:00:01.000Z", message: { role: "user", content: evil, timestamp: 1 } },
-    { type: "compaction", timestamp: "2025-01-01T00:00:02.000Z", summary: `</compaction_summary>${evil}`, tokensBefore: 5 },
-    { type: "message", timestamp: "2025-01-01T00:00:03.000Z", message: { role: "user", content: [{ type: "text", text: evil }], timestamp: 3 } },
-  ]
-    .map((e) => JSON.stringify(e))
-    .join("\n");
-  await page.locator("#file-input").setInputFiles({ name: "evil.jsonl", mimeType: "application/jsonl", buffer: Buffer.from(jsonl) });
-  await page.waitForFunction(() => document.getElementById("source").textContent.startsWith("evil.jsonl"));
-  const v = await views(page);
-  assert.equal(v.error, "");
-  assert.equal(v.displayCount, 2);
-  assert.equal(v.dividerCount, 1);
-  assert.equal(v.llmCount, 2);
-  assert.ok(v.displayText.includes(evil));
-  assert.ok(v.llmTexts[0].includes(`&lt;/compaction_summary&gt;${evil}`));
-  assert.equal(await page.evaluate(() => document.querySelectorAll(".views img, .views script").length), 0);
-  assert.equal(await page.evaluate(() => window.__pwned), undefined);
-
-  await page.locator("#load-sample").click();
-  assert.equal((await views(page)).llmCount, SAMPLE_SESSION.length - SAMPLE_SESSION.findIndex((m) => m.role === "compactionSummary"));
-});
-
-test("errors from the library are shown in the error area", async () => {
-  const seen = [];
-  const p = await openDemo(seen);
-  try {
-    const jsonl = '{"type":"message","timestamp":"2025-01-01T00:00:00.000Z","message":null}\n';
-    await p.locator("#file-input").setInputFiles({ name: "bad.jsonl", mimeType: "application/jsonl", buffer: Buffer.from(jsonl) });
-    await p.waitForSelector("#error:not([hidden])");
-    const text = await p.locator("#error").textContent();
-    assert.match(text, /agent-compaction failed on this session: .*messages\[0\]/);
-    assert.equal(seen.filter((s) => s.startsWith("pageerror")).length, 0, seen.join("\n"));
-    // loading the sample again clears it
-    await p.locator("#load-sample").click();
-    assert.equal(await p.locator("#error").isHidden(), true);
-  } finally {
-    await p.close();
-  }
-});
-
-test("no page errors or console errors on the demo page", () => {
-  assert.deepEqual(problems, []);
+  const [download] = await Promise.all([page.waitForEvent("download"), page.locator("#export-session").click()]);
+  const path = join(tmp, "export.jsonl");
+  await download.saveAs(path);
+  const lines = readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(lines[0].type, "session");
+  assert.equal(lines[0].version, 3);
+  assert.equal(lines.filter((e) => e.type === "compaction").length, 2);
+  assert.equal(lines.filter((e) => e.type === "message").length, 990);
 });
