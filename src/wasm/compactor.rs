@@ -647,7 +647,7 @@ impl Compactor {
                 Ok(context) => context,
                 Err(error) => {
                     hook_error(&state, "transformContext", error);
-                    messages
+                    unchanged(messages)
                 }
             })
         });
@@ -665,7 +665,7 @@ impl Compactor {
                 Ok(llm) => llm,
                 Err(error) => {
                     hook_error(&state, "convertToLlm", error);
-                    messages
+                    unchanged(messages)
                 }
             })
         });
@@ -675,6 +675,20 @@ impl Compactor {
         ]);
         *self.hooks.borrow_mut() = Some(hooks.clone());
         hooks
+    }
+}
+
+/// What a hook gives back when it cannot do its work: its input, unless
+/// resolving a promise with it would run code of its own (a `then` that
+/// throws when read, or a thenable): then an empty array, so that the hook
+/// never rejects nor hangs.
+fn unchanged(messages: JsValue) -> JsValue {
+    let thenable = messages.is_object()
+        && js_sys::Reflect::get(&messages, &"then".into()).map_or(true, |t| t.is_function());
+    if thenable {
+        Array::new().into()
+    } else {
+        messages
     }
 }
 
