@@ -349,3 +349,55 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
     again();
   });
 });
+
+describe("attach(agent): a faulty summarizer never inserts two summaries nor starts a retry loop", () => {
+  const faults = {
+    throws: () => {
+      throw new Error("summarizer exploded");
+    },
+    rejects: async () => Promise.reject(new Error("summarizer rejected")),
+    "hangs until the timeout": (req) => new Promise((_, reject) => req.signal.addEventListener("abort", () => reject(req.signal.reason))),
+    "returns garbage": async () => ({ not: "a summary" }),
+    "returns a 1 MB summary": async () => "## Goal\n" + "x".repeat(1024 * 1024),
+    "returns an empty string": async () => "",
+  };
+  for (const [name, summarize] of Object.entries(faults)) {
+    for (const fallback of ["none", "extractive"]) {
+      test(`summarizer ${name}, fallback ${fallback}: at most one summary per flow, no retry without one, a bounded number of requests`, async () => {
+        const { agent, events } = setup({
+          window: 20_000,
+          compactor: { summarize, fallback, summarizeTimeoutMs: 300 },
+        });
+        mock.setMode((r) => answer(r));
+        for (let i = 1; i <= 4; i++) await agent.prompt(big(`question ${i}`, 8_000));
+        await settled(agent);
+        // Then the provider overflows on every request.
+        mock.setMode(() => OVERFLOW);
+        mock.requests.length = 0;
+        await agent.prompt("question 5");
+        await settled(agent);
+        await new Promise((r) => setTimeout(r, 100));
+
+        const messages = agent.state.messages;
+        const inserted = summaries(messages).length;
+        const end = ends(events).find((e) => e.reason === "overflow");
+        assert.ok(end, "a compaction was attempted");
+        assert.ok(inserted <= 1, `${inserted} summaries`);
+        if (end.result) {
+          // A summary (the summarizer's, cut to its budget, or the extractive one): one retry.
+          assert.equal(inserted, 1);
+          assert.equal(mock.requests.length, 2, "the overflowing request and one retry");
+          assert.ok(summaries(messages)[0].summary.length <= 0.8 * 4_000 * 4 + 200, "a 1 MB summary is cut to its budget");
+        } else {
+          // No summary: no retry, the provider's error stays, the reason is given.
+          assert.equal(fallback, "none");
+          assert.equal(inserted, 0);
+          assert.equal(mock.requests.length, 1, "no retry without a summary");
+          assert.match(end.errorMessage, /^Context overflow recovery failed: /);
+          assert.equal(messages.at(-1).stopReason, "error");
+        }
+        assert.equal(messages.filter((m) => m.role === "user").length, 5, "every user message is still there");
+      });
+    }
+  }
+});
