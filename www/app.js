@@ -40,6 +40,7 @@ const SYSTEM_PROMPT = [
 ].join(" ");
 
 const numberFormat = new Intl.NumberFormat("en-US");
+const plural = (n, word) => `${fmt(n)} ${word}${n === 1 ? "" : "s"}`;
 const fmt = (n) => (Number.isFinite(n) ? numberFormat.format(Math.round(n)) : "–");
 
 // ---------------------------------------------------------------- DOM
@@ -379,7 +380,7 @@ function renderSessions() {
     open.type = "button";
     open.append(h("span", "session-title", meta.title));
     const tokens = meta.contextTokens ? ` · ${fmt(meta.contextTokens)} tokens` : "";
-    open.append(h("span", "session-meta", `${meta.messageCount} messages${tokens}`));
+    open.append(h("span", "session-meta", `${plural(meta.messageCount, "message")}${tokens}`));
     if (meta.preview) open.title = meta.preview;
     open.addEventListener("click", () => switchSession(meta.id));
     li.append(open);
@@ -767,7 +768,7 @@ function renderState(s) {
   ui.statTokens.textContent = `${fmt(tokens)} / ${fmt(window)} tokens`;
   ui.statThreshold.textContent = `compacts above ${fmt(threshold)}`;
   const summaries = messages.filter((m) => m.role === "compactionSummary").length;
-  ui.statMessages.textContent = `${messages.length - summaries} messages · ${summaries} compaction${summaries === 1 ? "" : "s"}`;
+  ui.statMessages.textContent = `${plural(messages.length - summaries, "message")} · ${plural(summaries, "compaction")}`;
   const last = s.lastCompaction;
   ui.statLast.textContent = last
     ? `last compaction (${last.reason}): ${fmt(last.before)} → ${fmt(last.after)} tokens${last.by === "summarizer" ? "" : ` (${last.by} summary)`}`

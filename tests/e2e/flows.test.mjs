@@ -535,3 +535,66 @@ test("7. a message with HTML is shown as text and runs nothing", { timeout: 180_
   assert.equal(textOf(conversationSent(request)[0].content), evil);
   await shot(page, "7-xss-as-text");
 });
+
+test("8. undo last compaction: the summary goes, the model sees the whole conversation again", { timeout: 180_000 }, async () => {
+  const page = await openDemo();
+  for (const prompt of PROMPTS.slice(0, 3)) await send(page, prompt);
+  await send(page, "/compact");
+  const compacted = await stats(page);
+  assert.equal((await conversation(page)).filter((r) => r.role === "compactionDivider").length, 1);
+  await page.locator("#toggle-model-view").click();
+  const modelCountCompacted = Number(await page.locator("#model-count").getAttribute("data-messages"));
+
+  const undo = page.locator("#undo-compaction");
+  assert.ok(await undo.isEnabled());
+  await undo.click();
+  await page.waitForFunction(() => !document.querySelector("#conversation > li[data-role=compactionDivider]"));
+  assert.ok(await undo.isDisabled(), "nothing left to undo");
+  const messages = await pageMessages(page);
+  assert.equal(messages.filter((m) => m.role === "compactionSummary").length, 0);
+  assert.equal(Number(await page.locator("#model-count").getAttribute("data-messages")), messages.length, "the model sees every message again");
+  assert.ok(messages.length > modelCountCompacted);
+  assert.equal(await page.locator("#model-list > li[data-summary=true]").count(), 0);
+  assert.ok((await stats(page)).tokens > compacted.tokens, "the stats bar goes back up");
+  // IndexedDB holds the array without the summary.
+  await page.waitForFunction(async () => {
+    const stored = await window.demo.store.load(window.demo.session.id);
+    return stored.length === window.demo.session.messages.length && !stored.some((m) => m.role === "compactionSummary");
+  });
+  await shot(page, "8-undone");
+
+  // The next request carries the whole conversation, no summary.
+  const mark = (await requestLog()).length;
+  await send(page, PROMPTS[3]);
+  const request = (await requestLog()).slice(mark).find((r) => r.kind === "chat");
+  assert.ok(!startsWithSummary(request));
+  assert.equal(textOf(conversationSent(request)[0].content), PROMPTS[0]);
+});
+
+test("9. a message sent while the agent works is queued and delivered after its answer", { timeout: 180_000 }, async () => {
+  const page = await openDemo({ delayMs: 25 });
+  const before = await type(page, PROMPTS[0]);
+  await page.waitForFunction(() => document.body.dataset.streaming === "true");
+  await type(page, "and then list src/core");
+  const queued = page.locator("#conversation > li[data-queued=true]");
+  await queued.waitFor({ timeout: 10_000 }).catch(() => {}); // it may be delivered already on a fast machine
+  if (await queued.count()) {
+    assert.match(await queued.textContent(), /You \(queued\)and then list src\/core/);
+    await shot(page, "9-queued");
+  }
+  await waitSettled(page, before);
+  const rows = await conversation(page);
+  assert.equal(rows.filter((r) => r.queued).length, 0);
+  const users = rows.filter((r) => r.role === "user").map((r) => r.text);
+  assert.deepEqual(users, [`You${PROMPTS[0]}`, "Youand then list src/core"]);
+  const messages = await pageMessages(page);
+  const second = messages.findIndex((m) => m.role === "user" && m.text === "and then list src/core");
+  assert.equal(messages[second - 1].role, "assistant", "delivered after the first answer");
+  assert.equal(messages.at(-1).role, "assistant");
+  assert.equal(messages.at(-1).stopReason, "stop");
+  // The model saw the second message only after it had answered the first.
+  const chats = (await requestLog()).filter((r) => r.kind === "chat");
+  const firstWithIt = chats.findIndex((r) => JSON.stringify(r.body.messages).includes("and then list src/core"));
+  assert.ok(firstWithIt >= 2, "the first turn's requests went out without it");
+  assert.equal(conversationSent(chats[firstWithIt]).at(-2).role, "assistant");
+});
