@@ -300,7 +300,22 @@ function showError(context, err) {
   notice("error", `${context}: ${detail}`);
 }
 
-window.addEventListener("unhandledrejection", (event) => showError("Unexpected error", event.reason));
+// Errors of the summarizer calls (see `summarizer()`): the compactor reports
+// their outcome itself (fallback or compaction_end).
+const summarizerErrors = new WeakSet();
+
+window.addEventListener("unhandledrejection", (event) => {
+  if (summarizerErrors.has(event.reason)) {
+    // agent-compaction starts a split turn's two summarizer requests together
+    // but listens to the turn-prefix one only after the history one is done:
+    // when the prefix request fails first, the browser briefly calls its
+    // rejection unhandled. It is handled (the extractive fallback or a
+    // compaction_end error says what happened), so keep it off the console.
+    event.preventDefault();
+    return;
+  }
+  showError("Unexpected error", event.reason);
+});
 
 // ---------------------------------------------------------------- sessions
 
@@ -460,6 +475,16 @@ function endpointProvider() {
   return endpoint?.local ? "local" : "openai-compatible";
 }
 
+/** openAiSummarizer against the endpoint; its errors are remembered (see the unhandledrejection listener). */
+function summarizer(ep) {
+  const summarize = openAiSummarizer({ baseUrl: ep.baseUrl, apiKey: ep.apiKey, model: ep.modelId });
+  return (request) =>
+    summarize(request).catch((err) => {
+      if (err !== null && typeof err === "object") summarizerErrors.add(err);
+      throw err;
+    });
+}
+
 /** Opens `id` (after closing the open session); serialized so that clicks never interleave. */
 function switchSession(id) {
   if (current?.id === id) return opening;
@@ -510,7 +535,7 @@ async function openSession(id) {
     contextWindow: endpoint.contextWindow,
     model,
     settings: { reserveTokens: endpoint.reserveTokens, keepRecentTokens: endpoint.keepRecentTokens },
-    summarize: openAiSummarizer({ baseUrl: endpoint.baseUrl, apiKey: endpoint.apiKey, model: endpoint.modelId }),
+    summarize: summarizer(endpoint),
     // the summarizer is the same model: its prompt must fit the same window
     summarizerContextWindow: Math.max(1_000, endpoint.contextWindow - endpoint.reserveTokens),
     summarizeTimeoutMs: 120_000,
@@ -811,7 +836,7 @@ function renderLists(s) {
 function dividerRow(divider) {
   const li = h("li", "divider");
   li.dataset.role = "compactionDivider";
-  li.append(h("span", "divider-text", `Context compacted · ${fmt(divider.tokensBefore)} tokens summarized for the model`));
+  li.append(h("span", "divider-text", `Context compacted (${fmt(divider.tokensBefore)} tokens before) · the model continues from a summary`));
   return li;
 }
 

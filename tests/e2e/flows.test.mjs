@@ -54,7 +54,8 @@ let allowed = [];
 /**
  * A handler in front of the local model that can hold the next
  * summarization request (ours: the prompt has a <conversation> block) until
- * released. Other requests pass through untouched.
+ * released, or fail every one (`failSummaries`). Other requests pass
+ * through untouched.
  */
 function createGate(local) {
   let armed = false;
@@ -67,6 +68,8 @@ function createGate(local) {
   };
   const gate = {
     onArrive: () => {},
+    /** Answer every summarization request with an HTTP 500. */
+    failSummaries: false,
     /** Hold the next summary request; resolves `arrived` when it comes. */
     arm() {
       armed = true;
@@ -80,11 +83,17 @@ function createGate(local) {
       release = undefined;
     },
     async handle(req, res, url) {
-      if (!armed || req.method !== "POST" || url.pathname !== "/local/v1/chat/completions") return false;
+      if ((!armed && !gate.failSummaries) || req.method !== "POST" || url.pathname !== "/local/v1/chat/completions") return false;
       const chunks = [];
       for await (const chunk of req) chunks.push(chunk);
       const raw = Buffer.concat(chunks);
-      if (raw.includes("<conversation>")) {
+      if (gate.failSummaries && raw.includes("<conversation>")) {
+        gate.failed = (gate.failed ?? 0) + 1;
+        res.writeHead(500, { "content-type": "application/json", "access-control-allow-origin": "*" });
+        res.end(JSON.stringify({ error: { message: "The summarizer is down", type: "server_error", param: null, code: null } }));
+        return true;
+      }
+      if (armed && raw.includes("<conversation>")) {
         armed = false;
         const held = new Promise((resolve) => {
           release = resolve;
@@ -126,6 +135,8 @@ after(async () => {
 
 afterEach(async () => {
   gate.release();
+  gate.failSummaries = false;
+  gate.failed = 0;
   await context?.close();
   context = undefined;
   const unexpected = problems.filter((p) => !allowed.some((re) => re.test(p)));
@@ -597,4 +608,60 @@ test("9. a message sent while the agent works is queued and delivered after its 
   const firstWithIt = chats.findIndex((r) => JSON.stringify(r.body.messages).includes("and then list src/core"));
   assert.ok(firstWithIt >= 2, "the first turn's requests went out without it");
   assert.equal(conversationSent(chats[firstWithIt]).at(-2).role, "assistant");
+});
+
+test("10. the summarizer fails: the extractive summary is used, and the page says so", { timeout: 180_000 }, async () => {
+  allowed = [/Failed to load resource: the server responded with a status of 500/];
+  const page = await openDemo();
+  for (const prompt of PROMPTS.slice(0, 3)) await send(page, prompt);
+  gate.failSummaries = true;
+  await send(page, "/compact");
+  assert.ok(gate.failed >= 1, "the summarizer was asked and failed");
+  const messages = await page.evaluate(() => window.demo.session.messages.filter((m) => m.role === "compactionSummary").map((m) => m.summary));
+  assert.equal(messages.length, 1, "compacted anyway");
+  assert.match(messages[0], /## Goal/, "a structured (extractive) summary");
+  assert.equal((await conversation(page)).filter((r) => r.role === "compactionDivider").length, 1);
+  const notices = await page.locator("#notices .notice").allTextContents();
+  assert.ok(notices.some((n) => /summarizer failed .*extractive summary was used/.test(n)), notices.join("\n"));
+  assert.match((await stats(page)).text, /\(extractive summary\)/);
+  await shot(page, "10-extractive-fallback");
+
+  // The model continues from it.
+  gate.failSummaries = false;
+  const mark = (await requestLog()).length;
+  await send(page, PROMPTS[3]);
+  const request = (await requestLog()).slice(mark).find((r) => r.kind === "chat");
+  assert.ok(startsWithSummary(request));
+});
+
+test("11. before a prompt: a session reopened over its (now smaller) window compacts before the request goes out", { timeout: 180_000 }, async () => {
+  const page = await openDemo();
+  for (const prompt of PROMPTS.slice(0, 3)) await send(page, prompt);
+  const tokens = (await stats(page)).tokens;
+  assert.ok(tokens > 9_750 && tokens < 13_000, `under 16k's threshold, over 12k's: ${tokens}`);
+  assert.ok(!(await requestLog()).some((r) => r.kind === "summary"));
+
+  // The local model's window shrinks; the page takes it from /config on reload.
+  await model("config", { contextWindow: 12_000 });
+  await page.reload();
+  await page.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  const reopened = await stats(page);
+  assert.equal(reopened.window, 12_000);
+  assert.equal(reopened.threshold, 12_000 - 2_250);
+  assert.ok(reopened.tokens > reopened.threshold, "over the threshold now");
+  assert.match(await page.locator("#endpoint-label").textContent(), /12,000-token window/);
+
+  const mark = (await requestLog()).length;
+  await send(page, PROMPTS[3]);
+  const log = (await requestLog()).slice(mark);
+  const kinds = log.map((r) => r.kind);
+  assert.equal(kinds[0], "summary", `the compaction came first: ${kinds}`);
+  const firstChat = log.find((r) => r.kind === "chat");
+  assert.ok(startsWithSummary(firstChat), "the first request of the prompt already starts with the summary");
+  assert.equal(textOf(conversationSent(firstChat).at(-1).content), PROMPTS[3]);
+  assert.ok(log.every((r) => r.status === 200), `no overflow: ${kinds}`);
+  const rows = await conversation(page);
+  assert.equal(rows.filter((r) => r.role === "compactionDivider").length, 1);
+  assert.match(rows.at(-1).text, /Here is what I found/);
+  await shot(page, "11-before-prompt");
 });
