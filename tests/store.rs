@@ -132,6 +132,61 @@ async function overlappingLocks(store, other, id, m1, m2) {
   await renamed;
   return { log, results };
 }
+export function pause(ms) {
+  return sleep(ms);
+}
+// Whether this page holds the Web Lock `name`.
+export async function lockHeld(name) {
+  const state = await navigator.locks.query();
+  return state.held.some((l) => l.name === name);
+}
+// Asks for the lock `name` as another tab of this package does: a notice on
+// the locks channel. Resolves with how long (ms) until the page let it go,
+// or -1 after `ms`.
+export async function askFor(name, ms) {
+  const t0 = performance.now();
+  const channel = new BroadcastChannel("agent-compaction-locks");
+  channel.postMessage({ want: name });
+  channel.close();
+  while (performance.now() - t0 < ms) {
+    if (!(await lockHeld(name))) return performance.now() - t0;
+    await sleep(2);
+  }
+  return -1;
+}
+// Takes the lock `name` as code that knows nothing of the notices does;
+// resolves with how long (ms) that took.
+export async function takeLock(name) {
+  const t0 = performance.now();
+  await navigator.locks.request(name, () => {});
+  return performance.now() - t0;
+}
+// Hides IDBObjectStore.prototype.getAllRecords (as in browsers before it)
+// until the returned function is called.
+export function hideGetAllRecords() {
+  const proto = IDBObjectStore.prototype;
+  const had = Object.getOwnPropertyDescriptor(proto, "getAllRecords");
+  delete proto.getAllRecords;
+  return () => { if (had) Object.defineProperty(proto, "getAllRecords", had); };
+}
+export function hasGetAllRecords() {
+  return typeof IDBObjectStore.prototype.getAllRecords === "function";
+}
+// Counts the message-record reads (getAllRecords / getAll) until stopped.
+export function countReads() {
+  const proto = IDBObjectStore.prototype;
+  const names = ["getAllRecords", "getAll"].filter((n) => typeof proto[n] === "function");
+  const saved = names.map((n) => proto[n]);
+  const counter = { count: 0 };
+  names.forEach((n, i) => {
+    proto[n] = function (...args) {
+      if (this.name === "messages") counter.count++;
+      return saved[i].apply(this, args);
+    };
+  });
+  counter.stop = () => names.forEach((n, i) => { proto[n] = saved[i]; });
+  return counter;
+}
 // Collects the events an onChange listener receives.
 export function collector() {
   const events = [];
@@ -178,6 +233,19 @@ extern "C" {
         m2: &JsValue,
         hide: bool,
     ) -> Promise;
+    fn pause(ms: u32) -> Promise;
+    #[wasm_bindgen(js_name = lockHeld)]
+    fn lock_held(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = askFor)]
+    fn ask_for(name: &str, ms: u32) -> Promise;
+    #[wasm_bindgen(js_name = takeLock)]
+    fn take_lock(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = hideGetAllRecords)]
+    fn hide_get_all_records() -> js_sys::Function;
+    #[wasm_bindgen(js_name = hasGetAllRecords)]
+    fn has_get_all_records() -> bool;
+    #[wasm_bindgen(js_name = countReads)]
+    fn count_reads() -> JsValue;
     fn collector() -> JsValue;
     #[wasm_bindgen(js_name = eventsAfter)]
     fn events_after(events: &JsValue, count: u32, ms: u32) -> Promise;
@@ -1146,5 +1214,283 @@ async fn on_change_tells_other_stores_and_their_stale_saves_conflict() {
     let e = b.on_change(3.into()).unwrap_err();
     assert!(e.is_instance_of::<js_sys::TypeError>());
     a.close();
+    b.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_stale_save_writes_nothing_though_its_writes_were_queued() {
+    // A save queues its record writes before the session record's revision
+    // comes back; a stale one must undo them all.
+    let a = fresh("store-stale-queued").await;
+    let b = open("store-stale-queued").await;
+    create(&a, "s").await;
+    let (m0, m1, m2) = (
+        message("one", 1),
+        assistant("stop", 5, 2),
+        message("three", 3),
+    );
+    wait(a.save(
+        "s".into(),
+        array(&[&m0, &m1, &m2]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    let after_a = array(&[&m0, &m1, &m2, &message("from a", 4)]);
+    wait(a.save("s".into(), after_a.clone().into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let keys_before: Array = wait(raw_keys("store-stale-queued", "s"))
+        .await
+        .unwrap()
+        .unchecked_into();
+    let puts_before = puts(&b);
+    // Appends (whose keys may be those of a's record), then a replacing save
+    // that would delete records: both stale.
+    let appended = with(
+        &loaded,
+        &[
+            &message("b1", 5),
+            &assistant("stop", 5, 6),
+            &message("b3", 7),
+        ],
+    );
+    let e = wait(b.save("s".into(), appended.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        field(&e, "name").as_string().as_deref(),
+        Some("ConflictError")
+    );
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    wait(a.save(
+        "s".into(),
+        with(&after_a, &[&message("from a again", 8)]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+    let e = wait(b.save(
+        "s".into(),
+        array(&[&loaded.get(0), &message("b only", 9)]).into(),
+        parse("{\"replace\":true}"),
+    ))
+    .await
+    .unwrap_err();
+    assert_eq!(
+        field(&e, "name").as_string().as_deref(),
+        Some("ConflictError")
+    );
+    assert_eq!(puts(&b), puts_before, "nothing counted as written");
+    let keys: Array = wait(raw_keys("store-stale-queued", "s"))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(
+        keys.length(),
+        keys_before.length() + 1,
+        "only a's record added"
+    );
+    let expected = with(&after_a, &[&message("from a again", 8)]);
+    let check = open("store-stale-queued").await;
+    let stored = wait(check.load("s".into())).await.unwrap();
+    assert!(
+        deep_equal(&stored, &expected),
+        "a's records as a wrote them"
+    );
+    a.close();
+    b.close();
+    check.close();
+}
+
+/// Calls a restoring function when dropped (a failed assertion included).
+struct Restore(js_sys::Function);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = self.0.call0(&JsValue::UNDEFINED);
+    }
+}
+
+fn reads_of(counter: &JsValue) -> f64 {
+    field(counter, "count").as_f64().unwrap()
+}
+
+/// loadContext from a store that knows where the context starts (one read
+/// of the records, sent with the session record's), after another store
+/// moved it (a compaction there: read again from the new summary), and
+/// from a store that never read the session.
+async fn load_context_follows_compactions_elsewhere(db: &str) {
+    let a = fresh(db).await;
+    let b = open(db).await;
+    create(&a, "s").await;
+    let (m0, s1, m2) = (message("zero", 1), summary(2), message("two", 3));
+    wait(a.save(
+        "s".into(),
+        array(&[&m0, &s1, &m2]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+    let reads = count_reads();
+    let _restore = Restore(field(&reads, "stop").unchecked_into());
+    let first = wait(a.load_context("s".into())).await.unwrap();
+    let once = reads_of(&reads);
+    assert!(deep_equal(&first, &array(&[&s1, &m2])));
+    let again = wait(a.load_context("s".into())).await.unwrap();
+    assert!(deep_equal(&again, &array(&[&s1, &m2])));
+
+    // b compacts: a new summary after m2, and one more message.
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    let (s3, m4) = (summary(4), message("four", 5));
+    wait(b.save(
+        "s".into(),
+        with(&loaded, &[&s3, &m4]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+    let before = reads_of(&reads);
+    let moved = wait(a.load_context("s".into())).await.unwrap();
+    let moved_reads = reads_of(&reads) - before;
+    assert!(
+        deep_equal(&moved, &array(&[&s3, &m4])),
+        "from the new summary"
+    );
+    let all = wait(a.load("s".into())).await.unwrap();
+    assert!(deep_equal(&all, &array(&[&m0, &s1, &m2, &s3, &m4])));
+    // a saves on top of what it loaded last (the whole array).
+    wait(a.save(
+        "s".into(),
+        with(&all.unchecked_into(), &[&message("six", 6)]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+
+    // A store that never read the session.
+    let c = open(db).await;
+    let fresh_context = wait(c.load_context("s".into())).await.unwrap();
+    assert!(deep_equal(
+        &fresh_context,
+        &array(&[&s3, &m4, &message("six", 6)])
+    ));
+    // One request per read where getAllRecords exists (getAll and getAllKeys
+    // otherwise); the moved context costs one more read.
+    // (a has not heard of b's save yet: notices come in a later task.)
+    assert_eq!(once, 1.0, "the records read once");
+    assert_eq!(
+        moved_reads, 2.0,
+        "a guess that missed, then the right range"
+    );
+    let e = wait(c.load_context("nope".into())).await.unwrap_err();
+    assert!(
+        error_message(&e).contains("no session"),
+        "{}",
+        error_message(&e)
+    );
+    a.close();
+    b.close();
+    c.close();
+}
+
+#[wasm_bindgen_test]
+async fn load_context_follows_compactions_made_elsewhere() {
+    load_context_follows_compactions_elsewhere("store-context-moved").await;
+}
+
+#[wasm_bindgen_test]
+async fn without_get_all_records_loads_read_values_and_keys_apart() {
+    let restore = Restore(hide_get_all_records());
+    assert!(!has_get_all_records());
+    load_context_follows_compactions_elsewhere("store-context-fallback").await;
+    drop(restore);
+    assert!(has_get_all_records());
+}
+
+async fn held(name: &str) -> bool {
+    wait(lock_held(name)).await.unwrap().as_bool().unwrap()
+}
+
+async fn sleep(ms: u32) {
+    wait(pause(ms)).await.unwrap();
+}
+
+/// Appends a message to `messages` and saves them all.
+fn append_and_save(store: &SessionStore, messages: &Array, text: &str, t: u32) -> Promise {
+    messages.push(&message(text, t));
+    store.save(
+        "s".into(),
+        messages.slice(0, messages.length()).into(),
+        JsValue::UNDEFINED,
+    )
+}
+
+#[wasm_bindgen_test]
+async fn the_page_keeps_a_session_lock_briefly_and_lets_it_go_when_asked() {
+    let store = fresh("store-lease").await;
+    let name = "agent-compaction:store-lease:s";
+    create(&store, "s").await;
+    let messages = Array::new();
+    let save = |text: &str, t: u32| append_and_save(&store, &messages, text, t);
+    // After a save the page still holds the lock, for a while.
+    wait(save("one", 1)).await.unwrap();
+    assert!(held(name).await, "kept after the save");
+    sleep(400).await;
+    assert!(!held(name).await, "let go after a while");
+
+    // Another tab of this package asks for it: let go at once.
+    wait(save("two", 2)).await.unwrap();
+    assert!(held(name).await);
+    let ms = wait(ask_for(name, 1000)).await.unwrap().as_f64().unwrap();
+    assert!((0.0..60.0).contains(&ms), "let go after {ms} ms");
+
+    // Code that does not ask (an older version in another tab) waits at
+    // most the while the lock is kept.
+    wait(save("three", 3)).await.unwrap();
+    let ms = wait(take_lock(name)).await.unwrap().as_f64().unwrap();
+    assert!(ms < 400.0, "waited {ms} ms");
+
+    // Saves in a row (one kept lock) write what they should, in order.
+    let pending: Vec<Promise> = (4..10).map(|t| save(&format!("m{t}"), t)).collect();
+    for p in pending {
+        wait(p).await.unwrap();
+    }
+    let loaded: Array = wait(store.load("s".into())).await.unwrap().unchecked_into();
+    assert_eq!(loaded.length(), 9);
+    assert!(deep_equal(&loaded, &messages));
+
+    // Closing the store lets its locks go.
+    wait(save("last", 10)).await.unwrap();
+    store.close();
+    sleep(0).await;
+    assert!(!held(name).await, "closed: let go");
+}
+
+#[wasm_bindgen_test]
+async fn a_change_is_announced_even_when_the_store_closes_right_after() {
+    let a = fresh("store-close-notice").await;
+    let b = open("store-close-notice").await;
+    let heard = collector();
+    let _unsubscribe = b.on_change(field(&heard, "listener")).unwrap();
+    create(&a, "s").await;
+    wait(a.save(
+        "s".into(),
+        array(&[&message("hi", 1)]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+    a.close();
+    let events: Array = wait(events_after(&field(&heard, "events"), 2, 2000))
+        .await
+        .unwrap()
+        .unchecked_into();
+    let types: Vec<String> = events
+        .iter()
+        .map(|e| field(&e, "type").as_string().unwrap())
+        .collect();
+    assert_eq!(types, vec!["created".to_string(), "saved".into()]);
     b.close();
 }

@@ -789,6 +789,10 @@ function check(value, path, ancestors) {
 // The keys array after an edit: `known` keys without `removed`, with
 // `added` keys at the `inserted` indices of the new array.
 export function applyKeys(keys, inserted, removed, added) {
+  // Appended only (a turn): the keys with the new ones after them.
+  if (removed.length === 0 && (inserted.length === 0 || inserted[0] === keys.length)) {
+    return keys.concat(added);
+  }
   const out = [];
   let r = 0;
   let a = 0;
@@ -831,6 +835,60 @@ export function requestPromise(request) {
     request.onsuccess = () => resolve(request.result);
     request.onerror = () => reject(request.error);
   });
+}
+
+// A transaction over both of the SessionStore's object stores.
+export function storeTransaction(db, write) {
+  return db.transaction(["sessions", "messages"], write ? "readwrite" : "readonly");
+}
+
+// Commits `tx` (at once, not when its last request is done): resolves when
+// it completes, rejects with its error (or a text) when it aborts instead.
+export function commitTransaction(tx) {
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onabort = () => reject(tx.error ?? "The transaction was aborted");
+    if (typeof tx.commit === "function") tx.commit();
+  });
+}
+
+// The records of `range` as [values, keys]: one request where the browser
+// has getAllRecords (Chromium 141+), else getAll and getAllKeys.
+export function readRecords(store, range) {
+  if (typeof store.getAllRecords !== "function") {
+    return Promise.all([requestPromise(store.getAll(range)), requestPromise(store.getAllKeys(range))]);
+  }
+  return requestPromise(store.getAllRecords({ query: range })).then((records) => {
+    const n = records.length;
+    const values = new Array(n);
+    const keys = new Array(n);
+    for (let i = 0; i < n; i++) {
+      values[i] = records[i].value;
+      keys[i] = records[i].primaryKey;
+    }
+    return [values, keys];
+  });
+}
+
+// Whether two record keys (or nulls) are the same.
+export function sameKey(a, b) {
+  if (a === null || a === undefined || b === null || b === undefined) {
+    return (a === null || a === undefined) && (b === null || b === undefined);
+  }
+  try {
+    return indexedDB.cmp(a, b) === 0;
+  } catch {
+    return false;
+  }
+}
+
+// A save's session record: the stored one with `fields` over it, keeping a
+// later `lastModified` (another clock).
+export function nextMeta(stored, fields) {
+  const meta = Object.assign({}, stored, fields);
+  const before = stored.lastModified;
+  if (typeof before === "number" && before > fields.lastModified) meta.lastModified = before;
+  return meta;
 }
 
 // A session record as the app sees it: the internal fields left out.
@@ -923,19 +981,122 @@ function realmLock(name, callback) {
   return run;
 }
 
+// A Web Lock this realm holds across calls (a lease): asking the browser for
+// a lock is a round trip to its lock manager (~0.3–0.5 ms), as long as a
+// one-turn save's own work, so after a call the lock is kept for LINGER_MS
+// and the calls made meanwhile (the next messages of a turn) run under it
+// without asking again. Exclusion is unchanged: the lock is held the whole
+// time and the calls under it run one at a time, in the order they were
+// made. Others are not kept waiting: a context that finds the lock taken
+// says so on the channel LOCK_CHANNEL before queueing for it, and a lease
+// told so (or whose page is hidden, where timers are throttled) takes no
+// new calls and lets the lock go as soon as its current ones end.
+const LINGER_MS = 100;
+const LOCK_CHANNEL = "agent-compaction-locks";
+const leases = new Map();
+let lockChannel;
+
+function lockNotices() {
+  if (lockChannel !== undefined) return lockChannel;
+  lockChannel = null;
+  if (typeof BroadcastChannel === "function") {
+    lockChannel = new BroadcastChannel(LOCK_CHANNEL);
+    lockChannel.onmessage = (e) => {
+      const lease = typeof e.data?.want === "string" ? leases.get(e.data.want) : undefined;
+      if (lease) giveUp(lease);
+    };
+    if (typeof lockChannel.unref === "function") lockChannel.unref();
+  }
+  if (typeof document === "object" && typeof document?.addEventListener === "function") {
+    const hidden = () => {
+      if (document.visibilityState === "hidden") for (const lease of [...leases.values()]) giveUp(lease);
+    };
+    document.addEventListener("visibilitychange", hidden);
+    globalThis.addEventListener?.("pagehide", () => {
+      for (const lease of [...leases.values()]) giveUp(lease);
+    });
+  }
+  return lockChannel;
+}
+
+// No new calls; the lock goes once the current ones end.
+function giveUp(lease) {
+  lease.done = true;
+  if (leases.get(lease.name) === lease) leases.delete(lease.name);
+  if (lease.calls === 0) end(lease);
+}
+
+function end(lease) {
+  clearTimeout(lease.timer);
+  if (leases.get(lease.name) === lease) leases.delete(lease.name);
+  if (lease.release) lease.release();
+}
+
+function openLease(locks, name) {
+  const lease = { name, calls: 0, timer: undefined, release: null, done: false, failed: null, tail: null };
+  leases.set(name, lease);
+  const channel = lockNotices();
+  lease.tail = new Promise((granted) => {
+    const hold = () =>
+      new Promise((release) => {
+        lease.release = release;
+        granted();
+      });
+    locks
+      .request(name, { ifAvailable: true }, (lock) => (lock ? hold() : null))
+      .then(() => {
+        if (lease.release) return;
+        // Taken: tell its holder (a lease of another tab lets it go), then queue.
+        if (channel) {
+          try {
+            channel.postMessage({ want: name });
+          } catch {
+            // A closed channel: the holder's lease ends on its own.
+          }
+        }
+        return locks.request(name, hold);
+      })
+      .catch((e) => {
+        lease.failed = e;
+        end(lease);
+        granted();
+      });
+  });
+  return lease;
+}
+
+function idle(lease) {
+  if (lease.done || lease.failed || (typeof document === "object" && document?.visibilityState === "hidden")) {
+    giveUp(lease);
+    return;
+  }
+  lease.timer = setTimeout(() => end(lease), LINGER_MS);
+  if (typeof lease.timer?.unref === "function") lease.timer.unref();
+}
+
 export function withLock(name, callback) {
   const locks = globalThis.navigator?.locks;
   if (!locks || typeof locks.request !== "function") return realmLock(name, callback);
-  let granted = false;
-  return locks
-    .request(name, () => {
-      granted = true;
-      return callback();
-    })
-    .catch((e) => {
-      if (granted || e?.name !== "SecurityError") throw e;
-      return realmLock(name, callback);
-    });
+  const lease = leases.get(name) ?? openLease(locks, name);
+  lease.calls++;
+  clearTimeout(lease.timer);
+  const run = lease.tail.then(() => {
+    if (!lease.failed) return callback();
+    // Refused (opaque origins): a queue in this realm instead.
+    if (lease.failed?.name === "SecurityError") return realmLock(name, callback);
+    throw lease.failed;
+  });
+  const settled = () => {
+    if (--lease.calls === 0) idle(lease);
+  };
+  lease.tail = run.then(settled, settled);
+  return run;
+}
+
+// Lets go at once of the locks this realm keeps whose names start with
+// `prefix` (a closed store's), once their current calls end.
+export function releaseLocks(prefix) {
+  for (const lease of [...leases.values()]) if (lease.name.startsWith(prefix)) giveUp(lease);
 }
 
 // The store's BroadcastChannel, or null where there is none. It must not
@@ -948,15 +1109,57 @@ export function openChannel(name, onMessage) {
   return channel;
 }
 
-export function postChange(channel, event) {
-  try {
-    channel.postMessage(event);
-  } catch {
-    // A closed channel: nobody left to tell.
+// Notices go out in the task after the change's call settled: a post is a
+// round trip to the browser (~0.1 ms) that the caller's promise need not
+// wait for. In order, and all of them before the channel closes.
+const outbox = new Map();
+let outboxTask;
+
+function flushSoon() {
+  if (typeof MessageChannel !== "function") {
+    setTimeout(flushChanges, 0);
+    return;
+  }
+  // A message rather than a timer: a hidden page's timers are throttled.
+  if (!outboxTask) {
+    outboxTask = new MessageChannel();
+    outboxTask.port1.onmessage = flushChanges;
+    if (typeof outboxTask.port1.unref === "function") outboxTask.port1.unref();
+  }
+  outboxTask.port2.postMessage(null);
+}
+
+function flushChanges() {
+  const channels = [...outbox];
+  outbox.clear();
+  for (const [channel, events] of channels) {
+    for (const event of events) {
+      try {
+        channel.postMessage(event);
+      } catch {
+        // A closed channel: nobody left to tell.
+      }
+    }
   }
 }
 
+export function postChange(channel, event) {
+  if (outbox.size === 0) flushSoon();
+  const events = outbox.get(channel);
+  if (events) events.push(event);
+  else outbox.set(channel, [event]);
+}
+
 export function closeChannel(channel) {
+  const events = outbox.get(channel);
+  outbox.delete(channel);
+  for (const event of events ?? []) {
+    try {
+      channel.postMessage(event);
+    } catch {
+      // Closed already.
+    }
+  }
   channel.close();
 }
 

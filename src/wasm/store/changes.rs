@@ -1,10 +1,12 @@
 //! Change notices between stores: a BroadcastChannel named
 //! `agent-compaction:<database>`. After each committed change a store posts
 //! `{ type, sessionId, revision }` (`sourceId` too for "forked"; no
-//! revision for "deleted"). A store hears the notices of every other store
-//! on the same database (other tabs, workers, and other `SessionStore`s in
-//! the same page; BroadcastChannel never delivers a post to its own
-//! sender), updates what it caches, then calls the app's `onChange`
+//! revision for "deleted"), in the task after the call that made it settles
+//! (the shim's `postChange`: the caller does not wait for the post; a
+//! store's pending notices go out when it closes). A store hears the notices
+//! of every other store on the same database (other tabs, workers, and other
+//! `SessionStore`s in the same page; BroadcastChannel never delivers a post
+//! to its own sender), updates what it caches, then calls the app's `onChange`
 //! listeners. Its own changes are not delivered: their promises say so.
 
 use super::records::{get, set};

@@ -1,13 +1,13 @@
 //! `load` (the whole array) and `loadContext` (the last summary on, read
 //! with a key range that starts at the summary's record).
 
-use super::records::{get, range_from, request, session_range, session_record, storage_error};
+use super::records::{
+    get, pending, range_from, read_records, same_key, session_range, storage_error, Tx,
+};
 use super::schema::{MESSAGES, SESSIONS};
-use super::{idb_error, string_arg, Inner, Known};
+use super::{string_arg, Inner, Known};
 use crate::core::role::Role;
 use crate::wasm::message_access::{roles, JsArray};
-use indexed_db_futures::internals::SystemRepr;
-use indexed_db_futures::prelude::*;
 use js_sys::Array;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -22,48 +22,69 @@ pub struct Stored {
     pub offset: u32,
 }
 
-/// Reads a session: all of it, or from its last summary on.
+/// Reads a session: all of it, or from its last summary on, in one
+/// read-only transaction. The records' request goes out with the session
+/// record's when their range is known beforehand: always for all of them,
+/// and for the context when this store knows where it started (checked
+/// against the session record, and read again if it moved since).
 pub async fn read(
     inner: &Inner,
     id: &str,
     context_only: bool,
     action: &str,
 ) -> Result<Stored, JsValue> {
-    let db = inner.db(action)?;
-    let tx = db
-        .transaction([SESSIONS, MESSAGES])
-        .build()
-        .map_err(|e| idb_error(action, &e))?;
-    let sessions = tx
-        .object_store(SESSIONS)
-        .map_err(|e| idb_error(action, &e))?;
-    let messages = tx
-        .object_store(MESSAGES)
-        .map_err(|e| idb_error(action, &e))?;
-    let record = session_record(sessions.as_sys(), action, id).await?;
-    let context_key = get(&record, "contextKey");
-    let range = if context_only && !context_key.is_null() && !context_key.is_undefined() {
-        range_from(id, &context_key)?
-    } else {
-        session_range(id)?
+    let hint = match context_only {
+        true => inner.known(id).map(|k| match k.last_summary {
+            Some(j) => k.keys.get(j as u32),
+            None => JsValue::NULL,
+        }),
+        false => Some(JsValue::NULL),
     };
-    // Both requests go out at once; the transaction is read-only.
-    let values = request(messages.as_sys().get_all_with_key(&range));
-    let keys = request(messages.as_sys().get_all_keys_with_key(&range));
-    let values: Array = values
+    let db = inner.db(action)?;
+    let tx = Tx::open(&db, false, action)?;
+    let sessions = tx.store(SESSIONS, action)?;
+    let messages = tx.store(MESSAGES, action)?;
+    let record = pending(sessions.get(&id.into())).map_err(|e| storage_error(action, &e))?;
+    let early = match hint {
+        Some(start) => Some((read_records(&messages, &range(id, &start)?), start)),
+        None => None,
+    };
+    let record = record.await.map_err(|e| storage_error(action, &e))?;
+    if record.is_undefined() {
+        return Err(super::no_session(action, id));
+    }
+    let context_key = get(&record, "contextKey");
+    let records = match early {
+        Some((records, start)) if !context_only || same_key(&start, &context_key) => records,
+        early => {
+            let records = read_records(&messages, &range(id, &context_key)?);
+            if let Some((wasted, _)) = early {
+                let _ = wasted.await;
+            }
+            records
+        }
+    };
+    let parts: Array = records
         .await
         .map_err(|e| storage_error(action, &e))?
         .unchecked_into();
-    let keys: Array = keys
-        .await
-        .map_err(|e| storage_error(action, &e))?
-        .unchecked_into();
+    tx.done();
+    let values: Array = parts.get(0).unchecked_into();
     let count = get(&record, "messageCount").as_f64().unwrap_or(0.0) as u32;
     Ok(Stored {
         offset: count.saturating_sub(values.length()),
         record,
         messages: values,
-        keys,
+        keys: parts.get(1).unchecked_into(),
+    })
+}
+
+/// The records from `start` (a full key) on, or all of them (null).
+fn range(id: &str, start: &JsValue) -> Result<JsValue, JsValue> {
+    Ok(if start.is_null() || start.is_undefined() {
+        session_range(id)?.into()
+    } else {
+        range_from(id, start)?.into()
     })
 }
 

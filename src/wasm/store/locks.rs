@@ -1,7 +1,7 @@
 //! One writer per session across tabs: an exclusive Web Lock named
 //! `agent-compaction:<database>:<sessionId>`.
 //!
-//! The store's own writes hold it only around their read, revision check
+//! The store's own writes need it only around their read, revision check
 //! and write transaction, never across an await of app code.
 //! `withSessionLock` holds it around an app's callback (a whole
 //! load → compact → save), and while it does, this store's own calls on
@@ -9,6 +9,12 @@
 //! re-entrant, so a save inside the callback would otherwise wait for the
 //! callback that waits for it. Where `navigator.locks` is missing (Node,
 //! insecure contexts) the lock is a queue in this realm (the shim).
+//!
+//! The shim keeps a lock it was granted for a short while after each call
+//! (a lease, see `withLock` in `message_shim.js`): the next call on the same
+//! session — a turn's next message — runs under it without another request
+//! to the browser's lock manager. A context that finds the lock taken tells
+//! the holder, which then lets it go as soon as its current call ends.
 
 use super::{string_arg, Inner, Task};
 use js_sys::{Function, Promise};
@@ -22,6 +28,14 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 extern "C" {
     #[wasm_bindgen(js_name = withLock)]
     fn with_lock(name: &str, callback: &JsValue) -> Promise;
+    #[wasm_bindgen(js_name = releaseLocks)]
+    fn release_locks(prefix: &str);
+}
+
+/// Lets go of the session locks this realm keeps for database `name`
+/// (once their current calls end): the store is closing.
+pub fn release(name: &str) {
+    release_locks(&format!("agent-compaction:{name}:"));
 }
 
 /// Runs `body` holding session `id`'s lock (at once when this store

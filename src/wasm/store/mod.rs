@@ -156,8 +156,10 @@ export class SessionStore {
    * by every tab and worker of the origin (a queue in this realm where
    * `navigator.locks` is missing), and resolves with what it resolves with.
    * Use it around a whole load → compact → save so that two tabs never
-   * compact the same session at once; each store call holds the lock only
-   * around its own transaction.
+   * compact the same session at once; each store call needs the lock only
+   * around its own transaction (the page keeps it up to 100 ms longer for
+   * its next call on the session, and lets it go as soon as another tab or
+   * worker asks for it).
    *
    * While the callback runs, this store's own calls on `sessionId` (save,
    * fork, rename, delete, importJsonl, withSessionLock) run without
@@ -355,6 +357,7 @@ impl SessionStore {
         }
         let channel = self.inner.channel.borrow_mut().take();
         drop(channel);
+        locks::release(&self.inner.name);
         self.inner.listeners.clear();
         self.inner.known.borrow_mut().clear();
         self.inner.outdated.borrow_mut().clear();

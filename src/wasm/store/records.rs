@@ -5,7 +5,7 @@ use js_sys::{Array, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{IdbKeyRange, IdbRequest};
+use web_sys::{IdbDatabase, IdbKeyRange, IdbObjectStore, IdbRequest, IdbTransaction};
 
 #[wasm_bindgen(module = "/src/wasm/message_shim.js")]
 extern "C" {
@@ -27,6 +27,16 @@ extern "C" {
     fn request_promise(request: &IdbRequest) -> js_sys::Promise;
     #[wasm_bindgen(js_name = publicMeta)]
     pub fn public_meta(record: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = storeTransaction, catch)]
+    fn store_transaction(db: &IdbDatabase, write: bool) -> Result<IdbTransaction, JsValue>;
+    #[wasm_bindgen(js_name = commitTransaction)]
+    fn commit_transaction(tx: &IdbTransaction) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = readRecords)]
+    fn read_records_js(store: &IdbObjectStore, range: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = sameKey)]
+    pub fn same_key(a: &JsValue, b: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = nextMeta)]
+    pub fn next_meta(stored: &JsValue, fields: &JsValue) -> JsValue;
 }
 
 /// The key of a message record: `[sessionId, ...position]`.
@@ -77,6 +87,66 @@ pub fn range_before(session: &str, to: &JsValue) -> Result<IdbKeyRange, JsValue>
 pub async fn request(r: Result<IdbRequest, JsValue>) -> Result<JsValue, JsValue> {
     let r = r?;
     JsFuture::from(request_promise(&r)).await
+}
+
+/// A request's outcome, listened for from now on: await it later.
+pub fn pending(r: Result<IdbRequest, JsValue>) -> Result<JsFuture, JsValue> {
+    Ok(JsFuture::from(request_promise(&r?)))
+}
+
+/// The records of `range` in `store`: `[values, keys]` (one request where
+/// the browser has `getAllRecords`).
+pub fn read_records(store: &IdbObjectStore, range: &JsValue) -> JsFuture {
+    JsFuture::from(read_records_js(store, range))
+}
+
+/// A transaction over both object stores, aborted when dropped before
+/// [`Tx::commit`] or [`Tx::done`]: an error return undoes whatever it queued.
+pub struct Tx(Option<IdbTransaction>);
+
+impl Tx {
+    pub fn open(
+        db: &indexed_db_futures::database::Database,
+        write: bool,
+        action: &str,
+    ) -> Result<Tx, JsValue> {
+        use indexed_db_futures::internals::SystemRepr;
+        store_transaction(db.as_sys(), write)
+            .map(|tx| Tx(Some(tx)))
+            .map_err(|e| storage_error(action, &e))
+    }
+
+    pub fn store(&self, name: &str, action: &str) -> Result<IdbObjectStore, JsValue> {
+        match &self.0 {
+            Some(tx) => tx.object_store(name).map_err(|e| storage_error(action, &e)),
+            None => Err(storage_error_text(action, "", "the transaction is over")),
+        }
+    }
+
+    /// Commits now. When the browser aborts it instead (the quota exceeded
+    /// at commit, say), the error is the transaction's own, which says why.
+    pub async fn commit(mut self, action: &str) -> Result<(), JsValue> {
+        let Some(tx) = self.0.take() else {
+            return Ok(());
+        };
+        JsFuture::from(commit_transaction(&tx))
+            .await
+            .map(|_| ())
+            .map_err(|e| storage_error(action, &e))
+    }
+
+    /// A read-only transaction whose results are in: left to finish.
+    pub fn done(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        if let Some(tx) = self.0.take() {
+            let _ = tx.abort();
+        }
+    }
 }
 
 pub fn get(o: &JsValue, key: &str) -> JsValue {

@@ -5,11 +5,11 @@ use super::changes::{announce, Change};
 use super::load::{last_summary, read};
 use super::locks::exclusive;
 use super::records::{
-    adopt_equal, apply_keys, check_storable, commit, conflict_error, diff_known, first_user_text,
-    get, message_key, position_of, public_meta, range_before, session_record, set, storage_error,
+    adopt_equal, apply_keys, check_storable, conflict_error, diff_known, first_user_text, get,
+    message_key, next_meta, pending, position_of, public_meta, range_before, storage_error, Tx,
 };
 use super::schema::{MESSAGES, SESSIONS};
-use super::{idb_error, options_arg, string_arg, Inner, Known};
+use super::{options_arg, string_arg, Inner, Known};
 use crate::core::context_tokens::estimate_from_end;
 use crate::core::error::InputError;
 use crate::core::estimate::MessageFacts;
@@ -18,12 +18,10 @@ use crate::core::save_plan::{
     check_removals, inserted_positions, is_failed_attempt, last_summary_after, preview, Edit,
     LastSummary,
 };
+use crate::wasm::js_values::object;
 use crate::wasm::message_access::{messages_array, role_at, JsArray};
 use crate::wasm::message_facts::gather;
-use indexed_db_futures::internals::SystemRepr;
-use indexed_db_futures::prelude::*;
-use indexed_db_futures::transaction::TransactionMode;
-use js_sys::{Array, Object, Uint32Array};
+use js_sys::{Array, Uint32Array};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -148,48 +146,46 @@ async fn save_locked(
         LastSummary::Removed => last_summary(&new),
     };
     let context_tokens = context_tokens(&array, last)?;
-    let preview_text = preview_of(&new, 100);
+    // The session record's new fields (what it keeps comes from the stored one).
+    let fields = object(&[
+        ("lastModified", js_sys::Date::now().into()),
+        ("messageCount", (new.length() as f64).into()),
+        ("contextTokens", context_tokens.into()),
+        ("preview", preview_of(&new, 100).as_str().into()),
+        ("revision", (base.revision + 1.0).into()),
+        (
+            "contextKey",
+            match last {
+                Some(j) => keys.get(j as u32),
+                None => JsValue::NULL,
+            },
+        ),
+    ]);
 
-    // One transaction: check the revision, delete, put, update the meta.
+    // One transaction. The session record is read first and the writes are
+    // queued behind it at once (a transaction runs its requests in order),
+    // so they run while the record comes back; then its revision is checked:
+    // a stale one aborts the transaction, which undoes every queued write
+    // (dropping `tx` aborts it), so nothing is written.
     let db = inner.db(ACTION)?;
-    let tx = db
-        .transaction([SESSIONS, MESSAGES])
-        .with_mode(TransactionMode::Readwrite)
-        .build()
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let sessions = tx
-        .object_store(SESSIONS)
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let records = tx
-        .object_store(MESSAGES)
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let stored = match session_record(sessions.as_sys(), ACTION, &id).await {
-        Ok(record) => record,
-        Err(e) => {
-            inner.forget(&id);
-            return Err(e);
-        }
-    };
-    let revision = get(&stored, "revision").as_f64().unwrap_or(0.0);
-    if revision != base.revision {
-        // Dropping the transaction aborts it: nothing written.
-        inner.forget(&id);
-        return Err(conflict(&id, revision, base.revision));
-    }
-    let store = records.as_sys();
+    let tx = Tx::open(&db, true, ACTION)?;
+    let sessions = tx.store(SESSIONS, ACTION)?;
+    let records = tx.store(MESSAGES, ACTION)?;
+    let stored =
+        pending(sessions.get(&id.as_str().into())).map_err(|e| storage_error(ACTION, &e))?;
     if base.offset > 0 && base.keys.length() > 0 {
         let prefix = range_before(&id, &base.keys.get(0))?;
-        store
+        records
             .delete(&prefix)
             .map_err(|e| storage_error(ACTION, &e))?;
     }
     for &k in &removed {
-        store
+        records
             .delete(&base.keys.get(k))
             .map_err(|e| storage_error(ACTION, &e))?;
     }
     for (n, &j) in inserted.iter().enumerate() {
-        if let Err(e) = store.put_with_key(&new.get(j), &added.get(n as u32)) {
+        if let Err(e) = records.put_with_key(&new.get(j), &added.get(n as u32)) {
             if get(&e, "name").as_string().as_deref() == Some("DataCloneError") {
                 return Err(js_sys::TypeError::new(&format!(
                     "messages[{j}] cannot be stored: {}",
@@ -200,31 +196,24 @@ async fn save_locked(
             return Err(storage_error(ACTION, &e));
         }
     }
-    let meta: JsValue = Object::assign(&Object::new(), stored.unchecked_ref()).into();
-    let now = js_sys::Date::now();
-    set(
-        &meta,
-        "lastModified",
-        &now.max(get(&stored, "lastModified").as_f64().unwrap_or(0.0))
-            .into(),
-    );
-    set(&meta, "messageCount", &(new.length() as f64).into());
-    set(&meta, "contextTokens", &context_tokens.into());
-    set(&meta, "preview", &preview_text.as_str().into());
-    set(&meta, "revision", &(revision + 1.0).into());
-    set(
-        &meta,
-        "contextKey",
-        &match last {
-            Some(j) => keys.get(j as u32),
-            None => JsValue::NULL,
-        },
-    );
-    sessions
-        .as_sys()
-        .put(&meta)
-        .map_err(|e| storage_error(ACTION, &e))?;
-    commit(tx, ACTION).await?;
+    let stored = match stored.await {
+        Ok(record) if !record.is_undefined() => record,
+        outcome => {
+            inner.forget(&id);
+            return Err(match outcome {
+                Err(e) => storage_error(ACTION, &e),
+                Ok(_) => super::no_session(ACTION, &id),
+            });
+        }
+    };
+    let revision = get(&stored, "revision").as_f64().unwrap_or(0.0);
+    if revision != base.revision {
+        inner.forget(&id);
+        return Err(conflict(&id, revision, base.revision));
+    }
+    let meta = next_meta(&stored, &fields);
+    sessions.put(&meta).map_err(|e| storage_error(ACTION, &e))?;
+    tx.commit(ACTION).await?;
 
     inner
         .records_put
@@ -314,7 +303,8 @@ fn drop_error(reason: &str) -> JsValue {
 
 /// The LLM context's estimated tokens: the last fresh usage plus estimates
 /// after it, walking back from the end (stale usage ignored, as the
-/// compactor does). Reads only the messages after the last usage.
+/// compactor does). Reads the messages after the last usage, in chunks of
+/// 4, 8, 16, then 32 from the end (a turn's save finds it among the last few).
 pub fn context_tokens(array: &JsArray, last: Option<usize>) -> Result<f64, InputError> {
     let n = array.len() as usize;
     let start = last.unwrap_or(0);
@@ -326,9 +316,11 @@ pub fn context_tokens(array: &JsArray, last: Option<usize>) -> Result<f64, Input
     };
     let mut chunk: Vec<MessageFacts> = Vec::new();
     let mut chunk_start = n;
+    let mut size = 4;
     let facts = (start..n).rev().map(|i| {
         if i < chunk_start {
-            let from = i.saturating_sub(31).max(start);
+            let from = (i + 1).saturating_sub(size).max(start);
+            size = (size * 2).min(32);
             chunk = gather(array, from as u32, i as u32 + 1)?
                 .iter()
                 .map(MessageFacts::from_raw)
