@@ -175,16 +175,20 @@ export function autoCompaction(contextWindow) {
   };
 }
 
-/** The local model's own window (its /config endpoint), or null. */
-async function localModelWindow() {
+/** The local model's config (its /config endpoint), or null when it is not there. */
+async function localModelConfig() {
   try {
     const res = await fetch(new URL("config", `${LOCAL_BASE_URL}/`), { cache: "no-store" });
-    if (!res.ok) return null;
-    const config = await res.json();
-    return Number.isInteger(config?.contextWindow) && config.contextWindow > 0 ? config.contextWindow : null;
+    return res.ok ? await res.json() : null;
   } catch {
     return null;
   }
+}
+
+/** The local model's own window, or null. */
+async function localModelWindow() {
+  const config = await localModelConfig();
+  return Number.isInteger(config?.contextWindow) && config.contextWindow > 0 ? config.contextWindow : null;
 }
 
 /** The endpoint in force: saved settings with the blanks filled in. */
@@ -192,10 +196,11 @@ async function resolveEndpoint(saved) {
   const local = !saved.baseUrl;
   const baseUrl = local ? LOCAL_BASE_URL : saved.baseUrl.replace(/\/+$/, "");
   const modelId = saved.model || LOCAL_MODEL_ID;
+  const localConfig = local ? await localModelConfig() : null;
   let contextWindow = saved.contextWindow;
   let windowSource = "set";
-  if (!contextWindow && local) {
-    contextWindow = await localModelWindow();
+  if (!contextWindow && Number.isInteger(localConfig?.contextWindow) && localConfig.contextWindow > 0) {
+    contextWindow = localConfig.contextWindow;
     windowSource = "local model";
   }
   if (!contextWindow) {
@@ -222,6 +227,9 @@ async function resolveEndpoint(saved) {
     contextWindow,
     windowSource,
     ...compaction,
+    // The demo's tools answer instantly; pace them like the local model
+    // streams (none when it is set to no delay, as in the tests).
+    toolDelayMs: local && Number.isInteger(localConfig?.delayMs) ? Math.min(400, 2 * localConfig.delayMs) : 200,
     warning,
   };
 }
@@ -543,7 +551,7 @@ async function openSession(id) {
     onEvent: (event) => onCompactorEvent(s, event),
   });
   s.agent = new Agent({
-    initialState: { systemPrompt: SYSTEM_PROMPT, model, tools: demoAgentTools(), messages },
+    initialState: { systemPrompt: SYSTEM_PROMPT, model, tools: demoAgentTools({ delayMs: endpoint.toolDelayMs }), messages },
     getApiKey: () => endpoint.apiKey,
   });
   s.unsubscribe = s.agent.subscribe((event) => onAgentEvent(s, event));
@@ -599,7 +607,18 @@ function afterIdle(s) {
     if (s.retryPending && !s.agent.state.isStreaming) s.retryPending = false;
     update(s);
     refreshSessionsSoon();
+    reopenIfChangedElsewhere(s);
   }, 150);
+}
+
+/** Loads the session again when another tab saved it (its saves from here would be refused). */
+function reopenIfChangedElsewhere(s) {
+  if (!s.changedElsewhere || s.closed || current !== s || isBusy(s)) return;
+  current = null;
+  s.closed = true;
+  s.unsubscribe();
+  s.detach();
+  switchSession(s.id).then(() => notice("info", "This session was changed in another tab; it has been reloaded."));
 }
 
 function onCompactorEvent(s, event) {
@@ -629,7 +648,10 @@ function onCompactorEvent(s, event) {
       break;
     }
     case "save_error":
-      showError("Saving the session failed", event.error);
+      if (event.error instanceof ConflictError) {
+        s.changedElsewhere = true;
+        notice("error", "This session was changed in another tab: it will be reloaded when the agent is idle.");
+      } else showError("Saving the session failed", event.error);
       break;
     case "hook_error":
       showError(`The ${event.hook} hook failed`, event.error);
@@ -823,7 +845,10 @@ function renderLists(s) {
   const streaming = s.agent.state.streamingMessage;
   if (streaming && streaming.role === "assistant") rows.push(messageRow(streaming, messages, { streaming: true }));
   for (const q of s.queued) rows.push(messageRow(q, messages, { queued: true }));
-  if (s.agent.state.isStreaming && !streaming && !isCompacting(s)) rows.push(h("li", "working", "The agent is working…"));
+  if (s.agent.state.isStreaming && !streaming && !isCompacting(s)) {
+    const tools = s.agent.state.pendingToolCalls?.size ?? 0;
+    rows.push(h("li", "working", tools > 0 ? `Running ${plural(tools, "tool call")}…` : "The agent is working…"));
+  }
 
   const same = rows.length === list.children.length && rows.every((r, i) => list.children[i] === r);
   if (!same) list.replaceChildren(...rows);
@@ -956,37 +981,48 @@ function renderModelView(s) {
   const tokens = s.compactor.contextTokens(messages);
   ui.modelCount.textContent = `${llm.length} messages · ~${fmt(tokens)} tokens`;
   ui.modelCount.dataset.messages = String(llm.length);
-  ui.modelList.replaceChildren(
-    ...llm.map((m) => {
-      const li = h("li", `llm ${m.role}`);
-      li.dataset.role = m.role;
-      const text = m.role === "assistant" ? m.content.filter((b) => b.type === "text").map((b) => b.text).join("\n") : textOf(m.content);
-      if (m.role === "user" && text.startsWith(SUMMARY_PREAMBLE)) {
-        li.classList.add("summary");
-        li.dataset.summary = "true";
-      }
-      const head = h("div", "who", m.role === "toolResult" ? `toolResult · ${m.toolName}` : m.role);
-      li.append(head);
-      if (text) {
-        const full = li.classList.contains("summary") || text.length <= MODEL_PREVIEW_CHARS;
-        const body = h("pre", "llm-text", full ? text : `${text.slice(0, MODEL_PREVIEW_CHARS)}…`);
-        li.append(body);
-        if (!full) {
-          const more = h("button", "more", `show all ${fmt(text.length)} characters`);
-          more.type = "button";
-          more.addEventListener("click", () => {
-            body.textContent = text;
-            more.remove();
-          });
-          li.append(more);
-        }
-      }
-      if (m.role === "assistant") {
-        for (const b of m.content) if (b.type === "toolCall") li.append(h("code", "tool-call", `${b.name}(${JSON.stringify(b.arguments)})`));
-      }
-      return li;
-    }),
-  );
+  const rows = llm.map((m) => {
+    let row = modelRowCache.get(m);
+    if (!row) {
+      row = modelRow(m);
+      modelRowCache.set(m, row);
+    }
+    return row;
+  });
+  const list = ui.modelList;
+  if (rows.length !== list.children.length || rows.some((r, i) => list.children[i] !== r)) list.replaceChildren(...rows);
+}
+
+const modelRowCache = new WeakMap(); // LLM message object → its row (convertToLlm keeps the objects)
+
+function modelRow(m) {
+  const li = h("li", `llm ${m.role}`);
+  li.dataset.role = m.role;
+  const text = m.role === "assistant" ? m.content.filter((b) => b.type === "text").map((b) => b.text).join("\n") : textOf(m.content);
+  if (m.role === "user" && text.startsWith(SUMMARY_PREAMBLE)) {
+    li.classList.add("summary");
+    li.dataset.summary = "true";
+  }
+  const head = h("div", "who", m.role === "toolResult" ? `toolResult · ${m.toolName}` : m.role);
+  li.append(head);
+  if (text) {
+    const full = li.classList.contains("summary") || text.length <= MODEL_PREVIEW_CHARS;
+    const body = h("pre", "llm-text", full ? text : `${text.slice(0, MODEL_PREVIEW_CHARS)}…`);
+    li.append(body);
+    if (!full) {
+      const more = h("button", "more", `show all ${fmt(text.length)} characters`);
+      more.type = "button";
+      more.addEventListener("click", () => {
+        body.textContent = text;
+        more.remove();
+      });
+      li.append(more);
+    }
+  }
+  if (m.role === "assistant") {
+    for (const b of m.content) if (b.type === "toolCall") li.append(h("code", "tool-call", `${b.name}(${JSON.stringify(b.arguments)})`));
+  }
+  return li;
 }
 
 function toggleModelView() {
@@ -1163,13 +1199,10 @@ async function main() {
     if (!s || event.sessionId !== s.id) return;
     if (event.type === "deleted") {
       closeSession().then(refreshSessions).then(() => (sessions[0] ? switchSession(sessions[0].id) : createSession()));
-    } else if (event.type === "saved" && !isBusy(s)) {
-      // another tab changed this session: show its version
-      current = null;
-      s.closed = true;
-      s.unsubscribe();
-      s.detach();
-      switchSession(s.id);
+    } else if (event.type === "saved") {
+      // another tab changed this session: show its version (once this tab is idle)
+      s.changedElsewhere = true;
+      reopenIfChangedElsewhere(s);
     }
   });
   await refreshSessions();

@@ -311,3 +311,28 @@ test("pi session files: import shows the whole session with its dividers, the mo
   assert.equal(lines.filter((e) => e.type === "compaction").length, 2);
   assert.equal(lines.filter((e) => e.type === "message").length, 990);
 });
+
+test("two tabs on one session: what one tab adds shows up in the other", async () => {
+  const page = await openDemo();
+  const other = await context.newPage();
+  other.on("pageerror", (err) => problems.push(`pageerror (second tab): ${err.message}`));
+  other.on("console", (msg) => {
+    if (msg.type() === "error") problems.push(`console.error (second tab): ${msg.text()}`);
+  });
+  await other.goto(server.url);
+  await other.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  assert.equal(await other.evaluate(() => window.demo.session.id), await currentId(page), "both opened the same session");
+
+  await send(page, "read src/shared.rs");
+  await other.waitForFunction(() => document.querySelector("#conversation > li.user")?.textContent.includes("read src/shared.rs"), null, { timeout: 15_000 });
+  await other.waitForFunction(() => document.querySelectorAll("#conversation > li").length === window.demo.session.messages.length && window.demo.session.messages.at(-1)?.stopReason === "stop");
+  assert.equal(await other.locator("#conversation > li").count(), await page.locator("#conversation > li").count());
+  assert.match(await other.locator("#notices").textContent(), /changed in another tab/);
+
+  // The second tab continues the session without a conflict.
+  await send(other, "now run the tests");
+  await page.waitForFunction(() => document.querySelector("#conversation")?.textContent.includes("now run the tests"), null, { timeout: 15_000 });
+  assert.equal(await other.locator("#notices .notice.error").count(), 0);
+  const stored = await page.evaluate(async () => (await window.demo.store.load(window.demo.session.id)).filter((m) => m.role === "user").length);
+  assert.equal(stored, 2);
+});
