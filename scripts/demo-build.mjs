@@ -1,7 +1,8 @@
-// Builds the demo (www/) for the browser with Vite: pi-agent-core, pi-ai
-// (the OpenAI-compatible provider it loads on demand) and the package from
-// pkg/ (through node_modules/agent-compaction → ../pkg, which
-// `node scripts/build.mjs` links) into www/dist/, served by scripts/serve.mjs.
+// Builds the demo (www/) for the browser with Vite: pi-agent-core, pi-ai's
+// OpenAI Chat Completions provider (through www/pi-ai-browser.js) and the
+// package from pkg/ (through node_modules/agent-compaction → ../pkg, which
+// `node scripts/build.mjs` links, wasm emitted as an asset) into www/dist/,
+// served by scripts/serve.mjs.
 //
 //   node scripts/demo-build.mjs          → www/dist/
 //   buildDemo({ outDir })                → any directory (the tests build their own copy)
@@ -9,11 +10,10 @@
 // Offline: everything comes from node_modules. The output is written beside
 // the target and swapped in whole, so a server reading www/dist/ while a
 // build runs never sees half a demo.
-import { existsSync, mkdtempSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { realpathSync } from "node:fs";
 
 const root = resolve(fileURLToPath(new URL("..", import.meta.url)));
 export const DEMO_SOURCE = join(root, "www");
@@ -68,6 +68,9 @@ export async function buildDemo({ outDir = DEMO_DIST, logLevel = "warn" } = {}) 
         alias: [{ find: /^@mariozechner\/pi-ai$/, replacement: join(DEMO_SOURCE, "pi-ai-browser.js") }],
       },
     });
+  } catch (err) {
+    rmSync(next, { recursive: true, force: true });
+    throw err;
   } finally {
     rmSync(cacheDir, { recursive: true, force: true });
   }
