@@ -28,6 +28,12 @@ pub enum SessionFileError {
     NotAMessage { line: usize, got: String },
     #[error("line {line}: the message entry's message.role must be a string, got {got}")]
     BadRole { line: usize, got: String },
+    #[error("line {line}: the message entry's message is a {role} whose {problem}")]
+    BadSummaryMessage {
+        line: usize,
+        role: &'static str,
+        problem: String,
+    },
     #[error("line {line}: the {entry_type} entry's summary must be a string, got {got}")]
     BadSummary {
         line: usize,

@@ -16,7 +16,7 @@ use super::error::SessionFileError;
 use super::fields;
 use super::js_semantics::{describe, quote_for_error, trim_units, truthy};
 use super::summary_text::{branch_from_stored, compaction_from_stored};
-use crate::core::iso_time::date_value;
+use crate::core::iso_time::{date_value, is_exact_time};
 use crate::core::js_string::JsStr;
 use crate::core::json::{Json, JsonObject};
 
@@ -218,12 +218,56 @@ fn message_of(entry: &Entry) -> Result<&JsonObject, SessionFileError> {
         });
     };
     match object.get("role") {
-        Some(Json::String(_)) => Ok(object),
+        Some(Json::String(role)) => {
+            check_summary_message(entry.line, object, role)?;
+            Ok(object)
+        }
         role => Err(SessionFileError::BadRole {
             line: entry.line,
             got: describe(role),
         }),
     }
+}
+
+/// A summary carried by a `message` entry (pi writes summaries as entries of
+/// their own, but passes any message through) must be one this library can
+/// use and write back: a string summary and, for a compaction summary, a
+/// timestamp an ISO date carries. Otherwise it is refused, as an odd role
+/// is, rather than imported into an array that `convertToLlm` and
+/// `transformContext` reject or that [`super::export_session`] cannot write.
+fn check_summary_message(
+    line: usize,
+    message: &JsonObject,
+    role: &JsStr,
+) -> Result<(), SessionFileError> {
+    let role = if role.eq_str("compactionSummary") {
+        "compactionSummary"
+    } else if role.eq_str("branchSummary") {
+        "branchSummary"
+    } else {
+        return Ok(());
+    };
+    let summary = message.get("summary");
+    if !matches!(summary, Some(Json::String(_))) {
+        return Err(SessionFileError::BadSummaryMessage {
+            line,
+            role,
+            problem: format!("summary is {}, not a string", describe(summary)),
+        });
+    }
+    let timestamp = message.get("timestamp");
+    if role == "compactionSummary" && !timestamp.and_then(Json::as_f64).is_some_and(is_exact_time) {
+        return Err(SessionFileError::BadSummaryMessage {
+            line,
+            role,
+            problem: format!(
+                "timestamp is {}, not a whole number of milliseconds that a Date can hold \
+                 (pi stores a compaction's time as an ISO date)",
+                timestamp.map_or("undefined".to_owned(), quote_for_error)
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// The message an entry of the path contributes, as pi's `appendMessage`

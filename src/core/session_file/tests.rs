@@ -494,6 +494,53 @@ fn errors_name_the_line_and_the_problem() {
     assert_eq!(texts(&messages(&text)), ["B"]);
 }
 
+/// Found by the `session_import` fuzz target: a `message` entry carrying a
+/// branch summary without a summary imported, and the array then could not
+/// be exported (nor converted for the model). Summaries in message entries
+/// must be usable; the ones that are import and export back.
+#[test]
+fn summaries_in_message_entries_must_be_usable() {
+    let entry = |message: &str| {
+        format!(
+            r#"{{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{message}}}"#
+        )
+    };
+    let err = |message: &str| {
+        import_session(&file(&[HEADER_V3, &entry(message)]))
+            .unwrap_err()
+            .to_string()
+    };
+    // The fuzzer's input, minimized: a version-1 file.
+    let found = "{\"type\":\"session\",\"id\":\"\",\"\":true}\n{\"type\":\"message\",\"end\":\"7.\",\"message\":{\"role\":\"branchSummary\",\"tta\":896}}\n{";
+    assert_eq!(
+        import_session(found).unwrap_err().to_string(),
+        "line 2: the message entry's message is a branchSummary whose summary is undefined, not a string"
+    );
+    assert_eq!(
+        err(r#"{"role":"compactionSummary","summary":null,"timestamp":1}"#),
+        "line 2: the message entry's message is a compactionSummary whose summary is null, not a string"
+    );
+    assert_eq!(
+        err(r#"{"role":"compactionSummary","summary":"s","timestamp":1.5}"#),
+        "line 2: the message entry's message is a compactionSummary whose timestamp is 1.5, not a whole number of milliseconds that a Date can hold (pi stores a compaction's time as an ISO date)"
+    );
+    assert!(err(r#"{"role":"compactionSummary","summary":"s"}"#).contains("timestamp is undefined"));
+    // Usable ones import, and what imports exports and imports back.
+    for message in [
+        r#"{"role":"branchSummary","summary":"b","timestamp":"now"}"#,
+        r#"{"role":"branchSummary","summary":"","timestamp":1}"#,
+        r#"{"role":"compactionSummary","summary":"s","timestamp":1}"#,
+    ] {
+        let first = messages(&file(&[HEADER_V3, &entry(message)]));
+        assert_eq!(first, vec![json(message)]);
+        let again = messages(&export(&first, None));
+        assert_eq!(
+            again.iter().map(canonical).collect::<Vec<_>>(),
+            vec![canonical(&json(message))]
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Writing files
 // ---------------------------------------------------------------------------
