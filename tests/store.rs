@@ -1494,3 +1494,55 @@ async fn a_change_is_announced_even_when_the_store_closes_right_after() {
     assert_eq!(types, vec!["created".to_string(), "saved".into()]);
     b.close();
 }
+
+#[wasm_bindgen_test]
+async fn a_save_keeps_what_another_store_changed_in_the_session_record() {
+    // A save queues the session record made from the one it saw last; a
+    // rename elsewhere (same revision) must survive it.
+    let a = fresh("store-renamed-elsewhere").await;
+    let b = open("store-renamed-elsewhere").await;
+    create(&a, "s").await;
+    let m0 = message("hello", 1);
+    wait(a.save("s".into(), array(&[&m0]).into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let renamed = wait(b.rename("s".into(), "Renamed".into())).await.unwrap();
+    let meta = wait(a.save(
+        "s".into(),
+        array(&[&m0, &message("more", 2)]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        field(&meta, "title").as_string().as_deref(),
+        Some("Renamed")
+    );
+    assert!(
+        field(&meta, "lastModified").as_f64() >= field(&renamed, "lastModified").as_f64(),
+        "lastModified never goes back"
+    );
+    assert_eq!(field(&meta, "revision").as_f64(), Some(2.0));
+    let list: Array = wait(b.list()).await.unwrap().unchecked_into();
+    assert!(
+        same_value(&list.get(0), &meta),
+        "the record as the save returned it"
+    );
+    // And a save that changes nothing but the messages keeps it too.
+    let meta = wait(a.save(
+        "s".into(),
+        array(&[&m0, &message("more", 2), &message("again", 3)]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap();
+    assert_eq!(
+        field(&meta, "title").as_string().as_deref(),
+        Some("Renamed")
+    );
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(3.0));
+    let list: Array = wait(b.list()).await.unwrap().unchecked_into();
+    assert!(same_value(&list.get(0), &meta));
+    a.close();
+    b.close();
+}

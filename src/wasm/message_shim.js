@@ -883,12 +883,17 @@ export function sameKey(a, b) {
 }
 
 // A save's session record: the stored one with `fields` over it, keeping a
-// later `lastModified` (another clock).
-export function nextMeta(stored, fields) {
+// later `lastModified` (another clock). Null when it is `queued` (the record
+// the save queued already) property for property.
+export function nextMeta(stored, fields, queued) {
   const meta = Object.assign({}, stored, fields);
   const before = stored.lastModified;
   if (typeof before === "number" && before > fields.lastModified) meta.lastModified = before;
-  return meta;
+  if (queued === undefined) return meta;
+  const keys = Object.keys(meta);
+  if (keys.length !== Object.keys(queued).length) return meta;
+  for (const k of keys) if (!Object.hasOwn(queued, k) || !Object.is(meta[k], queued[k])) return meta;
+  return null;
 }
 
 // A session record as the app sees it: the internal fields left out.

@@ -115,6 +115,7 @@ pub async fn load(inner: Rc<Inner>, id: JsValue, context_only: bool) -> Result<J
         keys: stored.keys,
         last_summary: last_summary(&stored.messages),
         offset: stored.offset,
+        record: stored.record,
     };
     inner.remember(&id, known);
     Ok(stored.messages.into())

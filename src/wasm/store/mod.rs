@@ -194,6 +194,8 @@ struct Known {
     last_summary: Option<usize>,
     /// Stored messages before `messages[0]` (after `loadContext`).
     offset: u32,
+    /// The session record as this store last read or wrote it.
+    record: JsValue,
 }
 
 struct Inner {

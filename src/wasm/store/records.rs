@@ -36,7 +36,7 @@ extern "C" {
     #[wasm_bindgen(js_name = sameKey)]
     pub fn same_key(a: &JsValue, b: &JsValue) -> bool;
     #[wasm_bindgen(js_name = nextMeta)]
-    pub fn next_meta(stored: &JsValue, fields: &JsValue) -> JsValue;
+    pub fn next_meta(stored: &JsValue, fields: &JsValue, queued: &JsValue) -> JsValue;
 }
 
 /// The key of a message record: `[sessionId, ...position]`.

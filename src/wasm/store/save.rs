@@ -84,6 +84,7 @@ async fn save_locked(
                 keys: stored.keys,
                 last_summary: last_summary(&stored.messages),
                 offset: 0,
+                record: stored.record,
             }
         }
     };
@@ -166,7 +167,9 @@ async fn save_locked(
     // queued behind it at once (a transaction runs its requests in order),
     // so they run while the record comes back; then its revision is checked:
     // a stale one aborts the transaction, which undoes every queued write
-    // (dropping `tx` aborts it), so nothing is written.
+    // (dropping `tx` aborts it), so nothing is written. The new session
+    // record is queued too, made from the one this store saw last, and put
+    // again when the stored one turns out to differ (a rename elsewhere).
     let db = inner.db(ACTION)?;
     let tx = Tx::open(&db, true, ACTION)?;
     let sessions = tx.store(SESSIONS, ACTION)?;
@@ -196,6 +199,13 @@ async fn save_locked(
             return Err(storage_error(ACTION, &e));
         }
     }
+    let queued = if base.record.is_object() {
+        let meta = next_meta(&base.record, &fields, &JsValue::UNDEFINED);
+        sessions.put(&meta).map_err(|e| storage_error(ACTION, &e))?;
+        meta
+    } else {
+        JsValue::UNDEFINED
+    };
     let stored = match stored.await {
         Ok(record) if !record.is_undefined() => record,
         outcome => {
@@ -211,8 +221,13 @@ async fn save_locked(
         inner.forget(&id);
         return Err(conflict(&id, revision, base.revision));
     }
-    let meta = next_meta(&stored, &fields);
-    sessions.put(&meta).map_err(|e| storage_error(ACTION, &e))?;
+    let meta = match next_meta(&stored, &fields, &queued) {
+        same if same.is_null() => queued,
+        meta => {
+            sessions.put(&meta).map_err(|e| storage_error(ACTION, &e))?;
+            meta
+        }
+    };
     tx.commit(ACTION).await?;
 
     inner
@@ -229,6 +244,7 @@ async fn save_locked(
             keys,
             last_summary: last,
             offset: 0,
+            record: meta.clone(),
         },
     );
     Ok(public_meta(&meta))

@@ -79,6 +79,7 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
             keys: Array::new(),
             last_summary: None,
             offset: 0,
+            record: record.clone(),
         },
     );
     announce(&inner, Change::Created, &id, Some(0.0), None);
