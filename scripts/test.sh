@@ -5,8 +5,11 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n=== %s ===\n' "$*"; }
 
-step "native core (cargo test)"
+step "native core (cargo test, property tests included)"
 cargo test --quiet
+
+step "fuzzing, a short pass (scripts/fuzz.sh: ${FUZZ_SECONDS:-15} s per target)"
+bash scripts/fuzz.sh "${FUZZ_SECONDS:-15}"
 
 step "build pkg/"
 node scripts/build.mjs
