@@ -449,6 +449,9 @@ function renderSessions() {
   renderHeader();
 }
 
+/** Sessions another tab saved while this one had no session open (loading one). */
+const changedWhileOpening = new Set();
+
 let renaming = null; // the id of the session whose title is being edited
 let renameRow = null; // its row, kept across redraws
 let deleting = null; // the id of the session asking for a confirmation
@@ -518,9 +521,13 @@ async function closeSession() {
   s.detach();
 }
 
+let lastOpenedId = null;
+
 async function openSession(id) {
   await closeSession();
-  clearNotices();
+  if (lastOpenedId !== id) clearNotices(); // (a session loaded again keeps them)
+  lastOpenedId = id;
+  changedWhileOpening.delete(id);
   const messages = await store.load(id);
   const model = piModel(endpoint);
   const s = {
@@ -566,6 +573,11 @@ async function openSession(id) {
     },
   });
   current = s;
+  if (changedWhileOpening.delete(id)) {
+    // another tab saved it while it loaded: what was loaded may be older
+    s.changedElsewhere = true;
+    queueMicrotask(() => reopenIfChangedElsewhere(s));
+  }
   if (endpoint.warning) notice("error", endpoint.warning);
   putSetting("lastSessionId", id).catch((err) => console.warn("could not remember the session", err));
   ui.body.dataset.session = id;
@@ -760,14 +772,24 @@ let scrollRequest = null;
 function update(s = current, { scroll } = {}) {
   if (s !== current || !s) return;
   if (scroll) scrollRequest = scroll;
-  renderState(s);
-  if (!renderQueued) {
+  const busy = renderState(s);
+  if (wasBusy && !busy) {
+    // Back to idle: draw everything now, then say so (data-settled), so that
+    // whoever waits for it (the tests) reads the final page.
+    renderQueued = false;
+    renderLists(s);
+    ui.body.dataset.settled = String(++settledCount);
+  } else if (!renderQueued) {
     renderQueued = true;
-    requestAnimationFrame(() => {
+    const draw = () => {
+      if (!renderQueued) return;
       renderQueued = false;
       if (current) renderLists(current);
-    });
+    };
+    requestAnimationFrame(draw);
+    setTimeout(draw, 100); // frames may be throttled (a hidden tab)
   }
+  wasBusy = busy;
 }
 
 function renderHeader() {
@@ -779,7 +801,7 @@ function renderHeader() {
   }
 }
 
-/** Busy flags, input, indicator and the stats bar: cheap, done on every event. */
+/** Busy flags, input, indicator and the stats bar: cheap, done on every event. Returns whether busy. */
 function renderState(s) {
   const compacting = isCompacting(s);
   const streaming = s.agent.state.isStreaming;
@@ -787,8 +809,6 @@ function renderState(s) {
   ui.body.dataset.compacting = String(compacting);
   ui.body.dataset.streaming = String(streaming);
   ui.body.dataset.busy = String(busy);
-  if (wasBusy && !busy) ui.body.dataset.settled = String(++settledCount);
-  wasBusy = busy;
 
   ui.compacting.hidden = !compacting;
   ui.input.disabled = compacting;
@@ -820,6 +840,7 @@ function renderState(s) {
   ui.statLast.textContent = last
     ? `last compaction (${last.reason}): ${fmt(last.before)} → ${fmt(last.after)} tokens${last.by === "summarizer" ? "" : ` (${last.by} summary)`}`
     : "";
+  return busy;
 }
 
 const rowCache = new WeakMap(); // message object → its row (messages are never mutated)
@@ -1196,7 +1217,11 @@ async function main() {
   store.onChange((event) => {
     refreshSessionsSoon();
     const s = current;
-    if (!s || event.sessionId !== s.id) return;
+    if (!s || event.sessionId !== s.id) {
+      // (a session being opened right now is loaded again once it is open)
+      if (event.type === "saved") changedWhileOpening.add(event.sessionId);
+      return;
+    }
     if (event.type === "deleted") {
       closeSession().then(refreshSessions).then(() => (sessions[0] ? switchSession(sessions[0].id) : createSession()));
     } else if (event.type === "saved") {

@@ -327,7 +327,7 @@ test("two tabs on one session: what one tab adds shows up in the other", async (
   await other.waitForFunction(() => document.querySelector("#conversation > li.user")?.textContent.includes("read src/shared.rs"), null, { timeout: 15_000 });
   await other.waitForFunction(() => document.querySelectorAll("#conversation > li").length === window.demo.session.messages.length && window.demo.session.messages.at(-1)?.stopReason === "stop");
   assert.equal(await other.locator("#conversation > li").count(), await page.locator("#conversation > li").count());
-  assert.match(await other.locator("#notices").textContent(), /changed in another tab/);
+  await other.waitForFunction(() => /changed in another tab/.test(document.getElementById("notices").textContent));
 
   // The second tab continues the session without a conflict.
   await send(other, "now run the tests");

@@ -583,17 +583,22 @@ test("8. undo last compaction: the summary goes, the model sees the whole conver
 });
 
 test("9. a message sent while the agent works is queued and delivered after its answer", { timeout: 180_000 }, async () => {
-  const page = await openDemo({ delayMs: 25 });
+  const page = await openDemo({ delayMs: 40 });
   const before = await type(page, PROMPTS[0]);
   await page.waitForFunction(() => document.body.dataset.streaming === "true");
   await type(page, "and then list src/core");
   const queued = page.locator("#conversation > li[data-queued=true]");
-  await queued.waitFor({ timeout: 10_000 }).catch(() => {}); // it may be delivered already on a fast machine
-  if (await queued.count()) {
-    assert.match(await queued.textContent(), /You \(queued\)and then list src\/core/);
-    await shot(page, "9-queued");
-  }
+  // (a turn of the local model at 40 ms per chunk lasts well over a second)
+  await queued.waitFor({ timeout: 10_000 });
+  assert.match(await queued.textContent(), /You \(queued\)and then list src\/core/);
+  assert.equal(await page.evaluate(() => document.body.dataset.streaming), "true", "queued while the agent works");
+  await shot(page, "9-queued");
   await waitSettled(page, before);
+  // (one run: the follow-up is delivered inside it, so it settles once)
+  await page.waitForFunction(() => {
+    const m = window.demo.session.messages;
+    return m.filter((x) => x.role === "user").length === 2 && m.at(-1).role === "assistant" && m.at(-1).stopReason === "stop";
+  }, null, { timeout: SETTLE_TIMEOUT });
   const rows = await conversation(page);
   assert.equal(rows.filter((r) => r.queued).length, 0);
   const users = rows.filter((r) => r.role === "user").map((r) => r.text);
