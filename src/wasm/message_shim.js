@@ -379,7 +379,7 @@ export class SummarizerTimeout extends Error {
 // so the app's fetch is cancelled too).
 export function settleWithin(value, ms, controller) {
   const signal = controller.signal;
-  return new Promise((resolve, reject) => {
+  const settled = new Promise((resolve, reject) => {
     let timer;
     const finish = (settle, v) => {
       clearTimeout(timer);
@@ -395,6 +395,10 @@ export function settleWithin(value, ms, controller) {
       timer = setTimeout(() => controller.abort(new SummarizerTimeout(ms)), ms);
     }
   });
+  // The compactor may await it later (a turn prefix is summarized while the
+  // history is): a failure before then is not an unhandled rejection.
+  settled.catch(() => {});
+  return settled;
 }
 
 // Aborts `controller` when `signal` (the caller's) aborts; returns a

@@ -540,3 +540,33 @@ describe("agentHooks across compactions", () => {
     await check("after removing the last message");
   });
 });
+
+test("a turn-prefix request that fails while the history is being summarized is not an unhandled rejection", async () => {
+  const unhandled = [];
+  const onUnhandled = (e) => unhandled.push(e);
+  process.on("unhandledRejection", onUnhandled);
+  try {
+    const messages = [
+      user("a".repeat(8000)),
+      assistant("b".repeat(8000), 4000),
+      user("c".repeat(8000)),
+      assistant("d".repeat(8000), 8000),
+      assistant("e".repeat(16000), 12000),
+    ];
+    const compactor = new Compactor({
+      contextWindow: 16000,
+      settings: { reserveTokens: 3000, keepRecentTokens: 4000 },
+      fallback: "extractive",
+      summarize: async (req) => {
+        if (req.kind === "history") await new Promise((r) => setTimeout(r, 50));
+        throw new Error(`down (${req.kind})`);
+      },
+    });
+    const out = await compactor.compact(messages);
+    assert.equal(out.summarizedBy, "extractive");
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(unhandled.map((e) => e.message), []);
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+  }
+});
