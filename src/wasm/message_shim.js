@@ -728,9 +728,20 @@ export function adoptEqual(stored, messages) {
   const adopted = stored.slice();
   let i = 0;
   for (let j = 0; j < messages.length && i < stored.length; j++) {
-    if (deepEqual(messages[j], stored[i])) adopted[i++] = messages[j];
+    if (equalOrUnreadable(messages[j], stored[i])) adopted[i++] = messages[j];
   }
   return adopted;
+}
+
+// A message whose reading throws (a hostile getter or Proxy) equals
+// nothing; it is reported as unstorable later. Nothing here may throw: an
+// exception would unwind through the wasm module mid-save.
+function equalOrUnreadable(a, b) {
+  try {
+    return deepEqual(a, b);
+  } catch {
+    return false;
+  }
 }
 
 function deepEqual(a, b) {
@@ -820,15 +831,19 @@ export function applyKeys(keys, inserted, removed, added) {
 export function firstUserText(messages, limit) {
   const n = Math.min(messages.length, limit);
   for (let i = 0; i < n; i++) {
-    const m = messages[i];
-    if (!m || m.role !== "user") continue;
-    if (typeof m.content === "string") return m.content;
-    if (Array.isArray(m.content)) {
-      for (const block of m.content) {
-        if (block && block.type === "text" && typeof block.text === "string") return block.text;
+    try {
+      const m = messages[i];
+      if (!m || m.role !== "user") continue;
+      if (typeof m.content === "string") return m.content;
+      if (Array.isArray(m.content)) {
+        for (const block of m.content) {
+          if (block && block.type === "text" && typeof block.text === "string") return block.text;
+        }
       }
+      return "";
+    } catch {
+      // An unreadable message (a hostile getter) has no preview.
     }
-    return "";
   }
   return undefined;
 }
