@@ -856,9 +856,10 @@ export function requestPromise(request) {
   });
 }
 
-// A transaction over both of the SessionStore's object stores.
-export function storeTransaction(db, write) {
-  return db.transaction(["sessions", "messages"], write ? "readwrite" : "readonly");
+// A transaction over the SessionStore's session records, and its message
+// records too with `both`.
+export function storeTransaction(db, write, both) {
+  return db.transaction(both ? ["sessions", "messages"] : "sessions", write ? "readwrite" : "readonly");
 }
 
 // Commits `tx` (at once, not when its last request is done): resolves when

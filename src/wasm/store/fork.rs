@@ -7,14 +7,11 @@ use super::changes::{announce, Change};
 use super::locks::exclusive;
 use super::new_session::{meta_for, put, Seed};
 use super::records::{check_storable, get, public_meta, request, session_range, session_record};
-use super::records::{commit, storage_error};
+use super::records::{storage_error, Tx};
 use super::schema::{MESSAGES, SESSIONS};
 use super::sessions::fresh_id;
-use super::{idb_error, options_arg, string_arg, Inner};
+use super::{options_arg, string_arg, Inner};
 use crate::wasm::errors::describe;
-use indexed_db_futures::internals::SystemRepr;
-use indexed_db_futures::prelude::*;
-use indexed_db_futures::transaction::TransactionMode;
 use js_sys::Array;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -66,18 +63,10 @@ async fn fork_locked(
     title: Option<String>,
 ) -> Result<JsValue, JsValue> {
     let db = inner.db(ACTION)?;
-    let tx = db
-        .transaction([SESSIONS, MESSAGES])
-        .with_mode(TransactionMode::Readwrite)
-        .build()
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let sessions = tx
-        .object_store(SESSIONS)
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let records = tx
-        .object_store(MESSAGES)
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let source = session_record(sessions.as_sys(), ACTION, id).await?;
+    let tx = Tx::open(&db, true, ACTION)?;
+    let sessions = tx.store(SESSIONS, ACTION)?;
+    let records = tx.store(MESSAGES, ACTION)?;
+    let source = session_record(&sessions, ACTION, id).await?;
     let count = get(&source, "messageCount").as_f64().unwrap_or(0.0);
     if at > count {
         return Err(js_sys::RangeError::new(&format!(
@@ -89,7 +78,7 @@ async fn fork_locked(
         ))
         .into());
     }
-    let existing = request(sessions.as_sys().get(&new_id.into()))
+    let existing = request(sessions.get(&new_id.into()))
         .await
         .map_err(|e| storage_error(ACTION, &e))?;
     if !existing.is_undefined() {
@@ -100,14 +89,10 @@ async fn fork_locked(
     }
     // getAll's count 0 means "all": ask only for a non-empty prefix.
     let messages: Array = if at >= 1.0 {
-        request(
-            records
-                .as_sys()
-                .get_all_with_key_and_limit(&session_range(id)?.into(), at as u32),
-        )
-        .await
-        .map_err(|e| storage_error(ACTION, &e))?
-        .unchecked_into()
+        request(records.get_all_with_key_and_limit(&session_range(id)?.into(), at as u32))
+            .await
+            .map_err(|e| storage_error(ACTION, &e))?
+            .unchecked_into()
     } else {
         Array::new()
     };
@@ -127,15 +112,8 @@ async fn fork_locked(
         model: get(&source, "model").as_string(),
     };
     let meta = meta_for(&seed, &messages)?;
-    put(
-        sessions.as_sys(),
-        records.as_sys(),
-        new_id,
-        &meta,
-        &messages,
-        ACTION,
-    )?;
-    commit(tx, ACTION).await?;
+    put(&sessions, &records, new_id, &meta, &messages, ACTION)?;
+    tx.commit(ACTION).await?;
     Ok(public_meta(&meta))
 }
 

@@ -7,15 +7,12 @@ use super::changes::{announce, Change};
 use super::load::read;
 use super::locks::exclusive;
 use super::new_session::{meta_for, put, Seed};
-use super::records::{commit, get, public_meta, request, set, storage_error};
+use super::records::{get, public_meta, request, set, storage_error, Tx};
 use super::save::preview_of;
 use super::schema::{MESSAGES, SESSIONS};
 use super::sessions::fresh_id;
-use super::{idb_error, options_arg, string_arg, Inner};
+use super::{options_arg, string_arg, Inner};
 use crate::wasm::session_files::{messages_to_pi_session, pi_session_to_messages};
-use indexed_db_futures::internals::SystemRepr;
-use indexed_db_futures::prelude::*;
-use indexed_db_futures::transaction::TransactionMode;
 use js_sys::{Array, Object};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -110,18 +107,10 @@ async fn import_locked(
     action: &str,
 ) -> Result<JsValue, JsValue> {
     let db = inner.db(action)?;
-    let tx = db
-        .transaction([SESSIONS, MESSAGES])
-        .with_mode(TransactionMode::Readwrite)
-        .build()
-        .map_err(|e| idb_error(action, &e))?;
-    let sessions = tx
-        .object_store(SESSIONS)
-        .map_err(|e| idb_error(action, &e))?;
-    let records = tx
-        .object_store(MESSAGES)
-        .map_err(|e| idb_error(action, &e))?;
-    let existing = request(sessions.as_sys().get(&seed.id.as_str().into()))
+    let tx = Tx::open(&db, true, action)?;
+    let sessions = tx.store(SESSIONS, action)?;
+    let records = tx.store(MESSAGES, action)?;
+    let existing = request(sessions.get(&seed.id.as_str().into()))
         .await
         .map_err(|e| storage_error(action, &e))?;
     if !existing.is_undefined() {
@@ -130,15 +119,8 @@ async fn import_locked(
         seed.id = fresh_id();
     }
     let meta = meta_for(&seed, messages)?;
-    put(
-        sessions.as_sys(),
-        records.as_sys(),
-        &seed.id,
-        &meta,
-        messages,
-        action,
-    )?;
-    commit(tx, action).await?;
+    put(&sessions, &records, &seed.id, &meta, messages, action)?;
+    tx.commit(action).await?;
     Ok(public_meta(&meta))
 }
 

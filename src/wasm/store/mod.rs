@@ -1,4 +1,6 @@
-//! `SessionStore`: sessions in IndexedDB (SPEC §4), on `indexed_db_futures`.
+//! `SessionStore`: sessions in IndexedDB (SPEC §4). `indexed_db_futures`
+//! opens the database; transactions are raw (`records::Tx`, through the
+//! shim), so that a transaction's requests can be queued before it awaits.
 //!
 //! Each session is a metadata record and one record per message, keyed in
 //! order (`core::save_plan`). The store keeps, per session it has loaded or
@@ -24,7 +26,7 @@ mod sessions;
 use indexed_db_futures::database::Database;
 use indexed_db_futures::internals::SystemRepr;
 use js_sys::{Array, Promise};
-use records::{get, storage_error_text};
+use records::get;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::future::Future;
@@ -444,17 +446,6 @@ type Task = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
 
 fn spawn(task: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
     future_to_promise(Box::pin(task) as Task)
-}
-
-/// An `indexed_db_futures` error as an `Error` that says what happened.
-fn idb_error(action: &str, e: &indexed_db_futures::error::Error) -> JsValue {
-    match e {
-        indexed_db_futures::error::Error::DomException(d) => {
-            let sys: &web_sys::DomException = d.as_ref().unchecked_ref();
-            storage_error_text(action, &sys.name(), &sys.message())
-        }
-        other => storage_error_text(action, "", &other.to_string()),
-    }
 }
 
 fn no_session(action: &str, id: &str) -> JsValue {

@@ -28,7 +28,11 @@ extern "C" {
     #[wasm_bindgen(js_name = publicMeta)]
     pub fn public_meta(record: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = storeTransaction, catch)]
-    fn store_transaction(db: &IdbDatabase, write: bool) -> Result<IdbTransaction, JsValue>;
+    fn store_transaction(
+        db: &IdbDatabase,
+        write: bool,
+        both: bool,
+    ) -> Result<IdbTransaction, JsValue>;
     #[wasm_bindgen(js_name = commitTransaction)]
     fn commit_transaction(tx: &IdbTransaction) -> js_sys::Promise;
     #[wasm_bindgen(js_name = readRecords)]
@@ -100,18 +104,37 @@ pub fn read_records(store: &IdbObjectStore, range: &JsValue) -> JsFuture {
     JsFuture::from(read_records_js(store, range))
 }
 
-/// A transaction over both object stores, aborted when dropped before
-/// [`Tx::commit`] or [`Tx::done`]: an error return undoes whatever it queued.
+/// A transaction, aborted when dropped before [`Tx::commit`] or
+/// [`Tx::done`]: an error return undoes whatever it queued.
 pub struct Tx(Option<IdbTransaction>);
 
 impl Tx {
+    /// Over both object stores.
     pub fn open(
         db: &indexed_db_futures::database::Database,
         write: bool,
         action: &str,
     ) -> Result<Tx, JsValue> {
+        Tx::over(db, write, true, action)
+    }
+
+    /// Over the session records only.
+    pub fn sessions(
+        db: &indexed_db_futures::database::Database,
+        write: bool,
+        action: &str,
+    ) -> Result<Tx, JsValue> {
+        Tx::over(db, write, false, action)
+    }
+
+    fn over(
+        db: &indexed_db_futures::database::Database,
+        write: bool,
+        both: bool,
+        action: &str,
+    ) -> Result<Tx, JsValue> {
         use indexed_db_futures::internals::SystemRepr;
-        store_transaction(db.as_sys(), write)
+        store_transaction(db.as_sys(), write, both)
             .map(|tx| Tx(Some(tx)))
             .map_err(|e| storage_error(action, &e))
     }
@@ -167,7 +190,7 @@ pub fn storage_error(action: &str, thrown: &JsValue) -> JsValue {
     storage_error_text(action, &name, &message)
 }
 
-/// The same from the text of an `indexed_db_futures` error.
+/// The same from an error's name and message.
 pub fn storage_error_text(action: &str, name: &str, message: &str) -> JsValue {
     let text = if name == "QuotaExceededError" || message.contains("QuotaExceeded") {
         format!(
@@ -200,21 +223,4 @@ pub async fn session_record(
         return Err(super::no_session(action, id));
     }
     Ok(record)
-}
-
-/// Commits `tx`. When the browser aborted it instead (the quota exceeded
-/// at commit, say), the error is the transaction's own, which says why.
-pub async fn commit(
-    tx: indexed_db_futures::transaction::Transaction<'_>,
-    action: &str,
-) -> Result<(), JsValue> {
-    use indexed_db_futures::internals::SystemRepr;
-    let sys: web_sys::IdbTransaction = tx
-        .as_sys()
-        .unchecked_ref::<web_sys::IdbTransaction>()
-        .clone();
-    tx.commit().await.map_err(|e| match sys.error() {
-        Some(reason) => storage_error_text(action, &reason.name(), &reason.message()),
-        None => super::idb_error(action, &e),
-    })
 }

@@ -3,14 +3,11 @@
 use super::changes::{announce, Change};
 use super::locks::exclusive;
 use super::records::{
-    commit, get, public_meta, request, session_range, session_record, set, storage_error,
+    get, public_meta, request, session_range, session_record, set, storage_error, Tx,
 };
 use super::schema::{BY_LAST_MODIFIED, MESSAGES, SESSIONS};
-use super::{idb_error, options_arg, string_arg, Inner, Known};
+use super::{options_arg, string_arg, Inner, Known};
 use crate::core::session_file::uuid_v7;
-use indexed_db_futures::internals::SystemRepr;
-use indexed_db_futures::prelude::*;
-use indexed_db_futures::transaction::TransactionMode;
 use js_sys::{Array, Object};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -52,15 +49,9 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
     set(&record, "contextKey", &JsValue::NULL);
 
     let db = inner.db(ACTION)?;
-    let tx = db
-        .transaction(SESSIONS)
-        .with_mode(TransactionMode::Readwrite)
-        .build()
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let store = tx
-        .object_store(SESSIONS)
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let added = request(store.as_sys().add(&record)).await;
+    let tx = Tx::sessions(&db, true, ACTION)?;
+    let store = tx.store(SESSIONS, ACTION)?;
+    let added = request(store.add(&record)).await;
     if let Err(e) = added {
         if get(&e, "name").as_string().as_deref() == Some("ConstraintError") {
             return Err(js_sys::Error::new(&format!(
@@ -70,7 +61,7 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
         }
         return Err(storage_error(ACTION, &e));
     }
-    commit(tx, ACTION).await?;
+    tx.commit(ACTION).await?;
     inner.remember(
         &id,
         Known {
@@ -89,18 +80,14 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
 pub async fn list(inner: Rc<Inner>) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.list";
     let db = inner.db(ACTION)?;
-    let tx = db
-        .transaction(SESSIONS)
-        .build()
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let store = tx
-        .object_store(SESSIONS)
-        .map_err(|e| idb_error(ACTION, &e))?;
+    let tx = Tx::sessions(&db, false, ACTION)?;
+    let store = tx.store(SESSIONS, ACTION)?;
     // Newest first: the `lastModified` index, read backwards.
-    let all: Array = JsFuture::from(values_descending(store.as_sys(), BY_LAST_MODIFIED))
+    let all: Array = JsFuture::from(values_descending(&store, BY_LAST_MODIFIED))
         .await
         .map_err(|e| storage_error(ACTION, &e))?
         .unchecked_into();
+    tx.done();
     Ok(all
         .iter()
         .map(|r| public_meta(&r))
@@ -126,22 +113,13 @@ pub async fn rename(inner: Rc<Inner>, id: JsValue, title: JsValue) -> Result<JsV
 async fn rename_locked(inner: Rc<Inner>, id: String, title: String) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.rename";
     let db = inner.db(ACTION)?;
-    let tx = db
-        .transaction(SESSIONS)
-        .with_mode(TransactionMode::Readwrite)
-        .build()
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let store = tx
-        .object_store(SESSIONS)
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let record = session_record(store.as_sys(), ACTION, &id).await?;
+    let tx = Tx::sessions(&db, true, ACTION)?;
+    let store = tx.store(SESSIONS, ACTION)?;
+    let record = session_record(&store, ACTION, &id).await?;
     set(&record, "title", &title.as_str().into());
     set(&record, "lastModified", &js_sys::Date::now().into());
-    store
-        .as_sys()
-        .put(&record)
-        .map_err(|e| storage_error(ACTION, &e))?;
-    commit(tx, ACTION).await?;
+    store.put(&record).map_err(|e| storage_error(ACTION, &e))?;
+    tx.commit(ACTION).await?;
     Ok(public_meta(&record))
 }
 
@@ -156,29 +134,19 @@ pub async fn delete(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
 async fn delete_locked(inner: Rc<Inner>, id: String) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.delete";
     let db = inner.db(ACTION)?;
-    let tx = db
-        .transaction([SESSIONS, MESSAGES])
-        .with_mode(TransactionMode::Readwrite)
-        .build()
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let sessions = tx
-        .object_store(SESSIONS)
-        .map_err(|e| idb_error(ACTION, &e))?;
-    let messages = tx
-        .object_store(MESSAGES)
-        .map_err(|e| idb_error(ACTION, &e))?;
+    let tx = Tx::open(&db, true, ACTION)?;
+    let sessions = tx.store(SESSIONS, ACTION)?;
+    let messages = tx.store(MESSAGES, ACTION)?;
     // A missing session is an error, not a silent no-op.
-    session_record(sessions.as_sys(), ACTION, &id).await?;
+    session_record(&sessions, ACTION, &id).await?;
     sessions
-        .as_sys()
         .delete(&id.as_str().into())
         .map_err(|e| storage_error(ACTION, &e))?;
     let range = session_range(&id)?;
     messages
-        .as_sys()
         .delete(&range)
         .map_err(|e| storage_error(ACTION, &e))?;
-    commit(tx, ACTION).await?;
+    tx.commit(ACTION).await?;
     inner.forget(&id);
     Ok(JsValue::UNDEFINED)
 }
