@@ -873,12 +873,19 @@ export function commitTransaction(tx) {
 }
 
 // The records of `range` as [values, keys]: one request where the browser
-// has getAllRecords (Chromium 141+), else getAll and getAllKeys.
+// has getAllRecords (Chromium 141+), else getAll and getAllKeys. Rejects
+// rather than throws (an exception would unwind through the wasm module).
 export function readRecords(store, range) {
-  if (typeof store.getAllRecords !== "function") {
-    return Promise.all([requestPromise(store.getAll(range)), requestPromise(store.getAllKeys(range))]);
+  let request;
+  try {
+    if (typeof store.getAllRecords !== "function") {
+      return Promise.all([requestPromise(store.getAll(range)), requestPromise(store.getAllKeys(range))]);
+    }
+    request = store.getAllRecords({ query: range });
+  } catch (e) {
+    return Promise.reject(e);
   }
-  return requestPromise(store.getAllRecords({ query: range })).then((records) => {
+  return requestPromise(request).then((records) => {
     const n = records.length;
     const values = new Array(n);
     const keys = new Array(n);
@@ -1024,13 +1031,16 @@ let lockChannel;
 function lockNotices() {
   if (lockChannel !== undefined) return lockChannel;
   lockChannel = null;
-  if (typeof BroadcastChannel === "function") {
+  try {
     lockChannel = new BroadcastChannel(LOCK_CHANNEL);
     lockChannel.onmessage = (e) => {
       const lease = typeof e.data?.want === "string" ? leases.get(e.data.want) : undefined;
       if (lease) giveUp(lease);
     };
     if (typeof lockChannel.unref === "function") lockChannel.unref();
+  } catch {
+    // No BroadcastChannel: a lease ends after LINGER_MS whoever waits.
+    lockChannel = null;
   }
   if (typeof document === "object" && typeof document?.addEventListener === "function") {
     const hidden = () => {
