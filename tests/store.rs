@@ -161,30 +161,16 @@ export async function takeLock(name) {
   await navigator.locks.request(name, () => {});
   return performance.now() - t0;
 }
-// Hides IDBObjectStore.prototype.getAllRecords (as in browsers before it)
-// until the returned function is called.
-export function hideGetAllRecords() {
-  const proto = IDBObjectStore.prototype;
-  const had = Object.getOwnPropertyDescriptor(proto, "getAllRecords");
-  delete proto.getAllRecords;
-  return () => { if (had) Object.defineProperty(proto, "getAllRecords", had); };
-}
-export function hasGetAllRecords() {
-  return typeof IDBObjectStore.prototype.getAllRecords === "function";
-}
-// Counts the message-record reads (getAllRecords / getAll) until stopped.
+// Counts the reads of message records (getAll) until stopped.
 export function countReads() {
   const proto = IDBObjectStore.prototype;
-  const names = ["getAllRecords", "getAll"].filter((n) => typeof proto[n] === "function");
-  const saved = names.map((n) => proto[n]);
+  const getAll = proto.getAll;
   const counter = { count: 0 };
-  names.forEach((n, i) => {
-    proto[n] = function (...args) {
-      if (this.name === "messages") counter.count++;
-      return saved[i].apply(this, args);
-    };
-  });
-  counter.stop = () => names.forEach((n, i) => { proto[n] = saved[i]; });
+  proto.getAll = function (...args) {
+    if (this.name === "messages") counter.count++;
+    return getAll.apply(this, args);
+  };
+  counter.stop = () => { proto.getAll = getAll; };
   return counter;
 }
 // Collects the events an onChange listener receives.
@@ -240,10 +226,6 @@ extern "C" {
     fn ask_for(name: &str, ms: u32) -> Promise;
     #[wasm_bindgen(js_name = takeLock)]
     fn take_lock(name: &str) -> Promise;
-    #[wasm_bindgen(js_name = hideGetAllRecords)]
-    fn hide_get_all_records() -> js_sys::Function;
-    #[wasm_bindgen(js_name = hasGetAllRecords)]
-    fn has_get_all_records() -> bool;
     #[wasm_bindgen(js_name = countReads)]
     fn count_reads() -> JsValue;
     fn collector() -> JsValue;
@@ -1321,7 +1303,9 @@ fn reads_of(counter: &JsValue) -> f64 {
 /// of the records, sent with the session record's), after another store
 /// moved it (a compaction there: read again from the new summary), and
 /// from a store that never read the session.
-async fn load_context_follows_compactions_elsewhere(db: &str) {
+#[wasm_bindgen_test]
+async fn load_context_follows_compactions_made_elsewhere() {
+    let db = "store-context-moved";
     let a = fresh(db).await;
     let b = open(db).await;
     create(&a, "s").await;
@@ -1376,9 +1360,8 @@ async fn load_context_follows_compactions_elsewhere(db: &str) {
         &fresh_context,
         &array(&[&s3, &m4, &message("six", 6)])
     ));
-    // One request per read where getAllRecords exists (getAll and getAllKeys
-    // otherwise); the moved context costs one more read.
-    // (a has not heard of b's save yet: notices come in a later task.)
+    // The moved context costs one more read (a has not heard of b's save
+    // yet: notices come in a later task).
     assert_eq!(once, 1.0, "the records read once");
     assert_eq!(
         moved_reads, 2.0,
@@ -1393,20 +1376,6 @@ async fn load_context_follows_compactions_elsewhere(db: &str) {
     a.close();
     b.close();
     c.close();
-}
-
-#[wasm_bindgen_test]
-async fn load_context_follows_compactions_made_elsewhere() {
-    load_context_follows_compactions_elsewhere("store-context-moved").await;
-}
-
-#[wasm_bindgen_test]
-async fn without_get_all_records_loads_read_values_and_keys_apart() {
-    let restore = Restore(hide_get_all_records());
-    assert!(!has_get_all_records());
-    load_context_follows_compactions_elsewhere("store-context-fallback").await;
-    drop(restore);
-    assert!(has_get_all_records());
 }
 
 async fn held(name: &str) -> bool {

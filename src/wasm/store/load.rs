@@ -23,7 +23,7 @@ pub struct Stored {
 }
 
 /// Reads a session: all of it, or from its last summary on, in one
-/// read-only transaction. The records' request goes out with the session
+/// read-only transaction. The records' requests go out with the session
 /// record's when their range is known beforehand: always for all of them,
 /// and for the context when this store knows where it started (checked
 /// against the session record, and read again if it moved since).

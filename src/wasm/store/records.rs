@@ -98,8 +98,7 @@ pub fn pending(r: Result<IdbRequest, JsValue>) -> Result<JsFuture, JsValue> {
     Ok(JsFuture::from(request_promise(&r?)))
 }
 
-/// The records of `range` in `store`: `[values, keys]` (one request where
-/// the browser has `getAllRecords`).
+/// The records of `range` in `store`: `[values, keys]`.
 pub fn read_records(store: &IdbObjectStore, range: &JsValue) -> JsFuture {
     JsFuture::from(read_records_js(store, range))
 }
