@@ -2,6 +2,8 @@
 //! committed seed corpora (`fuzz/seeds/<target>/`) and on every input a
 //! fuzzer found a failure with (`fuzz/regressions/<target>/`), so that
 //! `cargo test` keeps them passing without a nightly compiler.
+// Native only: proptest and the fuzz checks are not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 #[path = "../fuzz/src/checks.rs"]
 mod checks;

@@ -15,6 +15,8 @@
 //! Sessions come from `generator.rs`, the twin of the conformance
 //! generator. Each property prints nothing on success; the number of cases
 //! is in its `ProptestConfig`.
+// Native only: proptest and the fuzz checks are not built for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 mod facts;
 mod generator;
