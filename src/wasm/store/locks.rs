@@ -30,6 +30,10 @@ extern "C" {
     fn with_lock(name: &str, callback: &JsValue) -> Promise;
     #[wasm_bindgen(js_name = releaseLocks)]
     fn release_locks(prefix: &str);
+    #[wasm_bindgen(js_name = takeLease)]
+    fn take_lease(name: &str) -> JsValue;
+    #[wasm_bindgen(js_name = returnLease)]
+    fn return_lease(lease: &JsValue);
 }
 
 /// Lets go of the session locks this realm keeps for database `name`
@@ -45,17 +49,37 @@ pub async fn exclusive(
     id: &str,
     body: impl Future<Output = Result<JsValue, JsValue>> + 'static,
 ) -> Result<JsValue, JsValue> {
-    locked(inner, id, Box::pin(body)).await
+    locked(inner, id, Box::pin(body), true).await
 }
 
 // Not generic: one copy in the `.wasm` for every caller.
-async fn locked(inner: &Rc<Inner>, id: &str, body: Task) -> Result<JsValue, JsValue> {
+/// With `direct`, a lock this page keeps with nothing queued for it is
+/// taken at once, without a promise round. Not for a `withSessionLock`
+/// callback: its `Held` would then let this store's calls made in the same
+/// tick skip the queue they must wait in.
+async fn locked(inner: &Rc<Inner>, id: &str, body: Task, direct: bool) -> Result<JsValue, JsValue> {
     if inner.holds(id) {
         return body.await;
     }
     let name = format!("agent-compaction:{}:{id}", inner.name);
+    if direct {
+        let lease = take_lease(&name);
+        if !lease.is_null() {
+            let _taken = Taken(lease);
+            return body.await;
+        }
+    }
     let callback = Closure::once_into_js(move || future_to_promise(body));
     JsFuture::from(with_lock(&name, &callback)).await
+}
+
+/// A kept lock taken by [`take_lease`], handed back when dropped.
+struct Taken(JsValue);
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        return_lease(&self.0);
+    }
 }
 
 /// `withSessionLock(sessionId, callback)`: the callback's result, with the
@@ -79,7 +103,7 @@ pub async fn with_session_lock(
         let result = callback.call0(&JsValue::UNDEFINED)?;
         JsFuture::from(Promise::resolve(&result)).await
     };
-    exclusive(&inner, &id, body).await
+    locked(&inner, &id, Box::pin(body), false).await
 }
 
 /// Marks a session's lock as held by this store while it lives.
