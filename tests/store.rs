@@ -46,6 +46,20 @@ export function makeV1(name) {
     r.onerror = () => reject(r.error);
   });
 }
+// How many messages each of a session's records holds (a pack: several).
+export function rawSizes(name, id) {
+  return new Promise((resolve, reject) => {
+    const r = indexedDB.open(name);
+    r.onsuccess = () => {
+      const db = r.result;
+      const q = db.transaction("messages").objectStore("messages")
+        .getAll(IDBKeyRange.bound([id], [id, []], true, true));
+      q.onsuccess = () => { db.close(); resolve(q.result.map((v) => (Array.isArray(v) ? v.length : 1))); };
+      q.onerror = () => reject(q.error);
+    };
+    r.onerror = () => reject(r.error);
+  });
+}
 // Keys of a session's message records, read raw.
 export function rawKeys(name, id) {
   return new Promise((resolve, reject) => {
@@ -202,6 +216,8 @@ extern "C" {
     fn make_v1(name: &str) -> Promise;
     #[wasm_bindgen(js_name = rawKeys)]
     fn raw_keys(name: &str, id: &str) -> Promise;
+    #[wasm_bindgen(js_name = rawSizes)]
+    fn raw_sizes(name: &str, id: &str) -> Promise;
     #[wasm_bindgen(js_name = withFunction)]
     fn with_function() -> JsValue;
     #[wasm_bindgen(js_name = schemaOf)]
@@ -324,7 +340,8 @@ async fn large_session_round_trips_and_appends_write_only_new_records() {
         "load returns what was saved"
     );
 
-    // One new turn: three records, whatever the session's length.
+    // One new turn: three records whatever the session's length, and here
+    // (16 + 8 loose messages reached) a pack of the oldest loose ones.
     let before = puts(&store);
     let next = with(
         &messages,
@@ -337,12 +354,12 @@ async fn large_session_round_trips_and_appends_write_only_new_records() {
     wait(store.save("s".into(), next.clone().into(), JsValue::UNDEFINED))
         .await
         .unwrap();
-    assert_eq!(puts(&store) - before, 3.0);
+    assert_eq!(puts(&store) - before, 4.0);
     // Saving the same array again writes nothing.
     wait(store.save("s".into(), next.clone().into(), JsValue::UNDEFINED))
         .await
         .unwrap();
-    assert_eq!(puts(&store) - before, 3.0);
+    assert_eq!(puts(&store) - before, 4.0);
 
     // A second store (another tab) reads the same array.
     let other = open("store-large").await;
@@ -601,9 +618,9 @@ async fn a_version_1_database_with_data_opens_with_its_data() {
     wait(delete_db("store-v1")).await.unwrap();
     wait(make_v1("store-v1")).await.unwrap();
     let store = open("store-v1").await;
-    // Upgraded to version 2: the index is there, the records kept.
+    // Upgraded to version 3: the index is there, the records kept.
     let schema = wait(schema_of("store-v1")).await.unwrap();
-    assert_eq!(field(&schema, "version").as_f64(), Some(2.0));
+    assert_eq!(field(&schema, "version").as_f64(), Some(3.0));
     assert!(deep_equal(
         &field(&schema, "indexes"),
         &parse("[\"byLastModified\"]")
@@ -1518,4 +1535,171 @@ async fn a_save_keeps_what_another_store_changed_in_the_session_record() {
     assert!(same_value(&list.get(0), &meta));
     a.close();
     b.close();
+}
+
+async fn sizes(db: &str, id: &str) -> Vec<u32> {
+    let sizes: Array = wait(raw_sizes(db, id)).await.unwrap().unchecked_into();
+    sizes.iter().map(|v| v.as_f64().unwrap() as u32).collect()
+}
+
+fn slice(a: &Array, from: u32, to: u32) -> Array {
+    a.slice(from, to)
+}
+
+#[wasm_bindgen_test]
+async fn turns_fold_into_packs_and_an_edit_rewrites_only_the_pack_it_touches() {
+    let db = "store-packs";
+    let store = fresh(db).await;
+    create(&store, "s").await;
+    // 80 turns saved one at a time, as attach saves them.
+    let mut messages = Array::new();
+    for t in 0..80u32 {
+        messages = with(
+            &messages,
+            &[
+                &message(&format!("q{t}"), 2 * t + 1),
+                &assistant("stop", 5, 2 * t + 2),
+            ],
+        );
+        let before = puts(&store);
+        wait(store.save("s".into(), messages.clone().into(), JsValue::UNDEFINED))
+            .await
+            .unwrap();
+        // Two new records, and now and then a pack of older ones.
+        assert!(puts(&store) - before <= 4.0, "turn {t}");
+    }
+    // 160 messages: eight packs of 16 merged into one, a pack of 16 since,
+    // the newest 16 loose.
+    let mut expected = vec![128, 16];
+    expected.extend([1; 16]);
+    assert_eq!(sizes(db, "s").await, expected);
+    assert!(deep_equal(
+        &wait(store.load("s".into())).await.unwrap(),
+        &messages
+    ));
+    let other = open(db).await;
+    assert!(deep_equal(
+        &wait(other.load("s".into())).await.unwrap(),
+        &messages
+    ));
+    other.close();
+
+    // A compaction's summary inside the big pack: that pack is put again
+    // under its own key, nothing else is written.
+    let keys_before: Array = wait(raw_keys(db, "s")).await.unwrap().unchecked_into();
+    let s = summary(1000);
+    let compacted = with(&slice(&messages, 0, 40), &[&s]);
+    let compacted = compacted.concat(&slice(&messages, 40, 160));
+    let before = puts(&store);
+    wait(store.save("s".into(), compacted.clone().into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(puts(&store) - before, 1.0);
+    assert!(deep_equal(
+        &wait(raw_keys(db, "s")).await.unwrap(),
+        &keys_before
+    ));
+    let mut expected = vec![129, 16];
+    expected.extend([1; 16]);
+    assert_eq!(sizes(db, "s").await, expected);
+
+    // Another store (a new page) reads the context from inside that pack.
+    let other = open(db).await;
+    let context: Array = wait(other.load_context("s".into()))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert!(deep_equal(&context, &slice(&compacted, 40, 161)));
+    assert!(deep_equal(
+        &wait(other.load("s".into())).await.unwrap(),
+        &compacted
+    ));
+
+    // A fork from inside a pack.
+    let fork = wait(other.fork("s".into(), 45.into(), parse("{\"id\":\"f\"}")))
+        .await
+        .unwrap();
+    assert_eq!(field(&fork, "messageCount").as_f64(), Some(45.0));
+    assert!(deep_equal(
+        &wait(other.load("f".into())).await.unwrap(),
+        &slice(&compacted, 0, 45)
+    ));
+
+    // A failed attempt appended, then dropped: its own record goes.
+    let failed = with(
+        &compacted,
+        &[&message("again", 2000), &assistant("error", 0, 2001)],
+    );
+    wait(store.save("s".into(), failed.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let deleted = field(&store.stats(), "recordsDeleted").as_f64().unwrap();
+    let retried = with(&compacted, &[&message("again", 2000)]);
+    wait(store.save("s".into(), retried.clone().into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(
+        field(&store.stats(), "recordsDeleted").as_f64().unwrap() - deleted,
+        1.0
+    );
+    assert!(deep_equal(
+        &wait(store.load("s".into())).await.unwrap(),
+        &retried
+    ));
+
+    // What loadContext returned, saved with replace: the messages before
+    // the summary go, also the ones that shared its pack.
+    let context: Array = wait(other.load_context("s".into()))
+        .await
+        .unwrap()
+        .unchecked_into();
+    let next = with(&context, &[&message("after", 3000)]);
+    wait(other.save("s".into(), next.clone().into(), parse("{\"replace\":true}")))
+        .await
+        .unwrap();
+    assert!(deep_equal(
+        &wait(other.load("s".into())).await.unwrap(),
+        &next
+    ));
+    let fresh_store = open(db).await;
+    assert!(deep_equal(
+        &wait(fresh_store.load("s".into())).await.unwrap(),
+        &next
+    ));
+    assert!(deep_equal(
+        &wait(fresh_store.load_context("s".into())).await.unwrap(),
+        &next
+    ));
+    // The fork kept its own records.
+    assert!(deep_equal(
+        &wait(fresh_store.load("f".into())).await.unwrap(),
+        &slice(&compacted, 0, 45)
+    ));
+    fresh_store.close();
+    other.close();
+    store.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_message_that_is_an_array_is_refused() {
+    let store = fresh("store-array-message").await;
+    create(&store, "s").await;
+    let e = wait(store.save(
+        "s".into(),
+        parse("[{\"role\":\"user\",\"content\":\"a\",\"timestamp\":1},[1,2]]"),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap_err();
+    assert!(e.is_instance_of::<js_sys::TypeError>());
+    assert!(
+        error_message(&e).contains("messages[1] is an array"),
+        "{}",
+        error_message(&e)
+    );
+    assert!(
+        sizes("store-array-message", "s").await.is_empty(),
+        "nothing written"
+    );
+    store.close();
 }

@@ -19,6 +19,7 @@ pub mod js_string;
 pub mod json;
 pub mod llm_message;
 pub mod overflow;
+pub mod packing;
 pub mod prepare;
 pub mod prompts;
 pub mod role;

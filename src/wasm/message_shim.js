@@ -762,12 +762,14 @@ function deepEqual(a, b) {
 
 // Whether messages[indices] can be stored: null, or [index, path, what].
 // Functions and symbols cannot be cloned; a cycle is refused too (a message
-// must stay JSON-like for export). Getters that throw are reported.
+// must stay JSON-like for export), and so is a message that is an array
+// (a stored array is a pack of messages). Getters that throw are reported.
 export function checkStorable(messages, indices) {
   for (const index of indices) {
     let problem;
     try {
-      problem = check(messages[index], "", []);
+      const message = messages[index];
+      problem = Array.isArray(message) ? ["", "is an array, not a message object"] : check(message, "", []);
     } catch (e) {
       problem = ["", `reading it threw: ${e && e.message ? e.message : String(e)}`];
     }
@@ -888,6 +890,38 @@ export function readRecords(store, range) {
   return Promise.all([requestPromise(values), requestPromise(keys)]);
 }
 
+// Records as read ([values, keys]) to messages: a pack record (an array of
+// messages, see core::packing) gives each of its messages, all under the
+// pack's key; `skip` messages of the first record are left out when it is a
+// pack (where loadContext's summary sits inside one). Returns [messages,
+// each message's record key, the packs as (first index, count) pairs].
+export function flattenRecords(values, keys, skip) {
+  const packs = [];
+  let messages = values;
+  let perMessage = keys;
+  for (let r = 0; r < values.length; r++) {
+    const value = values[r];
+    if (!Array.isArray(value)) {
+      if (messages !== values) {
+        messages.push(value);
+        perMessage.push(keys[r]);
+      }
+      continue;
+    }
+    if (messages === values) {
+      messages = values.slice(0, r);
+      perMessage = keys.slice(0, r);
+    }
+    const from = r === 0 ? Math.min(skip, value.length) : 0;
+    if (value.length > from) packs.push(messages.length, value.length - from);
+    for (let i = from; i < value.length; i++) {
+      messages.push(value[i]);
+      perMessage.push(keys[r]);
+    }
+  }
+  return [messages, perMessage, Uint32Array.from(packs)];
+}
+
 // Whether two record keys (or nulls) are the same.
 export function sameKey(a, b) {
   if (a === null || a === undefined || b === null || b === undefined) {
@@ -916,7 +950,7 @@ export function nextMeta(stored, fields, queued) {
 
 // A session record as the app sees it: the internal fields left out.
 export function publicMeta(record) {
-  const { contextKey, ...meta } = record;
+  const { contextKey, contextSlot, ...meta } = record;
   return meta;
 }
 

@@ -4,6 +4,7 @@
 //! sessions share no record, so deleting either leaves the other whole.
 
 use super::changes::{announce, Change};
+use super::load::flatten;
 use super::locks::exclusive;
 use super::new_session::{meta_for, put, Seed};
 use super::records::{check_storable, get, public_meta, request, session_range, session_record};
@@ -87,12 +88,16 @@ async fn fork_locked(
         ))
         .into());
     }
-    // getAll's count 0 means "all": ask only for a non-empty prefix.
+    // getAll's count 0 means "all": ask only for a non-empty prefix. A
+    // record holds one message or more (a pack): the first `at` records
+    // hold the first `at` messages.
     let messages: Array = if at >= 1.0 {
-        request(records.get_all_with_key_and_limit(&session_range(id)?.into(), at as u32))
-            .await
-            .map_err(|e| storage_error(ACTION, &e))?
-            .unchecked_into()
+        let values =
+            request(records.get_all_with_key_and_limit(&session_range(id)?.into(), at as u32))
+                .await
+                .map_err(|e| storage_error(ACTION, &e))?;
+        let (messages, _, _) = flatten(&Array::of2(&values, &Array::new()), 0);
+        messages.slice(0, at as u32)
     } else {
         Array::new()
     };

@@ -6,6 +6,7 @@ use super::records::{
 };
 use super::schema::{MESSAGES, SESSIONS};
 use super::{string_arg, Inner, Known};
+use crate::core::packing::Pack;
 use crate::core::role::Role;
 use crate::wasm::message_access::{roles, JsArray};
 use js_sys::Array;
@@ -13,13 +14,43 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-/// The stored records of a session as of one read transaction.
+/// The stored messages of a session as of one read transaction.
 pub struct Stored {
     pub record: JsValue,
     pub messages: Array,
+    /// Each message's record key.
     pub keys: Array,
+    /// The pack records among them.
+    pub packs: Vec<Pack>,
+    /// Messages of the first record left out (before `messages[0]`).
+    pub lead: u32,
     /// Stored messages before `messages[0]`.
     pub offset: u32,
+}
+
+#[wasm_bindgen(module = "/src/wasm/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = flattenRecords)]
+    fn flatten_records(values: &JsValue, keys: &JsValue, skip: u32) -> Array;
+}
+
+/// Records as read (`[values, keys]`) to messages, their keys and packs,
+/// leaving out `skip` messages of the first record when it is a pack.
+pub fn flatten(records: &Array, skip: u32) -> (Array, Array, Vec<Pack>) {
+    let parts = flatten_records(&records.get(0), &records.get(1), skip);
+    let pairs = parts
+        .get(2)
+        .unchecked_into::<js_sys::Uint32Array>()
+        .to_vec();
+    let packs = pairs
+        .chunks_exact(2)
+        .map(|p| (p[0] as usize, p[1] as usize))
+        .collect();
+    (
+        parts.get(0).unchecked_into(),
+        parts.get(1).unchecked_into(),
+        packs,
+    )
 }
 
 /// Reads a session: all of it, or from its last summary on, in one
@@ -69,13 +100,24 @@ pub async fn read(
         .map_err(|e| storage_error(action, &e))?
         .unchecked_into();
     tx.done();
-    let values: Array = parts.get(0).unchecked_into();
+    // Where the context starts inside its record (a pack's member).
+    let skip = match context_only {
+        true => get(&record, "contextSlot").as_f64().unwrap_or(0.0) as u32,
+        false => 0,
+    };
+    let (values, keys, packs) = flatten(&parts, skip);
+    let lead = match packs.first() {
+        Some(&(0, _)) if skip > 0 => skip,
+        _ => 0,
+    };
     let count = get(&record, "messageCount").as_f64().unwrap_or(0.0) as u32;
     Ok(Stored {
         offset: count.saturating_sub(values.length()),
         record,
         messages: values,
-        keys: parts.get(1).unchecked_into(),
+        keys,
+        packs,
+        lead,
     })
 }
 
@@ -101,6 +143,17 @@ pub fn last_summary(messages: &Array) -> Option<usize> {
         .rposition(|&r| r == Role::CompactionSummary)
 }
 
+/// Whether `messages[0]` is a `compactionSummary`.
+fn role_of_first(messages: &Array) -> bool {
+    let first = messages.get(0);
+    first.is_object()
+        && js_sys::Reflect::get(&first, &"role".into())
+            .ok()
+            .and_then(|r| r.as_string())
+            .as_deref()
+            == Some("compactionSummary")
+}
+
 pub async fn load(inner: Rc<Inner>, id: JsValue, context_only: bool) -> Result<JsValue, JsValue> {
     let action = if context_only {
         "SessionStore.loadContext"
@@ -112,8 +165,14 @@ pub async fn load(inner: Rc<Inner>, id: JsValue, context_only: bool) -> Result<J
     let known = Known {
         revision: get(&stored.record, "revision").as_f64().unwrap_or(0.0),
         messages: stored.messages.slice(0, stored.messages.length()),
+        // The context starts at the last summary: no need to look for it.
+        last_summary: match context_only && role_of_first(&stored.messages) {
+            true => Some(0),
+            false => last_summary(&stored.messages),
+        },
         keys: stored.keys,
-        last_summary: last_summary(&stored.messages),
+        packs: Rc::new(stored.packs),
+        lead: stored.lead,
         offset: stored.offset,
         record: stored.record,
     };

@@ -190,8 +190,13 @@ struct Known {
     revision: f64,
     /// The caller's message objects (our own array: the caller may mutate theirs).
     messages: Array,
-    /// Their record keys, in the same order.
+    /// Their record keys, in the same order (a pack's messages share its key).
     keys: Array,
+    /// Which of them share a pack record (see `core::packing`).
+    packs: Rc<Vec<crate::core::packing::Pack>>,
+    /// Messages of the first record that come before `messages[0]` (when
+    /// `loadContext` started inside a pack).
+    lead: u32,
     /// The last `compactionSummary` in `messages`.
     last_summary: Option<usize>,
     /// Stored messages before `messages[0]` (after `loadContext`).

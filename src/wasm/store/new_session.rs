@@ -1,12 +1,12 @@
 //! A session written whole, inside the caller's transaction (`fork`,
-//! `importJsonl`): one record per message, keyed `[id, 0]`, `[id, 1]`, …,
-//! and its meta record, as a save of the array into a new session would
-//! leave them.
+//! `importJsonl`): its messages keyed `[id, 0]`, `[id, 1]`, …, in packs
+//! and loose records as `core::packing::initial` lays them out, and its
+//! meta record, as a save of the array into a new session would leave them.
 
 use super::load::last_summary;
 use super::records::{message_key, set, storage_error};
 use super::save::{context_tokens, preview_of};
-use crate::core::save_plan::positions_between;
+use crate::core::packing::{initial, pack_of};
 use crate::wasm::message_access::messages_array;
 use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
@@ -40,11 +40,20 @@ pub fn meta_for(seed: &Seed, messages: &Array) -> Result<JsValue, JsValue> {
     }
     // As create-then-save leaves it.
     set(&meta, "revision", &1.into());
-    let context_key = match last {
-        Some(j) => message_key(&seed.id, &[j as f64]).into(),
-        None => JsValue::NULL,
+    // The key and place of the last summary's record.
+    let packs = initial(messages.length() as usize);
+    let (context_key, slot) = match last {
+        Some(j) => match pack_of(&packs, j) {
+            Some(p) => (
+                message_key(&seed.id, &[packs[p].0 as f64]).into(),
+                j - packs[p].0,
+            ),
+            None => (message_key(&seed.id, &[j as f64]).into(), 0),
+        },
+        None => (JsValue::NULL, 0),
     };
     set(&meta, "contextKey", &context_key);
+    set(&meta, "contextSlot", &(slot as f64).into());
     Ok(meta)
 }
 
@@ -52,16 +61,21 @@ pub fn meta_for(seed: &Seed, messages: &Array) -> Result<JsValue, JsValue> {
 /// stores. Nothing is awaited: the caller commits.
 pub fn put(
     sessions: &IdbObjectStore,
-    records: &IdbObjectStore,
+    store: &IdbObjectStore,
     id: &str,
     meta: &JsValue,
     messages: &Array,
     action: &str,
 ) -> Result<(), JsValue> {
-    let positions = positions_between(None, None, messages.length() as usize);
-    for (i, position) in positions.iter().enumerate() {
-        let message = messages.get(i as u32);
-        if let Err(e) = records.put_with_key(&message, &message_key(id, position)) {
+    let n = messages.length() as usize;
+    let packs = initial(n);
+    let loose_from = packs.last().map_or(0, |&(s, l)| s + l);
+    let records = packs
+        .iter()
+        .map(|&(s, l)| (s, messages.slice(s as u32, (s + l) as u32).into()))
+        .chain((loose_from..n).map(|i| (i, messages.get(i as u32))));
+    for (i, record) in records {
+        if let Err(e) = store.put_with_key(&record, &message_key(id, &[i as f64])) {
             if super::records::get(&e, "name").as_string().as_deref() == Some("DataCloneError") {
                 return Err(js_sys::TypeError::new(&format!(
                     "{action}: message {i} cannot be stored: {}",

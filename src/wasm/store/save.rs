@@ -13,6 +13,7 @@ use super::{options_arg, string_arg, Inner, Known};
 use crate::core::context_tokens::estimate_from_end;
 use crate::core::error::InputError;
 use crate::core::estimate::MessageFacts;
+use crate::core::packing::{self, KeyOf};
 use crate::core::role::Role;
 use crate::core::save_plan::{
     check_removals, inserted_positions, is_failed_attempt, last_summary_after, preview, Edit,
@@ -25,6 +26,7 @@ use js_sys::{Array, Uint32Array};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+use web_sys::IdbKeyRange;
 
 const ACTION: &str = "SessionStore.save";
 
@@ -82,6 +84,8 @@ async fn save_locked(
                 revision,
                 messages: adopt_equal(&stored.messages, &new),
                 keys: stored.keys,
+                packs: Rc::new(stored.packs),
+                lead: 0,
                 last_summary: last_summary(&stored.messages),
                 offset: 0,
                 record: stored.record,
@@ -130,10 +134,29 @@ async fn save_locked(
         .into());
     }
 
-    // Keys of the new records, and the new order of keys.
+    // Which records hold which messages afterwards (core::packing), the
+    // keys of new records, and each message's record key.
+    let layout = packing::plan(
+        old_len,
+        &base.packs,
+        base.lead > 0,
+        &edit,
+        new.length() as usize,
+    );
     let positions = inserted_positions(&edit, old_len, |k| position_of(&base.keys.get(k as u32)));
     let added: Array = positions.iter().map(|p| message_key(&id, p)).collect();
     let keys = apply_keys(&base.keys, &inserted, &removed, &added);
+    let pack_keys: Vec<JsValue> = layout
+        .pack_puts
+        .iter()
+        .map(|p| match p.key {
+            KeyOf::Old(k) => base.keys.get(k as u32),
+            KeyOf::Inserted(j) => keys.get(j as u32),
+        })
+        .collect();
+    for (p, key) in layout.pack_puts.iter().zip(&pack_keys) {
+        keys.fill(key, p.start as u32, (p.start + p.len) as u32);
+    }
 
     // Where the context starts now, and its size.
     let mut summaries = Vec::new();
@@ -161,6 +184,10 @@ async fn save_locked(
                 None => JsValue::NULL,
             },
         ),
+        (
+            "contextSlot",
+            (last.map_or(0, |j| packing::slot_of(&layout.packs, j)) as f64).into(),
+        ),
     ]);
 
     // One transaction. The session record is read first and the writes are
@@ -182,22 +209,24 @@ async fn save_locked(
             .delete(&prefix)
             .map_err(|e| storage_error(ACTION, &e))?;
     }
-    for &k in &removed {
-        records
-            .delete(&base.keys.get(k))
-            .map_err(|e| storage_error(ACTION, &e))?;
+    let fail = |e: JsValue| storage_error(ACTION, &e);
+    for &k in &layout.deletes {
+        records.delete(&base.keys.get(k as u32)).map_err(fail)?;
     }
-    for (n, &j) in inserted.iter().enumerate() {
-        if let Err(e) = records.put_with_key(&new.get(j), &added.get(n as u32)) {
-            if get(&e, "name").as_string().as_deref() == Some("DataCloneError") {
-                return Err(js_sys::TypeError::new(&format!(
-                    "messages[{j}] cannot be stored: {}",
-                    get(&e, "message").as_string().unwrap_or_default()
-                ))
-                .into());
-            }
-            return Err(storage_error(ACTION, &e));
-        }
+    for &(a, b) in &layout.delete_ranges {
+        let range = IdbKeyRange::bound(&base.keys.get(a as u32), &base.keys.get(b as u32))?;
+        records.delete(&range).map_err(fail)?;
+    }
+    for (p, key) in layout.pack_puts.iter().zip(&pack_keys) {
+        let pack = new.slice(p.start as u32, (p.start + p.len) as u32);
+        records
+            .put_with_key(&pack, key)
+            .map_err(|e| put_error(e, &inserted, p.start))?;
+    }
+    for &j in &layout.singles {
+        records
+            .put_with_key(&new.get(j as u32), &keys.get(j as u32))
+            .map_err(|e| put_error(e, &inserted, j))?;
     }
     let queued = if base.record.is_object() {
         let meta = next_meta(&base.record, &fields, &JsValue::UNDEFINED);
@@ -230,18 +259,20 @@ async fn save_locked(
     };
     tx.commit(ACTION).await?;
 
-    inner
-        .records_put
-        .set(inner.records_put.get() + inserted.len() as f64);
+    let puts = layout.pack_puts.len() + layout.singles.len();
+    inner.records_put.set(inner.records_put.get() + puts as f64);
+    let deletes = layout.deletes.len() + layout.delete_ranges.len();
     inner
         .records_deleted
-        .set(inner.records_deleted.get() + removed.len() as f64);
+        .set(inner.records_deleted.get() + deletes as f64);
     inner.remember(
         &id,
         Known {
             revision: revision + 1.0,
             messages: new.slice(0, new.length()),
             keys,
+            packs: Rc::new(layout.packs),
+            lead: 0,
             last_summary: last,
             offset: 0,
             record: meta.clone(),
@@ -260,6 +291,21 @@ pub fn preview_of(messages: &Array, max: usize) -> String {
         }
         None => String::new(),
     }
+}
+
+/// A failed put: a message the browser cannot clone is a `TypeError` naming
+/// it (the first new one from `from` on: an old one was stored before).
+fn put_error(e: JsValue, inserted: &[u32], from: usize) -> JsValue {
+    if get(&e, "name").as_string().as_deref() != Some("DataCloneError") {
+        return storage_error(ACTION, &e);
+    }
+    let at = inserted.iter().find(|&&j| j as usize >= from).copied();
+    js_sys::TypeError::new(&format!(
+        "messages[{}] cannot be stored: {}",
+        at.map_or(from, |j| j as usize),
+        get(&e, "message").as_string().unwrap_or_default()
+    ))
+    .into()
 }
 
 /// The identity diff: (inserted, removed, edit).

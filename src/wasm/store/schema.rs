@@ -16,6 +16,14 @@
 //!   `lastModified` would be left out of the index, and so of `list()`;
 //!   a missing `messageCount` is counted from the records).
 //!
+//! Version 3:
+//! - a `messages` record may be a *pack*: an array of consecutive messages
+//!   under the key of the first (see `core::packing`), and a session record
+//!   has `contextSlot`, the last summary's place in its record (0, or
+//!   missing, for a record of its own). Records of version 2 are read as
+//!   they are; the step changes no data. The version is raised so that a
+//!   library of version 2 refuses the database rather than misread a pack.
+//!
 //! Upgrades run one step per version from the stored version up, inside the
 //! browser's version-change transaction: a later version adds a step and
 //! never drops a store that holds data.
@@ -30,7 +38,7 @@ use std::task::{Poll, Waker};
 use wasm_bindgen::prelude::*;
 use web_sys::{IdbDatabase, IdbObjectStore, IdbObjectStoreParameters, IdbTransaction};
 
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 pub const SESSIONS: &str = "sessions";
 pub const MESSAGES: &str = "messages";
 /// `sessions` by `lastModified` (version 2).

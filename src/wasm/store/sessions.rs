@@ -68,6 +68,8 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
             revision: 0.0,
             messages: Array::new(),
             keys: Array::new(),
+            packs: Default::default(),
+            lead: 0,
             last_summary: None,
             offset: 0,
             record: record.clone(),
