@@ -1584,8 +1584,9 @@ async fn turns_fold_into_packs_and_an_edit_rewrites_only_the_pack_it_touches() {
     ));
     other.close();
 
-    // A compaction's summary inside the big pack: that pack is put again
-    // under its own key, nothing else is written.
+    // A compaction's summary inside the big pack: that pack is split where
+    // the summary goes (its first part under its own key, the summary and
+    // the rest under a new one), nothing else is written.
     let keys_before: Array = wait(raw_keys(db, "s")).await.unwrap().unchecked_into();
     let s = summary(1000);
     let compacted = with(&slice(&messages, 0, 40), &[&s]);
@@ -1594,16 +1595,19 @@ async fn turns_fold_into_packs_and_an_edit_rewrites_only_the_pack_it_touches() {
     wait(store.save("s".into(), compacted.clone().into(), JsValue::UNDEFINED))
         .await
         .unwrap();
-    assert_eq!(puts(&store) - before, 1.0);
+    assert_eq!(puts(&store) - before, 2.0);
+    let keys_after: Array = wait(raw_keys(db, "s")).await.unwrap().unchecked_into();
+    assert_eq!(keys_after.length(), keys_before.length() + 1);
+    assert!(deep_equal(&keys_after.get(0), &keys_before.get(0)));
     assert!(deep_equal(
-        &wait(raw_keys(db, "s")).await.unwrap(),
-        &keys_before
+        &keys_after.slice(2, keys_after.length()),
+        &keys_before.slice(1, keys_before.length())
     ));
-    let mut expected = vec![129, 16];
+    let mut expected = vec![40, 89, 16];
     expected.extend([1; 16]);
     assert_eq!(sizes(db, "s").await, expected);
 
-    // Another store (a new page) reads the context from inside that pack.
+    // Another store (a new page) reads the context from the summary's record.
     let other = open(db).await;
     let context: Array = wait(other.load_context("s".into()))
         .await
@@ -1676,6 +1680,59 @@ async fn turns_fold_into_packs_and_an_edit_rewrites_only_the_pack_it_touches() {
         &slice(&compacted, 0, 45)
     ));
     fresh_store.close();
+    other.close();
+    store.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_context_starting_inside_a_pack_loads_and_saves_with_replace() {
+    let db = "store-pack-context";
+    let store = fresh(db).await;
+    create(&store, "s").await;
+    // Saved whole, 200 messages go in big packs at once; the summary at 50
+    // sits inside the first.
+    let messages = Array::new();
+    for t in 0..200u32 {
+        messages.push(&match t {
+            50 => summary(t),
+            _ => message(&format!("m{t}"), t),
+        });
+    }
+    wait(store.save("s".into(), messages.clone().into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(sizes(db, "s").await[0], 128);
+    let other = open(db).await;
+    let context: Array = wait(other.load_context("s".into()))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert!(deep_equal(&context, &slice(&messages, 50, 200)));
+    // Appending to it still needs replace (it would drop 0..50); with
+    // replace the pack is rewritten without the dropped messages.
+    let next = with(&context, &[&message("after", 500)]);
+    let e = wait(other.save("s".into(), next.clone().into(), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
+    assert!(
+        error_message(&e).contains("replace: true"),
+        "{}",
+        error_message(&e)
+    );
+    wait(other.save("s".into(), next.clone().into(), parse("{\"replace\":true}")))
+        .await
+        .unwrap();
+    let third = open(db).await;
+    assert!(deep_equal(
+        &wait(third.load("s".into())).await.unwrap(),
+        &next
+    ));
+    assert!(deep_equal(
+        &wait(third.load_context("s".into())).await.unwrap(),
+        &next
+    ));
+    assert_eq!(sizes(db, "s").await.iter().sum::<u32>(), next.length());
+    third.close();
     other.close();
     store.close();
 }

@@ -58,6 +58,9 @@ pub enum KeyOf {
     Old(usize),
     /// The new key of inserted message `j` (new index).
     Inserted(usize),
+    /// A new key between the record before this pack (the first part of a
+    /// split pack, already keyed) and the record after it.
+    Split,
 }
 
 /// A pack record to put: new messages `[start, start + len)` under `key`.
@@ -203,13 +206,32 @@ fn edited(
             continue;
         };
         let span = last - first + 1;
-        layout.packs.push((first, span));
         if count != len || span != count || (p == 0 && s == 0 && partial_first) {
+            // Messages inserted inside (a summary at a cut) start a record
+            // of their own with the pack's messages after them, so that a
+            // load from there reads nothing before them.
+            let at = edit.inserted.partition_point(|&j| j <= first);
+            let split = edit.inserted.get(at).copied().filter(|&j| j <= last);
+            let (a, b) = match split {
+                Some(j) => ((first, j - first), Some((j, last + 1 - j))),
+                None => ((first, span), None),
+            };
+            layout.packs.push(a);
             layout.pack_puts.push(PackPut {
-                start: first,
-                len: span,
+                start: a.0,
+                len: a.1,
                 key: KeyOf::Old(s),
             });
+            if let Some((start, len)) = b {
+                layout.packs.push((start, len));
+                layout.pack_puts.push(PackPut {
+                    start,
+                    len,
+                    key: KeyOf::Split,
+                });
+            }
+        } else {
+            layout.packs.push((first, span));
         }
     }
     let packs = &layout.packs;
@@ -288,7 +310,7 @@ fn fold(layout: &mut Layout, edit: &Edit, new_len: usize) {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
-    use crate::core::save_plan::{compare, inserted_positions, Position};
+    use crate::core::save_plan::{compare, inserted_positions, positions_between, Position};
     use proptest::prelude::*;
     use std::cmp::Ordering;
 
@@ -368,18 +390,26 @@ mod tests {
     }
 
     #[test]
-    fn a_summary_inside_a_pack_rewrites_only_that_pack() {
+    fn a_summary_inside_a_pack_splits_only_that_pack() {
         let packs = [(0, 16), (16, 16)];
         // Inserted at new index 20: between old 19 and 20, inside pack 2.
+        // It starts a record of its own with the pack's messages after it.
         let l = plan(40, &packs, false, &edit(&[20], &[]), 41);
-        assert_eq!(l.packs, vec![(0, 16), (16, 17)]);
+        assert_eq!(l.packs, vec![(0, 16), (16, 4), (20, 13)]);
         assert_eq!(
             l.pack_puts,
-            vec![PackPut {
-                start: 16,
-                len: 17,
-                key: KeyOf::Old(16)
-            }]
+            vec![
+                PackPut {
+                    start: 16,
+                    len: 4,
+                    key: KeyOf::Old(16)
+                },
+                PackPut {
+                    start: 20,
+                    len: 13,
+                    key: KeyOf::Split
+                }
+            ]
         );
         assert!(l.singles.is_empty() && l.deletes.is_empty());
         // At a pack's edge it gets a record of its own.
@@ -567,18 +597,20 @@ mod tests {
                     new_keys.push(keys[k].clone());
                     k += 1;
                 }
-                let pack_keys: Vec<Position> = layout
-                    .pack_puts
-                    .iter()
-                    .map(|p| match p.key {
+                let mut pack_keys: Vec<Position> = Vec::new();
+                for p in &layout.pack_puts {
+                    let key = match p.key {
                         KeyOf::Old(k) => keys[k].clone(),
                         KeyOf::Inserted(j) => new_keys[j].clone(),
-                    })
-                    .collect();
-                for (p, key) in layout.pack_puts.iter().zip(&pack_keys) {
+                        KeyOf::Split => {
+                            let after = new_keys.get(p.start + p.len).cloned();
+                            positions_between(Some(&new_keys[p.start - 1]), after.as_deref(), 1).remove(0)
+                        }
+                    };
                     for slot in &mut new_keys[p.start..p.start + p.len] {
                         *slot = key.clone();
                     }
+                    pack_keys.push(key);
                 }
 
                 // The writes, in the order the store queues them.

@@ -16,8 +16,8 @@ use crate::core::estimate::MessageFacts;
 use crate::core::packing::{self, KeyOf};
 use crate::core::role::Role;
 use crate::core::save_plan::{
-    check_removals, inserted_positions, is_failed_attempt, last_summary_after, preview, Edit,
-    LastSummary,
+    check_removals, inserted_positions, is_failed_attempt, last_summary_after, positions_between,
+    preview, Edit, LastSummary,
 };
 use crate::wasm::js_values::object;
 use crate::wasm::message_access::{messages_array, role_at, JsArray};
@@ -146,16 +146,23 @@ async fn save_locked(
     let positions = inserted_positions(&edit, old_len, |k| position_of(&base.keys.get(k as u32)));
     let added: Array = positions.iter().map(|p| message_key(&id, p)).collect();
     let keys = apply_keys(&base.keys, &inserted, &removed, &added);
-    let pack_keys: Vec<JsValue> = layout
-        .pack_puts
-        .iter()
-        .map(|p| match p.key {
+    // Pack keys in order: a split's second part is keyed between its first
+    // part (keyed just before) and the next record.
+    let mut pack_keys: Vec<JsValue> = Vec::with_capacity(layout.pack_puts.len());
+    for p in &layout.pack_puts {
+        let key = match p.key {
             KeyOf::Old(k) => base.keys.get(k as u32),
             KeyOf::Inserted(j) => keys.get(j as u32),
-        })
-        .collect();
-    for (p, key) in layout.pack_puts.iter().zip(&pack_keys) {
-        keys.fill(key, p.start as u32, (p.start + p.len) as u32);
+            KeyOf::Split => {
+                let before = position_of(&keys.get(p.start as u32 - 1));
+                let after = (p.start + p.len < new.length() as usize)
+                    .then(|| position_of(&keys.get((p.start + p.len) as u32)));
+                let position = positions_between(Some(&before), after.as_deref(), 1);
+                message_key(&id, &position[0]).into()
+            }
+        };
+        keys.fill(&key, p.start as u32, (p.start + p.len) as u32);
+        pack_keys.push(key);
     }
 
     // Where the context starts now, and its size.
