@@ -1689,25 +1689,50 @@ async fn a_context_starting_inside_a_pack_loads_and_saves_with_replace() {
     let db = "store-pack-context";
     let store = fresh(db).await;
     create(&store, "s").await;
-    // Saved whole, 200 messages go in big packs at once; the summary at 50
-    // sits inside the first.
+    // Saved whole, 200 messages go in packs at once, and the last summary
+    // (at 190) starts a record; the older one (at 50) is inside the first.
     let messages = Array::new();
     for t in 0..200u32 {
         messages.push(&match t {
-            50 => summary(t),
+            50 | 190 => summary(t),
             _ => message(&format!("m{t}"), t),
         });
     }
     wait(store.save("s".into(), messages.clone().into(), JsValue::UNDEFINED))
         .await
         .unwrap();
-    assert_eq!(sizes(db, "s").await[0], 128);
+    let layout = sizes(db, "s").await;
+    assert_eq!(layout[0], 128);
+    let starts: Vec<u32> = layout
+        .iter()
+        .scan(0, |at, n| {
+            let start = *at;
+            *at += n;
+            Some(start)
+        })
+        .collect();
+    assert!(starts.contains(&190), "a record starts at 190: {layout:?}");
+    let context: Array = wait(store.load_context("s".into()))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert!(deep_equal(&context, &slice(&messages, 190, 200)));
+    // Without the last summary the context starts inside the first pack.
+    let without = slice(&messages, 0, 190).concat(&slice(&messages, 191, 200));
+    wait(store.save(
+        "s".into(),
+        without.clone().into(),
+        parse("{\"replace\":true}"),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(sizes(db, "s").await[0], 128, "that pack is not rewritten");
     let other = open(db).await;
     let context: Array = wait(other.load_context("s".into()))
         .await
         .unwrap()
         .unchecked_into();
-    assert!(deep_equal(&context, &slice(&messages, 50, 200)));
+    assert!(deep_equal(&context, &slice(&without, 50, 199)));
     // Appending to it still needs replace (it would drop 0..50); with
     // replace the pack is rewritten without the dropped messages.
     let next = with(&context, &[&message("after", 500)]);

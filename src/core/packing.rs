@@ -102,25 +102,30 @@ pub fn slot_of(packs: &[Pack], i: usize) -> usize {
 }
 
 /// The layout of a session of `len` messages written whole (a fork, an
-/// import): as a first save of them lays them out.
-pub fn initial(len: usize) -> Vec<Pack> {
+/// import) whose context starts at `context`: as a first save of them lays
+/// them out.
+pub fn initial(len: usize, context: Option<usize>) -> Vec<Pack> {
     let all = Edit {
         inserted: (0..len).collect(),
         removed: Vec::new(),
     };
-    plan(0, &[], false, &all, len).packs
+    plan(0, &[], false, &all, len, context).packs
 }
 
 /// Plans a save. `old_packs` is the old array's layout; `partial_first`
 /// says its first pack's record also holds messages before the old array
 /// (the array came from `loadContext`), so it must be rewritten if kept.
 /// `edit` relates the old array (`old_len`) to the new one (`new_len`).
+/// `context` is where the LLM context starts in the new array (its last
+/// `compactionSummary`): a record written by this save never holds it
+/// after another message, so `loadContext` reads nothing before it.
 pub fn plan(
     old_len: usize,
     old_packs: &[Pack],
     partial_first: bool,
     edit: &Edit,
     new_len: usize,
+    context: Option<usize>,
 ) -> Layout {
     let appended = edit.removed.is_empty() && edit.inserted.first().is_none_or(|&j| j >= old_len);
     let mut layout = if appended && !(partial_first && old_packs.first().is_some_and(|p| p.0 == 0))
@@ -130,28 +135,31 @@ pub fn plan(
             singles: edit.inserted.clone(),
             ..Layout::default()
         };
-        merge(&mut layout);
+        merge(&mut layout, context);
         layout
     } else {
-        edited(old_len, old_packs, partial_first, edit, new_len)
+        edited(old_len, old_packs, partial_first, edit, new_len, context)
     };
-    fold(&mut layout, edit, new_len);
+    fold(&mut layout, edit, new_len, context);
     layout
 }
 
-/// The packs after the last big one: where they start in `packs`.
-fn first_small(packs: &[Pack]) -> usize {
-    packs
+/// The small packs that may still merge: those after the last big pack
+/// and not before the context's start (where they start in `packs`).
+fn first_small(packs: &[Pack], context: Option<usize>) -> usize {
+    let after_big = packs
         .iter()
         .rposition(|&(_, l)| is_big(l))
-        .map_or(0, |p| p + 1)
+        .map_or(0, |p| p + 1);
+    let after_context = context.map_or(0, |c| packs.partition_point(|&(s, _)| s < c));
+    after_big.max(after_context)
 }
 
-/// Merges [`MERGE`] small packs after the last big one into one big pack
-/// (an appending save: old and new indices of packs are the same). Loose
-/// messages between them (a summary put at a pack's edge) go in too.
-fn merge(layout: &mut Layout) {
-    let from = first_small(&layout.packs);
+/// Merges [`MERGE`] small packs after the last big one (and from the
+/// context's start on) into one big pack (an appending save: old and new
+/// indices of packs are the same). Loose messages between them go in too.
+fn merge(layout: &mut Layout, context: Option<usize>) {
+    let from = first_small(&layout.packs, context);
     if layout.packs.len() - from < MERGE {
         return;
     }
@@ -178,6 +186,7 @@ fn edited(
     partial_first: bool,
     edit: &Edit,
     new_len: usize,
+    context: Option<usize>,
 ) -> Layout {
     const GONE: usize = usize::MAX;
     // The new index of every old message (GONE when removed).
@@ -207,11 +216,14 @@ fn edited(
         };
         let span = last - first + 1;
         if count != len || span != count || (p == 0 && s == 0 && partial_first) {
-            // Messages inserted inside (a summary at a cut) start a record
-            // of their own with the pack's messages after them, so that a
-            // load from there reads nothing before them.
+            // The context's start inside it, or else the first message
+            // inserted inside (a summary at a cut), starts a record of its
+            // own with the pack's messages after it, so that a load from
+            // there reads nothing before it.
             let at = edit.inserted.partition_point(|&j| j <= first);
-            let split = edit.inserted.get(at).copied().filter(|&j| j <= last);
+            let split = context
+                .filter(|&c| c > first && c <= last)
+                .or_else(|| edit.inserted.get(at).copied().filter(|&j| j <= last));
             let (a, b) = match split {
                 Some(j) => ((first, j - first), Some((j, last + 1 - j))),
                 None => ((first, span), None),
@@ -254,7 +266,7 @@ fn edited(
 /// Folds the loose messages after the last pack into packs: inserted ones
 /// in big packs while they fill one and nothing small is pending, then the
 /// oldest [`SMALL`] at a time while [`SMALL`] + [`LOOSE`] are loose.
-fn fold(layout: &mut Layout, edit: &Edit, new_len: usize) {
+fn fold(layout: &mut Layout, edit: &Edit, new_len: usize, context: Option<usize>) {
     let mut start = layout.packs.last().map_or(0, |&(s, l)| s + l);
     if new_len.saturating_sub(start) < SMALL + LOOSE {
         return;
@@ -282,7 +294,7 @@ fn fold(layout: &mut Layout, edit: &Edit, new_len: usize) {
         edit.inserted.get(p) == Some(&j) && edit.inserted.get(p + n - 1) == Some(&(j + n - 1))
     };
     while new_len - start >= SMALL + LOOSE {
-        let nothing_small = first_small(&layout.packs) == layout.packs.len();
+        let nothing_small = first_small(&layout.packs, context) == layout.packs.len();
         let len = if nothing_small
             && new_len - start >= BIG + SMALL + LOOSE
             && all_inserted(start, BIG)
@@ -290,6 +302,11 @@ fn fold(layout: &mut Layout, edit: &Edit, new_len: usize) {
             BIG
         } else {
             SMALL
+        };
+        // The context's start begins a record.
+        let len = match context {
+            Some(c) if c > start && c < start + len => c - start,
+            _ => len,
         };
         let end = start + len;
         let key = match old_index(start) {
@@ -323,12 +340,12 @@ mod tests {
 
     #[test]
     fn an_append_writes_loose_records_until_a_pack_fills() {
-        let l = plan(10, &[], false, &edit(&[10, 11, 12], &[]), 13);
+        let l = plan(10, &[], false, &edit(&[10, 11, 12], &[]), 13, None);
         assert_eq!(l.singles, vec![10, 11, 12]);
         assert!(l.packs.is_empty() && l.pack_puts.is_empty() && l.deletes.is_empty());
 
         // 22 loose + 2 appended = 24: the oldest 16 become a pack.
-        let l = plan(22, &[], false, &edit(&[22, 23], &[]), 24);
+        let l = plan(22, &[], false, &edit(&[22, 23], &[]), 24, None);
         assert_eq!(l.packs, vec![(0, 16)]);
         assert_eq!(
             l.pack_puts,
@@ -353,7 +370,7 @@ mod tests {
             at += 16 + usize::from(n == 3);
         }
         let len = at + 10;
-        let l = plan(len, &packs, false, &edit(&[len], &[]), len + 1);
+        let l = plan(len, &packs, false, &edit(&[len], &[]), len + 1, None);
         assert_eq!(l.packs, vec![(0, 128), (128, at - 128)]);
         assert_eq!(
             l.pack_puts,
@@ -376,6 +393,7 @@ mod tests {
             false,
             &edit(&(0..500).collect::<Vec<_>>(), &[]),
             500,
+            None,
         );
         let mut expected = vec![(0, 128), (128, 128), (256, 128)];
         expected.extend((0..6).map(|n| (384 + 16 * n, 16)));
@@ -386,7 +404,7 @@ mod tests {
             .all(|p| p.key == KeyOf::Inserted(p.start)));
         assert!(l.delete_ranges.is_empty());
         assert_eq!(l.singles, (480..500).collect::<Vec<_>>());
-        assert_eq!(initial(500), expected);
+        assert_eq!(initial(500, None), expected);
     }
 
     #[test]
@@ -394,7 +412,7 @@ mod tests {
         let packs = [(0, 16), (16, 16)];
         // Inserted at new index 20: between old 19 and 20, inside pack 2.
         // It starts a record of its own with the pack's messages after it.
-        let l = plan(40, &packs, false, &edit(&[20], &[]), 41);
+        let l = plan(40, &packs, false, &edit(&[20], &[]), 41, None);
         assert_eq!(l.packs, vec![(0, 16), (16, 4), (20, 13)]);
         assert_eq!(
             l.pack_puts,
@@ -413,7 +431,7 @@ mod tests {
         );
         assert!(l.singles.is_empty() && l.deletes.is_empty());
         // At a pack's edge it gets a record of its own.
-        let l = plan(40, &packs, false, &edit(&[16], &[]), 41);
+        let l = plan(40, &packs, false, &edit(&[16], &[]), 41, None);
         assert_eq!(l.packs, vec![(0, 16), (17, 16)]);
         assert!(l.pack_puts.is_empty());
         assert_eq!(l.singles, vec![16]);
@@ -423,12 +441,12 @@ mod tests {
     fn removals_delete_loose_records_and_rewrite_or_drop_packs() {
         let packs = [(0, 16), (16, 16)];
         // A trailing failed attempt: its own record.
-        let l = plan(40, &packs, false, &edit(&[], &[39]), 39);
+        let l = plan(40, &packs, false, &edit(&[], &[39]), 39, None);
         assert_eq!(l.deletes, vec![39]);
         assert!(l.pack_puts.is_empty());
         // A message of the second pack, and the whole first pack.
         let removed: Vec<usize> = (0..16).chain([20]).collect();
-        let l = plan(40, &packs, false, &edit(&[], &removed), 23);
+        let l = plan(40, &packs, false, &edit(&[], &removed), 23, None);
         assert_eq!(l.deletes, vec![0]);
         assert_eq!(l.packs, vec![(0, 15)]);
         assert_eq!(
@@ -444,7 +462,7 @@ mod tests {
     #[test]
     fn a_pack_only_partly_in_the_array_is_rewritten() {
         // loadContext started inside the first pack; saved with replace.
-        let l = plan(20, &[(0, 10)], true, &edit(&[20], &[]), 21);
+        let l = plan(20, &[(0, 10)], true, &edit(&[20], &[]), 21, None);
         assert_eq!(
             l.pack_puts,
             vec![PackPut {
@@ -552,7 +570,8 @@ mod tests {
         /// gives the saved array; the records that are packs are the
         /// layout's packs; a pack is put only when an edit touched it or it
         /// is new or merged; fewer than SMALL + LOOSE messages follow the
-        /// last pack.
+        /// last pack; the context's start (the last inserted summary)
+        /// always begins a record.
         #[test]
         fn saves_keep_the_records_equal_to_the_array(seed in 1u64.., first in 0usize..150, saves in 1usize..60) {
             let mut rng = Rng(seed);
@@ -561,6 +580,7 @@ mod tests {
             let mut keys: Vec<Position> = Vec::new();
             let mut packs: Vec<Pack> = Vec::new();
             let mut store = Records(Vec::new());
+            let mut summary: Option<u32> = None;
             for n in 0..saves {
                 let old_len = messages.len();
                 let e = if n == 0 {
@@ -578,7 +598,17 @@ mod tests {
                     new.insert(j, fresh);
                     fresh += 1;
                 }
-                let layout = plan(old_len, &packs, false, &e, new.len());
+                // Now and then one inserted message is a summary: the
+                // context then starts there (until it is removed).
+                if !e.inserted.is_empty() && rng.below(4) == 0 {
+                    summary = Some(new[e.inserted[rng.below(e.inserted.len())]]);
+                }
+                let context = summary.and_then(|id| new.iter().position(|&m| m == id));
+                let layout = plan(old_len, &packs, false, &e, new.len(), context);
+                // The context starts a record.
+                if let Some(c) = context {
+                    prop_assert_eq!(slot_of(&layout.packs, c), 0, "save {}: {:?}", n, e);
+                }
 
                 // Keys, as the store's save computes them.
                 let positions = inserted_positions(&e, old_len, |k| keys[k].clone());

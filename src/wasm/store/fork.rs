@@ -116,8 +116,10 @@ async fn fork_locked(
         created_at: js_sys::Date::now(),
         model: get(&source, "model").as_string(),
     };
-    let meta = meta_for(&seed, &messages)?;
-    put(&sessions, &records, new_id, &meta, &messages, ACTION)?;
+    let (meta, packs) = meta_for(&seed, &messages)?;
+    put(
+        &sessions, &records, new_id, &meta, &messages, &packs, ACTION,
+    )?;
     tx.commit(ACTION).await?;
     Ok(public_meta(&meta))
 }

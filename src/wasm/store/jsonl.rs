@@ -118,8 +118,10 @@ async fn import_locked(
         // here): a new session beside it, never an overwrite.
         seed.id = fresh_id();
     }
-    let meta = meta_for(&seed, messages)?;
-    put(&sessions, &records, &seed.id, &meta, messages, action)?;
+    let (meta, packs) = meta_for(&seed, messages)?;
+    put(
+        &sessions, &records, &seed.id, &meta, messages, &packs, action,
+    )?;
     tx.commit(action).await?;
     Ok(public_meta(&meta))
 }

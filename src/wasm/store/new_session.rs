@@ -6,7 +6,7 @@
 use super::load::last_summary;
 use super::records::{message_key, set, storage_error};
 use super::save::{context_tokens, preview_of};
-use crate::core::packing::{initial, pack_of};
+use crate::core::packing::{initial, pack_of, Pack};
 use crate::wasm::message_access::messages_array;
 use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
@@ -20,9 +20,9 @@ pub struct Seed {
     pub model: Option<String>,
 }
 
-/// The meta record a session holding `messages` gets (not yet stored).
-/// Fails on messages the core cannot read.
-pub fn meta_for(seed: &Seed, messages: &Array) -> Result<JsValue, JsValue> {
+/// The meta record a session holding `messages` gets (not yet stored), and
+/// the layout of its records. Fails on messages the core cannot read.
+pub fn meta_for(seed: &Seed, messages: &Array) -> Result<(JsValue, Vec<Pack>), JsValue> {
     let array = messages_array(messages)?;
     let last = last_summary(messages);
     let tokens = context_tokens(&array, last)?;
@@ -41,7 +41,7 @@ pub fn meta_for(seed: &Seed, messages: &Array) -> Result<JsValue, JsValue> {
     // As create-then-save leaves it.
     set(&meta, "revision", &1.into());
     // The key and place of the last summary's record.
-    let packs = initial(messages.length() as usize);
+    let packs = initial(messages.length() as usize, last);
     let (context_key, slot) = match last {
         Some(j) => match pack_of(&packs, j) {
             Some(p) => (
@@ -54,21 +54,21 @@ pub fn meta_for(seed: &Seed, messages: &Array) -> Result<JsValue, JsValue> {
     };
     set(&meta, "contextKey", &context_key);
     set(&meta, "contextSlot", &(slot as f64).into());
-    Ok(meta)
+    Ok((meta, packs))
 }
 
-/// Puts `messages` and `meta` (from [`meta_for`]) into the transaction's
-/// stores. Nothing is awaited: the caller commits.
+/// Puts `messages` laid out in `packs` and `meta` (both from [`meta_for`])
+/// into the transaction's stores. Nothing is awaited: the caller commits.
 pub fn put(
     sessions: &IdbObjectStore,
     store: &IdbObjectStore,
     id: &str,
     meta: &JsValue,
     messages: &Array,
+    packs: &[Pack],
     action: &str,
 ) -> Result<(), JsValue> {
     let n = messages.length() as usize;
-    let packs = initial(n);
     let loose_from = packs.last().map_or(0, |&(s, l)| s + l);
     let records = packs
         .iter()

@@ -134,6 +134,19 @@ async fn save_locked(
         .into());
     }
 
+    // Where the context starts now, and its size.
+    let mut summaries = Vec::new();
+    for &j in &edit.inserted {
+        if role_at(&array, j)? == Role::CompactionSummary {
+            summaries.push(j);
+        }
+    }
+    let last = match last_summary_after(&edit, base.last_summary, &summaries) {
+        LastSummary::Known(last) => last,
+        LastSummary::Removed => last_summary(&new),
+    };
+    let context_tokens = context_tokens(&array, last)?;
+
     // Which records hold which messages afterwards (core::packing), the
     // keys of new records, and each message's record key.
     let layout = packing::plan(
@@ -142,6 +155,7 @@ async fn save_locked(
         base.lead > 0,
         &edit,
         new.length() as usize,
+        last,
     );
     let positions = inserted_positions(&edit, old_len, |k| position_of(&base.keys.get(k as u32)));
     let added: Array = positions.iter().map(|p| message_key(&id, p)).collect();
@@ -165,18 +179,6 @@ async fn save_locked(
         pack_keys.push(key);
     }
 
-    // Where the context starts now, and its size.
-    let mut summaries = Vec::new();
-    for &j in &edit.inserted {
-        if role_at(&array, j)? == Role::CompactionSummary {
-            summaries.push(j);
-        }
-    }
-    let last = match last_summary_after(&edit, base.last_summary, &summaries) {
-        LastSummary::Known(last) => last,
-        LastSummary::Removed => last_summary(&new),
-    };
-    let context_tokens = context_tokens(&array, last)?;
     // The session record's new fields (what it keeps comes from the stored one).
     let fields = object(&[
         ("lastModified", js_sys::Date::now().into()),
