@@ -341,7 +341,7 @@ async fn large_session_round_trips_and_appends_write_only_new_records() {
     );
 
     // One new turn: three records whatever the session's length, and here
-    // (16 + 8 loose messages reached) a pack of the oldest loose ones.
+    // (32 + 4 loose messages reached) a pack of the oldest loose ones.
     let before = puts(&store);
     let next = with(
         &messages,
@@ -1568,10 +1568,9 @@ async fn turns_fold_into_packs_and_an_edit_rewrites_only_the_pack_it_touches() {
         // Two new records, and now and then a pack of older ones.
         assert!(puts(&store) - before <= 4.0, "turn {t}");
     }
-    // 160 messages: eight packs of 16 merged into one, a pack of 16 since,
-    // the newest 16 loose.
-    let mut expected = vec![128, 16];
-    expected.extend([1; 16]);
+    // 160 messages: four packs of 32 merged into one, the newest 32 loose.
+    let mut expected = vec![128];
+    expected.extend([1; 32]);
     assert_eq!(sizes(db, "s").await, expected);
     assert!(deep_equal(
         &wait(store.load("s".into())).await.unwrap(),
@@ -1603,8 +1602,8 @@ async fn turns_fold_into_packs_and_an_edit_rewrites_only_the_pack_it_touches() {
         &keys_after.slice(2, keys_after.length()),
         &keys_before.slice(1, keys_before.length())
     ));
-    let mut expected = vec![40, 89, 16];
-    expected.extend([1; 16]);
+    let mut expected = vec![40, 89];
+    expected.extend([1; 32]);
     assert_eq!(sizes(db, "s").await, expected);
 
     // Another store (a new page) reads the context from the summary's record.

@@ -35,13 +35,13 @@
 use super::save_plan::Edit;
 
 /// Messages per small pack.
-pub const SMALL: usize = 16;
+pub const SMALL: usize = 32;
 /// Small packs per big pack.
-pub const MERGE: usize = 8;
+pub const MERGE: usize = 4;
 /// Messages per big pack written at once.
 pub const BIG: usize = SMALL * MERGE;
 /// The newest messages always left in records of their own.
-pub const LOOSE: usize = 8;
+pub const LOOSE: usize = 4;
 
 /// Whether a pack counts as big (merged, or written whole).
 fn is_big(len: usize) -> bool {
@@ -344,44 +344,44 @@ mod tests {
         assert_eq!(l.singles, vec![10, 11, 12]);
         assert!(l.packs.is_empty() && l.pack_puts.is_empty() && l.deletes.is_empty());
 
-        // 22 loose + 2 appended = 24: the oldest 16 become a pack.
-        let l = plan(22, &[], false, &edit(&[22, 23], &[]), 24, None);
-        assert_eq!(l.packs, vec![(0, 16)]);
+        // 34 loose + 2 appended = SMALL + LOOSE: the oldest 32 become a pack.
+        let l = plan(34, &[], false, &edit(&[34, 35], &[]), 36, None);
+        assert_eq!(l.packs, vec![(0, SMALL)]);
         assert_eq!(
             l.pack_puts,
             vec![PackPut {
                 start: 0,
-                len: 16,
+                len: SMALL,
                 key: KeyOf::Old(0)
             }]
         );
-        assert_eq!(l.delete_ranges, vec![(1, 15)]);
-        assert_eq!(l.singles, vec![22, 23]);
+        assert_eq!(l.delete_ranges, vec![(1, SMALL - 1)]);
+        assert_eq!(l.singles, vec![34, 35]);
         assert!(l.deletes.is_empty());
     }
 
     #[test]
     fn small_packs_merge_into_a_big_one() {
-        // A big pack, eight small ones, a summary loose between two of them.
-        let mut packs = vec![(0, 128)];
-        let mut at = 128;
-        for n in 0..8 {
-            packs.push((at, 16));
-            at += 16 + usize::from(n == 3);
+        // A big pack, MERGE small ones, a summary loose between two of them.
+        let mut packs = vec![(0, BIG)];
+        let mut at = BIG;
+        for n in 0..MERGE {
+            packs.push((at, SMALL));
+            at += SMALL + usize::from(n == 1);
         }
         let len = at + 10;
         let l = plan(len, &packs, false, &edit(&[len], &[]), len + 1, None);
-        assert_eq!(l.packs, vec![(0, 128), (128, at - 128)]);
+        assert_eq!(l.packs, vec![(0, BIG), (BIG, at - BIG)]);
         assert_eq!(
             l.pack_puts,
             vec![PackPut {
-                start: 128,
-                len: at - 128,
-                key: KeyOf::Old(128)
+                start: BIG,
+                len: at - BIG,
+                key: KeyOf::Old(BIG)
             }]
         );
         // From the message after the first small pack to the last one's record.
-        assert_eq!(l.delete_ranges, vec![(144, at - 16)]);
+        assert_eq!(l.delete_ranges, vec![(BIG + SMALL, at - SMALL)]);
         assert_eq!(l.singles, vec![len]);
     }
 
@@ -395,8 +395,16 @@ mod tests {
             500,
             None,
         );
-        let mut expected = vec![(0, 128), (128, 128), (256, 128)];
-        expected.extend((0..6).map(|n| (384 + 16 * n, 16)));
+        // Big packs while a big one and a small one's worth remain, then
+        // small ones, then the rest loose.
+        let expected = vec![
+            (0, 128),
+            (128, 128),
+            (256, 128),
+            (384, 32),
+            (416, 32),
+            (448, 32),
+        ];
         assert_eq!(l.packs, expected);
         assert!(l
             .pack_puts
@@ -405,6 +413,10 @@ mod tests {
         assert!(l.delete_ranges.is_empty());
         assert_eq!(l.singles, (480..500).collect::<Vec<_>>());
         assert_eq!(initial(500, None), expected);
+        // The context's start begins a record.
+        let packs = initial(500, Some(300));
+        assert_eq!(&packs[..3], &[(0, 128), (128, 128), (256, 44)]);
+        assert_eq!(slot_of(&packs, 300), 0);
     }
 
     #[test]
