@@ -355,11 +355,15 @@ async fn large_session_round_trips_and_appends_write_only_new_records() {
         .await
         .unwrap();
     assert_eq!(puts(&store) - before, 4.0);
-    // Saving the same array again writes nothing.
-    wait(store.save("s".into(), next.clone().into(), JsValue::UNDEFINED))
+    // Saving the same array again writes nothing, not even a new revision.
+    let saved = wait(store.save("s".into(), next.clone().into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let again = wait(store.save("s".into(), next.clone().into(), JsValue::UNDEFINED))
         .await
         .unwrap();
     assert_eq!(puts(&store) - before, 4.0);
+    assert!(deep_equal(&again, &saved));
 
     // A second store (another tab) reads the same array.
     let other = open("store-large").await;
@@ -522,6 +526,45 @@ async fn a_save_from_a_stale_revision_is_a_conflict_error() {
     .unwrap();
     let all: Array = wait(a.load("s".into())).await.unwrap().unchecked_into();
     assert_eq!(all.length(), 3);
+    a.close();
+    b.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_save_of_the_same_messages_keeps_the_revision() {
+    let a = fresh("store-same").await;
+    let b = open("store-same").await;
+    create(&a, "s").await;
+    let (m0, m1) = (message("hello", 1), assistant("stop", 5, 2));
+    wait(a.save("s".into(), array(&[&m0]).into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    let two = array(&[&m0, &m1]);
+    wait(a.save("s".into(), two.clone().into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    // b saving what it loaded, unchanged, still learns it is out of date.
+    let e = wait(b.save("s".into(), loaded.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        field(&e, "name").as_string().as_deref(),
+        Some("ConflictError")
+    );
+    // b reloads; a saves the same array again: no new revision, so b's
+    // next save is no conflict.
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    let meta = wait(a.save("s".into(), two.clone().into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(field(&meta, "revision").as_f64(), Some(2.0));
+    let three = with(&loaded, &[&message("from b", 3)]);
+    let meta = wait(b.save("s".into(), three.clone().into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(field(&meta, "revision").as_f64(), Some(3.0));
+    assert!(deep_equal(&wait(a.load("s".into())).await.unwrap(), &three));
     a.close();
     b.close();
 }

@@ -44,12 +44,16 @@ pub async fn save(
     // save in another tab cannot slip in between.
     let locked = inner.clone();
     let lock_id = id.clone();
+    let changed = Rc::new(std::cell::Cell::new(true));
+    let written = changed.clone();
     let meta = exclusive(&inner, &lock_id, async move {
-        save_locked(&locked, id, array, replace).await
+        save_locked(&locked, id, array, replace, &written).await
     })
     .await?;
-    let revision = get(&meta, "revision").as_f64();
-    announce(&inner, Change::Saved, &lock_id, revision, None);
+    if changed.get() {
+        let revision = get(&meta, "revision").as_f64();
+        announce(&inner, Change::Saved, &lock_id, revision, None);
+    }
     Ok(meta)
 }
 
@@ -58,6 +62,7 @@ async fn save_locked(
     id: String,
     array: JsArray,
     replace: bool,
+    changed: &std::cell::Cell<bool>,
 ) -> Result<JsValue, JsValue> {
     let new = array.as_array().clone();
 
@@ -119,6 +124,34 @@ async fn save_locked(
                 edit.removed.len()
             )));
         }
+    }
+
+    // The same messages: nothing is written and the revision stays (a save
+    // after every event must not make another tab's next save a conflict),
+    // once the stored revision is checked to be the one this save is from.
+    if edit.is_empty() && base.offset == 0 {
+        changed.set(false);
+        let db = inner.db(ACTION)?;
+        let tx = Tx::sessions(&db, false, ACTION)?;
+        let sessions = tx.store(SESSIONS, ACTION)?;
+        let stored = pending(sessions.get(&id.as_str().into()))
+            .map_err(|e| storage_error(ACTION, &e))?
+            .await
+            .map_err(|e| storage_error(ACTION, &e))?;
+        tx.done();
+        if stored.is_undefined() {
+            inner.forget(&id);
+            return Err(super::no_session(ACTION, &id));
+        }
+        let revision = get(&stored, "revision").as_f64().unwrap_or(0.0);
+        if revision != base.revision {
+            inner.forget(&id);
+            return Err(conflict(&id, revision, base.revision));
+        }
+        base.messages = new.slice(0, new.length());
+        base.record = stored.clone();
+        inner.remember(&id, base);
+        return Ok(public_meta(&stored));
     }
 
     // Bad input is refused before anything is written.
