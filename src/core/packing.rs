@@ -175,7 +175,10 @@ fn merge(layout: &mut Layout, context: Option<usize>) {
         len,
         key: KeyOf::Old(start),
     });
-    layout.packs.splice(from..from + MERGE, [(start, len)]);
+    layout.packs[from] = (start, len);
+    for _ in 1..MERGE {
+        layout.packs.remove(from + 1);
+    }
 }
 
 /// The general case: packs mapped through the edit, the touched ones
@@ -313,9 +316,9 @@ fn fold(layout: &mut Layout, edit: &Edit, new_len: usize, context: Option<usize>
             Some(k) => KeyOf::Old(k),
             None => KeyOf::Inserted(start),
         };
-        let olds: Vec<usize> = (start + 1..end).filter_map(old_index).collect();
-        if let (Some(&a), Some(&b)) = (olds.first(), olds.last()) {
-            layout.delete_ranges.push((a, b));
+        let mut olds = (start + 1..end).filter_map(old_index);
+        if let Some(a) = olds.next() {
+            layout.delete_ranges.push((a, olds.last().unwrap_or(a)));
         }
         layout.singles.retain(|&j| j < start || j >= end);
         layout.packs.push((start, len));
