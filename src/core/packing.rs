@@ -318,7 +318,7 @@ fn fold(layout: &mut Layout, edit: &Edit, new_len: usize, context: Option<usize>
         };
         let mut olds = (start + 1..end).filter_map(old_index);
         if let Some(a) = olds.next() {
-            layout.delete_ranges.push((a, olds.last().unwrap_or(a)));
+            layout.delete_ranges.push((a, olds.next_back().unwrap_or(a)));
         }
         layout.singles.retain(|&j| j < start || j >= end);
         layout.packs.push((start, len));
