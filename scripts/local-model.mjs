@@ -46,6 +46,7 @@
 // Request log records: { seq, time, method, path, kind: "chat" | "summary" |
 // "overflow" | "invalid", status, body, promptTokens, completionTokens,
 // overflow: null | "error" | "silent", reply: { text, toolCalls, finishReason } | null }.
+import { CORS, readBody, sendJson } from "./http.mjs";
 import {
   DEMO_TOOLS,
   demoAgentTools,
@@ -90,33 +91,10 @@ const CREATED = 1_735_689_600;
 const SUMMARY_PREAMBLE = "The conversation history before this point was compacted into the following summary:";
 const BRANCH_PREAMBLE = "The following is a summary of a branch that this conversation came back from:";
 
-const CORS = { "access-control-allow-origin": "*" };
-
 // ------------------------------------------------------------ HTTP helpers
-
-function sendJson(res, status, json, headers = {}) {
-  res.writeHead(status, { ...CORS, "content-type": "application/json", ...headers });
-  res.end(JSON.stringify(json));
-}
 
 function openAiError(res, status, message, type = "invalid_request_error", extra = {}) {
   sendJson(res, status, { error: { message, type, param: null, code: null, ...extra } });
-}
-
-function readBody(req, limit = 64 * 1024 * 1024) {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    let size = 0;
-    req.on("data", (c) => {
-      size += c.length;
-      if (size > limit) {
-        reject(Object.assign(new Error("request body too large"), { status: 413 }));
-        req.destroy();
-      } else chunks.push(c);
-    });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

@@ -48,6 +48,16 @@ export function sendText(res, status, text, headers = {}) {
   res.end(text);
 }
 
+/** A request handler serving `html` at `path` (a test or benchmark page). */
+export function pageHandler(path, html, headers = {}) {
+  return (req, res, url) => {
+    if (url.pathname !== path) return false;
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache", ...headers });
+    res.end(html);
+    return true;
+  };
+}
+
 /**
  * A request handler serving the files under `dir` at URL prefix `prefix`.
  * Returns true when it handled the request (including with a 4xx), false when

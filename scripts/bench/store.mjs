@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { chromium } from "playwright-core";
 import { CHROMIUM } from "../../tests/support/chromium.mjs";
-import { DEFAULT_MOUNTS, startServer } from "../serve.mjs";
+import { DEFAULT_MOUNTS, pageHandler, startServer } from "../serve.mjs";
 
 const SIZES = [500, 2000, 5000];
 // Back-to-back saves: ROUNDS blocks of BLOCK timed saves per side (+1
@@ -56,12 +56,8 @@ const PAGE = `<!doctype html>
 
 function handlers() {
   return [
+    pageHandler("/bench/store.html", PAGE, ISOLATED),
     (req, res, url) => {
-      if (url.pathname === "/bench/store.html") {
-        res.writeHead(200, { "content-type": "text/html; charset=utf-8", ...ISOLATED });
-        res.end(PAGE);
-        return true;
-      }
       if (url.pathname === "/bench/store-page.js") {
         res.writeHead(200, { "content-type": "text/javascript; charset=utf-8", ...ISOLATED });
         res.end(readFileSync(PAGE_MODULE));

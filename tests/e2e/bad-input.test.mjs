@@ -12,20 +12,14 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { chromium } from "playwright-core";
 import { CHROMIUM } from "../support/chromium.mjs";
-import { startServer } from "../../scripts/serve.mjs";
+import { pageHandler, startServer } from "../../scripts/serve.mjs";
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>bad input</title>
 <script type="module">window.m = await import("/pkg/index.js");</script>`;
 
 let server, browser;
 before(async () => {
-  const page = (req, res, url) => {
-    if (url.pathname !== "/bad-input.html") return false;
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-    res.end(PAGE);
-    return true;
-  };
-  server = await startServer({ port: 0, handlers: [page] });
+  server = await startServer({ port: 0, handlers: [pageHandler("/bad-input.html", PAGE)] });
   browser = await chromium.launch(CHROMIUM);
 });
 after(async () => {

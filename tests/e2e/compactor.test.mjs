@@ -15,7 +15,7 @@ import { readFile } from "node:fs/promises";
 import { after, afterEach, before, beforeEach, describe, test } from "node:test";
 import { chromium } from "playwright-core";
 import { CHROMIUM } from "../support/chromium.mjs";
-import { startServer } from "../../scripts/serve.mjs";
+import { pageHandler, startServer } from "../../scripts/serve.mjs";
 import { createMockLlm, MOCK_SUMMARY, MOCK_USAGE, PROVIDER_ERRORS } from "../support/mock-llm-server.mjs";
 
 
@@ -124,12 +124,7 @@ before(async () => {
     port: 0,
     handlers: [
       mock.handle,
-      (req, res, url) => {
-        if (url.pathname !== "/compactor.html") return false;
-        res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" });
-        res.end(PAGE);
-        return true;
-      },
+      pageHandler("/compactor.html", PAGE),
       async (req, res, url) => {
         if (url.pathname !== "/fixtures/pi-large-session.jsonl") return false;
         const body = await readFile(LARGE_SESSION);

@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { chromium } from "playwright-core";
 import { CHROMIUM } from "../support/chromium.mjs";
-import { startServer } from "../../scripts/serve.mjs";
+import { pageHandler, startServer } from "../../scripts/serve.mjs";
 
 const TRIALS = Number(process.env.TRIALS ?? 20);
 
@@ -80,13 +80,7 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>faults</title>
 
 let server, context, dir;
 before(async () => {
-  const page = (req, res, url) => {
-    if (url.pathname !== "/faults.html") return false;
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-    res.end(PAGE);
-    return true;
-  };
-  server = await startServer({ port: 0, handlers: [page] });
+  server = await startServer({ port: 0, handlers: [pageHandler("/faults.html", PAGE)] });
   dir = mkdtempSync(join(os.tmpdir(), "faults-"));
   context = await chromium.launchPersistentContext(dir, CHROMIUM);
 });

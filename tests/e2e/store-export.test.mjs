@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { chromium } from "playwright-core";
 import { CHROMIUM } from "../support/chromium.mjs";
-import { startServer } from "../../scripts/serve.mjs";
+import { pageHandler, startServer } from "../../scripts/serve.mjs";
 
 const { SessionManager } = await import(
   new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js", import.meta.url).href
@@ -22,13 +22,7 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>export</title>
 
 let server, browser, workDir;
 before(async () => {
-  const page = (req, res, url) => {
-    if (url.pathname !== "/export.html") return false;
-    res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
-    res.end(PAGE);
-    return true;
-  };
-  server = await startServer({ port: 0, handlers: [page] });
+  server = await startServer({ port: 0, handlers: [pageHandler("/export.html", PAGE)] });
   browser = await chromium.launch(CHROMIUM);
   workDir = mkdtempSync(join(tmpdir(), "store-export-"));
 });

@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { after, afterEach, before, beforeEach, describe, test } from "node:test";
 import { chromium } from "playwright-core";
 import { CHROMIUM } from "../support/chromium.mjs";
-import { startServer } from "../../scripts/serve.mjs";
+import { pageHandler, startServer } from "../../scripts/serve.mjs";
 
 // The page: the package and helpers (window.h) that build the same messages
 // in every page from their index, so that a page opened after another was
@@ -159,12 +159,7 @@ before(async () => {
         res.end();
         return true;
       },
-      (req, res, url) => {
-        if (url.pathname !== "/store.html") return false;
-        res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" });
-        res.end(PAGE);
-        return true;
-      },
+      pageHandler("/store.html", PAGE),
     ],
   });
   profile = mkdtempSync(join(os.tmpdir(), "agent-compaction-store-test-"));

@@ -7,7 +7,7 @@ import { createServer } from "node:net";
 import { after, afterEach, before, test } from "node:test";
 import { chromium } from "playwright-core";
 import { CHROMIUM } from "../support/chromium.mjs";
-import { startServer } from "../../scripts/serve.mjs";
+import { pageHandler, startServer } from "../../scripts/serve.mjs";
 import { MOCK_SUMMARY, MOCK_USAGE, PROVIDER_ERRORS, startMockLlm } from "../support/mock-llm-server.mjs";
 
 
@@ -45,12 +45,7 @@ before(async () => {
   server = await startServer({
     port: 0,
     handlers: [
-      (req, res, url) => {
-        if (url.pathname !== "/summarizers.html") return false;
-        res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" });
-        res.end(PAGE);
-        return true;
-      },
+      pageHandler("/summarizers.html", PAGE),
     ],
   });
   browser = await chromium.launch(CHROMIUM);

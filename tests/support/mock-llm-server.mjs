@@ -31,6 +31,7 @@
 // `createMockLlm()` gives the same thing as a request handler
 // (`handle(req, res, url) → boolean`) for scripts/serve.mjs's `handlers`.
 import { createServer } from "node:http";
+import { CORS, readBody, send, sendJson } from "../../scripts/http.mjs";
 
 export const MOCK_SUMMARY = [
   "## Goal",
@@ -134,26 +135,6 @@ export const PROVIDER_ERRORS = {
 };
 
 const MALFORMED_BODY = '{"id":"chatcmpl-mock","object":"chat.completion","choices":[{"index":0,"message":{"role":"assi';
-
-const CORS = { "access-control-allow-origin": "*" };
-
-function send(res, status, body, headers = {}) {
-  res.writeHead(status, { ...CORS, ...headers });
-  res.end(body);
-}
-
-function sendJson(res, status, json, headers = {}) {
-  send(res, status, JSON.stringify(json), { "content-type": "application/json", ...headers });
-}
-
-function readBody(req) {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    req.on("data", (c) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
-}
 
 let ids = 0;
 
