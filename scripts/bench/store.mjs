@@ -171,14 +171,14 @@ export async function runStoreBench() {
       `After idle: ${IDLE_SAVES} saves per side, each after ${IDLE_MS} ms of nothing (the fixed cost of waking the storage path up is included there). The session grows by ${(first.turnsSaved * 3).toLocaleString("en-US")} messages during a size's run.`,
   );
   p(
-    "- *ours*: `await store.save(id, messages)` with the store having saved the previous array (it writes " +
-      `${first.recordsPerSave.toFixed(0)} message records and the meta record per turn). ` +
+    "- *ours*: `await store.save(id, messages)` with the store having saved the previous array (it puts " +
+      `${first.recordsPerSave.toFixed(2)} message records per turn on average — the turn's three, and now and then a pack of older messages — and the meta record; the timed saves include those). ` +
       "*whole-record put*: pi-web-ui's `SessionsStore.save` in raw IndexedDB — one readwrite transaction over `sessions` and `sessions-metadata` putting `{ id, title, model, thinkingLevel, messages, createdAt, lastModified }` " +
       "and `{ id, title, createdAt, lastModified, messageCount, usage, thinkingLevel, preview }` (usage sums and preview computed untimed), timed to the transaction's `complete`, as ours is timed to its commit. " +
       `(Timed only to the two puts' success, where pi-web-ui's promise resolves: ${results.map((r) => `${fmt(r.wholeResolved.median)} at ${n(r.size)}`).join(", ")}.)`,
   );
   p(
-    "- *loadContext* reads the meta record and the records from the last summary on; *whole-record get* is one `get` of the session record in a readonly transaction; *load* reads every record. " +
+    "- *loadContext* reads the meta record and the records from the last summary on (packs of older messages and the newest loose ones); *whole-record get* is one `get` of the session record in a readonly transaction; *load* reads every record. " +
       `${LOADS} of each after 2 warm-up rounds, in rotating order. Default transaction durability on both sides; \`performance.now()\` in a cross-origin-isolated page.`,
   );
   return lines.join("\n");
