@@ -294,6 +294,15 @@ async fn create(store: &SessionStore, id: &str) -> JsValue {
         .unwrap()
 }
 
+/// `store.save(id, messages)`, awaited.
+async fn save(
+    store: &SessionStore,
+    id: &str,
+    messages: impl Into<JsValue>,
+) -> Result<JsValue, JsValue> {
+    wait(store.save(id.into(), messages.into(), JsValue::UNDEFINED)).await
+}
+
 fn error_message(e: &JsValue) -> String {
     e.unchecked_ref::<js_sys::Error>().message().into()
 }
@@ -321,9 +330,7 @@ async fn large_session_round_trips_and_appends_write_only_new_records() {
     let session = pi_session_to_messages(LARGE.into()).unwrap();
     let messages: Array = field(&session, "messages").unchecked_into();
     assert!(messages.length() > 100);
-    let meta = wait(store.save("s".into(), messages.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    let meta = save(&store, "s", messages.clone()).await.unwrap();
     assert_eq!(
         field(&meta, "messageCount").as_f64(),
         Some(messages.length() as f64)
@@ -351,17 +358,11 @@ async fn large_session_round_trips_and_appends_write_only_new_records() {
             &message("more", 3),
         ],
     );
-    wait(store.save("s".into(), next.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&store, "s", next.clone()).await.unwrap();
     assert_eq!(puts(&store) - before, 4.0);
     // Saving the same array again writes nothing, not even a new revision.
-    let saved = wait(store.save("s".into(), next.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
-    let again = wait(store.save("s".into(), next.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    let saved = save(&store, "s", next.clone()).await.unwrap();
+    let again = save(&store, "s", next.clone()).await.unwrap();
     assert_eq!(puts(&store) - before, 4.0);
     assert!(deep_equal(&again, &saved));
 
@@ -384,9 +385,7 @@ async fn a_summary_insertion_writes_one_record_and_load_context_starts_there() {
         assistant("stop", 5, 4),
     );
     let base = array(&[&m0, &m1, &m2, &m3]);
-    wait(store.save("s".into(), base.into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&store, "s", base).await.unwrap();
     let keys_before: Array = wait(raw_keys("store-summary", "s"))
         .await
         .unwrap()
@@ -394,9 +393,7 @@ async fn a_summary_insertion_writes_one_record_and_load_context_starts_there() {
     let s = summary(10);
     let compacted = array(&[&m0, &m1, &s, &m2, &m3]);
     let before = puts(&store);
-    let meta = wait(store.save("s".into(), compacted.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    let meta = save(&store, "s", compacted.clone()).await.unwrap();
     assert_eq!(puts(&store) - before, 1.0, "only the summary is written");
     assert_eq!(field(&meta, "messageCount").as_f64(), Some(5.0));
     // The records after the summary kept their keys.
@@ -447,18 +444,10 @@ async fn a_trailing_failed_attempt_may_go_other_drops_need_replace() {
         assistant("stop", 5, 2),
         assistant("error", 0, 3),
     );
-    wait(store.save(
-        "s".into(),
-        array(&[&m0, &m1, &err]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    save(&store, "s", array(&[&m0, &m1, &err])).await.unwrap();
     let s = summary(10);
     let retry = array(&[&m0, &s, &m1]);
-    let meta = wait(store.save("s".into(), retry.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    let meta = save(&store, "s", retry.clone()).await.unwrap();
     assert_eq!(field(&meta, "messageCount").as_f64(), Some(3.0));
     assert_eq!(field(&store.stats(), "recordsDeleted").as_f64(), Some(1.0));
     assert!(deep_equal(
@@ -467,9 +456,7 @@ async fn a_trailing_failed_attempt_may_go_other_drops_need_replace() {
     ));
 
     // Dropping a real message is refused, and nothing is written.
-    let e = wait(store.save("s".into(), array(&[&m0, &s]).into(), JsValue::UNDEFINED))
-        .await
-        .unwrap_err();
+    let e = save(&store, "s", array(&[&m0, &s])).await.unwrap_err();
     assert!(
         error_message(&e).contains("index 2"),
         "{}",
@@ -488,21 +475,13 @@ async fn a_save_from_a_stale_revision_is_a_conflict_error() {
     let b = open("store-conflict").await;
     create(&a, "s").await;
     let m0 = message("hello", 1);
-    wait(a.save("s".into(), array(&[&m0]).into(), JsValue::UNDEFINED))
+    save(&a, "s", array(&[&m0])).await.unwrap();
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    save(&a, "s", array(&[&m0, &message("from a", 2)]))
         .await
         .unwrap();
-    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
-    wait(a.save(
-        "s".into(),
-        array(&[&m0, &message("from a", 2)]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
     let from_b = with(&loaded, &[&message("from b", 3)]);
-    let e = wait(b.save("s".into(), from_b.into(), JsValue::UNDEFINED))
-        .await
-        .unwrap_err();
+    let e = save(&b, "s", from_b).await.unwrap_err();
     assert_eq!(
         field(&e, "name").as_string().as_deref(),
         Some("ConflictError")
@@ -517,13 +496,9 @@ async fn a_save_from_a_stale_revision_is_a_conflict_error() {
     // Nothing of b's save was written; after a reload b can save.
     let now: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
     assert_eq!(now.length(), 2);
-    wait(b.save(
-        "s".into(),
-        with(&now, &[&message("from b", 3)]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    save(&b, "s", with(&now, &[&message("from b", 3)]))
+        .await
+        .unwrap();
     let all: Array = wait(a.load("s".into())).await.unwrap().unchecked_into();
     assert_eq!(all.length(), 3);
     a.close();
@@ -536,18 +511,12 @@ async fn a_save_of_the_same_messages_keeps_the_revision() {
     let b = open("store-same").await;
     create(&a, "s").await;
     let (m0, m1) = (message("hello", 1), assistant("stop", 5, 2));
-    wait(a.save("s".into(), array(&[&m0]).into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&a, "s", array(&[&m0])).await.unwrap();
     let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
     let two = array(&[&m0, &m1]);
-    wait(a.save("s".into(), two.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&a, "s", two.clone()).await.unwrap();
     // b saving what it loaded, unchanged, still learns it is out of date.
-    let e = wait(b.save("s".into(), loaded.into(), JsValue::UNDEFINED))
-        .await
-        .unwrap_err();
+    let e = save(&b, "s", loaded).await.unwrap_err();
     assert_eq!(
         field(&e, "name").as_string().as_deref(),
         Some("ConflictError")
@@ -555,14 +524,10 @@ async fn a_save_of_the_same_messages_keeps_the_revision() {
     // b reloads; a saves the same array again: no new revision, so b's
     // next save is no conflict.
     let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
-    let meta = wait(a.save("s".into(), two.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    let meta = save(&a, "s", two.clone()).await.unwrap();
     assert_eq!(field(&meta, "revision").as_f64(), Some(2.0));
     let three = with(&loaded, &[&message("from b", 3)]);
-    let meta = wait(b.save("s".into(), three.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    let meta = save(&b, "s", three.clone()).await.unwrap();
     assert_eq!(field(&meta, "revision").as_f64(), Some(3.0));
     assert!(deep_equal(&wait(a.load("s".into())).await.unwrap(), &three));
     a.close();
@@ -574,13 +539,9 @@ async fn sessions_are_created_listed_renamed_and_deleted() {
     let store = fresh("store-sessions").await;
     create(&store, "one").await;
     create(&store, "two").await;
-    wait(store.save(
-        "one".into(),
-        array(&[&message("hi", 1)]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    save(&store, "one", array(&[&message("hi", 1)]))
+        .await
+        .unwrap();
     let list: Array = wait(store.list()).await.unwrap().unchecked_into();
     assert_eq!(list.length(), 2);
     assert_eq!(
@@ -634,17 +595,13 @@ async fn bad_input_is_a_type_error_naming_the_index_and_writes_nothing() {
     let store = fresh("store-bad").await;
     create(&store, "s").await;
     let m0 = message("ok", 1);
-    wait(store.save("s".into(), array(&[&m0]).into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&store, "s", array(&[&m0])).await.unwrap();
     for (bad, expect) in [
         (with_function(), "messages[2].content[0].bad is a function"),
         (cyclic(), "messages[2].self.back"),
     ] {
         let next = array(&[&m0, &message("fine", 2), &bad]);
-        let e = wait(store.save("s".into(), next.into(), JsValue::UNDEFINED))
-            .await
-            .unwrap_err();
+        let e = save(&store, "s", next).await.unwrap_err();
         assert!(e.is_instance_of::<js_sys::TypeError>());
         assert!(error_message(&e).contains(expect), "{}", error_message(&e));
         let keys: Array = wait(raw_keys("store-bad", "s"))
@@ -695,9 +652,7 @@ async fn a_version_1_database_with_data_opens_with_its_data() {
     ));
     // And it can be appended to; it is then the newest.
     let next = with(&loaded, &[&message("again", 3)]);
-    let meta = wait(store.save("old".into(), next.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    let meta = save(&store, "old", next.clone()).await.unwrap();
     assert_eq!(field(&meta, "revision").as_f64(), Some(5.0));
     assert!(deep_equal(
         &wait(store.load("old".into())).await.unwrap(),
@@ -714,9 +669,7 @@ async fn a_version_1_database_with_data_opens_with_its_data() {
         .unchecked_into();
     assert_eq!(sparse.length(), 2);
     let next = with(&sparse, &[&message("three", 7)]);
-    let meta = wait(store.save("sparse".into(), next.into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    let meta = save(&store, "sparse", next).await.unwrap();
     assert_eq!(field(&meta, "messageCount").as_f64(), Some(3.0));
     assert_eq!(field(&meta, "revision").as_f64(), Some(1.0));
     store.close();
@@ -763,9 +716,7 @@ async fn fork_copies_a_prefix_adds_a_branch_summary_and_shares_no_records() {
         assistant("stop", 5, 12),
     );
     let source = array(&[&m0, &m1, &s, &m3, &m4]);
-    wait(store.save("src".into(), source.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&store, "src", source.clone()).await.unwrap();
 
     // A prefix: the records before atIndex, under a new id and title.
     let meta = wait(store.fork("src".into(), 2.into(), JsValue::UNDEFINED))
@@ -999,9 +950,7 @@ async fn pi_session_files_import_and_export_round_trip() {
         &branch_summary(12),
         &assistant("stop", 7, 13),
     ]);
-    wait(store.save("mine".into(), original.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&store, "mine", original.clone()).await.unwrap();
     let text = wait(store.export_jsonl("mine".into())).await.unwrap();
     assert!(text.as_string().unwrap().contains("\"session_info\""));
     wait(store.delete("mine".into())).await.unwrap();
@@ -1072,13 +1021,9 @@ async fn lock_scenario(db: &str, hide: bool) {
     let other = open(db).await;
     let check = open(db).await;
     create(&store, "s").await;
-    wait(store.save(
-        "s".into(),
-        array(&[&message("start", 1)]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    save(&store, "s", array(&[&message("start", 1)]))
+        .await
+        .unwrap();
     let (m1, m2) = (message("one", 2), message("two", 3));
     let store: JsValue = store.into();
     let out = wait(lock_scenario_js(
@@ -1149,9 +1094,7 @@ async fn on_change_tells_other_stores_and_their_stale_saves_conflict() {
 
     create(&a, "s").await;
     let m0 = message("hello", 1);
-    wait(a.save("s".into(), array(&[&m0]).into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&a, "s", array(&[&m0])).await.unwrap();
     wait(a.rename("s".into(), "Renamed".into())).await.unwrap();
     let forked = wait(a.fork("s".into(), 1.into(), JsValue::UNDEFINED))
         .await
@@ -1198,21 +1141,13 @@ async fn on_change_tells_other_stores_and_their_stale_saves_conflict() {
     // b read revision 1; a saves revision 2; b hears of it and drops its
     // copy, but a save from b's old array is still a conflict, not a drop.
     let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
-    wait(a.save(
-        "s".into(),
-        array(&[&m0, &message("from a", 2)]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    save(&a, "s", array(&[&m0, &message("from a", 2)]))
+        .await
+        .unwrap();
     wait(events_after(&events, 6, 2000)).await.unwrap();
-    let e = wait(b.save(
-        "s".into(),
-        with(&loaded, &[&message("from b", 3)]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap_err();
+    let e = save(&b, "s", with(&loaded, &[&message("from b", 3)]))
+        .await
+        .unwrap_err();
     assert_eq!(
         field(&e, "name").as_string().as_deref(),
         Some("ConflictError"),
@@ -1220,13 +1155,9 @@ async fn on_change_tells_other_stores_and_their_stale_saves_conflict() {
         error_message(&e)
     );
     let now: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
-    let meta = wait(b.save(
-        "s".into(),
-        with(&now, &[&message("from b", 3)]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    let meta = save(&b, "s", with(&now, &[&message("from b", 3)]))
+        .await
+        .unwrap();
     assert_eq!(field(&meta, "revision").as_f64(), Some(3.0));
     // a hears b's save; a rename elsewhere keeps a's copy (same revision).
     let a_heard: Array = wait(events_after(&field(&own, "events"), 1, 2000))
@@ -1242,13 +1173,9 @@ async fn on_change_tells_other_stores_and_their_stale_saves_conflict() {
     unsubscribe.call0(&JsValue::UNDEFINED).unwrap();
     let count = events.unchecked_ref::<Array>().length();
     let all: Array = wait(a.load("s".into())).await.unwrap().unchecked_into();
-    wait(a.save(
-        "s".into(),
-        with(&all, &[&message("more", 4)]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    save(&a, "s", with(&all, &[&message("more", 4)]))
+        .await
+        .unwrap();
     wait(events_after(&field(&own, "events"), 99, 100))
         .await
         .unwrap();
@@ -1271,18 +1198,10 @@ async fn a_stale_save_writes_nothing_though_its_writes_were_queued() {
         assistant("stop", 5, 2),
         message("three", 3),
     );
-    wait(a.save(
-        "s".into(),
-        array(&[&m0, &m1, &m2]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    save(&a, "s", array(&[&m0, &m1, &m2])).await.unwrap();
     let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
     let after_a = array(&[&m0, &m1, &m2, &message("from a", 4)]);
-    wait(a.save("s".into(), after_a.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&a, "s", after_a.clone()).await.unwrap();
     let keys_before: Array = wait(raw_keys("store-stale-queued", "s"))
         .await
         .unwrap()
@@ -1298,21 +1217,15 @@ async fn a_stale_save_writes_nothing_though_its_writes_were_queued() {
             &message("b3", 7),
         ],
     );
-    let e = wait(b.save("s".into(), appended.into(), JsValue::UNDEFINED))
-        .await
-        .unwrap_err();
+    let e = save(&b, "s", appended).await.unwrap_err();
     assert_eq!(
         field(&e, "name").as_string().as_deref(),
         Some("ConflictError")
     );
     let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
-    wait(a.save(
-        "s".into(),
-        with(&after_a, &[&message("from a again", 8)]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    save(&a, "s", with(&after_a, &[&message("from a again", 8)]))
+        .await
+        .unwrap();
     let e = wait(b.save(
         "s".into(),
         array(&[&loaded.get(0), &message("b only", 9)]).into(),
@@ -1370,13 +1283,7 @@ async fn load_context_follows_compactions_made_elsewhere() {
     let b = open(db).await;
     create(&a, "s").await;
     let (m0, s1, m2) = (message("zero", 1), summary(2), message("two", 3));
-    wait(a.save(
-        "s".into(),
-        array(&[&m0, &s1, &m2]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    save(&a, "s", array(&[&m0, &s1, &m2])).await.unwrap();
     let reads = count_reads();
     let _restore = Restore(field(&reads, "stop").unchecked_into());
     let first = wait(a.load_context("s".into())).await.unwrap();
@@ -1388,13 +1295,7 @@ async fn load_context_follows_compactions_made_elsewhere() {
     // b compacts: a new summary after m2, and one more message.
     let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
     let (s3, m4) = (summary(4), message("four", 5));
-    wait(b.save(
-        "s".into(),
-        with(&loaded, &[&s3, &m4]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    save(&b, "s", with(&loaded, &[&s3, &m4])).await.unwrap();
     let before = reads_of(&reads);
     let moved = wait(a.load_context("s".into())).await.unwrap();
     let moved_reads = reads_of(&reads) - before;
@@ -1405,13 +1306,9 @@ async fn load_context_follows_compactions_made_elsewhere() {
     let all = wait(a.load("s".into())).await.unwrap();
     assert!(deep_equal(&all, &array(&[&m0, &s1, &m2, &s3, &m4])));
     // a saves on top of what it loaded last (the whole array).
-    wait(a.save(
-        "s".into(),
-        with(&all.unchecked_into(), &[&message("six", 6)]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    save(&a, "s", with(&all.unchecked_into(), &[&message("six", 6)]))
+        .await
+        .unwrap();
 
     // A store that never read the session.
     let c = open(db).await;
@@ -1508,13 +1405,7 @@ async fn a_change_is_announced_even_when_the_store_closes_right_after() {
     let heard = collector();
     let _unsubscribe = b.on_change(field(&heard, "listener")).unwrap();
     create(&a, "s").await;
-    wait(a.save(
-        "s".into(),
-        array(&[&message("hi", 1)]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
+    save(&a, "s", array(&[&message("hi", 1)])).await.unwrap();
     a.close();
     let events: Array = wait(events_after(&field(&heard, "events"), 2, 2000))
         .await
@@ -1536,17 +1427,11 @@ async fn a_save_keeps_what_another_store_changed_in_the_session_record() {
     let b = open("store-renamed-elsewhere").await;
     create(&a, "s").await;
     let m0 = message("hello", 1);
-    wait(a.save("s".into(), array(&[&m0]).into(), JsValue::UNDEFINED))
+    save(&a, "s", array(&[&m0])).await.unwrap();
+    let renamed = wait(b.rename("s".into(), "Renamed".into())).await.unwrap();
+    let meta = save(&a, "s", array(&[&m0, &message("more", 2)]))
         .await
         .unwrap();
-    let renamed = wait(b.rename("s".into(), "Renamed".into())).await.unwrap();
-    let meta = wait(a.save(
-        "s".into(),
-        array(&[&m0, &message("more", 2)]).into(),
-        JsValue::UNDEFINED,
-    ))
-    .await
-    .unwrap();
     assert_eq!(
         field(&meta, "title").as_string().as_deref(),
         Some("Renamed")
@@ -1562,11 +1447,11 @@ async fn a_save_keeps_what_another_store_changed_in_the_session_record() {
         "the record as the save returned it"
     );
     // And a save that changes nothing but the messages keeps it too.
-    let meta = wait(a.save(
-        "s".into(),
-        array(&[&m0, &message("more", 2), &message("again", 3)]).into(),
-        JsValue::UNDEFINED,
-    ))
+    let meta = save(
+        &a,
+        "s",
+        array(&[&m0, &message("more", 2), &message("again", 3)]),
+    )
     .await
     .unwrap();
     assert_eq!(
@@ -1605,9 +1490,7 @@ async fn turns_fold_into_packs_and_an_edit_rewrites_only_the_pack_it_touches() {
             ],
         );
         let before = puts(&store);
-        wait(store.save("s".into(), messages.clone().into(), JsValue::UNDEFINED))
-            .await
-            .unwrap();
+        save(&store, "s", messages.clone()).await.unwrap();
         // Two new records, and now and then a pack of older ones.
         assert!(puts(&store) - before <= 4.0, "turn {t}");
     }
@@ -1634,9 +1517,7 @@ async fn turns_fold_into_packs_and_an_edit_rewrites_only_the_pack_it_touches() {
     let compacted = with(&slice(&messages, 0, 40), &[&s]);
     let compacted = compacted.concat(&slice(&messages, 40, 160));
     let before = puts(&store);
-    wait(store.save("s".into(), compacted.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&store, "s", compacted.clone()).await.unwrap();
     assert_eq!(puts(&store) - before, 2.0);
     let keys_after: Array = wait(raw_keys(db, "s")).await.unwrap().unchecked_into();
     assert_eq!(keys_after.length(), keys_before.length() + 1);
@@ -1676,14 +1557,10 @@ async fn turns_fold_into_packs_and_an_edit_rewrites_only_the_pack_it_touches() {
         &compacted,
         &[&message("again", 2000), &assistant("error", 0, 2001)],
     );
-    wait(store.save("s".into(), failed.into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&store, "s", failed).await.unwrap();
     let deleted = field(&store.stats(), "recordsDeleted").as_f64().unwrap();
     let retried = with(&compacted, &[&message("again", 2000)]);
-    wait(store.save("s".into(), retried.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&store, "s", retried.clone()).await.unwrap();
     assert_eq!(
         field(&store.stats(), "recordsDeleted").as_f64().unwrap() - deleted,
         1.0
@@ -1740,9 +1617,7 @@ async fn a_context_starting_inside_a_pack_loads_and_saves_with_replace() {
             _ => message(&format!("m{t}"), t),
         });
     }
-    wait(store.save("s".into(), messages.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap();
+    save(&store, "s", messages.clone()).await.unwrap();
     let layout = sizes(db, "s").await;
     assert_eq!(layout[0], 128);
     let starts: Vec<u32> = layout
@@ -1778,9 +1653,7 @@ async fn a_context_starting_inside_a_pack_loads_and_saves_with_replace() {
     // Appending to it still needs replace (it would drop 0..50); with
     // replace the pack is rewritten without the dropped messages.
     let next = with(&context, &[&message("after", 500)]);
-    let e = wait(other.save("s".into(), next.clone().into(), JsValue::UNDEFINED))
-        .await
-        .unwrap_err();
+    let e = save(&other, "s", next.clone()).await.unwrap_err();
     assert!(
         error_message(&e).contains("replace: true"),
         "{}",

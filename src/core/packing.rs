@@ -274,23 +274,7 @@ fn fold(layout: &mut Layout, edit: &Edit, new_len: usize, context: Option<usize>
     if new_len.saturating_sub(start) < SMALL + LOOSE {
         return;
     }
-    // The old index of new message j, or None for an inserted one.
-    let old_index = |j: usize| -> Option<usize> {
-        if edit.inserted.binary_search(&j).is_ok() {
-            return None;
-        }
-        // j - inserted before j = the survivor's rank; add the removed
-        // messages up to it.
-        let mut k = j - edit.inserted.partition_point(|&i| i < j);
-        for &r in &edit.removed {
-            if r <= k {
-                k += 1;
-            } else {
-                break;
-            }
-        }
-        Some(k)
-    };
+    let old_index = |j: usize| edit.old_index(j);
     // Whether new messages [j, j + n) are all inserted ones.
     let all_inserted = |j: usize, n: usize| {
         let p = edit.inserted.partition_point(|&i| i < j);
@@ -318,7 +302,9 @@ fn fold(layout: &mut Layout, edit: &Edit, new_len: usize, context: Option<usize>
         };
         let mut olds = (start + 1..end).filter_map(old_index);
         if let Some(a) = olds.next() {
-            layout.delete_ranges.push((a, olds.next_back().unwrap_or(a)));
+            layout
+                .delete_ranges
+                .push((a, olds.next_back().unwrap_or(a)));
         }
         layout.singles.retain(|&j| j < start || j >= end);
         layout.packs.push((start, len));

@@ -94,6 +94,44 @@ impl Edit {
     pub fn is_empty(&self) -> bool {
         self.inserted.is_empty() && self.removed.is_empty()
     }
+
+    /// The new index of old message `k`, unless it was removed.
+    pub fn new_index(&self, k: usize) -> Option<usize> {
+        if self.removed.binary_search(&k).is_ok() {
+            return None;
+        }
+        // k - removed before it, then past the inserted ones up to it.
+        Some(shift_past(
+            k - self.removed.partition_point(|&r| r < k),
+            &self.inserted,
+        ))
+    }
+
+    /// The old index of new message `j`, unless it was inserted.
+    pub fn old_index(&self, j: usize) -> Option<usize> {
+        if self.inserted.binary_search(&j).is_ok() {
+            return None;
+        }
+        Some(shift_past(
+            j - self.inserted.partition_point(|&i| i < j),
+            &self.removed,
+        ))
+    }
+}
+
+/// `rank` (a kept message's place among the kept ones) as an index of the
+/// array that also holds `others` (ascending): one more for each of them at
+/// or before it.
+fn shift_past(rank: usize, others: &[usize]) -> usize {
+    let mut at = rank;
+    for &o in others {
+        if o <= at {
+            at += 1;
+        } else {
+            break;
+        }
+    }
+    at
 }
 
 /// Keys of the inserted messages (in order), given the positions of the old
@@ -154,22 +192,10 @@ pub fn last_summary_after(
 ) -> LastSummary {
     let mapped = match old_last {
         None => None,
-        Some(k) => {
-            if edit.removed.binary_search(&k).is_ok() {
-                return LastSummary::Removed;
-            }
-            // New index of old k: k - removed before it + inserted before it.
-            let removed_before = edit.removed.partition_point(|&r| r < k);
-            let mut j = k - removed_before;
-            for &ins in &edit.inserted {
-                if ins <= j {
-                    j += 1;
-                } else {
-                    break;
-                }
-            }
-            Some(j)
-        }
+        Some(k) => match edit.new_index(k) {
+            None => return LastSummary::Removed,
+            j => j,
+        },
     };
     LastSummary::Known(match (mapped, inserted_summaries.iter().max().copied()) {
         (Some(a), Some(b)) => Some(a.max(b)),
@@ -254,6 +280,19 @@ mod tests {
     use super::*;
     use crate::core::estimate::UsageNumbers;
     use proptest::prelude::*;
+
+    #[test]
+    fn new_and_old_indices_map_kept_messages_both_ways() {
+        // Old [a b c d e]; b and d removed; x inserted first, y after c.
+        let edit = Edit {
+            inserted: vec![0, 3],
+            removed: vec![1, 3],
+        };
+        let new: Vec<Option<usize>> = (0..5).map(|k| edit.new_index(k)).collect();
+        assert_eq!(new, vec![Some(1), None, Some(2), None, Some(4)]);
+        let old: Vec<Option<usize>> = (0..5).map(|j| edit.old_index(j)).collect();
+        assert_eq!(old, vec![None, Some(0), Some(2), None, Some(4)]);
+    }
 
     fn increasing(keys: &[Position]) -> bool {
         keys.windows(2)
