@@ -27,20 +27,6 @@ fn defaults() -> ExportDefaults {
     }
 }
 
-/// The value with every object's keys sorted: equality, key order aside.
-pub fn canonical(value: &Json) -> Json {
-    match value {
-        Json::Array(items) => Json::Array(items.iter().map(canonical).collect()),
-        Json::Object(o) => {
-            let mut entries: Vec<(JsStr, Json)> =
-                o.iter().map(|(k, v)| (k.clone(), canonical(v))).collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            Json::Object(JsonObject::from_entries(entries))
-        }
-        other => other.clone(),
-    }
-}
-
 /// `JSON.parse(JSON.stringify(value))`: what a value is once written as
 /// JSON and read back. `JSON.parse` reads `1e999` as Infinity, which
 /// `JSON.stringify` writes as `null`.
@@ -78,8 +64,8 @@ pub fn session_text(text: &str) {
         ) {
             // Rebuilt from their entries, in pi's key order.
             assert_eq!(
-                canonical(got),
-                canonical(&want),
+                got.canonical(),
+                want.canonical(),
                 "import(export(import(file)))"
             );
         } else {
@@ -128,8 +114,8 @@ pub fn messages_round_trip(messages: &[Json]) {
         return;
     };
     let back = import_session(&text).unwrap_or_else(|e| panic!("an export does not import: {e}"));
-    let want: Vec<Json> = messages.iter().map(|m| canonical(&as_stored(m))).collect();
-    let got: Vec<Json> = back.messages.iter().map(canonical).collect();
+    let want: Vec<Json> = messages.iter().map(|m| as_stored(m).canonical()).collect();
+    let got: Vec<Json> = back.messages.iter().map(Json::canonical).collect();
     assert_eq!(got, want, "import(export(messages))");
 }
 

@@ -28,6 +28,21 @@ pub enum Json {
 }
 
 impl Json {
+    /// The value with every object's keys sorted: for comparing values key
+    /// order aside (tests and fuzzing; nothing in the `.wasm` calls it).
+    pub fn canonical(&self) -> Json {
+        match self {
+            Json::Array(items) => Json::Array(items.iter().map(Json::canonical).collect()),
+            Json::Object(o) => {
+                let mut entries: Vec<(JsStr, Json)> =
+                    o.iter().map(|(k, v)| (k.clone(), v.canonical())).collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                Json::Object(JsonObject::from_entries(entries))
+            }
+            other => other.clone(),
+        }
+    }
+
     pub fn is_null(&self) -> bool {
         matches!(self, Json::Null)
     }

@@ -29,7 +29,7 @@ use agent_compaction::core::cut_point::find_cut_point;
 use agent_compaction::core::display::{display_action, DisplayAction};
 use agent_compaction::core::estimate::MessageFacts;
 use agent_compaction::core::js_string::JsStr;
-use agent_compaction::core::json::{Json, JsonObject};
+use agent_compaction::core::json::Json;
 use agent_compaction::core::prepare::{prepare_compaction, Preparation};
 use agent_compaction::core::role::Role;
 use agent_compaction::core::session_file::{export_session, import_session, ExportDefaults};
@@ -114,20 +114,6 @@ fn separated(pairs: &[(usize, usize)], at: usize) -> Option<(usize, usize)> {
         .iter()
         .copied()
         .find(|&(call, result)| (call < at) != (result < at))
-}
-
-/// The value with every object's keys sorted: equality, key order aside.
-fn canonical(value: &Json) -> Json {
-    match value {
-        Json::Array(items) => Json::Array(items.iter().map(canonical).collect()),
-        Json::Object(o) => {
-            let mut entries: Vec<(JsStr, Json)> =
-                o.iter().map(|(k, v)| (k.clone(), canonical(v))).collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            Json::Object(JsonObject::from_entries(entries))
-        }
-        other => other.clone(),
-    }
 }
 
 fn summary_message(timestamp: f64, text: &str) -> Json {
@@ -445,7 +431,7 @@ proptest! {
         prop_assert_eq!(back.messages.len(), messages.len());
         for (i, (got, want)) in back.messages.iter().zip(&messages).enumerate() {
             if matches!(role(want), Role::Custom | Role::BranchSummary | Role::CompactionSummary) {
-                prop_assert_eq!(canonical(got), canonical(want), "message {}", i);
+                prop_assert_eq!(got.canonical(), want.canonical(), "message {}", i);
             } else {
                 prop_assert_eq!(got, want, "message {}", i);
             }

@@ -13,20 +13,6 @@ fn json(text: &str) -> Json {
     parse(text).unwrap_or_else(|e| panic!("{e}: {text}"))
 }
 
-/// The value with every object's keys sorted: equality "key order aside".
-fn canonical(value: &Json) -> Json {
-    match value {
-        Json::Array(items) => Json::Array(items.iter().map(canonical).collect()),
-        Json::Object(o) => {
-            let mut entries: Vec<(JsStr, Json)> =
-                o.iter().map(|(k, v)| (k.clone(), canonical(v))).collect();
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            Json::Object(JsonObject::from_entries(entries))
-        }
-        other => other.clone(),
-    }
-}
-
 fn role(message: &Json) -> Role {
     Role::from_name(
         &message
@@ -535,8 +521,8 @@ fn summaries_in_message_entries_must_be_usable() {
         assert_eq!(first, vec![json(message)]);
         let again = messages(&export(&first, None));
         assert_eq!(
-            again.iter().map(canonical).collect::<Vec<_>>(),
-            vec![canonical(&json(message))]
+            again.iter().map(Json::canonical).collect::<Vec<_>>(),
+            vec![json(message).canonical()]
         );
     }
 }
@@ -698,8 +684,11 @@ fn app_fields_of_summaries_and_custom_messages_survive() {
     ];
     let text = export(&m, None);
     assert_eq!(
-        messages(&text).iter().map(canonical).collect::<Vec<_>>(),
-        m.iter().map(canonical).collect::<Vec<_>>()
+        messages(&text)
+            .iter()
+            .map(Json::canonical)
+            .collect::<Vec<_>>(),
+        m.iter().map(Json::canonical).collect::<Vec<_>>()
     );
 }
 
@@ -986,8 +975,8 @@ proptest! {
     ) {
         let text = export(&messages, Some(r#"{"id":"p","cwd":"/"}"#));
         let back = import_session(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        let want: Vec<Json> = messages.iter().map(canonical).collect();
-        let got: Vec<Json> = back.messages.iter().map(canonical).collect();
+        let want: Vec<Json> = messages.iter().map(Json::canonical).collect();
+        let got: Vec<Json> = back.messages.iter().map(Json::canonical).collect();
         prop_assert_eq!(got, want);
         // Exporting what was imported writes the same file again.
         prop_assert_eq!(export(&back.messages, Some(r#"{"id":"p","cwd":"/"}"#)), text);
