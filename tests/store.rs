@@ -1700,3 +1700,180 @@ async fn a_message_that_is_an_array_is_refused() {
     );
     store.close();
 }
+
+/// A small deterministic generator (xorshift) for the random session below.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u32) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % u64::from(n.max(1))) as u32
+    }
+}
+
+fn stamps(a: &Array) -> Vec<u32> {
+    a.iter()
+        .map(|m| field(&m, "timestamp").as_f64().unwrap_or(-1.0) as u32)
+        .collect()
+}
+
+/// The array from its last summary on (what loadContext returns).
+fn context_of(messages: &Array) -> Array {
+    let n = messages.length();
+    let last = (0..n).rev().find(|&i| {
+        field(&messages.get(i), "role").as_string().as_deref() == Some("compactionSummary")
+    });
+    messages.slice(last.unwrap_or(0), n)
+}
+
+#[wasm_bindgen_test]
+async fn random_edits_through_two_stores_always_read_back_as_saved() {
+    for (k, seed) in [
+        0x9e37_79b9_7f4a_7c15u64,
+        0x2545_f491_4f6c_dd1d,
+        0xdead_beef_cafe_f00d,
+        7,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        random_session(&format!("store-random-{k}"), seed).await;
+    }
+}
+
+async fn random_session(db: &str, seed: u64) {
+    // Appends of a turn or of hundreds, compactions at any index, failed
+    // attempts dropped, messages removed or inserted anywhere with replace,
+    // saves from loadContext's array; saved through one store or another
+    // (the other reads the records first), read back by a third after each.
+    let stores = [fresh(db).await, open(db).await];
+    create(&stores[0], "s").await;
+    let mut rng = Rng(seed);
+    let mut messages = Array::new();
+    let mut t = 0u32;
+    let mut next_t = || {
+        t += 1;
+        t
+    };
+    let mut current = 0usize;
+    let mut used = [true, false];
+    for step in 0..160 {
+        let n = messages.length();
+        let mut replace = false;
+        let kind = rng.below(100);
+        let next: Array = match kind {
+            0..=39 => {
+                let more: Vec<JsValue> = (0..1 + rng.below(5))
+                    .map(|i| match i % 2 {
+                        0 => message(&format!("m{step}"), next_t()),
+                        _ => assistant("stop", 5, next_t()),
+                    })
+                    .collect();
+                let refs: Vec<&JsValue> = more.iter().collect();
+                with(&messages, &refs)
+            }
+            40..=44 => {
+                let a = messages.slice(0, n);
+                for _ in 0..30 + rng.below(150) {
+                    a.push(&message("bulk", next_t()));
+                }
+                a
+            }
+            45..=59 if n > 2 => {
+                let at = 1 + rng.below(n - 1);
+                let a = messages.slice(0, at);
+                a.push(&summary(next_t()));
+                a.concat(&messages.slice(at, n))
+            }
+            60..=69 => {
+                // A failed attempt saved, then dropped without replace.
+                let failed = with(&messages, &[&assistant("error", 0, next_t())]);
+                save(&stores[current], "s", failed).await.unwrap();
+                messages.slice(0, n)
+            }
+            70..=79 if n > 3 => {
+                replace = true;
+                let a = messages.slice(0, n);
+                for _ in 0..1 + rng.below(3) {
+                    let at = rng.below(a.length());
+                    a.splice(at, 1, &message("swapped", next_t()));
+                }
+                let drop = rng.below(a.length());
+                a.splice(drop, 1 + rng.below(3), &message("replaced", next_t()));
+                a
+            }
+            80..=89 if n > 1 => {
+                let at = rng.below(n);
+                let a = messages.slice(0, at);
+                for _ in 0..1 + rng.below(40) {
+                    a.push(&message("inserted", next_t()));
+                }
+                a.concat(&messages.slice(at, n))
+            }
+            90..=94 => {
+                // The other store: the first time it reads the records
+                // (it has never seen the session); later, as an app that
+                // heard of the changes, it loads the session first.
+                current = 1 - current;
+                if used[current] {
+                    wait(stores[current].load("s".into())).await.unwrap();
+                }
+                used[current] = true;
+                let more = message("other store", next_t());
+                with(&messages, &[&more])
+            }
+            _ => {
+                // Saving what loadContext returned (and a turn) drops the
+                // history before the summary: replace.
+                replace = true;
+                let context: Array = wait(stores[current].load_context("s".into()))
+                    .await
+                    .unwrap()
+                    .unchecked_into();
+                with(&context, &[&message("after context", next_t())])
+            }
+        };
+        let options = if replace {
+            parse("{\"replace\":true}")
+        } else {
+            JsValue::UNDEFINED
+        };
+        wait(stores[current].save("s".into(), next.clone().into(), options))
+            .await
+            .unwrap_or_else(|e| panic!("step {step} (kind {kind}): {}", error_message(&e)));
+        let before = std::mem::replace(&mut messages, next);
+        let reader = open(db).await;
+        let loaded = wait(reader.load("s".into())).await.unwrap();
+        if !deep_equal(&loaded, &messages) {
+            let l: Array = loaded.clone().unchecked_into();
+            let first = (0..l.length().max(messages.length()))
+                .find(|&i| !deep_equal(&l.get(i), &messages.get(i)));
+            panic!(
+                "step {step} (kind {kind}): load gave {} messages, saved {}; first difference at {first:?}: {:?} vs {:?}; records {:?}; before {:?} saved {:?} loaded {:?}",
+                l.length(),
+                messages.length(),
+                js_sys::JSON::stringify(&l.get(first.unwrap_or(0))).unwrap(),
+                js_sys::JSON::stringify(&messages.get(first.unwrap_or(0))).unwrap(),
+                sizes(db, "s").await,
+                stamps(&before),
+                stamps(&messages),
+                stamps(&l),
+            );
+        }
+        let context = wait(reader.load_context("s".into())).await.unwrap();
+        assert!(
+            deep_equal(&context, &context_of(&messages)),
+            "step {step} (kind {kind}): loadContext"
+        );
+        reader.close();
+    }
+    assert!(
+        sizes(db, "s").await.iter().any(|&n| n > 1),
+        "packs were made"
+    );
+    for store in stores {
+        store.close();
+    }
+}
