@@ -36,7 +36,12 @@ extern "C" {
     #[wasm_bindgen(js_name = rebaseOut)]
     fn rebase_out(out: &Array, dropped: u32, first: &JsValue);
     #[wasm_bindgen(js_name = syncKnown, catch)]
-    fn sync_known(known: &Array, messages: &Array, context_start: u32) -> Result<JsValue, JsValue>;
+    fn sync_known(
+        known: &Array,
+        messages: &Array,
+        context_start: u32,
+        scan_from: u32,
+    ) -> Result<JsValue, JsValue>;
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -141,6 +146,11 @@ export class Compactor {
 struct Tracked {
     known: Array,
     index: ContextIndex,
+    /// The array last brought in line, and its length then: passed again
+    /// unchanged (the same turn's next call), it is not checked again.
+    synced: Option<(JsValue, u32)>,
+    /// Counts the changes other than appends that syncs have found.
+    generation: u32,
 }
 
 /// The `convertToLlm` hook's cache: outputs for the inputs seen so far.
@@ -150,6 +160,9 @@ struct LlmCache {
     out: Array,
     /// `out.length` after converting input `i`.
     out_len_at: Vec<u32>,
+    /// The tracked generation its `known` was last in line with, when that
+    /// array was the context `transformContext` returned (see `trusted`).
+    generation: Option<u32>,
 }
 
 struct State {
@@ -168,6 +181,9 @@ struct State {
     on_event: Option<Function>,
     tracked: Tracked,
     llm: LlmCache,
+    /// The context `transformContext` last returned: (array, its length,
+    /// the tracked generation then).
+    last_context: Option<(JsValue, u32, u32)>,
     /// The agent this compactor is attached to (`attach`).
     attached: Option<Rc<super::attach::Attachment>>,
 }
@@ -242,10 +258,21 @@ impl Tracked {
     }
 
     fn sync_array(&mut self, array: &JsArray) -> Result<(), InputError> {
+        let current: &JsValue = array.as_array();
+        let same = |(v, len): &(JsValue, u32)| v == current && *len == array.len();
+        if self.synced.as_ref().is_some_and(same) {
+            return Ok(());
+        }
+        self.synced = None;
         let context_start = self.index.context_start() as u32;
+        let old_len = self.known.length() as usize;
         let mut chunks = EstimateChunks::new(array);
         let mut fill = |i: usize| chunks.get(i);
-        let from = match sync(&self.known, array, context_start)? {
+        let change = sync(&self.known, array, context_start, context_start)?;
+        if !matches!(change, Sync::NewFrom(from) if from == old_len) {
+            self.generation = self.generation.wrapping_add(1);
+        }
+        let from = match change {
             Sync::NewFrom(from) => {
                 self.index.truncate(from, &mut fill)?;
                 from
@@ -270,6 +297,7 @@ impl Tracked {
             self.index
                 .push_with(MessageFacts::from_raw(&raw), &mut fill)?;
         }
+        self.synced = Some((array.as_array().into(), array.len()));
         Ok(())
     }
 
@@ -292,8 +320,13 @@ enum Sync {
     Removed { at: usize, from: usize },
 }
 
-fn sync(known: &Array, array: &JsArray, context_start: u32) -> Result<Sync, InputError> {
-    let v = sync_known(known, array.as_array(), context_start).map_err(|thrown| {
+fn sync(
+    known: &Array,
+    array: &JsArray,
+    context_start: u32,
+    scan_from: u32,
+) -> Result<Sync, InputError> {
+    let v = sync_known(known, array.as_array(), context_start, scan_from).map_err(|thrown| {
         InputError::Unreadable {
             path: FieldPath::argument("messages"),
             reason: thrown_message(&thrown),
@@ -312,9 +345,12 @@ fn sync(known: &Array, array: &JsArray, context_start: u32) -> Result<Sync, Inpu
 }
 
 impl LlmCache {
-    fn convert(&mut self, messages: &JsValue) -> Result<Array, InputError> {
+    /// `trusted`: `messages` is the context `transformContext` just returned
+    /// and only appends were found since this cache was last in line with
+    /// such a context, so its known part needs no identity scan.
+    fn convert(&mut self, messages: &JsValue, trusted: bool) -> Result<Array, InputError> {
         let array = messages_array(messages)?;
-        let result = self.convert_array(&array);
+        let result = self.convert_array(&array, trusted);
         if result.is_err() {
             self.known.set_length(0);
             self.out.set_length(0);
@@ -323,10 +359,12 @@ impl LlmCache {
         result
     }
 
-    fn convert_array(&mut self, array: &JsArray) -> Result<Array, InputError> {
+    fn convert_array(&mut self, array: &JsArray, trusted: bool) -> Result<Array, InputError> {
         self.follow_moved_context(array)?;
-        // Outputs follow inputs one to one up to the first change.
-        let from = match sync(&self.known, array, 0)? {
+        // Outputs follow inputs one to one up to the first change: found by
+        // checking every known input, unless trusted.
+        let scan_from = if trusted { self.known.length() } else { 0 };
+        let from = match sync(&self.known, array, 0, scan_from)? {
             Sync::NewFrom(from) => from,
             Sync::Inserted { at, .. } | Sync::Removed { at, .. } => {
                 self.known.set_length(at as u32);
@@ -492,6 +530,7 @@ impl Compactor {
             settings: CompactionSettings::default(),
             on_event,
             tracked: Tracked::default(),
+            last_context: None,
             llm: LlmCache::default(),
             attached: None,
         };
@@ -654,11 +693,20 @@ impl Compactor {
         let state = self.state.clone();
         let convert = Closure::<dyn Fn(JsValue) -> Promise>::new(move |messages: JsValue| {
             let result = match state.try_borrow_mut() {
-                Ok(mut s) => s
-                    .llm
-                    .convert(&messages)
-                    .map(JsValue::from)
-                    .map_err(JsValue::from),
+                Ok(mut s) => {
+                    let generation = s.tracked.generation;
+                    let is_context = s.last_context.as_ref().is_some_and(|(c, len, g)| {
+                        *c == messages
+                            && *g == generation
+                            && messages
+                                .dyn_ref::<Array>()
+                                .is_some_and(|a| a.length() == *len)
+                    });
+                    let trusted = is_context && s.llm.generation == Some(generation);
+                    let result = s.llm.convert(&messages, trusted);
+                    s.llm.generation = (is_context && result.is_ok()).then_some(generation);
+                    result.map(JsValue::from).map_err(JsValue::from)
+                }
                 Err(_) => Err(busy()),
             };
             Promise::resolve(&match result {
@@ -697,11 +745,16 @@ fn unchanged(messages: JsValue) -> JsValue {
 fn context_of(state: &Rc<RefCell<State>>, messages: &JsValue) -> Result<JsValue, JsValue> {
     let mut s = state.try_borrow_mut().map_err(|_| busy())?;
     let array = s.tracked.sync(messages)?;
-    if s.tracked.index.last_summary().is_none() {
-        return Ok(messages.clone());
-    }
-    let start = s.tracked.index.context_start() as u32;
-    Ok(array.slice(start, array.len())?.into())
+    let context: JsValue = match s.tracked.index.last_summary() {
+        None => messages.clone(),
+        Some(_) => {
+            let start = s.tracked.index.context_start() as u32;
+            array.slice(start, array.len())?.into()
+        }
+    };
+    let len = context.unchecked_ref::<Array>().length();
+    s.last_context = Some((context.clone(), len, s.tracked.generation));
+    Ok(context)
 }
 
 /// What `attach` uses of the compactor (a second handle on the same state).

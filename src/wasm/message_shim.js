@@ -319,15 +319,18 @@ function sameRun(known, messages, from, to) {
 
 // Brings `known` (the compactor's own copy of the messages it has indexed)
 // in line with `messages`. The common case — the same messages plus new ones
-// at the end — is checked in constant time (first, last known and context
-// start) and returns the index from which `messages` is new. Otherwise the
+// at the end — is checked on the first and last known messages, the context
+// start, and every known message from `scanFrom` on (the caller scans the LLM
+// context, whose size the context window bounds, so that a message replaced
+// there by a new object is seen; or nothing, when it knows the array is the
+// one it checked), and returns the index from which `messages` is new. Otherwise the
 // first difference is found by a scan, and one inserted message (a
 // compaction's summary) or one removed message (a failed attempt, an undone
 // summary) is recognised: then it returns [1, at, from] (inserted at `at`)
 // or [2, at, from] (removed at `at`), `from` being where new messages begin.
 // Anything else cuts `known` back to where they agree and returns that
 // index. May throw on hostile input; imported with `catch`.
-export function syncKnown(known, messages, contextStart) {
+export function syncKnown(known, messages, contextStart, scanFrom) {
   const n = messages.length;
   const m = known.length;
   const unchanged =
@@ -335,7 +338,8 @@ export function syncKnown(known, messages, contextStart) {
     (m === 0 ||
       (messages[m - 1] === known[m - 1] &&
         messages[0] === known[0] &&
-        (contextStart >= m || messages[contextStart] === known[contextStart])));
+        (contextStart >= m || messages[contextStart] === known[contextStart]) &&
+        sameRun(known, messages, Math.min(scanFrom, m), m - 1)));
   if (unchanged) {
     for (let i = m; i < n; i++) known.push(messages[i]);
     return m;

@@ -538,6 +538,15 @@ describe("agentHooks across compactions", () => {
     // A failed attempt removed at the end.
     messages = messages.slice(0, -1);
     await check("after removing the last message");
+    // Messages replaced by new objects (SPEC: to change a message, replace
+    // it), anywhere but the ends: in the context, and before the last summary.
+    messages = (await c.compact(messages)).messages;
+    await check("after a third compaction");
+    const at = messages.length - 5;
+    messages = messages.map((m, i) => (i === at || i === 3 ? user(`edited ${i} ` + "x".repeat(9000)) : m));
+    await check("after replacing two messages");
+    messages = messages.map((m, i) => (i === at + 1 ? { ...m, content: "shorter" } : m));
+    await check("after replacing another");
   });
 });
 
