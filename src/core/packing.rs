@@ -16,8 +16,8 @@
 //!   and deletes them.
 //!
 //! All in the save's own transaction. A message is thus written at most
-//! three times in its life; a save writes at most one small and one big
-//! pack besides what changed; a load reads about one record per big pack
+//! three times in its life; a turn's save writes at most one small and one
+//! big pack besides what changed; a load reads about one record per big pack
 //! plus fewer than [`MERGE`] small packs and [`SMALL`] + [`LOOSE`] loose
 //! messages. The newest [`LOOSE`] messages or more stay loose, so that
 //! dropping a trailing failed attempt deletes a record of its own. An array
@@ -26,7 +26,9 @@
 //!
 //! An edit inside a pack (a `compactionSummary` inserted between two of its
 //! messages, one of its messages removed) rewrites that pack under its own
-//! key with its messages after the edit. Packs an edit does not touch are
+//! key with its messages after the edit, split in two where the LLM context
+//! now starts (or else where the first inserted message goes), so that the
+//! context's start always begins a record. Packs an edit does not touch are
 //! never rewritten.
 //!
 //! Indices here are message indices: `old` ones in the array the store last
