@@ -5,6 +5,8 @@
 //                    whether they all passed
 //   fuzzing          scripts/fuzz.sh (FUZZ_SECONDS per target, default 60
 //                    here): executions, time and crashes per target
+//   store            the packing property (src/core/packing.rs) and the
+//                    randomized store test in Chromium (tests/store.rs)
 //   bad inputs       tests/e2e/bad-input.test.mjs: calls made, failures
 //   fault trials     tests/e2e/faults.test.mjs (tabs closed or crashed
 //                    mid-save and mid-compaction) and the summarizer faults
@@ -42,6 +44,30 @@ const row = (what, measured, failures) => rows.push({ what, measured, failures }
   const r = run("cargo", ["test", "--quiet", "--test", "properties", "--test", "fuzz_regressions"]);
   const failed = r.ok ? 0 : Number(/(\d+) failed/.exec(r.out)?.[1] ?? 1);
   row(`property tests (${properties} properties on random sessions and settings)`, `${cases.toLocaleString("en-US")} cases`, failed);
+}
+
+// The store's record layout: the packing property (random saves applied to
+// a model object store), cases from its ProptestConfig.
+{
+  const source = readFileSync(new URL("../src/core/packing.rs", import.meta.url), "utf8");
+  const cases = Number(/cases: (\d+)/.exec(source)?.[1] ?? 256);
+  const r = run("cargo", ["test", "--quiet", "--lib", "core::packing"]);
+  const failed = r.ok ? 0 : Number(/(\d+) failed/.exec(r.out)?.[1] ?? 1);
+  row("store record layouts (random series of saves applied to a model object store)", `${cases.toLocaleString("en-US")} series`, failed);
+}
+
+// The store in Chromium: random edits through two stores, read back by a
+// third after each save (tests/store.rs), seeds × steps from the source.
+{
+  const source = readFileSync(new URL("../tests/store.rs", import.meta.url), "utf8");
+  const seeds = (/for \(k, seed\) in \[([^\]]*)\]/.exec(source)?.[1] ?? "").split(",").filter((x) => x.trim()).length;
+  const steps = Number(/for step in 0\.\.(\d+)/.exec(source)?.[1] ?? 0);
+  const r = run("cargo", ["test", "--target", "wasm32-unknown-unknown", "--test", "store", "random_edits"], {
+    CHROMEDRIVER: "/usr/bin/chromedriver",
+    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER: "wasm-bindgen-test-runner",
+  });
+  const ran = /test result: ok\. 1 passed/.test(r.out);
+  row("store in Chromium: random edits through two stores, each save read back (load, loadContext)", `${(seeds * steps).toLocaleString("en-US")} saves`, ran && r.ok ? 0 : 1);
 }
 
 // Fuzzing.
