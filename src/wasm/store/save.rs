@@ -256,7 +256,8 @@ async fn save_locked(
         records.delete(&base.keys.get(k as u32)).map_err(fail)?;
     }
     for &(a, b) in &layout.delete_ranges {
-        let range = IdbKeyRange::bound(&base.keys.get(a as u32), &base.keys.get(b as u32))?;
+        let range =
+            IdbKeyRange::bound(&base.keys.get(a as u32), &base.keys.get(b as u32)).map_err(fail)?;
         records.delete(&range).map_err(fail)?;
     }
     for (p, key) in layout.pack_puts.iter().zip(&pack_keys) {
