@@ -140,7 +140,7 @@ pub fn plan(
         merge(&mut layout, context);
         layout
     } else {
-        edited(old_len, old_packs, partial_first, edit, new_len, context)
+        edited(old_len, old_packs, partial_first, edit, context)
     };
     fold(&mut layout, edit, new_len, context);
     layout
@@ -190,7 +190,6 @@ fn edited(
     old_packs: &[Pack],
     partial_first: bool,
     edit: &Edit,
-    new_len: usize,
     context: Option<usize>,
 ) -> Layout {
     const GONE: usize = usize::MAX;
@@ -264,7 +263,6 @@ fn edited(
             .copied()
             .filter(|&k| pack_of(old_packs, k).is_none()),
     );
-    debug_assert!(layout.packs.iter().all(|&(s, l)| s + l <= new_len));
     layout
 }
 
@@ -276,7 +274,6 @@ fn fold(layout: &mut Layout, edit: &Edit, new_len: usize, context: Option<usize>
     if new_len.saturating_sub(start) < SMALL + LOOSE {
         return;
     }
-    let old_index = |j: usize| edit.old_index(j);
     // Whether new messages [j, j + n) are all inserted ones.
     let all_inserted = |j: usize, n: usize| {
         let p = edit.inserted.partition_point(|&i| i < j);
@@ -298,11 +295,11 @@ fn fold(layout: &mut Layout, edit: &Edit, new_len: usize, context: Option<usize>
             _ => len,
         };
         let end = start + len;
-        let key = match old_index(start) {
+        let key = match edit.old_index(start) {
             Some(k) => KeyOf::Old(k),
             None => KeyOf::Inserted(start),
         };
-        let mut olds = (start + 1..end).filter_map(old_index);
+        let mut olds = (start + 1..end).filter_map(|j| edit.old_index(j));
         if let Some(a) = olds.next() {
             layout
                 .delete_ranges
