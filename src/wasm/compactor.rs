@@ -250,9 +250,11 @@ impl Tracked {
         let array = messages_array(messages)?;
         let result = self.sync_array(&array);
         if result.is_err() {
-            // Start over next time rather than trust a half-updated index.
+            // Start over next time rather than trust a half-updated index
+            // (nor let the LLM cache trust what it last converted).
             self.known.set_length(0);
             self.index = ContextIndex::default();
+            self.generation = self.generation.wrapping_add(1);
         }
         result.map(|()| array)
     }
