@@ -3,7 +3,7 @@
 //   node scripts/conformance.mjs [--sessions N] [--seed S] [--max-messages M] [--stop]
 //
 // Compares every pure function of agent-compaction with pi's own on the two
-// real sessions of shared/fixtures (with the fixtures README's reference
+// real sessions of fixtures/ (with the fixtures README's reference
 // numbers), on the table of provider error texts for isContextOverflow, and
 // on N generated sessions (seeds S … S+N-1; default 1,000 sessions from seed
 // 1). Prints a summary table and, for each function that differs, the seed

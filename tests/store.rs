@@ -11,8 +11,8 @@ use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-const LARGE: &str = include_str!("../../shared/fixtures/pi-large-session.jsonl");
-const BEFORE_COMPACTION: &str = include_str!("../../shared/fixtures/pi-before-compaction.jsonl");
+const LARGE: &str = include_str!("../fixtures/pi-large-session.jsonl");
+const BEFORE_COMPACTION: &str = include_str!("../fixtures/pi-before-compaction.jsonl");
 
 #[wasm_bindgen(inline_js = r#"
 export function parse(text) { return JSON.parse(text); }

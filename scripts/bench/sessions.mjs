@@ -5,7 +5,7 @@
 // array, as a compaction makes it). Nothing here is timed.
 import { readFileSync } from "node:fs";
 
-const FIXTURES = new URL("../../../shared/fixtures/", import.meta.url);
+const FIXTURES = new URL("../../fixtures/", import.meta.url);
 
 /** Parsed lines of a pi session file (the header included, as pi indexes them). */
 function readEntries(name) {

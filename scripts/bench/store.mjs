@@ -36,7 +36,7 @@ const SAVES = ROUNDS * BLOCK;
 const IDLE_SAVES = 8;
 const IDLE_MS = 250;
 const LOADS = 15;
-const FIXTURES = fileURLToPath(new URL("../../../shared/fixtures/", import.meta.url));
+const FIXTURES = fileURLToPath(new URL("../../fixtures/", import.meta.url));
 const PAGE_MODULE = new URL("./store-page.js", import.meta.url);
 const PKG_INDEX = new URL("../../pkg/index.js", import.meta.url);
 const log = (...a) => console.error(...a);

@@ -2287,7 +2287,7 @@ mod tests {
     /// The fixture's messages (and its compaction summaries, by the index of
     /// the first message after each).
     fn load(name: &str) -> (Vec<ExtractMessage>, Vec<(usize, String)>) {
-        let path = format!("{}/../shared/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).expect("fixture");
         let mut messages = Vec::new();
         let mut compactions = Vec::new();

@@ -1647,7 +1647,7 @@ mod tests {
     "#;
 
     fn fixture(name: &str) -> String {
-        format!("{}/../shared/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+        format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
     }
 
     /// pi's (LLM messages, text) for a session file.

@@ -38,10 +38,10 @@ export async function loadPi() {
 }
 
 // ---------------------------------------------------------------------------
-// The fixtures (/work/shared/fixtures; CI has shared/ beside the repository)
+// The fixtures (fixtures/ in the repository)
 // ---------------------------------------------------------------------------
 
-export const FIXTURES = new URL("../../../shared/fixtures/", import.meta.url);
+export const FIXTURES = new URL("../../fixtures/", import.meta.url);
 
 /**
  * A pi session file as pi reads it: parsed lines, then pi's own migration

@@ -9,7 +9,7 @@
 // Each scenario runs inside the page (`page.evaluate`, importing
 // /pkg/index.js) and returns plain data; identities of the caller's objects
 // are compared in the page. Needs a built pkg/ (`node scripts/build.mjs`),
-// /usr/bin/chromium and ../shared/fixtures beside the repository.
+// /usr/bin/chromium and the fixtures in fixtures/.
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { after, afterEach, before, beforeEach, describe, test } from "node:test";
@@ -19,7 +19,7 @@ import { pageHandler, startServer } from "../../scripts/serve.mjs";
 import { createMockLlm, MOCK_SUMMARY, MOCK_USAGE, PROVIDER_ERRORS } from "../support/mock-llm-server.mjs";
 
 
-const LARGE_SESSION = new URL("../../../shared/fixtures/pi-large-session.jsonl", import.meta.url);
+const LARGE_SESSION = new URL("../../fixtures/pi-large-session.jsonl", import.meta.url);
 
 // A page with nothing but the package and a few helpers (window.h). The
 // scenarios import /pkg/index.js themselves.

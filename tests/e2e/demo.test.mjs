@@ -6,7 +6,7 @@
 // The compaction flows themselves are in flows.test.mjs.
 //
 // Needs a built pkg/ (`node scripts/build.mjs`), /usr/bin/chromium and
-// ../shared/fixtures beside the repository.
+// the fixtures in fixtures/.
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { request } from "node:http";
@@ -21,7 +21,7 @@ import { DEFAULT_MOUNTS, startServer } from "../../scripts/serve.mjs";
 import { CHROMIUM } from "../support/chromium.mjs";
 
 const RESULTS = fileURLToPath(new URL("../../test-results/", import.meta.url));
-const fixture = (name) => fileURLToPath(new URL(`../../../shared/fixtures/${name}`, import.meta.url));
+const fixture = (name) => fileURLToPath(new URL(`../../fixtures/${name}`, import.meta.url));
 const pkgDir = fileURLToPath(new URL("../../pkg/", import.meta.url));
 
 let tmp;

@@ -16,7 +16,7 @@ import { pageHandler, startServer } from "../../scripts/serve.mjs";
 const { SessionManager } = await import(
   new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js", import.meta.url).href
 );
-const FIXTURES = new URL("../../../shared/fixtures/", import.meta.url);
+const FIXTURES = new URL("../../fixtures/", import.meta.url);
 const PAGE = `<!doctype html><meta charset="utf-8"><title>export</title>
 <script type="module">window.m = await import("/pkg/index.js");</script>`;
 

@@ -13,7 +13,7 @@ import {
 } from "agent-compaction";
 
 const fixture = (name) =>
-  readFileSync(new URL(`../../../shared/fixtures/${name}`, import.meta.url), "utf8")
+  readFileSync(new URL(`../../fixtures/${name}`, import.meta.url), "utf8")
     .split("\n")
     .filter(Boolean)
     .map((l) => JSON.parse(l))

@@ -1,6 +1,6 @@
 // Conformance with pi 0.73.1 (SPEC.md §2, "pi-compatible on the flat
 // array"): every pure function compared with pi's own, on the two real
-// sessions of /work/shared/fixtures (with the fixtures README's reference
+// sessions of fixtures/ (with the fixtures README's reference
 // numbers), on generated sessions (fixed seeds) and on a table of real
 // provider error texts for isContextOverflow.
 //

@@ -22,7 +22,7 @@ const pi = await import(
 );
 const piConvertToLlm = pi.convertToLlm;
 
-const FIXTURES = new URL("../../../shared/fixtures/", import.meta.url);
+const FIXTURES = new URL("../../fixtures/", import.meta.url);
 
 // ---------------------------------------------------------------------------
 // Helpers

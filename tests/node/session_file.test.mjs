@@ -24,7 +24,7 @@ const { SessionManager } = await import(
   ).href
 );
 
-const FIXTURES = new URL("../../../shared/fixtures/", import.meta.url);
+const FIXTURES = new URL("../../fixtures/", import.meta.url);
 const fixture = (name) => readFileSync(new URL(name, FIXTURES), "utf8");
 
 const BRANCH_PREAMBLE =

@@ -98,24 +98,16 @@ fn file(lines: &[&str]) -> String {
 // The fixtures (pi-mono's test sessions, version 1)
 // ---------------------------------------------------------------------------
 
-fn fixture(name: &str) -> Option<String> {
+fn fixture(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures")
+        .join("fixtures")
         .join(name);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Some(text),
-        Err(_) => {
-            eprintln!("{} not found: skipped", path.display());
-            None
-        }
-    }
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 #[test]
 fn large_session_fixture() {
-    let Some(text) = fixture("pi-large-session.jsonl") else {
-        return;
-    };
+    let text = fixture("pi-large-session.jsonl");
     let s = import(&text);
     assert_eq!(s.messages.len(), 914);
     let count = |r: Role| s.messages.iter().filter(|m| role(m) == r).count();
@@ -142,9 +134,7 @@ fn large_session_fixture() {
 
 #[test]
 fn before_compaction_fixture() {
-    let Some(text) = fixture("pi-before-compaction.jsonl") else {
-        return;
-    };
+    let text = fixture("pi-before-compaction.jsonl");
     let s = import(&text);
     assert_eq!(s.messages.len(), 992);
     let summaries: Vec<usize> = (0..s.messages.len())
