@@ -1,6 +1,6 @@
 // Builds pkg/: the npm package `agent-compaction`.
 //   cargo (release, wasm32) → wasm-bindgen --target web → wasm-opt -Oz
-//   → entry files and package.json from src/js → sizes printed (gzip).
+//   → entry files and package.json from package/ → sizes printed (gzip).
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -14,7 +14,7 @@ const pkg = join(root, "pkg");
 const next = join(root, `pkg.next-${process.pid}`);
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: "inherit" });
 
-run("cargo", ["build", "--release", "--target", "wasm32-unknown-unknown", "--lib"]);
+run("cargo", ["build", "--release", "--target", "wasm32-unknown-unknown", "--lib", "-p", "agent-compaction"]);
 rmSync(next, { recursive: true, force: true });
 mkdirSync(next);
 run("wasm-bindgen", [
@@ -37,7 +37,7 @@ run(join(root, "node_modules/.bin/wasm-opt"), [
   "-Oz", "--low-memory-unused", "--one-caller-inline-max-function-size=30", "--converge",
   "--strip-debug", "--strip-producers", wasm, "-o", wasm,
 ]);
-for (const f of readdirSync(join(root, "src/js"))) copyFileSync(join(root, "src/js", f), join(next, f));
+for (const f of readdirSync(join(root, "package"))) copyFileSync(join(root, "package", f), join(next, f));
 copyFileSync(join(root, "README.md"), join(next, "README.md"));
 const old = join(root, `pkg.old-${process.pid}`);
 try {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every cargo-fuzz target (fuzz/fuzz_targets/) for a while each.
+# Runs every cargo-fuzz target (crates/core/fuzz/fuzz_targets/) for a while each.
 #
 #   scripts/fuzz.sh [seconds per target] [target ...]
 #
@@ -12,12 +12,13 @@
 #
 #   FUZZ target=<name> runs=<executions> seconds=<time> crashes=<0|1>
 #
-# The working corpus is fuzz/corpus/<target> (kept between runs, not
+# The working corpus is crates/core/fuzz/corpus/<target> (kept between runs, not
 # committed); the committed seeds in fuzz/seeds/<target> are read too. A
 # crashing input is written to fuzz/artifacts/<target>/ and the script exits
 # with status 1 after running the other targets.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+# cargo-fuzz works from the fuzzed crate's folder: crates/core/fuzz.
+cd "$(dirname "$0")/../crates/core"
 
 SECONDS_EACH="${1:-${FUZZ_SECONDS:-15}}"
 shift || true

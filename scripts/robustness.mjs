@@ -1,12 +1,12 @@
 // `npm run robustness`: the robustness report of issue 7, one table.
 //
-//   property cases   the native property tests (tests/properties/): each
+//   property cases   the native property tests (crates/core/tests/properties/): each
 //                    property's cases as its ProptestConfig sets them, and
 //                    whether they all passed
 //   fuzzing          scripts/fuzz.sh (FUZZ_SECONDS per target, default 60
 //                    here): executions, time and crashes per target
-//   store            the packing property (src/core/packing.rs) and the
-//                    randomized store test in Chromium (tests/store.rs)
+//   store            the packing property (crates/core/src/storage/packing.rs) and the
+//                    randomized store test in Chromium (crates/wasm/tests/store.rs)
 //   bad inputs       tests/e2e/bad-input.test.mjs: calls made, failures
 //   fault trials     tests/e2e/faults.test.mjs (tabs closed or crashed
 //                    mid-save and mid-compaction) and the summarizer faults
@@ -32,7 +32,7 @@ const row = (what, measured, failures) => rows.push({ what, measured, failures }
 
 // Property tests: cases per property from the source, pass/fail from cargo.
 {
-  const source = readFileSync(new URL("../tests/properties/main.rs", import.meta.url), "utf8");
+  const source = readFileSync(new URL("../crates/core/tests/properties/main.rs", import.meta.url), "utf8");
   let cases = 0;
   let properties = 0;
   for (const block of source.split("proptest! {").slice(1)) {
@@ -41,7 +41,7 @@ const row = (what, measured, failures) => rows.push({ what, measured, failures }
     properties += tests;
     cases += n * tests;
   }
-  const r = run("cargo", ["test", "--quiet", "--test", "properties", "--test", "fuzz_regressions"]);
+  const r = run("cargo", ["test", "--quiet", "-p", "agent-compaction-core", "--test", "properties", "--test", "fuzz_regressions"]);
   const failed = r.ok ? 0 : Number(/(\d+) failed/.exec(r.out)?.[1] ?? 1);
   row(`property tests (${properties} properties on random sessions and settings)`, `${cases.toLocaleString("en-US")} cases`, failed);
 }
@@ -49,20 +49,20 @@ const row = (what, measured, failures) => rows.push({ what, measured, failures }
 // The store's record layout: the packing property (random saves applied to
 // a model object store), cases from its ProptestConfig.
 {
-  const source = readFileSync(new URL("../src/core/packing.rs", import.meta.url), "utf8");
+  const source = readFileSync(new URL("../crates/core/src/storage/packing.rs", import.meta.url), "utf8");
   const cases = Number(/cases: (\d+)/.exec(source)?.[1] ?? 256);
-  const r = run("cargo", ["test", "--quiet", "--lib", "core::packing"]);
+  const r = run("cargo", ["test", "--quiet", "-p", "agent-compaction-core", "--lib", "storage::packing"]);
   const failed = r.ok ? 0 : Number(/(\d+) failed/.exec(r.out)?.[1] ?? 1);
   row("store record layouts (random series of saves applied to a model object store)", `${cases.toLocaleString("en-US")} series`, failed);
 }
 
 // The store in Chromium: random edits through two stores, read back by a
-// third after each save (tests/store.rs), seeds × steps from the source.
+// third after each save (crates/wasm/tests/store.rs), seeds × steps from the source.
 {
-  const source = readFileSync(new URL("../tests/store.rs", import.meta.url), "utf8");
+  const source = readFileSync(new URL("../crates/wasm/tests/store.rs", import.meta.url), "utf8");
   const seeds = (/for \(k, seed\) in \[([^\]]*)\]/.exec(source)?.[1] ?? "").split(",").filter((x) => x.trim()).length;
   const steps = Number(/for step in 0\.\.(\d+)/.exec(source)?.[1] ?? 0);
-  const r = run("cargo", ["test", "--target", "wasm32-unknown-unknown", "--test", "store", "random_edits"], {
+  const r = run("cargo", ["test", "-p", "agent-compaction", "--target", "wasm32-unknown-unknown", "--test", "store", "random_edits"], {
     CHROMEDRIVER: "/usr/bin/chromedriver",
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER: "wasm-bindgen-test-runner",
   });

@@ -9,7 +9,7 @@ say() { printf '[setup] %s\n' "$*"; }
 sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # The wasm-bindgen CLI must be the exact version Cargo.toml pins.
-WASM_BINDGEN_VERSION=$(sed -nE 's/^wasm-bindgen = "=([0-9.]+)"/\1/p' Cargo.toml)
+WASM_BINDGEN_VERSION=$(sed -nE 's/^wasm-bindgen = "=([0-9.]+)"/\1/p' crates/wasm/Cargo.toml)
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding the wasm32-unknown-unknown target"

@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 step() { printf '\n=== %s ===\n' "$*"; }
 
 step "native core (cargo test, property tests included)"
+node scripts/check-self-contained.mjs
 cargo test --quiet
 
 step "fuzzing, a short pass (scripts/fuzz.sh: ${FUZZ_SECONDS:-15} s per target)"
@@ -17,7 +18,7 @@ node scripts/build.mjs
 step "boundary in headless Chromium (wasm-bindgen-test)"
 CHROMEDRIVER=/usr/bin/chromedriver \
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-  cargo test --target wasm32-unknown-unknown
+  cargo test -p agent-compaction --target wasm32-unknown-unknown
 
 step "TypeScript consumer (tsc --strict --noEmit)"
 node_modules/.bin/tsc -p tests/types

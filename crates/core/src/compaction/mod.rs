@@ -1,0 +1,15 @@
+//! Compacting a conversation: settings, where to cut, what to summarize,
+//! the text and prompts the summarizer gets, chunking long histories, the
+//! extractive summarizer used offline, branch summaries, and what to do
+//! after an agent run.
+
+pub mod agent_flow;
+pub mod branch;
+pub mod chunking;
+pub mod cut_point;
+pub mod extractive;
+pub mod file_ops;
+pub mod prepare;
+pub mod prompts;
+pub mod serialize;
+pub mod settings;

@@ -1,0 +1,182 @@
+//! What a compaction would summarize: pi's `prepareCompaction` on the flat
+//! array, as index ranges (the boundary turns them into the caller's own
+//! message objects and gathers file operations from them).
+
+use crate::compaction::cut_point::{find_cut_point_with, CutPoint};
+use crate::message::role::Role;
+use crate::tokens::context_tokens::estimate_from_end;
+use crate::tokens::estimate::MessageFacts;
+use std::convert::Infallible;
+use std::ops::Range;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Preparation {
+    /// Where the kept messages start; the summary is inserted here.
+    pub first_kept_index: usize,
+    /// The messages summarized as history.
+    pub history: Range<usize>,
+    /// The start of a split turn up to the cut (empty when not split).
+    pub turn_prefix: Range<usize>,
+    pub is_split_turn: bool,
+    /// pi's `estimateContextTokens` of the current LLM context.
+    pub tokens_before: f64,
+    /// The last `compactionSummary`, whose text is the previous summary.
+    pub previous_summary_index: Option<usize>,
+    pub cut: CutPoint,
+}
+
+/// pi's `prepareCompaction(pathEntries, settings)`. Returns `None` when the
+/// last message is a summary (pi: `undefined`), when nothing lies after the
+/// previous summary, and — a deliberate difference — when there is nothing
+/// to summarize (pi returns a preparation with empty lists there).
+pub fn prepare_compaction(facts: &[MessageFacts], keep_recent_tokens: f64) -> Option<Preparation> {
+    let Ok(p) = prepare_compaction_with(facts, keep_recent_tokens, &mut |i| {
+        Ok::<u64, Infallible>(u64::from(facts[i].tokens))
+    });
+    p
+}
+
+/// [`prepare_compaction`] with the estimates supplied by `tokens(index)`,
+/// asked only for the messages whose estimate counts (after the last usage,
+/// and along the cut point's backward walk), so that a caller that gathered
+/// the messages lazily measures only those.
+pub fn prepare_compaction_with<E>(
+    facts: &[MessageFacts],
+    keep_recent_tokens: f64,
+    tokens: &mut impl FnMut(usize) -> Result<u64, E>,
+) -> Result<Option<Preparation>, E> {
+    let Some(last) = facts.last() else {
+        return Ok(None);
+    };
+    if last.role == Role::CompactionSummary {
+        return Ok(None);
+    }
+    let previous_summary_index = facts
+        .iter()
+        .rposition(|f| f.role == Role::CompactionSummary);
+    // The previous kept boundary: right after the previous summary, never before.
+    let boundary_start = previous_summary_index.map_or(0, |i| i + 1);
+    let context_start = previous_summary_index.unwrap_or(0);
+    let newest_first = (context_start..facts.len()).rev().map(|i| {
+        let mut f = facts[i];
+        if f.usage().is_none() {
+            f.set_tokens(tokens(i)?);
+        }
+        Ok((i, f))
+    });
+    let tokens_before = estimate_from_end(newest_first, None)?.tokens;
+
+    let cut = find_cut_point_with(
+        facts,
+        boundary_start,
+        facts.len(),
+        keep_recent_tokens,
+        tokens,
+    )?;
+    if cut.first_kept_index >= facts.len() {
+        return Ok(None);
+    }
+    let (history_end, turn_prefix) = match (cut.is_split_turn, cut.turn_start_index) {
+        (true, Some(turn_start)) => (turn_start, turn_start..cut.first_kept_index),
+        _ => (
+            cut.first_kept_index,
+            cut.first_kept_index..cut.first_kept_index,
+        ),
+    };
+    let history = boundary_start..history_end.max(boundary_start);
+    if history.is_empty() && turn_prefix.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Preparation {
+        first_kept_index: cut.first_kept_index,
+        history,
+        turn_prefix,
+        is_split_turn: cut.is_split_turn,
+        tokens_before,
+        previous_summary_index,
+        cut,
+    }))
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use Role::*;
+
+    fn session(items: &[(Role, u64, Option<f64>)]) -> Vec<MessageFacts> {
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, &(role, tokens, usage))| MessageFacts::new(role, tokens, usage, i as f64))
+            .collect()
+    }
+
+    #[test]
+    fn summarizes_what_comes_before_the_kept_tokens() {
+        let s = session(&[
+            (User, 100, None),
+            (Assistant, 100, Some(300.0)),
+            (User, 100, None),
+            (Assistant, 100, None),
+        ]);
+        let p = prepare_compaction(&s, 150.0).unwrap();
+        assert_eq!(p.first_kept_index, 2);
+        assert_eq!(p.history, 0..2);
+        assert!(p.turn_prefix.is_empty());
+        assert!(!p.is_split_turn);
+        assert_eq!(p.tokens_before, 300.0 + 200.0);
+        assert_eq!(p.previous_summary_index, None);
+    }
+
+    #[test]
+    fn a_split_turn_has_a_prefix() {
+        let s = session(&[
+            (User, 10, None),
+            (Assistant, 10, None),
+            (ToolResult, 500, None),
+            (Assistant, 10, None),
+            (ToolResult, 500, None),
+        ]);
+        let p = prepare_compaction(&s, 900.0).unwrap();
+        assert!(p.is_split_turn);
+        assert_eq!(p.history, 0..0);
+        assert_eq!(p.turn_prefix, 0..3);
+        assert_eq!(p.first_kept_index, 3);
+    }
+
+    #[test]
+    fn recompaction_starts_right_after_the_previous_summary() {
+        let s = session(&[
+            (User, 100, None),
+            (CompactionSummary, 50, None),
+            (User, 100, None),
+            (Assistant, 100, None),
+            (User, 100, None),
+            (Assistant, 100, None),
+        ]);
+        let p = prepare_compaction(&s, 150.0).unwrap();
+        assert_eq!(p.previous_summary_index, Some(1));
+        assert_eq!(p.history, 2..4);
+        assert_eq!(p.first_kept_index, 4);
+        // The context is the summary and what follows it.
+        assert_eq!(p.tokens_before, 450.0);
+    }
+
+    #[test]
+    fn nothing_to_do() {
+        assert_eq!(prepare_compaction(&[], 10.0), None);
+        let ends_with_summary = session(&[(User, 100, None), (CompactionSummary, 10, None)]);
+        assert_eq!(prepare_compaction(&ends_with_summary, 10.0), None);
+        // Everything fits in the kept budget: nothing to summarize (pi would
+        // return empty lists).
+        let small = session(&[(User, 10, None), (Assistant, 10, None)]);
+        assert_eq!(prepare_compaction(&small, 1000.0), None);
+        // Only tool results after the previous summary: no cut point.
+        let odd = session(&[
+            (User, 10, None),
+            (CompactionSummary, 10, None),
+            (ToolResult, 10, None),
+        ]);
+        assert_eq!(prepare_compaction(&odd, 1.0), None);
+    }
+}

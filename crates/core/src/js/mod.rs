@@ -1,0 +1,10 @@
+//! JavaScript's exact semantics, where compatibility depends on them:
+//! numbers as `String(x)` prints them, strings as UTF-16 code units, JSON as
+//! `JSON.parse` and `JSON.stringify` treat it, dates as `Date` does; and the
+//! engine hooks through which the binding lends the engine's own versions.
+
+pub mod engine;
+pub mod iso_time;
+pub mod json;
+pub mod number;
+pub mod string;

@@ -1,0 +1,8 @@
+//! The flat array of messages: their roles, the model's context (the last
+//! summary on), how each message is shown to the model, and what the user
+//! sees.
+
+pub mod context;
+pub mod display;
+pub mod llm;
+pub mod role;

@@ -1,0 +1,153 @@
+//! How full the model's context is: the last usage an assistant message
+//! reported, plus estimates of the messages after it (pi's
+//! `estimateContextTokens`), and the threshold check (`shouldCompact`).
+
+use crate::tokens::estimate::MessageFacts;
+use std::convert::Infallible;
+
+/// pi's `estimateContextTokens` result. Numbers are JavaScript numbers: a
+/// provider's odd usage (a missing field) makes them NaN, as in pi.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContextTokens {
+    pub tokens: f64,
+    pub usage_tokens: f64,
+    pub trailing_tokens: f64,
+    pub last_usage_index: Option<usize>,
+}
+
+/// pi's `estimateContextTokens(messages)` over the facts of those messages.
+pub fn estimate_context_tokens(facts: &[MessageFacts]) -> ContextTokens {
+    estimate_with_usage_after(facts, None)
+}
+
+/// Like [`estimate_context_tokens`], but usage reported by an assistant
+/// message whose timestamp is at or before `stale_until` is ignored: after a
+/// compaction, the kept messages still carry the usage of the old, larger
+/// context (SPEC §3, "Stale usage").
+pub fn estimate_with_usage_after(
+    facts: &[MessageFacts],
+    stale_until: Option<f64>,
+) -> ContextTokens {
+    let newest_first = facts
+        .iter()
+        .copied()
+        .enumerate()
+        .rev()
+        .map(Ok::<_, Infallible>);
+    let Ok(c) = estimate_from_end(newest_first, stale_until);
+    c
+}
+
+/// The walk itself, over `(index, facts)` pairs from the newest message
+/// back: it stops at the last valid usage, so a caller that produces facts
+/// lazily pays only for the messages after it.
+pub fn estimate_from_end<E>(
+    newest_first: impl Iterator<Item = Result<(usize, MessageFacts), E>>,
+    stale_until: Option<f64>,
+) -> Result<ContextTokens, E> {
+    let mut trailing: u64 = 0;
+    for item in newest_first {
+        let (index, f) = item?;
+        let fresh = stale_until.is_none_or(|t| f.timestamp > t);
+        if let Some(usage_tokens) = f.usage().filter(|_| fresh) {
+            return Ok(ContextTokens {
+                tokens: usage_tokens + trailing as f64,
+                usage_tokens,
+                trailing_tokens: trailing as f64,
+                last_usage_index: Some(index),
+            });
+        }
+        trailing += u64::from(f.tokens);
+    }
+    Ok(ContextTokens {
+        tokens: trailing as f64,
+        usage_tokens: 0.0,
+        trailing_tokens: trailing as f64,
+        last_usage_index: None,
+    })
+}
+
+/// pi's `shouldCompact(contextTokens, contextWindow, settings)`.
+pub fn should_compact(
+    context_tokens: f64,
+    context_window: f64,
+    enabled: bool,
+    reserve_tokens: f64,
+) -> bool {
+    enabled && context_tokens > context_window - reserve_tokens
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+    use crate::message::role::Role;
+
+    fn m(role: Role, tokens: u64, usage: Option<f64>, timestamp: f64) -> MessageFacts {
+        MessageFacts::new(role, tokens, usage, timestamp)
+    }
+
+    #[test]
+    fn without_usage_everything_is_estimated() {
+        let facts = [
+            m(Role::User, 10, None, 1.0),
+            m(Role::Assistant, 5, None, 2.0),
+        ];
+        assert_eq!(
+            estimate_context_tokens(&facts),
+            ContextTokens {
+                tokens: 15.0,
+                usage_tokens: 0.0,
+                trailing_tokens: 15.0,
+                last_usage_index: None
+            }
+        );
+    }
+
+    #[test]
+    fn the_last_usage_plus_what_follows() {
+        let facts = [
+            m(Role::User, 10, None, 1.0),
+            m(Role::Assistant, 5, Some(1000.0), 2.0),
+            m(Role::Assistant, 5, Some(2000.0), 3.0),
+            m(Role::ToolResult, 7, None, 4.0),
+            m(Role::User, 3, None, 5.0),
+        ];
+        let c = estimate_context_tokens(&facts);
+        assert_eq!(c.tokens, 2010.0);
+        assert_eq!(c.usage_tokens, 2000.0);
+        assert_eq!(c.trailing_tokens, 10.0);
+        assert_eq!(c.last_usage_index, Some(2));
+    }
+
+    #[test]
+    fn stale_usage_is_ignored_after_a_compaction() {
+        let facts = [
+            m(Role::CompactionSummary, 100, None, 10.0),
+            m(Role::User, 10, None, 5.0),
+            m(Role::Assistant, 20, Some(180_000.0), 6.0),
+            m(Role::User, 3, None, 11.0),
+        ];
+        // pi's function trusts the old usage...
+        assert_eq!(estimate_context_tokens(&facts).tokens, 180_003.0);
+        // ...the compactor does not, until a newer assistant reports.
+        let fresh = estimate_with_usage_after(&facts, Some(10.0));
+        assert_eq!(fresh.tokens, 133.0);
+        assert_eq!(fresh.last_usage_index, None);
+        let mut newer = facts.to_vec();
+        newer.push(m(Role::Assistant, 4, Some(5000.0), 12.0));
+        newer.push(m(Role::User, 1, None, 13.0));
+        let c = estimate_with_usage_after(&newer, Some(10.0));
+        assert_eq!((c.tokens, c.last_usage_index), (5001.0, Some(4)));
+        // A message stamped exactly at the summary's time is stale too.
+        let same = [m(Role::Assistant, 4, Some(9.0), 10.0)];
+        assert_eq!(estimate_with_usage_after(&same, Some(10.0)).tokens, 4.0);
+    }
+
+    #[test]
+    fn threshold_is_strictly_over_window_minus_reserve() {
+        assert!(!should_compact(183_616.0, 200_000.0, true, 16_384.0));
+        assert!(should_compact(183_617.0, 200_000.0, true, 16_384.0));
+        assert!(!should_compact(1e9, 200_000.0, false, 16_384.0));
+        assert!(!should_compact(f64::NAN, 200_000.0, true, 16_384.0));
+    }
+}

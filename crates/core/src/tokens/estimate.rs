@@ -1,0 +1,270 @@
+//! Token estimates (pi's chars/4 heuristic) and the usage an assistant
+//! message reports, from the facts gathered about each message once.
+//!
+//! Lengths are JavaScript string lengths (UTF-16 code units). The facts are
+//! gathered without interpretation (every length a message has, by block
+//! type); which of them count for which role is decided here, as pi's
+//! `estimateTokens` does.
+
+use crate::message::role::Role;
+use crate::tokens::overflow::StopReason;
+
+/// Characters per image in tool results and custom messages (pi's constant);
+/// images in user messages count nothing (pi's quirk).
+pub const IMAGE_CHARS: u64 = 4800;
+
+/// The lengths in one message, gathered once (at the boundary, or from a
+/// decoded session).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RawFacts {
+    pub role: Option<Role>,
+    /// `content.length` when `content` is a string.
+    pub content_string: Option<u64>,
+    /// Σ `text.length` of `text` blocks when `content` is an array.
+    pub text: u64,
+    /// Σ `thinking.length` of `thinking` blocks.
+    pub thinking: u64,
+    /// Σ `name.length + JSON.stringify(arguments).length` of `toolCall` blocks.
+    pub tool_calls: u64,
+    /// Number of `image` blocks.
+    pub images: u64,
+    /// `summary.length` (summaries).
+    pub summary: u64,
+    /// `command.length` and `output.length` (bash executions).
+    pub command: u64,
+    pub output: u64,
+    pub stop_reason: Option<StopReason>,
+    /// The `usage` object's numbers, when the message has a truthy `usage`.
+    pub usage: Option<UsageNumbers>,
+    pub timestamp: f64,
+    /// Tool-call arguments were not measured (`tool_calls` is incomplete):
+    /// the estimate must be gathered again if it is needed.
+    pub tool_calls_pending: bool,
+}
+
+/// pi-ai's `Usage` numbers as JavaScript numbers (a missing one is NaN).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UsageNumbers {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub total_tokens: f64,
+}
+
+/// pi's `calculateContextTokens(usage)`: `totalTokens` when it is truthy,
+/// else the sum of the parts.
+pub fn calculate_context_tokens(u: &UsageNumbers) -> f64 {
+    if u.total_tokens != 0.0 && !u.total_tokens.is_nan() {
+        u.total_tokens
+    } else {
+        u.input + u.output + u.cache_read + u.cache_write
+    }
+}
+
+/// pi's `estimateTokens(message)`: `ceil(chars / 4)`.
+pub fn estimate_tokens(f: &RawFacts) -> u64 {
+    let chars = match f.role {
+        Some(Role::User) => f.content_string.unwrap_or(f.text),
+        Some(Role::Assistant) => f.text + f.thinking + f.tool_calls,
+        Some(Role::ToolResult | Role::Custom) => f
+            .content_string
+            .unwrap_or(f.text.saturating_add(IMAGE_CHARS.saturating_mul(f.images))),
+        Some(Role::BashExecution) => f.command + f.output,
+        Some(Role::BranchSummary | Role::CompactionSummary) => f.summary,
+        Some(Role::Other) | None => 0,
+    };
+    chars.div_ceil(4)
+}
+
+/// The context size an assistant message reports, as pi reads it
+/// (`getAssistantUsage` + `calculateContextTokens`): only assistant messages
+/// that have usage and did not stop with `aborted` or `error`.
+pub fn reported_usage(f: &RawFacts) -> Option<f64> {
+    if f.role != Some(Role::Assistant) {
+        return None;
+    }
+    if matches!(f.stop_reason, Some(StopReason::Aborted | StopReason::Error)) {
+        return None;
+    }
+    f.usage.as_ref().map(calculate_context_tokens)
+}
+
+/// What the engine keeps about each message: small and fixed-size (24
+/// bytes), so a 10,000-message session costs a quarter of a megabyte.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MessageFacts {
+    pub timestamp: f64,
+    usage_tokens: f64,
+    /// pi's estimate (saturating at `u32::MAX`, some 17 billion characters);
+    /// not valid while `tokens_pending`.
+    pub tokens: u32,
+    pub role: Role,
+    has_usage: bool,
+    /// The estimate was not computed (an assistant message that reports
+    /// usage, gathered lazily): fill it in before it is used.
+    pub tokens_pending: bool,
+}
+
+impl MessageFacts {
+    pub fn new(role: Role, tokens: u64, usage: Option<f64>, timestamp: f64) -> MessageFacts {
+        MessageFacts {
+            timestamp,
+            usage_tokens: usage.unwrap_or(0.0),
+            tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
+            role,
+            has_usage: usage.is_some(),
+            tokens_pending: false,
+        }
+    }
+
+    pub fn from_raw(raw: &RawFacts) -> MessageFacts {
+        let mut f = MessageFacts::new(
+            raw.role.unwrap_or(Role::Other),
+            estimate_tokens(raw),
+            reported_usage(raw),
+            raw.timestamp,
+        );
+        f.tokens_pending = raw.tool_calls_pending;
+        f
+    }
+
+    /// The context size this message reported, when it counts (pi's rules).
+    pub fn usage(&self) -> Option<f64> {
+        self.has_usage.then_some(self.usage_tokens)
+    }
+
+    /// Completes a lazily gathered message with its estimate.
+    pub fn set_tokens(&mut self, tokens: u64) {
+        self.tokens = u32::try_from(tokens).unwrap_or(u32::MAX);
+        self.tokens_pending = false;
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    fn facts(role: Role) -> RawFacts {
+        RawFacts {
+            role: Some(role),
+            ..RawFacts::default()
+        }
+    }
+
+    #[test]
+    fn user_counts_text_only_and_never_images() {
+        let f = RawFacts {
+            text: 9,
+            images: 3,
+            thinking: 100,
+            ..facts(Role::User)
+        };
+        assert_eq!(estimate_tokens(&f), 3);
+        let s = RawFacts {
+            content_string: Some(8),
+            ..facts(Role::User)
+        };
+        assert_eq!(estimate_tokens(&s), 2);
+    }
+
+    #[test]
+    fn tool_results_and_custom_count_images() {
+        for role in [Role::ToolResult, Role::Custom] {
+            let f = RawFacts {
+                text: 1,
+                images: 2,
+                ..facts(role)
+            };
+            assert_eq!(estimate_tokens(&f), (1 + 9600u64).div_ceil(4));
+            let s = RawFacts {
+                content_string: Some(5),
+                images: 2,
+                ..facts(role)
+            };
+            assert_eq!(estimate_tokens(&s), 2);
+        }
+    }
+
+    #[test]
+    fn assistant_counts_text_thinking_and_tool_calls() {
+        let f = RawFacts {
+            text: 3,
+            thinking: 4,
+            tool_calls: 6,
+            images: 10,
+            content_string: Some(1000),
+            ..facts(Role::Assistant)
+        };
+        assert_eq!(estimate_tokens(&f), 4);
+    }
+
+    #[test]
+    fn bash_and_summaries_and_unknown_roles() {
+        let b = RawFacts {
+            command: 2,
+            output: 7,
+            ..facts(Role::BashExecution)
+        };
+        assert_eq!(estimate_tokens(&b), 3);
+        for role in [Role::CompactionSummary, Role::BranchSummary] {
+            let s = RawFacts {
+                summary: 4001,
+                ..facts(role)
+            };
+            assert_eq!(estimate_tokens(&s), 1001);
+        }
+        let o = RawFacts {
+            text: 100,
+            ..facts(Role::Other)
+        };
+        assert_eq!(estimate_tokens(&o), 0);
+        assert_eq!(estimate_tokens(&facts(Role::User)), 0);
+    }
+
+    fn usage(total: f64) -> UsageNumbers {
+        UsageNumbers {
+            input: 10.0,
+            output: 5.0,
+            cache_read: 100.0,
+            cache_write: 1.0,
+            total_tokens: total,
+        }
+    }
+
+    #[test]
+    fn context_tokens_prefer_a_truthy_total() {
+        assert_eq!(calculate_context_tokens(&usage(500.0)), 500.0);
+        assert_eq!(calculate_context_tokens(&usage(0.0)), 116.0);
+        assert_eq!(calculate_context_tokens(&usage(f64::NAN)), 116.0);
+        let missing = UsageNumbers {
+            cache_write: f64::NAN,
+            ..usage(0.0)
+        };
+        assert!(calculate_context_tokens(&missing).is_nan());
+    }
+
+    #[test]
+    fn usage_counts_only_for_assistants_that_did_not_fail() {
+        let ok = RawFacts {
+            usage: Some(usage(42.0)),
+            stop_reason: Some(StopReason::Stop),
+            ..facts(Role::Assistant)
+        };
+        assert_eq!(reported_usage(&ok), Some(42.0));
+        for stop in [StopReason::Aborted, StopReason::Error] {
+            let failed = RawFacts {
+                stop_reason: Some(stop),
+                ..ok
+            };
+            assert_eq!(reported_usage(&failed), None);
+        }
+        let none = RawFacts { usage: None, ..ok };
+        assert_eq!(reported_usage(&none), None);
+        let user = RawFacts {
+            role: Some(Role::User),
+            ..ok
+        };
+        assert_eq!(reported_usage(&user), None);
+    }
+}

@@ -1,0 +1,8 @@
+//! How full the context is: per-message estimates and reported usage, the
+//! context's token count and threshold, overflow detection, and the index
+//! the compactor keeps so that a turn costs only its new messages.
+
+pub mod context_index;
+pub mod context_tokens;
+pub mod estimate;
+pub mod overflow;

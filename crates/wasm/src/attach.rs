@@ -1,0 +1,500 @@
+//! `compactor.attach(agent, { store?, sessionId?, onStateChange? })`: the
+//! flows of SPEC §3 in a running pi-agent-core 0.73 `Agent`.
+//!
+//! The decision after a run is `core::agent_flow`; this module listens to
+//! the agent, gathers the facts, compacts, sets the agent's messages, saves
+//! and retries. What pi-agent-core 0.73 imposes (SPEC §3): listeners are
+//! awaited and the run stays active until the `agent_end` listeners settle,
+//! so compaction runs inside that listener (the agent refuses `prompt()`
+//! meanwhile; the app queues with `followUp()`), and the retry is started
+//! once the agent is idle, never awaited inside the listener.
+//!
+//! Before a prompt: the first LLM call of a run passes through the
+//! compactor's `transformContext`, which the agent awaits. A session that
+//! is over the threshold there is compacted before the request goes out;
+//! for the rest of that run the loop keeps its own copy of the messages
+//! (without the summary), so the hook puts the summary in front of the kept
+//! messages of that copy.
+
+use crate::compactor::Compactor;
+use crate::js::values::object;
+use agent_compaction_core::compaction::agent_flow::{
+    after_run, Flow, RetryGuard, RunEnd, RECOVERY_FAILED,
+};
+use agent_compaction_core::tokens::overflow::StopReason;
+use js_sys::{Array, Function, Promise, Reflect};
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen(typescript_custom_section)]
+const ATTACH_TS: &'static str = r#"
+/** The parts of pi-agent-core 0.73's `Agent` that `attach` uses. */
+export interface AttachableAgent {
+  subscribe(listener: (event: any, signal: AbortSignal) => Promise<void> | void): () => void;
+  readonly state: { messages: AnyMessage[]; model: { provider: string; id: string } };
+  transformContext?: ((messages: any[], signal?: AbortSignal) => Promise<any[]>) | undefined;
+  convertToLlm: (messages: any[]) => any;
+  continue(): Promise<void>;
+  waitForIdle(): Promise<void>;
+  hasQueuedMessages(): boolean;
+}
+/** A store `attach` saves to: a `SessionStore`, or anything with its `save`. */
+export interface AttachStore {
+  save(sessionId: string, messages: readonly AnyMessage[]): Promise<unknown>;
+}
+export interface CompactorState {
+  /** True while a compaction runs: disable input, show an indicator. */
+  isCompacting: boolean;
+  /** Estimated tokens of what the model sees now (for a stats bar). */
+  contextTokens: number;
+}
+export interface AttachOptions {
+  /** Saves every change of the agent's messages (one transaction per change). */
+  store?: AttachStore;
+  /** Required with `store`. */
+  sessionId?: string;
+  onStateChange?: (state: CompactorState) => void;
+}
+"#;
+
+type Listener = Closure<dyn Fn(JsValue) -> JsValue>;
+
+/// A compaction inserted by the hook during the current run.
+struct Substitute {
+    /// Where the kept messages start in the loop's own array.
+    first_kept: u32,
+    kept: JsValue,
+    summary: JsValue,
+}
+
+pub(super) struct Attachment {
+    compactor: Compactor,
+    agent: JsValue,
+    store: Option<(JsValue, JsValue)>,
+    on_state_change: Option<Function>,
+    on_event: Option<Function>,
+    guard: Cell<RetryGuard>,
+    last_assistant: RefCell<Option<JsValue>>,
+    run_started: Cell<bool>,
+    substitute: RefCell<Option<Substitute>>,
+    /// What `attach` replaced on the agent, put back by `detach`.
+    previous_hooks: RefCell<Option<(JsValue, JsValue)>>,
+    unsubscribe: RefCell<Option<Function>>,
+    /// The agent's listener; it holds this attachment only weakly.
+    listener: RefCell<Option<Listener>>,
+}
+
+fn prop(object: &JsValue, key: &str) -> JsValue {
+    Reflect::get(object, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// `object[key](...args)`; what it throws, or a TypeError when it is no function.
+fn call(object: &JsValue, key: &str, args: &Array) -> Result<JsValue, JsValue> {
+    let f = prop(object, key);
+    match f.dyn_ref::<Function>() {
+        Some(f) => f.apply(object, args),
+        None => Err(js_sys::TypeError::new(&format!("{key} is not a function")).into()),
+    }
+}
+
+async fn settle(value: Result<JsValue, JsValue>) -> Result<JsValue, JsValue> {
+    JsFuture::from(Promise::resolve(&value?)).await
+}
+
+impl Attachment {
+    fn messages(&self) -> JsValue {
+        prop(&prop(&self.agent, "state"), "messages")
+    }
+
+    /// `agent.state.messages = messages` (the agent copies the array).
+    fn set_messages(&self, messages: &JsValue) {
+        let _ = Reflect::set(&prop(&self.agent, "state"), &"messages".into(), messages);
+    }
+
+    fn emit(&self, event: JsValue) {
+        if let Some(f) = &self.on_event {
+            let _ = f.call1(&JsValue::UNDEFINED, &event);
+        }
+    }
+
+    fn state_changed(&self) {
+        let Some(f) = &self.on_state_change else {
+            return;
+        };
+        let tokens = self
+            .compactor
+            .context_tokens(self.messages())
+            .unwrap_or(f64::NAN);
+        let state = object(&[
+            ("isCompacting", self.compactor.is_compacting().into()),
+            ("contextTokens", tokens.into()),
+        ]);
+        let _ = f.call1(&JsValue::UNDEFINED, &state);
+    }
+
+    /// Saves the agent's messages; a failure is a `save_error` event, and
+    /// the messages in memory stay as they are.
+    async fn save(&self) {
+        let Some((store, id)) = &self.store else {
+            return;
+        };
+        let args = Array::of2(id, &self.messages());
+        if let Err(error) = settle(call(store, "save", &args)).await {
+            self.emit(object(&[("type", "save_error".into()), ("error", error)]));
+        }
+    }
+
+    /// Compacts `messages`; `Some(result)` when a summary was inserted.
+    async fn compact(&self, messages: &JsValue, reason: &str, will_retry: bool) -> Option<JsValue> {
+        let options = object(&[("reason", reason.into()), ("willRetry", will_retry.into())]);
+        let running = self.compactor.compact(messages.clone(), options);
+        self.state_changed();
+        // Failures were reported as `compaction_end` with their message.
+        let result = JsFuture::from(running).await.ok().filter(|r| r.is_object());
+        self.state_changed();
+        result
+    }
+
+    /// Starts `agent.continue()` once the agent is idle (never awaited by a
+    /// listener: that would deadlock the run).
+    fn continue_when_idle(&self) {
+        let agent = self.agent.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = settle(call(&agent, "waitForIdle", &Array::new())).await;
+            let _ = settle(call(&agent, "continue", &Array::new())).await;
+        });
+    }
+
+    fn kick_queued(&self) {
+        if call(&self.agent, "hasQueuedMessages", &Array::new()).is_ok_and(|v| v.is_truthy()) {
+            self.continue_when_idle();
+        }
+    }
+
+    fn overflow(&self, message: &JsValue) -> bool {
+        let window = self.compactor.context_window().unwrap_or(0.0);
+        crate::estimate::is_context_overflow(message.clone(), window.into()).unwrap_or(false)
+    }
+
+    fn run_end(&self, message: &JsValue, messages: &JsValue) -> RunEnd {
+        let model = prop(&prop(&self.agent, "state"), "model");
+        let same_model = prop(message, "provider") == prop(&model, "provider")
+            && prop(message, "model") == prop(&model, "id");
+        let stop_reason = prop(message, "stopReason")
+            .as_string()
+            .map_or(StopReason::Other, |s| StopReason::from_name(&s));
+        // pi compares timestamps; a retry can start in the very millisecond
+        // its summary was made, so look for the message itself instead.
+        let before_last_summary = self
+            .compactor
+            .last_summary_index(messages)
+            .is_some_and(|at| !found_after(messages, message, at));
+        RunEnd {
+            stop_reason,
+            overflow: self.overflow(message),
+            same_model,
+            before_last_summary,
+        }
+    }
+
+    /// The flows after a run (`agent_end`).
+    async fn after_run(&self) {
+        let Some(message) = self.last_assistant.borrow_mut().take() else {
+            return;
+        };
+        let messages = self.messages();
+        let end = self.run_end(&message, &messages);
+        let enabled = self.compactor.enabled();
+        let flow = after_run(&end, enabled, self.guard.get().used(), || {
+            self.compactor
+                .needs_compaction(messages.clone())
+                .unwrap_or(false)
+        });
+        match flow {
+            Flow::Nothing => {}
+            Flow::RecoveryFailed => self.emit(object(&[
+                ("type", "compaction_end".into()),
+                ("reason", "overflow".into()),
+                ("result", JsValue::UNDEFINED),
+                ("aborted", false.into()),
+                ("willRetry", false.into()),
+                ("errorMessage", RECOVERY_FAILED.into()),
+            ])),
+            Flow::OverflowRetry => {
+                let mut guard = self.guard.get();
+                guard.on_retry();
+                self.guard.set(guard);
+                // The failed attempt goes; if compaction fails it stays, so
+                // the app still shows the provider's error.
+                let array: &Array = messages.unchecked_ref();
+                let len = array.length();
+                let without = if len > 0 && array.get(len - 1) == message {
+                    array.slice(0, len - 1)
+                } else {
+                    array.slice(0, len)
+                };
+                if let Some(result) = self.compact(&without.into(), "overflow", true).await {
+                    if self.unchanged(&messages) {
+                        self.set_messages(&prop(&result, "messages"));
+                        self.save().await;
+                        self.continue_when_idle();
+                    }
+                }
+            }
+            Flow::SilentOverflow | Flow::Threshold => {
+                let reason = if flow == Flow::Threshold {
+                    "threshold"
+                } else {
+                    "overflow"
+                };
+                if let Some(result) = self.compact(&messages, reason, false).await {
+                    if self.unchanged(&messages) {
+                        self.set_messages(&prop(&result, "messages"));
+                        self.save().await;
+                    }
+                }
+                self.kick_queued();
+            }
+        }
+    }
+
+    /// Whether the agent's messages are still the array the compaction
+    /// started from (the app did not replace them meanwhile: its change
+    /// wins, and the compaction is dropped rather than overwrite it).
+    fn unchanged(&self, before: &JsValue) -> bool {
+        let now = self.messages();
+        now == *before || js_sys::Object::is(&now, before)
+    }
+
+    /// The agent's event listener.
+    fn on_agent_event(self: &Rc<Self>, event: &JsValue) -> JsValue {
+        let kind = prop(event, "type").as_string().unwrap_or_default();
+        match kind.as_str() {
+            "agent_start" => {
+                self.run_started.set(true);
+                *self.substitute.borrow_mut() = None;
+                JsValue::UNDEFINED
+            }
+            "message_start" => {
+                if prop(&prop(event, "message"), "role").as_string().as_deref() == Some("user") {
+                    let mut guard = self.guard.get();
+                    guard.on_user_message();
+                    self.guard.set(guard);
+                }
+                JsValue::UNDEFINED
+            }
+            "message_end" => {
+                let message = prop(event, "message");
+                if prop(&message, "role").as_string().as_deref() == Some("assistant") {
+                    let mut guard = self.guard.get();
+                    guard.on_assistant_message(self.overflow(&message));
+                    self.guard.set(guard);
+                    *self.last_assistant.borrow_mut() = Some(message);
+                }
+                let this = self.clone();
+                wasm_bindgen_futures::future_to_promise(async move {
+                    this.save().await;
+                    this.state_changed();
+                    Ok(JsValue::UNDEFINED)
+                })
+                .into()
+            }
+            "agent_end" => {
+                self.run_started.set(false);
+                *self.substitute.borrow_mut() = None;
+                let this = self.clone();
+                wasm_bindgen_futures::future_to_promise(async move {
+                    this.after_run().await;
+                    Ok(JsValue::UNDEFINED)
+                })
+                .into()
+            }
+            _ => JsValue::UNDEFINED,
+        }
+    }
+
+    /// The `transformContext` hook's part: `Some(context)` when the
+    /// attachment decides the context of this call.
+    pub(super) fn transform(self: &Rc<Self>, messages: &JsValue) -> Option<Promise> {
+        if let Some(sub) = self.substitute.borrow().as_ref() {
+            let array: &Array = messages.dyn_ref()?;
+            if array.length() > sub.first_kept && array.get(sub.first_kept) == sub.kept {
+                let context =
+                    Array::of1(&sub.summary).concat(&array.slice(sub.first_kept, array.length()));
+                let context: JsValue = context.into();
+                return Some(Promise::resolve(&context));
+            }
+            return None;
+        }
+        if !self.run_started.replace(false)
+            || self.compactor.is_compacting()
+            || !self
+                .compactor
+                .needs_compaction(messages.clone())
+                .unwrap_or(false)
+        {
+            return None;
+        }
+        // Before the first request of a run: compact now.
+        let this = self.clone();
+        let messages = messages.clone();
+        Some(wasm_bindgen_futures::future_to_promise(async move {
+            let before = this.messages();
+            let Some(result) = this.compact(&messages, "threshold", false).await else {
+                return this.compactor.context_of(&messages);
+            };
+            let first_kept = prop(&result, "firstKeptIndex").as_f64().unwrap_or(0.0) as u32;
+            let summary = prop(&result, "summary");
+            let array: &Array = messages.unchecked_ref();
+            if this.unchanged(&before) {
+                this.set_messages(&prop(&result, "messages"));
+                this.save().await;
+            }
+            *this.substitute.borrow_mut() = Some(Substitute {
+                first_kept,
+                kept: array.get(first_kept),
+                summary: summary.clone(),
+            });
+            Ok(Array::of1(&summary)
+                .concat(&array.slice(first_kept, array.length()))
+                .into())
+        }))
+    }
+
+    fn detach(&self) {
+        if let Some(f) = self.unsubscribe.borrow_mut().take() {
+            let _ = f.call0(&JsValue::UNDEFINED);
+        }
+        if let Some((transform, convert)) = self.previous_hooks.borrow_mut().take() {
+            let _ = Reflect::set(&self.agent, &"transformContext".into(), &transform);
+            let _ = Reflect::set(&self.agent, &"convertToLlm".into(), &convert);
+        }
+    }
+}
+
+/// Whether `message` is in `messages` after index `at`.
+fn found_after(messages: &JsValue, message: &JsValue, at: usize) -> bool {
+    let Some(array) = messages.dyn_ref::<Array>() else {
+        return false;
+    };
+    (at as u32 + 1..array.length())
+        .rev()
+        .any(|i| array.get(i) == *message)
+}
+
+fn type_error(text: &str) -> JsValue {
+    js_sys::TypeError::new(text).into()
+}
+
+#[wasm_bindgen]
+impl Compactor {
+    /// Wires the compactor into a pi-agent-core `Agent` (SPEC §3): installs
+    /// the hooks, runs the automatic flows after each run, saves to `store`.
+    /// Returns the function that detaches it.
+    pub fn attach(&self, agent: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+        if !agent.is_object()
+            || !prop(&agent, "subscribe").is_function()
+            || !prop(&agent, "state").is_object()
+        {
+            return Err(type_error(&format!(
+                "attach: agent must be a pi-agent-core Agent (with subscribe() and state), got {}",
+                crate::js::errors::describe(&agent)
+            )));
+        }
+        if !(options.is_undefined() || options.is_null() || options.is_object()) {
+            return Err(type_error(&format!(
+                "attach: options must be an object or undefined, got {}",
+                crate::js::errors::describe(&options)
+            )));
+        }
+        let store = prop(&options, "store");
+        let session_id = prop(&options, "sessionId");
+        let store = if store.is_undefined() || store.is_null() {
+            None
+        } else {
+            if !prop(&store, "save").is_function() {
+                return Err(type_error(
+                    "attach: options.store must have a save() method (a SessionStore)",
+                ));
+            }
+            if session_id.as_string().is_none() {
+                return Err(type_error(&format!(
+                    "attach: options.sessionId must be a string when options.store is given, got {}",
+                    crate::js::errors::describe(&session_id)
+                )));
+            }
+            Some((store, session_id))
+        };
+        let on_state_change = match prop(&options, "onStateChange") {
+            v if v.is_undefined() || v.is_null() => None,
+            v => Some(v.dyn_into::<Function>().map_err(|v| {
+                type_error(&format!(
+                    "attach: options.onStateChange must be a function, got {}",
+                    crate::js::errors::describe(&v)
+                ))
+            })?),
+        };
+        if self.attachment().is_some() {
+            return Err(js_sys::Error::new(
+                "attach: this Compactor is already attached to an agent; call the function attach returned to detach it first",
+            )
+            .into());
+        }
+
+        // The hooks: the agent reads them at the start of every run.
+        let hooks = self.agent_hooks();
+        let previous = (
+            prop(&agent, "transformContext"),
+            prop(&agent, "convertToLlm"),
+        );
+        let _ = Reflect::set(
+            &agent,
+            &"transformContext".into(),
+            &prop(&hooks, "transformContext"),
+        );
+        let _ = Reflect::set(
+            &agent,
+            &"convertToLlm".into(),
+            &prop(&hooks, "convertToLlm"),
+        );
+
+        let attachment = Rc::new(Attachment {
+            compactor: self.shared(),
+            agent: agent.clone(),
+            store,
+            on_state_change,
+            on_event: self.on_event(),
+            guard: Cell::new(RetryGuard::default()),
+            last_assistant: RefCell::new(None),
+            run_started: Cell::new(false),
+            substitute: RefCell::new(None),
+            previous_hooks: RefCell::new(Some(previous)),
+            unsubscribe: RefCell::new(None),
+            listener: RefCell::new(None),
+        });
+        let weak = Rc::downgrade(&attachment);
+        let listener = Listener::new(move |event: JsValue| match weak.upgrade() {
+            Some(a) => a.on_agent_event(&event),
+            None => JsValue::UNDEFINED,
+        });
+        let unsubscribe = call(&agent, "subscribe", &Array::of1(listener.as_ref()))?;
+        *attachment.listener.borrow_mut() = Some(listener);
+        *attachment.unsubscribe.borrow_mut() = unsubscribe.dyn_into::<Function>().ok();
+        self.set_attachment(Some(attachment.clone()));
+        attachment.state_changed();
+
+        let compactor = self.shared();
+        let detach = Closure::<dyn Fn()>::new(move || {
+            if let Some(a) = compactor.attachment() {
+                if Rc::ptr_eq(&a, &attachment) {
+                    a.detach();
+                    compactor.set_attachment(None);
+                }
+            }
+        });
+        Ok(detach.into_js_value())
+    }
+}

@@ -1,0 +1,205 @@
+//! `compactor.summarizeBranch()`: a `branchSummary` message for messages the
+//! conversation leaves behind, the way pi summarizes a branch (newest first
+//! within the budget, tool results skipped, file lists carried).
+
+use crate::compaction::{
+    check_not_aborted, extractive_of, finish_call, link_abort, new_abort_controller, start_call,
+    Failure,
+};
+use crate::js::errors::type_error;
+use crate::js::message_access::{get, message_at, messages_array, summary_files, JsArray};
+use crate::js::message_facts::gather;
+use crate::js::strings::to_js_str;
+use crate::js::text::JsText;
+use crate::js::values::object;
+use crate::message::convert_to_llm;
+use crate::prepare::{add_tool_calls, string_array};
+use crate::serialize::serialize_conversation;
+use agent_compaction_core::compaction::branch::select_branch;
+use agent_compaction_core::compaction::file_ops::FileOps;
+use agent_compaction_core::compaction::prompts::{branch_prompt, SummaryKind, BRANCH_MAX_TOKENS};
+use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::message::role::Role;
+use agent_compaction_core::tokens::estimate::MessageFacts;
+use js_sys::{Array, Function, JsString};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const BRANCH_TS: &'static str = r#"
+export interface SummarizeBranchOptions {
+  /** Added as "Additional focus: …", or the whole instructions with `replaceInstructions`. */
+  customInstructions?: string;
+  replaceInstructions?: boolean;
+  signal?: AbortSignal;
+  /** Stored as the message's `fromId` (where the branch was left). */
+  fromId?: string;
+}
+"#;
+
+/// What a branch summary needs from the compactor.
+pub struct BranchJob {
+    pub summarize: Option<Function>,
+    pub fallback_extractive: bool,
+    pub timeout_ms: f64,
+    pub budget_tokens: u64,
+}
+
+struct BranchOptions {
+    custom: Option<JsString>,
+    replace: bool,
+    signal: JsValue,
+    from_id: JsValue,
+}
+
+fn branch_options(options: &JsValue) -> Result<BranchOptions, InputError> {
+    let path = || FieldPath::argument("options");
+    if options.is_undefined() || options.is_null() {
+        return Ok(BranchOptions {
+            custom: None,
+            replace: false,
+            signal: JsValue::UNDEFINED,
+            from_id: JsValue::UNDEFINED,
+        });
+    }
+    crate::js::values::expect_object(options, path)?;
+    let custom = crate::js::values::optional_text(options, "customInstructions", path)?;
+    let from_id = get(options, "fromId", || path().field("fromId"))?;
+    if !(from_id.is_undefined() || from_id.is_string()) {
+        return Err(InputError::WrongType {
+            path: path().field("fromId"),
+            expected: "a string",
+            got: crate::js::errors::describe(&from_id),
+        });
+    }
+    Ok(BranchOptions {
+        custom,
+        replace: get(options, "replaceInstructions", || {
+            path().field("replaceInstructions")
+        })?
+        .is_truthy(),
+        signal: get(options, "signal", || path().field("signal"))?,
+        from_id,
+    })
+}
+
+/// File lists: earlier branch summaries' details (unless a hook wrote them)
+/// and the tool calls of the visited messages.
+fn branch_file_ops(
+    array: &JsArray,
+    facts: &[MessageFacts],
+    visited: std::ops::Range<usize>,
+) -> Result<FileOps, InputError> {
+    let mut ops = FileOps::default();
+    for (i, f) in facts.iter().enumerate() {
+        if f.role != Role::BranchSummary {
+            continue;
+        }
+        let message = message_at(array, i)?;
+        if get(&message, "fromHook", || array.path(i).field("fromHook"))?.is_truthy() {
+            continue;
+        }
+        let (read, modified) = summary_files(&message, i)?;
+        ops.add_previous(read.iter().map(to_js_str), modified.iter().map(to_js_str));
+    }
+    add_tool_calls(&mut ops, array, visited)?;
+    Ok(ops)
+}
+
+pub async fn summarize_branch(
+    job: BranchJob,
+    messages: JsValue,
+    options: JsValue,
+) -> Result<JsValue, JsValue> {
+    let opts = branch_options(&options).map_err(type_error)?;
+    let array = messages_array(&messages).map_err(type_error)?;
+    let facts: Vec<MessageFacts> = gather(&array, 0, array.len())
+        .map_err(type_error)?
+        .iter()
+        .map(MessageFacts::from_raw)
+        .collect();
+    let selection = select_branch(&facts, job.budget_tokens);
+    if selection.included.is_empty() {
+        return Err(js_sys::Error::new(
+            "Nothing to summarize: the branch has no messages besides tool results",
+        )
+        .into());
+    }
+    let file_ops =
+        branch_file_ops(&array, &facts, selection.visited.clone()).map_err(type_error)?;
+    let selected = Array::new();
+    for &i in &selection.included {
+        selected.push(&message_at(&array, i).map_err(type_error)?);
+    }
+    let controller = new_abort_controller();
+    let unlink = link_abort(&opts.signal, &controller);
+    let max_chars = (BRANCH_MAX_TOKENS as usize) * 4;
+    let outcome: Result<(JsString, Option<JsValue>), Failure> = async {
+        let Some(summarize) = &job.summarize else {
+            return Ok((
+                extractive_of(&selected, &file_ops, None, opts.custom.as_ref(), max_chars)?,
+                None,
+            ));
+        };
+        let llm = convert_to_llm(selected.clone().into()).map_err(Failure::Failed)?;
+        let conversation = serialize_conversation(llm.into()).map_err(Failure::Failed)?;
+        let mut prompt = JsText::default();
+        branch_prompt(
+            &mut prompt,
+            &conversation,
+            opts.custom.as_ref(),
+            opts.replace,
+        );
+        let called = match start_call(
+            summarize,
+            job.timeout_ms,
+            &controller,
+            "manual",
+            SummaryKind::Branch,
+            prompt.into_inner(),
+            BRANCH_MAX_TOKENS,
+        ) {
+            Ok(pending) => finish_call(&controller, pending).await,
+            Err(e) => Err(e),
+        };
+        match called {
+            Ok(answer) => Ok((answer.text, answer.usage)),
+            Err(Failure::Failed(_)) if job.fallback_extractive => Ok((
+                extractive_of(&selected, &file_ops, None, opts.custom.as_ref(), max_chars)?,
+                None,
+            )),
+            Err(e) => Err(e),
+        }
+    }
+    .await
+    .and_then(|answer| check_not_aborted(&controller).map(|()| answer));
+    let _ = unlink.call0(&JsValue::UNDEFINED);
+    let (text, usage) = match outcome {
+        Ok(answer) => answer,
+        Err(Failure::Aborted(e)) => return Err(e),
+        Err(Failure::Failed(e)) => {
+            return Err(js_sys::Error::new(&format!(
+                "Branch summary failed: {}",
+                crate::js::errors::thrown_message(&e)
+            ))
+            .into())
+        }
+    };
+    let (read, modified) = file_ops.file_lists();
+    let mut fields: Vec<(&str, JsValue)> =
+        vec![("role", "branchSummary".into()), ("summary", text.into())];
+    if !opts.from_id.is_undefined() {
+        fields.push(("fromId", opts.from_id));
+    }
+    fields.push(("timestamp", js_sys::Date::now().into()));
+    fields.push((
+        "details",
+        object(&[
+            ("readFiles", string_array(read)),
+            ("modifiedFiles", string_array(modified)),
+        ]),
+    ));
+    if let Some(u) = usage {
+        fields.push(("usage", u));
+    }
+    Ok(object(&fields))
+}

@@ -1,0 +1,1110 @@
+//! The `Compactor`: per-turn context accounting and the agent hooks.
+//!
+//! The compactor keeps an index of the messages it has seen (a few numbers
+//! each, `core::context_index`) and its own copy of the array, so that each
+//! turn costs only the new messages: `contextTokens`, `needsCompaction` and
+//! the hooks cross the wasm boundary a fixed number of times plus once per
+//! new range, and slice with the engine's own `Array.prototype.slice`.
+
+use crate::compaction::{
+    check_not_aborted, extractive_fallback, insert_summary, link_abort, new_abort_controller,
+    summarize_with_callback, Failure, Inserted, Job, Reason,
+};
+use crate::estimate::context_tokens_object;
+use crate::js::errors::thrown_message;
+use crate::js::errors::type_error;
+use crate::js::message_access::{get, message_at, messages_array, role_at, JsArray};
+use crate::js::message_facts::{gather, gather_lazy, EstimateChunks};
+use crate::js::values::object;
+use crate::message::convert_message;
+use crate::prepare::prepare;
+use crate::settings::{model_from_js, resolve_from_js, settings_object, ModelInfo};
+use agent_compaction_core::compaction::settings::CompactionSettings;
+use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::js::json::Json;
+use agent_compaction_core::tokens::context_index::ContextIndex;
+use agent_compaction_core::tokens::estimate::MessageFacts;
+use js_sys::{Array, Function, Promise};
+use std::cell::RefCell;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+#[wasm_bindgen(module = "/src/js/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = rebaseKnown, catch)]
+    fn rebase_known(known: &Array, messages: &Array) -> Result<i32, JsValue>;
+    #[wasm_bindgen(js_name = rebaseOut)]
+    fn rebase_out(out: &Array, dropped: u32, first: &JsValue);
+    #[wasm_bindgen(js_name = syncKnown, catch)]
+    fn sync_known(
+        known: &Array,
+        messages: &Array,
+        context_start: u32,
+        scan_from: u32,
+    ) -> Result<JsValue, JsValue>;
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const COMPACTOR_TS: &'static str = r#"
+/** A pi-ai `Model` as far as the compactor reads it. */
+export interface ModelLike {
+  provider: string;
+  id: string;
+  contextWindow?: number;
+}
+/** What the compactor reports (pi 0.73's compaction event names). */
+export type CompactorEvent =
+  | { type: "compaction_start"; reason: CompactionReason }
+  | {
+      type: "compaction_end";
+      reason: CompactionReason;
+      /** What `compact` resolved to; undefined when it failed, was cancelled or had nothing to do. */
+      result: CompactionResult | undefined;
+      aborted: boolean;
+      willRetry: boolean;
+      /** Prefixed "Compaction failed: ", "Auto-compaction failed: " or "Context overflow recovery failed: ". */
+      errorMessage?: string;
+    }
+  | { type: "hook_error"; hook: "transformContext" | "convertToLlm"; error: Error };
+export interface CompactorOptions {
+  /** The model's context window in tokens (default: `model.contextWindow`). */
+  contextWindow?: number;
+  /** A `"provider/modelId"` key (for `settings.modelOverrides`) or a pi-ai Model. */
+  model?: string | ModelLike;
+  settings?: CompactionSettingsInput;
+  /** The app's summarizer (its own fetch); without it, the extractive summary is used. */
+  summarize?: Summarizer;
+  /** The summarizer's own window in tokens: bigger histories are summarized in chunks. */
+  summarizerContextWindow?: number;
+  /** A summarizer that has not answered after this long failed (default 120,000). */
+  summarizeTimeoutMs?: number;
+  /** On a failed summarizer: "extractive" (default when there is no `summarize`) or "none". */
+  fallback?: "extractive" | "none";
+  /** Called before summarizing: cancel, or supply the summary yourself. */
+  beforeCompact?: (event: BeforeCompactEvent) => BeforeCompactResult | Promise<BeforeCompactResult>;
+  onEvent?: (event: CompactorEvent) => void;
+}
+/** The hooks pi-agent-core's `Agent` takes: `new Agent({ ...compactor.agentHooks() })`. */
+export interface AgentHooks {
+  transformContext: <M extends AnyMessage>(messages: M[], signal?: AbortSignal) => Promise<M[]>;
+  convertToLlm: (messages: AnyMessage[]) => Promise<Message[]>;
+}
+export class Compactor {
+  constructor(options: CompactorOptions);
+  free(): void;
+  /** The resolved settings now in force. */
+  readonly settings: Required<Omit<CompactionSettingsInput, "modelOverrides">>;
+  readonly contextWindow: number;
+  /**
+   * Estimated tokens of the LLM context of `messages`: the last fresh usage
+   * plus estimates after it; usage from at or before the last summary is
+   * ignored (stale). Costs only the messages new since the last call.
+   */
+  contextTokens(messages: readonly AnyMessage[]): number;
+  /** The same, with pi's breakdown. */
+  contextTokenEstimate(messages: readonly AnyMessage[]): ContextTokenEstimate;
+  /** `enabled && contextTokens > contextWindow - reserveTokens`. */
+  needsCompaction(messages: readonly AnyMessage[]): boolean;
+  /** True between `compaction_start` and `compaction_end`. */
+  readonly isCompacting: boolean;
+  /** Cancels the running compaction: it ends with `aborted: true` and changes nothing. */
+  abort(): void;
+  /**
+   * Summarizes the older part of `messages` and resolves to a new array with
+   * one `compactionSummary` inserted; rejects (changing nothing) when the
+   * summarizer fails without fallback, on abort, or when there is nothing
+   * to summarize. Automatic reasons resolve to `undefined` instead.
+   */
+  compact<M extends AnyMessage>(messages: readonly M[], options?: CompactOptions & { reason?: "manual" }): Promise<CompactionResult<M>>;
+  compact<M extends AnyMessage>(messages: readonly M[], options: CompactOptions): Promise<CompactionResult<M> | undefined>;
+  /** `{ transformContext, convertToLlm }` for pi-agent-core's `Agent`. Never reject. */
+  agentHooks(): AgentHooks;
+  /**
+   * A `branchSummary` message for messages the conversation leaves behind,
+   * as pi summarizes a branch: newest first within `contextWindow -
+   * reserveTokens`, tool results skipped, file lists carried.
+   */
+  summarizeBranch(abandoned: readonly AnyMessage[], options?: SummarizeBranchOptions): Promise<BranchSummaryMessage>;
+  /** Switch model (and window) for later checks. */
+  setModel(model: string | ModelLike, contextWindow?: number): void;
+  /**
+   * Runs automatic compaction in a pi-agent-core `Agent` (SPEC §3): installs
+   * `agentHooks()` on it, and after each run compacts on overflow (taking
+   * the failed attempt out and retrying once), silent overflow or the
+   * threshold; before a run's first request when the session is already
+   * over the threshold. With `store`, every change is saved. While it
+   * compacts, the agent stays busy: queue the user's messages with
+   * `agent.followUp()`; they are delivered after it. Returns `detach`.
+   */
+  attach(agent: AttachableAgent, options?: AttachOptions): () => void;
+}
+"#;
+
+/// A stream of arrays the compactor keeps in step with: its own copy of the
+/// messages it has indexed, and their facts.
+#[derive(Default)]
+struct Tracked {
+    known: Array,
+    index: ContextIndex,
+    /// The array last brought in line, and its length then: passed again
+    /// unchanged (the same turn's next call), it is not checked again.
+    synced: Option<(JsValue, u32)>,
+    /// Counts the changes other than appends that syncs have found.
+    generation: u32,
+}
+
+/// The `convertToLlm` hook's cache: outputs for the inputs seen so far.
+#[derive(Default)]
+struct LlmCache {
+    known: Array,
+    out: Array,
+    /// `out.length` after converting input `i`.
+    out_len_at: Vec<u32>,
+    /// The tracked generation its `known` was last in line with, when that
+    /// array was the context `transformContext` returned (see `trusted`).
+    generation: Option<u32>,
+}
+
+struct State {
+    /// The summarizer and its options (SPEC §3).
+    summarize: Option<Function>,
+    fallback_extractive: bool,
+    before_compact: Option<Function>,
+    summarizer_window: Option<u64>,
+    timeout_ms: f64,
+    /// The running compaction's abort controller.
+    running: Option<JsValue>,
+    context_window: f64,
+    model_key: Option<agent_compaction_core::js::string::JsStr>,
+    settings_input: Option<Json>,
+    settings: CompactionSettings,
+    on_event: Option<Function>,
+    tracked: Tracked,
+    llm: LlmCache,
+    /// The context `transformContext` last returned: (array, its length,
+    /// the tracked generation then).
+    last_context: Option<(JsValue, u32, u32)>,
+    /// The agent this compactor is attached to (`attach`).
+    attached: Option<Rc<crate::attach::Attachment>>,
+}
+
+#[wasm_bindgen(skip_typescript)]
+pub struct Compactor {
+    state: Rc<RefCell<State>>,
+    hooks: RefCell<Option<JsValue>>,
+}
+
+/// A hung summarizer is a failure after this long (SPEC §3).
+const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
+
+/// Reads the optional fields of the options object.
+struct OptionsReader<'a>(&'a JsValue);
+
+impl OptionsReader<'_> {
+    fn path(key: &'static str) -> FieldPath {
+        FieldPath::argument("options").field(key)
+    }
+
+    fn function(&self, key: &'static str) -> Result<Option<Function>, InputError> {
+        let v = get(self.0, key, || Self::path(key))?;
+        if v.is_undefined() || v.is_null() {
+            return Ok(None);
+        }
+        v.dyn_into::<Function>()
+            .map(Some)
+            .map_err(|v| InputError::WrongType {
+                path: Self::path(key),
+                expected: "a function",
+                got: crate::js::errors::describe(&v),
+            })
+    }
+
+    /// A non-negative safe integer, or `None` when absent.
+    fn token_count(&self, key: &'static str) -> Result<Option<u64>, InputError> {
+        let v = get(self.0, key, || Self::path(key))?;
+        if v.is_undefined() || v.is_null() {
+            return Ok(None);
+        }
+        match v.as_f64() {
+            Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 9_007_199_254_740_991.0 => {
+                Ok(Some(x as u64))
+            }
+            _ => Err(InputError::WrongType {
+                path: Self::path(key),
+                expected: "a non-negative safe integer",
+                got: crate::js::errors::describe(&v),
+            }),
+        }
+    }
+}
+
+const BUSY: &str = "the Compactor was called again while it was reading messages (from a getter?)";
+
+fn busy() -> JsValue {
+    js_sys::Error::new(BUSY).into()
+}
+
+impl Tracked {
+    /// Brings the index in line with `messages` and returns the array.
+    fn sync(&mut self, messages: &JsValue) -> Result<JsArray, InputError> {
+        let array = messages_array(messages)?;
+        let result = self.sync_array(&array);
+        if result.is_err() {
+            // Start over next time rather than trust a half-updated index
+            // (nor let the LLM cache trust what it last converted).
+            self.known.set_length(0);
+            self.index = ContextIndex::default();
+            self.generation = self.generation.wrapping_add(1);
+        }
+        result.map(|()| array)
+    }
+
+    fn sync_array(&mut self, array: &JsArray) -> Result<(), InputError> {
+        let current: &JsValue = array.as_array();
+        let same = |(v, len): &(JsValue, u32)| v == current && *len == array.len();
+        if self.synced.as_ref().is_some_and(same) {
+            return Ok(());
+        }
+        self.synced = None;
+        let context_start = self.index.context_start() as u32;
+        let old_len = self.known.length() as usize;
+        let mut chunks = EstimateChunks::new(array);
+        let mut fill = |i: usize| chunks.get(i);
+        let change = sync(&self.known, array, context_start, context_start)?;
+        if !matches!(change, Sync::NewFrom(from) if from == old_len) {
+            self.generation = self.generation.wrapping_add(1);
+        }
+        let from = match change {
+            Sync::NewFrom(from) => {
+                self.index.truncate(from, &mut fill)?;
+                from
+            }
+            Sync::Inserted { at, from } => {
+                let raw = gather(array, at as u32, at as u32 + 1)?;
+                let f = raw.first().map(MessageFacts::from_raw).ok_or_else(|| {
+                    InputError::Unreadable {
+                        path: array.path(at),
+                        reason: "it could not be read".into(),
+                    }
+                })?;
+                self.index.insert(at, f, &mut fill)?;
+                from
+            }
+            Sync::Removed { at, from } => {
+                self.index.remove(at, &mut fill)?;
+                from
+            }
+        };
+        for raw in gather_lazy(array, from as u32, array.len())? {
+            self.index
+                .push_with(MessageFacts::from_raw(&raw), &mut fill)?;
+        }
+        self.synced = Some((array.as_array().into(), array.len()));
+        Ok(())
+    }
+
+    /// Makes every estimate after the last summary real (before a cut point
+    /// is searched there).
+    pub fn fill_context(&mut self, array: &JsArray) -> Result<(), InputError> {
+        let start = self.index.context_start();
+        let len = self.index.len();
+        {
+            let mut chunks = EstimateChunks::new(array);
+            self.index.fill_pending(start..len, |i| chunks.get(i))
+        }
+    }
+}
+
+/// How `messages` differs from the compactor's copy (see `syncKnown`).
+enum Sync {
+    NewFrom(usize),
+    Inserted { at: usize, from: usize },
+    Removed { at: usize, from: usize },
+}
+
+fn sync(
+    known: &Array,
+    array: &JsArray,
+    context_start: u32,
+    scan_from: u32,
+) -> Result<Sync, InputError> {
+    let v = sync_known(known, array.as_array(), context_start, scan_from).map_err(|thrown| {
+        InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: thrown_message(&thrown),
+        }
+    })?;
+    if let Some(from) = v.as_f64() {
+        return Ok(Sync::NewFrom(from as usize));
+    }
+    let parts: Array = v.unchecked_into();
+    let at = parts.get(1).as_f64().unwrap_or(0.0) as usize;
+    let from = parts.get(2).as_f64().unwrap_or(0.0) as usize;
+    Ok(match parts.get(0).as_f64() {
+        Some(1.0) => Sync::Inserted { at, from },
+        _ => Sync::Removed { at, from },
+    })
+}
+
+impl LlmCache {
+    /// `trusted`: `messages` is the context `transformContext` just returned
+    /// and only appends were found since this cache was last in line with
+    /// such a context, so its known part needs no identity scan.
+    fn convert(&mut self, messages: &JsValue, trusted: bool) -> Result<Array, InputError> {
+        let array = messages_array(messages)?;
+        let result = self.convert_array(&array, trusted);
+        if result.is_err() {
+            self.known.set_length(0);
+            self.out.set_length(0);
+            self.out_len_at.clear();
+        }
+        result
+    }
+
+    fn convert_array(&mut self, array: &JsArray, trusted: bool) -> Result<Array, InputError> {
+        self.follow_moved_context(array)?;
+        // Outputs follow inputs one to one up to the first change: found by
+        // checking every known input, unless trusted.
+        let scan_from = if trusted { self.known.length() } else { 0 };
+        let from = match sync(&self.known, array, 0, scan_from)? {
+            Sync::NewFrom(from) => from,
+            Sync::Inserted { at, .. } | Sync::Removed { at, .. } => {
+                self.known.set_length(at as u32);
+                for i in at..array.len() as usize {
+                    self.known.push(&message_at(array, i)?);
+                }
+                at
+            }
+        };
+        self.out_len_at.truncate(from);
+        self.out
+            .set_length(self.out_len_at.last().copied().unwrap_or(0));
+        for i in from..array.len() as usize {
+            let role = role_at(array, i)?;
+            if let Some(converted) = convert_message(&message_at(array, i)?, i, role)? {
+                self.out.push(&converted);
+            }
+            self.out_len_at.push(self.out.length());
+        }
+        Ok(self.out.slice(0, self.out.length()))
+    }
+
+    /// After a compaction the context starts at the new summary and goes
+    /// on with messages this cache has converted already: keep their
+    /// outputs (drop the ones before them, put the summary's in front)
+    /// instead of converting the whole context again.
+    fn follow_moved_context(&mut self, array: &JsArray) -> Result<(), InputError> {
+        let p = rebase_known(&self.known, array.as_array()).map_err(|thrown| {
+            InputError::Unreadable {
+                path: FieldPath::argument("messages"),
+                reason: thrown_message(&thrown),
+            }
+        })?;
+        if p < 1 {
+            return Ok(());
+        }
+        let p = p as usize;
+        let dropped = self.out_len_at.get(p - 1).copied().unwrap_or(0);
+        let first = convert_message(&message_at(array, 0)?, 0, role_at(array, 0)?)?;
+        let added = u32::from(first.is_some());
+        rebase_out(&self.out, dropped, &first.unwrap_or(JsValue::UNDEFINED));
+        let mut lens = Vec::with_capacity(self.out_len_at.len() + 1 - p);
+        lens.push(added);
+        lens.extend(self.out_len_at[p..].iter().map(|&n| n - dropped + added));
+        self.out_len_at = lens;
+        Ok(())
+    }
+}
+
+impl State {
+    fn threshold_exceeded(&self) -> bool {
+        let tokens = self.tracked.index.context_tokens().tokens;
+        self.settings.enabled && tokens > self.context_window - self.settings.reserve_tokens as f64
+    }
+
+    fn resolve(&mut self, model: ModelInfo, context_window: Option<f64>) -> Result<(), JsValue> {
+        let window = context_window.or(model.context_window).ok_or_else(|| {
+            JsValue::from(js_sys::TypeError::new(
+                "contextWindow is required: give options.contextWindow or a model with a contextWindow",
+            ))
+        })?;
+        self.settings = resolve_from_js(
+            self.settings_input.as_ref(),
+            model.key.as_ref(),
+            Some(window),
+        )?;
+        self.context_window = window;
+        self.model_key = model.key;
+        Ok(())
+    }
+}
+
+/// Calls the app's `onEvent` with no borrow held; an exception in it is
+/// the app's, and does not disturb the compactor.
+fn emit(on_event: Option<Function>, event: JsValue) {
+    if let Some(f) = on_event {
+        let _ = f.call1(&JsValue::UNDEFINED, &event);
+    }
+}
+
+fn hook_error(state: &Rc<RefCell<State>>, hook: &str, error: JsValue) {
+    let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
+    emit(
+        on_event,
+        object(&[
+            ("type", "hook_error".into()),
+            ("hook", hook.into()),
+            ("error", error),
+        ]),
+    );
+}
+
+#[wasm_bindgen]
+impl Compactor {
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: JsValue) -> Result<Compactor, JsValue> {
+        let path = || FieldPath::argument("options");
+        if !options.is_object() {
+            return Err(type_error(InputError::WrongType {
+                path: path(),
+                expected: "an object",
+                got: crate::js::errors::describe(&options),
+            }));
+        }
+        let on_event = get(&options, "onEvent", || path().field("onEvent")).map_err(type_error)?;
+        let on_event = match on_event.dyn_into::<Function>() {
+            Ok(f) => Some(f),
+            Err(v) if v.is_undefined() || v.is_null() => None,
+            Err(v) => {
+                return Err(type_error(InputError::WrongType {
+                    path: path().field("onEvent"),
+                    expected: "a function",
+                    got: crate::js::errors::describe(&v),
+                }))
+            }
+        };
+        let settings_input = crate::settings::settings_json(
+            &get(&options, "settings", || path().field("settings")).map_err(type_error)?,
+        )
+        .map_err(type_error)?;
+        let model = model_from_js(
+            &get(&options, "model", || path().field("model")).map_err(type_error)?,
+            "options.model",
+        )
+        .map_err(type_error)?;
+        let window = crate::js::values::optional_number(
+            &get(&options, "contextWindow", || path().field("contextWindow"))
+                .map_err(type_error)?,
+            || path().field("contextWindow"),
+        )
+        .map_err(type_error)?;
+        let options_reader = OptionsReader(&options);
+        let summarize = options_reader.function("summarize").map_err(type_error)?;
+        let before_compact = options_reader
+            .function("beforeCompact")
+            .map_err(type_error)?;
+        let fallback =
+            get(&options, "fallback", || path().field("fallback")).map_err(type_error)?;
+        let fallback_extractive = match fallback.as_string().as_deref() {
+            Some("extractive") => true,
+            Some("none") => false,
+            None if fallback.is_undefined() => summarize.is_none(),
+            _ => {
+                return Err(type_error(InputError::WrongType {
+                    path: path().field("fallback"),
+                    expected: "\"extractive\" or \"none\"",
+                    got: crate::js::errors::describe(&fallback),
+                }))
+            }
+        };
+        let summarizer_window = options_reader
+            .token_count("summarizerContextWindow")
+            .map_err(type_error)?;
+        let timeout_ms = match options_reader
+            .token_count("summarizeTimeoutMs")
+            .map_err(type_error)?
+        {
+            Some(ms) => ms as f64,
+            None => DEFAULT_TIMEOUT_MS,
+        };
+        let mut state = State {
+            summarize,
+            fallback_extractive,
+            before_compact,
+            summarizer_window,
+            timeout_ms,
+            running: None,
+            context_window: 0.0,
+            model_key: None,
+            settings_input,
+            settings: CompactionSettings::default(),
+            on_event,
+            tracked: Tracked::default(),
+            last_context: None,
+            llm: LlmCache::default(),
+            attached: None,
+        };
+        state.resolve(model, window)?;
+        Ok(Compactor {
+            state: Rc::new(RefCell::new(state)),
+            hooks: RefCell::new(None),
+        })
+    }
+
+    #[wasm_bindgen(getter)]
+    pub fn settings(&self) -> Result<JsValue, JsValue> {
+        let s = self.state.try_borrow().map_err(|_| busy())?;
+        Ok(object(&[
+            ("enabled", s.settings.enabled.into()),
+            ("reserveTokens", (s.settings.reserve_tokens as f64).into()),
+            (
+                "keepRecentTokens",
+                (s.settings.keep_recent_tokens as f64).into(),
+            ),
+        ]))
+    }
+
+    #[wasm_bindgen(getter, js_name = contextWindow)]
+    pub fn context_window(&self) -> Result<f64, JsValue> {
+        Ok(self.state.try_borrow().map_err(|_| busy())?.context_window)
+    }
+
+    #[wasm_bindgen(js_name = contextTokens)]
+    pub fn context_tokens(&self, messages: JsValue) -> Result<f64, JsValue> {
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        s.tracked.sync(&messages).map_err(type_error)?;
+        Ok(s.tracked.index.context_tokens().tokens)
+    }
+
+    #[wasm_bindgen(js_name = contextTokenEstimate)]
+    pub fn context_token_estimate(&self, messages: JsValue) -> Result<JsValue, JsValue> {
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        s.tracked.sync(&messages).map_err(type_error)?;
+        Ok(context_tokens_object(&s.tracked.index.context_tokens()))
+    }
+
+    #[wasm_bindgen(js_name = needsCompaction)]
+    pub fn needs_compaction(&self, messages: JsValue) -> Result<bool, JsValue> {
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        s.tracked.sync(&messages).map_err(type_error)?;
+        Ok(s.threshold_exceeded())
+    }
+
+    #[wasm_bindgen(js_name = setModel)]
+    pub fn set_model(&self, model: JsValue, context_window: JsValue) -> Result<(), JsValue> {
+        let model = model_from_js(&model, "model").map_err(type_error)?;
+        let window = crate::js::values::optional_number(&context_window, || {
+            FieldPath::argument("contextWindow")
+        })
+        .map_err(type_error)?;
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let (old_window, old_key, old_settings) =
+            (s.context_window, s.model_key.clone(), s.settings);
+        // The window given, else the model's own, else the current one.
+        let window = window.or(model.context_window).or(Some(old_window));
+        if let Err(e) = s.resolve(model, window) {
+            s.context_window = old_window;
+            s.model_key = old_key;
+            s.settings = old_settings;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Whether a compaction is running (between `compaction_start` and
+    /// `compaction_end`).
+    #[wasm_bindgen(getter, js_name = isCompacting)]
+    pub fn is_compacting(&self) -> bool {
+        self.state
+            .try_borrow()
+            .map(|s| s.running.is_some())
+            .unwrap_or(true)
+    }
+
+    /// Cancels the running compaction, if any: it ends with `aborted: true`
+    /// and changes nothing.
+    pub fn abort(&self) {
+        let controller = self.state.try_borrow().ok().and_then(|s| s.running.clone());
+        if let Some(c) = controller {
+            abort_controller(&c);
+        }
+    }
+
+    /// Compacts `messages`: resolves to `{ messages, summary, tokensBefore,
+    /// tokensAfter, firstKeptIndex }`, or rejects and changes nothing.
+    pub fn compact(&self, messages: JsValue, options: JsValue) -> Promise {
+        // Options are checked and the compactor claimed right away, so
+        // `isCompacting` is true as soon as `compact` returns.
+        let claimed = compact_options(&options)
+            .map_err(type_error)
+            .and_then(|opts| {
+                let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+                if s.running.is_some() {
+                    return Err(js_sys::Error::new(
+                        "a compaction is already running: wait for it to end, or abort() it",
+                    )
+                    .into());
+                }
+                let controller = new_abort_controller();
+                s.running = Some(controller.clone());
+                Ok((opts, controller))
+            });
+        match claimed {
+            Ok((opts, controller)) => {
+                let state = self.state.clone();
+                wasm_bindgen_futures::future_to_promise(run_compact(
+                    state, messages, opts, controller,
+                ))
+            }
+            Err(e) => Promise::reject(&e),
+        }
+    }
+
+    /// A `branchSummary` message for messages the conversation leaves
+    /// (pi's branch summary: newest first within contextWindow −
+    /// reserveTokens, tool results skipped, file lists carried).
+    #[wasm_bindgen(js_name = summarizeBranch)]
+    pub fn summarize_branch(&self, messages: JsValue, options: JsValue) -> Promise {
+        let job = match self.state.try_borrow() {
+            Ok(s) => crate::branch::BranchJob {
+                summarize: s.summarize.clone(),
+                fallback_extractive: s.fallback_extractive,
+                timeout_ms: s.timeout_ms,
+                budget_tokens: (s.context_window - s.settings.reserve_tokens as f64).max(1.0)
+                    as u64,
+            },
+            Err(_) => return Promise::reject(&busy()),
+        };
+        wasm_bindgen_futures::future_to_promise(crate::branch::summarize_branch(
+            job, messages, options,
+        ))
+    }
+
+    /// The same hooks object on every call.
+    #[wasm_bindgen(js_name = agentHooks)]
+    pub fn agent_hooks(&self) -> JsValue {
+        if let Some(h) = self.hooks.borrow().as_ref() {
+            return h.clone();
+        }
+        let state = self.state.clone();
+        let transform = Closure::<dyn Fn(JsValue) -> Promise>::new(move |messages: JsValue| {
+            let attached = state.try_borrow().ok().and_then(|s| s.attached.clone());
+            if let Some(promise) = attached.and_then(|a| a.transform(&messages)) {
+                return promise;
+            }
+            let result = context_of(&state, &messages);
+            Promise::resolve(&match result {
+                Ok(context) => context,
+                Err(error) => {
+                    hook_error(&state, "transformContext", error);
+                    unchanged(messages)
+                }
+            })
+        });
+        let state = self.state.clone();
+        let convert = Closure::<dyn Fn(JsValue) -> Promise>::new(move |messages: JsValue| {
+            let result = match state.try_borrow_mut() {
+                Ok(mut s) => {
+                    let generation = s.tracked.generation;
+                    let is_context = s.last_context.as_ref().is_some_and(|(c, len, g)| {
+                        *c == messages
+                            && *g == generation
+                            && messages
+                                .dyn_ref::<Array>()
+                                .is_some_and(|a| a.length() == *len)
+                    });
+                    let trusted = is_context && s.llm.generation == Some(generation);
+                    let result = s.llm.convert(&messages, trusted);
+                    s.llm.generation = (is_context && result.is_ok()).then_some(generation);
+                    result.map(JsValue::from).map_err(type_error)
+                }
+                Err(_) => Err(busy()),
+            };
+            Promise::resolve(&match result {
+                Ok(llm) => llm,
+                Err(error) => {
+                    hook_error(&state, "convertToLlm", error);
+                    unchanged(messages)
+                }
+            })
+        });
+        let hooks = object(&[
+            ("transformContext", transform.into_js_value()),
+            ("convertToLlm", convert.into_js_value()),
+        ]);
+        *self.hooks.borrow_mut() = Some(hooks.clone());
+        hooks
+    }
+}
+
+/// What a hook gives back when it cannot do its work: its input, unless
+/// resolving a promise with it would run code of its own (a `then` that
+/// throws when read, or a thenable): then an empty array, so that the hook
+/// never rejects nor hangs.
+fn unchanged(messages: JsValue) -> JsValue {
+    let thenable = messages.is_object()
+        && js_sys::Reflect::get(&messages, &"then".into()).map_or(true, |t| t.is_function());
+    if thenable {
+        Array::new().into()
+    } else {
+        messages
+    }
+}
+
+/// The LLM context of `messages`: the caller's array, or a slice of it from
+/// the last summary on.
+fn context_of(state: &Rc<RefCell<State>>, messages: &JsValue) -> Result<JsValue, JsValue> {
+    let mut s = state.try_borrow_mut().map_err(|_| busy())?;
+    let array = s.tracked.sync(messages).map_err(type_error)?;
+    let context: JsValue = match s.tracked.index.last_summary() {
+        None => messages.clone(),
+        Some(_) => {
+            let start = s.tracked.index.context_start() as u32;
+            array.slice(start, array.len()).map_err(type_error)?.into()
+        }
+    };
+    let len = context.unchecked_ref::<Array>().length();
+    s.last_context = Some((context.clone(), len, s.tracked.generation));
+    Ok(context)
+}
+
+/// What `attach` uses of the compactor (a second handle on the same state).
+impl Compactor {
+    pub(super) fn shared(&self) -> Compactor {
+        Compactor {
+            state: self.state.clone(),
+            hooks: RefCell::new(self.hooks.borrow().clone()),
+        }
+    }
+
+    pub(super) fn attachment(&self) -> Option<Rc<crate::attach::Attachment>> {
+        self.state
+            .try_borrow()
+            .ok()
+            .and_then(|s| s.attached.clone())
+    }
+
+    pub(super) fn set_attachment(&self, attachment: Option<Rc<crate::attach::Attachment>>) {
+        if let Ok(mut s) = self.state.try_borrow_mut() {
+            s.attached = attachment;
+        }
+    }
+
+    pub(super) fn on_event(&self) -> Option<Function> {
+        self.state
+            .try_borrow()
+            .ok()
+            .and_then(|s| s.on_event.clone())
+    }
+
+    pub(super) fn enabled(&self) -> bool {
+        self.state.try_borrow().is_ok_and(|s| s.settings.enabled)
+    }
+
+    pub(super) fn context_of(&self, messages: &JsValue) -> Result<JsValue, JsValue> {
+        context_of(&self.state, messages)
+    }
+
+    /// Where the last `compactionSummary` in `messages` is.
+    pub(super) fn last_summary_index(&self, messages: &JsValue) -> Option<usize> {
+        let mut s = self.state.try_borrow_mut().ok()?;
+        s.tracked.sync(messages).ok()?;
+        s.tracked.index.last_summary()
+    }
+}
+
+fn abort_controller(controller: &JsValue) {
+    if let Ok(abort) = js_sys::Reflect::get(controller, &"abort".into()) {
+        if let Some(f) = abort.dyn_ref::<Function>() {
+            let _ = f.call0(controller);
+        }
+    }
+}
+
+struct CompactOptions {
+    reason: Reason,
+    custom_instructions: Option<js_sys::JsString>,
+    signal: JsValue,
+    will_retry: bool,
+}
+
+fn compact_options(options: &JsValue) -> Result<CompactOptions, InputError> {
+    let path = || FieldPath::argument("options");
+    if options.is_undefined() || options.is_null() {
+        return Ok(CompactOptions {
+            reason: Reason::Manual,
+            custom_instructions: None,
+            signal: JsValue::UNDEFINED,
+            will_retry: false,
+        });
+    }
+    if !options.is_object() {
+        return Err(InputError::WrongType {
+            path: path(),
+            expected: "an object",
+            got: crate::js::errors::describe(options),
+        });
+    }
+    let reason = Reason::parse(&get(options, "reason", || path().field("reason"))?)?;
+    let custom_instructions =
+        crate::js::values::optional_text(options, "customInstructions", path)?;
+    let signal = get(options, "signal", || path().field("signal"))?;
+    let will_retry = get(options, "willRetry", || path().field("willRetry"))?.is_truthy();
+    Ok(CompactOptions {
+        reason,
+        custom_instructions,
+        signal,
+        will_retry,
+    })
+}
+
+fn emit_end(
+    on_event: Option<Function>,
+    reason: Reason,
+    result: JsValue,
+    aborted: bool,
+    will_retry: bool,
+    error: Option<String>,
+) {
+    let mut fields: Vec<(&str, JsValue)> = vec![
+        ("type", "compaction_end".into()),
+        ("reason", reason.name().into()),
+        ("result", result),
+        ("aborted", aborted.into()),
+        ("willRetry", will_retry.into()),
+    ];
+    if let Some(message) = error {
+        fields.push(("errorMessage", message.into()));
+    }
+    emit(on_event, object(&fields));
+}
+
+/// The whole compaction. Borrows of the state are short and never held
+/// across an await, so event handlers and callbacks may call back into the
+/// compactor.
+async fn run_compact(
+    state: Rc<RefCell<State>>,
+    messages: JsValue,
+    opts: CompactOptions,
+    controller: JsValue,
+) -> Result<JsValue, JsValue> {
+    let reason = opts.reason;
+    let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
+    let unlink = link_abort(&opts.signal, &controller);
+    emit(
+        on_event.clone(),
+        object(&[
+            ("type", "compaction_start".into()),
+            ("reason", reason.name().into()),
+        ]),
+    );
+    let outcome = compact_job(&state, &messages, &opts, &controller).await;
+    let _ = unlink.call0(&JsValue::UNDEFINED);
+    if let Ok(mut s) = state.try_borrow_mut() {
+        s.running = None;
+    }
+    match outcome {
+        Ok(Some(result)) => {
+            emit_end(
+                on_event,
+                reason,
+                result.clone(),
+                false,
+                opts.will_retry,
+                None,
+            );
+            Ok(result)
+        }
+        Ok(None) => {
+            // Nothing to summarize, automatic compaction: a no-op. After an
+            // overflow that leaves the request failing, so say why.
+            let error = (reason == Reason::Overflow).then(|| {
+                format!(
+                    "{}nothing to summarize: the recent messages kept by keepRecentTokens \
+                     alone do not fit; reduce keepRecentTokens or switch to a larger-context model",
+                    reason.error_prefix()
+                )
+            });
+            emit_end(on_event, reason, JsValue::UNDEFINED, false, false, error);
+            Ok(JsValue::UNDEFINED)
+        }
+        Err(Failure::Aborted(e)) => {
+            abort_controller(&controller);
+            emit_end(on_event, reason, JsValue::UNDEFINED, true, false, None);
+            Err(e)
+        }
+        Err(Failure::Failed(e)) => {
+            // Cancel whatever request is still running.
+            abort_controller(&controller);
+            let message = format!(
+                "{}{}",
+                reason.error_prefix(),
+                crate::js::errors::thrown_message(&e)
+            );
+            emit_end(
+                on_event,
+                reason,
+                JsValue::UNDEFINED,
+                false,
+                false,
+                Some(message.clone()),
+            );
+            Err(js_sys::Error::new(&message).into())
+        }
+    }
+}
+
+async fn compact_job(
+    state: &Rc<RefCell<State>>,
+    messages: &JsValue,
+    opts: &CompactOptions,
+    controller: &JsValue,
+) -> Result<Option<JsValue>, Failure> {
+    check_not_aborted(controller)?;
+    // Prepare, from the index (only new messages are read).
+    let job = {
+        let mut s = state
+            .try_borrow_mut()
+            .map_err(|_| Failure::Failed(busy()))?;
+        let array = s.tracked.sync(messages)?;
+        s.tracked.fill_context(&array)?;
+        let facts = s.tracked.index.facts().to_vec();
+        let settings = s.settings;
+        let prepared = prepare(&array, &facts, settings.keep_recent_tokens as f64)?;
+        let Some(prepared) = prepared else {
+            if opts.reason != Reason::Manual {
+                return Ok(None);
+            }
+            let ends_with_summary = facts.last().is_some_and(|f| {
+                f.role == agent_compaction_core::message::role::Role::CompactionSummary
+            });
+            return Err(Failure::Failed(
+                js_sys::Error::new(if ends_with_summary {
+                    "Already compacted: the last message is a summary"
+                } else {
+                    "Nothing to compact: the conversation fits in keepRecentTokens"
+                })
+                .into(),
+            ));
+        };
+        Job {
+            reason: opts.reason,
+            custom_instructions: opts.custom_instructions.clone(),
+            will_retry: opts.will_retry,
+            summarize: s.summarize.clone(),
+            fallback_extractive: s.fallback_extractive,
+            before_compact: s.before_compact.clone(),
+            summarizer_window: s.summarizer_window,
+            timeout_ms: s.timeout_ms,
+            settings,
+            controller: controller.clone(),
+            messages: array,
+            facts,
+            prepared,
+        }
+    };
+    // The app's hook may cancel or supply the summary.
+    if let Some(hook) = &job.before_compact {
+        let event = object(&[
+            (
+                "preparation",
+                job.prepared.to_js(settings_object(&job.settings)),
+            ),
+            ("messages", messages.clone()),
+            ("reason", job.reason.name().into()),
+            (
+                "customInstructions",
+                job.custom_instructions
+                    .clone()
+                    .map_or(JsValue::UNDEFINED, JsValue::from),
+            ),
+            ("willRetry", job.will_retry.into()),
+            (
+                "signal",
+                js_sys::Reflect::get(controller, &"signal".into()).unwrap_or(JsValue::UNDEFINED),
+            ),
+        ]);
+        let returned = hook
+            .call1(&JsValue::UNDEFINED, &event)
+            .map_err(Failure::Failed)?;
+        let answer = wasm_bindgen_futures::JsFuture::from(Promise::resolve(&returned))
+            .await
+            .map_err(Failure::Failed)?;
+        if answer.is_object() {
+            let path = || FieldPath::argument("beforeCompact result");
+            if get(&answer, "cancel", || path().field("cancel"))?.is_truthy() {
+                return Err(Failure::Aborted(
+                    js_sys::Error::new("Compaction cancelled").into(),
+                ));
+            }
+            let summary = get(&answer, "summary", || path().field("summary"))?;
+            if let Some(text) = summary.dyn_ref::<js_sys::JsString>() {
+                let details = get(&answer, "details", || path().field("details"))?;
+                let usage = get(&answer, "usage", || path().field("usage"))?;
+                check_not_aborted(controller)?;
+                let inserted = insert_summary(
+                    &job,
+                    text,
+                    details.is_object().then_some(details),
+                    usage.is_object().then_some(usage),
+                    true,
+                )?;
+                let result = result_object(&job, inserted);
+                let _ = js_sys::Reflect::set(&result, &"summarizedBy".into(), &"hook".into());
+                return Ok(Some(result));
+            } else if !summary.is_undefined() {
+                return Err(Failure::Failed(type_error(InputError::WrongType {
+                    path: path().field("summary"),
+                    expected: "a string",
+                    got: crate::js::errors::describe(&summary),
+                })));
+            }
+        }
+    }
+    let mut fallback_error = None;
+    let (text, usage) = if job.summarize.is_none() {
+        if !job.fallback_extractive {
+            return Err(Failure::Failed(
+                js_sys::Error::new("no summarize callback was given and fallback is \"none\"")
+                    .into(),
+            ));
+        }
+        (extractive_fallback(&job)?, None)
+    } else {
+        match summarize_with_callback(&job).await {
+            Ok(answer) => answer,
+            // A failure (not a cancellation) falls back when allowed.
+            Err(Failure::Failed(e)) if job.fallback_extractive => {
+                fallback_error = Some(crate::js::errors::thrown_message(&e));
+                (extractive_fallback(&job)?, None)
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    check_not_aborted(controller)?;
+    let inserted = insert_summary(&job, &text, None, usage, false)?;
+    let result = result_object(&job, inserted);
+    let source = match (&job.summarize, &fallback_error) {
+        (Some(_), None) => "summarizer",
+        _ => "extractive",
+    };
+    let _ = js_sys::Reflect::set(&result, &"summarizedBy".into(), &source.into());
+    if let Some(message) = fallback_error {
+        let _ = js_sys::Reflect::set(&result, &"fallbackReason".into(), &message.into());
+    }
+    Ok(Some(result))
+}
+
+fn result_object(job: &Job, inserted: Inserted) -> JsValue {
+    object(&[
+        ("messages", inserted.messages.into()),
+        ("summary", inserted.summary),
+        ("tokensBefore", job.prepared.plan.tokens_before.into()),
+        ("tokensAfter", inserted.tokens_after.into()),
+        (
+            "firstKeptIndex",
+            (job.prepared.plan.first_kept_index as f64).into(),
+        ),
+    ])
+}

@@ -1,0 +1,230 @@
+//! pi-compatible token accounting and overflow detection: `estimateTokens`,
+//! `estimateContextTokens`, `calculateContextTokens`, `shouldCompact`,
+//! `isContextOverflow`.
+
+use crate::js::errors::describe;
+use crate::js::errors::type_error;
+use crate::js::message_access::{get, messages_array, JsArray};
+use crate::js::message_facts::gather;
+use crate::js::values::{expect_object, number, number_or_nan, object, optional_number};
+use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::tokens::context_tokens::{estimate_from_end, ContextTokens};
+use agent_compaction_core::tokens::estimate::{
+    calculate_context_tokens as core_calculate, estimate_tokens as core_estimate, MessageFacts,
+    UsageNumbers,
+};
+use agent_compaction_core::tokens::overflow::{
+    is_context_overflow as core_overflow, AssistantOutcome, StopReason,
+};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const ESTIMATES_TS: &'static str = r#"
+/** pi's chars/4 token estimate of one message (lengths in UTF-16 code units). */
+export function estimateTokens(message: AnyMessage): number;
+
+/** pi's `estimateContextTokens` result. */
+export interface ContextTokenEstimate {
+  /** usageTokens + trailingTokens */
+  tokens: number;
+  /** What the last valid assistant usage reported (0 without one). */
+  usageTokens: number;
+  /** Estimates of the messages after that assistant message. */
+  trailingTokens: number;
+  /** Index of that assistant message, or null. */
+  lastUsageIndex: number | null;
+}
+/** pi-compatible: last valid assistant usage plus estimates of what follows. */
+export function estimateContextTokens(messages: readonly AnyMessage[]): ContextTokenEstimate;
+
+/** pi-compatible: `totalTokens`, or the sum of the parts when it is 0. */
+export function calculateContextTokens(usage: Usage): number;
+
+/** pi-compatible: `enabled && contextTokens > contextWindow - reserveTokens`. */
+export function shouldCompact(
+  contextTokens: number,
+  contextWindow: number,
+  settings: { enabled: boolean; reserveTokens: number },
+): boolean;
+
+/**
+ * pi-compatible: whether an assistant message is a context overflow — a
+ * provider's overflow error (rate limits excluded), a `stop` whose input
+ * exceeded `contextWindow` (silent overflow), or a `length` stop with no
+ * output at a full window.
+ */
+export function isContextOverflow(message: AssistantMessage, contextWindow?: number): boolean;
+"#;
+
+#[wasm_bindgen(js_name = estimateTokens, skip_typescript)]
+pub fn estimate_tokens(message: JsValue) -> Result<f64, JsValue> {
+    let single = JsArray::single(&message);
+    let facts = gather(&single, 0, 1).map_err(type_error)?;
+    Ok(facts.first().map_or(0, core_estimate) as f64)
+}
+
+/// The facts of every message of `messages`.
+pub fn all_facts(messages: &JsArray) -> Result<Vec<MessageFacts>, InputError> {
+    Ok(gather(messages, 0, messages.len())?
+        .iter()
+        .map(MessageFacts::from_raw)
+        .collect())
+}
+
+pub fn context_tokens_object(c: &ContextTokens) -> JsValue {
+    object(&[
+        ("tokens", c.tokens.into()),
+        ("usageTokens", c.usage_tokens.into()),
+        ("trailingTokens", c.trailing_tokens.into()),
+        (
+            "lastUsageIndex",
+            c.last_usage_index
+                .map_or(JsValue::NULL, |i| (i as f64).into()),
+        ),
+    ])
+}
+
+/// Facts of `messages` from the newest back, gathered in growing chunks, so
+/// that a walk that stops early reads only the messages it needs.
+pub fn facts_from_end(
+    messages: &JsArray,
+) -> impl Iterator<Item = Result<(usize, MessageFacts), InputError>> + '_ {
+    let mut end = messages.len();
+    let mut chunk: u32 = 16;
+    let mut pending: Vec<(usize, MessageFacts)> = Vec::new();
+    let mut failed = false;
+    std::iter::from_fn(move || {
+        if failed {
+            return None;
+        }
+        if pending.is_empty() {
+            if end == 0 {
+                return None;
+            }
+            let start = end.saturating_sub(chunk);
+            match gather(messages, start, end) {
+                Ok(raw) => {
+                    pending = raw
+                        .iter()
+                        .enumerate()
+                        .map(|(k, f)| (start as usize + k, MessageFacts::from_raw(f)))
+                        .collect();
+                }
+                Err(e) => {
+                    failed = true;
+                    return Some(Err(e));
+                }
+            }
+            end = start;
+            chunk = chunk.saturating_mul(2);
+        }
+        pending.pop().map(Ok)
+    })
+}
+
+#[wasm_bindgen(js_name = estimateContextTokens, skip_typescript)]
+pub fn estimate_context_tokens(messages: JsValue) -> Result<JsValue, JsValue> {
+    let array = messages_array(&messages).map_err(type_error)?;
+    let c = estimate_from_end(facts_from_end(&array), None).map_err(type_error)?;
+    Ok(context_tokens_object(&c))
+}
+
+fn usage_numbers(
+    usage: &JsValue,
+    path: impl Fn() -> FieldPath,
+) -> Result<UsageNumbers, InputError> {
+    expect_object(usage, &path)?;
+    Ok(UsageNumbers {
+        input: number_or_nan(usage, "input", &path)?,
+        output: number_or_nan(usage, "output", &path)?,
+        cache_read: number_or_nan(usage, "cacheRead", &path)?,
+        cache_write: number_or_nan(usage, "cacheWrite", &path)?,
+        total_tokens: number_or_nan(usage, "totalTokens", &path)?,
+    })
+}
+
+#[wasm_bindgen(js_name = calculateContextTokens, skip_typescript)]
+pub fn calculate_context_tokens(usage: JsValue) -> Result<f64, JsValue> {
+    Ok(core_calculate(
+        &usage_numbers(&usage, || FieldPath::argument("usage")).map_err(type_error)?,
+    ))
+}
+
+#[wasm_bindgen(js_name = shouldCompact, skip_typescript)]
+pub fn should_compact(
+    context_tokens: JsValue,
+    context_window: JsValue,
+    settings: JsValue,
+) -> Result<bool, JsValue> {
+    let tokens =
+        number(&context_tokens, || FieldPath::argument("contextTokens")).map_err(type_error)?;
+    let window =
+        number(&context_window, || FieldPath::argument("contextWindow")).map_err(type_error)?;
+    let settings_path = || FieldPath::argument("settings");
+    expect_object(&settings, settings_path).map_err(type_error)?;
+    let enabled =
+        get(&settings, "enabled", || settings_path().field("enabled")).map_err(type_error)?;
+    let reserve = get(&settings, "reserveTokens", || {
+        settings_path().field("reserveTokens")
+    })
+    .map_err(type_error)?;
+    let reserve =
+        number(&reserve, || settings_path().field("reserveTokens")).map_err(type_error)?;
+    Ok(
+        agent_compaction_core::tokens::context_tokens::should_compact(
+            tokens,
+            window,
+            enabled.is_truthy(),
+            reserve,
+        ),
+    )
+}
+
+#[wasm_bindgen(js_name = isContextOverflow, skip_typescript)]
+pub fn is_context_overflow(message: JsValue, context_window: JsValue) -> Result<bool, JsValue> {
+    let path = || FieldPath::argument("message");
+    expect_object(&message, path).map_err(type_error)?;
+    let window = optional_number(&context_window, || FieldPath::argument("contextWindow"))
+        .map_err(type_error)?;
+    let stop = get(&message, "stopReason", || path().field("stopReason")).map_err(type_error)?;
+    let stop_reason = stop
+        .as_string()
+        .map_or(StopReason::Other, |s| StopReason::from_name(&s));
+    let error_message =
+        get(&message, "errorMessage", || path().field("errorMessage")).map_err(type_error)?;
+    let error_units: Option<Vec<u16>> = match error_message.as_string() {
+        Some(_) => Some(
+            js_sys::JsString::from(error_message.clone())
+                .iter()
+                .collect(),
+        ),
+        None if error_message.is_truthy() => {
+            return Err(type_error(InputError::WrongType {
+                path: path().field("errorMessage"),
+                expected: "a string or undefined",
+                got: describe(&error_message),
+            }))
+        }
+        None => None,
+    };
+    // pi reads usage only for the usage-based checks; so do we.
+    let needs_usage = window.is_some_and(|w| w != 0.0 && !w.is_nan())
+        && matches!(stop_reason, StopReason::Stop | StopReason::Length);
+    let (input, cache_read, output) = if needs_usage {
+        let usage = get(&message, "usage", || path().field("usage")).map_err(type_error)?;
+        let u = usage_numbers(&usage, || path().field("usage")).map_err(type_error)?;
+        (u.input, u.cache_read, u.output)
+    } else {
+        (f64::NAN, f64::NAN, f64::NAN)
+    };
+    Ok(core_overflow(
+        &AssistantOutcome {
+            stop_reason,
+            error_message: error_units.as_deref(),
+            input,
+            cache_read,
+            output,
+        },
+        window,
+    ))
+}

@@ -1,0 +1,314 @@
+//! Reading what the core needs from the caller's messages, with errors that
+//! name the index and the field. Getters that throw, proxies and other
+//! hostile objects become errors, never panics.
+
+use crate::js::errors::{describe, thrown_message};
+use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::message::role::Role;
+use js_sys::{Array, JsString, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+#[wasm_bindgen(module = "/src/js/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = roleCode)]
+    fn role_code(message: &JsValue) -> u8;
+    #[wasm_bindgen(js_name = roleCodes, catch)]
+    fn role_codes_js(messages: &Array, length: u32) -> Result<js_sys::Uint8Array, JsValue>;
+    #[wasm_bindgen(js_name = textUserMessage)]
+    pub fn text_user_message(text: &JsString, timestamp: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = userMessage)]
+    pub fn user_message(content: &JsValue, timestamp: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = compactionDivider)]
+    pub fn compaction_divider(tokens_before: &JsValue, timestamp: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = arrayLength, catch)]
+    fn array_length(value: &JsValue) -> Result<f64, JsValue>;
+    #[wasm_bindgen(js_name = sliceArray, catch)]
+    fn slice_array(array: &JsValue, start: u32, end: u32) -> Result<Array, JsValue>;
+}
+
+const NOT_AN_OBJECT: u8 = 8;
+const ROLE_NOT_A_STRING: u8 = 9;
+
+/// An array the caller handed in, with its length read once, safely.
+pub struct JsArray {
+    array: Array,
+    len: u32,
+    /// A one-element array standing for a `message` argument: error paths
+    /// then say `message.content`, not `messages[0].content`.
+    single: bool,
+}
+
+impl JsArray {
+    /// `value` as an array; `None` when it is not one. A proxy whose traps
+    /// throw is an error at `path`.
+    pub fn new(
+        value: &JsValue,
+        path: impl Fn() -> FieldPath,
+    ) -> Result<Option<JsArray>, InputError> {
+        JsArray::new_at(value, &path)
+    }
+
+    // The generic wrappers only pass `path` on as a `&dyn Fn`: one copy of
+    // the body in the `.wasm` rather than one per call site.
+    fn new_at(
+        value: &JsValue,
+        path: &dyn Fn() -> FieldPath,
+    ) -> Result<Option<JsArray>, InputError> {
+        let len = array_length(value).map_err(|thrown| unreadable(path(), &thrown))?;
+        if len == -1.0 {
+            return Ok(None);
+        }
+        if len < 0.0 || len.fract() != 0.0 {
+            return Err(InputError::Unreadable {
+                path: path().field("length"),
+                reason: "it is not a valid array length".into(),
+            });
+        }
+        Ok(Some(JsArray {
+            array: value.clone().unchecked_into(),
+            len: len as u32,
+            single: false,
+        }))
+    }
+
+    /// The `message` argument of a single-message function, as an array.
+    pub fn single(message: &JsValue) -> JsArray {
+        JsArray {
+            array: Array::of1(message),
+            len: 1,
+            single: true,
+        }
+    }
+
+    /// Where message `index` is, for error messages.
+    pub fn path(&self, index: usize) -> FieldPath {
+        if self.single {
+            FieldPath::argument("message")
+        } else {
+            FieldPath::element("messages", index)
+        }
+    }
+
+    /// Like [`JsArray::new`], but anything else is a `WrongType` error.
+    pub fn expect(
+        value: &JsValue,
+        path: impl Fn() -> FieldPath,
+        expected: &'static str,
+    ) -> Result<JsArray, InputError> {
+        JsArray::expect_at(value, &path, expected)
+    }
+
+    fn expect_at(
+        value: &JsValue,
+        path: &dyn Fn() -> FieldPath,
+        expected: &'static str,
+    ) -> Result<JsArray, InputError> {
+        JsArray::new_at(value, path)?.ok_or_else(|| InputError::WrongType {
+            path: path(),
+            expected,
+            got: describe(value),
+        })
+    }
+
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn as_array(&self) -> &Array {
+        &self.array
+    }
+
+    /// `array[index]`; a throwing getter is an error at `path`.
+    pub fn get(&self, index: u32, path: impl FnOnce() -> FieldPath) -> Result<JsValue, InputError> {
+        Reflect::get_u32(&self.array, index).map_err(|thrown| unreadable(path(), &thrown))
+    }
+
+    /// `array.slice(start, end)`, done by the engine.
+    pub fn slice(&self, start: u32, end: u32) -> Result<Array, InputError> {
+        slice_array(&self.array, start, end).map_err(|thrown| InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: thrown_message(&thrown),
+        })
+    }
+}
+
+/// The `messages` argument, which must be an array.
+pub fn messages_array(value: &JsValue) -> Result<JsArray, InputError> {
+    JsArray::expect(
+        value,
+        || FieldPath::argument("messages"),
+        "an array of messages",
+    )
+}
+
+/// Reads `object[key]`; a throwing getter or proxy trap is an error.
+pub fn get(
+    object: &JsValue,
+    key: &str,
+    path: impl FnOnce() -> FieldPath,
+) -> Result<JsValue, InputError> {
+    property(object, key).map_err(|thrown| unreadable(path(), &thrown))
+}
+
+/// `object[key]`, or what the getter threw. Not generic: the many callers of
+/// [`get`] share it.
+fn property(object: &JsValue, key: &str) -> Result<JsValue, JsValue> {
+    Reflect::get(object, &JsValue::from_str(key))
+}
+
+/// The error for a read at `path` that threw `thrown`.
+fn unreadable(path: FieldPath, thrown: &JsValue) -> InputError {
+    InputError::Unreadable {
+        path,
+        reason: thrown_message(thrown),
+    }
+}
+
+pub fn role_from_code(messages: &JsArray, index: usize, code: u8) -> Result<Role, InputError> {
+    if let Some(role) = Role::from_code(code) {
+        return Ok(role);
+    }
+    let element = || messages.path(index);
+    let message = message_at(messages, index)?;
+    Err(match code {
+        NOT_AN_OBJECT => InputError::WrongType {
+            path: element(),
+            expected: "a message object",
+            got: describe(&message),
+        },
+        ROLE_NOT_A_STRING => InputError::WrongType {
+            path: element().field("role"),
+            expected: "a string",
+            got: describe(&get(&message, "role", || element().field("role"))?),
+        },
+        // The role getter threw: read it again to report what it threw.
+        _ => match get(&message, "role", || element().field("role")) {
+            Err(e) => e,
+            Ok(_) => InputError::Unreadable {
+                path: element().field("role"),
+                reason: "reading it threw".into(),
+            },
+        },
+    })
+}
+
+/// The role of `messages[index]`, in one crossing of the boundary.
+pub fn role_at(messages: &JsArray, index: usize) -> Result<Role, InputError> {
+    let message = message_at(messages, index)?;
+    role_from_code(messages, index, role_code(&message))
+}
+
+/// The roles of all messages, gathered in one crossing.
+pub fn roles(messages: &JsArray) -> Result<Vec<Role>, InputError> {
+    let codes = role_codes_js(messages.as_array(), messages.len())
+        .map_err(|thrown| InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: thrown_message(&thrown),
+        })?
+        .to_vec();
+    codes
+        .into_iter()
+        .enumerate()
+        .map(|(i, code)| role_from_code(messages, i, code))
+        .collect()
+}
+
+/// `messages[index]` itself.
+pub fn message_at(messages: &JsArray, index: usize) -> Result<JsValue, InputError> {
+    messages.get(index as u32, || messages.path(index))
+}
+
+/// A field that must hold a string.
+pub fn string_field(
+    message: &JsValue,
+    index: usize,
+    key: &'static str,
+) -> Result<JsString, InputError> {
+    let path = || FieldPath::element("messages", index).field(key);
+    let value = get(message, key, path)?;
+    value
+        .dyn_into::<JsString>()
+        .map_err(|value| InputError::WrongType {
+            path: path(),
+            expected: "a string",
+            got: describe(&value),
+        })
+}
+
+/// A field read with JavaScript's truthiness, as pi reads its flags.
+pub fn truthy_field(
+    message: &JsValue,
+    index: usize,
+    key: &'static str,
+) -> Result<bool, InputError> {
+    Ok(get(message, key, || {
+        FieldPath::element("messages", index).field(key)
+    })?
+    .is_truthy())
+}
+
+/// An optional string field: `None` when absent (`undefined` or `null`).
+pub fn optional_string_field(
+    message: &JsValue,
+    index: usize,
+    key: &'static str,
+) -> Result<Option<JsString>, InputError> {
+    let path = || FieldPath::element("messages", index).field(key);
+    let value = get(message, key, path)?;
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    value
+        .dyn_into::<JsString>()
+        .map(Some)
+        .map_err(|value| InputError::WrongType {
+            path: path(),
+            expected: "a string or undefined",
+            got: describe(&value),
+        })
+}
+
+/// A summary's file lists from `details.readFiles` / `details.modifiedFiles`
+/// (either may be absent).
+pub fn summary_files(
+    message: &JsValue,
+    index: usize,
+) -> Result<(Vec<JsString>, Vec<JsString>), InputError> {
+    let details_path = || FieldPath::element("messages", index).field("details");
+    let details = get(message, "details", details_path)?;
+    if details.is_undefined() || details.is_null() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    if !details.is_object() {
+        return Err(InputError::WrongType {
+            path: details_path(),
+            expected: "an object or undefined",
+            got: describe(&details),
+        });
+    }
+    let list = |key: &'static str| -> Result<Vec<JsString>, InputError> {
+        let path = || details_path().field(key);
+        let value = get(&details, key, path)?;
+        if value.is_undefined() || value.is_null() {
+            return Ok(Vec::new());
+        }
+        let files = JsArray::expect(&value, path, "an array of strings")?;
+        (0..files.len())
+            .map(|i| {
+                let item = files.get(i, || path().at(i as usize))?;
+                item.dyn_into::<JsString>()
+                    .map_err(|item| InputError::WrongType {
+                        path: path().at(i as usize),
+                        expected: "a string",
+                        got: describe(&item),
+                    })
+            })
+            .collect()
+    };
+    Ok((list("readFiles")?, list("modifiedFiles")?))
+}

@@ -1,0 +1,188 @@
+//! The facts of a range of messages, gathered by the JavaScript shim in one
+//! crossing (`gatherFacts`) and decoded here into the core's `RawFacts`.
+
+use crate::js::message_access::{role_from_code, JsArray};
+use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::message::role::Role;
+use agent_compaction_core::tokens::estimate::{RawFacts, UsageNumbers};
+use agent_compaction_core::tokens::overflow::StopReason;
+use js_sys::{Array, Float64Array};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/js/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = gatherFacts, catch)]
+    fn gather_facts_js(
+        messages: &Array,
+        from: u32,
+        to: u32,
+        lazy: bool,
+    ) -> Result<Float64Array, JsValue>;
+    #[wasm_bindgen(js_name = takeThrown)]
+    fn take_thrown() -> String;
+    #[wasm_bindgen(js_name = takeBadDescription)]
+    fn take_bad_description() -> String;
+}
+
+/// Must match `FACTS_STRIDE` and the slot layout in message_shim.js.
+const STRIDE: usize = 20;
+
+/// Facts of `messages[from..to)`; an error names the message and field.
+pub fn gather(messages: &JsArray, from: u32, to: u32) -> Result<Vec<RawFacts>, InputError> {
+    gather_with(messages, from, to, false)
+}
+
+/// Like [`gather`], but an assistant message that reports usage does not
+/// have its tool-call arguments measured (`tool_calls_pending`): its own
+/// estimate is needed only if its usage turns out not to count.
+pub fn gather_lazy(messages: &JsArray, from: u32, to: u32) -> Result<Vec<RawFacts>, InputError> {
+    gather_with(messages, from, to, true)
+}
+
+fn gather_with(
+    messages: &JsArray,
+    from: u32,
+    to: u32,
+    lazy: bool,
+) -> Result<Vec<RawFacts>, InputError> {
+    let to = to.min(messages.len());
+    let from = from.min(to);
+    let values = gather_facts_js(messages.as_array(), from, to, lazy)
+        .map_err(|thrown| InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: crate::js::errors::thrown_message(&thrown),
+        })?
+        .to_vec();
+    values
+        .chunks_exact(STRIDE)
+        .enumerate()
+        .map(|(k, r)| decode(messages, from as usize + k, r))
+        .collect()
+}
+
+fn count(x: f64) -> u64 {
+    if x.is_finite() && x > 0.0 {
+        x as u64
+    } else {
+        0
+    }
+}
+
+fn decode(messages: &JsArray, index: usize, r: &[f64]) -> Result<RawFacts, InputError> {
+    let role = role_from_code(messages, index, r[0] as u8)?;
+    let problem = r[17] as u8;
+    if problem != 0 {
+        return Err(problem_error(messages, index, problem, r[18]));
+    }
+    let stop_reason = match r[9] as i8 {
+        0 => Some(StopReason::Stop),
+        1 => Some(StopReason::Length),
+        2 => Some(StopReason::ToolUse),
+        3 => Some(StopReason::Error),
+        4 => Some(StopReason::Aborted),
+        5 => Some(StopReason::Other),
+        _ => None,
+    };
+    Ok(RawFacts {
+        role: Some(role),
+        content_string: (r[1] >= 0.0).then(|| count(r[1])),
+        text: count(r[2]),
+        thinking: count(r[3]),
+        tool_calls: count(r[4]),
+        images: count(r[5]),
+        summary: count(r[6]),
+        command: count(r[7]),
+        output: count(r[8]),
+        stop_reason,
+        usage: (r[10] == 1.0).then_some(UsageNumbers {
+            input: r[11],
+            output: r[12],
+            cache_read: r[13],
+            cache_write: r[14],
+            total_tokens: r[15],
+        }),
+        timestamp: r[16],
+        tool_calls_pending: r[19] == 1.0,
+    })
+}
+
+fn problem_error(messages: &JsArray, index: usize, problem: u8, block: f64) -> InputError {
+    let message = || messages.path(index);
+    let block = || message().field("content").at(block.max(0.0) as usize);
+    let wrong = |path: FieldPath, expected: &'static str| InputError::WrongType {
+        path,
+        expected,
+        got: take_bad_description(),
+    };
+    match problem {
+        1 => wrong(
+            message().field("content"),
+            "a string or an array of content blocks",
+        ),
+        2 => wrong(block(), "a content block object"),
+        3 => wrong(block().field("text"), "a string"),
+        4 => wrong(block().field("thinking"), "a string"),
+        5 => wrong(block().field("name"), "a string"),
+        6 => InputError::Unreadable {
+            path: block().field("arguments"),
+            reason: match take_thrown() {
+                t if t.is_empty() => "JSON.stringify gave no text for it".into(),
+                t => format!("JSON.stringify failed: {t}"),
+            },
+        },
+        7 => wrong(message().field("summary"), "a string"),
+        8 => wrong(message().field("command"), "a string"),
+        9 => wrong(message().field("output"), "a string"),
+        _ => InputError::Unreadable {
+            path: message(),
+            reason: take_thrown(),
+        },
+    }
+}
+
+/// The role a decoded record carries (always set by [`gather`]).
+pub fn role_of(f: &RawFacts) -> Role {
+    f.role.unwrap_or(Role::Other)
+}
+
+/// Estimates measured in full on demand, a chunk of up to 32 messages at a
+/// time in the direction of the walk (backward for the context totals and
+/// the cut point, forward when filling a range): a walk crosses the boundary
+/// once per chunk, not per message.
+pub struct EstimateChunks<'a> {
+    messages: &'a JsArray,
+    start: usize,
+    tokens: Vec<u64>,
+    last: Option<usize>,
+}
+
+impl<'a> EstimateChunks<'a> {
+    pub fn new(messages: &'a JsArray) -> Self {
+        EstimateChunks {
+            messages,
+            start: 0,
+            tokens: Vec::new(),
+            last: None,
+        }
+    }
+
+    /// pi's estimate of `messages[index]`.
+    pub fn get(&mut self, index: usize) -> Result<u64, InputError> {
+        let forward = self.last.is_some_and(|last| index > last);
+        self.last = Some(index);
+        if index < self.start || index >= self.start + self.tokens.len() {
+            let len = self.messages.len() as usize;
+            let (start, end) = if forward {
+                (index, (index + 32).min(len).max(index + 1))
+            } else {
+                (index.saturating_sub(31), index + 1)
+            };
+            self.tokens = gather(self.messages, start as u32, end as u32)?
+                .iter()
+                .map(agent_compaction_core::tokens::estimate::estimate_tokens)
+                .collect();
+            self.start = start;
+        }
+        Ok(self.tokens.get(index - self.start).copied().unwrap_or(0))
+    }
+}

@@ -1,0 +1,27 @@
+//! agent-compaction's JavaScript binding: the npm package's `.wasm`.
+//!
+//! Each module exposes the core module of the same name
+//! (`agent_compaction_core`): it reads messages from JavaScript, calls the
+//! core, awaits what JavaScript must do (the summarizer, IndexedDB, locks),
+//! and hands the caller's own objects back wherever nothing changes. `js/`
+//! is the plumbing every module shares: reading message facts across the
+//! boundary, errors, and the engine hooks the core is linked with.
+//!
+//! The crate is empty outside wasm32; the core is tested natively on its own.
+#![cfg(target_arch = "wasm32")]
+
+pub mod attach;
+pub mod branch;
+pub mod compaction;
+pub mod compactor;
+pub mod estimate;
+pub mod fetch_summarizers;
+pub mod js;
+pub mod message;
+pub mod prepare;
+pub mod serialize;
+pub mod session_file;
+pub mod settings;
+pub mod store;
+pub mod types;
+pub mod undo;

@@ -1,0 +1,253 @@
+//! The flat-array functions: `transformContext` (what the model sees),
+//! `convertToLlm` (how it sees it) and `agentMessagesToChatMessages` (what
+//! the user sees). Unchanged messages come back as the same objects; the
+//! caller's array and messages are never mutated.
+
+use crate::js::errors::type_error;
+use crate::js::message_access::{
+    compaction_divider, get, message_at, messages_array, optional_string_field, role_at, roles,
+    string_field, summary_files, text_user_message, truthy_field, user_message, JsArray,
+};
+use crate::js::text::JsText;
+use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::message::context::last_compaction_index;
+use agent_compaction_core::message::display::{display_action, DisplayAction};
+use agent_compaction_core::message::llm::{
+    bash_execution_text, llm_action, summary_text, BashExecution, LlmAction, SummaryKind,
+};
+use agent_compaction_core::message::role::Role;
+use js_sys::{Array, JsString};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::js::errors::describe;
+
+#[wasm_bindgen(typescript_custom_section)]
+const FLAT_ARRAY_TS: &'static str = r#"
+/**
+ * What the model sees: the last `compactionSummary` and everything after it,
+ * or `messages` itself when there is none. Costs only the distance from the
+ * end to that summary.
+ * @throws TypeError when `messages` is not an array, or a message it reads is
+ * not a message object (the error names the index and field).
+ */
+export function transformContext<M extends AnyMessage>(messages: readonly M[]): M[];
+
+/**
+ * pi-compatible `convertToLlm`: user, assistant and tool-result messages come
+ * back as the same objects; summaries, bash executions and custom messages
+ * become user messages; unknown roles are dropped.
+ */
+export function convertToLlm(messages: readonly AnyMessage[]): Message[];
+
+/**
+ * What the user sees: every message but summaries and custom messages whose
+ * `display` is falsy. With `divider: true`, each summary becomes a
+ * `compactionDivider` in its place.
+ */
+export function agentMessagesToChatMessages<M extends AnyMessage>(
+  messages: readonly M[],
+  options: { divider: true },
+): (Exclude<M, CompactionSummaryMessage> | CompactionDivider)[];
+export function agentMessagesToChatMessages<M extends AnyMessage>(
+  messages: readonly M[],
+  options?: { divider?: boolean },
+): Exclude<M, CompactionSummaryMessage>[];
+"#;
+
+/// A summary's `summary` must be a string wherever a summary is met.
+fn check_summary(message: &JsValue, index: usize) -> Result<JsString, InputError> {
+    string_field(message, index, "summary")
+}
+
+#[wasm_bindgen(js_name = transformContext, skip_typescript)]
+pub fn transform_context(messages: JsValue) -> Result<JsValue, JsValue> {
+    let array = messages_array(&messages).map_err(type_error)?;
+    let len = array.len();
+    match last_compaction_index(len as usize, |i| role_at(&array, i)).map_err(type_error)? {
+        Some(start) => {
+            check_summary(&message_at(&array, start).map_err(type_error)?, start)
+                .map_err(type_error)?;
+            Ok(array.slice(start as u32, len).map_err(type_error)?.into())
+        }
+        None => Ok(messages),
+    }
+}
+
+#[wasm_bindgen(js_name = convertToLlm, skip_typescript)]
+pub fn convert_to_llm(messages: JsValue) -> Result<Array, JsValue> {
+    let array = messages_array(&messages).map_err(type_error)?;
+    let out = Array::new();
+    for (i, role) in roles(&array).map_err(type_error)?.into_iter().enumerate() {
+        if let Some(converted) =
+            convert_message(&message_at(&array, i).map_err(type_error)?, i, role)
+                .map_err(type_error)?
+        {
+            out.push(&converted);
+        }
+    }
+    Ok(out)
+}
+
+/// What `convertToLlm` makes of one message: the same object, a new user
+/// message, or nothing.
+pub fn convert_message(
+    message: &JsValue,
+    i: usize,
+    role: Role,
+) -> Result<Option<JsValue>, InputError> {
+    let action = llm_action(role, || truthy_field(message, i, "excludeFromContext"))?;
+    Ok(Some(match action {
+        LlmAction::Keep => message.clone(),
+        LlmAction::Drop => return Ok(None),
+        LlmAction::Summary(kind) => summary_for_model(message, i, kind)?,
+        LlmAction::BashExecution => bash_for_model(message, i)?,
+        LlmAction::Custom => custom_for_model(message, i)?,
+    }))
+}
+
+fn timestamp(message: &JsValue, index: usize) -> Result<JsValue, InputError> {
+    get(message, "timestamp", || {
+        FieldPath::element("messages", index).field("timestamp")
+    })
+}
+
+fn summary_for_model(
+    message: &JsValue,
+    index: usize,
+    kind: SummaryKind,
+) -> Result<JsValue, InputError> {
+    let summary = check_summary(message, index)?;
+    let (read, modified) = summary_files(message, index)?;
+    let read: Vec<&JsString> = read.iter().collect();
+    let modified: Vec<&JsString> = modified.iter().collect();
+    let mut text = JsText::default();
+    summary_text(&mut text, kind, &summary, &read, &modified);
+    Ok(text_user_message(
+        &text.into_inner(),
+        &timestamp(message, index)?,
+    ))
+}
+
+fn bash_for_model(message: &JsValue, index: usize) -> Result<JsValue, InputError> {
+    let command = string_field(message, index, "command")?;
+    let output = optional_string_field(message, index, "output")?.filter(|o| o.length() > 0);
+    let cancelled = truthy_field(message, index, "cancelled")?;
+    let exit_path = || FieldPath::element("messages", index).field("exitCode");
+    let exit_code = get(message, "exitCode", exit_path)?;
+    // pi prints the code when it is neither null, undefined nor 0.
+    let failed_exit_code = if exit_code.is_undefined() || exit_code.is_null() {
+        None
+    } else {
+        match exit_code.as_f64() {
+            // -0 matches too, as `!== 0` says.
+            Some(0.0) => None,
+            Some(_) => Some(
+                exit_code
+                    .unchecked_ref::<js_sys::Number>()
+                    .to_string_with_radix(10)
+                    .map_err(|_| InputError::WrongType {
+                        path: exit_path(),
+                        expected: "a number",
+                        got: describe(&exit_code),
+                    })?,
+            ),
+            None => {
+                return Err(InputError::WrongType {
+                    path: exit_path(),
+                    expected: "a number or undefined",
+                    got: describe(&exit_code),
+                })
+            }
+        }
+    };
+    let truncated_to = if truthy_field(message, index, "truncated")? {
+        optional_string_field(message, index, "fullOutputPath")?.filter(|p| p.length() > 0)
+    } else {
+        None
+    };
+    let mut text = JsText::default();
+    bash_execution_text(
+        &mut text,
+        &BashExecution {
+            command: &command,
+            output: output.as_ref(),
+            cancelled,
+            failed_exit_code: failed_exit_code.as_ref(),
+            truncated_to: truncated_to.as_ref(),
+        },
+    );
+    Ok(text_user_message(
+        &text.into_inner(),
+        &timestamp(message, index)?,
+    ))
+}
+
+fn custom_for_model(message: &JsValue, index: usize) -> Result<JsValue, InputError> {
+    let path = || FieldPath::element("messages", index).field("content");
+    let content = get(message, "content", path)?;
+    let timestamp = timestamp(message, index)?;
+    if let Some(text) = content.dyn_ref::<JsString>() {
+        return Ok(text_user_message(text, &timestamp));
+    }
+    JsArray::expect(&content, path, "a string or an array of content blocks")?;
+    Ok(user_message(&content, &timestamp))
+}
+
+fn divider_option(options: &JsValue) -> Result<bool, InputError> {
+    if options.is_undefined() || options.is_null() {
+        return Ok(false);
+    }
+    if !options.is_object() {
+        return Err(InputError::WrongType {
+            path: FieldPath::argument("options"),
+            expected: "an object or undefined",
+            got: describe(options),
+        });
+    }
+    let path = || FieldPath::argument("options").field("divider");
+    let divider = get(options, "divider", path)?;
+    if divider.is_undefined() {
+        return Ok(false);
+    }
+    divider.as_bool().ok_or_else(|| InputError::WrongType {
+        path: path(),
+        expected: "a boolean",
+        got: describe(&divider),
+    })
+}
+
+#[wasm_bindgen(js_name = agentMessagesToChatMessages, skip_typescript)]
+pub fn agent_messages_to_chat_messages(
+    messages: JsValue,
+    options: JsValue,
+) -> Result<Array, JsValue> {
+    let array = messages_array(&messages).map_err(type_error)?;
+    let divider = divider_option(&options).map_err(type_error)?;
+    let out = Array::new();
+    for (i, role) in roles(&array).map_err(type_error)?.into_iter().enumerate() {
+        let message = message_at(&array, i).map_err(type_error)?;
+        if role == Role::CompactionSummary {
+            check_summary(&message, i).map_err(type_error)?;
+        }
+        match display_action(role, divider, || truthy_field(&message, i, "display"))
+            .map_err(type_error)?
+        {
+            DisplayAction::Show => {
+                out.push(&message);
+            }
+            DisplayAction::Hide => {}
+            DisplayAction::Divider => {
+                let tokens_before = get(&message, "tokensBefore", || {
+                    FieldPath::element("messages", i).field("tokensBefore")
+                })
+                .map_err(type_error)?;
+                out.push(&compaction_divider(
+                    &tokens_before,
+                    &timestamp(&message, i).map_err(type_error)?,
+                ));
+            }
+        }
+    }
+    Ok(out)
+}

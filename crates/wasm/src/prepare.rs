@@ -1,0 +1,283 @@
+//! pi-compatible `findCutPoint` and `prepareCompaction` on the flat array.
+
+use crate::js::errors::thrown_message;
+use crate::js::errors::type_error;
+use crate::js::message_access::{
+    get, message_at, messages_array, string_field, summary_files, JsArray,
+};
+use crate::js::message_facts::{gather, gather_lazy, EstimateChunks};
+use crate::js::strings::{to_js_str, to_js_string};
+use crate::js::values::{expect_object, index_argument, number, object};
+use agent_compaction_core::compaction::cut_point::find_cut_point as core_find_cut_point;
+use agent_compaction_core::compaction::file_ops::FileOps;
+use agent_compaction_core::compaction::prepare::prepare_compaction_with;
+use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::js::string::JsStr;
+use agent_compaction_core::tokens::estimate::MessageFacts;
+use js_sys::{Array, JsString};
+use std::ops::Range;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+#[wasm_bindgen(module = "/src/js/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = toolCallPaths, catch)]
+    fn tool_call_paths(messages: &Array, from: u32, to: u32) -> Result<Array, JsValue>;
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const PREPARATION_TS: &'static str = r#"
+/** pi's `CutPointResult`, with indices into the flat array. */
+export interface CutPoint {
+  /** The first message kept; a summary would be inserted here. */
+  firstKeptIndex: number;
+  /** The message starting the turn the cut falls in, or -1. */
+  turnStartIndex: number;
+  /** The cut falls inside a turn (its start is summarized separately). */
+  isSplitTurn: boolean;
+}
+/**
+ * pi-compatible `findCutPoint` on the flat array, within `[start, end)`:
+ * keeps about `keepRecentTokens` of the newest messages, never cutting at a
+ * tool result.
+ */
+export function findCutPoint(
+  messages: readonly AnyMessage[],
+  start: number,
+  end: number,
+  keepRecentTokens: number,
+): CutPoint;
+
+/** Paths read, written and edited by `read` / `write` / `edit` tool calls, sorted. */
+export interface FileOperations {
+  read: string[];
+  written: string[];
+  edited: string[];
+}
+/** pi's `CompactionPreparation`, with the flat array's index of the cut. */
+export interface CompactionPreparation<M extends AnyMessage = AgentMessage> {
+  firstKeptIndex: number;
+  /** The caller's own message objects to summarize as history. */
+  messagesToSummarize: M[];
+  /** The start of a split turn, summarized on its own (empty when not split). */
+  turnPrefixMessages: M[];
+  isSplitTurn: boolean;
+  /** pi's estimate of the current context (last summary and after). */
+  tokensBefore: number;
+  /** The last summary's text, folded into the next summary. */
+  previousSummary: string | undefined;
+  fileOps: FileOperations;
+  settings: CompactionSettingsInput;
+}
+/** Compaction settings as given (see `resolveSettings`). */
+export interface CompactionSettingsInput {
+  enabled?: boolean;
+  reserveTokens?: number;
+  keepRecentTokens?: number;
+  modelOverrides?: Record<string, { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number }>;
+}
+/**
+ * The flat-array equivalent of pi's `prepareCompaction`: what a compaction
+ * would summarize. `undefined` when there is nothing to summarize (pi
+ * returns empty lists there).
+ */
+export function prepareCompaction<M extends AnyMessage>(
+  messages: readonly M[],
+  settings: CompactionSettingsInput,
+): CompactionPreparation<M> | undefined;
+"#;
+
+#[wasm_bindgen(js_name = findCutPoint, skip_typescript)]
+pub fn find_cut_point(
+    messages: JsValue,
+    start: JsValue,
+    end: JsValue,
+    keep_recent_tokens: JsValue,
+) -> Result<JsValue, JsValue> {
+    let array = messages_array(&messages).map_err(type_error)?;
+    let end = index_argument(&end, "end", array.len()).map_err(type_error)?;
+    let start = index_argument(&start, "start", end).map_err(type_error)?;
+    let keep = number(&keep_recent_tokens, || {
+        FieldPath::argument("keepRecentTokens")
+    })
+    .map_err(type_error)?;
+    let facts: Vec<MessageFacts> = gather(&array, start, end)
+        .map_err(type_error)?
+        .iter()
+        .map(MessageFacts::from_raw)
+        .collect();
+    let cut = core_find_cut_point(&facts, 0, facts.len(), keep);
+    let at = |i: usize| (i + start as usize) as f64;
+    Ok(object(&[
+        ("firstKeptIndex", at(cut.first_kept_index).into()),
+        (
+            "turnStartIndex",
+            cut.turn_start_index.map_or(-1.0, at).into(),
+        ),
+        ("isSplitTurn", cut.is_split_turn.into()),
+    ]))
+}
+
+fn keep_recent_setting(settings: &JsValue) -> Result<f64, InputError> {
+    let path = || FieldPath::argument("settings");
+    expect_object(settings, path)?;
+    let keep = get(settings, "keepRecentTokens", || {
+        path().field("keepRecentTokens")
+    })?;
+    number(&keep, || path().field("keepRecentTokens"))
+}
+
+/// File operations of the messages in `ranges`, plus the previous summary's
+/// lists unless a hook wrote it (pi's rule).
+fn file_ops(
+    array: &JsArray,
+    ranges: &[Range<usize>],
+    previous: Option<(usize, &JsValue)>,
+) -> Result<FileOps, InputError> {
+    let mut ops = FileOps::default();
+    if let Some((index, summary)) = previous {
+        let from_hook = get(summary, "fromHook", || {
+            FieldPath::element("messages", index).field("fromHook")
+        })?;
+        if !from_hook.is_truthy() {
+            let (read, modified) = summary_files(summary, index)?;
+            ops.add_previous(read.iter().map(to_js_str), modified.iter().map(to_js_str));
+        }
+    }
+    for range in ranges {
+        add_tool_calls(&mut ops, array, range.clone())?;
+    }
+    Ok(ops)
+}
+
+/// The `read` / `write` / `edit` tool calls of `array[range]` into `ops`.
+pub fn add_tool_calls(
+    ops: &mut FileOps,
+    array: &JsArray,
+    range: Range<usize>,
+) -> Result<(), InputError> {
+    let pairs = tool_call_paths(array.as_array(), range.start as u32, range.end as u32).map_err(
+        |thrown| InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: thrown_message(&thrown),
+        },
+    )?;
+    let pairs: Vec<JsString> = pairs
+        .iter()
+        .filter_map(|v| v.dyn_into::<JsString>().ok())
+        .collect();
+    for pair in pairs.chunks_exact(2) {
+        ops.add_tool_call(&to_js_str(&pair[0]), to_js_str(&pair[1]));
+    }
+    Ok(())
+}
+
+pub fn string_array(paths: impl IntoIterator<Item = JsStr>) -> JsValue {
+    paths
+        .into_iter()
+        .map(|p| JsValue::from(to_js_string(&p)))
+        .collect::<Array>()
+        .into()
+}
+
+/// A preparation with the caller's own objects, for `prepareCompaction`
+/// and for the compactor.
+pub struct Prepared {
+    pub plan: agent_compaction_core::compaction::prepare::Preparation,
+    pub messages_to_summarize: Array,
+    pub turn_prefix_messages: Array,
+    pub previous_summary: Option<JsString>,
+    pub file_ops: FileOps,
+}
+
+impl Prepared {
+    /// The JavaScript object `prepareCompaction` returns.
+    pub fn to_js(&self, settings: JsValue) -> JsValue {
+        let ops = &self.file_ops;
+        object(&[
+            ("firstKeptIndex", (self.plan.first_kept_index as f64).into()),
+            (
+                "messagesToSummarize",
+                self.messages_to_summarize.clone().into(),
+            ),
+            (
+                "turnPrefixMessages",
+                self.turn_prefix_messages.clone().into(),
+            ),
+            ("isSplitTurn", self.plan.is_split_turn.into()),
+            ("tokensBefore", self.plan.tokens_before.into()),
+            (
+                "previousSummary",
+                self.previous_summary
+                    .clone()
+                    .map_or(JsValue::UNDEFINED, JsValue::from),
+            ),
+            (
+                "fileOps",
+                object(&[
+                    ("read", string_array(ops.read.iter().cloned())),
+                    ("written", string_array(ops.written.iter().cloned())),
+                    ("edited", string_array(ops.edited.iter().cloned())),
+                ]),
+            ),
+            ("settings", settings),
+        ])
+    }
+}
+
+/// pi's preparation for `array`, whose facts are `facts`; `None` when there
+/// is nothing to summarize.
+pub fn prepare(
+    array: &JsArray,
+    facts: &[MessageFacts],
+    keep_recent_tokens: f64,
+) -> Result<Option<Prepared>, InputError> {
+    // Estimates the facts lack (gathered lazily) are measured when asked
+    // for, newest first, a chunk at a time.
+    let mut chunks = EstimateChunks::new(array);
+    let mut tokens = |i: usize| -> Result<u64, InputError> {
+        match facts.get(i) {
+            Some(f) if !f.tokens_pending => Ok(u64::from(f.tokens)),
+            _ => chunks.get(i),
+        }
+    };
+    let Some(plan) = prepare_compaction_with(facts, keep_recent_tokens, &mut tokens)? else {
+        return Ok(None);
+    };
+    let previous = match plan.previous_summary_index {
+        Some(i) => Some((i, message_at(array, i)?)),
+        None => None,
+    };
+    let previous_summary = match &previous {
+        Some((i, summary)) => Some(string_field(summary, *i, "summary")?),
+        None => None,
+    };
+    let file_ops = file_ops(
+        array,
+        &[plan.history.clone(), plan.turn_prefix.clone()],
+        previous.as_ref().map(|(i, s)| (*i, s)),
+    )?;
+    let slice = |r: &Range<usize>| array.slice(r.start as u32, r.end as u32);
+    Ok(Some(Prepared {
+        messages_to_summarize: slice(&plan.history)?,
+        turn_prefix_messages: slice(&plan.turn_prefix)?,
+        previous_summary,
+        file_ops,
+        plan,
+    }))
+}
+
+#[wasm_bindgen(js_name = prepareCompaction, skip_typescript)]
+pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
+    let array = messages_array(&messages).map_err(type_error)?;
+    let keep = keep_recent_setting(&settings).map_err(type_error)?;
+    let facts: Vec<MessageFacts> = gather_lazy(&array, 0, array.len())
+        .map_err(type_error)?
+        .iter()
+        .map(MessageFacts::from_raw)
+        .collect();
+    Ok(match prepare(&array, &facts, keep).map_err(type_error)? {
+        Some(p) => p.to_js(settings),
+        None => JsValue::UNDEFINED,
+    })
+}

@@ -1,0 +1,30 @@
+//! `serializeConversation`: the core serializer reading the caller's
+//! messages directly (crates/wasm/src/js/message_source.rs), so every value is
+//! read and converted as pi's own code converts it, and the text is made of
+//! the engine's strings.
+
+use crate::js::errors::type_error;
+use crate::js::message_access::messages_array;
+use crate::js::message_source::{JsMessages, TextOps};
+use agent_compaction_core::compaction::serialize::serialize;
+use js_sys::JsString;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const SERIALIZATION_TS: &'static str = r#"
+/**
+ * pi-compatible: the conversation as text for a summarizer (`[User]:`,
+ * `[Assistant thinking]:`, `[Assistant]:`, `[Assistant tool calls]:`,
+ * `[Tool result]:` cut to 2000 characters). Give it `convertToLlm` output.
+ */
+export function serializeConversation(messages: readonly Message[]): string;
+"#;
+
+#[wasm_bindgen(js_name = serializeConversation, skip_typescript)]
+pub fn serialize_conversation(messages: JsValue) -> Result<JsString, JsValue> {
+    let messages = messages_array(&messages).map_err(type_error)?;
+    let mut source = JsMessages::gather(&messages).map_err(type_error)?;
+    let mut text = TextOps::default();
+    serialize(&mut source, &mut text).map_err(type_error)?;
+    text.assemble(source.pieces()).map_err(type_error)
+}

@@ -1,0 +1,163 @@
+//! pi session files: `piSessionToMessages` and `messagesToPiSession`.
+//!
+//! One-off bulk work, so it crosses the boundary in bulk: the file comes in
+//! as one string and the result goes out as JSON text that the engine's
+//! `JSON.parse` turns into objects; messages go in through the engine's
+//! `JSON.stringify`. The work itself is `core::session_file`.
+
+use crate::js::errors::type_error;
+use crate::js::errors::{describe, thrown_message};
+use crate::js::message_access::JsArray;
+use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::js::json::{parse, stringified, Json};
+use agent_compaction_core::js::string::JsStr;
+use agent_compaction_core::session_file::{
+    export_session, import_session, uuid_v7, ExportDefaults,
+};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const SESSION_FILES_TS: &'static str = r#"
+/** What a pi session file says about the session besides its messages. */
+export interface PiSessionInfo {
+  /** The header's session id. */
+  id: string;
+  /** The format version of the file (1, 2 or 3), before pi's migrations. */
+  version: number;
+  /** The header's creation time (ISO 8601). */
+  timestamp?: string;
+  cwd?: string;
+  /** The file this session was forked from. */
+  parentSession?: string;
+  /** A version-1 header's model. */
+  provider?: string;
+  modelId?: string;
+  /** pi's session name (its latest `session_info` entry). */
+  title?: string;
+  /** The model pi would resume with: the last model change or assistant message on the branch. */
+  model?: { provider: string; modelId: string };
+  /** pi's thinking level on the branch ("off" unless changed). */
+  thinkingLevel?: string;
+  /** Line numbers (1-based) of lines that are not valid JSON; pi skips them too. */
+  skippedLines: number[];
+}
+
+/** Options of `messagesToPiSession`. A `PiSessionInfo` is accepted as it is. */
+export interface PiSessionOptions {
+  /** The session id; a fresh UUIDv7 by default. */
+  id?: string;
+  /** The working directory pi records; left out by default. */
+  cwd?: string;
+  /** The header's creation time; by default the first message's timestamp. */
+  timestamp?: number | string;
+  parentSession?: string;
+  /** Written as pi's session name. */
+  title?: string;
+  /** Written as a final model change: "provider/modelId", `{ provider, modelId }` or a pi-ai `Model`. */
+  model?: string | { provider: string; modelId: string } | { provider: string; id: string };
+  /** Written as a final thinking-level change. */
+  thinkingLevel?: string;
+}
+
+/**
+ * Reads a pi session file (JSONL, format version 1, 2 or 3, as pi 0.73
+ * loads it: malformed lines skipped, older versions migrated, the active
+ * branch followed) into the flat message array. Each compaction becomes a
+ * `compactionSummary` just before the first message it kept, so
+ * `transformContext(messages)` is the context pi builds for the file.
+ * Summaries come without the file-list tags and branch preamble pi stores
+ * in their text (they are in `details`).
+ * @throws TypeError when `jsonl` is not a string.
+ * @throws Error when the file has no session header or an entry on the
+ * active branch cannot be read (the message names the line).
+ */
+export function piSessionToMessages(jsonl: string): {
+  messages: AgentMessage[];
+  session: PiSessionInfo;
+};
+
+/**
+ * Writes the flat message array as a version-3 pi session file that pi
+ * loads into the same LLM context, and that `piSessionToMessages` reads
+ * back into an equal array.
+ * @throws TypeError when `messages` is not an array of message objects, a
+ * `compactionSummary` has no whole-millisecond `timestamp`, a summary is
+ * not a string, an option has the wrong type, or the messages cannot be
+ * serialized (cycles, BigInt).
+ */
+export function messagesToPiSession(
+  messages: readonly AnyMessage[],
+  options?: PiSessionOptions,
+): string;
+"#;
+
+#[wasm_bindgen(js_name = piSessionToMessages, skip_typescript)]
+pub fn pi_session_to_messages(jsonl: JsValue) -> Result<JsValue, JsValue> {
+    let Some(text) = jsonl.as_string() else {
+        return Err(type_error(InputError::WrongType {
+            path: FieldPath::argument("jsonl"),
+            expected: "a string",
+            got: describe(&jsonl),
+        }));
+    };
+    let session = import_session(&text).map_err(|e| js_sys::Error::new(&e.to_string()))?;
+    // Well-formed text: JSON.stringify's escapes keep lone surrogates intact.
+    let json = stringified(&session.into_json()).to_string_lossy();
+    js_sys::JSON::parse(&json)
+}
+
+#[wasm_bindgen(js_name = messagesToPiSession, skip_typescript)]
+pub fn messages_to_pi_session(messages: JsValue, options: JsValue) -> Result<String, JsValue> {
+    JsArray::expect(
+        &messages,
+        || FieldPath::argument("messages"),
+        "an array of messages",
+    )
+    .map_err(type_error)?;
+    let messages = engine_json(&messages, "messages").map_err(type_error)?;
+    let options = if options.is_undefined() || options.is_null() {
+        None
+    } else if options.is_object() {
+        Some(engine_json(&options, "options").map_err(type_error)?)
+    } else {
+        return Err(type_error(InputError::WrongType {
+            path: FieldPath::argument("options"),
+            expected: "an object or undefined",
+            got: describe(&options),
+        }));
+    };
+    let now = js_sys::Date::now();
+    let defaults = ExportDefaults {
+        session_id: JsStr::from(uuid_v7(now, random_bytes())),
+        now_ms: now,
+    };
+    export_session(&messages, options.as_ref(), &defaults).map_err(type_error)
+}
+
+/// `value` as `JSON.stringify` sees it (toJSON, dropped functions and
+/// undefined, the engine's number formatting), parsed by the core.
+fn engine_json(value: &JsValue, name: &'static str) -> Result<Json, InputError> {
+    let unreadable = |reason: String| InputError::Unreadable {
+        path: FieldPath::argument(name),
+        reason,
+    };
+    let text = js_sys::JSON::stringify(value).map_err(|thrown| {
+        unreadable(format!(
+            "JSON.stringify failed: {}",
+            thrown_message(&thrown)
+        ))
+    })?;
+    let text = text
+        .as_string()
+        .ok_or_else(|| unreadable("JSON.stringify gave undefined".into()))?;
+    parse(&text).map_err(|e| unreadable(e.to_string()))
+}
+
+/// Ten bytes for a session id (not a secret: `Math.random` is enough).
+fn random_bytes() -> [u8; 10] {
+    let mut bytes = [0u8; 10];
+    for b in &mut bytes {
+        *b = (js_sys::Math::random() * 256.0) as u8;
+    }
+    bytes
+}

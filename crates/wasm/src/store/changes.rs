@@ -1,0 +1,139 @@
+//! Change notices between stores: a BroadcastChannel named
+//! `agent-compaction:<database>`. After each committed change a store posts
+//! `{ type, sessionId, revision }` (`sourceId` too for "forked"; no
+//! revision for "deleted"), in the task after the call that made it settles
+//! (the shim's `postChange`: the caller does not wait for the post; a
+//! store's pending notices go out when it closes). A store hears the notices
+//! of every other store on the same database (other tabs, workers, and other
+//! `SessionStore`s in the same page; BroadcastChannel never delivers a post
+//! to its own sender), updates what it caches, then calls the app's `onChange`
+//! listeners. Its own changes are not delivered: their promises say so.
+
+use super::records::{get, set};
+use super::Inner;
+use js_sys::{Function, Object, Set};
+use std::rc::{Rc, Weak};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+#[wasm_bindgen(module = "/src/js/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = openChannel)]
+    fn open_channel(name: &str, on_message: &Closure<dyn FnMut(JsValue)>) -> JsValue;
+    #[wasm_bindgen(js_name = postChange)]
+    fn post_change(channel: &JsValue, event: &JsValue);
+    #[wasm_bindgen(js_name = closeChannel)]
+    fn close_channel(channel: &JsValue);
+    fn subscribe(listeners: &Set, listener: &Function) -> JsValue;
+    fn deliver(listeners: &Set, event: &JsValue);
+}
+
+/// The kinds of change a store announces.
+#[derive(Clone, Copy)]
+pub enum Change {
+    Created,
+    Saved,
+    Renamed,
+    Deleted,
+    Imported,
+    Forked,
+}
+
+impl Change {
+    fn name(self) -> &'static str {
+        match self {
+            Change::Created => "created",
+            Change::Saved => "saved",
+            Change::Renamed => "renamed",
+            Change::Deleted => "deleted",
+            Change::Imported => "imported",
+            Change::Forked => "forked",
+        }
+    }
+}
+
+/// The channel of a store on database `name` (none where the platform has
+/// no BroadcastChannel), and the closure that receives its messages.
+pub struct Channel {
+    channel: JsValue,
+    _on_message: Closure<dyn FnMut(JsValue)>,
+}
+
+impl Channel {
+    pub fn open(name: &str, inner: Weak<Inner>) -> Channel {
+        let on_message = Closure::<dyn FnMut(JsValue)>::new(move |data: JsValue| {
+            if let Some(inner) = inner.upgrade() {
+                received(&inner, &data);
+            }
+        });
+        let channel = open_channel(&format!("agent-compaction:{name}"), &on_message);
+        Channel {
+            channel,
+            _on_message: on_message,
+        }
+    }
+}
+
+impl Drop for Channel {
+    /// Closed with its receiving closure: a message after that would call
+    /// a dropped closure.
+    fn drop(&mut self) {
+        if !self.channel.is_null() {
+            close_channel(&self.channel);
+        }
+    }
+}
+
+/// Tells the other stores about a committed change.
+pub fn announce(
+    inner: &Inner,
+    change: Change,
+    id: &str,
+    revision: Option<f64>,
+    source: Option<&str>,
+) {
+    let Some(channel) = inner.channel.borrow().as_ref().map(|c| c.channel.clone()) else {
+        return;
+    };
+    if channel.is_null() {
+        return;
+    }
+    let event: JsValue = Object::new().into();
+    set(&event, "type", &change.name().into());
+    set(&event, "sessionId", &id.into());
+    if let Some(revision) = revision {
+        set(&event, "revision", &revision.into());
+    }
+    if let Some(source) = source {
+        set(&event, "sourceId", &source.into());
+    }
+    post_change(&channel, &event);
+}
+
+/// A notice from another store: what this store cached of that session is
+/// out of date unless it is at the announced revision; then the app hears.
+fn received(inner: &Rc<Inner>, data: &JsValue) {
+    let (Some(kind), Some(id)) = (
+        get(data, "type").as_string(),
+        get(data, "sessionId").as_string(),
+    ) else {
+        return;
+    };
+    match (kind.as_str(), get(data, "revision").as_f64()) {
+        ("deleted", _) => inner.forget(&id),
+        (_, revision) => inner.outdated(&id, revision),
+    }
+    // The listeners may call back into the store: no borrow is held here.
+    deliver(&inner.listeners, data);
+}
+
+/// `onChange(listener)`: the function that unsubscribes it.
+pub fn on_change(inner: &Inner, listener: JsValue) -> Result<JsValue, JsValue> {
+    let listener: Function = listener.dyn_into().map_err(|v| {
+        JsValue::from(js_sys::TypeError::new(&format!(
+            "SessionStore.onChange: listener must be a function, got {}",
+            crate::js::errors::describe(&v)
+        )))
+    })?;
+    Ok(subscribe(&inner.listeners, &listener))
+}

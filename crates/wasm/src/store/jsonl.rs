@@ -1,0 +1,136 @@
+//! `exportJsonl` / `importJsonl`: a stored session as a pi session file and
+//! back, through the package's own `messagesToPiSession` /
+//! `piSessionToMessages` (`core::session_file`): version 3 out, versions
+//! 1–3 in.
+
+use super::changes::{announce, Change};
+use super::load::read;
+use super::locks::exclusive;
+use super::new_session::{meta_for, put, Seed};
+use super::records::{get, public_meta, request, set, storage_error, Tx};
+use super::save::preview_of;
+use super::schema::{MESSAGES, SESSIONS};
+use super::sessions::fresh_id;
+use super::{options_arg, string_arg, Inner};
+use crate::session_file::{messages_to_pi_session, pi_session_to_messages};
+use js_sys::{Array, Object};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+pub async fn export(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.exportJsonl";
+    let id = string_arg(&id, "sessionId")?;
+    // One read transaction: the meta and the records agree.
+    let stored = read(&inner, &id, false, ACTION).await?;
+    let options: JsValue = Object::new().into();
+    set(&options, "id", &id.as_str().into());
+    for key in ["title", "model"] {
+        let value = get(&stored.record, key);
+        if value.is_string() {
+            set(&options, key, &value);
+        }
+    }
+    let created = get(&stored.record, "createdAt");
+    if created.as_f64().is_some_and(f64::is_finite) {
+        set(&options, "timestamp", &created);
+    }
+    messages_to_pi_session(stored.messages.into(), options)
+        .map(JsValue::from)
+        .map_err(|e| prefixed(ACTION, e))
+}
+
+pub async fn import(inner: Rc<Inner>, text: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.importJsonl";
+    if !text.is_string() {
+        return Err(js_sys::TypeError::new(&format!(
+            "{ACTION}: text must be a string (a pi session file), got {}",
+            crate::js::errors::describe(&text)
+        ))
+        .into());
+    }
+    let options = options_arg(&options, "options")?;
+    let title_option = match get(&options, "title") {
+        v if v.is_undefined() || v.is_null() => None,
+        v => Some(string_arg(&v, "options.title")?),
+    };
+    let parsed = pi_session_to_messages(text).map_err(|e| prefixed(ACTION, e))?;
+    let messages: Array = get(&parsed, "messages").unchecked_into();
+    let session = get(&parsed, "session");
+    let file_id = get(&session, "id").as_string().filter(|s| !s.is_empty());
+    let title = title_option
+        .or_else(|| get(&session, "title").as_string())
+        .filter(|t| !t.is_empty())
+        .or_else(|| Some(preview_of(&messages, 60)).filter(|t| !t.is_empty()))
+        .unwrap_or_else(|| "Imported session".into());
+    let model = get(&session, "model");
+    let model = match (
+        get(&model, "provider").as_string(),
+        get(&model, "modelId").as_string(),
+    ) {
+        (Some(p), Some(m)) => Some(format!("{p}/{m}")),
+        _ => None,
+    };
+    let created = get(&session, "timestamp")
+        .as_string()
+        .map(|iso| js_sys::Date::parse(&iso))
+        .filter(|ms| ms.is_finite())
+        .unwrap_or_else(js_sys::Date::now);
+    let wanted = file_id.unwrap_or_else(fresh_id);
+    let seed = Seed {
+        id: wanted.clone(),
+        title,
+        created_at: created,
+        model,
+    };
+    let locked = inner.clone();
+    let meta = exclusive(&inner, &wanted, async move {
+        import_locked(&locked, seed, &messages, ACTION).await
+    })
+    .await?;
+    let id = get(&meta, "id").as_string().unwrap_or_default();
+    inner.forget(&id);
+    announce(
+        &inner,
+        Change::Imported,
+        &id,
+        get(&meta, "revision").as_f64(),
+        None,
+    );
+    Ok(meta)
+}
+
+async fn import_locked(
+    inner: &Inner,
+    mut seed: Seed,
+    messages: &Array,
+    action: &str,
+) -> Result<JsValue, JsValue> {
+    let db = inner.db(action)?;
+    let tx = Tx::open(&db, true, action)?;
+    let sessions = tx.store(SESSIONS, action)?;
+    let records = tx.store(MESSAGES, action)?;
+    let existing = request(sessions.get(&seed.id.as_str().into()))
+        .await
+        .map_err(|e| storage_error(action, &e))?;
+    if !existing.is_undefined() {
+        // The file was imported before (or is an export of a session
+        // here): a new session beside it, never an overwrite.
+        seed.id = fresh_id();
+    }
+    let (meta, packs) = meta_for(&seed, messages)?;
+    put(
+        &sessions, &records, &seed.id, &meta, messages, &packs, action,
+    )?;
+    tx.commit(action).await?;
+    Ok(public_meta(&meta))
+}
+
+/// The error with `action: ` in front of its message, same class.
+fn prefixed(action: &str, e: JsValue) -> JsValue {
+    if let Some(error) = e.dyn_ref::<js_sys::Error>() {
+        let message: String = error.message().into();
+        error.set_message(&format!("{action}: {message}"));
+    }
+    e
+}

@@ -1,0 +1,181 @@
+//! `load` (the whole array) and `loadContext` (the last summary on, read
+//! with a key range that starts at the summary's record).
+
+use super::records::{
+    get, pending, range_from, read_records, same_key, session_range, storage_error, Tx,
+};
+use super::schema::{MESSAGES, SESSIONS};
+use super::{string_arg, Inner, Known};
+use crate::js::message_access::{roles, JsArray};
+use agent_compaction_core::message::role::Role;
+use agent_compaction_core::storage::packing::Pack;
+use js_sys::Array;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+/// The stored messages of a session as of one read transaction.
+pub struct Stored {
+    pub record: JsValue,
+    pub messages: Array,
+    /// Each message's record key.
+    pub keys: Array,
+    /// The pack records among them.
+    pub packs: Vec<Pack>,
+    /// Messages of the first record left out (before `messages[0]`).
+    pub lead: u32,
+    /// Stored messages before `messages[0]`.
+    pub offset: u32,
+}
+
+#[wasm_bindgen(module = "/src/js/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = flattenRecords)]
+    fn flatten_records(values: &JsValue, keys: &JsValue, skip: u32) -> Array;
+}
+
+/// Records as read (`[values, keys]`) to messages, their keys and packs,
+/// leaving out `skip` messages of the first record when it is a pack.
+pub fn flatten(records: &Array, skip: u32) -> (Array, Array, Vec<Pack>) {
+    let parts = flatten_records(&records.get(0), &records.get(1), skip);
+    let pairs = parts
+        .get(2)
+        .unchecked_into::<js_sys::Uint32Array>()
+        .to_vec();
+    let packs = pairs
+        .chunks_exact(2)
+        .map(|p| (p[0] as usize, p[1] as usize))
+        .collect();
+    (
+        parts.get(0).unchecked_into(),
+        parts.get(1).unchecked_into(),
+        packs,
+    )
+}
+
+/// Reads a session: all of it, or from its last summary on, in one
+/// read-only transaction. The records' requests go out with the session
+/// record's when their range is known beforehand: always for all of them,
+/// and for the context when this store knows where it started (checked
+/// against the session record, and read again if it moved since).
+pub async fn read(
+    inner: &Inner,
+    id: &str,
+    context_only: bool,
+    action: &str,
+) -> Result<Stored, JsValue> {
+    let hint = match context_only {
+        true => inner.known(id).map(|k| match k.last_summary {
+            Some(j) => k.keys.get(j as u32),
+            None => JsValue::NULL,
+        }),
+        false => Some(JsValue::NULL),
+    };
+    let db = inner.db(action)?;
+    let tx = Tx::open(&db, false, action)?;
+    let sessions = tx.store(SESSIONS, action)?;
+    let messages = tx.store(MESSAGES, action)?;
+    let record = pending(sessions.get(&id.into())).map_err(|e| storage_error(action, &e))?;
+    let early = match hint {
+        Some(start) => Some((read_records(&messages, &range(id, &start)?), start)),
+        None => None,
+    };
+    let record = record.await.map_err(|e| storage_error(action, &e))?;
+    if record.is_undefined() {
+        return Err(super::no_session(action, id));
+    }
+    let context_key = get(&record, "contextKey");
+    let records = match early {
+        Some((records, start)) if !context_only || same_key(&start, &context_key) => records,
+        early => {
+            let records = read_records(&messages, &range(id, &context_key)?);
+            if let Some((wasted, _)) = early {
+                let _ = wasted.await;
+            }
+            records
+        }
+    };
+    let parts: Array = records
+        .await
+        .map_err(|e| storage_error(action, &e))?
+        .unchecked_into();
+    tx.done();
+    // Where the context starts inside its record (a pack's member).
+    let skip = match context_only {
+        true => get(&record, "contextSlot").as_f64().unwrap_or(0.0) as u32,
+        false => 0,
+    };
+    let (values, keys, packs) = flatten(&parts, skip);
+    let lead = match packs.first() {
+        Some(&(0, _)) if skip > 0 => skip,
+        _ => 0,
+    };
+    let count = get(&record, "messageCount").as_f64().unwrap_or(0.0) as u32;
+    Ok(Stored {
+        offset: count.saturating_sub(values.length()),
+        record,
+        messages: values,
+        keys,
+        packs,
+        lead,
+    })
+}
+
+/// The records from `start` (a full key) on, or all of them (null).
+fn range(id: &str, start: &JsValue) -> Result<JsValue, JsValue> {
+    Ok(if start.is_null() || start.is_undefined() {
+        session_range(id)?.into()
+    } else {
+        range_from(id, start)?.into()
+    })
+}
+
+/// Where the last summary is in `messages` (one crossing for all roles).
+pub fn last_summary(messages: &Array) -> Option<usize> {
+    let array = JsArray::new(messages, || {
+        agent_compaction_core::error::FieldPath::argument("messages")
+    })
+    .ok()
+    .flatten()?;
+    roles(&array)
+        .ok()?
+        .iter()
+        .rposition(|&r| r == Role::CompactionSummary)
+}
+
+/// Whether `messages[0]` is a `compactionSummary`.
+fn role_of_first(messages: &Array) -> bool {
+    let first = messages.get(0);
+    first.is_object()
+        && js_sys::Reflect::get(&first, &"role".into())
+            .ok()
+            .and_then(|r| r.as_string())
+            .as_deref()
+            == Some("compactionSummary")
+}
+
+pub async fn load(inner: Rc<Inner>, id: JsValue, context_only: bool) -> Result<JsValue, JsValue> {
+    let action = if context_only {
+        "SessionStore.loadContext"
+    } else {
+        "SessionStore.load"
+    };
+    let id = string_arg(&id, "sessionId")?;
+    let stored = read(&inner, &id, context_only, action).await?;
+    let known = Known {
+        revision: get(&stored.record, "revision").as_f64().unwrap_or(0.0),
+        messages: stored.messages.slice(0, stored.messages.length()),
+        // The context starts at the last summary: no need to look for it.
+        last_summary: match context_only && role_of_first(&stored.messages) {
+            true => Some(0),
+            false => last_summary(&stored.messages),
+        },
+        keys: stored.keys,
+        packs: Rc::new(stored.packs),
+        lead: stored.lead,
+        offset: stored.offset,
+        record: stored.record,
+    };
+    inner.remember(&id, known);
+    Ok(stored.messages.into())
+}

@@ -1,0 +1,129 @@
+//! One writer per session across tabs: an exclusive Web Lock named
+//! `agent-compaction:<database>:<sessionId>`.
+//!
+//! The store's own writes need it only around their read, revision check
+//! and write transaction, never across an await of app code.
+//! `withSessionLock` holds it around an app's callback (a whole
+//! load → compact → save), and while it does, this store's own calls on
+//! that session run without requesting it again: Web Locks are not
+//! re-entrant, so a save inside the callback would otherwise wait for the
+//! callback that waits for it. Where `navigator.locks` is missing (Node,
+//! insecure contexts) the lock is a queue in this realm (the shim).
+//!
+//! The shim keeps a lock it was granted for a short while after each call
+//! (a lease, see `withLock` in `message_shim.js`): the next call on the same
+//! session — a turn's next message — runs under it without another request
+//! to the browser's lock manager. A context that finds the lock taken tells
+//! the holder, which then lets it go as soon as its current call ends.
+
+use super::{string_arg, Inner, Task};
+use js_sys::{Function, Promise};
+use std::future::Future;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
+
+#[wasm_bindgen(module = "/src/js/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = withLock)]
+    fn with_lock(name: &str, callback: &JsValue) -> Promise;
+    #[wasm_bindgen(js_name = releaseLocks)]
+    fn release_locks(prefix: &str);
+    #[wasm_bindgen(js_name = takeLease)]
+    fn take_lease(name: &str) -> JsValue;
+    #[wasm_bindgen(js_name = returnLease)]
+    fn return_lease(lease: &JsValue);
+}
+
+/// Lets go of the session locks this realm keeps for database `name`
+/// (once their current calls end): the store is closing.
+pub fn release(name: &str) {
+    release_locks(&format!("agent-compaction:{name}:"));
+}
+
+/// Runs `body` holding session `id`'s lock (at once when this store
+/// already holds it for a `withSessionLock` callback).
+pub async fn exclusive(
+    inner: &Rc<Inner>,
+    id: &str,
+    body: impl Future<Output = Result<JsValue, JsValue>> + 'static,
+) -> Result<JsValue, JsValue> {
+    locked(inner, id, Box::pin(body), true).await
+}
+
+// Not generic: one copy in the `.wasm` for every caller.
+/// With `direct`, a lock this page keeps with nothing queued for it is
+/// taken at once, without a promise round. Not for a `withSessionLock`
+/// callback: its `Held` would then let this store's calls made in the same
+/// tick skip the queue they must wait in.
+async fn locked(inner: &Rc<Inner>, id: &str, body: Task, direct: bool) -> Result<JsValue, JsValue> {
+    if inner.holds(id) {
+        return body.await;
+    }
+    let name = format!("agent-compaction:{}:{id}", inner.name);
+    if direct {
+        let lease = take_lease(&name);
+        if !lease.is_null() {
+            let _taken = Taken(lease);
+            return body.await;
+        }
+    }
+    let callback = Closure::once_into_js(move || future_to_promise(body));
+    JsFuture::from(with_lock(&name, &callback)).await
+}
+
+/// A kept lock taken by [`take_lease`], handed back when dropped.
+struct Taken(JsValue);
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        return_lease(&self.0);
+    }
+}
+
+/// `withSessionLock(sessionId, callback)`: the callback's result, with the
+/// session's lock held until its promise settles.
+pub async fn with_session_lock(
+    inner: Rc<Inner>,
+    id: JsValue,
+    callback: JsValue,
+) -> Result<JsValue, JsValue> {
+    let id = string_arg(&id, "sessionId")?;
+    let callback: Function = callback.dyn_into().map_err(|v| {
+        JsValue::from(js_sys::TypeError::new(&format!(
+            "SessionStore.withSessionLock: callback must be a function, got {}",
+            crate::js::errors::describe(&v)
+        )))
+    })?;
+    let holder = inner.clone();
+    let held_id = id.clone();
+    let body = async move {
+        let _held = Held::new(holder, held_id);
+        let result = callback.call0(&JsValue::UNDEFINED)?;
+        JsFuture::from(Promise::resolve(&result)).await
+    };
+    locked(&inner, &id, Box::pin(body), false).await
+}
+
+/// Marks a session's lock as held by this store while it lives.
+struct Held {
+    inner: Rc<Inner>,
+    id: String,
+}
+
+impl Held {
+    fn new(inner: Rc<Inner>, id: String) -> Held {
+        inner.held.borrow_mut().push(id.clone());
+        Held { inner, id }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut held = self.inner.held.borrow_mut();
+        if let Some(at) = held.iter().position(|h| *h == self.id) {
+            held.swap_remove(at);
+        }
+    }
+}

@@ -1,0 +1,461 @@
+//! `SessionStore`: sessions in IndexedDB (SPEC §4). `indexed_db_futures`
+//! opens the database; transactions are raw (`records::Tx`, through the
+//! shim), so that a transaction's requests can be queued before it awaits.
+//!
+//! Each session is a metadata record and one record per message, keyed in
+//! order (`core::save_plan`). The store keeps, per session it has loaded or
+//! saved, the caller's array of message objects as of then: a save compares
+//! the new array with it by identity (messages are immutable, SPEC §1) and
+//! writes only new records and deletes only removed ones, in one transaction
+//! that awaits nothing but IndexedDB requests.
+//!
+//! Writes take the session's Web Lock (`locks`) and are announced to the
+//! other stores on the database (`changes`).
+
+mod changes;
+mod fork;
+mod jsonl;
+mod load;
+mod locks;
+mod new_session;
+mod records;
+mod save;
+mod schema;
+mod sessions;
+
+use indexed_db_futures::database::Database;
+use indexed_db_futures::internals::SystemRepr;
+use js_sys::{Array, Promise};
+use records::get;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::future_to_promise;
+
+#[wasm_bindgen(typescript_custom_section)]
+const STORE_TS: &'static str = r#"
+/** A session as `list()` shows it. */
+export interface SessionMeta {
+  id: string;
+  title: string;
+  /** Milliseconds since the epoch. */
+  createdAt: number;
+  lastModified: number;
+  messageCount: number;
+  /** Estimated tokens of the LLM context (the last summary on; stale usage ignored). */
+  contextTokens: number;
+  /** The first user text, shortened to about 100 characters. */
+  preview: string;
+  model?: string;
+  /** Increases with every save; a save from an older revision is a `ConflictError`. */
+  revision: number;
+}
+export interface SessionStoreOptions {
+  /** The IndexedDB database name (default "agent-compaction"). */
+  name?: string;
+}
+export interface CreateSessionOptions {
+  /** Default: a fresh UUIDv7. */
+  id?: string;
+  /** Default: "New session". */
+  title?: string;
+  /** A "provider/modelId" key. */
+  model?: string;
+}
+export interface SaveOptions {
+  /** Allow a save that drops stored messages (other than trailing failed attempts). */
+  replace?: boolean;
+}
+export interface ForkOptions {
+  /** Appended after the copied messages: a summary of the branch being left. */
+  summary?: BranchSummaryMessage;
+  /** Default: a fresh UUIDv7. */
+  id?: string;
+  /** Default: the source's title followed by " (fork)". */
+  title?: string;
+}
+export interface ImportJsonlOptions {
+  /** Default: the file's session name, else its first user text, else "Imported session". */
+  title?: string;
+}
+/**
+ * A change committed through another `SessionStore` on the same database:
+ * another tab, a worker, or another store opened in this page. A store is
+ * not told of its own changes (their promises are).
+ */
+export type SessionChangeEvent =
+  | { type: "created" | "saved" | "renamed" | "imported"; sessionId: string; revision: number }
+  | { type: "forked"; sessionId: string; revision: number; sourceId: string }
+  | { type: "deleted"; sessionId: string };
+/** Cumulative record writes of this store (diagnostics). */
+export interface SessionStoreStats {
+  recordsPut: number;
+  recordsDeleted: number;
+}
+/** A save made from a stale revision (another tab saved in between): nothing was written. */
+export class ConflictError extends Error {
+  name: "ConflictError";
+}
+/** Sessions persisted in IndexedDB. */
+export class SessionStore {
+  private constructor();
+  free(): void;
+  /**
+   * Opens (creating or upgrading) the database. Only this touches `indexedDB`.
+   * @throws Error when the upgrade is blocked by an open connection of an older version (another tab).
+   */
+  static open(options?: SessionStoreOptions): Promise<SessionStore>;
+  /** The `ConflictError` class (also exported by the package). */
+  static readonly ConflictError: typeof ConflictError;
+  /** Closes the database connection and the change channel; later calls reject. */
+  close(): void;
+  createSession(options?: CreateSessionOptions): Promise<SessionMeta>;
+  /** Newest first (by `lastModified`, through an index). */
+  list(): Promise<SessionMeta[]>;
+  rename(sessionId: string, title: string): Promise<SessionMeta>;
+  /** Deletes the session and all of its records. */
+  delete(sessionId: string): Promise<void>;
+  /**
+   * Stores `messages` as the session's array. Writes only what changed since
+   * this store last loaded or saved the session, in one transaction, holding
+   * the session's Web Lock from its read to its commit.
+   * @throws ConflictError when another store saved the session since.
+   * @throws Error when the save would drop stored messages (other than
+   * trailing failed attempts) without `{ replace: true }`.
+   * @throws TypeError when a message cannot be stored (names its index).
+   */
+  save<M extends AnyMessage>(sessionId: string, messages: readonly M[], options?: SaveOptions): Promise<SessionMeta>;
+  /** The whole array, in order. */
+  load<M extends AnyMessage = AgentMessage>(sessionId: string): Promise<M[]>;
+  /** The last `compactionSummary` and everything after it, reading only those records. */
+  loadContext<M extends AnyMessage = AgentMessage>(sessionId: string): Promise<M[]>;
+  /**
+   * A new session holding copies of messages `[0, atIndex)` of `sessionId`,
+   * then `options.summary` when given, written in one transaction. The source
+   * is unchanged, and the two share no records: deleting either leaves the
+   * other whole.
+   * @throws TypeError when `atIndex` is not a number, or `summary` is not a
+   * storable `branchSummary` message.
+   * @throws RangeError when `atIndex` is not a whole number in `0..=messageCount`.
+   */
+  fork(sessionId: string, atIndex: number, options?: ForkOptions): Promise<SessionMeta>;
+  /** The session as a pi session file (JSONL, format version 3). */
+  exportJsonl(sessionId: string): Promise<string>;
+  /**
+   * Stores a pi session file (format version 1, 2 or 3) as a new session, in
+   * one transaction. It keeps the file's session id unless a session with
+   * that id is already here; then it gets a fresh UUIDv7 (read it from the
+   * result). `load` then returns `piSessionToMessages(text).messages`.
+   * @throws Error when the file has no session header or an entry cannot be read.
+   */
+  importJsonl(text: string, options?: ImportJsonlOptions): Promise<SessionMeta>;
+  /**
+   * Runs `callback` holding the session's exclusive lock, a Web Lock shared
+   * by every tab and worker of the origin (a queue in this realm where
+   * `navigator.locks` is missing), and resolves with what it resolves with.
+   * Use it around a whole load → compact → save so that two tabs never
+   * compact the same session at once; each store call needs the lock only
+   * around its own transaction (the page keeps it up to 100 ms longer for
+   * its next call on the session, and lets it go as soon as another tab or
+   * worker asks for it).
+   *
+   * While the callback runs, this store's own calls on `sessionId` (save,
+   * fork, rename, delete, importJsonl, withSessionLock) run without
+   * requesting the lock again, so a save inside the callback does not
+   * deadlock; that holds for any call of this store on that session in
+   * the meantime, not only the callback's. Make those calls through this
+   * store: another `SessionStore` instance would wait for the lock, which
+   * the callback holds until that call returns — a deadlock.
+   */
+  withSessionLock<T>(sessionId: string, callback: () => T | PromiseLike<T>): Promise<Awaited<T>>;
+  /**
+   * Calls `listener` after each change committed through another store on
+   * this database (see `SessionChangeEvent`): reload a session shown on
+   * screen when it changed. A session changed elsewhere must be loaded
+   * again before this store saves it, or the save is a `ConflictError`.
+   * Returns the function that removes the listener.
+   */
+  onChange(listener: (event: SessionChangeEvent) => void): () => void;
+  stats(): SessionStoreStats;
+}
+"#;
+
+/// What this store last loaded or saved of a session.
+#[derive(Clone)]
+struct Known {
+    revision: f64,
+    /// The caller's message objects (our own array: the caller may mutate theirs).
+    messages: Array,
+    /// Their record keys, in the same order (a pack's messages share its key).
+    keys: Array,
+    /// Which of them share a pack record (see `core::packing`).
+    packs: Rc<Vec<agent_compaction_core::storage::packing::Pack>>,
+    /// Messages of the first record that come before `messages[0]` (when
+    /// `loadContext` started inside a pack).
+    lead: u32,
+    /// The last `compactionSummary` in `messages`.
+    last_summary: Option<usize>,
+    /// Stored messages before `messages[0]` (after `loadContext`).
+    offset: u32,
+    /// The session record as this store last read or wrote it.
+    record: JsValue,
+}
+
+struct Inner {
+    name: String,
+    db: RefCell<Option<Database>>,
+    /// Why the connection is gone, when it went away on its own.
+    lost: RefCell<Option<String>>,
+    known: RefCell<HashMap<String, Known>>,
+    /// Sessions another store changed after this one read them, with the
+    /// revision this store's callers last saw: a save made from that view
+    /// re-reads the records and is still checked against that revision.
+    /// (A few entries at most: a list is smaller in the `.wasm` than a map.)
+    outdated: RefCell<Vec<(String, f64)>>,
+    /// Sessions whose lock a `withSessionLock` callback of this store
+    /// holds, once per nesting level.
+    held: RefCell<Vec<String>>,
+    /// The app's `onChange` listeners (a `Set` of functions).
+    listeners: js_sys::Set,
+    channel: RefCell<Option<changes::Channel>>,
+    records_put: Cell<f64>,
+    records_deleted: Cell<f64>,
+    _on_version_change: RefCell<Option<Closure<dyn FnMut()>>>,
+}
+
+impl Inner {
+    fn db(&self, action: &str) -> Result<Database, JsValue> {
+        if let Some(db) = self.db.borrow().as_ref() {
+            return Ok(db.clone());
+        }
+        let why = self
+            .lost
+            .borrow()
+            .clone()
+            .unwrap_or_else(|| "the SessionStore is closed".into());
+        Err(js_sys::Error::new(&format!("{action}: {why}")).into())
+    }
+
+    fn forget(&self, id: &str) {
+        self.known.borrow_mut().remove(id);
+        self.outdated.borrow_mut().retain(|(o, _)| o != id);
+    }
+
+    fn remember(&self, id: &str, known: Known) {
+        self.known.borrow_mut().insert(id.to_owned(), known);
+        self.outdated.borrow_mut().retain(|(o, _)| o != id);
+    }
+
+    /// Another store changed session `id` (now at `revision`): unless this
+    /// store's copy is at that revision, drop it and keep only its revision.
+    fn outdated(&self, id: &str, revision: Option<f64>) {
+        let mut known = self.known.borrow_mut();
+        if let Some(k) = known.get(id) {
+            if Some(k.revision) != revision {
+                let seen = k.revision;
+                known.remove(id);
+                self.outdated.borrow_mut().push((id.to_owned(), seen));
+            }
+        }
+    }
+
+    /// The revision a save of session `id` must start from when this
+    /// store's copy was dropped by [`Inner::outdated`].
+    fn outdated_revision(&self, id: &str) -> Option<f64> {
+        let outdated = self.outdated.borrow();
+        outdated.iter().find(|(o, _)| o == id).map(|&(_, r)| r)
+    }
+
+    fn holds(&self, id: &str) -> bool {
+        self.held.borrow().iter().any(|h| h == id)
+    }
+
+    fn known(&self, id: &str) -> Option<Known> {
+        self.known.borrow().get(id).cloned()
+    }
+}
+
+#[wasm_bindgen(skip_typescript)]
+pub struct SessionStore {
+    inner: Rc<Inner>,
+}
+
+fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue> {
+    value.as_string().ok_or_else(|| {
+        js_sys::TypeError::new(&format!(
+            "{name} must be a string, got {}",
+            crate::js::errors::describe(value)
+        ))
+        .into()
+    })
+}
+
+fn options_arg(value: &JsValue, name: &str) -> Result<JsValue, JsValue> {
+    if value.is_undefined() || value.is_null() {
+        Ok(js_sys::Object::new().into())
+    } else if value.is_object() {
+        Ok(value.clone())
+    } else {
+        Err(js_sys::TypeError::new(&format!(
+            "{name} must be an object or undefined, got {}",
+            crate::js::errors::describe(value)
+        ))
+        .into())
+    }
+}
+
+#[wasm_bindgen]
+impl SessionStore {
+    /// Opens the database (default name "agent-compaction").
+    pub async fn open(options: JsValue) -> Result<SessionStore, JsValue> {
+        let options = options_arg(&options, "options")?;
+        let name = match get(&options, "name") {
+            v if v.is_undefined() => "agent-compaction".to_owned(),
+            v => string_arg(&v, "options.name")?,
+        };
+        let db = schema::open(&name).await?;
+        let inner = Rc::new(Inner {
+            name,
+            db: RefCell::new(Some(db.clone())),
+            lost: RefCell::new(None),
+            known: RefCell::new(HashMap::new()),
+            outdated: RefCell::new(Vec::new()),
+            held: RefCell::new(Vec::new()),
+            listeners: js_sys::Set::new(&JsValue::UNDEFINED),
+            channel: RefCell::new(None),
+            records_put: Cell::new(0.0),
+            records_deleted: Cell::new(0.0),
+            _on_version_change: RefCell::new(None),
+        });
+        // Another connection deletes or upgrades the database: let it, and
+        // say so on the next call instead of failing obscurely.
+        let weak = Rc::downgrade(&inner);
+        let on_change = Closure::<dyn FnMut()>::new(move || {
+            if let Some(inner) = weak.upgrade() {
+                if let Some(db) = inner.db.borrow_mut().take() {
+                    db.close();
+                }
+                *inner.lost.borrow_mut() = Some(format!(
+                    "the database \"{}\" was deleted or upgraded by another connection; open the store again",
+                    inner.name
+                ));
+            }
+        });
+        let sys: &web_sys::IdbDatabase = db.as_sys();
+        sys.set_onversionchange(Some(on_change.as_ref().unchecked_ref()));
+        sys.set_onclose(Some(on_change.as_ref().unchecked_ref()));
+        *inner._on_version_change.borrow_mut() = Some(on_change);
+        let channel = changes::Channel::open(&inner.name, Rc::downgrade(&inner));
+        *inner.channel.borrow_mut() = Some(channel);
+        Ok(SessionStore { inner })
+    }
+
+    #[wasm_bindgen(getter = ConflictError)]
+    pub fn conflict_error() -> JsValue {
+        records::conflict_error_class()
+    }
+
+    /// Closes the connection and the change channel; later calls reject.
+    pub fn close(&self) {
+        if let Some(db) = self.inner.db.borrow_mut().take() {
+            db.close();
+        }
+        let channel = self.inner.channel.borrow_mut().take();
+        drop(channel);
+        locks::release(&self.inner.name);
+        self.inner.listeners.clear();
+        self.inner.known.borrow_mut().clear();
+        self.inner.outdated.borrow_mut().clear();
+    }
+
+    #[wasm_bindgen(js_name = createSession)]
+    pub fn create_session(&self, options: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        spawn(sessions::create(inner, options))
+    }
+
+    pub fn list(&self) -> Promise {
+        let inner = self.inner.clone();
+        spawn(sessions::list(inner))
+    }
+
+    pub fn rename(&self, session_id: JsValue, title: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        spawn(sessions::rename(inner, session_id, title))
+    }
+
+    pub fn delete(&self, session_id: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        spawn(sessions::delete(inner, session_id))
+    }
+
+    pub fn save(&self, session_id: JsValue, messages: JsValue, options: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        spawn(save::save(inner, session_id, messages, options))
+    }
+
+    pub fn load(&self, session_id: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        spawn(load::load(inner, session_id, false))
+    }
+
+    #[wasm_bindgen(js_name = loadContext)]
+    pub fn load_context(&self, session_id: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        spawn(load::load(inner, session_id, true))
+    }
+
+    pub fn fork(&self, session_id: JsValue, at_index: JsValue, options: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        spawn(fork::fork(inner, session_id, at_index, options))
+    }
+
+    #[wasm_bindgen(js_name = exportJsonl)]
+    pub fn export_jsonl(&self, session_id: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        spawn(jsonl::export(inner, session_id))
+    }
+
+    #[wasm_bindgen(js_name = importJsonl)]
+    pub fn import_jsonl(&self, text: JsValue, options: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        spawn(jsonl::import(inner, text, options))
+    }
+
+    #[wasm_bindgen(js_name = withSessionLock)]
+    pub fn with_session_lock(&self, session_id: JsValue, callback: JsValue) -> Promise {
+        let inner = self.inner.clone();
+        spawn(locks::with_session_lock(inner, session_id, callback))
+    }
+
+    #[wasm_bindgen(js_name = onChange)]
+    pub fn on_change(&self, listener: JsValue) -> Result<JsValue, JsValue> {
+        changes::on_change(&self.inner, listener)
+    }
+
+    pub fn stats(&self) -> JsValue {
+        crate::js::values::object(&[
+            ("recordsPut", self.inner.records_put.get().into()),
+            ("recordsDeleted", self.inner.records_deleted.get().into()),
+        ])
+    }
+}
+
+/// A method's work, boxed: one `future_to_promise` in the `.wasm` for all
+/// of them rather than one per method.
+type Task = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
+
+fn spawn(task: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    future_to_promise(Box::pin(task) as Task)
+}
+
+fn no_session(action: &str, id: &str) -> JsValue {
+    js_sys::Error::new(&format!(
+        "{action}: there is no session \"{id}\" in this store"
+    ))
+    .into()
+}

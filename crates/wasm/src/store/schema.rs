@@ -1,0 +1,158 @@
+//! The database's schema and its upgrades.
+//!
+//! Version 1:
+//! - `sessions`: one record per session, key path `id`: the public
+//!   `SessionMeta` fields plus `revision` and `contextKey` (the position of
+//!   the last `compactionSummary`, where `loadContext` starts reading);
+//! - `messages`: the message objects themselves (structured clones), with
+//!   out-of-line keys `[sessionId, ...position]` (see `core::save_plan`), so
+//!   one session's records are one key range, in order.
+//!
+//! Version 2:
+//! - `sessions` gets the index `byLastModified`, which `list()` reads
+//!   backwards (newest first);
+//! - every session record written before gets the fields version 2 relies
+//!   on, with defaults where one is missing (a record without a numeric
+//!   `lastModified` would be left out of the index, and so of `list()`;
+//!   a missing `messageCount` is counted from the records).
+//!
+//! Version 3:
+//! - a `messages` record may be a *pack*: an array of consecutive messages
+//!   under the key of the first (see `core::packing`), and a session record
+//!   has `contextSlot`, the last summary's place in its record (0, or
+//!   missing, for a record of its own). Records of version 2 are read as
+//!   they are; the step changes no data. The version is raised so that a
+//!   library of version 2 refuses the database rather than misread a pack.
+//!
+//! Upgrades run one step per version from the stored version up, inside the
+//! browser's version-change transaction: a later version adds a step and
+//! never drops a store that holds data.
+
+use indexed_db_futures::database::Database;
+use indexed_db_futures::internals::SystemRepr;
+use indexed_db_futures::prelude::*;
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::rc::Rc;
+use std::task::{Poll, Waker};
+use wasm_bindgen::prelude::*;
+use web_sys::{IdbDatabase, IdbObjectStore, IdbObjectStoreParameters, IdbTransaction};
+
+pub const VERSION: u32 = 3;
+pub const SESSIONS: &str = "sessions";
+pub const MESSAGES: &str = "messages";
+/// `sessions` by `lastModified` (version 2).
+pub const BY_LAST_MODIFIED: &str = "byLastModified";
+
+#[wasm_bindgen(module = "/src/js/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = onUpgradeNeeded)]
+    fn on_upgrade_needed(
+        request: &web_sys::IdbOpenDbRequest,
+        step: &Closure<dyn FnMut(IdbDatabase, IdbTransaction, f64) -> Result<(), JsValue>>,
+    );
+    #[wasm_bindgen(js_name = createIndex, catch)]
+    fn create_index(store: &IdbObjectStore, name: &str, key_path: &str) -> Result<(), JsValue>;
+    #[wasm_bindgen(js_name = fillSessionDefaults, catch)]
+    fn fill_session_defaults(
+        sessions: &IdbObjectStore,
+        messages: &IdbObjectStore,
+    ) -> Result<(), JsValue>;
+}
+
+/// Opens (creating or upgrading) the database `name`. An upgrade blocked by
+/// another open connection (an older version in another tab) is an error
+/// at once rather than a promise that never settles.
+pub async fn open(name: &str) -> Result<Database, JsValue> {
+    let blocked = Rc::new(Blocked::default());
+    let flag = blocked.clone();
+    let request = Database::open(name)
+        .with_version(VERSION)
+        .with_on_blocked(move |_| {
+            flag.happened.set(true);
+            if let Some(waker) = flag.waker.take() {
+                waker.wake();
+            }
+            Ok(())
+        })
+        .build()
+        .map_err(|e| open_error(name, &e.to_string()))?;
+    // The upgrade listener is our own: the steps need the version-change
+    // transaction, which `indexed_db_futures` does not hand out.
+    let failure = Rc::new(RefCell::new(None::<String>));
+    let failed = failure.clone();
+    let step = Closure::<dyn FnMut(IdbDatabase, IdbTransaction, f64) -> Result<(), JsValue>>::new(
+        move |db: IdbDatabase, tx: IdbTransaction, old: f64| {
+            upgrade(old as u32, &db, &tx).inspect_err(|e| {
+                *failed.borrow_mut() = Some(crate::js::errors::thrown_message(e));
+            })
+        },
+    );
+    on_upgrade_needed(request.as_sys(), &step);
+    let mut request = Box::pin(request);
+    let outcome = std::future::poll_fn(|cx| match request.as_mut().poll(cx) {
+        Poll::Ready(r) => Poll::Ready(Some(r)),
+        Poll::Pending if blocked.happened.get() => Poll::Ready(None),
+        Poll::Pending => {
+            blocked.waker.set(Some(cx.waker().clone()));
+            Poll::Pending
+        }
+    })
+    .await;
+    match outcome {
+        Some(Ok(db)) => Ok(db),
+        Some(Err(e)) => {
+            let reason = match failure.borrow_mut().take() {
+                Some(why) => format!("the upgrade to version {VERSION} failed: {why}"),
+                None => e.to_string(),
+            };
+            Err(open_error(name, &reason))
+        }
+        None => {
+            // Close the connection if the upgrade completes later.
+            wasm_bindgen_futures::spawn_local(async move {
+                let _step = step;
+                if let Ok(db) = request.await {
+                    db.close();
+                }
+            });
+            Err(js_sys::Error::new(&format!(
+                "SessionStore.open: the upgrade of database \"{name}\" to version {VERSION} is \
+                 blocked by another open connection (another tab still uses an older version); \
+                 close it and open the store again"
+            ))
+            .into())
+        }
+    }
+}
+
+#[derive(Default)]
+struct Blocked {
+    happened: Cell<bool>,
+    waker: Cell<Option<Waker>>,
+}
+
+fn open_error(name: &str, reason: &str) -> JsValue {
+    js_sys::Error::new(&format!(
+        "SessionStore.open: could not open database \"{name}\": {reason}"
+    ))
+    .into()
+}
+
+/// Runs the schema steps from `old` up to [`VERSION`].
+fn upgrade(old: u32, db: &IdbDatabase, tx: &IdbTransaction) -> Result<(), JsValue> {
+    if old < 1 {
+        let params = IdbObjectStoreParameters::new();
+        params.set_key_path(&"id".into());
+        db.create_object_store_with_optional_parameters(SESSIONS, &params)?;
+        db.create_object_store(MESSAGES)?;
+    }
+    if old < 2 {
+        let sessions = tx.object_store(SESSIONS)?;
+        create_index(&sessions, BY_LAST_MODIFIED, "lastModified")?;
+        if old >= 1 {
+            fill_session_defaults(&sessions, &tx.object_store(MESSAGES)?)?;
+        }
+    }
+    Ok(())
+}

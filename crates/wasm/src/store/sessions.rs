@@ -1,0 +1,168 @@
+//! Session metadata: create, list, rename, delete.
+
+use super::changes::{announce, Change};
+use super::locks::exclusive;
+use super::records::{
+    get, public_meta, request, session_range, session_record, set, storage_error, Tx,
+};
+use super::schema::{BY_LAST_MODIFIED, MESSAGES, SESSIONS};
+use super::{options_arg, string_arg, Inner, Known};
+use agent_compaction_core::session_file::uuid_v7;
+use js_sys::{Array, Object};
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen(module = "/src/js/message_shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = valuesDescending)]
+    fn values_descending(store: &web_sys::IdbObjectStore, index: &str) -> js_sys::Promise;
+}
+
+pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.createSession";
+    let options = options_arg(&options, "options")?;
+    let optional = |key: &str| -> Result<Option<String>, JsValue> {
+        match get(&options, key) {
+            v if v.is_undefined() || v.is_null() => Ok(None),
+            v => string_arg(&v, &format!("options.{key}")).map(Some),
+        }
+    };
+    let now = js_sys::Date::now();
+    let id = match optional("id")? {
+        Some(id) => id,
+        None => uuid_v7(now, random_bytes()),
+    };
+    let title = optional("title")?.unwrap_or_else(|| "New session".into());
+    let record: JsValue = Object::new().into();
+    set(&record, "id", &id.as_str().into());
+    set(&record, "title", &title.as_str().into());
+    set(&record, "createdAt", &now.into());
+    set(&record, "lastModified", &now.into());
+    set(&record, "messageCount", &0.into());
+    set(&record, "contextTokens", &0.into());
+    set(&record, "preview", &"".into());
+    if let Some(model) = optional("model")? {
+        set(&record, "model", &model.as_str().into());
+    }
+    set(&record, "revision", &0.into());
+    set(&record, "contextKey", &JsValue::NULL);
+
+    let db = inner.db(ACTION)?;
+    let tx = Tx::sessions(&db, true, ACTION)?;
+    let store = tx.store(SESSIONS, ACTION)?;
+    let added = request(store.add(&record)).await;
+    if let Err(e) = added {
+        if get(&e, "name").as_string().as_deref() == Some("ConstraintError") {
+            return Err(js_sys::Error::new(&format!(
+                "{ACTION}: a session with id \"{id}\" already exists"
+            ))
+            .into());
+        }
+        return Err(storage_error(ACTION, &e));
+    }
+    tx.commit(ACTION).await?;
+    inner.remember(
+        &id,
+        Known {
+            revision: 0.0,
+            messages: Array::new(),
+            keys: Array::new(),
+            packs: Default::default(),
+            lead: 0,
+            last_summary: None,
+            offset: 0,
+            record: record.clone(),
+        },
+    );
+    announce(&inner, Change::Created, &id, Some(0.0), None);
+    Ok(public_meta(&record))
+}
+
+pub async fn list(inner: Rc<Inner>) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.list";
+    let db = inner.db(ACTION)?;
+    let tx = Tx::sessions(&db, false, ACTION)?;
+    let store = tx.store(SESSIONS, ACTION)?;
+    // Newest first: the `lastModified` index, read backwards.
+    let all: Array = JsFuture::from(values_descending(&store, BY_LAST_MODIFIED))
+        .await
+        .map_err(|e| storage_error(ACTION, &e))?
+        .unchecked_into();
+    tx.done();
+    Ok(all
+        .iter()
+        .map(|r| public_meta(&r))
+        .collect::<Array>()
+        .into())
+}
+
+pub async fn rename(inner: Rc<Inner>, id: JsValue, title: JsValue) -> Result<JsValue, JsValue> {
+    let id = string_arg(&id, "sessionId")?;
+    let title = string_arg(&title, "title")?;
+    let locked = inner.clone();
+    let meta = exclusive(&inner, &id, rename_locked(locked, id.clone(), title)).await?;
+    announce(
+        &inner,
+        Change::Renamed,
+        &id,
+        get(&meta, "revision").as_f64(),
+        None,
+    );
+    Ok(meta)
+}
+
+async fn rename_locked(inner: Rc<Inner>, id: String, title: String) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.rename";
+    let db = inner.db(ACTION)?;
+    let tx = Tx::sessions(&db, true, ACTION)?;
+    let store = tx.store(SESSIONS, ACTION)?;
+    let record = session_record(&store, ACTION, &id).await?;
+    set(&record, "title", &title.as_str().into());
+    set(&record, "lastModified", &js_sys::Date::now().into());
+    store.put(&record).map_err(|e| storage_error(ACTION, &e))?;
+    tx.commit(ACTION).await?;
+    Ok(public_meta(&record))
+}
+
+pub async fn delete(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
+    let id = string_arg(&id, "sessionId")?;
+    let locked = inner.clone();
+    exclusive(&inner, &id, delete_locked(locked, id.clone())).await?;
+    announce(&inner, Change::Deleted, &id, None, None);
+    Ok(JsValue::UNDEFINED)
+}
+
+async fn delete_locked(inner: Rc<Inner>, id: String) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.delete";
+    let db = inner.db(ACTION)?;
+    let tx = Tx::open(&db, true, ACTION)?;
+    let sessions = tx.store(SESSIONS, ACTION)?;
+    let messages = tx.store(MESSAGES, ACTION)?;
+    // A missing session is an error, not a silent no-op.
+    session_record(&sessions, ACTION, &id).await?;
+    sessions
+        .delete(&id.as_str().into())
+        .map_err(|e| storage_error(ACTION, &e))?;
+    let range = session_range(&id)?;
+    messages
+        .delete(&range)
+        .map_err(|e| storage_error(ACTION, &e))?;
+    tx.commit(ACTION).await?;
+    inner.forget(&id);
+    Ok(JsValue::UNDEFINED)
+}
+
+/// A fresh session id: a UUIDv7.
+pub fn fresh_id() -> String {
+    uuid_v7(js_sys::Date::now(), random_bytes())
+}
+
+/// Ten bytes for a session id (not a secret: `Math.random` is enough).
+fn random_bytes() -> [u8; 10] {
+    let mut bytes = [0u8; 10];
+    for b in &mut bytes {
+        *b = (js_sys::Math::random() * 256.0) as u8;
+    }
+    bytes
+}

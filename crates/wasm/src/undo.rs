@@ -1,0 +1,39 @@
+//! `removeLastCompaction`: undo, possible because compaction never deletes.
+
+use crate::js::errors::type_error;
+use crate::js::message_access::{message_at, messages_array, role_at, string_field};
+use agent_compaction_core::message::context::last_compaction_index;
+use js_sys::Array;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(inline_js = "export function withoutIndex(messages, i) { \
+    const out = Array.prototype.slice.call(messages, 0, i); \
+    for (let k = i + 1; k < messages.length; k++) out.push(messages[k]); \
+    return out; }")]
+extern "C" {
+    #[wasm_bindgen(js_name = withoutIndex, catch)]
+    fn without_index(messages: &Array, i: u32) -> Result<Array, JsValue>;
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const UNDO_TS: &'static str = r#"
+/**
+ * Undo the last compaction: a new array without the last
+ * `compactionSummary` (the same objects otherwise), or `messages` itself
+ * when there is none. Costs only the distance from the end to that summary.
+ */
+export function removeLastCompaction<M extends AnyMessage>(messages: readonly M[]): Exclude<M, CompactionSummaryMessage>[] | M[];
+"#;
+
+#[wasm_bindgen(js_name = removeLastCompaction, skip_typescript)]
+pub fn remove_last_compaction(messages: JsValue) -> Result<JsValue, JsValue> {
+    let array = messages_array(&messages).map_err(type_error)?;
+    match last_compaction_index(array.len() as usize, |i| role_at(&array, i)).map_err(type_error)? {
+        Some(i) => {
+            string_field(&message_at(&array, i).map_err(type_error)?, i, "summary")
+                .map_err(type_error)?;
+            Ok(without_index(array.as_array(), i as u32)?.into())
+        }
+        None => Ok(messages),
+    }
+}

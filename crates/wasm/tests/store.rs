@@ -1,0 +1,1879 @@
+//! SessionStore in a real headless Chromium with real IndexedDB.
+#![cfg(target_arch = "wasm32")]
+
+use agent_compaction::session_file::pi_session_to_messages;
+use agent_compaction::store::SessionStore;
+use js_sys::{Array, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const LARGE: &str = include_str!("../../../fixtures/pi-large-session.jsonl");
+const BEFORE_COMPACTION: &str = include_str!("../../../fixtures/pi-before-compaction.jsonl");
+
+#[wasm_bindgen(inline_js = r#"
+export function parse(text) { return JSON.parse(text); }
+export function deepEqual(a, b) { return JSON.stringify(a) === JSON.stringify(b); }
+export function deleteDb(name) {
+  return new Promise((resolve, reject) => {
+    const r = indexedDB.deleteDatabase(name);
+    r.onsuccess = () => resolve();
+    r.onerror = () => reject(r.error);
+    r.onblocked = () => resolve();
+  });
+}
+// A version-1 database written by hand, as the first release lays it out,
+// plus a record missing the fields a later version relies on.
+export function makeV1(name) {
+  return new Promise((resolve, reject) => {
+    const r = indexedDB.open(name, 1);
+    r.onupgradeneeded = () => {
+      const db = r.result;
+      const sessions = db.createObjectStore("sessions", { keyPath: "id" });
+      const messages = db.createObjectStore("messages");
+      sessions.put({ id: "old", title: "From v1", createdAt: 1, lastModified: 2, messageCount: 2,
+        contextTokens: 3, preview: "hello", revision: 4, contextKey: null });
+      messages.put({ role: "user", content: "hello", timestamp: 1 }, ["old", 0]);
+      messages.put({ role: "assistant", content: [{ type: "text", text: "hi" }], stopReason: "stop", timestamp: 2 }, ["old", 1]);
+      sessions.put({ id: "sparse", createdAt: 5 });
+      messages.put({ role: "user", content: "sparse one", timestamp: 5 }, ["sparse", 0]);
+      messages.put({ role: "user", content: "sparse two", timestamp: 6 }, ["sparse", 1]);
+    };
+    r.onsuccess = () => { r.result.close(); resolve(); };
+    r.onerror = () => reject(r.error);
+  });
+}
+// How many messages each of a session's records holds (a pack: several).
+export function rawSizes(name, id) {
+  return new Promise((resolve, reject) => {
+    const r = indexedDB.open(name);
+    r.onsuccess = () => {
+      const db = r.result;
+      const q = db.transaction("messages").objectStore("messages")
+        .getAll(IDBKeyRange.bound([id], [id, []], true, true));
+      q.onsuccess = () => { db.close(); resolve(q.result.map((v) => (Array.isArray(v) ? v.length : 1))); };
+      q.onerror = () => reject(q.error);
+    };
+    r.onerror = () => reject(r.error);
+  });
+}
+// Keys of a session's message records, read raw.
+export function rawKeys(name, id) {
+  return new Promise((resolve, reject) => {
+    const r = indexedDB.open(name);
+    r.onsuccess = () => {
+      const db = r.result;
+      const q = db.transaction("messages").objectStore("messages")
+        .getAllKeys(IDBKeyRange.bound([id], [id, []], true, true));
+      q.onsuccess = () => { db.close(); resolve(q.result); };
+      q.onerror = () => reject(q.error);
+    };
+    r.onerror = () => reject(r.error);
+  });
+}
+// The database's version and the sessions store's index names.
+export function schemaOf(name) {
+  return new Promise((resolve, reject) => {
+    const r = indexedDB.open(name);
+    r.onsuccess = () => {
+      const db = r.result;
+      const store = db.transaction("sessions").objectStore("sessions");
+      const out = { version: db.version, indexes: [...store.indexNames] };
+      db.close();
+      resolve(out);
+    };
+    r.onerror = () => reject(r.error);
+  });
+}
+// Deep equality that ignores key order (JSON values only).
+export function sameValue(a, b) {
+  const norm = (v) => Array.isArray(v) ? v.map(norm)
+    : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, norm(v[k])]))
+    : v;
+  return JSON.stringify(norm(a)) === JSON.stringify(norm(b));
+}
+export function hasWebLocks() {
+  return typeof navigator.locks?.request === "function";
+}
+// Hides navigator.locks (as in Node or an insecure context) until the
+// returned function is called.
+export function hideWebLocks() {
+  Object.defineProperty(navigator, "locks", { value: undefined, configurable: true });
+  return () => { delete navigator.locks; };
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Two overlapping withSessionLock callers on one store, each saving inside;
+// a rename through a second store started while the first holds the lock;
+// then a callback that throws. With `hide`, navigator.locks is hidden
+// meanwhile (restored whatever happens).
+export async function lockScenario(store, other, id, m1, m2, hide) {
+  const restore = hide ? hideWebLocks() : () => {};
+  try {
+    const webLocks = hasWebLocks();
+    const { log, results } = await overlappingLocks(store, other, id, m1, m2);
+    const error = await store.withSessionLock(id, () => { throw new RangeError("boom"); }).then(
+      () => null, (e) => e);
+    const after = await store.withSessionLock(id, () => 7);
+    return { webLocks, log, results, error, after };
+  } finally {
+    restore();
+  }
+}
+async function overlappingLocks(store, other, id, m1, m2) {
+  const log = [];
+  let renamed;
+  const first = store.withSessionLock(id, async () => {
+    log.push("first start");
+    renamed = other.rename(id, "renamed").then(() => log.push("other store's rename"));
+    await sleep(60);
+    const loaded = await store.load(id);
+    await store.save(id, [...loaded, m1]);
+    const nested = await store.withSessionLock(id, async () => "nested");
+    log.push(`first end (${nested})`);
+    return "first";
+  });
+  const second = store.withSessionLock(id, async () => {
+    log.push("second start");
+    const loaded = await store.load(id);
+    await store.save(id, [...loaded, m2]);
+    log.push("second end");
+    return "second";
+  });
+  const results = await Promise.all([first, second]);
+  await renamed;
+  return { log, results };
+}
+export function pause(ms) {
+  return sleep(ms);
+}
+// Whether this page holds the Web Lock `name`.
+export async function lockHeld(name) {
+  const state = await navigator.locks.query();
+  return state.held.some((l) => l.name === name);
+}
+// Asks for the lock `name` as another tab of this package does: a notice on
+// the locks channel. Resolves with how long (ms) until the page let it go,
+// or -1 after `ms`.
+export async function askFor(name, ms) {
+  const t0 = performance.now();
+  const channel = new BroadcastChannel("agent-compaction-locks");
+  channel.postMessage({ want: name });
+  channel.close();
+  while (performance.now() - t0 < ms) {
+    if (!(await lockHeld(name))) return performance.now() - t0;
+    await sleep(2);
+  }
+  return -1;
+}
+// Takes the lock `name` as code that knows nothing of the notices does;
+// resolves with how long (ms) that took.
+export async function takeLock(name) {
+  const t0 = performance.now();
+  await navigator.locks.request(name, () => {});
+  return performance.now() - t0;
+}
+// Counts the reads of message records (getAll) until stopped.
+export function countReads() {
+  const proto = IDBObjectStore.prototype;
+  const getAll = proto.getAll;
+  const counter = { count: 0 };
+  proto.getAll = function (...args) {
+    if (this.name === "messages") counter.count++;
+    return getAll.apply(this, args);
+  };
+  counter.stop = () => { proto.getAll = getAll; };
+  return counter;
+}
+// Collects the events an onChange listener receives.
+export function collector() {
+  const events = [];
+  return { events, listener: (e) => events.push(e) };
+}
+export async function eventsAfter(events, count, ms) {
+  const deadline = Date.now() + ms;
+  while (events.length < count && Date.now() < deadline) await sleep(5);
+  return events;
+}
+export function withFunction() {
+  return { role: "user", content: [{ type: "text", text: "x", bad: () => 1 }], timestamp: 9 };
+}
+export function cyclic() {
+  const m = { role: "user", content: "loop", timestamp: 9 };
+  m.self = { back: m };
+  return m;
+}
+"#)]
+extern "C" {
+    fn parse(text: &str) -> JsValue;
+    #[wasm_bindgen(js_name = deepEqual)]
+    fn deep_equal(a: &JsValue, b: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = deleteDb)]
+    fn delete_db(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = makeV1)]
+    fn make_v1(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = rawKeys)]
+    fn raw_keys(name: &str, id: &str) -> Promise;
+    #[wasm_bindgen(js_name = rawSizes)]
+    fn raw_sizes(name: &str, id: &str) -> Promise;
+    #[wasm_bindgen(js_name = withFunction)]
+    fn with_function() -> JsValue;
+    #[wasm_bindgen(js_name = schemaOf)]
+    fn schema_of(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = sameValue)]
+    fn same_value(a: &JsValue, b: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = hasWebLocks)]
+    fn has_web_locks() -> bool;
+    #[wasm_bindgen(js_name = lockScenario)]
+    fn lock_scenario_js(
+        store: &JsValue,
+        other: &JsValue,
+        id: &str,
+        m1: &JsValue,
+        m2: &JsValue,
+        hide: bool,
+    ) -> Promise;
+    fn pause(ms: u32) -> Promise;
+    #[wasm_bindgen(js_name = lockHeld)]
+    fn lock_held(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = askFor)]
+    fn ask_for(name: &str, ms: u32) -> Promise;
+    #[wasm_bindgen(js_name = takeLock)]
+    fn take_lock(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = countReads)]
+    fn count_reads() -> JsValue;
+    fn collector() -> JsValue;
+    #[wasm_bindgen(js_name = eventsAfter)]
+    fn events_after(events: &JsValue, count: u32, ms: u32) -> Promise;
+    fn cyclic() -> JsValue;
+}
+
+async fn wait(p: Promise) -> Result<JsValue, JsValue> {
+    JsFuture::from(p).await
+}
+
+async fn fresh(name: &str) -> SessionStore {
+    wait(delete_db(name)).await.unwrap();
+    open(name).await
+}
+
+async fn open(name: &str) -> SessionStore {
+    let options = parse(&format!("{{\"name\":\"{name}\"}}"));
+    SessionStore::open(options).await.unwrap()
+}
+
+fn field(o: &JsValue, key: &str) -> JsValue {
+    Reflect::get(o, &key.into()).unwrap()
+}
+
+fn message(text: &str, t: u32) -> JsValue {
+    parse(&format!(
+        "{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":{t}}}"
+    ))
+}
+
+fn assistant(stop: &str, output: u32, t: u32) -> JsValue {
+    parse(&format!(
+        "{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"a{t}\"}}],\"stopReason\":\"{stop}\",\
+         \"usage\":{{\"input\":100,\"output\":{output},\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":{}}},\"timestamp\":{t}}}",
+        100 + output
+    ))
+}
+
+fn summary(t: u32) -> JsValue {
+    parse(&format!(
+        "{{\"role\":\"compactionSummary\",\"summary\":\"## Goal\\nsummary {t}\",\"tokensBefore\":1000,\"timestamp\":{t}}}"
+    ))
+}
+
+async fn create(store: &SessionStore, id: &str) -> JsValue {
+    wait(store.create_session(parse(&format!("{{\"id\":\"{id}\",\"title\":\"T\"}}"))))
+        .await
+        .unwrap()
+}
+
+/// `store.save(id, messages)`, awaited.
+async fn save(
+    store: &SessionStore,
+    id: &str,
+    messages: impl Into<JsValue>,
+) -> Result<JsValue, JsValue> {
+    wait(store.save(id.into(), messages.into(), JsValue::UNDEFINED)).await
+}
+
+fn error_message(e: &JsValue) -> String {
+    e.unchecked_ref::<js_sys::Error>().message().into()
+}
+
+fn puts(store: &SessionStore) -> f64 {
+    field(&store.stats(), "recordsPut").as_f64().unwrap()
+}
+
+fn array(items: &[&JsValue]) -> Array {
+    items.iter().map(|v| (*v).clone()).collect()
+}
+
+fn with(base: &Array, extra: &[&JsValue]) -> Array {
+    let a = base.slice(0, base.length());
+    for e in extra {
+        a.push(e);
+    }
+    a
+}
+
+#[wasm_bindgen_test]
+async fn large_session_round_trips_and_appends_write_only_new_records() {
+    let store = fresh("store-large").await;
+    create(&store, "s").await;
+    let session = pi_session_to_messages(LARGE.into()).unwrap();
+    let messages: Array = field(&session, "messages").unchecked_into();
+    assert!(messages.length() > 100);
+    let meta = save(&store, "s", messages.clone()).await.unwrap();
+    assert_eq!(
+        field(&meta, "messageCount").as_f64(),
+        Some(messages.length() as f64)
+    );
+    assert_eq!(field(&meta, "revision").as_f64(), Some(1.0));
+    assert!(field(&meta, "contextTokens").as_f64().unwrap() > 0.0);
+    assert!(
+        field(&meta, "contextKey").is_undefined(),
+        "internal fields stay inside"
+    );
+    let loaded = wait(store.load("s".into())).await.unwrap();
+    assert!(
+        deep_equal(&loaded, &messages),
+        "load returns what was saved"
+    );
+
+    // One new turn: three records whatever the session's length, and here
+    // (32 + 4 loose messages reached) a pack of the oldest loose ones.
+    let before = puts(&store);
+    let next = with(
+        &messages,
+        &[
+            &message("next", 1),
+            &assistant("stop", 5, 2),
+            &message("more", 3),
+        ],
+    );
+    save(&store, "s", next.clone()).await.unwrap();
+    assert_eq!(puts(&store) - before, 4.0);
+    // Saving the same array again writes nothing, not even a new revision.
+    let saved = save(&store, "s", next.clone()).await.unwrap();
+    let again = save(&store, "s", next.clone()).await.unwrap();
+    assert_eq!(puts(&store) - before, 4.0);
+    assert!(deep_equal(&again, &saved));
+
+    // A second store (another tab) reads the same array.
+    let other = open("store-large").await;
+    let loaded = wait(other.load("s".into())).await.unwrap();
+    assert!(deep_equal(&loaded, &next));
+    store.close();
+    other.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_summary_insertion_writes_one_record_and_load_context_starts_there() {
+    let store = fresh("store-summary").await;
+    create(&store, "s").await;
+    let (m0, m1, m2, m3) = (
+        message("first question", 1),
+        assistant("stop", 5, 2),
+        message("second", 3),
+        assistant("stop", 5, 4),
+    );
+    let base = array(&[&m0, &m1, &m2, &m3]);
+    save(&store, "s", base).await.unwrap();
+    let keys_before: Array = wait(raw_keys("store-summary", "s"))
+        .await
+        .unwrap()
+        .unchecked_into();
+    let s = summary(10);
+    let compacted = array(&[&m0, &m1, &s, &m2, &m3]);
+    let before = puts(&store);
+    let meta = save(&store, "s", compacted.clone()).await.unwrap();
+    assert_eq!(puts(&store) - before, 1.0, "only the summary is written");
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(5.0));
+    // The records after the summary kept their keys.
+    let keys_after: Array = wait(raw_keys("store-summary", "s"))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(keys_after.length(), 5);
+    assert!(deep_equal(&keys_after.get(3), &keys_before.get(2)));
+    assert!(deep_equal(&keys_after.get(4), &keys_before.get(3)));
+
+    let loaded = wait(store.load("s".into())).await.unwrap();
+    assert!(deep_equal(&loaded, &compacted));
+    let context = wait(store.load_context("s".into())).await.unwrap();
+    assert!(deep_equal(&context, &array(&[&s, &m2, &m3])));
+    // Preview: the first user text.
+    assert_eq!(
+        field(&meta, "preview").as_string().as_deref(),
+        Some("first question")
+    );
+    // Stale usage (m3 at t=4 is before the summary at t=10) is not counted.
+    assert!(field(&meta, "contextTokens").as_f64().unwrap() < 100.0);
+
+    // Saving what loadContext returned would drop messages.
+    let e = wait(store.save("s".into(), context.clone(), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
+    assert!(
+        error_message(&e).contains("replace: true"),
+        "{}",
+        error_message(&e)
+    );
+    let meta = wait(store.save("s".into(), context.clone(), parse("{\"replace\":true}")))
+        .await
+        .unwrap();
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(3.0));
+    let loaded = wait(store.load("s".into())).await.unwrap();
+    assert!(deep_equal(&loaded, &context));
+    store.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_trailing_failed_attempt_may_go_other_drops_need_replace() {
+    let store = fresh("store-drop").await;
+    create(&store, "s").await;
+    let (m0, m1, err) = (
+        message("q", 1),
+        assistant("stop", 5, 2),
+        assistant("error", 0, 3),
+    );
+    save(&store, "s", array(&[&m0, &m1, &err])).await.unwrap();
+    let s = summary(10);
+    let retry = array(&[&m0, &s, &m1]);
+    let meta = save(&store, "s", retry.clone()).await.unwrap();
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(3.0));
+    assert_eq!(field(&store.stats(), "recordsDeleted").as_f64(), Some(1.0));
+    assert!(deep_equal(
+        &wait(store.load("s".into())).await.unwrap(),
+        &retry
+    ));
+
+    // Dropping a real message is refused, and nothing is written.
+    let e = save(&store, "s", array(&[&m0, &s])).await.unwrap_err();
+    assert!(
+        error_message(&e).contains("index 2"),
+        "{}",
+        error_message(&e)
+    );
+    assert!(deep_equal(
+        &wait(store.load("s".into())).await.unwrap(),
+        &retry
+    ));
+    store.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_save_from_a_stale_revision_is_a_conflict_error() {
+    let a = fresh("store-conflict").await;
+    let b = open("store-conflict").await;
+    create(&a, "s").await;
+    let m0 = message("hello", 1);
+    save(&a, "s", array(&[&m0])).await.unwrap();
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    save(&a, "s", array(&[&m0, &message("from a", 2)]))
+        .await
+        .unwrap();
+    let from_b = with(&loaded, &[&message("from b", 3)]);
+    let e = save(&b, "s", from_b).await.unwrap_err();
+    assert_eq!(
+        field(&e, "name").as_string().as_deref(),
+        Some("ConflictError")
+    );
+    assert!(e.is_instance_of::<js_sys::Error>());
+    assert!(e.is_instance_of::<js_sys::Object>());
+    let class: js_sys::Function = SessionStore::conflict_error().unchecked_into();
+    assert!(
+        js_sys::Reflect::get_prototype_of(&e).unwrap()
+            == field(&class, "prototype").unchecked_into()
+    );
+    // Nothing of b's save was written; after a reload b can save.
+    let now: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    assert_eq!(now.length(), 2);
+    save(&b, "s", with(&now, &[&message("from b", 3)]))
+        .await
+        .unwrap();
+    let all: Array = wait(a.load("s".into())).await.unwrap().unchecked_into();
+    assert_eq!(all.length(), 3);
+    a.close();
+    b.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_save_of_the_same_messages_keeps_the_revision() {
+    let a = fresh("store-same").await;
+    let b = open("store-same").await;
+    create(&a, "s").await;
+    let (m0, m1) = (message("hello", 1), assistant("stop", 5, 2));
+    save(&a, "s", array(&[&m0])).await.unwrap();
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    let two = array(&[&m0, &m1]);
+    save(&a, "s", two.clone()).await.unwrap();
+    // b saving what it loaded, unchanged, still learns it is out of date.
+    let e = save(&b, "s", loaded).await.unwrap_err();
+    assert_eq!(
+        field(&e, "name").as_string().as_deref(),
+        Some("ConflictError")
+    );
+    // b reloads; a saves the same array again: no new revision, so b's
+    // next save is no conflict.
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    let meta = save(&a, "s", two.clone()).await.unwrap();
+    assert_eq!(field(&meta, "revision").as_f64(), Some(2.0));
+    let three = with(&loaded, &[&message("from b", 3)]);
+    let meta = save(&b, "s", three.clone()).await.unwrap();
+    assert_eq!(field(&meta, "revision").as_f64(), Some(3.0));
+    assert!(deep_equal(&wait(a.load("s".into())).await.unwrap(), &three));
+    a.close();
+    b.close();
+}
+
+#[wasm_bindgen_test]
+async fn sessions_are_created_listed_renamed_and_deleted() {
+    let store = fresh("store-sessions").await;
+    create(&store, "one").await;
+    create(&store, "two").await;
+    save(&store, "one", array(&[&message("hi", 1)]))
+        .await
+        .unwrap();
+    let list: Array = wait(store.list()).await.unwrap().unchecked_into();
+    assert_eq!(list.length(), 2);
+    assert_eq!(
+        field(&list.get(0), "id").as_string().as_deref(),
+        Some("one"),
+        "newest first"
+    );
+    let meta = wait(store.rename("two".into(), "Renamed".into()))
+        .await
+        .unwrap();
+    assert_eq!(
+        field(&meta, "title").as_string().as_deref(),
+        Some("Renamed")
+    );
+    let e = create_err(&store, "one").await;
+    assert!(e.contains("already exists"), "{e}");
+    let defaulted = wait(store.create_session(JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(field(&defaulted, "id").as_string().unwrap().len(), 36);
+    wait(store.delete("one".into())).await.unwrap();
+    let keys: Array = wait(raw_keys("store-sessions", "one"))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(keys.length(), 0, "all of its records are gone");
+    let e = wait(store.load("one".into())).await.unwrap_err();
+    assert!(
+        error_message(&e).contains("no session \"one\""),
+        "{}",
+        error_message(&e)
+    );
+    store.close();
+    let e = wait(store.list()).await.unwrap_err();
+    assert!(
+        error_message(&e).contains("closed"),
+        "{}",
+        error_message(&e)
+    );
+}
+
+async fn create_err(store: &SessionStore, id: &str) -> String {
+    let e = wait(store.create_session(parse(&format!("{{\"id\":\"{id}\"}}"))))
+        .await
+        .unwrap_err();
+    error_message(&e)
+}
+
+#[wasm_bindgen_test]
+async fn bad_input_is_a_type_error_naming_the_index_and_writes_nothing() {
+    let store = fresh("store-bad").await;
+    create(&store, "s").await;
+    let m0 = message("ok", 1);
+    save(&store, "s", array(&[&m0])).await.unwrap();
+    for (bad, expect) in [
+        (with_function(), "messages[2].content[0].bad is a function"),
+        (cyclic(), "messages[2].self.back"),
+    ] {
+        let next = array(&[&m0, &message("fine", 2), &bad]);
+        let e = save(&store, "s", next).await.unwrap_err();
+        assert!(e.is_instance_of::<js_sys::TypeError>());
+        assert!(error_message(&e).contains(expect), "{}", error_message(&e));
+        let keys: Array = wait(raw_keys("store-bad", "s"))
+            .await
+            .unwrap()
+            .unchecked_into();
+        assert_eq!(keys.length(), 1, "nothing of that save was written");
+    }
+    store.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_version_1_database_with_data_opens_with_its_data() {
+    wait(delete_db("store-v1")).await.unwrap();
+    wait(make_v1("store-v1")).await.unwrap();
+    let store = open("store-v1").await;
+    // Upgraded to version 3: the index is there, the records kept.
+    let schema = wait(schema_of("store-v1")).await.unwrap();
+    assert_eq!(field(&schema, "version").as_f64(), Some(3.0));
+    assert!(deep_equal(
+        &field(&schema, "indexes"),
+        &parse("[\"byLastModified\"]")
+    ));
+    let list: Array = wait(store.list()).await.unwrap().unchecked_into();
+    assert_eq!(list.length(), 2);
+    // The sparse record got defaults: lastModified from createdAt (so it is
+    // listed, newest first), a title, and its messages counted.
+    let sparse = list.get(0);
+    assert_eq!(field(&sparse, "id").as_string().as_deref(), Some("sparse"));
+    assert_eq!(field(&sparse, "lastModified").as_f64(), Some(5.0));
+    assert_eq!(field(&sparse, "messageCount").as_f64(), Some(2.0));
+    assert_eq!(
+        field(&sparse, "title").as_string().as_deref(),
+        Some("New session")
+    );
+    assert_eq!(field(&sparse, "revision").as_f64(), Some(0.0));
+    let old = list.get(1);
+    assert_eq!(field(&old, "title").as_string().as_deref(), Some("From v1"));
+    assert_eq!(field(&old, "messageCount").as_f64(), Some(2.0));
+    assert_eq!(field(&old, "preview").as_string().as_deref(), Some("hello"));
+    let loaded: Array = wait(store.load("old".into()))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert!(deep_equal(
+        &loaded,
+        &parse("[{\"role\":\"user\",\"content\":\"hello\",\"timestamp\":1},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}],\"stopReason\":\"stop\",\"timestamp\":2}]")
+    ));
+    // And it can be appended to; it is then the newest.
+    let next = with(&loaded, &[&message("again", 3)]);
+    let meta = save(&store, "old", next.clone()).await.unwrap();
+    assert_eq!(field(&meta, "revision").as_f64(), Some(5.0));
+    assert!(deep_equal(
+        &wait(store.load("old".into())).await.unwrap(),
+        &next
+    ));
+    let list: Array = wait(store.list()).await.unwrap().unchecked_into();
+    assert_eq!(
+        field(&list.get(0), "id").as_string().as_deref(),
+        Some("old")
+    );
+    let sparse: Array = wait(store.load_context("sparse".into()))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(sparse.length(), 2);
+    let next = with(&sparse, &[&message("three", 7)]);
+    let meta = save(&store, "sparse", next).await.unwrap();
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(3.0));
+    assert_eq!(field(&meta, "revision").as_f64(), Some(1.0));
+    store.close();
+    // Opening the upgraded database again changes nothing.
+    let again = open("store-v1").await;
+    let list: Array = wait(again.list()).await.unwrap().unchecked_into();
+    assert_eq!(list.length(), 2);
+    again.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_deleted_database_is_reported() {
+    let store = fresh("store-deleted").await;
+    create(&store, "s").await;
+    wait(delete_db("store-deleted")).await.unwrap();
+    let e = wait(store.list()).await.unwrap_err();
+    assert!(
+        error_message(&e).contains("deleted or upgraded"),
+        "{}",
+        error_message(&e)
+    );
+}
+
+fn branch_summary(t: u32) -> JsValue {
+    parse(&format!(
+        "{{\"role\":\"branchSummary\",\"summary\":\"left a branch {t}\",\"fromId\":\"x\",\"timestamp\":{t}}}"
+    ))
+}
+
+async fn keys_of(db: &str, id: &str) -> u32 {
+    let keys: Array = wait(raw_keys(db, id)).await.unwrap().unchecked_into();
+    keys.length()
+}
+
+#[wasm_bindgen_test]
+async fn fork_copies_a_prefix_adds_a_branch_summary_and_shares_no_records() {
+    let store = fresh("store-fork").await;
+    create(&store, "src").await;
+    let (m0, m1, s, m3, m4) = (
+        message("first", 1),
+        assistant("stop", 5, 2),
+        summary(10),
+        message("after the summary", 11),
+        assistant("stop", 5, 12),
+    );
+    let source = array(&[&m0, &m1, &s, &m3, &m4]);
+    save(&store, "src", source.clone()).await.unwrap();
+
+    // A prefix: the records before atIndex, under a new id and title.
+    let meta = wait(store.fork("src".into(), 2.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let prefix_id = field(&meta, "id").as_string().unwrap();
+    assert_ne!(prefix_id, "src");
+    assert_eq!(prefix_id.len(), 36, "a fresh UUIDv7");
+    assert_eq!(
+        field(&meta, "title").as_string().as_deref(),
+        Some("T (fork)")
+    );
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(2.0));
+    assert_eq!(
+        field(&meta, "preview").as_string().as_deref(),
+        Some("first")
+    );
+    let loaded = wait(store.load(prefix_id.as_str().into())).await.unwrap();
+    assert!(deep_equal(&loaded, &array(&[&m0, &m1])));
+
+    // With a summary, past the compaction: loadContext of the fork starts
+    // at the copied compaction summary.
+    let branch = branch_summary(20);
+    let options: JsValue = js_sys::Object::new().into();
+    Reflect::set(&options, &"summary".into(), &branch).unwrap();
+    Reflect::set(&options, &"title".into(), &"Other way".into()).unwrap();
+    let meta = wait(store.fork("src".into(), 4.into(), options))
+        .await
+        .unwrap();
+    let branched_id = field(&meta, "id").as_string().unwrap();
+    assert_eq!(
+        field(&meta, "title").as_string().as_deref(),
+        Some("Other way")
+    );
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(5.0));
+    let expected = array(&[&m0, &m1, &s, &m3, &branch]);
+    let loaded = wait(store.load(branched_id.as_str().into())).await.unwrap();
+    assert!(deep_equal(&loaded, &expected));
+    let context = wait(store.load_context(branched_id.as_str().into()))
+        .await
+        .unwrap();
+    assert!(deep_equal(&context, &array(&[&s, &m3, &branch])));
+    // The fork is a session like any other: it can be appended to.
+    let next = with(&loaded.unchecked_into(), &[&message("go on", 30)]);
+    let meta = wait(store.save(branched_id.as_str().into(), next.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(6.0));
+
+    // The whole session and none of it are forks too.
+    let all = wait(store.fork("src".into(), 5.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(field(&all, "messageCount").as_f64(), Some(5.0));
+    let none = wait(store.fork("src".into(), 0.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(field(&none, "messageCount").as_f64(), Some(0.0));
+
+    // Bad arguments: clear errors, nothing written.
+    let listed_before = wait(store.list())
+        .await
+        .unwrap()
+        .unchecked_into::<Array>()
+        .length();
+    let bad_summary: JsValue = js_sys::Object::new().into();
+    Reflect::set(
+        &bad_summary,
+        &"summary".into(),
+        &message("not a summary", 1),
+    )
+    .unwrap();
+    for (at, options, class, expect) in [
+        (
+            JsValue::from(6),
+            JsValue::UNDEFINED,
+            "RangeError",
+            "has 5 messages",
+        ),
+        (
+            JsValue::from(-1),
+            JsValue::UNDEFINED,
+            "RangeError",
+            "got -1",
+        ),
+        (
+            JsValue::from(1.5),
+            JsValue::UNDEFINED,
+            "RangeError",
+            "got 1.5",
+        ),
+        (
+            JsValue::from("2"),
+            JsValue::UNDEFINED,
+            "TypeError",
+            "must be a number",
+        ),
+        (
+            JsValue::from(2),
+            bad_summary,
+            "TypeError",
+            "got role \"user\"",
+        ),
+    ] {
+        let e = wait(store.fork("src".into(), at, options))
+            .await
+            .unwrap_err();
+        assert_eq!(field(&e, "name").as_string().as_deref(), Some(class));
+        assert!(error_message(&e).contains(expect), "{}", error_message(&e));
+    }
+    let e = wait(store.fork("missing".into(), 0.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
+    assert!(
+        error_message(&e).contains("no session \"missing\""),
+        "{}",
+        error_message(&e)
+    );
+    let listed_after = wait(store.list())
+        .await
+        .unwrap()
+        .unchecked_into::<Array>()
+        .length();
+    assert_eq!(listed_after, listed_before);
+
+    // The source is unchanged; deleting the source or a fork leaves the other whole.
+    assert!(deep_equal(
+        &wait(store.load("src".into())).await.unwrap(),
+        &source
+    ));
+    assert_eq!(keys_of("store-fork", "src").await, 5);
+    wait(store.delete(prefix_id.as_str().into())).await.unwrap();
+    assert!(deep_equal(
+        &wait(store.load("src".into())).await.unwrap(),
+        &source
+    ));
+    wait(store.delete("src".into())).await.unwrap();
+    let fresh_store = open("store-fork").await;
+    let loaded = wait(fresh_store.load(branched_id.as_str().into()))
+        .await
+        .unwrap();
+    assert_eq!(loaded.unchecked_into::<Array>().length(), 6);
+    assert_eq!(keys_of("store-fork", branched_id.as_str()).await, 6);
+    store.close();
+    fresh_store.close();
+}
+
+#[wasm_bindgen_test]
+async fn pi_session_files_import_and_export_round_trip() {
+    let store = fresh("store-jsonl").await;
+    for text in [LARGE, BEFORE_COMPACTION] {
+        let parsed = pi_session_to_messages(text.into()).unwrap();
+        let messages = field(&parsed, "messages");
+        let file_id = field(&field(&parsed, "session"), "id").as_string().unwrap();
+
+        // Import keeps the file's id; load gives what piSessionToMessages gives.
+        let meta = wait(store.import_jsonl(text.into(), JsValue::UNDEFINED))
+            .await
+            .unwrap();
+        assert_eq!(field(&meta, "id").as_string(), Some(file_id.clone()));
+        assert_eq!(
+            field(&meta, "messageCount").as_f64(),
+            Some(messages.unchecked_ref::<Array>().length() as f64)
+        );
+        assert_eq!(
+            field(&meta, "model")
+                .as_string()
+                .map(|m| m.starts_with("anthropic/")),
+            Some(true)
+        );
+        assert!(!field(&meta, "title").as_string().unwrap().is_empty());
+        let loaded = wait(store.load(file_id.as_str().into())).await.unwrap();
+        assert!(deep_equal(&loaded, &messages), "import then load");
+        // loadContext agrees with the context pi builds (the last summary on).
+        let context: Array = wait(store.load_context(file_id.as_str().into()))
+            .await
+            .unwrap()
+            .unchecked_into();
+        let all: Array = messages.clone().unchecked_into();
+        let last_summary = (0..all.length()).rev().find(|&i| {
+            field(&all.get(i), "role").as_string().as_deref() == Some("compactionSummary")
+        });
+        assert_eq!(
+            context.length(),
+            all.length() - last_summary.unwrap_or(0),
+            "loadContext starts at the last summary"
+        );
+
+        // Export writes version 3 and reads back into the same array; its
+        // import under an id that exists gets a new id.
+        let exported = wait(store.export_jsonl(file_id.as_str().into()))
+            .await
+            .unwrap()
+            .as_string()
+            .unwrap();
+        let header = parse(exported.lines().next().unwrap());
+        assert_eq!(field(&header, "version").as_f64(), Some(3.0));
+        assert_eq!(field(&header, "id").as_string(), Some(file_id.clone()));
+        let again = wait(store.import_jsonl(exported.as_str().into(), JsValue::UNDEFINED))
+            .await
+            .unwrap();
+        let again_id = field(&again, "id").as_string().unwrap();
+        assert_ne!(again_id, file_id, "an id collision gets a new id");
+        assert_eq!(again_id.len(), 36);
+        assert_eq!(field(&again, "title"), field(&meta, "title"));
+        let loaded = wait(store.load(again_id.as_str().into())).await.unwrap();
+        assert!(deep_equal(&loaded, &messages), "export then import");
+    }
+
+    // A session built here: export then import gives the same array, and
+    // the title travels as pi's session name.
+    let created = wait(store.create_session(parse(
+        "{\"id\":\"mine\",\"title\":\"Mine\",\"model\":\"openai/gpt-5\"}",
+    )))
+    .await
+    .unwrap();
+    assert_eq!(field(&created, "id").as_string().as_deref(), Some("mine"));
+    let mut details_summary = summary(10);
+    Reflect::set(
+        &details_summary,
+        &"details".into(),
+        &parse("{\"readFiles\":[\"a.rs\"],\"modifiedFiles\":[\"b.rs\"]}"),
+    )
+    .unwrap();
+    details_summary = details_summary.clone();
+    let original = array(&[
+        &message("build it", 1),
+        &assistant("stop", 5, 2),
+        &details_summary,
+        &message("and then", 11),
+        &branch_summary(12),
+        &assistant("stop", 7, 13),
+    ]);
+    save(&store, "mine", original.clone()).await.unwrap();
+    let text = wait(store.export_jsonl("mine".into())).await.unwrap();
+    assert!(text.as_string().unwrap().contains("\"session_info\""));
+    wait(store.delete("mine".into())).await.unwrap();
+    let meta = wait(store.import_jsonl(text, JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    assert_eq!(field(&meta, "id").as_string().as_deref(), Some("mine"));
+    assert_eq!(field(&meta, "title").as_string().as_deref(), Some("Mine"));
+    assert_eq!(
+        field(&meta, "model").as_string().as_deref(),
+        Some("openai/gpt-5")
+    );
+    let loaded = wait(store.load("mine".into())).await.unwrap();
+    assert!(
+        same_value(&loaded, &original),
+        "import ∘ export is the identity"
+    );
+    let context = wait(store.load_context("mine".into())).await.unwrap();
+    assert_eq!(context.unchecked_into::<Array>().length(), 4);
+
+    // A title option wins; bad input is a clear error and stores nothing.
+    let titled = wait(store.import_jsonl(LARGE.into(), parse("{\"title\":\"Named\"}")))
+        .await
+        .unwrap();
+    assert_eq!(
+        field(&titled, "title").as_string().as_deref(),
+        Some("Named")
+    );
+    let count = wait(store.list())
+        .await
+        .unwrap()
+        .unchecked_into::<Array>()
+        .length();
+    let e = wait(store.import_jsonl(42.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
+    assert!(e.is_instance_of::<js_sys::TypeError>());
+    let e = wait(store.import_jsonl("not a session\n".into(), JsValue::UNDEFINED))
+        .await
+        .unwrap_err();
+    assert!(
+        error_message(&e).starts_with("SessionStore.importJsonl: "),
+        "{}",
+        error_message(&e)
+    );
+    let e = wait(store.export_jsonl("nobody".into())).await.unwrap_err();
+    assert!(
+        error_message(&e).contains("no session \"nobody\""),
+        "{}",
+        error_message(&e)
+    );
+    assert_eq!(
+        wait(store.list())
+            .await
+            .unwrap()
+            .unchecked_into::<Array>()
+            .length(),
+        count
+    );
+    store.close();
+}
+
+/// Runs `lockScenario` (navigator.locks hidden with `hide`) and checks its
+/// outcome: the callers ran one after the other, saves inside did not
+/// deadlock, a second store's rename waited, a throwing callback freed the lock.
+async fn lock_scenario(db: &str, hide: bool) {
+    let store = fresh(db).await;
+    let other = open(db).await;
+    let check = open(db).await;
+    create(&store, "s").await;
+    save(&store, "s", array(&[&message("start", 1)]))
+        .await
+        .unwrap();
+    let (m1, m2) = (message("one", 2), message("two", 3));
+    let store: JsValue = store.into();
+    let out = wait(lock_scenario_js(
+        &store,
+        &JsValue::from(other),
+        "s",
+        &m1,
+        &m2,
+        hide,
+    ))
+    .await
+    .unwrap();
+    assert!(has_web_locks(), "navigator.locks is back");
+    assert_eq!(field(&out, "webLocks").as_bool(), Some(!hide));
+    assert!(
+        deep_equal(
+            &field(&out, "log"),
+            &parse("[\"first start\",\"first end (nested)\",\"second start\",\"second end\",\"other store's rename\"]")
+        ),
+        "{:?}",
+        js_sys::JSON::stringify(&field(&out, "log")).unwrap()
+    );
+    assert!(deep_equal(
+        &field(&out, "results"),
+        &parse("[\"first\",\"second\"]")
+    ));
+    assert!(field(&out, "error").is_instance_of::<js_sys::RangeError>());
+    assert_eq!(field(&out, "after").as_f64(), Some(7.0));
+    let loaded = wait(check.load("s".into())).await.unwrap();
+    assert!(deep_equal(
+        &loaded,
+        &array(&[&message("start", 1), &m1, &m2])
+    ));
+    let list: Array = wait(check.list()).await.unwrap().unchecked_into();
+    assert_eq!(
+        field(&list.get(0), "title").as_string().as_deref(),
+        Some("renamed")
+    );
+    let e = wait(check.with_session_lock("s".into(), 5.into()))
+        .await
+        .unwrap_err();
+    assert!(e.is_instance_of::<js_sys::TypeError>());
+    check.close();
+}
+
+#[wasm_bindgen_test]
+async fn with_session_lock_serializes_callers_and_a_save_inside_does_not_deadlock() {
+    lock_scenario("store-lock", false).await;
+}
+
+#[wasm_bindgen_test]
+async fn without_web_locks_the_lock_is_a_queue_in_the_page() {
+    lock_scenario("store-lock-fallback", true).await;
+}
+
+#[wasm_bindgen_test]
+async fn on_change_tells_other_stores_and_their_stale_saves_conflict() {
+    let a = fresh("store-change").await;
+    let b = open("store-change").await;
+    let heard = collector();
+    let unsubscribe: js_sys::Function = b
+        .on_change(field(&heard, "listener"))
+        .unwrap()
+        .unchecked_into();
+    let own = collector();
+    let _own = a.on_change(field(&own, "listener")).unwrap();
+    let events = field(&heard, "events");
+
+    create(&a, "s").await;
+    let m0 = message("hello", 1);
+    save(&a, "s", array(&[&m0])).await.unwrap();
+    wait(a.rename("s".into(), "Renamed".into())).await.unwrap();
+    let forked = wait(a.fork("s".into(), 1.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let forked_id = field(&forked, "id").as_string().unwrap();
+    wait(a.delete(forked_id.as_str().into())).await.unwrap();
+    let heard_events: Array = wait(events_after(&events, 5, 2000))
+        .await
+        .unwrap()
+        .unchecked_into();
+    let summary: Vec<String> = heard_events
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {} {}",
+                field(&e, "type").as_string().unwrap(),
+                field(&e, "sessionId").as_string().unwrap(),
+                js_sys::JSON::stringify(&field(&e, "revision"))
+                    .ok()
+                    .and_then(|r| r.as_string())
+                    .unwrap_or_else(|| "-".into())
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            "created s 0".to_string(),
+            "saved s 1".into(),
+            "renamed s 1".into(),
+            format!("forked {forked_id} 1"),
+            format!("deleted {forked_id} -"),
+        ]
+    );
+    assert_eq!(
+        field(&heard_events.get(3), "sourceId")
+            .as_string()
+            .as_deref(),
+        Some("s")
+    );
+    // A store is not told of its own changes.
+    assert_eq!(field(&own, "events").unchecked_into::<Array>().length(), 0);
+
+    // b read revision 1; a saves revision 2; b hears of it and drops its
+    // copy, but a save from b's old array is still a conflict, not a drop.
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    save(&a, "s", array(&[&m0, &message("from a", 2)]))
+        .await
+        .unwrap();
+    wait(events_after(&events, 6, 2000)).await.unwrap();
+    let e = save(&b, "s", with(&loaded, &[&message("from b", 3)]))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        field(&e, "name").as_string().as_deref(),
+        Some("ConflictError"),
+        "{}",
+        error_message(&e)
+    );
+    let now: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    let meta = save(&b, "s", with(&now, &[&message("from b", 3)]))
+        .await
+        .unwrap();
+    assert_eq!(field(&meta, "revision").as_f64(), Some(3.0));
+    // a hears b's save; a rename elsewhere keeps a's copy (same revision).
+    let a_heard: Array = wait(events_after(&field(&own, "events"), 1, 2000))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(
+        field(&a_heard.get(0), "type").as_string().as_deref(),
+        Some("saved")
+    );
+
+    // Unsubscribed: no more events.
+    unsubscribe.call0(&JsValue::UNDEFINED).unwrap();
+    let count = events.unchecked_ref::<Array>().length();
+    let all: Array = wait(a.load("s".into())).await.unwrap().unchecked_into();
+    save(&a, "s", with(&all, &[&message("more", 4)]))
+        .await
+        .unwrap();
+    wait(events_after(&field(&own, "events"), 99, 100))
+        .await
+        .unwrap();
+    assert_eq!(events.unchecked_ref::<Array>().length(), count);
+    let e = b.on_change(3.into()).unwrap_err();
+    assert!(e.is_instance_of::<js_sys::TypeError>());
+    a.close();
+    b.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_stale_save_writes_nothing_though_its_writes_were_queued() {
+    // A save queues its record writes before the session record's revision
+    // comes back; a stale one must undo them all.
+    let a = fresh("store-stale-queued").await;
+    let b = open("store-stale-queued").await;
+    create(&a, "s").await;
+    let (m0, m1, m2) = (
+        message("one", 1),
+        assistant("stop", 5, 2),
+        message("three", 3),
+    );
+    save(&a, "s", array(&[&m0, &m1, &m2])).await.unwrap();
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    let after_a = array(&[&m0, &m1, &m2, &message("from a", 4)]);
+    save(&a, "s", after_a.clone()).await.unwrap();
+    let keys_before: Array = wait(raw_keys("store-stale-queued", "s"))
+        .await
+        .unwrap()
+        .unchecked_into();
+    let puts_before = puts(&b);
+    // Appends (whose keys may be those of a's record), then a replacing save
+    // that would delete records: both stale.
+    let appended = with(
+        &loaded,
+        &[
+            &message("b1", 5),
+            &assistant("stop", 5, 6),
+            &message("b3", 7),
+        ],
+    );
+    let e = save(&b, "s", appended).await.unwrap_err();
+    assert_eq!(
+        field(&e, "name").as_string().as_deref(),
+        Some("ConflictError")
+    );
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    save(&a, "s", with(&after_a, &[&message("from a again", 8)]))
+        .await
+        .unwrap();
+    let e = wait(b.save(
+        "s".into(),
+        array(&[&loaded.get(0), &message("b only", 9)]).into(),
+        parse("{\"replace\":true}"),
+    ))
+    .await
+    .unwrap_err();
+    assert_eq!(
+        field(&e, "name").as_string().as_deref(),
+        Some("ConflictError")
+    );
+    assert_eq!(puts(&b), puts_before, "nothing counted as written");
+    let keys: Array = wait(raw_keys("store-stale-queued", "s"))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(
+        keys.length(),
+        keys_before.length() + 1,
+        "only a's record added"
+    );
+    let expected = with(&after_a, &[&message("from a again", 8)]);
+    let check = open("store-stale-queued").await;
+    let stored = wait(check.load("s".into())).await.unwrap();
+    assert!(
+        deep_equal(&stored, &expected),
+        "a's records as a wrote them"
+    );
+    a.close();
+    b.close();
+    check.close();
+}
+
+/// Calls a restoring function when dropped (a failed assertion included).
+struct Restore(js_sys::Function);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = self.0.call0(&JsValue::UNDEFINED);
+    }
+}
+
+fn reads_of(counter: &JsValue) -> f64 {
+    field(counter, "count").as_f64().unwrap()
+}
+
+/// loadContext from a store that knows where the context starts (one read
+/// of the records, sent with the session record's), after another store
+/// moved it (a compaction there: read again from the new summary), and
+/// from a store that never read the session.
+#[wasm_bindgen_test]
+async fn load_context_follows_compactions_made_elsewhere() {
+    let db = "store-context-moved";
+    let a = fresh(db).await;
+    let b = open(db).await;
+    create(&a, "s").await;
+    let (m0, s1, m2) = (message("zero", 1), summary(2), message("two", 3));
+    save(&a, "s", array(&[&m0, &s1, &m2])).await.unwrap();
+    let reads = count_reads();
+    let _restore = Restore(field(&reads, "stop").unchecked_into());
+    let first = wait(a.load_context("s".into())).await.unwrap();
+    let once = reads_of(&reads);
+    assert!(deep_equal(&first, &array(&[&s1, &m2])));
+    let again = wait(a.load_context("s".into())).await.unwrap();
+    assert!(deep_equal(&again, &array(&[&s1, &m2])));
+
+    // b compacts: a new summary after m2, and one more message.
+    let loaded: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    let (s3, m4) = (summary(4), message("four", 5));
+    save(&b, "s", with(&loaded, &[&s3, &m4])).await.unwrap();
+    let before = reads_of(&reads);
+    let moved = wait(a.load_context("s".into())).await.unwrap();
+    let moved_reads = reads_of(&reads) - before;
+    assert!(
+        deep_equal(&moved, &array(&[&s3, &m4])),
+        "from the new summary"
+    );
+    let all = wait(a.load("s".into())).await.unwrap();
+    assert!(deep_equal(&all, &array(&[&m0, &s1, &m2, &s3, &m4])));
+    // a saves on top of what it loaded last (the whole array).
+    save(&a, "s", with(&all.unchecked_into(), &[&message("six", 6)]))
+        .await
+        .unwrap();
+
+    // A store that never read the session.
+    let c = open(db).await;
+    let fresh_context = wait(c.load_context("s".into())).await.unwrap();
+    assert!(deep_equal(
+        &fresh_context,
+        &array(&[&s3, &m4, &message("six", 6)])
+    ));
+    // The moved context costs one more read (a has not heard of b's save
+    // yet: notices come in a later task).
+    assert_eq!(once, 1.0, "the records read once");
+    assert_eq!(
+        moved_reads, 2.0,
+        "a guess that missed, then the right range"
+    );
+    let e = wait(c.load_context("nope".into())).await.unwrap_err();
+    assert!(
+        error_message(&e).contains("no session"),
+        "{}",
+        error_message(&e)
+    );
+    a.close();
+    b.close();
+    c.close();
+}
+
+async fn held(name: &str) -> bool {
+    wait(lock_held(name)).await.unwrap().as_bool().unwrap()
+}
+
+async fn sleep(ms: u32) {
+    wait(pause(ms)).await.unwrap();
+}
+
+/// Appends a message to `messages` and saves them all.
+fn append_and_save(store: &SessionStore, messages: &Array, text: &str, t: u32) -> Promise {
+    messages.push(&message(text, t));
+    store.save(
+        "s".into(),
+        messages.slice(0, messages.length()).into(),
+        JsValue::UNDEFINED,
+    )
+}
+
+#[wasm_bindgen_test]
+async fn the_page_keeps_a_session_lock_briefly_and_lets_it_go_when_asked() {
+    let store = fresh("store-lease").await;
+    let name = "agent-compaction:store-lease:s";
+    create(&store, "s").await;
+    let messages = Array::new();
+    let save = |text: &str, t: u32| append_and_save(&store, &messages, text, t);
+    // After a save the page still holds the lock, for a while.
+    wait(save("one", 1)).await.unwrap();
+    assert!(held(name).await, "kept after the save");
+    sleep(400).await;
+    assert!(!held(name).await, "let go after a while");
+
+    // Another tab of this package asks for it: let go at once.
+    wait(save("two", 2)).await.unwrap();
+    assert!(held(name).await);
+    let ms = wait(ask_for(name, 1000)).await.unwrap().as_f64().unwrap();
+    assert!((0.0..60.0).contains(&ms), "let go after {ms} ms");
+
+    // Code that does not ask (an older version in another tab) waits at
+    // most the while the lock is kept.
+    wait(save("three", 3)).await.unwrap();
+    let ms = wait(take_lock(name)).await.unwrap().as_f64().unwrap();
+    assert!(ms < 400.0, "waited {ms} ms");
+
+    // Saves made at once while the lock is kept (the first runs under it
+    // directly, the others queue behind it): each after the one before, so
+    // none is a conflict, and all is written in order.
+    wait(save("m4", 4)).await.unwrap();
+    assert!(held(name).await);
+    let pending: Vec<Promise> = (5..11).map(|t| save(&format!("m{t}"), t)).collect();
+    for p in pending {
+        wait(p).await.unwrap();
+    }
+    let loaded: Array = wait(store.load("s".into())).await.unwrap().unchecked_into();
+    assert_eq!(loaded.length(), 10);
+    assert!(deep_equal(&loaded, &messages));
+
+    // Closing the store lets its locks go.
+    wait(save("last", 11)).await.unwrap();
+    store.close();
+    sleep(0).await;
+    assert!(!held(name).await, "closed: let go");
+}
+
+#[wasm_bindgen_test]
+async fn a_change_is_announced_even_when_the_store_closes_right_after() {
+    let a = fresh("store-close-notice").await;
+    let b = open("store-close-notice").await;
+    let heard = collector();
+    let _unsubscribe = b.on_change(field(&heard, "listener")).unwrap();
+    create(&a, "s").await;
+    save(&a, "s", array(&[&message("hi", 1)])).await.unwrap();
+    a.close();
+    let events: Array = wait(events_after(&field(&heard, "events"), 2, 2000))
+        .await
+        .unwrap()
+        .unchecked_into();
+    let types: Vec<String> = events
+        .iter()
+        .map(|e| field(&e, "type").as_string().unwrap())
+        .collect();
+    assert_eq!(types, vec!["created".to_string(), "saved".into()]);
+    b.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_save_keeps_what_another_store_changed_in_the_session_record() {
+    // A save queues the session record made from the one it saw last; a
+    // rename elsewhere (same revision) must survive it.
+    let a = fresh("store-renamed-elsewhere").await;
+    let b = open("store-renamed-elsewhere").await;
+    create(&a, "s").await;
+    let m0 = message("hello", 1);
+    save(&a, "s", array(&[&m0])).await.unwrap();
+    let renamed = wait(b.rename("s".into(), "Renamed".into())).await.unwrap();
+    let meta = save(&a, "s", array(&[&m0, &message("more", 2)]))
+        .await
+        .unwrap();
+    assert_eq!(
+        field(&meta, "title").as_string().as_deref(),
+        Some("Renamed")
+    );
+    assert!(
+        field(&meta, "lastModified").as_f64() >= field(&renamed, "lastModified").as_f64(),
+        "lastModified never goes back"
+    );
+    assert_eq!(field(&meta, "revision").as_f64(), Some(2.0));
+    let list: Array = wait(b.list()).await.unwrap().unchecked_into();
+    assert!(
+        same_value(&list.get(0), &meta),
+        "the record as the save returned it"
+    );
+    // And a save that changes nothing but the messages keeps it too.
+    let meta = save(
+        &a,
+        "s",
+        array(&[&m0, &message("more", 2), &message("again", 3)]),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        field(&meta, "title").as_string().as_deref(),
+        Some("Renamed")
+    );
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(3.0));
+    let list: Array = wait(b.list()).await.unwrap().unchecked_into();
+    assert!(same_value(&list.get(0), &meta));
+    a.close();
+    b.close();
+}
+
+async fn sizes(db: &str, id: &str) -> Vec<u32> {
+    let sizes: Array = wait(raw_sizes(db, id)).await.unwrap().unchecked_into();
+    sizes.iter().map(|v| v.as_f64().unwrap() as u32).collect()
+}
+
+fn slice(a: &Array, from: u32, to: u32) -> Array {
+    a.slice(from, to)
+}
+
+#[wasm_bindgen_test]
+async fn turns_fold_into_packs_and_an_edit_rewrites_only_the_pack_it_touches() {
+    let db = "store-packs";
+    let store = fresh(db).await;
+    create(&store, "s").await;
+    // 80 turns saved one at a time, as attach saves them.
+    let mut messages = Array::new();
+    for t in 0..80u32 {
+        messages = with(
+            &messages,
+            &[
+                &message(&format!("q{t}"), 2 * t + 1),
+                &assistant("stop", 5, 2 * t + 2),
+            ],
+        );
+        let before = puts(&store);
+        save(&store, "s", messages.clone()).await.unwrap();
+        // Two new records, and now and then a pack of older ones.
+        assert!(puts(&store) - before <= 4.0, "turn {t}");
+    }
+    // 160 messages: four packs of 32 merged into one, the newest 32 loose.
+    let mut expected = vec![128];
+    expected.extend([1; 32]);
+    assert_eq!(sizes(db, "s").await, expected);
+    assert!(deep_equal(
+        &wait(store.load("s".into())).await.unwrap(),
+        &messages
+    ));
+    let other = open(db).await;
+    assert!(deep_equal(
+        &wait(other.load("s".into())).await.unwrap(),
+        &messages
+    ));
+    other.close();
+
+    // A compaction's summary inside the big pack: that pack is split where
+    // the summary goes (its first part under its own key, the summary and
+    // the rest under a new one), nothing else is written.
+    let keys_before: Array = wait(raw_keys(db, "s")).await.unwrap().unchecked_into();
+    let s = summary(1000);
+    let compacted = with(&slice(&messages, 0, 40), &[&s]);
+    let compacted = compacted.concat(&slice(&messages, 40, 160));
+    let before = puts(&store);
+    save(&store, "s", compacted.clone()).await.unwrap();
+    assert_eq!(puts(&store) - before, 2.0);
+    let keys_after: Array = wait(raw_keys(db, "s")).await.unwrap().unchecked_into();
+    assert_eq!(keys_after.length(), keys_before.length() + 1);
+    assert!(deep_equal(&keys_after.get(0), &keys_before.get(0)));
+    assert!(deep_equal(
+        &keys_after.slice(2, keys_after.length()),
+        &keys_before.slice(1, keys_before.length())
+    ));
+    let mut expected = vec![40, 89];
+    expected.extend([1; 32]);
+    assert_eq!(sizes(db, "s").await, expected);
+
+    // Another store (a new page) reads the context from the summary's record.
+    let other = open(db).await;
+    let context: Array = wait(other.load_context("s".into()))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert!(deep_equal(&context, &slice(&compacted, 40, 161)));
+    assert!(deep_equal(
+        &wait(other.load("s".into())).await.unwrap(),
+        &compacted
+    ));
+
+    // A fork from inside a pack.
+    let fork = wait(other.fork("s".into(), 45.into(), parse("{\"id\":\"f\"}")))
+        .await
+        .unwrap();
+    assert_eq!(field(&fork, "messageCount").as_f64(), Some(45.0));
+    assert!(deep_equal(
+        &wait(other.load("f".into())).await.unwrap(),
+        &slice(&compacted, 0, 45)
+    ));
+
+    // A failed attempt appended, then dropped: its own record goes.
+    let failed = with(
+        &compacted,
+        &[&message("again", 2000), &assistant("error", 0, 2001)],
+    );
+    save(&store, "s", failed).await.unwrap();
+    let deleted = field(&store.stats(), "recordsDeleted").as_f64().unwrap();
+    let retried = with(&compacted, &[&message("again", 2000)]);
+    save(&store, "s", retried.clone()).await.unwrap();
+    assert_eq!(
+        field(&store.stats(), "recordsDeleted").as_f64().unwrap() - deleted,
+        1.0
+    );
+    assert!(deep_equal(
+        &wait(store.load("s".into())).await.unwrap(),
+        &retried
+    ));
+
+    // What loadContext returned, saved with replace: the messages before
+    // the summary go, also the ones that shared its pack.
+    let context: Array = wait(other.load_context("s".into()))
+        .await
+        .unwrap()
+        .unchecked_into();
+    let next = with(&context, &[&message("after", 3000)]);
+    wait(other.save("s".into(), next.clone().into(), parse("{\"replace\":true}")))
+        .await
+        .unwrap();
+    assert!(deep_equal(
+        &wait(other.load("s".into())).await.unwrap(),
+        &next
+    ));
+    let fresh_store = open(db).await;
+    assert!(deep_equal(
+        &wait(fresh_store.load("s".into())).await.unwrap(),
+        &next
+    ));
+    assert!(deep_equal(
+        &wait(fresh_store.load_context("s".into())).await.unwrap(),
+        &next
+    ));
+    // The fork kept its own records.
+    assert!(deep_equal(
+        &wait(fresh_store.load("f".into())).await.unwrap(),
+        &slice(&compacted, 0, 45)
+    ));
+    fresh_store.close();
+    other.close();
+    store.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_context_starting_inside_a_pack_loads_and_saves_with_replace() {
+    let db = "store-pack-context";
+    let store = fresh(db).await;
+    create(&store, "s").await;
+    // Saved whole, 200 messages go in packs at once, and the last summary
+    // (at 190) starts a record; the older one (at 50) is inside the first.
+    let messages = Array::new();
+    for t in 0..200u32 {
+        messages.push(&match t {
+            50 | 190 => summary(t),
+            _ => message(&format!("m{t}"), t),
+        });
+    }
+    save(&store, "s", messages.clone()).await.unwrap();
+    let layout = sizes(db, "s").await;
+    assert_eq!(layout[0], 128);
+    let starts: Vec<u32> = layout
+        .iter()
+        .scan(0, |at, n| {
+            let start = *at;
+            *at += n;
+            Some(start)
+        })
+        .collect();
+    assert!(starts.contains(&190), "a record starts at 190: {layout:?}");
+    let context: Array = wait(store.load_context("s".into()))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert!(deep_equal(&context, &slice(&messages, 190, 200)));
+    // Without the last summary the context starts inside the first pack.
+    let without = slice(&messages, 0, 190).concat(&slice(&messages, 191, 200));
+    wait(store.save(
+        "s".into(),
+        without.clone().into(),
+        parse("{\"replace\":true}"),
+    ))
+    .await
+    .unwrap();
+    assert_eq!(sizes(db, "s").await[0], 128, "that pack is not rewritten");
+    let other = open(db).await;
+    let context: Array = wait(other.load_context("s".into()))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert!(deep_equal(&context, &slice(&without, 50, 199)));
+    // Appending to it still needs replace (it would drop 0..50); with
+    // replace the pack is rewritten without the dropped messages.
+    let next = with(&context, &[&message("after", 500)]);
+    let e = save(&other, "s", next.clone()).await.unwrap_err();
+    assert!(
+        error_message(&e).contains("replace: true"),
+        "{}",
+        error_message(&e)
+    );
+    wait(other.save("s".into(), next.clone().into(), parse("{\"replace\":true}")))
+        .await
+        .unwrap();
+    let third = open(db).await;
+    assert!(deep_equal(
+        &wait(third.load("s".into())).await.unwrap(),
+        &next
+    ));
+    assert!(deep_equal(
+        &wait(third.load_context("s".into())).await.unwrap(),
+        &next
+    ));
+    assert_eq!(sizes(db, "s").await.iter().sum::<u32>(), next.length());
+    third.close();
+    other.close();
+    store.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_message_that_is_an_array_is_refused() {
+    let store = fresh("store-array-message").await;
+    create(&store, "s").await;
+    let e = wait(store.save(
+        "s".into(),
+        parse("[{\"role\":\"user\",\"content\":\"a\",\"timestamp\":1},[1,2]]"),
+        JsValue::UNDEFINED,
+    ))
+    .await
+    .unwrap_err();
+    assert!(e.is_instance_of::<js_sys::TypeError>());
+    assert!(
+        error_message(&e).contains("messages[1] is an array"),
+        "{}",
+        error_message(&e)
+    );
+    assert!(
+        sizes("store-array-message", "s").await.is_empty(),
+        "nothing written"
+    );
+    store.close();
+}
+
+/// A small deterministic generator (xorshift) for the random session below.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u32) -> u32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % u64::from(n.max(1))) as u32
+    }
+}
+
+fn stamps(a: &Array) -> Vec<u32> {
+    a.iter()
+        .map(|m| field(&m, "timestamp").as_f64().unwrap_or(-1.0) as u32)
+        .collect()
+}
+
+/// The array from its last summary on (what loadContext returns).
+fn context_of(messages: &Array) -> Array {
+    let n = messages.length();
+    let last = (0..n).rev().find(|&i| {
+        field(&messages.get(i), "role").as_string().as_deref() == Some("compactionSummary")
+    });
+    messages.slice(last.unwrap_or(0), n)
+}
+
+#[wasm_bindgen_test]
+async fn random_edits_through_two_stores_always_read_back_as_saved() {
+    for (k, seed) in [
+        0x9e37_79b9_7f4a_7c15u64,
+        0x2545_f491_4f6c_dd1d,
+        0xdead_beef_cafe_f00d,
+        7,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        random_session(&format!("store-random-{k}"), seed).await;
+    }
+}
+
+async fn random_session(db: &str, seed: u64) {
+    // Appends of a turn or of hundreds, compactions at any index, failed
+    // attempts dropped, messages removed or inserted anywhere with replace,
+    // saves from loadContext's array; saved through one store or another
+    // (the other reads the records first), read back by a third after each.
+    let stores = [fresh(db).await, open(db).await];
+    create(&stores[0], "s").await;
+    let mut rng = Rng(seed);
+    let mut messages = Array::new();
+    let mut t = 0u32;
+    let mut next_t = || {
+        t += 1;
+        t
+    };
+    let mut current = 0usize;
+    let mut used = [true, false];
+    for step in 0..160 {
+        let n = messages.length();
+        let mut replace = false;
+        let kind = rng.below(100);
+        let next: Array = match kind {
+            0..=39 => {
+                let more: Vec<JsValue> = (0..1 + rng.below(5))
+                    .map(|i| match i % 2 {
+                        0 => message(&format!("m{step}"), next_t()),
+                        _ => assistant("stop", 5, next_t()),
+                    })
+                    .collect();
+                let refs: Vec<&JsValue> = more.iter().collect();
+                with(&messages, &refs)
+            }
+            40..=44 => {
+                let a = messages.slice(0, n);
+                for _ in 0..30 + rng.below(150) {
+                    a.push(&message("bulk", next_t()));
+                }
+                a
+            }
+            45..=59 if n > 2 => {
+                let at = 1 + rng.below(n - 1);
+                let a = messages.slice(0, at);
+                a.push(&summary(next_t()));
+                a.concat(&messages.slice(at, n))
+            }
+            60..=69 => {
+                // A failed attempt saved, then dropped without replace.
+                let failed = with(&messages, &[&assistant("error", 0, next_t())]);
+                save(&stores[current], "s", failed).await.unwrap();
+                messages.slice(0, n)
+            }
+            70..=79 if n > 3 => {
+                replace = true;
+                let a = messages.slice(0, n);
+                for _ in 0..1 + rng.below(3) {
+                    let at = rng.below(a.length());
+                    a.splice(at, 1, &message("swapped", next_t()));
+                }
+                let drop = rng.below(a.length());
+                a.splice(drop, 1 + rng.below(3), &message("replaced", next_t()));
+                a
+            }
+            80..=89 if n > 1 => {
+                let at = rng.below(n);
+                let a = messages.slice(0, at);
+                for _ in 0..1 + rng.below(40) {
+                    a.push(&message("inserted", next_t()));
+                }
+                a.concat(&messages.slice(at, n))
+            }
+            90..=94 => {
+                // The other store: the first time it reads the records
+                // (it has never seen the session); later, as an app that
+                // heard of the changes, it loads the session first.
+                current = 1 - current;
+                if used[current] {
+                    wait(stores[current].load("s".into())).await.unwrap();
+                }
+                used[current] = true;
+                let more = message("other store", next_t());
+                with(&messages, &[&more])
+            }
+            _ => {
+                // Saving what loadContext returned (and a turn) drops the
+                // history before the summary: replace.
+                replace = true;
+                let context: Array = wait(stores[current].load_context("s".into()))
+                    .await
+                    .unwrap()
+                    .unchecked_into();
+                with(&context, &[&message("after context", next_t())])
+            }
+        };
+        let options = if replace {
+            parse("{\"replace\":true}")
+        } else {
+            JsValue::UNDEFINED
+        };
+        wait(stores[current].save("s".into(), next.clone().into(), options))
+            .await
+            .unwrap_or_else(|e| panic!("step {step} (kind {kind}): {}", error_message(&e)));
+        let before = std::mem::replace(&mut messages, next);
+        let reader = open(db).await;
+        let loaded = wait(reader.load("s".into())).await.unwrap();
+        if !deep_equal(&loaded, &messages) {
+            let l: Array = loaded.clone().unchecked_into();
+            let first = (0..l.length().max(messages.length()))
+                .find(|&i| !deep_equal(&l.get(i), &messages.get(i)));
+            panic!(
+                "step {step} (kind {kind}): load gave {} messages, saved {}; first difference at {first:?}: {:?} vs {:?}; records {:?}; before {:?} saved {:?} loaded {:?}",
+                l.length(),
+                messages.length(),
+                js_sys::JSON::stringify(&l.get(first.unwrap_or(0))).unwrap(),
+                js_sys::JSON::stringify(&messages.get(first.unwrap_or(0))).unwrap(),
+                sizes(db, "s").await,
+                stamps(&before),
+                stamps(&messages),
+                stamps(&l),
+            );
+        }
+        let context = wait(reader.load_context("s".into())).await.unwrap();
+        assert!(
+            deep_equal(&context, &context_of(&messages)),
+            "step {step} (kind {kind}): loadContext"
+        );
+        reader.close();
+    }
+    assert!(
+        sizes(db, "s").await.iter().any(|&n| n > 1),
+        "packs were made"
+    );
+    for store in stores {
+        store.close();
+    }
+}
