@@ -27,6 +27,7 @@ use agent_compaction_core::js::json::Json;
 use agent_compaction_core::tokens::context_index::ContextIndex;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, Promise};
+use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -450,16 +451,89 @@ fn emit(on_event: Option<Function>, event: JsValue) {
     }
 }
 
-fn hook_error(state: &Rc<RefCell<State>>, hook: &str, error: JsValue) {
+fn hook_error(state: &Rc<RefCell<State>>, hook: &'static str, error: JsValue) {
     let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
     emit(
         on_event,
-        object(&[
-            ("type", "hook_error".into()),
-            ("hook", hook.into()),
-            ("error", error),
-        ]),
+        to_event(&HookError {
+            kind: "hook_error",
+            hook,
+            error,
+        }),
     );
+}
+
+// The events `onEvent` receives (`CompactorEvent`), written out by
+// serde-wasm-bindgen: plain objects, fields in this order; the values the
+// app gave or gets (results, errors) are passed through as they are.
+
+#[derive(Serialize)]
+struct CompactionStart {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    reason: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CompactionEnd<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    reason: &'static str,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    result: JsValue,
+    aborted: bool,
+    will_retry: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_message: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct HookError {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    hook: &'static str,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    error: JsValue,
+}
+
+#[derive(Serialize)]
+struct SaveError {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    error: JsValue,
+}
+
+fn to_event(event: &impl Serialize) -> JsValue {
+    // Strings, booleans and passed-through values cannot fail to convert.
+    serde_wasm_bindgen::to_value(event).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A `compaction_end` event (also `attach`'s recovery failure).
+pub(crate) fn compaction_end_event(
+    reason: &'static str,
+    result: JsValue,
+    aborted: bool,
+    will_retry: bool,
+    error_message: Option<&str>,
+) -> JsValue {
+    to_event(&CompactionEnd {
+        kind: "compaction_end",
+        reason,
+        result,
+        aborted,
+        will_retry,
+        error_message,
+    })
+}
+
+/// A `save_error` event (`attach` with a store).
+pub(crate) fn save_error_event(error: JsValue) -> JsValue {
+    to_event(&SaveError {
+        kind: "save_error",
+        error,
+    })
 }
 
 #[wasm_bindgen]
@@ -870,17 +944,16 @@ fn emit_end(
     ending: Ending<'_, JsValue>,
 ) -> Option<String> {
     let end = end_event(reason, will_retry, ending);
-    let mut fields: Vec<(&str, JsValue)> = vec![
-        ("type", "compaction_end".into()),
-        ("reason", reason.name().into()),
-        ("result", result),
-        ("aborted", end.aborted.into()),
-        ("willRetry", end.will_retry.into()),
-    ];
-    if let Some(message) = &end.error_message {
-        fields.push(("errorMessage", message.into()));
-    }
-    emit(on_event, object(&fields));
+    emit(
+        on_event,
+        compaction_end_event(
+            reason.name(),
+            result,
+            end.aborted,
+            end.will_retry,
+            end.error_message.as_deref(),
+        ),
+    );
     end.error_message
 }
 
@@ -898,10 +971,10 @@ async fn run_compact(
     let unlink = link_abort(&opts.signal, &controller);
     emit(
         on_event.clone(),
-        object(&[
-            ("type", "compaction_start".into()),
-            ("reason", reason.name().into()),
-        ]),
+        to_event(&CompactionStart {
+            kind: "compaction_start",
+            reason: reason.name(),
+        }),
     );
     let outcome = compact_job(&state, &messages, &opts, &controller).await;
     let _ = unlink.call0(&JsValue::UNDEFINED);
