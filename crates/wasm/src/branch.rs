@@ -18,7 +18,9 @@ use crate::prepare::{add_tool_calls, string_array};
 use crate::serialize::serialize_conversation;
 use agent_compaction_core::compaction::branch::select_branch;
 use agent_compaction_core::compaction::file_ops::FileOps;
-use agent_compaction_core::compaction::flow::{accept, Answer, Failure, Request, CANCELLED};
+use agent_compaction_core::compaction::flow::{
+    accept, branch_failed_message, fall_back, Answer, Failure, Request, CANCELLED,
+};
 use agent_compaction_core::compaction::prompts::{
     branch_prompt, SummaryKind, BRANCH_MAX_TOKENS, SYSTEM_PROMPT,
 };
@@ -168,8 +170,8 @@ pub async fn summarize_branch(
             Err(message) => Answer::Failed(message),
         };
         match accept::<JsHost, _, _>(answer, BRANCH_MAX_TOKENS) {
-            Err(Failure::Failed(_)) if job.fallback_extractive => extractive(),
-            other => other,
+            Err(failure) => fall_back(failure, job.fallback_extractive).and_then(|_| extractive()),
+            answer => answer,
         }
     }
     .await
@@ -180,7 +182,7 @@ pub async fn summarize_branch(
         Err(Failure::Aborted(e)) => return Err(e),
         Err(Failure::Cancelled) => return Err(js_sys::Error::new(CANCELLED).into()),
         Err(Failure::Failed(message)) => {
-            return Err(js_sys::Error::new(&format!("Branch summary failed: {message}")).into())
+            return Err(js_sys::Error::new(&branch_failed_message(&message)).into())
         }
     };
     let (read, modified) = file_ops.file_lists();

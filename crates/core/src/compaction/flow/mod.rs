@@ -609,11 +609,9 @@ impl<H: FlowHost> CompactionFlow<H> {
     /// A failure (a timeout included) falls back to the extractive summary
     /// when allowed; a cancellation never does.
     fn summarizer_failed(&mut self, host: &mut H, failure: Failure<H::AbortError>) -> Step<H> {
-        match failure {
-            Failure::Failed(message) if self.config.fallback_extractive => {
-                self.extractive(host, Some(message))
-            }
-            other => Step::Fail(other),
+        match fall_back(failure, self.config.fallback_extractive) {
+            Ok(reason) => self.extractive(host, Some(reason)),
+            Err(failure) => Step::Fail(failure),
         }
     }
 
@@ -717,6 +715,22 @@ pub fn accept<X: TextOps, U, A>(
         Answer::Failed(message) => Err(Failure::Failed(message)),
         Answer::Aborted(a) => Err(Failure::Aborted(a)),
     }
+}
+
+/// The fallback rule: a failure (a timeout included) falls back to the
+/// extractive summary when `fallback_extractive` (`Ok` with the failure's
+/// message, the `fallbackReason`); a cancellation never does. Shared with
+/// branch summaries.
+pub fn fall_back<A>(failure: Failure<A>, fallback_extractive: bool) -> Result<String, Failure<A>> {
+    match failure {
+        Failure::Failed(message) if fallback_extractive => Ok(message),
+        other => Err(other),
+    }
+}
+
+/// What `summarizeBranch` rejects with when it failed.
+pub fn branch_failed_message(message: &str) -> String {
+    format!("Branch summary failed: {message}")
 }
 
 /// What `compact()` does when the preparation finds nothing to summarize.

@@ -831,3 +831,27 @@ fn accept_is_shared_with_branch_summaries() {
     assert_eq!(text.len(), 8_192);
     assert_eq!(usage, Some(()));
 }
+
+#[test]
+fn the_fallback_rule_and_the_branch_failure_text_are_shared_with_branch_summaries() {
+    assert_eq!(
+        fall_back::<()>(Failure::failed("down"), true),
+        Ok("down".into())
+    );
+    assert_eq!(
+        fall_back::<()>(Failure::failed("down"), false),
+        Err(Failure::failed("down"))
+    );
+    assert_eq!(
+        fall_back(Failure::Aborted("stop"), true),
+        Err(Failure::Aborted("stop"))
+    );
+    assert_eq!(
+        fall_back::<()>(Failure::Cancelled, true),
+        Err(Failure::Cancelled)
+    );
+    assert_eq!(
+        branch_failed_message("HTTP 500"),
+        "Branch summary failed: HTTP 500"
+    );
+}
