@@ -342,7 +342,11 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
         has_history: p.messages_to_summarize.length() > 0,
         has_turn_prefix: p.plan.is_split_turn && p.turn_prefix_messages.length() > 0,
         tokens_before: p.plan.tokens_before,
-        kept: job.facts[p.plan.first_kept_index..].to_vec(),
+        kept: job
+            .facts
+            .get(p.plan.first_kept_index..)
+            .unwrap_or_default()
+            .to_vec(),
     };
     let mut flow = CompactionFlow::new(config, input);
     let mut host = JsHost {
