@@ -398,6 +398,34 @@ describe("hooks, state and events", () => {
     assert.equal(end.willRetry, false);
   });
 
+  test("events are plain objects with exactly their fields, in order; results and errors passed through", async () => {
+    const events = [];
+    const onEvent = (e) => events.push(e);
+    const settings = { reserveTokens: 8000, keepRecentTokens: 10_000 };
+    const ok = new Compactor({ contextWindow: 100_000, settings, summarize: async () => "S", onEvent });
+    const out = await ok.compact(conversation(20), { reason: "threshold", willRetry: true });
+    const failing = new Compactor({ contextWindow: 100_000, settings, summarize: async () => "", onEvent });
+    await assert.rejects(failing.compact(conversation(20)));
+    const bad = { length: 1, get 0() { throw new Error("no reading"); } };
+    assert.equal(await ok.agentHooks().transformContext(bad), bad);
+    assert.deepEqual(events.map((e) => Object.keys(e)), [
+      ["type", "reason"],
+      ["type", "reason", "result", "aborted", "willRetry"],
+      ["type", "reason"],
+      ["type", "reason", "result", "aborted", "willRetry", "errorMessage"],
+      ["type", "hook", "error"],
+    ]);
+    for (const e of events) assert.equal(Object.getPrototypeOf(e), Object.prototype);
+    assert.deepEqual(events[0], { type: "compaction_start", reason: "threshold" });
+    assert.equal(events[1].result, out);
+    assert.equal(events[1].willRetry, true);
+    assert.ok("result" in events[3] && events[3].result === undefined);
+    assert.equal(events[3].errorMessage, "Compaction failed: the summarizer returned an empty summary");
+    assert.equal(events[4].type, "hook_error");
+    assert.equal(events[4].hook, "transformContext");
+    assert.ok(events[4].error instanceof Error);
+  });
+
   test("a summarizer window smaller than the history: chunks folded in with the update prompt", async () => {
     const rec = recorder((req) => `S${rec.requests.length}`);
     const c = new Compactor({ contextWindow: 200_000, summarizerContextWindow: 40_000, summarize: rec.summarize });

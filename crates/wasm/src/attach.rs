@@ -143,7 +143,7 @@ impl Attachment {
         };
         let args = Array::of2(id, &self.messages());
         if let Err(error) = settle(call(store, "save", &args)).await {
-            self.emit(object(&[("type", "save_error".into()), ("error", error)]));
+            self.emit(crate::compactor::save_error_event(error));
         }
     }
 
@@ -215,14 +215,13 @@ impl Attachment {
         });
         match flow {
             Flow::Nothing => {}
-            Flow::RecoveryFailed => self.emit(object(&[
-                ("type", "compaction_end".into()),
-                ("reason", "overflow".into()),
-                ("result", JsValue::UNDEFINED),
-                ("aborted", false.into()),
-                ("willRetry", false.into()),
-                ("errorMessage", RECOVERY_FAILED.into()),
-            ])),
+            Flow::RecoveryFailed => self.emit(crate::compactor::compaction_end_event(
+                "overflow",
+                JsValue::UNDEFINED,
+                false,
+                false,
+                Some(RECOVERY_FAILED),
+            )),
             Flow::OverflowRetry => {
                 let mut guard = self.guard.get();
                 guard.on_retry();

@@ -4,8 +4,9 @@
 
 use crate::compaction::{
     check_not_aborted, extractive_of, finish_call, link_abort, new_abort_controller, start_call,
-    Failure,
+    JsFailure, JsHost,
 };
+use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
 use crate::js::message_access::{get, message_at, messages_array, summary_files, JsArray};
 use crate::js::message_facts::gather;
@@ -17,7 +18,12 @@ use crate::prepare::{add_tool_calls, string_array};
 use crate::serialize::serialize_conversation;
 use agent_compaction_core::compaction::branch::select_branch;
 use agent_compaction_core::compaction::file_ops::FileOps;
-use agent_compaction_core::compaction::prompts::{branch_prompt, SummaryKind, BRANCH_MAX_TOKENS};
+use agent_compaction_core::compaction::flow::{
+    accept, branch_failed_message, fall_back, Answer, Failure, Request, CANCELLED,
+};
+use agent_compaction_core::compaction::prompts::{
+    branch_prompt, SummaryKind, BRANCH_MAX_TOKENS, SYSTEM_PROMPT,
+};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::MessageFacts;
@@ -133,15 +139,19 @@ pub async fn summarize_branch(
     let controller = new_abort_controller();
     let unlink = link_abort(&opts.signal, &controller);
     let max_chars = (BRANCH_MAX_TOKENS as usize) * 4;
-    let outcome: Result<(JsString, Option<JsValue>), Failure> = async {
+    let extractive = || {
+        extractive_of(&selected, &file_ops, None, opts.custom.as_ref(), max_chars)
+            .map(|text| (text, None))
+            .map_err(Failure::Failed)
+    };
+    let outcome: Result<(JsString, Option<JsValue>), JsFailure> = async {
         let Some(summarize) = &job.summarize else {
-            return Ok((
-                extractive_of(&selected, &file_ops, None, opts.custom.as_ref(), max_chars)?,
-                None,
-            ));
+            return extractive();
         };
-        let llm = convert_to_llm(selected.clone().into()).map_err(Failure::Failed)?;
-        let conversation = serialize_conversation(llm.into()).map_err(Failure::Failed)?;
+        let llm = convert_to_llm(selected.clone().into())
+            .map_err(|e| Failure::Failed(thrown_message(&e)))?;
+        let conversation =
+            serialize_conversation(llm.into()).map_err(|e| Failure::Failed(thrown_message(&e)))?;
         let mut prompt = JsText::default();
         branch_prompt(
             &mut prompt,
@@ -149,25 +159,19 @@ pub async fn summarize_branch(
             opts.custom.as_ref(),
             opts.replace,
         );
-        let called = match start_call(
-            summarize,
-            job.timeout_ms,
-            &controller,
-            "manual",
-            SummaryKind::Branch,
-            prompt.into_inner(),
-            BRANCH_MAX_TOKENS,
-        ) {
-            Ok(pending) => finish_call(&controller, pending).await,
-            Err(e) => Err(e),
+        let request = Request {
+            kind: SummaryKind::Branch,
+            system_prompt: SYSTEM_PROMPT,
+            prompt: prompt.into_inner(),
+            max_tokens: BRANCH_MAX_TOKENS,
         };
-        match called {
-            Ok(answer) => Ok((answer.text, answer.usage)),
-            Err(Failure::Failed(_)) if job.fallback_extractive => Ok((
-                extractive_of(&selected, &file_ops, None, opts.custom.as_ref(), max_chars)?,
-                None,
-            )),
-            Err(e) => Err(e),
+        let answer = match start_call(summarize, job.timeout_ms, &controller, "manual", request) {
+            Ok(pending) => finish_call(&controller, pending).await,
+            Err(message) => Answer::Failed(message),
+        };
+        match accept::<JsHost, _, _>(answer, BRANCH_MAX_TOKENS) {
+            Err(failure) => fall_back(failure, job.fallback_extractive).and_then(|_| extractive()),
+            answer => answer,
         }
     }
     .await
@@ -176,12 +180,9 @@ pub async fn summarize_branch(
     let (text, usage) = match outcome {
         Ok(answer) => answer,
         Err(Failure::Aborted(e)) => return Err(e),
-        Err(Failure::Failed(e)) => {
-            return Err(js_sys::Error::new(&format!(
-                "Branch summary failed: {}",
-                crate::js::errors::thrown_message(&e)
-            ))
-            .into())
+        Err(Failure::Cancelled) => return Err(js_sys::Error::new(CANCELLED).into()),
+        Err(Failure::Failed(message)) => {
+            return Err(js_sys::Error::new(&branch_failed_message(&message)).into())
         }
     };
     let (read, modified) = file_ops.file_lists();

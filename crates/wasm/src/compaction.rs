@@ -1,29 +1,28 @@
-//! `compactor.compact()`: prepare → (hook) → ask the app's summarizer →
-//! insert one `compactionSummary`. The decisions are the core's
-//! (`core::prepare`, `core::prompts`, `core::chunking`); this module awaits
-//! JavaScript and never holds a borrow of the compactor across an await.
+//! `compactor.compact()`: drives the core's [`CompactionFlow`] — asks the
+//! `beforeCompact` hook, calls the app's summarizer and awaits it under the
+//! deadline and the abort signal, builds the extractive summary, inserts
+//! one `compactionSummary`. Every branch and error text is the core's
+//! (`core::compaction::flow`); this module converts values and awaits
+//! JavaScript, and never holds a borrow of the compactor across an await.
 
-use crate::js::errors::describe;
-use crate::js::errors::type_error;
+use crate::js::errors::{describe, thrown_message};
 use crate::js::message_access::{get, JsArray};
 use crate::js::text::JsText;
 use crate::js::values::object;
 use crate::message::convert_to_llm;
 use crate::prepare::{string_array, Prepared};
 use crate::serialize::serialize_conversation;
-use agent_compaction_core::compaction::chunking::{chunk_ranges, conversation_budget};
+use crate::settings::settings_object;
 use agent_compaction_core::compaction::extractive::{
     extractive_summary, ExtractInput, ExtractMessage, ExtractRole,
 };
-use agent_compaction_core::compaction::prompts::{
-    cut_length, history_prompt, max_tokens, turn_prefix_prompt, SummaryKind, CUT_MARKER,
-    NO_PRIOR_HISTORY, SPLIT_TURN_SEPARATOR, SYSTEM_PROMPT,
+use agent_compaction_core::compaction::flow::{
+    Answer, CompactionFlow, Event, Failure, FlowConfig, FlowHost, FlowInput, HookAnswer, Insert,
+    Reason, Request, Step, TextOps, UsageOut, UsageTotals,
 };
+use agent_compaction_core::compaction::prompts::SummaryKind;
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::error::{FieldPath, InputError};
-use agent_compaction_core::js::number::number_to_string;
-use agent_compaction_core::message::role::Role;
-use agent_compaction_core::tokens::context_tokens::estimate_with_usage_after;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, JsString, Promise};
 use wasm_bindgen::prelude::*;
@@ -44,50 +43,24 @@ extern "C" {
     pub fn new_abort_controller() -> JsValue;
     #[wasm_bindgen(js_name = insertAt)]
     fn insert_at(messages: &Array, at: u32, item: &JsValue) -> Array;
-    #[wasm_bindgen(js_name = joinTexts)]
-    fn join_texts(texts: &Array, separator: &str) -> JsString;
     #[wasm_bindgen(js_name = extractFacts, catch)]
     fn extract_facts(messages: &Array) -> Result<JsString, JsValue>;
 }
 
-/// Why a compaction runs; it prefixes error messages as pi 0.73 does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reason {
-    Manual,
-    Threshold,
-    Overflow,
-}
-
-impl Reason {
-    pub fn parse(value: &JsValue) -> Result<Reason, InputError> {
-        match value.as_string().as_deref() {
-            None if value.is_undefined() => Ok(Reason::Manual),
-            Some("manual") => Ok(Reason::Manual),
-            Some("threshold") => Ok(Reason::Threshold),
-            Some("overflow") => Ok(Reason::Overflow),
-            _ => Err(InputError::WrongType {
-                path: FieldPath::argument("options").field("reason"),
-                expected: "\"manual\", \"threshold\" or \"overflow\"",
-                got: describe(value),
-            }),
-        }
+/// `options.reason`: `undefined` is `manual`.
+pub fn parse_reason(value: &JsValue) -> Result<Reason, InputError> {
+    if value.is_undefined() {
+        return Ok(Reason::Manual);
     }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Reason::Manual => "manual",
-            Reason::Threshold => "threshold",
-            Reason::Overflow => "overflow",
-        }
-    }
-
-    pub fn error_prefix(self) -> &'static str {
-        match self {
-            Reason::Manual => "Compaction failed: ",
-            Reason::Threshold => "Auto-compaction failed: ",
-            Reason::Overflow => "Context overflow recovery failed: ",
-        }
-    }
+    value
+        .as_string()
+        .as_deref()
+        .and_then(Reason::from_name)
+        .ok_or_else(|| InputError::WrongType {
+            path: FieldPath::argument("options").field("reason"),
+            expected: "\"manual\", \"threshold\" or \"overflow\"",
+            got: describe(value),
+        })
 }
 
 /// Everything one compaction needs, copied out of the compactor before the
@@ -108,24 +81,9 @@ pub struct Job {
     pub prepared: Prepared,
 }
 
-/// How a compaction ended without a result.
-pub enum Failure {
-    /// Cancelled by the caller, `abort()` or a `beforeCompact` hook.
-    Aborted(JsValue),
-    Failed(JsValue),
-}
-
-impl Failure {
-    fn failed(message: impl AsRef<str>) -> Failure {
-        Failure::Failed(js_sys::Error::new(message.as_ref()).into())
-    }
-}
-
-impl From<InputError> for Failure {
-    fn from(e: InputError) -> Failure {
-        Failure::Failed(type_error(e))
-    }
-}
+/// How a compaction ended without a result: the core's failure, with what
+/// an abort rejects with.
+pub type JsFailure = Failure<JsValue>;
 
 pub fn signal_of(controller: &JsValue) -> JsValue {
     js_sys::Reflect::get(controller, &"signal".into()).unwrap_or(JsValue::UNDEFINED)
@@ -137,34 +95,10 @@ pub fn aborted(controller: &JsValue) -> bool {
         .unwrap_or(false)
 }
 
-/// One summarizer text and its usage.
-pub struct Answer {
-    pub text: JsString,
-    pub usage: Option<JsValue>,
-}
-
 /// A summarizer call under way: the promise already runs.
 pub struct Pending {
     promise: Promise,
-    max_tokens: u64,
-}
-
-/// Calls the app's summarizer now (so that calls started one after the
-/// other run in parallel), with the deadline and cancellation.
-fn start(job: &Job, kind: SummaryKind, prompt: JsString) -> Result<Pending, Failure> {
-    let Some(summarize) = &job.summarize else {
-        return Err(Failure::failed("no summarizer"));
-    };
-    let max = max_tokens(kind, job.settings.reserve_tokens);
-    start_call(
-        summarize,
-        job.timeout_ms,
-        &job.controller,
-        job.reason.name(),
-        kind,
-        prompt,
-        max,
-    )
+    timeout_ms: f64,
 }
 
 /// One request to `summarize`, under `controller` and `timeout_ms`.
@@ -173,250 +107,340 @@ pub fn start_call(
     timeout_ms: f64,
     controller: &JsValue,
     reason: &str,
-    kind: SummaryKind,
-    prompt: JsString,
-    max: u64,
-) -> Result<Pending, Failure> {
+    request: Request<JsString>,
+) -> Result<Pending, String> {
     let request = object(&[
-        ("kind", kind.name().into()),
-        ("systemPrompt", SYSTEM_PROMPT.into()),
-        ("prompt", prompt.into()),
-        ("maxTokens", (max as f64).into()),
+        ("kind", request.kind.name().into()),
+        ("systemPrompt", request.system_prompt.into()),
+        ("prompt", request.prompt.into()),
+        ("maxTokens", (request.max_tokens as f64).into()),
         ("signal", signal_of(controller)),
         ("reason", reason.into()),
     ]);
     let returned = summarize
         .call1(&JsValue::UNDEFINED, &request)
-        .map_err(Failure::Failed)?;
+        .map_err(|e| thrown_message(&e))?;
     Ok(Pending {
         promise: settle_within(&returned, timeout_ms, controller),
-        max_tokens: max,
+        timeout_ms,
     })
 }
 
-async fn finish(job: &Job, pending: Pending) -> Result<Answer, Failure> {
-    finish_call(&job.controller, pending).await
-}
-
-/// Waits for a call and checks what it returned.
-pub async fn finish_call(controller: &JsValue, pending: Pending) -> Result<Answer, Failure> {
+/// Waits for a call and says what it ended with.
+pub async fn finish_call(
+    controller: &JsValue,
+    pending: Pending,
+) -> Answer<JsString, JsValue, JsValue> {
     let value = match JsFuture::from(pending.promise).await {
         Ok(v) => v,
-        Err(e) if is_timeout(&e) => return Err(Failure::Failed(e)),
-        Err(e) if aborted(controller) || is_abort_error(&e) => return Err(Failure::Aborted(e)),
-        Err(e) => return Err(Failure::Failed(e)),
+        Err(e) if is_timeout(&e) => {
+            return Answer::TimedOut {
+                ms: pending.timeout_ms,
+            }
+        }
+        Err(e) if aborted(controller) || is_abort_error(&e) => return Answer::Aborted(e),
+        Err(e) => return Answer::Failed(thrown_message(&e)),
     };
     // A late answer after an abort is not used.
     if aborted(controller) {
-        return Err(Failure::Aborted(js_sys::Error::new("aborted").into()));
+        return Answer::Aborted(js_sys::Error::new("aborted").into());
     }
-    let (text, usage) = match value.dyn_ref::<JsString>() {
-        Some(text) => (text.clone(), None),
-        None if value.is_object() => {
-            let text = get(&value, "text", || {
-                FieldPath::argument("summary").field("text")
-            })?;
-            let usage = get(&value, "usage", || {
-                FieldPath::argument("summary").field("usage")
-            })?;
-            match text.dyn_into::<JsString>() {
-                Ok(text) => (text, (usage.is_object()).then_some(usage)),
-                Err(other) => {
-                    return Err(Failure::failed(format!(
-                        "the summarizer returned an object whose text is {}, not a string",
-                        describe(&other)
-                    )))
-                }
-            }
-        }
-        None => {
-            return Err(Failure::failed(format!(
-                "the summarizer returned {}, not a string or {{ text }}",
-                describe(&value)
-            )))
-        }
-    };
-    if text.trim().length() == 0 {
-        return Err(Failure::failed("the summarizer returned an empty summary"));
+    if let Some(text) = value.dyn_ref::<JsString>() {
+        return Answer::Text {
+            text: text.clone(),
+            usage: None,
+        };
     }
-    Ok(Answer {
-        text: cut_to(&text, (pending.max_tokens as usize).saturating_mul(4)),
-        usage,
+    if !value.is_object() {
+        return Answer::NotTextOrObject {
+            got: describe(&value),
+        };
+    }
+    let path = || FieldPath::argument("summary");
+    let read = get(&value, "text", || path().field("text"))
+        .and_then(|text| Ok((text, get(&value, "usage", || path().field("usage"))?)));
+    match read {
+        Err(e) => Answer::Failed(e.to_string()),
+        Ok((text, usage)) => match text.dyn_into::<JsString>() {
+            Ok(text) => Answer::Text {
+                text,
+                usage: usage.is_object().then_some(usage),
+            },
+            Err(other) => Answer::TextNotString {
+                got: describe(&other),
+            },
+        },
+    }
+}
+
+/// The reason the controller was aborted with, unless it is a deadline
+/// that passed (that also aborts the controller, to cancel the app's fetch,
+/// but it is a failure, not a cancellation).
+///
+/// Checked before the work starts and before anything is inserted, so an
+/// abort at any moment (even from a `compaction_start` handler, or a signal
+/// aborted before the call) changes nothing.
+pub fn abort_reason(controller: &JsValue) -> Option<JsValue> {
+    if !aborted(controller) {
+        return None;
+    }
+    let reason = js_sys::Reflect::get(&signal_of(controller), &"reason".into())
+        .unwrap_or(JsValue::UNDEFINED);
+    if is_timeout(&reason) {
+        return None;
+    }
+    Some(if reason.is_undefined() {
+        js_sys::Error::new("aborted").into()
+    } else {
+        reason
     })
 }
 
-async fn ask(job: &Job, kind: SummaryKind, prompt: JsString) -> Result<Answer, Failure> {
-    let pending = start(job, kind, prompt)?;
-    finish(job, pending).await
-}
-
-/// A summary over its budget is cut there, with a marker.
-fn cut_to(text: &JsString, max_chars: usize) -> JsString {
-    match cut_length(text.length() as usize, max_chars) {
-        None => text.clone(),
-        Some(keep) => text.slice(0, keep as u32).concat(&CUT_MARKER.into()),
+/// [`abort_reason`] as a failure.
+pub fn check_not_aborted(controller: &JsValue) -> Result<(), JsFailure> {
+    match abort_reason(controller) {
+        None => Ok(()),
+        Some(reason) => Err(Failure::Aborted(reason)),
     }
 }
 
-fn prompt_text(build: impl FnOnce(&mut JsText)) -> JsString {
-    let mut t = JsText::default();
-    build(&mut t);
-    t.into_inner()
+/// The engine's strings, as the core's flow composes and measures them.
+impl TextOps for JsHost<'_> {
+    type Text = JsString;
+    type Sink = JsText;
+    fn borrow(text: &JsString) -> &JsString {
+        text
+    }
+    fn finish(sink: JsText) -> JsString {
+        sink.into_inner()
+    }
+    fn len(text: &JsString) -> usize {
+        text.length() as usize
+    }
+    fn is_blank(text: &JsString) -> bool {
+        text.trim().length() == 0
+    }
+    fn prefix(text: &JsString, units: usize) -> JsString {
+        text.slice(0, units as u32)
+    }
 }
 
-/// The history summary: one request, or one per chunk when the serialized
-/// history is larger than the summarizer's window, each folded into the
-/// running summary with the update prompt.
-async fn summarize_history(
-    job: &Job,
-    answers: &mut Vec<JsValue>,
-) -> Result<Option<JsString>, Failure> {
-    let p = &job.prepared;
-    if p.messages_to_summarize.length() == 0 {
-        return Ok(None);
+/// What the flow asks of JavaScript for one job: the calls under way (at
+/// most one of each kind) live here until awaited.
+pub struct JsHost<'a> {
+    job: &'a Job,
+    history: Option<Pending>,
+    turn_prefix: Option<Pending>,
+}
+
+fn serialized(messages: &Array) -> Result<Array, String> {
+    convert_to_llm(messages.clone().into()).map_err(|e| thrown_message(&e))
+}
+
+impl FlowHost for JsHost<'_> {
+    type Usage = JsValue;
+    type Details = JsValue;
+    type AbortError = JsValue;
+
+    fn usage_totals(&self, usage: &JsValue) -> UsageTotals {
+        let field = |path: &[&str]| -> f64 {
+            let mut v = usage.clone();
+            for key in path {
+                v = js_sys::Reflect::get(&v, &(*key).into()).unwrap_or(JsValue::UNDEFINED);
+            }
+            v.as_f64().unwrap_or(0.0)
+        };
+        UsageTotals {
+            input: field(&["input"]),
+            output: field(&["output"]),
+            cache_read: field(&["cacheRead"]),
+            cache_write: field(&["cacheWrite"]),
+            total_tokens: field(&["totalTokens"]),
+            cost: agent_compaction_core::compaction::flow::CostTotals {
+                input: field(&["cost", "input"]),
+                output: field(&["cost", "output"]),
+                cache_read: field(&["cost", "cacheRead"]),
+                cache_write: field(&["cost", "cacheWrite"]),
+                total: field(&["cost", "total"]),
+            },
+        }
     }
-    let llm = convert_to_llm(p.messages_to_summarize.clone().into()).map_err(Failure::Failed)?;
-    let custom = job.custom_instructions.as_ref();
-    let mut running = p.previous_summary.clone();
-    let max = max_tokens(SummaryKind::History, job.settings.reserve_tokens);
-    let chunks: Vec<JsString> = match job.summarizer_window {
-        None => vec![serialize_conversation(llm.into()).map_err(Failure::Failed)?],
-        Some(window) => {
-            let texts: Vec<JsString> = llm
-                .iter()
+
+    fn history_texts(&mut self, per_message: bool) -> Result<Vec<JsString>, String> {
+        let llm = serialized(&self.job.prepared.messages_to_summarize)?;
+        let texts = if per_message {
+            llm.iter()
                 .map(|m| serialize_conversation(Array::of1(&m).into()))
                 .collect::<Result<_, _>>()
-                .map_err(Failure::Failed)?;
-            let lengths: Vec<usize> = texts.iter().map(|t| t.length() as usize).collect();
-            let previous_chars = (max as usize).saturating_mul(4);
-            let budget = conversation_budget(window, max, previous_chars);
-            chunk_ranges(&lengths, budget)
-                .into_iter()
-                .map(|range| {
-                    let parts: Array = texts[range]
-                        .iter()
-                        .filter(|t| t.length() > 0)
-                        .cloned()
-                        .map(JsValue::from)
-                        .collect();
-                    let text = join_texts(&parts, "\n\n");
-                    match cut_length(text.length() as usize, budget) {
-                        None => text,
-                        Some(keep) => text
-                            .slice(0, keep as u32)
-                            .concat(&"\n\n[... message cut to fit the summarizer's window]".into()),
-                    }
+        } else {
+            serialize_conversation(llm.into()).map(|t| vec![t])
+        };
+        texts.map_err(|e| thrown_message(&e))
+    }
+
+    fn turn_prefix_text(&mut self) -> Result<JsString, String> {
+        let llm = serialized(&self.job.prepared.turn_prefix_messages)?;
+        serialize_conversation(llm.into()).map_err(|e| thrown_message(&e))
+    }
+
+    fn start_call(&mut self, request: Request<JsString>) -> Result<(), String> {
+        let job = self.job;
+        let Some(summarize) = &job.summarize else {
+            return Err("no summarizer".into());
+        };
+        let kind = request.kind;
+        let pending = start_call(
+            summarize,
+            job.timeout_ms,
+            &job.controller,
+            job.reason.name(),
+            request,
+        )?;
+        match kind {
+            SummaryKind::TurnPrefix => self.turn_prefix = Some(pending),
+            _ => self.history = Some(pending),
+        }
+        Ok(())
+    }
+
+    fn extractive(&mut self, max_chars: usize) -> Result<JsString, String> {
+        let p = &self.job.prepared;
+        let all = p.messages_to_summarize.concat(&p.turn_prefix_messages);
+        extractive_of(
+            &all,
+            &p.file_ops,
+            p.previous_summary.as_ref(),
+            self.job.custom_instructions.as_ref(),
+            max_chars,
+        )
+    }
+
+    fn aborted(&mut self) -> Option<JsValue> {
+        abort_reason(&self.job.controller)
+    }
+
+    fn now(&mut self) -> f64 {
+        js_sys::Date::now()
+    }
+}
+
+/// The flow of one job, from the hook to the result object `compact`
+/// resolves to.
+pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
+    let p = &job.prepared;
+    let config = FlowConfig {
+        reason: job.reason,
+        has_hook: job.before_compact.is_some(),
+        has_summarizer: job.summarize.is_some(),
+        fallback_extractive: job.fallback_extractive,
+        summarizer_window: job.summarizer_window,
+        reserve_tokens: job.settings.reserve_tokens,
+    };
+    let input = FlowInput {
+        previous_summary: p.previous_summary.clone(),
+        custom_instructions: job.custom_instructions.clone(),
+        has_history: p.messages_to_summarize.length() > 0,
+        has_turn_prefix: p.plan.is_split_turn && p.turn_prefix_messages.length() > 0,
+        tokens_before: p.plan.tokens_before,
+        kept: job
+            .facts
+            .get(p.plan.first_kept_index..)
+            .unwrap_or_default()
+            .to_vec(),
+    };
+    let mut flow = CompactionFlow::new(config, input);
+    let mut host = JsHost {
+        job,
+        history: None,
+        turn_prefix: None,
+    };
+    let mut step = flow.step(&mut host, Event::Start);
+    loop {
+        let event = match step {
+            Step::AskHook => Event::Hook(ask_hook(job, messages).await),
+            Step::Await(kind) => {
+                let pending = match kind {
+                    SummaryKind::TurnPrefix => host.turn_prefix.take(),
+                    _ => host.history.take(),
+                };
+                Event::Answer(match pending {
+                    Some(pending) => finish_call(&job.controller, pending).await,
+                    None => Answer::Failed("internal error: no call under way".into()),
                 })
-                .collect()
-        }
-    };
-    for conversation in chunks {
-        let prompt = prompt_text(|t| history_prompt(t, &conversation, running.as_ref(), custom));
-        let answer = ask(job, SummaryKind::History, prompt).await?;
-        if let Some(u) = answer.usage {
-            answers.push(u);
-        }
-        running = Some(answer.text);
-    }
-    Ok(running)
-}
-
-/// The summary text for the job through the app's summarizer (history and,
-/// for a split turn, the turn prefix in parallel), and its usage.
-pub async fn summarize_with_callback(job: &Job) -> Result<(JsString, Option<JsValue>), Failure> {
-    let p = &job.prepared;
-    let mut usages = Vec::new();
-    let prefix = if p.plan.is_split_turn && p.turn_prefix_messages.length() > 0 {
-        let llm = convert_to_llm(p.turn_prefix_messages.clone().into()).map_err(Failure::Failed)?;
-        let conversation = serialize_conversation(llm.into()).map_err(Failure::Failed)?;
-        Some(prompt_text(|t| turn_prefix_prompt(t, &conversation)))
-    } else {
-        None
-    };
-    // Start the turn-prefix request first so that it runs alongside the
-    // history chain.
-    let prefix_pending = prefix
-        .map(|prompt| start(job, SummaryKind::TurnPrefix, prompt))
-        .transpose()?;
-    let history = summarize_history(job, &mut usages).await;
-    let prefix_answer = match prefix_pending {
-        Some(pending) => Some(finish(job, pending).await),
-        None => None,
-    };
-    let history = history?;
-    let text = match prefix_answer {
-        Some(answer) => {
-            let answer = answer?;
-            if let Some(u) = answer.usage {
-                usages.push(u);
             }
-            let history = history
-                .or_else(|| p.previous_summary.clone())
-                .unwrap_or_else(|| NO_PRIOR_HISTORY.into());
-            history
-                .concat(&SPLIT_TURN_SEPARATOR.into())
-                .concat(&answer.text)
-        }
-        None => history.ok_or_else(|| Failure::failed("nothing to summarize"))?,
-    };
-    Ok((text, sum_usage(&usages)))
-}
-
-/// The usage of several summarizer calls, added up field by field.
-fn sum_usage(usages: &[JsValue]) -> Option<JsValue> {
-    match usages {
-        [] => None,
-        [one] => Some(one.clone()),
-        many => {
-            let field = |u: &JsValue, path: &[&str]| -> f64 {
-                let mut v = u.clone();
-                for key in path {
-                    v = js_sys::Reflect::get(&v, &(*key).into()).unwrap_or(JsValue::UNDEFINED);
-                }
-                v.as_f64().unwrap_or(0.0)
-            };
-            let total = |path: &[&str]| -> JsValue {
-                many.iter().map(|u| field(u, path)).sum::<f64>().into()
-            };
-            Some(object(&[
-                ("input", total(&["input"])),
-                ("output", total(&["output"])),
-                ("cacheRead", total(&["cacheRead"])),
-                ("cacheWrite", total(&["cacheWrite"])),
-                ("totalTokens", total(&["totalTokens"])),
-                (
-                    "cost",
-                    object(&[
-                        ("input", total(&["cost", "input"])),
-                        ("output", total(&["cost", "output"])),
-                        ("cacheRead", total(&["cost", "cacheRead"])),
-                        ("cacheWrite", total(&["cost", "cacheWrite"])),
-                        ("total", total(&["cost", "total"])),
-                    ]),
-                ),
-            ]))
-        }
+            Step::Insert(insert) => return Ok(result_object(job, insert)),
+            Step::Fail(failure) => return Err(failure),
+        };
+        step = flow.step(&mut host, event);
     }
 }
 
-/// The `compactionSummary` message and the new array with it inserted.
-pub struct Inserted {
-    pub summary: JsValue,
-    pub messages: Array,
-    pub tokens_after: f64,
+/// Calls `beforeCompact` and reads its answer.
+async fn ask_hook(job: &Job, messages: &JsValue) -> HookAnswer<JsString, JsValue, JsValue> {
+    let Some(hook) = &job.before_compact else {
+        return HookAnswer::Nothing;
+    };
+    let event = object(&[
+        (
+            "preparation",
+            job.prepared.to_js(settings_object(&job.settings)),
+        ),
+        ("messages", messages.clone()),
+        ("reason", job.reason.name().into()),
+        (
+            "customInstructions",
+            job.custom_instructions
+                .clone()
+                .map_or(JsValue::UNDEFINED, JsValue::from),
+        ),
+        ("willRetry", job.will_retry.into()),
+        ("signal", signal_of(&job.controller)),
+    ]);
+    let returned = match hook.call1(&JsValue::UNDEFINED, &event) {
+        Ok(v) => v,
+        Err(e) => return HookAnswer::Threw(thrown_message(&e)),
+    };
+    let answer = match JsFuture::from(Promise::resolve(&returned)).await {
+        Ok(v) => v,
+        Err(e) => return HookAnswer::Threw(thrown_message(&e)),
+    };
+    read_hook_answer(&answer).unwrap_or_else(|e| HookAnswer::Threw(e.to_string()))
 }
 
-pub fn insert_summary(
-    job: &Job,
-    text: &JsString,
-    details: Option<JsValue>,
-    usage: Option<JsValue>,
-    from_hook: bool,
-) -> Result<Inserted, Failure> {
+fn read_hook_answer(
+    answer: &JsValue,
+) -> Result<HookAnswer<JsString, JsValue, JsValue>, InputError> {
+    if !answer.is_object() {
+        return Ok(HookAnswer::Nothing);
+    }
+    let path = || FieldPath::argument("beforeCompact result");
+    if get(answer, "cancel", || path().field("cancel"))?.is_truthy() {
+        return Ok(HookAnswer::Cancel);
+    }
+    let summary = get(answer, "summary", || path().field("summary"))?;
+    if let Some(text) = summary.dyn_ref::<JsString>() {
+        let details = get(answer, "details", || path().field("details"))?;
+        let usage = get(answer, "usage", || path().field("usage"))?;
+        return Ok(HookAnswer::Summary {
+            text: text.clone(),
+            details: details.is_object().then_some(details),
+            usage: usage.is_object().then_some(usage),
+        });
+    }
+    if summary.is_undefined() {
+        return Ok(HookAnswer::Nothing);
+    }
+    Ok(HookAnswer::SummaryNotText {
+        got: describe(&summary),
+    })
+}
+
+/// The `compactionSummary` message, the new array with it inserted (the
+/// caller's other objects unchanged), and the object `compact` resolves to.
+fn result_object(job: &Job, insert: Insert<JsString, JsValue, JsValue>) -> JsValue {
     let p = &job.prepared;
-    let now = js_sys::Date::now();
-    let (read, modified) = p.file_ops.file_lists();
-    let details = details.unwrap_or_else(|| {
+    let details = insert.details.unwrap_or_else(|| {
+        let (read, modified) = p.file_ops.file_lists();
         object(&[
             ("readFiles", string_array(read)),
             ("modifiedFiles", string_array(modified)),
@@ -424,43 +448,54 @@ pub fn insert_summary(
     });
     let mut fields: Vec<(&str, JsValue)> = vec![
         ("role", "compactionSummary".into()),
-        ("summary", text.clone().into()),
-        ("timestamp", now.into()),
-        ("tokensBefore", p.plan.tokens_before.into()),
+        ("summary", insert.text.into()),
+        ("timestamp", insert.timestamp.into()),
+        ("tokensBefore", insert.tokens_before.into()),
         ("details", details),
     ];
-    if let Some(u) = usage {
-        fields.push(("usage", u));
+    match insert.usage {
+        Some(UsageOut::One(u)) => fields.push(("usage", u)),
+        Some(UsageOut::Sum(t)) => fields.push(("usage", usage_object(&t))),
+        None => {}
     }
-    if from_hook {
+    if insert.from_hook {
         fields.push(("fromHook", true.into()));
     }
     let summary = object(&fields);
     let at = p.plan.first_kept_index;
-    // The context after compaction: the summary and the kept messages; usage
-    // reported before now is stale (SPEC §3).
-    let mut context = Vec::with_capacity(job.facts.len() - at + 1);
-    context.push(MessageFacts::new(
-        Role::CompactionSummary,
-        (text.length() as u64).div_ceil(4),
-        None,
-        now,
-    ));
-    context.extend_from_slice(&job.facts[at..]);
-    let tokens_after = estimate_with_usage_after(&context, Some(now)).tokens;
-    if tokens_after >= p.plan.tokens_before {
-        return Err(Failure::failed(format!(
-            "the summary would not make the context smaller ({} tokens before, {} after)",
-            number_to_string(p.plan.tokens_before),
-            number_to_string(tokens_after)
-        )));
-    }
     let messages = insert_at(job.messages.as_array(), at as u32, &summary);
-    Ok(Inserted {
-        summary,
-        messages,
-        tokens_after,
-    })
+    let mut fields: Vec<(&str, JsValue)> = vec![
+        ("messages", messages.into()),
+        ("summary", summary),
+        ("tokensBefore", insert.tokens_before.into()),
+        ("tokensAfter", insert.tokens_after.into()),
+        ("firstKeptIndex", (at as f64).into()),
+        ("summarizedBy", insert.summarized_by.name().into()),
+    ];
+    if let Some(reason) = insert.fallback_reason {
+        fields.push(("fallbackReason", reason.into()));
+    }
+    object(&fields)
+}
+
+fn usage_object(t: &UsageTotals) -> JsValue {
+    object(&[
+        ("input", t.input.into()),
+        ("output", t.output.into()),
+        ("cacheRead", t.cache_read.into()),
+        ("cacheWrite", t.cache_write.into()),
+        ("totalTokens", t.total_tokens.into()),
+        (
+            "cost",
+            object(&[
+                ("input", t.cost.input.into()),
+                ("output", t.cost.output.into()),
+                ("cacheRead", t.cost.cache_read.into()),
+                ("cacheWrite", t.cost.cache_write.into()),
+                ("total", t.cost.total.into()),
+            ]),
+        ),
+    ])
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -503,22 +538,6 @@ export type BeforeCompactResult =
   | { summary: string; details?: SummaryFileDetails; usage?: Usage };
 "#;
 
-/// The embedded extractive summary, used when the summarizer is absent or
-/// failed and `fallback: "extractive"` is set.
-pub fn extractive_fallback(job: &Job) -> Result<JsString, Failure> {
-    let p = &job.prepared;
-    let all = p.messages_to_summarize.concat(&p.turn_prefix_messages);
-    let max_chars =
-        (max_tokens(SummaryKind::History, job.settings.reserve_tokens) as usize).saturating_mul(4);
-    extractive_of(
-        &all,
-        &p.file_ops,
-        p.previous_summary.as_ref(),
-        job.custom_instructions.as_ref(),
-        max_chars,
-    )
-}
-
 /// The extractive summary of `messages` within `max_chars`.
 pub fn extractive_of(
     messages: &Array,
@@ -526,12 +545,12 @@ pub fn extractive_of(
     previous_summary: Option<&JsString>,
     custom_instructions: Option<&JsString>,
     max_chars: usize,
-) -> Result<JsString, Failure> {
-    let text = extract_facts(messages).map_err(Failure::Failed)?;
+) -> Result<JsString, String> {
+    let text = extract_facts(messages).map_err(|e| thrown_message(&e))?;
     let text = String::from(text);
     let items = match agent_compaction_core::js::json::parse(&text) {
         Ok(agent_compaction_core::js::json::Json::Array(items)) => items,
-        _ => return Err(Failure::failed("could not read the messages to summarize")),
+        _ => return Err("could not read the messages to summarize".into()),
     };
     let lossy = |v: Option<&agent_compaction_core::js::json::Json>| {
         v.and_then(|j| j.as_str()).map(|s| s.to_string_lossy())
@@ -574,27 +593,4 @@ pub fn extractive_of(
         max_chars,
     });
     Ok(JsString::from(summary))
-}
-
-/// `Err(Aborted)` with the signal's reason once `controller` has aborted:
-/// checked before the work starts and before anything is inserted, so an
-/// abort at any moment (even from a `compaction_start` handler, or a signal
-/// aborted before the call) changes nothing.
-///
-/// A deadline that passed also aborts the controller (to cancel the app's
-/// fetch), but it is a failure, not a cancellation: it does not count here.
-pub fn check_not_aborted(controller: &JsValue) -> Result<(), Failure> {
-    if !aborted(controller) {
-        return Ok(());
-    }
-    let reason = js_sys::Reflect::get(&signal_of(controller), &"reason".into())
-        .unwrap_or(JsValue::UNDEFINED);
-    if is_timeout(&reason) {
-        return Ok(());
-    }
-    Err(Failure::Aborted(if reason.is_undefined() {
-        js_sys::Error::new("aborted").into()
-    } else {
-        reason
-    }))
 }

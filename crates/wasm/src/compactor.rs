@@ -7,8 +7,7 @@
 //! new range, and slice with the engine's own `Array.prototype.slice`.
 
 use crate::compaction::{
-    check_not_aborted, extractive_fallback, insert_summary, link_abort, new_abort_controller,
-    summarize_with_callback, Failure, Inserted, Job, Reason,
+    check_not_aborted, link_abort, new_abort_controller, parse_reason, Job, JsFailure,
 };
 use crate::estimate::context_tokens_object;
 use crate::js::errors::thrown_message;
@@ -18,13 +17,17 @@ use crate::js::message_facts::{gather, gather_lazy, EstimateChunks};
 use crate::js::values::object;
 use crate::message::convert_message;
 use crate::prepare::prepare;
-use crate::settings::{model_from_js, resolve_from_js, settings_object, ModelInfo};
+use crate::settings::{model_from_js, resolve_from_js, ModelInfo};
+use agent_compaction_core::compaction::flow::{
+    end_event, nothing_to_do, Ending, Failure, NothingToDo, Reason, CANCELLED,
+};
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
 use agent_compaction_core::tokens::context_index::ContextIndex;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, Promise};
+use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -448,16 +451,89 @@ fn emit(on_event: Option<Function>, event: JsValue) {
     }
 }
 
-fn hook_error(state: &Rc<RefCell<State>>, hook: &str, error: JsValue) {
+fn hook_error(state: &Rc<RefCell<State>>, hook: &'static str, error: JsValue) {
     let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
     emit(
         on_event,
-        object(&[
-            ("type", "hook_error".into()),
-            ("hook", hook.into()),
-            ("error", error),
-        ]),
+        to_event(&HookError {
+            kind: "hook_error",
+            hook,
+            error,
+        }),
     );
+}
+
+// The events `onEvent` receives (`CompactorEvent`), written out by
+// serde-wasm-bindgen: plain objects, fields in this order; the values the
+// app gave or gets (results, errors) are passed through as they are.
+
+#[derive(Serialize)]
+struct CompactionStart {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    reason: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CompactionEnd<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    reason: &'static str,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    result: JsValue,
+    aborted: bool,
+    will_retry: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_message: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct HookError {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    hook: &'static str,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    error: JsValue,
+}
+
+#[derive(Serialize)]
+struct SaveError {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(with = "serde_wasm_bindgen::preserve")]
+    error: JsValue,
+}
+
+fn to_event(event: &impl Serialize) -> JsValue {
+    // Strings, booleans and passed-through values cannot fail to convert.
+    serde_wasm_bindgen::to_value(event).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A `compaction_end` event (also `attach`'s recovery failure).
+pub(crate) fn compaction_end_event(
+    reason: &'static str,
+    result: JsValue,
+    aborted: bool,
+    will_retry: bool,
+    error_message: Option<&str>,
+) -> JsValue {
+    to_event(&CompactionEnd {
+        kind: "compaction_end",
+        reason,
+        result,
+        aborted,
+        will_retry,
+        error_message,
+    })
+}
+
+/// A `save_error` event (`attach` with a store).
+pub(crate) fn save_error_event(error: JsValue) -> JsValue {
+    to_event(&SaveError {
+        kind: "save_error",
+        error,
+    })
 }
 
 #[wasm_bindgen]
@@ -846,7 +922,7 @@ fn compact_options(options: &JsValue) -> Result<CompactOptions, InputError> {
             got: crate::js::errors::describe(options),
         });
     }
-    let reason = Reason::parse(&get(options, "reason", || path().field("reason"))?)?;
+    let reason = parse_reason(&get(options, "reason", || path().field("reason"))?)?;
     let custom_instructions =
         crate::js::values::optional_text(options, "customInstructions", path)?;
     let signal = get(options, "signal", || path().field("signal"))?;
@@ -859,25 +935,26 @@ fn compact_options(options: &JsValue) -> Result<CompactOptions, InputError> {
     })
 }
 
+/// Reports `compaction_end` as the core words it.
 fn emit_end(
     on_event: Option<Function>,
     reason: Reason,
     result: JsValue,
-    aborted: bool,
     will_retry: bool,
-    error: Option<String>,
-) {
-    let mut fields: Vec<(&str, JsValue)> = vec![
-        ("type", "compaction_end".into()),
-        ("reason", reason.name().into()),
-        ("result", result),
-        ("aborted", aborted.into()),
-        ("willRetry", will_retry.into()),
-    ];
-    if let Some(message) = error {
-        fields.push(("errorMessage", message.into()));
-    }
-    emit(on_event, object(&fields));
+    ending: Ending<'_, JsValue>,
+) -> Option<String> {
+    let end = end_event(reason, will_retry, ending);
+    emit(
+        on_event,
+        compaction_end_event(
+            reason.name(),
+            result,
+            end.aborted,
+            end.will_retry,
+            end.error_message.as_deref(),
+        ),
+    );
+    end.error_message
 }
 
 /// The whole compaction. Borrows of the state are short and never held
@@ -894,10 +971,10 @@ async fn run_compact(
     let unlink = link_abort(&opts.signal, &controller);
     emit(
         on_event.clone(),
-        object(&[
-            ("type", "compaction_start".into()),
-            ("reason", reason.name().into()),
-        ]),
+        to_event(&CompactionStart {
+            kind: "compaction_start",
+            reason: reason.name(),
+        }),
     );
     let outcome = compact_job(&state, &messages, &opts, &controller).await;
     let _ = unlink.call0(&JsValue::UNDEFINED);
@@ -910,47 +987,38 @@ async fn run_compact(
                 on_event,
                 reason,
                 result.clone(),
-                false,
                 opts.will_retry,
-                None,
+                Ending::Compacted,
             );
             Ok(result)
         }
         Ok(None) => {
-            // Nothing to summarize, automatic compaction: a no-op. After an
-            // overflow that leaves the request failing, so say why.
-            let error = (reason == Reason::Overflow).then(|| {
-                format!(
-                    "{}nothing to summarize: the recent messages kept by keepRecentTokens \
-                     alone do not fit; reduce keepRecentTokens or switch to a larger-context model",
-                    reason.error_prefix()
-                )
-            });
-            emit_end(on_event, reason, JsValue::UNDEFINED, false, false, error);
-            Ok(JsValue::UNDEFINED)
-        }
-        Err(Failure::Aborted(e)) => {
-            abort_controller(&controller);
-            emit_end(on_event, reason, JsValue::UNDEFINED, true, false, None);
-            Err(e)
-        }
-        Err(Failure::Failed(e)) => {
-            // Cancel whatever request is still running.
-            abort_controller(&controller);
-            let message = format!(
-                "{}{}",
-                reason.error_prefix(),
-                crate::js::errors::thrown_message(&e)
-            );
             emit_end(
                 on_event,
                 reason,
                 JsValue::UNDEFINED,
-                false,
-                false,
-                Some(message.clone()),
+                opts.will_retry,
+                Ending::NothingToDo,
             );
-            Err(js_sys::Error::new(&message).into())
+            Ok(JsValue::UNDEFINED)
+        }
+        Err(failure) => {
+            // Cancel whatever request is still running.
+            abort_controller(&controller);
+            let message = emit_end(
+                on_event,
+                reason,
+                JsValue::UNDEFINED,
+                opts.will_retry,
+                Ending::Failed(&failure),
+            );
+            Err(match (failure, message) {
+                (Failure::Aborted(e), _) => e,
+                (Failure::Cancelled, _) => js_sys::Error::new(CANCELLED).into(),
+                (Failure::Failed(_), message) => {
+                    js_sys::Error::new(&message.unwrap_or_default()).into()
+                }
+            })
         }
     }
 }
@@ -960,33 +1028,28 @@ async fn compact_job(
     messages: &JsValue,
     opts: &CompactOptions,
     controller: &JsValue,
-) -> Result<Option<JsValue>, Failure> {
+) -> Result<Option<JsValue>, JsFailure> {
     check_not_aborted(controller)?;
+    let input = |e: InputError| Failure::Failed(e.to_string());
     // Prepare, from the index (only new messages are read).
     let job = {
         let mut s = state
             .try_borrow_mut()
-            .map_err(|_| Failure::Failed(busy()))?;
-        let array = s.tracked.sync(messages)?;
-        s.tracked.fill_context(&array)?;
+            .map_err(|_| Failure::Failed(BUSY.into()))?;
+        let array = s.tracked.sync(messages).map_err(input)?;
+        s.tracked.fill_context(&array).map_err(input)?;
         let facts = s.tracked.index.facts().to_vec();
         let settings = s.settings;
-        let prepared = prepare(&array, &facts, settings.keep_recent_tokens as f64)?;
+        let prepared =
+            prepare(&array, &facts, settings.keep_recent_tokens as f64).map_err(input)?;
         let Some(prepared) = prepared else {
-            if opts.reason != Reason::Manual {
-                return Ok(None);
-            }
             let ends_with_summary = facts.last().is_some_and(|f| {
                 f.role == agent_compaction_core::message::role::Role::CompactionSummary
             });
-            return Err(Failure::Failed(
-                js_sys::Error::new(if ends_with_summary {
-                    "Already compacted: the last message is a summary"
-                } else {
-                    "Nothing to compact: the conversation fits in keepRecentTokens"
-                })
-                .into(),
-            ));
+            return match nothing_to_do(opts.reason, ends_with_summary) {
+                NothingToDo::Resolve => Ok(None),
+                NothingToDo::Reject(message) => Err(Failure::Failed(message.into())),
+            };
         };
         Job {
             reason: opts.reason,
@@ -1004,107 +1067,5 @@ async fn compact_job(
             prepared,
         }
     };
-    // The app's hook may cancel or supply the summary.
-    if let Some(hook) = &job.before_compact {
-        let event = object(&[
-            (
-                "preparation",
-                job.prepared.to_js(settings_object(&job.settings)),
-            ),
-            ("messages", messages.clone()),
-            ("reason", job.reason.name().into()),
-            (
-                "customInstructions",
-                job.custom_instructions
-                    .clone()
-                    .map_or(JsValue::UNDEFINED, JsValue::from),
-            ),
-            ("willRetry", job.will_retry.into()),
-            (
-                "signal",
-                js_sys::Reflect::get(controller, &"signal".into()).unwrap_or(JsValue::UNDEFINED),
-            ),
-        ]);
-        let returned = hook
-            .call1(&JsValue::UNDEFINED, &event)
-            .map_err(Failure::Failed)?;
-        let answer = wasm_bindgen_futures::JsFuture::from(Promise::resolve(&returned))
-            .await
-            .map_err(Failure::Failed)?;
-        if answer.is_object() {
-            let path = || FieldPath::argument("beforeCompact result");
-            if get(&answer, "cancel", || path().field("cancel"))?.is_truthy() {
-                return Err(Failure::Aborted(
-                    js_sys::Error::new("Compaction cancelled").into(),
-                ));
-            }
-            let summary = get(&answer, "summary", || path().field("summary"))?;
-            if let Some(text) = summary.dyn_ref::<js_sys::JsString>() {
-                let details = get(&answer, "details", || path().field("details"))?;
-                let usage = get(&answer, "usage", || path().field("usage"))?;
-                check_not_aborted(controller)?;
-                let inserted = insert_summary(
-                    &job,
-                    text,
-                    details.is_object().then_some(details),
-                    usage.is_object().then_some(usage),
-                    true,
-                )?;
-                let result = result_object(&job, inserted);
-                let _ = js_sys::Reflect::set(&result, &"summarizedBy".into(), &"hook".into());
-                return Ok(Some(result));
-            } else if !summary.is_undefined() {
-                return Err(Failure::Failed(type_error(InputError::WrongType {
-                    path: path().field("summary"),
-                    expected: "a string",
-                    got: crate::js::errors::describe(&summary),
-                })));
-            }
-        }
-    }
-    let mut fallback_error = None;
-    let (text, usage) = if job.summarize.is_none() {
-        if !job.fallback_extractive {
-            return Err(Failure::Failed(
-                js_sys::Error::new("no summarize callback was given and fallback is \"none\"")
-                    .into(),
-            ));
-        }
-        (extractive_fallback(&job)?, None)
-    } else {
-        match summarize_with_callback(&job).await {
-            Ok(answer) => answer,
-            // A failure (not a cancellation) falls back when allowed.
-            Err(Failure::Failed(e)) if job.fallback_extractive => {
-                fallback_error = Some(crate::js::errors::thrown_message(&e));
-                (extractive_fallback(&job)?, None)
-            }
-            Err(e) => return Err(e),
-        }
-    };
-    check_not_aborted(controller)?;
-    let inserted = insert_summary(&job, &text, None, usage, false)?;
-    let result = result_object(&job, inserted);
-    let source = match (&job.summarize, &fallback_error) {
-        (Some(_), None) => "summarizer",
-        _ => "extractive",
-    };
-    let _ = js_sys::Reflect::set(&result, &"summarizedBy".into(), &source.into());
-    if let Some(message) = fallback_error {
-        let _ = js_sys::Reflect::set(&result, &"fallbackReason".into(), &message.into());
-    }
-    Ok(Some(result))
-}
-
-fn result_object(job: &Job, inserted: Inserted) -> JsValue {
-    object(&[
-        ("messages", inserted.messages.into()),
-        ("summary", inserted.summary),
-        ("tokensBefore", job.prepared.plan.tokens_before.into()),
-        ("tokensAfter", inserted.tokens_after.into()),
-        (
-            "firstKeptIndex",
-            (job.prepared.plan.first_kept_index as f64).into(),
-        ),
-    ])
+    crate::compaction::run(&job, messages).await.map(Some)
 }
