@@ -1,12 +1,12 @@
 // Builds pkg/: the npm package `agent-compaction`.
 //   cargo (release, wasm32) → wasm-bindgen --target web → wasm-opt -Oz
 //   (scripts/lib/wasm-steps.mjs) → entry files and package.json from
-//   package/ → sizes printed (gzip); `npm run size` breaks them down by area.
+//   package/ (wasm-bindgen's JS minified) → sizes printed (gzip); `npm run size` breaks them down by area.
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { bindgen, cargoBuild, optimize } from "./lib/wasm-steps.mjs";
+import { bindgen, cargoBuild, minifyJs, optimize } from "./lib/wasm-steps.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const pkg = join(root, "pkg");
@@ -18,6 +18,7 @@ const raw = cargoBuild(root);
 rmSync(next, { recursive: true, force: true });
 mkdirSync(next);
 let wasm = bindgen(root, raw, next);
+await minifyJs(next);
 optimize(root, wasm, wasm);
 for (const f of readdirSync(join(root, "package"))) copyFileSync(join(root, "package", f), join(next, f));
 copyFileSync(join(root, "README.md"), join(next, "README.md"));

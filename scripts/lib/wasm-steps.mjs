@@ -1,8 +1,10 @@
 // The steps that turn the Rust crate into the package's wasm, shared by
 // scripts/build.mjs (which ships the result) and scripts/size.mjs (which
 // rebuilds it with function names kept, to attribute bytes to areas).
-//   cargo (release, wasm32) → wasm-bindgen --target web → wasm-opt
+//   cargo (release, wasm32) → wasm-bindgen --target web → wasm-opt;
+//   and the JS minifier build.mjs runs over the package's .js files.
 import { execFileSync } from "node:child_process";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 const run = (root, cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: "inherit" });
@@ -44,3 +46,33 @@ export function optimize(root, input, output, { names = false } = {}) {
   const strip = names ? ["-g"] : ["--strip-debug"];
   run(root, join(root, "node_modules/.bin/wasm-opt"), [...WASM_OPT_FLAGS, ...strip, "--strip-producers", input, "-o", output]);
 }
+
+/**
+ * Minifies wasm-bindgen's output in `dir` in place (agent_compaction.js and
+ * the snippets it imports), with the oxc minifier that rolldown
+ * (Vite's bundler, already a dev dependency through vite) exposes. Function
+ * and class names are kept, so `Compactor.name`, error classes and stack
+ * traces read as in the source; the .d.ts files stay the readable API.
+ * The package's small entries (index.js, node.js) are left as written: a
+ * bundler must find their `new URL("…wasm", import.meta.url)` verbatim.
+ */
+export async function minifyJs(dir) {
+  const { minifySync } = await import("rolldown/utils");
+  const walk = (d) =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) => {
+      const p = join(d, e.name);
+      return e.isDirectory() ? walk(p) : p.endsWith(".js") ? [p] : [];
+    });
+  for (const file of [join(dir, "agent_compaction.js"), ...walk(join(dir, "snippets"))]) {
+    const result = minifySync(file, readFileSync(file, "utf8"), {
+      module: true,
+      compress: { keepNames: { function: true, class: true } },
+      mangle: { keepNames: true },
+      codegen: { removeWhitespace: true },
+      sourcemap: false,
+    });
+    if (result.errors?.length) throw new Error(`minifying ${file}: ${result.errors.map((e) => e.message).join("; ")}`);
+    writeFileSync(file, result.code);
+  }
+}
+
