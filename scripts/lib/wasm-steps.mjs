@@ -15,7 +15,11 @@ export function cargoBuild(root) {
   return join(root, "target/wasm32-unknown-unknown/release/agent_compaction.wasm");
 }
 
-/** wasm-bindgen: writes agent_compaction.js, the .d.ts files, snippets/ and agent_compaction_bg.wasm into outDir. */
+/**
+ * wasm-bindgen: writes agent_compaction.js, the .d.ts files, snippets/ and
+ * agent_compaction_bg.wasm into outDir; then shortens the import names
+ * (shortenImports below).
+ */
 export function bindgen(root, input, outDir) {
   run(root, "wasm-bindgen", [
     "--target", "web",
@@ -24,7 +28,9 @@ export function bindgen(root, input, outDir) {
     "--omit-default-module-path",
     input,
   ]);
-  return join(outDir, "agent_compaction_bg.wasm");
+  const wasm = join(outDir, "agent_compaction_bg.wasm");
+  shortenImports(join(outDir, "agent_compaction.js"), wasm);
+  return wasm;
 }
 
 // wasm-opt from the npm package `binaryen` (a recent release that reads the
@@ -76,3 +82,118 @@ export async function minifyJs(dir) {
   }
 }
 
+/**
+ * Shortens the names the wasm imports its JS functions by. wasm-bindgen
+ * names each import `__wbg_<name>_<16 hex digits>` and repeats the module
+ * path (`./agent_compaction_bg.js`, `./snippets/…/message_shim.js`) on every
+ * one of the ~200 imports; the names are written twice, in the .wasm's import
+ * section and as keys in agent_compaction.js, and the hex digits do not
+ * compress. Here each module becomes `0`, `1`, … and each function of
+ * wasm-bindgen's own module a short name; the snippets' functions keep their
+ * names (they are the snippets' export names). Every renamed name must occur
+ * exactly once in the glue (its key in the imports object), else the build
+ * stops rather than guess.
+ */
+export function shortenImports(jsPath, wasmPath) {
+  const bytes = readFileSync(wasmPath);
+  let js = readFileSync(jsPath, "utf8");
+  const leb = (n) => {
+    const out = [];
+    do {
+      let byte = n & 0x7f;
+      n >>>= 7;
+      if (n) byte |= 0x80;
+      out.push(byte);
+    } while (n);
+    return out;
+  };
+  let p = 8;
+  const u = () => {
+    let r = 0, s = 0, x;
+    do {
+      x = bytes[p++];
+      r += (x & 0x7f) * 2 ** s;
+      s += 7;
+    } while (x & 0x80);
+    return r;
+  };
+  const str = () => {
+    const n = u();
+    const t = bytes.subarray(p, p + n).toString();
+    p += n;
+    return t;
+  };
+  const name = (n) => {
+    // a, b, …, z, A, …, Z, aa, ab, …: valid identifiers and object keys.
+    const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let s = "";
+    do {
+      s = letters[n % 52] + s;
+      n = Math.floor(n / 52) - 1;
+    } while (n >= 0);
+    return s;
+  };
+  const modules = new Map();
+  const fields = new Map();
+  while (p < bytes.length) {
+    const id = bytes[p++];
+    const sizeAt = p;
+    const len = u();
+    const begin = p;
+    if (id !== 2) {
+      p = begin + len;
+      continue;
+    }
+    const out = [];
+    const count = u();
+    out.push(...leb(count));
+    for (let k = 0; k < count; k++) {
+      const module = str();
+      const field = str();
+      const descStart = p;
+      const kind = bytes[p++];
+      if (kind === 0) u();
+      else if (kind === 1) {
+        p++;
+        const f = u();
+        u();
+        if (f & 1) u();
+      } else if (kind === 2) {
+        const f = u();
+        u();
+        if (f & 1) u();
+      } else if (kind === 3) p += 2;
+      else if (kind === 4) {
+        p++;
+        u();
+      } else throw new Error(`import kind ${kind} is not expected`);
+      if (!modules.has(module)) modules.set(module, String(modules.size));
+      let newField = field;
+      if (module === "./agent_compaction_bg.js" && kind === 0) {
+        if (!fields.has(field)) fields.set(field, name(fields.size));
+        newField = fields.get(field);
+      }
+      for (const s of [modules.get(module), newField]) {
+        const b = Buffer.from(s);
+        out.push(...leb(b.length), ...b);
+      }
+      out.push(...bytes.subarray(descStart, p));
+    }
+    if (p !== begin + len) throw new Error("the import section was not read to its end");
+    const section = Buffer.from([2, ...leb(out.length), ...out]);
+    writeFileSync(wasmPath, Buffer.concat([bytes.subarray(0, sizeAt - 1), section, bytes.subarray(begin + len)]));
+    break;
+  }
+  const count = (re) => (js.match(re) ?? []).length;
+  for (const [old, short] of fields) {
+    const re = new RegExp(`(?<![\\w$])${old}(?![\\w$])`, "g");
+    if (count(re) !== 1) throw new Error(`${jsPath}: the import ${old} occurs ${count(re)} times, expected once`);
+    js = js.replace(re, short);
+  }
+  for (const [old, short] of modules) {
+    const re = new RegExp(`"${old.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}":`, "g");
+    if (count(re) < 1) throw new Error(`${jsPath}: the import module ${old} is not a key of the imports object`);
+    js = js.replace(re, `"${short}":`);
+  }
+  writeFileSync(jsPath, js);
+}
