@@ -45,12 +45,14 @@ export const WASM_OPT_FLAGS = ["-Oz", "--low-memory-unused", "--one-caller-inlin
 
 /**
  * Optimizes `input` into `output`. With `names`, the function names survive
- * (`-g`), for scripts/size.mjs; the shipped build strips them and the
- * producers section.
+ * (`-g`), for scripts/size.mjs; the shipped build strips them.
  */
 export function optimize(root, input, output, { names = false } = {}) {
   const strip = names ? ["-g"] : ["--strip-debug"];
-  run(root, join(root, "node_modules/.bin/wasm-opt"), [...WASM_OPT_FLAGS, ...strip, "--strip-producers", input, "-o", output]);
+  // The producers and target_features sections are for tools, not browsers.
+  run(root, join(root, "node_modules/.bin/wasm-opt"), [
+    ...WASM_OPT_FLAGS, ...strip, "--strip-producers", "--strip-target-features", input, "-o", output,
+  ]);
 }
 
 /**
