@@ -453,7 +453,7 @@ fn quoted(value: &JsValue) -> String {
 }
 
 fn quoted_str(s: &str) -> String {
-    format!("{s:?}")
+    agent_compaction_core::js::string::quote_str(s)
 }
 
 /// `base` without its trailing slashes, then `path`.

@@ -46,6 +46,16 @@ export function makeV1(name) {
     r.onerror = () => reject(r.error);
   });
 }
+// An open connection that ignores versionchange (an older version of the
+// library in another tab), and its close.
+export function holdOpen(name) {
+  return new Promise((resolve, reject) => {
+    const r = indexedDB.open(name);
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  });
+}
+export function closeDb(db) { db.close(); }
 // How many messages each of a session's records holds (a pack: several).
 export function rawSizes(name, id) {
   return new Promise((resolve, reject) => {
@@ -214,6 +224,10 @@ extern "C" {
     fn delete_db(name: &str) -> Promise;
     #[wasm_bindgen(js_name = makeV1)]
     fn make_v1(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = holdOpen)]
+    fn hold_open(name: &str) -> Promise;
+    #[wasm_bindgen(js_name = closeDb)]
+    fn close_db(db: &JsValue);
     #[wasm_bindgen(js_name = rawKeys)]
     fn raw_keys(name: &str, id: &str) -> Promise;
     #[wasm_bindgen(js_name = rawSizes)]
@@ -1876,4 +1890,31 @@ async fn random_session(db: &str, seed: u64) {
     for store in stores {
         store.close();
     }
+}
+
+/// An upgrade blocked by another open connection that does not close on
+/// `versionchange` (an older version in another tab) is an error at once,
+/// not a promise that never settles; once that connection closes, the store
+/// opens (and the blocked request's late connection is closed, so it blocks
+/// nothing).
+#[wasm_bindgen_test]
+async fn an_upgrade_blocked_by_an_open_old_connection_fails_at_once() {
+    wait(delete_db("store-blocked")).await.unwrap();
+    wait(make_v1("store-blocked")).await.unwrap();
+    let held = wait(hold_open("store-blocked")).await.unwrap();
+    let options = parse(r#"{"name":"store-blocked"}"#);
+    let Err(e) = SessionStore::open(options).await else {
+        panic!("the upgrade was blocked, yet open resolved");
+    };
+    let message = error_message(&e);
+    assert!(
+        message.contains("is blocked by another open connection"),
+        "{message}"
+    );
+    close_db(&held);
+    let store = open("store-blocked").await;
+    let schema = wait(schema_of("store-blocked")).await.unwrap();
+    assert_eq!(field(&schema, "version").as_f64(), Some(3.0));
+    store.close();
+    wait(delete_db("store-blocked")).await.unwrap();
 }

@@ -7,7 +7,7 @@
 //! `Clone` and `PartialEq` (which do recurse) stay shallow.
 
 use crate::js::number::{format_number, parse_decimal};
-use crate::js::string::JsStr;
+use crate::js::string::{quote_char, JsStr};
 use crate::sorted::sort_by;
 
 /// The deepest nesting of arrays and objects [`parse`] accepts (JavaScript's
@@ -247,7 +247,7 @@ pub struct JsonError {
 pub enum JsonErrorKind {
     #[error("unexpected end of input")]
     UnexpectedEnd,
-    #[error("unexpected character {0:?}")]
+    #[error("unexpected character {}", quote_char(*.0))]
     UnexpectedChar(char),
     #[error("bad escape sequence")]
     BadEscape,

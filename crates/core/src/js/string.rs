@@ -119,6 +119,75 @@ impl fmt::Display for JsStr {
     }
 }
 
+/// `text` in double quotes for an error message, escaped like `str`'s
+/// Debug for any text a message shows (`\"`, `\\`, `\n`, `\r`, `\t`,
+/// `\0`, and `\u{…}` for other control and invisible formatting
+/// characters), without the Unicode printability tables Debug links into
+/// the wasm. A lone surrogate of a [`JsStr`] shows as `\u{d800}`.
+pub fn quote_str(text: &str) -> String {
+    quote(text.chars().map(Ok), '"')
+}
+
+/// A character in single quotes, escaped as [`quote_str`] does.
+pub fn quote_char(c: char) -> String {
+    quote([Ok(c)].into_iter(), '\'')
+}
+
+impl JsStr {
+    /// This string in double quotes, escaped as [`quote_str`] does.
+    pub fn quoted(&self) -> String {
+        quote(self.chars(), '"')
+    }
+}
+
+fn quote(chars: impl Iterator<Item = Result<char, u16>>, mark: char) -> String {
+    let mut out = String::new();
+    out.push(mark);
+    for c in chars {
+        let c = match c {
+            Ok(c) => c,
+            Err(unit) => {
+                push_hex_escape(&mut out, u32::from(unit));
+                continue;
+            }
+        };
+        match c {
+            '\0' => out.push_str("\\0"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\\' => out.push_str("\\\\"),
+            c if c == mark => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() || is_invisible_format(c) => {
+                push_hex_escape(&mut out, u32::from(c))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(mark);
+    out
+}
+
+/// The format characters a reader would not see: zero-width and
+/// direction marks, the line and paragraph separators, the word joiner
+/// family and the byte-order mark.
+fn is_invisible_format(c: char) -> bool {
+    matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
+}
+
+fn push_hex_escape(out: &mut String, code: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push_str("\\u{");
+    let digits = (32 - code.leading_zeros()).div_ceil(4).max(1);
+    for k in (0..digits).rev() {
+        out.push(char::from(HEX[((code >> (4 * k)) & 15) as usize]));
+    }
+    out.push('}');
+}
+
 /// Quoted like `str`'s Debug; a lone surrogate shows as `\u{d800}`.
 impl fmt::Debug for JsStr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -140,6 +209,28 @@ impl fmt::Debug for JsStr {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
+
+    #[test]
+    fn quoting_for_messages_reads_as_debug_does_for_text_a_message_shows() {
+        let samples = [
+            "",
+            "plain ascii 123 !?#",
+            "quote \" and backslash \\ and 'single'",
+            "tab\tnew\nline\rnul\0bell\u{7}del\u{7f}c1\u{85}",
+            "é日本語 😀 €, ß, Ω",
+            "zero\u{200b}width\u{200d}bom\u{feff}ls\u{2028}ps\u{2029}rlo\u{202e}wj\u{2060}shy\u{ad}",
+        ];
+        for text in samples {
+            assert_eq!(quote_str(text), format!("{text:?}"), "{text:?}");
+            assert_eq!(JsStr::from(text).quoted(), quote_str(text));
+            for c in text.chars() {
+                assert_eq!(quote_char(c), format!("{c:?}"), "{c:?}");
+            }
+        }
+        let lone = JsStr::from_units(vec![0x61, 0xd800, 0x62, 0xdfff]);
+        assert_eq!(lone.quoted(), "\"a\\u{d800}b\\u{dfff}\"");
+        assert_eq!(lone.quoted(), format!("{lone:?}"));
+    }
     use super::*;
     use proptest::prelude::*;
 

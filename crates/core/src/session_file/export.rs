@@ -107,7 +107,7 @@ fn read_options(options: Option<&Json>) -> Result<Options, InputError> {
                 || InputError::WrongType {
                     path: option_path("timestamp"),
                     expected: "milliseconds or an ISO 8601 date with a zone",
-                    got: format!("{text:?}"),
+                    got: text.quoted(),
                 },
             )?),
             other => {

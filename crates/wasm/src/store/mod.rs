@@ -1,5 +1,5 @@
-//! `SessionStore`: sessions in IndexedDB (SPEC §4). `indexed_db_futures`
-//! opens the database; transactions are raw (`records::Tx`, through the
+//! `SessionStore`: sessions in IndexedDB (SPEC §4). `schema::open` opens
+//! the database (plain web-sys); transactions are raw (`records::Tx`, through the
 //! shim), so that a transaction's requests can be queued before it awaits.
 //!
 //! Each session is a metadata record and one record per message, keyed in
@@ -23,8 +23,6 @@ mod save;
 mod schema;
 mod sessions;
 
-use indexed_db_futures::database::Database;
-use indexed_db_futures::internals::SystemRepr;
 use js_sys::{Array, Promise};
 use records::get;
 use std::cell::{Cell, RefCell};
@@ -35,6 +33,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
+use web_sys::IdbDatabase as Database;
 
 #[wasm_bindgen(typescript_custom_section)]
 const STORE_TS: &'static str = r#"
@@ -345,7 +344,7 @@ impl SessionStore {
                 ));
             }
         });
-        let sys: &web_sys::IdbDatabase = db.as_sys();
+        let sys: &web_sys::IdbDatabase = &db;
         sys.set_onversionchange(Some(on_change.as_ref().unchecked_ref()));
         sys.set_onclose(Some(on_change.as_ref().unchecked_ref()));
         *inner._on_version_change.borrow_mut() = Some(on_change);

@@ -109,31 +109,17 @@ pub struct Tx(Option<IdbTransaction>);
 
 impl Tx {
     /// Over both object stores.
-    pub fn open(
-        db: &indexed_db_futures::database::Database,
-        write: bool,
-        action: &str,
-    ) -> Result<Tx, JsValue> {
+    pub fn open(db: &IdbDatabase, write: bool, action: &str) -> Result<Tx, JsValue> {
         Tx::over(db, write, true, action)
     }
 
     /// Over the session records only.
-    pub fn sessions(
-        db: &indexed_db_futures::database::Database,
-        write: bool,
-        action: &str,
-    ) -> Result<Tx, JsValue> {
+    pub fn sessions(db: &IdbDatabase, write: bool, action: &str) -> Result<Tx, JsValue> {
         Tx::over(db, write, false, action)
     }
 
-    fn over(
-        db: &indexed_db_futures::database::Database,
-        write: bool,
-        both: bool,
-        action: &str,
-    ) -> Result<Tx, JsValue> {
-        use indexed_db_futures::internals::SystemRepr;
-        store_transaction(db.as_sys(), write, both)
+    fn over(db: &IdbDatabase, write: bool, both: bool, action: &str) -> Result<Tx, JsValue> {
+        store_transaction(db, write, both)
             .map(|tx| Tx(Some(tx)))
             .map_err(|e| storage_error(action, &e))
     }

@@ -28,15 +28,13 @@
 //! browser's version-change transaction: a later version adds a step and
 //! never drops a store that holds data.
 
-use indexed_db_futures::database::Database;
-use indexed_db_futures::internals::SystemRepr;
-use indexed_db_futures::prelude::*;
-use std::cell::{Cell, RefCell};
-use std::future::Future;
+use js_sys::Reflect;
+use std::cell::RefCell;
 use std::rc::Rc;
-use std::task::{Poll, Waker};
 use wasm_bindgen::prelude::*;
-use web_sys::{IdbDatabase, IdbObjectStore, IdbObjectStoreParameters, IdbTransaction};
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{IdbDatabase, IdbFactory, IdbObjectStore, IdbObjectStoreParameters, IdbTransaction};
 
 pub const VERSION: u32 = 3;
 pub const SESSIONS: &str = "sessions";
@@ -62,23 +60,16 @@ extern "C" {
 
 /// Opens (creating or upgrading) the database `name`. An upgrade blocked by
 /// another open connection (an older version in another tab) is an error
-/// at once rather than a promise that never settles.
-pub async fn open(name: &str) -> Result<Database, JsValue> {
-    let blocked = Rc::new(Blocked::default());
-    let flag = blocked.clone();
-    let request = Database::open(name)
-        .with_version(VERSION)
-        .with_on_blocked(move |_| {
-            flag.happened.set(true);
-            if let Some(waker) = flag.waker.take() {
-                waker.wake();
-            }
-            Ok(())
-        })
-        .build()
-        .map_err(|e| open_error(name, &e.to_string()))?;
-    // The upgrade listener is our own: the steps need the version-change
-    // transaction, which `indexed_db_futures` does not hand out.
+/// at once rather than a promise that never settles. Plain web-sys: the
+/// request's `success`, `blocked` and `error` events settle one promise.
+pub async fn open(name: &str) -> Result<IdbDatabase, JsValue> {
+    let factory = Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
+        .ok()
+        .and_then(|f| f.dyn_into::<IdbFactory>().ok())
+        .ok_or_else(|| open_error(name, "this environment has no indexedDB"))?;
+    let request = factory
+        .open_with_u32(name, VERSION)
+        .map_err(|e| open_error(name, &crate::js::errors::thrown_message(&e)))?;
     let failure = Rc::new(RefCell::new(None::<String>));
     let failed = failure.clone();
     let step = Closure::<dyn FnMut(IdbDatabase, IdbTransaction, f64) -> Result<(), JsValue>>::new(
@@ -88,32 +79,34 @@ pub async fn open(name: &str) -> Result<Database, JsValue> {
             })
         },
     );
-    on_upgrade_needed(request.as_sys(), &step);
-    let mut request = Box::pin(request);
-    let outcome = std::future::poll_fn(|cx| match request.as_mut().poll(cx) {
-        Poll::Ready(r) => Poll::Ready(Some(r)),
-        Poll::Pending if blocked.happened.get() => Poll::Ready(None),
-        Poll::Pending => {
-            blocked.waker.set(Some(cx.waker().clone()));
-            Poll::Pending
-        }
-    })
-    .await;
+    on_upgrade_needed(&request, &step);
+    // `success` and `blocked` resolve with their event, `error` rejects.
+    let settled = js_sys::Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onblocked(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    });
+    let outcome = JsFuture::from(settled).await;
+    request.set_onblocked(None);
     match outcome {
-        Some(Ok(db)) => Ok(db),
-        Some(Err(e)) => {
-            let reason = match failure.borrow_mut().take() {
-                Some(why) => format!("the upgrade to version {VERSION} failed: {why}"),
-                None => e.to_string(),
-            };
-            Err(open_error(name, &reason))
+        Ok(event) if event_type(&event) != "blocked" => {
+            request.set_onsuccess(None);
+            request.set_onerror(None);
+            drop(step);
+            Ok(request.result()?.unchecked_into())
         }
-        None => {
+        Ok(_) => {
             // Close the connection if the upgrade completes later.
+            let later = js_sys::Promise::new(&mut |resolve, reject| {
+                request.set_onsuccess(Some(&resolve));
+                request.set_onerror(Some(&reject));
+            });
             wasm_bindgen_futures::spawn_local(async move {
                 let _step = step;
-                if let Ok(db) = request.await {
-                    db.close();
+                if JsFuture::from(later).await.is_ok() {
+                    if let Ok(db) = request.result() {
+                        db.unchecked_into::<IdbDatabase>().close();
+                    }
                 }
             });
             Err(js_sys::Error::new(&format!(
@@ -123,13 +116,25 @@ pub async fn open(name: &str) -> Result<Database, JsValue> {
             ))
             .into())
         }
+        Err(_) => {
+            request.set_onsuccess(None);
+            let reason = match failure.borrow_mut().take() {
+                Some(why) => format!("the upgrade to version {VERSION} failed: {why}"),
+                None => match request.error() {
+                    Ok(Some(e)) => format!("{}: {}", e.name(), e.message()),
+                    _ => "the open request failed".to_string(),
+                },
+            };
+            Err(open_error(name, &reason))
+        }
     }
 }
 
-#[derive(Default)]
-struct Blocked {
-    happened: Cell<bool>,
-    waker: Cell<Option<Waker>>,
+fn event_type(event: &JsValue) -> String {
+    Reflect::get(event, &JsValue::from_str("type"))
+        .ok()
+        .and_then(|t| t.as_string())
+        .unwrap_or_default()
 }
 
 fn open_error(name: &str, reason: &str) -> JsValue {

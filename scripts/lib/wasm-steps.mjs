@@ -1,0 +1,201 @@
+// The steps that turn the Rust crate into the package's wasm, shared by
+// scripts/build.mjs (which ships the result) and scripts/size.mjs (which
+// rebuilds it with function names kept, to attribute bytes to areas).
+//   cargo (release, wasm32) → wasm-bindgen --target web → wasm-opt;
+//   and the JS minifier build.mjs runs over the package's .js files.
+import { execFileSync } from "node:child_process";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const run = (root, cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: "inherit" });
+
+/** Compiles the binding crate; returns the path of the raw .wasm. */
+export function cargoBuild(root) {
+  run(root, "cargo", ["build", "--release", "--target", "wasm32-unknown-unknown", "--lib", "-p", "agent-compaction"]);
+  return join(root, "target/wasm32-unknown-unknown/release/agent_compaction.wasm");
+}
+
+/**
+ * wasm-bindgen: writes agent_compaction.js, the .d.ts files, snippets/ and
+ * agent_compaction_bg.wasm into outDir; then shortens the import names
+ * (shortenImports below).
+ */
+export function bindgen(root, input, outDir) {
+  run(root, "wasm-bindgen", [
+    "--target", "web",
+    "--out-dir", outDir,
+    "--out-name", "agent_compaction",
+    "--omit-default-module-path",
+    input,
+  ]);
+  const wasm = join(outDir, "agent_compaction_bg.wasm");
+  shortenImports(join(outDir, "agent_compaction.js"), wasm);
+  return wasm;
+}
+
+// wasm-opt from the npm package `binaryen` (a recent release that reads the
+// target_features section rustc writes; Debian's 108 mangles the externref table).
+// --low-memory-unused lets it fold `p + C` (C < 1 KiB) into load/store offsets:
+// it differs only for a pointer that wraps past 2^32 into the first KiB, which
+// Rust code never forms. Inlining every function that has a single caller
+// (binaryen's default) saves a few bytes raw but costs ~7 KB gzipped: merged
+// bodies compress worse, so only small ones are inlined. --converge repeats
+// the passes until the module stops shrinking.
+export const WASM_OPT_FLAGS = ["-Oz", "--low-memory-unused", "--one-caller-inline-max-function-size=30", "--converge"];
+
+/**
+ * Optimizes `input` into `output`. With `names`, the function names survive
+ * (`-g`), for scripts/size.mjs; the shipped build strips them.
+ */
+export function optimize(root, input, output, { names = false } = {}) {
+  const strip = names ? ["-g"] : ["--strip-debug"];
+  // The producers and target_features sections are for tools, not browsers.
+  run(root, join(root, "node_modules/.bin/wasm-opt"), [
+    ...WASM_OPT_FLAGS, ...strip, "--strip-producers", "--strip-target-features", input, "-o", output,
+  ]);
+}
+
+/**
+ * Minifies wasm-bindgen's output in `dir` in place (agent_compaction.js and
+ * the snippets it imports), with the oxc minifier that rolldown
+ * (Vite's bundler, already a dev dependency through vite) exposes. Function
+ * and class names are kept, so `Compactor.name`, error classes and stack
+ * traces read as in the source; the .d.ts files stay the readable API.
+ * The package's small entries (index.js, node.js) are left as written: a
+ * bundler must find their `new URL("…wasm", import.meta.url)` verbatim.
+ */
+export async function minifyJs(dir) {
+  const { minifySync } = await import("rolldown/utils");
+  const walk = (d) =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) => {
+      const p = join(d, e.name);
+      return e.isDirectory() ? walk(p) : p.endsWith(".js") ? [p] : [];
+    });
+  for (const file of [join(dir, "agent_compaction.js"), ...walk(join(dir, "snippets"))]) {
+    const result = minifySync(file, readFileSync(file, "utf8"), {
+      module: true,
+      compress: { keepNames: { function: true, class: true } },
+      mangle: { keepNames: true },
+      codegen: { removeWhitespace: true },
+      sourcemap: false,
+    });
+    if (result.errors?.length) throw new Error(`minifying ${file}: ${result.errors.map((e) => e.message).join("; ")}`);
+    writeFileSync(file, result.code);
+  }
+}
+
+/**
+ * Shortens the names the wasm imports its JS functions by. wasm-bindgen
+ * names each import `__wbg_<name>_<16 hex digits>` and repeats the module
+ * path (`./agent_compaction_bg.js`, `./snippets/…/message_shim.js`) on every
+ * one of the ~200 imports; the names are written twice, in the .wasm's import
+ * section and as keys in agent_compaction.js, and the hex digits do not
+ * compress. Here each module becomes `0`, `1`, … and each function of
+ * wasm-bindgen's own module a short name; the snippets' functions keep their
+ * names (they are the snippets' export names). Every renamed name must occur
+ * exactly once in the glue (its key in the imports object), else the build
+ * stops rather than guess.
+ */
+export function shortenImports(jsPath, wasmPath) {
+  const bytes = readFileSync(wasmPath);
+  let js = readFileSync(jsPath, "utf8");
+  const leb = (n) => {
+    const out = [];
+    do {
+      let byte = n & 0x7f;
+      n >>>= 7;
+      if (n) byte |= 0x80;
+      out.push(byte);
+    } while (n);
+    return out;
+  };
+  let p = 8;
+  const u = () => {
+    let r = 0, s = 0, x;
+    do {
+      x = bytes[p++];
+      r += (x & 0x7f) * 2 ** s;
+      s += 7;
+    } while (x & 0x80);
+    return r;
+  };
+  const str = () => {
+    const n = u();
+    const t = bytes.subarray(p, p + n).toString();
+    p += n;
+    return t;
+  };
+  const name = (n) => {
+    // a, b, …, z, A, …, Z, aa, ab, …: valid identifiers and object keys.
+    const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let s = "";
+    do {
+      s = letters[n % 52] + s;
+      n = Math.floor(n / 52) - 1;
+    } while (n >= 0);
+    return s;
+  };
+  const modules = new Map();
+  const fields = new Map();
+  while (p < bytes.length) {
+    const id = bytes[p++];
+    const sizeAt = p;
+    const len = u();
+    const begin = p;
+    if (id !== 2) {
+      p = begin + len;
+      continue;
+    }
+    const out = [];
+    const count = u();
+    out.push(...leb(count));
+    for (let k = 0; k < count; k++) {
+      const module = str();
+      const field = str();
+      const descStart = p;
+      const kind = bytes[p++];
+      if (kind === 0) u();
+      else if (kind === 1) {
+        p++;
+        const f = u();
+        u();
+        if (f & 1) u();
+      } else if (kind === 2) {
+        const f = u();
+        u();
+        if (f & 1) u();
+      } else if (kind === 3) p += 2;
+      else if (kind === 4) {
+        p++;
+        u();
+      } else throw new Error(`import kind ${kind} is not expected`);
+      if (!modules.has(module)) modules.set(module, String(modules.size));
+      let newField = field;
+      if (module === "./agent_compaction_bg.js" && kind === 0) {
+        if (!fields.has(field)) fields.set(field, name(fields.size));
+        newField = fields.get(field);
+      }
+      for (const s of [modules.get(module), newField]) {
+        const b = Buffer.from(s);
+        out.push(...leb(b.length), ...b);
+      }
+      out.push(...bytes.subarray(descStart, p));
+    }
+    if (p !== begin + len) throw new Error("the import section was not read to its end");
+    const section = Buffer.from([2, ...leb(out.length), ...out]);
+    writeFileSync(wasmPath, Buffer.concat([bytes.subarray(0, sizeAt - 1), section, bytes.subarray(begin + len)]));
+    break;
+  }
+  const count = (re) => (js.match(re) ?? []).length;
+  for (const [old, short] of fields) {
+    const re = new RegExp(`(?<![\\w$])${old}(?![\\w$])`, "g");
+    if (count(re) !== 1) throw new Error(`${jsPath}: the import ${old} occurs ${count(re)} times, expected once`);
+    js = js.replace(re, short);
+  }
+  for (const [old, short] of modules) {
+    const re = new RegExp(`"${old.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}":`, "g");
+    if (count(re) < 1) throw new Error(`${jsPath}: the import module ${old} is not a key of the imports object`);
+    js = js.replace(re, `"${short}":`);
+  }
+  writeFileSync(jsPath, js);
+}
