@@ -10,7 +10,7 @@ use crate::compaction::{
     check_not_aborted, extractive_fallback, insert_summary, link_abort, new_abort_controller,
     summarize_with_callback, Failure, Inserted, Job, Reason,
 };
-use crate::estimate::context_tokens_object;
+use crate::estimate::{context_tokens_object, ContextEstimates};
 use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
 use crate::js::message_access::{get, message_at, messages_array, role_at, JsArray};
@@ -22,7 +22,8 @@ use crate::settings::{model_from_js, resolve_from_js, settings_object, ModelInfo
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
-use agent_compaction_core::tokens::context_index::ContextIndex;
+use agent_compaction_core::tokens::context_index::{ContextIndex, Estimates};
+use agent_compaction_core::tokens::context_tokens::ContextTokens;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, Promise};
 use std::cell::RefCell;
@@ -269,15 +270,16 @@ impl Tracked {
         self.synced = None;
         let context_start = self.index.context_start() as u32;
         let old_len = self.known.length() as usize;
-        let mut chunks = EstimateChunks::new(array);
-        let mut fill = |i: usize| chunks.get(i);
+        // Kept messages whose usage an edit made stale are counted with
+        // bounds, measured only if the threshold check needs them.
+        let mut estimates = ContextEstimates::new(array);
         let change = sync(&self.known, array, context_start, context_start)?;
         if !matches!(change, Sync::NewFrom(from) if from == old_len) {
             self.generation = self.generation.wrapping_add(1);
         }
         let from = match change {
             Sync::NewFrom(from) => {
-                self.index.truncate(from, &mut fill)?;
+                self.index.truncate_bounded(from, &mut estimates)?;
                 from
             }
             Sync::Inserted { at, from } => {
@@ -288,20 +290,27 @@ impl Tracked {
                         reason: "it could not be read".into(),
                     }
                 })?;
-                self.index.insert(at, f, &mut fill)?;
+                self.index.insert_bounded(at, f, &mut estimates)?;
                 from
             }
             Sync::Removed { at, from } => {
-                self.index.remove(at, &mut fill)?;
+                self.index.remove_bounded(at, &mut estimates)?;
                 from
             }
         };
         for raw in gather_lazy(array, from as u32, array.len())? {
             self.index
-                .push_with(MessageFacts::from_raw(&raw), &mut fill)?;
+                .push_with(MessageFacts::from_raw(&raw), |i| estimates.exact(i))?;
         }
         self.synced = Some((array.as_array().into(), array.len()));
         Ok(())
+    }
+
+    /// The context tokens of `array` (just synced), every estimate that
+    /// counts measured.
+    fn context_tokens(&mut self, array: &JsArray) -> Result<ContextTokens, InputError> {
+        self.index
+            .context_tokens_exact(&mut ContextEstimates::new(array))
     }
 
     /// Makes every estimate after the last summary real (before a cut point
@@ -418,9 +427,15 @@ impl LlmCache {
 }
 
 impl State {
-    fn threshold_exceeded(&self) -> bool {
-        let tokens = self.tracked.index.context_tokens().tokens;
-        self.settings.enabled && tokens > self.context_window - self.settings.reserve_tokens as f64
+    /// `shouldCompact` on the context of `array` (just synced).
+    fn threshold_exceeded(&mut self, array: &JsArray) -> Result<bool, InputError> {
+        if !self.settings.enabled {
+            return Ok(false);
+        }
+        let threshold = self.context_window - self.settings.reserve_tokens as f64;
+        self.tracked
+            .index
+            .exceeds(threshold, &mut ContextEstimates::new(array))
     }
 
     fn resolve(&mut self, model: ModelInfo, context_window: Option<f64>) -> Result<(), JsValue> {
@@ -573,22 +588,23 @@ impl Compactor {
     #[wasm_bindgen(js_name = contextTokens)]
     pub fn context_tokens(&self, messages: JsValue) -> Result<f64, JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        s.tracked.sync(&messages).map_err(type_error)?;
-        Ok(s.tracked.index.context_tokens().tokens)
+        let array = s.tracked.sync(&messages).map_err(type_error)?;
+        Ok(s.tracked.context_tokens(&array).map_err(type_error)?.tokens)
     }
 
     #[wasm_bindgen(js_name = contextTokenEstimate)]
     pub fn context_token_estimate(&self, messages: JsValue) -> Result<JsValue, JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        s.tracked.sync(&messages).map_err(type_error)?;
-        Ok(context_tokens_object(&s.tracked.index.context_tokens()))
+        let array = s.tracked.sync(&messages).map_err(type_error)?;
+        let tokens = s.tracked.context_tokens(&array).map_err(type_error)?;
+        Ok(context_tokens_object(&tokens))
     }
 
     #[wasm_bindgen(js_name = needsCompaction)]
     pub fn needs_compaction(&self, messages: JsValue) -> Result<bool, JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        s.tracked.sync(&messages).map_err(type_error)?;
-        Ok(s.threshold_exceeded())
+        let array = s.tracked.sync(&messages).map_err(type_error)?;
+        s.threshold_exceeded(&array).map_err(type_error)
     }
 
     #[wasm_bindgen(js_name = setModel)]

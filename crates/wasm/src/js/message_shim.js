@@ -260,6 +260,87 @@ export function gatherFacts(messages, from, to, lazy) {
   return out;
 }
 
+// Upper bounds of the tool-call arguments' JSON lengths (what gatherFacts
+// with `lazy` left unmeasured), one per message of messages[from..to),
+// found from sizes alone, without building the text: a string counts 6
+// units per code unit (every one escaped as \uXXXX) plus its quotes. -1
+// when there is no cheap bound: a toJSON method, a BigInt, a function, an
+// object that is not a plain object or array, nesting deeper than 64 or more
+// than 10,000 values, or a getter that throws. Then the caller measures
+// (and meets any error JSON.stringify raises). Decides nothing else.
+export function argumentBounds(messages, from, to) {
+  const out = new Float64Array(to - from);
+  for (let i = from; i < to; i++) {
+    let total = 0;
+    try {
+      const content = messages[i].content;
+      if (Array.isArray(content)) {
+        for (let b = 0; b < content.length; b++) {
+          const block = content[b];
+          if (typeof block !== "object" || block === null || block.type !== "toolCall") continue;
+          const args = block.arguments;
+          if (args === undefined) continue;
+          boundValues = 0;
+          const n = typeof args === "object" ? jsonBound(args, 0) : -1;
+          if (n < 0) {
+            total = -1;
+            break;
+          }
+          total += n;
+        }
+      }
+    } catch {
+      total = -1;
+    }
+    out[i - from] = total;
+  }
+  return out;
+}
+
+let boundValues = 0;
+
+// An upper bound of JSON.stringify(value).length, or -1 (see argumentBounds).
+// Inside an object or array, undefined, functions and symbols are dropped or
+// written "null": 4 covers both.
+function jsonBound(value, depth) {
+  if (++boundValues > 10000 || depth > 64) return -1;
+  switch (typeof value) {
+    case "string":
+      return 6 * value.length + 2;
+    case "number":
+      return Number.isFinite(value) ? String(value).length : 4;
+    case "boolean":
+      return 5;
+    case "undefined":
+    case "function":
+    case "symbol":
+      return 4;
+    case "object":
+      break;
+    default:
+      return -1;
+  }
+  if (value === null) return 4;
+  if (typeof value.toJSON === "function") return -1;
+  let total = 2;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const n = jsonBound(value[i], depth + 1);
+      if (n < 0) return -1;
+      total += n + 1;
+    }
+    return total;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return -1;
+  for (const key of Object.keys(value)) {
+    const n = jsonBound(value[key], depth + 1);
+    if (n < 0) return -1;
+    total += 6 * key.length + 4 + n;
+  }
+  return total;
+}
+
 // What the last getter or JSON.stringify threw while gathering, as text.
 export function takeThrown() {
   const thrown = lastThrown;
