@@ -10,7 +10,7 @@ use crate::compaction::{
     check_not_aborted, extractive_fallback, insert_summary, link_abort, new_abort_controller,
     summarize_with_callback, Failure, Inserted, Job, Reason,
 };
-use crate::estimate::{context_tokens_object, ContextEstimates};
+use crate::estimate::context_tokens_object;
 use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
 use crate::js::message_access::{get, message_at, messages_array, role_at, JsArray};
@@ -22,7 +22,7 @@ use crate::settings::{model_from_js, resolve_from_js, settings_object, ModelInfo
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
-use agent_compaction_core::tokens::context_index::{ContextIndex, Estimates};
+use agent_compaction_core::tokens::context_index::ContextIndex;
 use agent_compaction_core::tokens::context_tokens::ContextTokens;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, Promise};
@@ -270,16 +270,14 @@ impl Tracked {
         self.synced = None;
         let context_start = self.index.context_start() as u32;
         let old_len = self.known.length() as usize;
-        // Kept messages whose usage an edit made stale are counted with
-        // bounds, measured only if the threshold check needs them.
-        let mut estimates = ContextEstimates::new(array);
+        let mut chunks = EstimateChunks::new(array);
         let change = sync(&self.known, array, context_start, context_start)?;
         if !matches!(change, Sync::NewFrom(from) if from == old_len) {
             self.generation = self.generation.wrapping_add(1);
         }
         let from = match change {
             Sync::NewFrom(from) => {
-                self.index.truncate_bounded(from, &mut estimates)?;
+                self.index.truncate_bounded(from);
                 from
             }
             Sync::Inserted { at, from } => {
@@ -290,17 +288,17 @@ impl Tracked {
                         reason: "it could not be read".into(),
                     }
                 })?;
-                self.index.insert_bounded(at, f, &mut estimates)?;
+                self.index.insert_bounded(at, f);
                 from
             }
             Sync::Removed { at, from } => {
-                self.index.remove_bounded(at, &mut estimates)?;
+                self.index.remove_bounded(at);
                 from
             }
         };
         for raw in gather_lazy(array, from as u32, array.len())? {
             self.index
-                .push_with(MessageFacts::from_raw(&raw), |i| estimates.exact(i))?;
+                .push_with(MessageFacts::from_raw(&raw), |i| chunks.get(i))?;
         }
         self.synced = Some((array.as_array().into(), array.len()));
         Ok(())
@@ -309,8 +307,8 @@ impl Tracked {
     /// The context tokens of `array` (just synced), every estimate that
     /// counts measured.
     fn context_tokens(&mut self, array: &JsArray) -> Result<ContextTokens, InputError> {
-        self.index
-            .context_tokens_exact(&mut ContextEstimates::new(array))
+        let mut chunks = EstimateChunks::new(array);
+        self.index.context_tokens_exact(|i| chunks.get(i))
     }
 
     /// Makes every estimate after the last summary real (before a cut point
@@ -433,9 +431,10 @@ impl State {
             return Ok(false);
         }
         let threshold = self.context_window - self.settings.reserve_tokens as f64;
-        self.tracked
-            .index
-            .exceeds(threshold, &mut ContextEstimates::new(array))
+        // Kept messages whose usage an edit made stale are left unmeasured
+        // by sync (their bounds known): measured only if the answer needs.
+        let mut chunks = EstimateChunks::new(array);
+        self.tracked.index.exceeds(threshold, |i| chunks.get(i))
     }
 
     fn resolve(&mut self, model: ModelInfo, context_window: Option<f64>) -> Result<(), JsValue> {

@@ -5,10 +5,9 @@
 use crate::js::errors::describe;
 use crate::js::errors::type_error;
 use crate::js::message_access::{get, messages_array, JsArray};
-use crate::js::message_facts::{gather, EstimateChunks};
+use crate::js::message_facts::gather;
 use crate::js::values::{expect_object, number, number_or_nan, object, optional_number};
 use agent_compaction_core::error::{FieldPath, InputError};
-use agent_compaction_core::tokens::context_index::Estimates;
 use agent_compaction_core::tokens::context_tokens::{estimate_from_end, ContextTokens};
 use agent_compaction_core::tokens::estimate::{
     calculate_context_tokens as core_calculate, estimate_tokens as core_estimate, MessageFacts,
@@ -17,14 +16,7 @@ use agent_compaction_core::tokens::estimate::{
 use agent_compaction_core::tokens::overflow::{
     is_context_overflow as core_overflow, AssistantOutcome, StopReason,
 };
-use js_sys::{Array, Float64Array};
 use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = argumentBounds, catch)]
-    fn argument_bounds(messages: &Array, from: u32, to: u32) -> Result<Float64Array, JsValue>;
-}
 
 #[wasm_bindgen(typescript_custom_section)]
 const ESTIMATES_TS: &'static str = r#"
@@ -77,54 +69,6 @@ pub fn all_facts(messages: &JsArray) -> Result<Vec<MessageFacts>, InputError> {
         .iter()
         .map(MessageFacts::from_raw)
         .collect())
-}
-
-/// The compactor's source of estimates it left unmeasured: measured in full
-/// a chunk at a time, or bounded from the sizes of the tool-call arguments
-/// (no `JSON.stringify`), a chunk of up to 32 messages at a time from the
-/// newest back (the direction the index walks).
-pub struct ContextEstimates<'a> {
-    messages: &'a JsArray,
-    exact: EstimateChunks<'a>,
-    start: usize,
-    bounds: Vec<f64>,
-}
-
-impl<'a> ContextEstimates<'a> {
-    pub fn new(messages: &'a JsArray) -> Self {
-        ContextEstimates {
-            messages,
-            exact: EstimateChunks::new(messages),
-            start: 0,
-            bounds: Vec::new(),
-        }
-    }
-}
-
-impl Estimates for ContextEstimates<'_> {
-    type Error = InputError;
-
-    fn exact(&mut self, index: usize) -> Result<u64, InputError> {
-        self.exact.get(index)
-    }
-
-    fn upper_bound(&mut self, index: usize, known: u64) -> Result<Option<u64>, InputError> {
-        if index < self.start || index >= self.start + self.bounds.len() {
-            let start = index.saturating_sub(31);
-            let end = (index + 1).min(self.messages.len() as usize);
-            // A failure here only means no bound: measuring reports it.
-            self.bounds = argument_bounds(self.messages.as_array(), start as u32, end as u32)
-                .map(|b| b.to_vec())
-                .unwrap_or_default();
-            self.start = start;
-        }
-        Ok(match self.bounds.get(index - self.start) {
-            // known = ceil(rest / 4); ceil((rest + args) / 4) is at most
-            // known + ceil(args / 4).
-            Some(&chars) if chars >= 0.0 => Some(known.saturating_add((chars as u64).div_ceil(4))),
-            _ => None,
-        })
-    }
 }
 
 pub fn context_tokens_object(c: &ContextTokens) -> JsValue {

@@ -4,45 +4,21 @@
 //!
 //! Some estimates are gathered lazily (`tokens_pending`: an assistant
 //! message that reports usage has its tool-call arguments measured only if
-//! its own estimate is ever needed). Right after a summary is inserted,
-//! every kept message's usage is stale (SPEC §3) and their estimates count;
-//! measuring the pending ones (a `JSON.stringify` of each tool call's
-//! arguments) is most of what such a turn would cost, and usually wasted:
-//! the next assistant message reports fresh usage and the kept messages'
-//! estimates stop counting. So when an [`Estimates`] source can bound an
-//! estimate cheaply, the totals carry the pending messages as a range
-//! (their known part as a lower bound, the bound as the upper end), and
-//! [`ContextIndex::exceeds`] measures them only when the range straddles the
-//! threshold; [`ContextIndex::context_tokens_exact`] measures them always.
+//! its own estimate is ever needed; until then its `tokens` is an upper
+//! bound found from sizes). Right after a summary is inserted, every kept
+//! message's usage is stale (SPEC §3) and their estimates count; measuring
+//! the pending ones (a `JSON.stringify` of each tool call's arguments) is
+//! most of what such a turn would cost, and usually wasted: the next
+//! assistant message reports fresh usage and the kept messages' estimates
+//! stop counting. So the `*_bounded` edits leave them unmeasured, the
+//! totals knowing how much they can add at most; [`ContextIndex::exceeds`]
+//! measures them only when that leaves its answer open, and
+//! [`ContextIndex::context_tokens_exact`] always.
 
 use crate::message::role::Role;
 use crate::tokens::context_tokens::{estimate_with_usage_after, ContextTokens};
 use crate::tokens::estimate::MessageFacts;
 use std::convert::Infallible;
-
-/// Where the index gets the estimates it did not gather at first.
-pub trait Estimates {
-    type Error;
-    /// pi's estimate of message `index`, measured in full.
-    fn exact(&mut self, index: usize) -> Result<u64, Self::Error>;
-    /// An upper bound of that estimate, cheaper to get than the estimate
-    /// itself, given `known` (the estimate of what was gathered, a lower
-    /// bound); `None` when there is none.
-    fn upper_bound(&mut self, index: usize, known: u64) -> Result<Option<u64>, Self::Error>;
-}
-
-/// An [`Estimates`] source that only measures (no bounds).
-pub struct Exact<F>(pub F);
-
-impl<E, F: FnMut(usize) -> Result<u64, E>> Estimates for Exact<F> {
-    type Error = E;
-    fn exact(&mut self, index: usize) -> Result<u64, E> {
-        (self.0)(index)
-    }
-    fn upper_bound(&mut self, _: usize, _: u64) -> Result<Option<u64>, E> {
-        Ok(None)
-    }
-}
 
 #[derive(Clone, Debug, Default)]
 pub struct ContextIndex {
@@ -50,13 +26,12 @@ pub struct ContextIndex {
     /// The last `compactionSummary`: where the LLM context starts.
     last_summary: Option<usize>,
     /// The newest assistant usage that counts (fresh: newer than the last
-    /// summary), and the estimates of the context messages after it
-    /// (pending ones by their known part).
+    /// summary), and the estimates of the context messages after it (those
+    /// still pending not included).
     last_usage: Option<(usize, f64)>,
     trailing: u64,
-    /// Pending messages among those after `last_usage` (still
-    /// `tokens_pending`), and how much more than their known part they can
-    /// be at most (saturating).
+    /// Pending messages among those after `last_usage`, left unmeasured by
+    /// a `*_bounded` edit, and the sum of their bounds (saturating).
     unmeasured: u32,
     slack: u64,
 }
@@ -84,8 +59,7 @@ impl ContextIndex {
     }
 
     /// How many messages that count toward the context tokens are not
-    /// measured yet (only after an edit with an [`Estimates`] source that
-    /// gave bounds).
+    /// measured yet (only after a `*_bounded` edit).
     pub fn unmeasured(&self) -> usize {
         self.unmeasured as usize
     }
@@ -101,7 +75,7 @@ impl ContextIndex {
     pub fn push_with<E>(
         &mut self,
         f: MessageFacts,
-        fill: impl FnMut(usize) -> Result<u64, E>,
+        mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<(), E> {
         let index = self.facts.len();
         self.facts.push(f);
@@ -117,7 +91,7 @@ impl ContextIndex {
                 self.reset_trailing(0);
             }
             None => {
-                let tokens = self.tokens_of(index, &mut Exact(fill))?;
+                let tokens = self.tokens_of(index, &mut fill)?;
                 self.trailing += tokens;
             }
         }
@@ -137,11 +111,15 @@ impl ContextIndex {
         }
     }
 
-    /// The estimate of message `index`, measured first if it is pending.
-    fn tokens_of<S: Estimates>(&mut self, index: usize, source: &mut S) -> Result<u64, S::Error> {
+    /// The estimate of message `index`, filled in first if it is pending.
+    fn tokens_of<E>(
+        &mut self,
+        index: usize,
+        fill: &mut impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<u64, E> {
         let f = &mut self.facts[index];
         if f.tokens_pending {
-            let tokens = source.exact(index)?;
+            let tokens = fill(index)?;
             f.set_tokens(tokens);
         }
         Ok(u64::from(f.tokens))
@@ -152,15 +130,14 @@ impl ContextIndex {
     pub fn fill_pending<E>(
         &mut self,
         range: std::ops::Range<usize>,
-        fill: impl FnMut(usize) -> Result<u64, E>,
+        mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<(), E> {
-        let mut source = Exact(fill);
         for i in range.start..range.end.min(self.facts.len()) {
-            self.tokens_of(i, &mut source)?;
+            self.tokens_of(i, &mut fill)?;
         }
         if self.unmeasured > 0 {
-            // Some of them were counted by their known part: count them again.
-            self.recompute(&mut source)?;
+            // Some of them were left out of the totals: count them now.
+            self.recompute(Some(&mut fill))?;
         }
         Ok(())
     }
@@ -169,20 +146,11 @@ impl ContextIndex {
     pub fn truncate<E>(
         &mut self,
         len: usize,
-        fill: impl FnMut(usize) -> Result<u64, E>,
+        mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<(), E> {
-        self.truncate_bounded(len, &mut Exact(fill))
-    }
-
-    /// [`truncate`](Self::truncate), taking bounds where `source` has them.
-    pub fn truncate_bounded<S: Estimates>(
-        &mut self,
-        len: usize,
-        source: &mut S,
-    ) -> Result<(), S::Error> {
         if len < self.facts.len() {
             self.facts.truncate(len);
-            return self.recompute(source);
+            return self.recompute(Some(&mut fill));
         }
         Ok(())
     }
@@ -192,50 +160,60 @@ impl ContextIndex {
         &mut self,
         at: usize,
         f: MessageFacts,
-        fill: impl FnMut(usize) -> Result<u64, E>,
+        mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<(), E> {
-        self.insert_bounded(at, f, &mut Exact(fill))
-    }
-
-    /// [`insert`](Self::insert), taking bounds where `source` has them.
-    pub fn insert_bounded<S: Estimates>(
-        &mut self,
-        at: usize,
-        f: MessageFacts,
-        source: &mut S,
-    ) -> Result<(), S::Error> {
         self.facts.insert(at.min(self.facts.len()), f);
-        self.recompute(source)
+        self.recompute(Some(&mut fill))
     }
 
     /// The message at `at` taken out (a failed attempt, an undone summary).
     pub fn remove<E>(
         &mut self,
         at: usize,
-        fill: impl FnMut(usize) -> Result<u64, E>,
+        mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<(), E> {
-        self.remove_bounded(at, &mut Exact(fill))
-    }
-
-    /// [`remove`](Self::remove), taking bounds where `source` has them.
-    pub fn remove_bounded<S: Estimates>(
-        &mut self,
-        at: usize,
-        source: &mut S,
-    ) -> Result<(), S::Error> {
         if at < self.facts.len() {
             self.facts.remove(at);
-            return self.recompute(source);
+            return self.recompute(Some(&mut fill));
         }
         Ok(())
+    }
+
+    /// [`truncate`](Self::truncate), leaving pending estimates unmeasured.
+    pub fn truncate_bounded(&mut self, len: usize) {
+        if len < self.facts.len() {
+            self.facts.truncate(len);
+            self.recompute_bounded();
+        }
+    }
+
+    /// [`insert`](Self::insert), leaving pending estimates unmeasured.
+    pub fn insert_bounded(&mut self, at: usize, f: MessageFacts) {
+        self.facts.insert(at.min(self.facts.len()), f);
+        self.recompute_bounded();
+    }
+
+    /// [`remove`](Self::remove), leaving pending estimates unmeasured.
+    pub fn remove_bounded(&mut self, at: usize) {
+        if at < self.facts.len() {
+            self.facts.remove(at);
+            self.recompute_bounded();
+        }
+    }
+
+    fn recompute_bounded(&mut self) {
+        let Ok(()) = self.recompute(None::<&mut fn(usize) -> Result<u64, Infallible>>);
     }
 
     /// The running totals from the stored facts, after a change in the
     /// middle: walks back from the end only as far as it must (to the last
     /// summary, and within the context to the last fresh usage). A pending
-    /// estimate is counted by its known part plus a bound when `source` has
-    /// one, else measured.
-    fn recompute<S: Estimates>(&mut self, source: &mut S) -> Result<(), S::Error> {
+    /// estimate is measured with `fill`, or without it left out of the
+    /// totals and its bound added to the slack.
+    fn recompute<E>(
+        &mut self,
+        mut fill: Option<&mut impl FnMut(usize) -> Result<u64, E>>,
+    ) -> Result<(), E> {
         self.last_summary = self
             .facts
             .iter()
@@ -248,24 +226,27 @@ impl ContextIndex {
                 self.last_usage = Some((i, usage));
                 break;
             }
-            if f.tokens_pending {
-                let known = u64::from(f.tokens);
-                if let Some(bound) = source.upper_bound(i, known)? {
-                    self.trailing += known;
-                    self.unmeasured += 1;
-                    self.slack = self.slack.saturating_add(bound.saturating_sub(known));
-                    continue;
+            match fill.as_mut() {
+                Some(fill) => {
+                    let tokens = self.tokens_of(i, fill)?;
+                    self.trailing += tokens;
                 }
+                None if f.tokens_pending => {
+                    self.unmeasured += 1;
+                    self.slack = self.slack.saturating_add(u64::from(f.tokens));
+                }
+                None => self.trailing += u64::from(f.tokens),
             }
-            let tokens = self.tokens_of(i, source)?;
-            self.trailing += tokens;
         }
         Ok(())
     }
 
     /// Measures the pending estimates that count (those after the last
     /// fresh usage), so that the totals are exact.
-    fn measure_trailing<S: Estimates>(&mut self, source: &mut S) -> Result<(), S::Error> {
+    fn measure_trailing<E>(
+        &mut self,
+        mut fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<(), E> {
         if self.unmeasured == 0 {
             return Ok(());
         }
@@ -273,13 +254,9 @@ impl ContextIndex {
             .last_usage
             .map_or(self.context_start(), |(index, _)| index + 1);
         for i in from..self.facts.len() {
-            let f = self.facts[i];
-            if f.tokens_pending {
-                let known = u64::from(f.tokens);
-                let tokens = self.tokens_of(i, source)?;
-                // Measured can only be more than its known part; saturating
-                // all the same.
-                self.trailing = self.trailing.saturating_sub(known).saturating_add(tokens);
+            if self.facts[i].tokens_pending {
+                let tokens = self.tokens_of(i, &mut fill)?;
+                self.trailing += tokens;
             }
         }
         self.unmeasured = 0;
@@ -289,10 +266,9 @@ impl ContextIndex {
 
     /// The estimated tokens of the LLM context now, with SPEC §3's stale
     /// usage rule (usage from at or before the last summary is ignored).
-    /// Exact when [`unmeasured`](Self::unmeasured) is 0 (always, unless an
-    /// edit was given bounds); otherwise a lower bound, the unmeasured
-    /// messages counted by their known part — see
-    /// [`context_tokens_exact`](Self::context_tokens_exact).
+    /// Exact when [`unmeasured`](Self::unmeasured) is 0 (always, unless a
+    /// `*_bounded` edit left some); otherwise a lower bound, the unmeasured
+    /// messages left out — see [`context_tokens_exact`](Self::context_tokens_exact).
     pub fn context_tokens(&self) -> ContextTokens {
         self.tokens_with_trailing(self.trailing)
     }
@@ -315,12 +291,12 @@ impl ContextIndex {
     }
 
     /// The estimated tokens of the LLM context now, every estimate that
-    /// counts measured first.
-    pub fn context_tokens_exact<S: Estimates>(
+    /// counts measured first (with `fill`).
+    pub fn context_tokens_exact<E>(
         &mut self,
-        source: &mut S,
-    ) -> Result<ContextTokens, S::Error> {
-        self.measure_trailing(source)?;
+        fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<ContextTokens, E> {
+        self.measure_trailing(fill)?;
         Ok(self.context_tokens())
     }
 
@@ -330,11 +306,11 @@ impl ContextIndex {
     /// answer open.
     ///
     /// [`context_tokens_exact`]: Self::context_tokens_exact
-    pub fn exceeds<S: Estimates>(
+    pub fn exceeds<E>(
         &mut self,
         threshold: f64,
-        source: &mut S,
-    ) -> Result<bool, S::Error> {
+        fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<bool, E> {
         if self.unmeasured > 0 {
             // Lower and upper ends: measuring puts the number between them
             // (the same sum in the same order; f64 addition is monotonic).
@@ -345,12 +321,13 @@ impl ContextIndex {
             if upper.tokens <= threshold {
                 return Ok(false);
             }
-            self.measure_trailing(source)?;
+            self.measure_trailing(fill)?;
         }
         Ok(self.context_tokens().tokens > threshold)
     }
 
-    /// The same number computed from scratch (for tests and checks).
+    /// The same number computed from scratch (for tests and checks; with
+    /// unmeasured messages, their bounds counted).
     pub fn context_tokens_recomputed(&self) -> ContextTokens {
         let start = self.context_start();
         let stale_until = self.last_summary.map(|i| self.facts[i].timestamp);
@@ -464,65 +441,47 @@ mod tests {
         assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
     }
 
-    /// Estimates for tests: each message's measured estimate and, maybe, a
-    /// bound; records what was measured.
-    #[derive(Clone, Debug, Default)]
-    struct Table {
-        exact: Vec<u64>,
-        bound: Vec<Option<u64>>,
-        measured: Vec<usize>,
-    }
-
-    impl Estimates for Table {
-        type Error = ();
-        fn exact(&mut self, index: usize) -> Result<u64, ()> {
-            self.measured.push(index);
-            self.exact.get(index).copied().ok_or(())
-        }
-        fn upper_bound(&mut self, index: usize, known: u64) -> Result<Option<u64>, ()> {
-            let bound = self.bound.get(index).copied().flatten();
-            assert!(
-                bound.is_none_or(|b| b >= known),
-                "a bound below the known part"
-            );
-            Ok(bound)
-        }
-    }
-
-    fn pending(known: u64, usage: f64, timestamp: f64) -> MessageFacts {
-        let mut p = f(Role::Assistant, known, Some(usage), timestamp);
+    /// A lazily gathered assistant: `bound` is what gathering could tell
+    /// of its estimate (`u32::MAX`: nothing).
+    fn pending(bound: u64, usage: f64, timestamp: f64) -> MessageFacts {
+        let mut p = f(Role::Assistant, bound, Some(usage), timestamp);
         p.tokens_pending = true;
         p
+    }
+
+    /// Measures from `exact`, recording what it was asked for.
+    fn measure<'a>(
+        exact: &'a [u64],
+        asked: &'a mut Vec<usize>,
+    ) -> impl FnMut(usize) -> Result<u64, ()> + 'a {
+        move |i| {
+            asked.push(i);
+            exact.get(i).copied().ok_or(())
+        }
     }
 
     #[test]
     fn bounds_spare_measuring_until_the_threshold_needs_it() {
         let mut ix = ContextIndex::default();
         ix.push(f(Role::User, 10, None, 1.0));
-        ix.push(pending(5, 150_000.0, 2.0));
+        ix.push(pending(90, 150_000.0, 2.0));
         ix.push(f(Role::ToolResult, 20, None, 3.0));
-        ix.push(pending(7, 160_000.0, 4.0));
+        ix.push(pending(300, 160_000.0, 4.0));
         assert_eq!(ix.context_tokens().tokens, 160_000.0);
         // Indexes 0..=4 after the summary goes in at 0.
-        let mut table = Table {
-            exact: vec![100, 10, 40, 20, 60],
-            bound: vec![None, None, Some(90), None, Some(300)],
-            measured: Vec::new(),
-        };
-        ix.insert_bounded(0, f(Role::CompactionSummary, 100, None, 5.0), &mut table)
-            .unwrap();
-        // Both kept assistants are stale now; counted by what is known.
+        let exact = [100, 10, 40, 20, 60];
+        let mut asked = Vec::new();
+        ix.insert_bounded(0, f(Role::CompactionSummary, 100, None, 5.0));
+        // Both kept assistants are stale now: left out, their bounds known.
         assert_eq!(ix.unmeasured(), 2);
-        assert_eq!(ix.context_tokens().tokens, 100.0 + 10.0 + 5.0 + 20.0 + 7.0);
-        assert!(table.measured.is_empty());
-        // Lower end 142, upper end 142 + 85 + 293 = 520.
-        assert!(!ix.exceeds(520.0, &mut table).unwrap());
-        assert!(ix.exceeds(141.0, &mut table).unwrap());
-        assert!(table.measured.is_empty());
+        assert_eq!(ix.context_tokens().tokens, 130.0);
+        // Lower end 130, upper end 130 + 90 + 300 = 520.
+        assert!(!ix.exceeds(520.0, measure(&exact, &mut asked)).unwrap());
+        assert!(ix.exceeds(129.0, measure(&exact, &mut asked)).unwrap());
+        assert!(asked.is_empty());
         // Within the range: measured, and then exact.
-        assert!(ix.exceeds(200.0, &mut table).unwrap());
-        table.measured.sort();
-        assert_eq!(table.measured, vec![2, 4]);
+        assert!(ix.exceeds(200.0, measure(&exact, &mut asked)).unwrap());
+        assert_eq!(asked, vec![2, 4]);
         assert_eq!(ix.unmeasured(), 0);
         assert_eq!(
             ix.context_tokens().tokens,
@@ -534,32 +493,39 @@ mod tests {
     #[test]
     fn fresh_usage_makes_the_unmeasured_irrelevant() {
         let mut ix = ContextIndex::default();
-        ix.push(pending(5, 150_000.0, 1.0));
-        let mut table = Table {
-            exact: vec![100, 50],
-            bound: vec![None, Some(1000)],
-            measured: Vec::new(),
-        };
-        ix.insert_bounded(0, f(Role::CompactionSummary, 100, None, 2.0), &mut table)
-            .unwrap();
+        ix.push(pending(u64::from(u32::MAX), 150_000.0, 1.0));
+        let exact = [100, 50, 3];
+        let mut asked = Vec::new();
+        ix.insert_bounded(0, f(Role::CompactionSummary, 100, None, 2.0));
         assert_eq!(ix.unmeasured(), 1);
+        // No bound (as many tokens as can be counted): any threshold from
+        // what is known up to that needs measuring.
+        assert!(!ix
+            .clone()
+            .exceeds(1e6, measure(&exact, &mut asked))
+            .unwrap());
+        assert_eq!(asked, vec![1]);
+        asked.clear();
         ix.push_with(f(Role::Assistant, 3, Some(900.0), 3.0), no_fill)
             .unwrap();
         assert_eq!(ix.unmeasured(), 0);
-        assert_eq!(ix.context_tokens_exact(&mut table).unwrap().tokens, 900.0);
-        assert!(table.measured.is_empty());
+        let tokens = ix.context_tokens_exact(measure(&exact, &mut asked));
+        assert_eq!(tokens.unwrap().tokens, 900.0);
+        assert!(asked.is_empty());
         // Filling a range before a cut point search counts them again.
-        ix.remove_bounded(2, &mut table).unwrap();
+        ix.remove_bounded(2);
         assert_eq!(ix.unmeasured(), 1);
-        ix.fill_pending(0..ix.len(), |i| table.exact(i)).unwrap();
+        ix.fill_pending(0..ix.len(), measure(&exact, &mut asked))
+            .unwrap();
+        assert_eq!(asked, vec![1]);
         assert_eq!(ix.unmeasured(), 0);
         assert_eq!(ix.context_tokens().tokens, 150.0);
         assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
     }
 
-    /// Facts with lazily gathered assistants, and for each its measured
-    /// estimate and a bound (none, tight or loose).
-    fn arb_session() -> impl Strategy<Value = (Vec<MessageFacts>, Table)> {
+    /// Facts with lazily gathered assistants (their bound tight, loose or
+    /// unknown), and every message's measured estimate.
+    fn arb_session() -> impl Strategy<Value = (Vec<MessageFacts>, Vec<u64>)> {
         let message = prop_oneof![
             arb_facts(),
             (0u64..3000, 0.0f64..200_000.0, 0.0f64..100.0).prop_map(|(t, usage, ts)| f(
@@ -569,22 +535,23 @@ mod tests {
                 ts
             )),
         ];
-        proptest::collection::vec((message, 0u64..3000, 0u8..3), 1..50).prop_map(|items| {
+        proptest::collection::vec((message, 0u64..3000, 0u8..4), 1..50).prop_map(|items| {
             let mut facts = Vec::new();
-            let mut table = Table::default();
+            let mut exact = Vec::new();
             for (mut m, extra, kind) in items {
-                let lazy = m.role == Role::Assistant && m.usage().is_some() && kind > 0;
-                let exact = u64::from(m.tokens) + if lazy { extra } else { 0 };
-                m.tokens_pending = lazy;
+                let measured = u64::from(m.tokens);
+                if m.role == Role::Assistant && m.usage().is_some() && kind > 0 {
+                    m.tokens_pending = true;
+                    m.tokens = match kind {
+                        1 => m.tokens,
+                        2 => m.tokens.saturating_add(extra as u32),
+                        _ => u32::MAX,
+                    };
+                }
                 facts.push(m);
-                table.exact.push(exact);
-                table.bound.push(match kind {
-                    1 => Some(exact),
-                    2 => Some(exact + extra * 3),
-                    _ => None,
-                });
+                exact.push(measured);
             }
-            (facts, table)
+            (facts, exact)
         })
     }
 
@@ -624,7 +591,7 @@ mod tests {
 
         #[test]
         fn bounded_edits_answer_as_measured_ones(
-            (facts, table) in arb_session(),
+            (facts, exact) in arb_session(),
             summary in arb_facts(),
             at in 0usize..60,
             edit in 0u8..3,
@@ -632,69 +599,52 @@ mod tests {
             after in proptest::collection::vec(arb_facts(), 0..4),
             offsets in proptest::collection::vec(-3000.0f64..3000.0, 1..6),
         ) {
-            // The same edits, once measuring everything, once with bounds.
+            // The same edits, once measuring everything, once bounded.
+            let mut exact = exact;
             let mut measured = ContextIndex::default();
             let mut bounded = ContextIndex::default();
-            let mut exact_table = table.clone();
-            exact_table.bound = vec![None; exact_table.exact.len()];
-            let mut bounds_table = table;
-            for (i, m) in facts.iter().enumerate() {
-                measured.push_with(*m, |k| exact_table.exact(k)).unwrap();
-                bounded.push_with(*m, |k| bounds_table.exact(k)).unwrap();
-                prop_assert_eq!(i + 1, bounded.len());
+            let mut asked = Vec::new();
+            for m in &facts {
+                measured.push_with(*m, measure(&exact, &mut asked)).unwrap();
+                bounded.push_with(*m, measure(&exact, &mut asked)).unwrap();
             }
             // Late: stamped after every message, so every kept usage is stale.
             let stamp = summary.timestamp + if late { 100.0 } else { 0.0 };
             let summary = f(Role::CompactionSummary, u64::from(summary.tokens), None, stamp);
             let at = at % (facts.len() + 1);
-            let shift = |t: &mut Table, extra: Option<u64>| {
-                t.exact.insert(at, u64::from(summary.tokens));
-                t.bound.insert(at, extra);
-            };
             match edit {
                 0 => {
-                    shift(&mut exact_table, None);
-                    shift(&mut bounds_table, None);
-                    measured.insert_bounded(at, summary, &mut exact_table).unwrap();
-                    bounded.insert_bounded(at, summary, &mut bounds_table).unwrap();
+                    exact.insert(at, u64::from(summary.tokens));
+                    measured.insert(at, summary, measure(&exact, &mut asked)).unwrap();
+                    bounded.insert_bounded(at, summary);
                 }
                 1 => {
                     let at = at % facts.len();
-                    for t in [&mut exact_table, &mut bounds_table] {
-                        t.exact.remove(at);
-                        t.bound.remove(at);
-                    }
-                    measured.remove_bounded(at, &mut exact_table).unwrap();
-                    bounded.remove_bounded(at, &mut bounds_table).unwrap();
+                    exact.remove(at);
+                    measured.remove(at, measure(&exact, &mut asked)).unwrap();
+                    bounded.remove_bounded(at);
                 }
                 _ => {
-                    measured.truncate_bounded(at, &mut exact_table).unwrap();
-                    bounded.truncate_bounded(at, &mut bounds_table).unwrap();
-                    for t in [&mut exact_table, &mut bounds_table] {
-                        t.exact.truncate(at);
-                        t.bound.truncate(at);
-                    }
+                    exact.truncate(at);
+                    measured.truncate(at, measure(&exact, &mut asked)).unwrap();
+                    bounded.truncate_bounded(at);
                 }
             }
             prop_assert_eq!(measured.unmeasured(), 0);
             for m in &after {
-                for t in [&mut exact_table, &mut bounds_table] {
-                    t.exact.push(u64::from(m.tokens));
-                    t.bound.push(None);
-                }
-                measured.push_with(*m, |k| exact_table.exact(k)).unwrap();
-                bounded.push_with(*m, |k| bounds_table.exact(k)).unwrap();
+                exact.push(u64::from(m.tokens));
+                measured.push_with(*m, measure(&exact, &mut asked)).unwrap();
+                bounded.push_with(*m, measure(&exact, &mut asked)).unwrap();
             }
             let truth = measured.context_tokens();
             prop_assert!(bounded.context_tokens().tokens <= truth.tokens || truth.tokens.is_nan());
             // Thresholds near the number, where the bounds leave it open.
             for th in offsets.iter().map(|o| truth.tokens + o.round()) {
                 let mut b = bounded.clone();
-                let mut t = bounds_table.clone();
-                prop_assert_eq!(b.exceeds(th, &mut t).unwrap(), truth.tokens > th, "threshold {}", th);
-                prop_assert_eq!(b.context_tokens_exact(&mut t).unwrap(), truth);
+                prop_assert_eq!(b.exceeds(th, measure(&exact, &mut asked)).unwrap(), truth.tokens > th, "threshold {}", th);
+                prop_assert_eq!(b.context_tokens_exact(measure(&exact, &mut asked)).unwrap(), truth);
             }
-            prop_assert_eq!(bounded.context_tokens_exact(&mut bounds_table).unwrap(), truth);
+            prop_assert_eq!(bounded.context_tokens_exact(measure(&exact, &mut asked)).unwrap(), truth);
             prop_assert_eq!(bounded.context_tokens(), bounded.context_tokens_recomputed());
         }
     }

@@ -167,8 +167,14 @@ function contentFacts(content, out, o, skipArguments) {
       case "toolCall": {
         toolCalls += lengthOf(block.name, out, o, NAME_TYPE, b);
         if (skipArguments) {
-          // Measured later, only if the estimate is ever needed (slot 19).
-          out[o + 19] = 1;
+          // Measured later, only if the estimate is ever needed (slot 19: 1,
+          // and toolCalls counts an upper bound instead; 2, no bound known).
+          const bound = block.arguments === undefined ? 0 : argumentsBound(block.arguments);
+          if (bound < 0) out[o + 19] = 2;
+          else {
+            toolCalls += bound;
+            if (out[o + 19] !== 2) out[o + 19] = 1;
+          }
         } else if (block.arguments !== undefined) {
           let json;
           try {
@@ -213,7 +219,8 @@ function gatherOne(message, out, o, lazy) {
       break;
     case 1: { // assistant
       // With `lazy`, a message that reports usage does not have its tool-call
-      // arguments stringified now: its own estimate is rarely needed.
+      // arguments stringified now (only bounded): its own estimate is rarely
+      // needed.
       contentFacts(message.content, out, o, lazy && !!message.usage);
       const stop = STOP_REASONS.get(message.stopReason);
       out[o + 9] = stop === undefined ? (message.stopReason === undefined ? -1 : 5) : stop;
@@ -260,46 +267,26 @@ export function gatherFacts(messages, from, to, lazy) {
   return out;
 }
 
-// Upper bounds of the tool-call arguments' JSON lengths (what gatherFacts
-// with `lazy` left unmeasured), one per message of messages[from..to),
-// found from sizes alone, without building the text: a string counts 6
-// units per code unit (every one escaped as \uXXXX) plus its quotes. -1
-// when there is no cheap bound: a toJSON method, a BigInt, a function, an
-// object that is not a plain object or array, nesting deeper than 64 or more
-// than 10,000 values, or a getter that throws. Then the caller measures
-// (and meets any error JSON.stringify raises). Decides nothing else.
-export function argumentBounds(messages, from, to) {
-  const out = new Float64Array(to - from);
-  for (let i = from; i < to; i++) {
-    let total = 0;
-    try {
-      const content = messages[i].content;
-      if (Array.isArray(content)) {
-        for (let b = 0; b < content.length; b++) {
-          const block = content[b];
-          if (typeof block !== "object" || block === null || block.type !== "toolCall") continue;
-          const args = block.arguments;
-          if (args === undefined) continue;
-          boundValues = 0;
-          const n = typeof args === "object" ? jsonBound(args, 0) : -1;
-          if (n < 0) {
-            total = -1;
-            break;
-          }
-          total += n;
-        }
-      }
-    } catch {
-      total = -1;
-    }
-    out[i - from] = total;
+// An upper bound of JSON.stringify(args).length found from sizes alone,
+// without building the text (a string counts 6 units per code unit, every one
+// escaped as \uXXXX, plus its quotes); -1 when there is no cheap bound: a
+// toJSON method, a BigInt, a function, an object that is neither a plain
+// object nor an array, nesting deeper than 64 or more than 10,000 values, or
+// a getter that throws. Then the estimate is measured if it is ever needed
+// (and meets any error JSON.stringify raises then).
+function argumentsBound(args) {
+  if (typeof args === "function" || typeof args === "symbol") return -1;
+  boundValues = 0;
+  try {
+    return jsonBound(args, 0);
+  } catch {
+    return -1;
   }
-  return out;
 }
 
 let boundValues = 0;
 
-// An upper bound of JSON.stringify(value).length, or -1 (see argumentBounds).
+// An upper bound of JSON.stringify(value).length, or -1 (see argumentsBound).
 // Inside an object or array, undefined, functions and symbols are dropped or
 // written "null": 4 covers both.
 function jsonBound(value, depth) {
@@ -405,7 +392,8 @@ function sameRun(known, messages, from, to) {
 // context, whose size the context window bounds, so that a message replaced
 // there by a new object is seen; or nothing, when it knows the array is the
 // one it checked), and returns the index from which `messages` is new. Otherwise the
-// first difference is found by a scan, and one inserted message (a
+// first difference is found by a scan (from the context start when the array
+// agrees there, as the common case trusts what lies before), and one inserted message (a
 // compaction's summary) or one removed message (a failed attempt, an undone
 // summary) is recognised: then it returns [1, at, from] (inserted at `at`)
 // or [2, at, from] (removed at `at`), `from` being where new messages begin.
@@ -426,7 +414,14 @@ export function syncKnown(known, messages, contextStart, scanFrom) {
     return m;
   }
   const upto = Math.min(n, m);
-  let d = 0;
+  // The first difference is looked for from the context start when the array
+  // still agrees there and on its first message (what the common case checks
+  // before the context: a compaction inserts its summary in the context), else
+  // from the beginning.
+  let d =
+    contextStart > 0 && contextStart < upto && messages[0] === known[0] && messages[contextStart] === known[contextStart]
+      ? contextStart
+      : 0;
   while (d < upto && messages[d] === known[d]) d++;
   // One message inserted at d: messages[d+1 .. m+1) is known[d .. m).
   if (n >= m + 1) {
