@@ -146,3 +146,22 @@ test("arguments with no cheap bound are measured, and their errors are reported 
   );
   d.free();
 });
+
+test("a message inserted before, at or after the context start is followed like a fresh compactor sees it", async () => {
+  const { transformContext } = await import("agent-compaction");
+  const base = withSummary(session(10), 12); // context starts at 12
+  for (const at of [0, 5, 11, 12, 13, 20, base.length]) {
+    const c = new Compactor({ contextWindow: 200_000 });
+    const hooks = c.agentHooks();
+    await hooks.transformContext(base);
+    const next = withSummary(base, at);
+    next.push(user("after"));
+    const ctx = await hooks.transformContext(next);
+    assert.deepEqual(ctx, transformContext(next), `insert at ${at}`);
+    const fresh = new Compactor({ contextWindow: 200_000 });
+    assert.equal(c.contextTokens(next), fresh.contextTokens(next), `insert at ${at}`);
+    assert.equal(c.needsCompaction(next), fresh.needsCompaction(next));
+    c.free();
+    fresh.free();
+  }
+});
