@@ -772,14 +772,14 @@ fn unchanged(messages: JsValue) -> JsValue {
 fn context_of(state: &Rc<RefCell<State>>, messages: &JsValue) -> Result<JsValue, JsValue> {
     let mut s = state.try_borrow_mut().map_err(|_| busy())?;
     let array = s.tracked.sync(messages).map_err(type_error)?;
-    let context: JsValue = match s.tracked.index.last_summary() {
-        None => messages.clone(),
+    let (context, len): (JsValue, u32) = match s.tracked.index.last_summary() {
+        None => (messages.clone(), array.len()),
         Some(_) => {
             let start = s.tracked.index.context_start() as u32;
-            array.slice(start, array.len()).map_err(type_error)?.into()
+            let context = array.slice(start, array.len()).map_err(type_error)?;
+            (context.into(), array.len().saturating_sub(start))
         }
     };
-    let len = context.unchecked_ref::<Array>().length();
     s.last_context = Some((context.clone(), len, s.tracked.generation));
     Ok(context)
 }
