@@ -269,50 +269,51 @@ export function gatherFacts(messages, from, to, lazy) {
 
 // An upper bound of JSON.stringify(args).length found from sizes alone,
 // without building the text (a string counts 6 units per code unit, every one
-// escaped as \uXXXX, plus its quotes); -1 when there is no cheap bound: a
-// toJSON method, a BigInt, a function, an object that is neither a plain
-// object nor an array, nesting deeper than 64 or more than 10,000 values, or
-// a getter that throws. Then the estimate is measured if it is ever needed
-// (and meets any error JSON.stringify raises then).
+// escaped as \uXXXX, plus its quotes; a number 25, the longest a finite one
+// prints); -1 when there is no cheap bound: a toJSON method, a BigInt, an
+// object that is neither a plain object nor an array, nesting deeper than 64
+// or more than 10,000 objects, or a getter that throws. Then the estimate is
+// measured if it is ever needed (and meets any error JSON.stringify raises).
 function argumentsBound(args) {
-  if (typeof args === "function" || typeof args === "symbol") return -1;
-  boundValues = 0;
+  const type = typeof args;
+  if (type !== "object") return type === "function" || type === "symbol" || type === "bigint" ? -1 : valueBound(args, 0);
+  boundObjects = 0;
   try {
-    return jsonBound(args, 0);
+    return args === null ? 4 : objectBound(args, 0);
   } catch {
     return -1;
   }
 }
 
-let boundValues = 0;
+let boundObjects = 0;
 
-// An upper bound of JSON.stringify(value).length, or -1 (see argumentsBound).
 // Inside an object or array, undefined, functions and symbols are dropped or
-// written "null": 4 covers both.
-function jsonBound(value, depth) {
-  if (++boundValues > 10000 || depth > 64) return -1;
-  switch (typeof value) {
+// written "null": 4 covers both. Keys inherited or not enumerable by
+// Object.keys may be counted too (for...in): the bound only grows.
+function valueBound(v, depth) {
+  switch (typeof v) {
     case "string":
-      return 6 * value.length + 2;
+      return 6 * v.length + 2;
     case "number":
-      return Number.isFinite(value) ? String(value).length : 4;
+      return 25;
     case "boolean":
       return 5;
-    case "undefined":
-    case "function":
-    case "symbol":
-      return 4;
     case "object":
-      break;
-    default:
+      return v === null ? 4 : objectBound(v, depth + 1);
+    case "bigint":
       return -1;
+    default:
+      return 4;
   }
-  if (value === null) return 4;
+}
+
+function objectBound(value, depth) {
+  if (++boundObjects > 10000 || depth > 64) return -1;
   if (typeof value.toJSON === "function") return -1;
   let total = 2;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const n = jsonBound(value[i], depth + 1);
+      const n = valueBound(value[i], depth);
       if (n < 0) return -1;
       total += n + 1;
     }
@@ -320,8 +321,8 @@ function jsonBound(value, depth) {
   }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return -1;
-  for (const key of Object.keys(value)) {
-    const n = jsonBound(value[key], depth + 1);
+  for (const key in value) {
+    const n = valueBound(value[key], depth);
     if (n < 0) return -1;
     total += 6 * key.length + 4 + n;
   }
