@@ -5,7 +5,7 @@
 //                    whether they all passed
 //   fuzzing          scripts/fuzz.sh (FUZZ_SECONDS per target, default 60
 //                    here): executions, time and crashes per target
-//   store            the packing property (crates/core/src/storage/packing.rs) and the
+//   store            the packing property (crates/core/src/storage/packing/tests.rs) and the
 //                    randomized store test in Chromium (crates/wasm/tests/store.rs)
 //   bad inputs       tests/e2e/bad-input.test.mjs: calls made, failures
 //   fault trials     tests/e2e/faults.test.mjs (tabs closed or crashed
@@ -49,7 +49,7 @@ const row = (what, measured, failures) => rows.push({ what, measured, failures }
 // The store's record layout: the packing property (random saves applied to
 // a model object store), cases from its ProptestConfig.
 {
-  const source = readFileSync(new URL("../crates/core/src/storage/packing.rs", import.meta.url), "utf8");
+  const source = readFileSync(new URL("../crates/core/src/storage/packing/tests.rs", import.meta.url), "utf8");
   const cases = Number(/cases: (\d+)/.exec(source)?.[1] ?? 256);
   const r = run("cargo", ["test", "--quiet", "-p", "agent-compaction-core", "--lib", "storage::packing"]);
   const failed = r.ok ? 0 : Number(/(\d+) failed/.exec(r.out)?.[1] ?? 1);

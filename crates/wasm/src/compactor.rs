@@ -25,6 +25,7 @@ use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
 use agent_compaction_core::tokens::context_index::ContextIndex;
+use agent_compaction_core::tokens::context_tokens::ContextTokens;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, Promise};
 use serde::Serialize;
@@ -273,14 +274,13 @@ impl Tracked {
         let context_start = self.index.context_start() as u32;
         let old_len = self.known.length() as usize;
         let mut chunks = EstimateChunks::new(array);
-        let mut fill = |i: usize| chunks.get(i);
         let change = sync(&self.known, array, context_start, context_start)?;
         if !matches!(change, Sync::NewFrom(from) if from == old_len) {
             self.generation = self.generation.wrapping_add(1);
         }
         let from = match change {
             Sync::NewFrom(from) => {
-                self.index.truncate(from, &mut fill)?;
+                self.index.truncate_bounded(from);
                 from
             }
             Sync::Inserted { at, from } => {
@@ -291,20 +291,27 @@ impl Tracked {
                         reason: "it could not be read".into(),
                     }
                 })?;
-                self.index.insert(at, f, &mut fill)?;
+                self.index.insert_bounded(at, f);
                 from
             }
             Sync::Removed { at, from } => {
-                self.index.remove(at, &mut fill)?;
+                self.index.remove_bounded(at);
                 from
             }
         };
         for raw in gather_lazy(array, from as u32, array.len())? {
             self.index
-                .push_with(MessageFacts::from_raw(&raw), &mut fill)?;
+                .push_with(MessageFacts::from_raw(&raw), |i| chunks.get(i))?;
         }
         self.synced = Some((array.as_array().into(), array.len()));
         Ok(())
+    }
+
+    /// The context tokens of `array` (just synced), every estimate that
+    /// counts measured.
+    fn context_tokens(&mut self, array: &JsArray) -> Result<ContextTokens, InputError> {
+        let mut chunks = EstimateChunks::new(array);
+        self.index.context_tokens_exact(|i| chunks.get(i))
     }
 
     /// Makes every estimate after the last summary real (before a cut point
@@ -421,9 +428,16 @@ impl LlmCache {
 }
 
 impl State {
-    fn threshold_exceeded(&self) -> bool {
-        let tokens = self.tracked.index.context_tokens().tokens;
-        self.settings.enabled && tokens > self.context_window - self.settings.reserve_tokens as f64
+    /// `shouldCompact` on the context of `array` (just synced).
+    fn threshold_exceeded(&mut self, array: &JsArray) -> Result<bool, InputError> {
+        if !self.settings.enabled {
+            return Ok(false);
+        }
+        let threshold = self.context_window - self.settings.reserve_tokens as f64;
+        // Kept messages whose usage an edit made stale are left unmeasured
+        // by sync (their bounds known): measured only if the answer needs.
+        let mut chunks = EstimateChunks::new(array);
+        self.tracked.index.exceeds(threshold, |i| chunks.get(i))
     }
 
     fn resolve(&mut self, model: ModelInfo, context_window: Option<f64>) -> Result<(), JsValue> {
@@ -649,22 +663,23 @@ impl Compactor {
     #[wasm_bindgen(js_name = contextTokens)]
     pub fn context_tokens(&self, messages: JsValue) -> Result<f64, JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        s.tracked.sync(&messages).map_err(type_error)?;
-        Ok(s.tracked.index.context_tokens().tokens)
+        let array = s.tracked.sync(&messages).map_err(type_error)?;
+        Ok(s.tracked.context_tokens(&array).map_err(type_error)?.tokens)
     }
 
     #[wasm_bindgen(js_name = contextTokenEstimate)]
     pub fn context_token_estimate(&self, messages: JsValue) -> Result<JsValue, JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        s.tracked.sync(&messages).map_err(type_error)?;
-        Ok(context_tokens_object(&s.tracked.index.context_tokens()))
+        let array = s.tracked.sync(&messages).map_err(type_error)?;
+        let tokens = s.tracked.context_tokens(&array).map_err(type_error)?;
+        Ok(context_tokens_object(&tokens))
     }
 
     #[wasm_bindgen(js_name = needsCompaction)]
     pub fn needs_compaction(&self, messages: JsValue) -> Result<bool, JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        s.tracked.sync(&messages).map_err(type_error)?;
-        Ok(s.threshold_exceeded())
+        let array = s.tracked.sync(&messages).map_err(type_error)?;
+        s.threshold_exceeded(&array).map_err(type_error)
     }
 
     #[wasm_bindgen(js_name = setModel)]
@@ -833,14 +848,14 @@ fn unchanged(messages: JsValue) -> JsValue {
 fn context_of(state: &Rc<RefCell<State>>, messages: &JsValue) -> Result<JsValue, JsValue> {
     let mut s = state.try_borrow_mut().map_err(|_| busy())?;
     let array = s.tracked.sync(messages).map_err(type_error)?;
-    let context: JsValue = match s.tracked.index.last_summary() {
-        None => messages.clone(),
+    let (context, len): (JsValue, u32) = match s.tracked.index.last_summary() {
+        None => (messages.clone(), array.len()),
         Some(_) => {
             let start = s.tracked.index.context_start() as u32;
-            array.slice(start, array.len()).map_err(type_error)?.into()
+            let context = array.slice(start, array.len()).map_err(type_error)?;
+            (context.into(), array.len().saturating_sub(start))
         }
     };
-    let len = context.unchecked_ref::<Array>().length();
     s.last_context = Some((context.clone(), len, s.tracked.generation));
     Ok(context)
 }

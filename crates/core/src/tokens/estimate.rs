@@ -37,9 +37,13 @@ pub struct RawFacts {
     /// The `usage` object's numbers, when the message has a truthy `usage`.
     pub usage: Option<UsageNumbers>,
     pub timestamp: f64,
-    /// Tool-call arguments were not measured (`tool_calls` is incomplete):
-    /// the estimate must be gathered again if it is needed.
+    /// Tool-call arguments were not measured: the estimate must be gathered
+    /// again if it is needed.
     pub tool_calls_pending: bool,
+    /// With `tool_calls_pending`: `tool_calls` counts, for the arguments, an
+    /// upper bound of their JSON length found from sizes alone, so the
+    /// estimate is an upper bound. Without it nothing is known of them.
+    pub tool_calls_bounded: bool,
 }
 
 /// pi-ai's `Usage` numbers as JavaScript numbers (a missing one is NaN).
@@ -97,7 +101,8 @@ pub struct MessageFacts {
     pub timestamp: f64,
     usage_tokens: f64,
     /// pi's estimate (saturating at `u32::MAX`, some 17 billion characters);
-    /// not valid while `tokens_pending`.
+    /// while `tokens_pending`, an upper bound of it (`u32::MAX` when none is
+    /// known).
     pub tokens: u32,
     pub role: Role,
     has_usage: bool,
@@ -125,7 +130,12 @@ impl MessageFacts {
             reported_usage(raw),
             raw.timestamp,
         );
-        f.tokens_pending = raw.tool_calls_pending;
+        if raw.tool_calls_pending {
+            f.tokens_pending = true;
+            if !raw.tool_calls_bounded {
+                f.tokens = u32::MAX;
+            }
+        }
         f
     }
 
@@ -184,6 +194,29 @@ mod tests {
             };
             assert_eq!(estimate_tokens(&s), 2);
         }
+    }
+
+    #[test]
+    fn a_lazily_gathered_estimate_is_an_upper_bound_or_unknown() {
+        let raw = RawFacts {
+            text: 3,
+            tool_calls: 21,
+            tool_calls_pending: true,
+            tool_calls_bounded: true,
+            ..facts(Role::Assistant)
+        };
+        let bounded = MessageFacts::from_raw(&raw);
+        assert!(bounded.tokens_pending);
+        assert_eq!(bounded.tokens, 6);
+        let unbounded = MessageFacts::from_raw(&RawFacts {
+            tool_calls_bounded: false,
+            ..raw
+        });
+        assert!(unbounded.tokens_pending);
+        assert_eq!(unbounded.tokens, u32::MAX);
+        let mut measured = unbounded;
+        measured.set_tokens(4);
+        assert_eq!((measured.tokens, measured.tokens_pending), (4, false));
     }
 
     #[test]

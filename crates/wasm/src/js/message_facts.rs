@@ -33,8 +33,9 @@ pub fn gather(messages: &JsArray, from: u32, to: u32) -> Result<Vec<RawFacts>, I
 }
 
 /// Like [`gather`], but an assistant message that reports usage does not
-/// have its tool-call arguments measured (`tool_calls_pending`): its own
-/// estimate is needed only if its usage turns out not to count.
+/// have its tool-call arguments measured (`tool_calls_pending`; only
+/// bounded, `tool_calls_bounded`): its own estimate is needed only if its
+/// usage turns out not to count.
 pub fn gather_lazy(messages: &JsArray, from: u32, to: u32) -> Result<Vec<RawFacts>, InputError> {
     gather_with(messages, from, to, true)
 }
@@ -102,7 +103,8 @@ fn decode(messages: &JsArray, index: usize, r: &[f64]) -> Result<RawFacts, Input
             total_tokens: r[15],
         }),
         timestamp: r[16],
-        tool_calls_pending: r[19] == 1.0,
+        tool_calls_pending: r[19] >= 1.0,
+        tool_calls_bounded: r[19] == 1.0,
     })
 }
 

@@ -167,8 +167,14 @@ function contentFacts(content, out, o, skipArguments) {
       case "toolCall": {
         toolCalls += lengthOf(block.name, out, o, NAME_TYPE, b);
         if (skipArguments) {
-          // Measured later, only if the estimate is ever needed (slot 19).
-          out[o + 19] = 1;
+          // Measured later, only if the estimate is ever needed (slot 19: 1,
+          // and toolCalls counts an upper bound instead; 2, no bound known).
+          const bound = block.arguments === undefined ? 0 : argumentsBound(block.arguments);
+          if (bound < 0) out[o + 19] = 2;
+          else {
+            toolCalls += bound;
+            if (out[o + 19] !== 2) out[o + 19] = 1;
+          }
         } else if (block.arguments !== undefined) {
           let json;
           try {
@@ -213,7 +219,8 @@ function gatherOne(message, out, o, lazy) {
       break;
     case 1: { // assistant
       // With `lazy`, a message that reports usage does not have its tool-call
-      // arguments stringified now: its own estimate is rarely needed.
+      // arguments stringified now (only bounded): its own estimate is rarely
+      // needed.
       contentFacts(message.content, out, o, lazy && !!message.usage);
       const stop = STOP_REASONS.get(message.stopReason);
       out[o + 9] = stop === undefined ? (message.stopReason === undefined ? -1 : 5) : stop;
@@ -258,6 +265,68 @@ export function gatherFacts(messages, from, to, lazy) {
     }
   }
   return out;
+}
+
+// An upper bound of JSON.stringify(args).length found from sizes alone,
+// without building the text (a string counts 6 units per code unit, every one
+// escaped as \uXXXX, plus its quotes; a number 25, the longest a finite one
+// prints); -1 when there is no cheap bound: a toJSON method, a BigInt, an
+// object that is neither a plain object nor an array, nesting deeper than 64
+// or more than 10,000 objects, or a getter that throws. Then the estimate is
+// measured if it is ever needed (and meets any error JSON.stringify raises).
+function argumentsBound(args) {
+  const type = typeof args;
+  if (type !== "object") return type === "function" || type === "symbol" || type === "bigint" ? -1 : valueBound(args, 0);
+  boundObjects = 0;
+  try {
+    return args === null ? 4 : objectBound(args, 0);
+  } catch {
+    return -1;
+  }
+}
+
+let boundObjects = 0;
+
+// Inside an object or array, undefined, functions and symbols are dropped or
+// written "null": 4 covers both. Keys inherited or not enumerable by
+// Object.keys may be counted too (for...in): the bound only grows.
+function valueBound(v, depth) {
+  switch (typeof v) {
+    case "string":
+      return 6 * v.length + 2;
+    case "number":
+      return 25;
+    case "boolean":
+      return 5;
+    case "object":
+      return v === null ? 4 : objectBound(v, depth + 1);
+    case "bigint":
+      return -1;
+    default:
+      return 4;
+  }
+}
+
+function objectBound(value, depth) {
+  if (++boundObjects > 10000 || depth > 64) return -1;
+  if (typeof value.toJSON === "function") return -1;
+  let total = 2;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const n = valueBound(value[i], depth);
+      if (n < 0) return -1;
+      total += n + 1;
+    }
+    return total;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return -1;
+  for (const key in value) {
+    const n = valueBound(value[key], depth);
+    if (n < 0) return -1;
+    total += 6 * key.length + 4 + n;
+  }
+  return total;
 }
 
 // What the last getter or JSON.stringify threw while gathering, as text.
@@ -324,7 +393,8 @@ function sameRun(known, messages, from, to) {
 // context, whose size the context window bounds, so that a message replaced
 // there by a new object is seen; or nothing, when it knows the array is the
 // one it checked), and returns the index from which `messages` is new. Otherwise the
-// first difference is found by a scan, and one inserted message (a
+// first difference is found by a scan (from the context start when the array
+// agrees there, as the common case trusts what lies before), and one inserted message (a
 // compaction's summary) or one removed message (a failed attempt, an undone
 // summary) is recognised: then it returns [1, at, from] (inserted at `at`)
 // or [2, at, from] (removed at `at`), `from` being where new messages begin.
@@ -345,7 +415,14 @@ export function syncKnown(known, messages, contextStart, scanFrom) {
     return m;
   }
   const upto = Math.min(n, m);
-  let d = 0;
+  // The first difference is looked for from the context start when the array
+  // still agrees there and on its first message (what the common case checks
+  // before the context: a compaction inserts its summary in the context), else
+  // from the beginning.
+  let d =
+    contextStart > 0 && contextStart < upto && messages[0] === known[0] && messages[contextStart] === known[contextStart]
+      ? contextStart
+      : 0;
   while (d < upto && messages[d] === known[d]) d++;
   // One message inserted at d: messages[d+1 .. m+1) is known[d .. m).
   if (n >= m + 1) {

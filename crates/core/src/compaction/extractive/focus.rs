@@ -1,0 +1,59 @@
+//! Custom instructions ("Additional focus"): items that mention their words
+//! are kept longer when the budget is tight.
+
+use super::text::fold;
+use crate::sorted::sort_by;
+
+pub(super) struct Focus {
+    pub(super) words: Vec<String>,
+}
+
+impl Focus {
+    pub(super) fn new(instructions: Option<&str>) -> Focus {
+        const COMMON: &[&str] = &[
+            "about",
+            "also",
+            "focus",
+            "from",
+            "include",
+            "keep",
+            "less",
+            "make",
+            "more",
+            "only",
+            "please",
+            "should",
+            "summary",
+            "summarize",
+            "that",
+            "their",
+            "there",
+            "these",
+            "this",
+            "what",
+            "when",
+            "where",
+            "which",
+            "with",
+            "would",
+        ];
+        let mut words: Vec<String> = instructions
+            .unwrap_or("")
+            .split(|c: char| !c.is_alphanumeric() && c != '.' && c != '_' && c != '-')
+            .map(|w| fold(w.trim_matches(['.', '-', '_'])))
+            .filter(|w| w.chars().count() >= 4 && !COMMON.contains(&w.as_str()))
+            .collect();
+        sort_by(&mut words, String::cmp);
+        words.dedup();
+        words.truncate(32);
+        Focus { words }
+    }
+
+    pub(super) fn matches(&self, text: &str) -> bool {
+        if self.words.is_empty() {
+            return false;
+        }
+        let folded = fold(text);
+        self.words.iter().any(|w| folded.contains(w.as_str()))
+    }
+}

@@ -1,0 +1,167 @@
+// The compactor's context tokens right after the app inserts a summary:
+// every kept message's usage is stale (SPEC §3), so their estimates count.
+// The estimates the compactor left unmeasured (tool-call arguments of
+// messages that reported usage) are bounded from their sizes and measured
+// only when the threshold check needs them; these tests check that the
+// answers are those of the measured numbers, at and around the threshold,
+// and that measuring is indeed spared when the answer is clear.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Compactor, estimateTokens } from "agent-compaction";
+
+let clock = 1_000;
+const usage = (input) => ({
+  input,
+  output: 10,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: input + 10,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+});
+const user = (text) => ({ role: "user", content: text, timestamp: clock++ });
+/** An assistant turn with tool calls whose arguments need escaping. */
+const toolTurn = (i) => ({
+  role: "assistant",
+  content: [
+    { type: "text", text: `step ${i}` },
+    {
+      type: "toolCall",
+      id: `c${i}`,
+      name: "write",
+      arguments: {
+        path: `src/file_${i}.ts`,
+        content: `line "one"\n\tline\u0001two \\ ${"é😀".repeat(i)} \ud800`.repeat(1 + (i % 5)),
+        raw: "\u0001".repeat(300 + i),
+        flags: [true, null, 1.5e-7, -0, { deep: [i, "x"] }],
+      },
+    },
+  ],
+  api: "openai-completions",
+  provider: "local",
+  model: "m",
+  usage: usage(50_000 + i * 1000),
+  stopReason: "toolUse",
+  timestamp: clock++,
+});
+const result = (i) => ({
+  role: "toolResult",
+  toolCallId: `c${i}`,
+  toolName: "write",
+  content: [{ type: "text", text: `wrote ${i}` }],
+  isError: false,
+  timestamp: clock++,
+});
+
+function session(turns) {
+  const out = [];
+  for (let i = 0; i < turns; i++) out.push(user(`request ${i}`), toolTurn(i), result(i));
+  return out;
+}
+
+/** The array with a summary inserted at `at`, stamped after every message. */
+function withSummary(messages, at) {
+  const summary = { role: "compactionSummary", summary: "## Goal\nS", tokensBefore: 90_000, timestamp: clock++ };
+  return [...messages.slice(0, at), summary, ...messages.slice(at)];
+}
+
+/** Counts JSON.stringify calls on tool-call arguments while `f` runs. */
+function countingStringify(f) {
+  const original = JSON.stringify;
+  let calls = 0;
+  JSON.stringify = function (value, ...rest) {
+    if (value && typeof value === "object" && "path" in value) calls++;
+    return original.call(this, value, ...rest);
+  };
+  try {
+    const value = f();
+    return { value, calls };
+  } finally {
+    JSON.stringify = original;
+  }
+}
+
+const before = session(12);
+const after = withSummary(before, 9);
+// Every usage after the summary is stale: the context is the summary and
+// the estimates of the kept messages.
+const exact = after.slice(9).reduce((n, m) => n + estimateTokens(m), 0);
+const reserveTokens = 1000;
+
+/** A compactor that saw `before` (estimates gathered lazily), then `after`. */
+function compactorAt(threshold) {
+  const c = new Compactor({ contextWindow: threshold + reserveTokens, settings: { reserveTokens, keepRecentTokens: 10 } });
+  assert.equal(c.needsCompaction(before), true); // fresh usage: 61,010
+  return c;
+}
+
+test("right after an inserted summary, needsCompaction answers as the measured number does, at every threshold near it", () => {
+  assert.ok(exact > 100);
+  for (const threshold of [20, exact - 50, exact - 2, exact - 1, exact, exact + 1, exact + 2, exact + 50, exact * 10]) {
+    const c = compactorAt(threshold);
+    assert.equal(c.needsCompaction(after), exact > threshold, `threshold ${threshold}`);
+    assert.equal(c.contextTokens(after), exact, `threshold ${threshold}`);
+    c.free();
+  }
+});
+
+test("arguments are not stringified when the bounds settle the answer, and are when they do not", () => {
+  const far = compactorAt(exact * 10);
+  const clear = countingStringify(() => far.needsCompaction(after));
+  assert.deepEqual(clear, { value: false, calls: 0 });
+  // contextTokens is exact: it measures.
+  const measured = countingStringify(() => far.contextTokens(after));
+  assert.equal(measured.value, exact);
+  assert.ok(measured.calls > 0);
+  far.free();
+  const near = compactorAt(exact);
+  const open = countingStringify(() => near.needsCompaction(after));
+  assert.equal(open.value, false);
+  assert.ok(open.calls > 0);
+  near.free();
+});
+
+test("arguments with no cheap bound are measured, and their errors are reported as before", () => {
+  const odd = session(3);
+  // A plain object whose toJSON makes its JSON far longer than its fields.
+  odd[1].content[1].arguments = { path: "p", toJSON: () => "x".repeat(8000) };
+  odd[4].content[1].arguments = { path: "p", when: new Date(0) };
+  const withOdd = withSummary(odd, 0);
+  const oddExact = withOdd.reduce((n, m) => n + estimateTokens(m), 0);
+  for (const threshold of [oddExact - 1, oddExact]) {
+    const c = compactorAt(threshold);
+    c.needsCompaction(odd);
+    const r = countingStringify(() => c.needsCompaction(withOdd));
+    assert.equal(r.value, oddExact > threshold, `threshold ${threshold}`);
+    assert.ok(r.calls > 0);
+    assert.equal(c.contextTokens(withOdd), oddExact);
+    c.free();
+  }
+  const bad = session(3);
+  bad[4].content[1].arguments = { path: "p", size: 10n };
+  const d = compactorAt(exact * 10);
+  d.needsCompaction(bad);
+  assert.throws(
+    () => d.needsCompaction(withSummary(bad, 0)),
+    (e) => e instanceof TypeError && /messages\[5\]\.content\[1\]\.arguments/.test(e.message) && /BigInt/i.test(e.message),
+  );
+  d.free();
+});
+
+test("a message inserted before, at or after the context start is followed like a fresh compactor sees it", async () => {
+  const { transformContext } = await import("agent-compaction");
+  const base = withSummary(session(10), 12); // context starts at 12
+  for (const at of [0, 5, 11, 12, 13, 20, base.length]) {
+    const c = new Compactor({ contextWindow: 200_000 });
+    const hooks = c.agentHooks();
+    await hooks.transformContext(base);
+    const next = withSummary(base, at);
+    next.push(user("after"));
+    const ctx = await hooks.transformContext(next);
+    assert.deepEqual(ctx, transformContext(next), `insert at ${at}`);
+    const fresh = new Compactor({ contextWindow: 200_000 });
+    assert.equal(c.contextTokens(next), fresh.contextTokens(next), `insert at ${at}`);
+    assert.equal(c.needsCompaction(next), fresh.needsCompaction(next));
+    c.free();
+    fresh.free();
+  }
+});
