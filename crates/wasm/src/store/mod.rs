@@ -17,12 +17,14 @@ mod fork;
 mod jsonl;
 mod load;
 mod locks;
+mod meta;
 mod new_session;
 mod records;
 mod save;
 mod schema;
 mod sessions;
 
+use agent_compaction_core::storage::error::StoreError;
 use indexed_db_futures::database::Database;
 use indexed_db_futures::internals::SystemRepr;
 use js_sys::{Array, Promise};
@@ -228,7 +230,7 @@ struct Inner {
 }
 
 impl Inner {
-    fn db(&self, action: &str) -> Result<Database, JsValue> {
+    fn db(&self, action: &'static str) -> Result<Database, JsValue> {
         if let Some(db) = self.db.borrow().as_ref() {
             return Ok(db.clone());
         }
@@ -237,7 +239,10 @@ impl Inner {
             .borrow()
             .clone()
             .unwrap_or_else(|| "the SessionStore is closed".into());
-        Err(js_sys::Error::new(&format!("{action}: {why}")).into())
+        Err(records::store_error(StoreError::Closed {
+            action,
+            reason: why,
+        }))
     }
 
     fn forget(&self, id: &str) {
@@ -317,6 +322,7 @@ impl SessionStore {
             v if v.is_undefined() => "agent-compaction".to_owned(),
             v => string_arg(&v, "options.name")?,
         };
+        locks::install_policy();
         let db = schema::open(&name).await?;
         let inner = Rc::new(Inner {
             name,
@@ -451,11 +457,4 @@ type Task = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
 
 fn spawn(task: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
     future_to_promise(Box::pin(task) as Task)
-}
-
-fn no_session(action: &str, id: &str) -> JsValue {
-    js_sys::Error::new(&format!(
-        "{action}: there is no session \"{id}\" in this store"
-    ))
-    .into()
 }

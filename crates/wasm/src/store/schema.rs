@@ -12,7 +12,7 @@
 //! - `sessions` gets the index `byLastModified`, which `list()` reads
 //!   backwards (newest first);
 //! - every session record written before gets the fields version 2 relies
-//!   on, with defaults where one is missing (a record without a numeric
+//!   on, with defaults where one is missing (`core::storage::session_meta::defaults`) (a record without a numeric
 //!   `lastModified` would be left out of the index, and so of `list()`;
 //!   a missing `messageCount` is counted from the records).
 //!
@@ -28,6 +28,10 @@
 //! browser's version-change transaction: a later version adds a step and
 //! never drops a store that holds data.
 
+use super::meta;
+use super::records::store_error;
+use agent_compaction_core::storage::error::StoreError;
+use agent_compaction_core::storage::session_meta::defaults;
 use indexed_db_futures::database::Database;
 use indexed_db_futures::internals::SystemRepr;
 use indexed_db_futures::prelude::*;
@@ -44,7 +48,7 @@ pub const MESSAGES: &str = "messages";
 /// `sessions` by `lastModified` (version 2).
 pub const BY_LAST_MODIFIED: &str = "byLastModified";
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim/idb.js")]
 extern "C" {
     #[wasm_bindgen(js_name = onUpgradeNeeded)]
     fn on_upgrade_needed(
@@ -57,6 +61,7 @@ extern "C" {
     fn fill_session_defaults(
         sessions: &IdbObjectStore,
         messages: &IdbObjectStore,
+        decide: &Decide,
     ) -> Result<(), JsValue>;
 }
 
@@ -81,9 +86,14 @@ pub async fn open(name: &str) -> Result<Database, JsValue> {
     // transaction, which `indexed_db_futures` does not hand out.
     let failure = Rc::new(RefCell::new(None::<String>));
     let failed = failure.clone();
+    // Called for each old record while the upgrade transaction runs, which
+    // ends before the open settles: it lives as long as `step`.
+    let decide: Rc<Decide> = Rc::new(Closure::new(|record: JsValue| {
+        meta::patch(&defaults(&meta::old_record(&record))).unwrap_or(JsValue::NULL)
+    }));
     let step = Closure::<dyn FnMut(IdbDatabase, IdbTransaction, f64) -> Result<(), JsValue>>::new(
         move |db: IdbDatabase, tx: IdbTransaction, old: f64| {
-            upgrade(old as u32, &db, &tx).inspect_err(|e| {
+            upgrade(old as u32, &db, &tx, &decide).inspect_err(|e| {
                 *failed.borrow_mut() = Some(crate::js::errors::thrown_message(e));
             })
         },
@@ -116,15 +126,16 @@ pub async fn open(name: &str) -> Result<Database, JsValue> {
                     db.close();
                 }
             });
-            Err(js_sys::Error::new(&format!(
-                "SessionStore.open: the upgrade of database \"{name}\" to version {VERSION} is \
-                 blocked by another open connection (another tab still uses an older version); \
-                 close it and open the store again"
-            ))
-            .into())
+            Err(store_error(StoreError::UpgradeBlocked {
+                database: name.to_owned(),
+                version: VERSION,
+            }))
         }
     }
 }
+
+/// The upgrade's decision for one old session record (its patch, or null).
+type Decide = Closure<dyn FnMut(JsValue) -> JsValue>;
 
 #[derive(Default)]
 struct Blocked {
@@ -133,14 +144,19 @@ struct Blocked {
 }
 
 fn open_error(name: &str, reason: &str) -> JsValue {
-    js_sys::Error::new(&format!(
-        "SessionStore.open: could not open database \"{name}\": {reason}"
-    ))
-    .into()
+    store_error(StoreError::OpenFailed {
+        database: name.to_owned(),
+        reason: reason.to_owned(),
+    })
 }
 
 /// Runs the schema steps from `old` up to [`VERSION`].
-fn upgrade(old: u32, db: &IdbDatabase, tx: &IdbTransaction) -> Result<(), JsValue> {
+fn upgrade(
+    old: u32,
+    db: &IdbDatabase,
+    tx: &IdbTransaction,
+    decide: &Decide,
+) -> Result<(), JsValue> {
     if old < 1 {
         let params = IdbObjectStoreParameters::new();
         params.set_key_path(&"id".into());
@@ -151,7 +167,7 @@ fn upgrade(old: u32, db: &IdbDatabase, tx: &IdbTransaction) -> Result<(), JsValu
         let sessions = tx.object_store(SESSIONS)?;
         create_index(&sessions, BY_LAST_MODIFIED, "lastModified")?;
         if old >= 1 {
-            fill_session_defaults(&sessions, &tx.object_store(MESSAGES)?)?;
+            fill_session_defaults(&sessions, &tx.object_store(MESSAGES)?, decide)?;
         }
     }
     Ok(())
