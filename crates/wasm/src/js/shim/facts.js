@@ -4,7 +4,7 @@
 // extractive summarizer read. Which lengths count for which role is decided
 // in Rust (crates/core/src/tokens/estimate.rs); the layout must match
 // crates/wasm/src/js/message_facts.rs. Imported by message_facts.rs,
-// prepare.rs and (through compaction.js) compaction.rs.
+// prepare.rs and (through summarizer.js) compaction.rs.
 
 import { OTHER_ROLE, roleCode } from "./roles.js";
 import { describeValue, thrownMessage } from "./values.js";

@@ -2,7 +2,7 @@
 // line with the caller's array by object identity: one scan in JavaScript,
 // where identity is visible, returning where the arrays differ. What a
 // difference means is decided in Rust (crates/wasm/src/compactor.rs and
-// the core). Imported by compactor.rs and (through compaction.js)
+// the core). Imported by compactor.rs and (through summarizer.js)
 // compaction.rs.
 
 // Whether messages[from .. to) are known[from .. to), object for object.

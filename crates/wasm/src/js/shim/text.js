@@ -2,7 +2,7 @@
 // serializeConversation reads from every message gathered in one call (the
 // Rust core composes the text, crates/wasm/src/js/message_source.rs), then
 // the composed text assembled from pieces. Imported by strings.rs,
-// message_source.rs and (through compaction.js) compaction.rs.
+// message_source.rs and (through summarizer.js) compaction.rs.
 
 import { describeValue, thrownMessage } from "./values.js";
 
@@ -182,3 +182,4 @@ export function assembleText(pieces, ops, literals) {
     text += op === 0 ? pieces[ops[i + 1]] : op === 1 ? pieces[ops[i + 1]].slice(0, ops[i + 2]) : literals.slice(ops[i + 1], ops[i + 2]);
   }
   return text;
+}
