@@ -38,12 +38,14 @@ extern "C" {
     #[wasm_bindgen(js_name = returnLease)]
     fn return_lease(lease: &JsValue);
     #[wasm_bindgen(js_name = setLeasePolicy)]
-    fn set_lease_policy(decide: &Closure<dyn Fn(u32, u32, u32) -> f64>, channel: &str);
+    fn set_lease_policy(decide: &Policy, channel: &str);
 }
 
+/// `(question, calls, bits) -> answer`: `core::storage::lease::answer`.
+type Policy = Closure<dyn Fn(u32, u32, u32) -> f64>;
+
 thread_local! {
-    static POLICY: std::cell::OnceCell<Closure<dyn Fn(u32, u32, u32) -> f64>> =
-        const { std::cell::OnceCell::new() };
+    static POLICY: std::cell::OnceCell<Policy> = const { std::cell::OnceCell::new() };
 }
 
 /// Hands the shim the lease policy (`core::storage::lease`), once per
@@ -51,7 +53,7 @@ thread_local! {
 pub fn install_policy() {
     POLICY.with(|policy| {
         policy.get_or_init(|| {
-            let decide = Closure::<dyn Fn(u32, u32, u32) -> f64>::new(lease::answer);
+            let decide = Policy::new(lease::answer);
             set_lease_policy(&decide, lease::LOCK_CHANNEL);
             decide
         });
