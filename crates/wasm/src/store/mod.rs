@@ -102,13 +102,19 @@ export interface SessionStoreStats {
 export class ConflictError extends Error {
   name: "ConflictError";
 }
-/** Sessions persisted in IndexedDB. */
+/**
+ * Sessions persisted in IndexedDB. A call that fails rejects with an `Error`
+ * whose `name` is one of `SessionStoreErrorName` (bad arguments: `TypeError`,
+ * `RangeError`).
+ */
 export class SessionStore {
   private constructor();
   free(): void;
   /**
    * Opens (creating or upgrading) the database. Only this touches `indexedDB`.
-   * @throws Error when the upgrade is blocked by an open connection of an older version (another tab).
+   * @throws Error named "UpgradeBlockedError" when the upgrade is blocked by an open
+   * connection of an older version (another tab); "OpenFailedError" when the database
+   * cannot be opened (see `SessionStoreErrorName`).
    */
   static open(options?: SessionStoreOptions): Promise<SessionStore>;
   /** The `ConflictError` class (also exported by the package). */
@@ -126,8 +132,9 @@ export class SessionStore {
    * this store last loaded or saved the session, in one transaction, holding
    * the session's Web Lock from its read to its commit.
    * @throws ConflictError when another store saved the session since.
-   * @throws Error when the save would drop stored messages (other than
-   * trailing failed attempts) without `{ replace: true }`.
+   * @throws Error named "RefusedDropError" when the save would drop stored
+   * messages (other than trailing failed attempts) without `{ replace: true }`;
+   * "QuotaExceededError", "SessionNotFoundError"... (see `SessionStoreErrorName`).
    * @throws TypeError when a message cannot be stored (names its index).
    */
   save<M extends AnyMessage>(sessionId: string, messages: readonly M[], options?: SaveOptions): Promise<SessionMeta>;

@@ -223,7 +223,7 @@ export function mergeMeta(stored, fields, queued) {
 // A session record as the app sees it: without the `internal` fields
 // (core::storage::session_meta::INTERNAL_FIELDS).
 export function publicMeta(record, internal) {
-  const meta = { ...record };
-  for (const k of internal) delete meta[k];
+  const meta = {};
+  for (const k of Object.keys(record)) if (!internal.includes(k)) meta[k] = record[k];
   return meta;
 }
