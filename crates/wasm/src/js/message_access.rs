@@ -9,7 +9,7 @@ use js_sys::{Array, JsString, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-#[wasm_bindgen(module = "/src/js/shim/roles.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = roleCode)]
     fn role_code(message: &JsValue) -> u8;
@@ -21,10 +21,6 @@ extern "C" {
     pub fn user_message(content: &JsValue, timestamp: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = compactionDivider)]
     pub fn compaction_divider(tokens_before: &JsValue, timestamp: &JsValue) -> JsValue;
-}
-
-#[wasm_bindgen(module = "/src/js/shim/values.js")]
-extern "C" {
     #[wasm_bindgen(js_name = arrayLength, catch)]
     fn array_length(value: &JsValue) -> Result<f64, JsValue>;
     #[wasm_bindgen(js_name = sliceArray, catch)]

@@ -9,7 +9,7 @@ use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, Float64Array};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/js/shim/facts.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = gatherFacts, catch)]
     fn gather_facts_js(

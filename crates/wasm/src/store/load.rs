@@ -28,7 +28,7 @@ pub struct Stored {
     pub offset: u32,
 }
 
-#[wasm_bindgen(module = "/src/js/shim/store.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = flattenRecords)]
     fn flatten_records(values: &JsValue, keys: &JsValue, skip: u32) -> Array;

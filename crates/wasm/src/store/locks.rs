@@ -27,7 +27,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-#[wasm_bindgen(module = "/src/js/shim/locks.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = withLock)]
     fn with_lock(name: &str, callback: &JsValue) -> Promise;

@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{IdbDatabase, IdbKeyRange, IdbObjectStore, IdbRequest, IdbTransaction};
 
-#[wasm_bindgen(module = "/src/js/shim/store.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = storeError)]
     fn store_error_js(name: &str, message: &str) -> JsValue;
@@ -32,7 +32,7 @@ extern "C" {
     fn public_meta_js(record: &JsValue, internal: &Array) -> JsValue;
 }
 
-#[wasm_bindgen(module = "/src/js/shim/idb.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = requestPromise)]
     fn request_promise(request: &IdbRequest) -> js_sys::Promise;

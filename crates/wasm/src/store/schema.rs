@@ -48,7 +48,7 @@ pub const MESSAGES: &str = "messages";
 /// `sessions` by `lastModified` (version 2).
 pub const BY_LAST_MODIFIED: &str = "byLastModified";
 
-#[wasm_bindgen(module = "/src/js/shim/idb.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = onUpgradeNeeded)]
     fn on_upgrade_needed(

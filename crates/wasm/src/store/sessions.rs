@@ -16,7 +16,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-#[wasm_bindgen(module = "/src/js/shim/idb.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = valuesDescending)]
     fn values_descending(store: &web_sys::IdbObjectStore, index: &str) -> js_sys::Promise;

@@ -1,7 +1,6 @@
 // Plumbing for the summarizer call: a deadline and cancellation around a
 // promise the app's callback returned. No decisions here: Rust decides what
-// a timeout or an abort means. Imported by crates/wasm/src/compaction.rs,
-// which imports a few functions of other modules through this one (below).
+// a timeout or an abort means. Used by crates/wasm/src/compaction.rs.
 
 export class SummarizerTimeout extends Error {
   constructor(ms) {
@@ -62,10 +61,3 @@ export function newAbortController() {
   return new AbortController();
 }
 
-// The rest of what crates/wasm/src/compaction.rs imports, from the modules
-// that own it: that file has one import block, so one module path. (Each of
-// those modules is named by a `module =` path of its own too, which is what
-// makes wasm-bindgen copy it into the package's snippets.)
-export { insertAt } from "./known.js";
-export { joinTexts } from "./text.js";
-export { extractFacts } from "./facts.js";
