@@ -27,5 +27,8 @@ node_modules/.bin/tsc -p tests/types/tsconfig.pi.json
 step "package in Node, against pi (node --test)"
 node --test tests/node/
 
+step "shim modules in Node (node --test tests/shim/)"
+node --test tests/shim/
+
 step "browser, bundlers and demo (Playwright + Chromium)"
 node --test --test-concurrency=1 tests/e2e/

@@ -87,7 +87,7 @@ export async function minifyJs(dir) {
 /**
  * Shortens the names the wasm imports its JS functions by. wasm-bindgen
  * names each import `__wbg_<name>_<16 hex digits>` and repeats the module
- * path (`./agent_compaction_bg.js`, `./snippets/…/message_shim.js`) on every
+ * path (`./agent_compaction_bg.js`, `./snippets/…/shim.js`) on every
  * one of the ~200 imports; the names are written twice, in the .wasm's import
  * section and as keys in agent_compaction.js, and the hex digits do not
  * compress. Here each module becomes `0`, `1`, … and each function of

@@ -379,6 +379,8 @@ test("storage quota exceeded: the save rejects saying so, nothing stored is lost
       message,
       /^SessionStore\.save: the browser's storage quota is exceeded; nothing of this change was written and nothing stored before was lost/,
     );
+    // Its stable name (core::storage::error::StoreError).
+    assert.equal(refused.result.error.name, "QuotaExceededError");
   } finally {
     await browser.close();
   }

@@ -34,7 +34,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = rebaseKnown, catch)]
     fn rebase_known(known: &Array, messages: &Array) -> Result<i32, JsValue>;

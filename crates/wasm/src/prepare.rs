@@ -19,7 +19,7 @@ use std::ops::Range;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = toolCallPaths, catch)]
     fn tool_call_paths(messages: &Array, from: u32, to: u32) -> Result<Array, JsValue>;

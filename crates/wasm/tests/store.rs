@@ -207,6 +207,19 @@ export async function eventsAfter(events, count, ms) {
   while (events.length < count && Date.now() < deadline) await sleep(5);
   return events;
 }
+// A connection at `version` (creating the database), kept open: an upgrade
+// elsewhere waits for it (it has no versionchange handler).
+export function openRaw(name, version) {
+  return new Promise((resolve, reject) => {
+    const r = indexedDB.open(name, version);
+    r.onupgradeneeded = () => {
+      r.result.createObjectStore("sessions", { keyPath: "id" });
+      r.result.createObjectStore("messages");
+    };
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  });
+}
 export function withFunction() {
   return { role: "user", content: [{ type: "text", text: "x", bad: () => 1 }], timestamp: 9 };
 }
@@ -262,6 +275,8 @@ extern "C" {
     #[wasm_bindgen(js_name = eventsAfter)]
     fn events_after(events: &JsValue, count: u32, ms: u32) -> Promise;
     fn cyclic() -> JsValue;
+    #[wasm_bindgen(js_name = openRaw)]
+    fn open_raw(name: &str, version: u32) -> Promise;
 }
 
 async fn wait(p: Promise) -> Result<JsValue, JsValue> {
@@ -625,6 +640,99 @@ async fn bad_input_is_a_type_error_naming_the_index_and_writes_nothing() {
         assert_eq!(keys.length(), 1, "nothing of that save was written");
     }
     store.close();
+}
+
+/// The `name` of a rejection, and that it is a real `Error`.
+fn error_name(e: &JsValue) -> String {
+    assert!(e.is_instance_of::<js_sys::Error>(), "not an Error: {e:?}");
+    field(e, "name").as_string().unwrap_or_default()
+}
+
+#[wasm_bindgen_test]
+async fn store_errors_have_stable_names() {
+    let store = fresh("store-names").await;
+    create(&store, "s").await;
+    // SessionExistsError: createSession, and fork onto a taken id.
+    let e = wait(store.create_session(parse("{\"id\":\"s\"}")))
+        .await
+        .unwrap_err();
+    assert_eq!(error_name(&e), "SessionExistsError");
+    assert!(error_message(&e).contains("already exists"));
+    create(&store, "t").await;
+    let e = wait(store.fork("s".into(), 0.into(), parse("{\"id\":\"t\"}")))
+        .await
+        .unwrap_err();
+    assert_eq!(error_name(&e), "SessionExistsError");
+    // SessionNotFoundError: load, save, rename, delete, fork, export.
+    for p in [
+        store.load("nobody".into()),
+        store.load_context("nobody".into()),
+        store.rename("nobody".into(), "x".into()),
+        store.delete("nobody".into()),
+        store.fork("nobody".into(), 0.into(), JsValue::UNDEFINED),
+        store.export_jsonl("nobody".into()),
+        store.save("nobody".into(), Array::new().into(), JsValue::UNDEFINED),
+    ] {
+        let e = wait(p).await.unwrap_err();
+        assert_eq!(
+            error_name(&e),
+            "SessionNotFoundError",
+            "{}",
+            error_message(&e)
+        );
+    }
+    // RefusedDropError.
+    let (m0, m1) = (message("q", 1), message("r", 2));
+    save(&store, "s", array(&[&m0, &m1])).await.unwrap();
+    let e = save(&store, "s", array(&[&m1])).await.unwrap_err();
+    assert_eq!(error_name(&e), "RefusedDropError");
+    assert!(error_message(&e).contains("replace: true"));
+    // ConflictError, an instance of the exported class.
+    let other = open("store-names").await;
+    let loaded: Array = wait(other.load("s".into())).await.unwrap().unchecked_into();
+    save(&store, "s", array(&[&m0, &m1, &message("s", 3)]))
+        .await
+        .unwrap();
+    let e = save(&other, "s", with(&loaded, &[&message("o", 4)]))
+        .await
+        .unwrap_err();
+    assert_eq!(error_name(&e), "ConflictError");
+    let class: js_sys::Function = SessionStore::conflict_error().unchecked_into();
+    assert!(e.is_instance_of::<js_sys::Error>());
+    assert!(js_sys::Reflect::get(&class, &"prototype".into())
+        .unwrap()
+        .unchecked_into::<js_sys::Object>()
+        .is_prototype_of(&e));
+    other.close();
+    // StoreClosedError.
+    store.close();
+    let e = wait(store.list()).await.unwrap_err();
+    assert_eq!(error_name(&e), "StoreClosedError");
+
+    // UpgradeBlockedError: an older version stays open elsewhere.
+    wait(delete_db("store-names-old")).await.unwrap();
+    let old = wait(open_raw("store-names-old", 2)).await.unwrap();
+    let e = SessionStore::open(parse("{\"name\":\"store-names-old\"}"))
+        .await
+        .err()
+        .expect("blocked");
+    assert_eq!(
+        error_name(&e),
+        "UpgradeBlockedError",
+        "{}",
+        error_message(&e)
+    );
+    let close: js_sys::Function = field(&old, "close").unchecked_into();
+    close.call0(&old).unwrap();
+    // OpenFailedError: the database is of a newer version than this library's.
+    wait(delete_db("store-names-new")).await.unwrap();
+    let newer = wait(open_raw("store-names-new", 99)).await.unwrap();
+    close.call0(&newer).unwrap();
+    let e = SessionStore::open(parse("{\"name\":\"store-names-new\"}"))
+        .await
+        .err()
+        .expect("a newer version");
+    assert_eq!(error_name(&e), "OpenFailedError", "{}", error_message(&e));
 }
 
 #[wasm_bindgen_test]

@@ -3,7 +3,7 @@
 use agent_compaction_core::error::InputError;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = describeValue)]
     fn describe_value(value: &JsValue) -> String;

@@ -9,7 +9,7 @@ use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, Float64Array};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = gatherFacts, catch)]
     fn gather_facts_js(
@@ -24,7 +24,7 @@ extern "C" {
     fn take_bad_description() -> String;
 }
 
-/// Must match `FACTS_STRIDE` and the slot layout in message_shim.js.
+/// Must match `FACTS_STRIDE` and the slot layout in shim/facts.js.
 const STRIDE: usize = 20;
 
 /// Facts of `messages[from..to)`; an error names the message and field.

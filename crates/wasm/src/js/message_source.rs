@@ -19,7 +19,7 @@ use agent_compaction_core::error::{FieldPath, InputError};
 use js_sys::{Array, JsString, Uint32Array};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = gatherConversation, catch)]
     fn gather_conversation(

@@ -1,6 +1,6 @@
 //! What every binding module shares: reading messages and their facts
 //! across the boundary (`message_access`, `message_facts`,
-//! `message_source`, `message_shim.js`), JavaScript values, strings and
+//! `message_source`, the `shim/` JavaScript modules), JavaScript values, strings and
 //! errors, and the engine hooks the core is linked with (`engine`).
 
 pub mod engine;

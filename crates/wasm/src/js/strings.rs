@@ -4,7 +4,7 @@ use agent_compaction_core::js::string::JsStr;
 use js_sys::{JsString, Uint16Array};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = codeUnits)]
     fn code_units(text: &JsString) -> Uint16Array;

@@ -16,7 +16,7 @@ use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = openChannel)]
     fn open_channel(name: &str, on_message: &Closure<dyn FnMut(JsValue)>) -> JsValue;

@@ -6,13 +6,15 @@
 use super::changes::{announce, Change};
 use super::load::flatten;
 use super::locks::exclusive;
-use super::new_session::{meta_for, put, Seed};
+use super::new_session::{meta_for, put};
 use super::records::{check_storable, get, public_meta, request, session_range, session_record};
-use super::records::{storage_error, Tx};
+use super::records::{storage_error, store_error, Tx};
 use super::schema::{MESSAGES, SESSIONS};
 use super::sessions::fresh_id;
 use super::{options_arg, string_arg, Inner};
 use crate::js::errors::describe;
+use agent_compaction_core::storage::error::StoreError;
+use agent_compaction_core::storage::session_meta::{fork_title, Seed};
 use js_sys::Array;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -83,10 +85,10 @@ async fn fork_locked(
         .await
         .map_err(|e| storage_error(ACTION, &e))?;
     if !existing.is_undefined() {
-        return Err(js_sys::Error::new(&format!(
-            "{ACTION}: a session with id \"{new_id}\" already exists"
-        ))
-        .into());
+        return Err(store_error(StoreError::SessionExists {
+            action: ACTION,
+            id: new_id.to_owned(),
+        }));
     }
     // getAll's count 0 means "all": ask only for a non-empty prefix. A
     // record holds one message or more (a pack): the first `at` records
@@ -104,12 +106,8 @@ async fn fork_locked(
     if let Some(summary) = summary {
         messages.push(&summary);
     }
-    let title = title.unwrap_or_else(|| {
-        format!(
-            "{} (fork)",
-            get(&source, "title").as_string().unwrap_or_default()
-        )
-    });
+    let title =
+        title.unwrap_or_else(|| fork_title(&get(&source, "title").as_string().unwrap_or_default()));
     let seed = Seed {
         id: new_id.to_owned(),
         title,

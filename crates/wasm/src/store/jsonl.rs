@@ -6,13 +6,16 @@
 use super::changes::{announce, Change};
 use super::load::read;
 use super::locks::exclusive;
-use super::new_session::{meta_for, put, Seed};
+use super::new_session::{meta_for, put};
 use super::records::{get, public_meta, request, set, storage_error, Tx};
 use super::save::preview_of;
 use super::schema::{MESSAGES, SESSIONS};
 use super::sessions::fresh_id;
 use super::{options_arg, string_arg, Inner};
 use crate::session_file::{messages_to_pi_session, pi_session_to_messages};
+use agent_compaction_core::storage::session_meta::{
+    import_title, model_key, Seed, IMPORT_TITLE_MAX,
+};
 use js_sys::{Array, Object};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -58,19 +61,16 @@ pub async fn import(inner: Rc<Inner>, text: JsValue, options: JsValue) -> Result
     let messages: Array = get(&parsed, "messages").unchecked_into();
     let session = get(&parsed, "session");
     let file_id = get(&session, "id").as_string().filter(|s| !s.is_empty());
-    let title = title_option
-        .or_else(|| get(&session, "title").as_string())
-        .filter(|t| !t.is_empty())
-        .or_else(|| Some(preview_of(&messages, 60)).filter(|t| !t.is_empty()))
-        .unwrap_or_else(|| "Imported session".into());
+    let title = import_title(
+        title_option,
+        get(&session, "title").as_string(),
+        &preview_of(&messages, IMPORT_TITLE_MAX),
+    );
     let model = get(&session, "model");
-    let model = match (
+    let model = model_key(
         get(&model, "provider").as_string(),
         get(&model, "modelId").as_string(),
-    ) {
-        (Some(p), Some(m)) => Some(format!("{p}/{m}")),
-        _ => None,
-    };
+    );
     let created = get(&session, "timestamp")
         .as_string()
         .map(|iso| js_sys::Date::parse(&iso))
@@ -104,7 +104,7 @@ async fn import_locked(
     inner: &Inner,
     mut seed: Seed,
     messages: &Array,
-    action: &str,
+    action: &'static str,
 ) -> Result<JsValue, JsValue> {
     let db = inner.db(action)?;
     let tx = Tx::open(&db, true, action)?;

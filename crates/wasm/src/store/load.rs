@@ -28,7 +28,7 @@ pub struct Stored {
     pub offset: u32,
 }
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = flattenRecords)]
     fn flatten_records(values: &JsValue, keys: &JsValue, skip: u32) -> Array;
@@ -62,7 +62,7 @@ pub async fn read(
     inner: &Inner,
     id: &str,
     context_only: bool,
-    action: &str,
+    action: &'static str,
 ) -> Result<Stored, JsValue> {
     let hint = match context_only {
         true => inner.known(id).map(|k| match k.last_summary {
@@ -82,7 +82,7 @@ pub async fn read(
     };
     let record = record.await.map_err(|e| storage_error(action, &e))?;
     if record.is_undefined() {
-        return Err(super::no_session(action, id));
+        return Err(super::records::no_session(action, id));
     }
     let context_key = get(&record, "contextKey");
     let records = match early {

@@ -11,12 +11,15 @@
 //! insecure contexts) the lock is a queue in this realm (the shim).
 //!
 //! The shim keeps a lock it was granted for a short while after each call
-//! (a lease, see `withLock` in `message_shim.js`): the next call on the same
+//! (a lease, see `withLock` in `shim/locks.js`): the next call on the same
 //! session — a turn's next message — runs under it without another request
 //! to the browser's lock manager. A context that finds the lock taken tells
-//! the holder, which then lets it go as soon as its current call ends.
+//! the holder, which then lets it go as soon as its current call ends. When
+//! a lease is reused, kept or let go is the core's policy
+//! (`core::storage::lease`), installed in the shim by [`install_policy`].
 
 use super::{string_arg, Inner, Task};
+use agent_compaction_core::storage::lease;
 use js_sys::{Function, Promise};
 use std::future::Future;
 use std::rc::Rc;
@@ -24,7 +27,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = withLock)]
     fn with_lock(name: &str, callback: &JsValue) -> Promise;
@@ -34,6 +37,27 @@ extern "C" {
     fn take_lease(name: &str) -> JsValue;
     #[wasm_bindgen(js_name = returnLease)]
     fn return_lease(lease: &JsValue);
+    #[wasm_bindgen(js_name = setLeasePolicy)]
+    fn set_lease_policy(decide: &Policy, channel: &str);
+}
+
+/// `(question, calls, bits) -> answer`: `core::storage::lease::answer`.
+type Policy = Closure<dyn Fn(u32, u32, u32) -> f64>;
+
+thread_local! {
+    static POLICY: std::cell::OnceCell<Policy> = const { std::cell::OnceCell::new() };
+}
+
+/// Hands the shim the lease policy (`core::storage::lease`), once per
+/// realm: the shim asks it whenever a lease is to be reused or let go.
+pub fn install_policy() {
+    POLICY.with(|policy| {
+        policy.get_or_init(|| {
+            let decide = Policy::new(lease::answer);
+            set_lease_policy(&decide, lease::LOCK_CHANNEL);
+            decide
+        });
+    });
 }
 
 /// Lets go of the session locks this realm keeps for database `name`

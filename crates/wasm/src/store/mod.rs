@@ -17,12 +17,14 @@ mod fork;
 mod jsonl;
 mod load;
 mod locks;
+mod meta;
 mod new_session;
 mod records;
 mod save;
 mod schema;
 mod sessions;
 
+use agent_compaction_core::storage::error::StoreError;
 use js_sys::{Array, Promise};
 use records::get;
 use std::cell::{Cell, RefCell};
@@ -99,13 +101,19 @@ export interface SessionStoreStats {
 export class ConflictError extends Error {
   name: "ConflictError";
 }
-/** Sessions persisted in IndexedDB. */
+/**
+ * Sessions persisted in IndexedDB. A call that fails rejects with an `Error`
+ * whose `name` is one of `SessionStoreErrorName` (bad arguments: `TypeError`,
+ * `RangeError`).
+ */
 export class SessionStore {
   private constructor();
   free(): void;
   /**
    * Opens (creating or upgrading) the database. Only this touches `indexedDB`.
-   * @throws Error when the upgrade is blocked by an open connection of an older version (another tab).
+   * @throws Error named "UpgradeBlockedError" when the upgrade is blocked by an open
+   * connection of an older version (another tab); "OpenFailedError" when the database
+   * cannot be opened (see `SessionStoreErrorName`).
    */
   static open(options?: SessionStoreOptions): Promise<SessionStore>;
   /** The `ConflictError` class (also exported by the package). */
@@ -123,8 +131,9 @@ export class SessionStore {
    * this store last loaded or saved the session, in one transaction, holding
    * the session's Web Lock from its read to its commit.
    * @throws ConflictError when another store saved the session since.
-   * @throws Error when the save would drop stored messages (other than
-   * trailing failed attempts) without `{ replace: true }`.
+   * @throws Error named "RefusedDropError" when the save would drop stored
+   * messages (other than trailing failed attempts) without `{ replace: true }`;
+   * "QuotaExceededError", "SessionNotFoundError"... (see `SessionStoreErrorName`).
    * @throws TypeError when a message cannot be stored (names its index).
    */
   save<M extends AnyMessage>(sessionId: string, messages: readonly M[], options?: SaveOptions): Promise<SessionMeta>;
@@ -227,7 +236,7 @@ struct Inner {
 }
 
 impl Inner {
-    fn db(&self, action: &str) -> Result<Database, JsValue> {
+    fn db(&self, action: &'static str) -> Result<Database, JsValue> {
         if let Some(db) = self.db.borrow().as_ref() {
             return Ok(db.clone());
         }
@@ -236,7 +245,10 @@ impl Inner {
             .borrow()
             .clone()
             .unwrap_or_else(|| "the SessionStore is closed".into());
-        Err(js_sys::Error::new(&format!("{action}: {why}")).into())
+        Err(records::store_error(StoreError::Closed {
+            action,
+            reason: why,
+        }))
     }
 
     fn forget(&self, id: &str) {
@@ -316,6 +328,7 @@ impl SessionStore {
             v if v.is_undefined() => "agent-compaction".to_owned(),
             v => string_arg(&v, "options.name")?,
         };
+        locks::install_policy();
         let db = schema::open(&name).await?;
         let inner = Rc::new(Inner {
             name,
@@ -450,11 +463,4 @@ type Task = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
 
 fn spawn(task: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
     future_to_promise(Box::pin(task) as Task)
-}
-
-fn no_session(action: &str, id: &str) -> JsValue {
-    js_sys::Error::new(&format!(
-        "{action}: there is no session \"{id}\" in this store"
-    ))
-    .into()
 }

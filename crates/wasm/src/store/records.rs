@@ -1,32 +1,41 @@
-//! Record keys, key ranges, raw IndexedDB requests and error messages.
+//! Record keys, key ranges, raw IndexedDB requests, the shim's store scans,
+//! and store errors as JavaScript `Error`s (`core::storage::error`).
 
+use agent_compaction_core::storage::error::StoreError;
 use agent_compaction_core::storage::save_plan::Position;
-use js_sys::{Array, Reflect};
+use agent_compaction_core::storage::session_meta::INTERNAL_FIELDS;
+use js_sys::{Array, Int32Array, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{IdbDatabase, IdbKeyRange, IdbObjectStore, IdbRequest, IdbTransaction};
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = conflictError)]
-    pub fn conflict_error(message: &str) -> JsValue;
+    #[wasm_bindgen(js_name = storeError)]
+    fn store_error_js(name: &str, message: &str) -> JsValue;
     #[wasm_bindgen(js_name = conflictErrorClass)]
     pub fn conflict_error_class() -> JsValue;
-    #[wasm_bindgen(js_name = diffKnown)]
-    pub fn diff_known(known: &Array, messages: &Array) -> Array;
+    #[wasm_bindgen(js_name = identityFacts)]
+    pub fn identity_facts(known: &Array, messages: &Array) -> Int32Array;
     #[wasm_bindgen(js_name = adoptEqual)]
     pub fn adopt_equal(stored: &Array, messages: &Array) -> Array;
     #[wasm_bindgen(js_name = checkStorable)]
     pub fn check_storable(messages: &Array, indices: &[u32]) -> JsValue;
-    #[wasm_bindgen(js_name = applyKeys)]
-    pub fn apply_keys(keys: &Array, inserted: &[u32], removed: &[u32], added: &Array) -> Array;
+    #[wasm_bindgen(js_name = assembleKeys)]
+    pub fn assemble_keys(keys: &Array, added: &Array, runs: &[u32]) -> Array;
     #[wasm_bindgen(js_name = firstUserText)]
     pub fn first_user_text(messages: &Array, limit: u32) -> JsValue;
+    #[wasm_bindgen(js_name = mergeMeta)]
+    pub fn merge_meta(stored: &JsValue, fields: &JsValue, queued: &JsValue) -> JsValue;
+    #[wasm_bindgen(js_name = publicMeta)]
+    fn public_meta_js(record: &JsValue, internal: &Array) -> JsValue;
+}
+
+#[wasm_bindgen(module = "/src/js/shim.js")]
+extern "C" {
     #[wasm_bindgen(js_name = requestPromise)]
     fn request_promise(request: &IdbRequest) -> js_sys::Promise;
-    #[wasm_bindgen(js_name = publicMeta)]
-    pub fn public_meta(record: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = storeTransaction, catch)]
     fn store_transaction(
         db: &IdbDatabase,
@@ -39,8 +48,21 @@ extern "C" {
     fn read_records_js(store: &IdbObjectStore, range: &JsValue) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sameKey)]
     pub fn same_key(a: &JsValue, b: &JsValue) -> bool;
-    #[wasm_bindgen(js_name = nextMeta)]
-    pub fn next_meta(stored: &JsValue, fields: &JsValue, queued: &JsValue) -> JsValue;
+}
+
+/// A store error as the JavaScript `Error` the app gets: its `name` is the
+/// variant's stable name (a `ConflictError` is an instance of that class).
+pub fn store_error(e: StoreError) -> JsValue {
+    store_error_js(e.name(), &e.to_string())
+}
+
+thread_local! {
+    static INTERNAL: Array = INTERNAL_FIELDS.iter().map(|&f| JsValue::from_str(f)).collect();
+}
+
+/// A session record as the app sees it (the internal fields left out).
+pub fn public_meta(record: &JsValue) -> JsValue {
+    INTERNAL.with(|internal| public_meta_js(record, internal))
 }
 
 /// The key of a message record: `[sessionId, ...position]`.
@@ -109,31 +131,40 @@ pub struct Tx(Option<IdbTransaction>);
 
 impl Tx {
     /// Over both object stores.
-    pub fn open(db: &IdbDatabase, write: bool, action: &str) -> Result<Tx, JsValue> {
+    pub fn open(db: &IdbDatabase, write: bool, action: &'static str) -> Result<Tx, JsValue> {
         Tx::over(db, write, true, action)
     }
 
     /// Over the session records only.
-    pub fn sessions(db: &IdbDatabase, write: bool, action: &str) -> Result<Tx, JsValue> {
+    pub fn sessions(db: &IdbDatabase, write: bool, action: &'static str) -> Result<Tx, JsValue> {
         Tx::over(db, write, false, action)
     }
 
-    fn over(db: &IdbDatabase, write: bool, both: bool, action: &str) -> Result<Tx, JsValue> {
+    fn over(
+        db: &IdbDatabase,
+        write: bool,
+        both: bool,
+        action: &'static str,
+    ) -> Result<Tx, JsValue> {
         store_transaction(db, write, both)
             .map(|tx| Tx(Some(tx)))
             .map_err(|e| storage_error(action, &e))
     }
 
-    pub fn store(&self, name: &str, action: &str) -> Result<IdbObjectStore, JsValue> {
+    pub fn store(&self, name: &str, action: &'static str) -> Result<IdbObjectStore, JsValue> {
         match &self.0 {
             Some(tx) => tx.object_store(name).map_err(|e| storage_error(action, &e)),
-            None => Err(storage_error_text(action, "", "the transaction is over")),
+            None => Err(store_error(StoreError::Storage {
+                action,
+                dom_name: String::new(),
+                message: "the transaction is over".into(),
+            })),
         }
     }
 
     /// Commits now. When the browser aborts it instead (the quota exceeded
     /// at commit, say), the error is the transaction's own, which says why.
-    pub async fn commit(mut self, action: &str) -> Result<(), JsValue> {
+    pub async fn commit(mut self, action: &'static str) -> Result<(), JsValue> {
         let Some(tx) = self.0.take() else {
             return Ok(());
         };
@@ -165,47 +196,41 @@ pub fn set(o: &JsValue, key: &str, value: &JsValue) {
     let _ = Reflect::set(o, &JsValue::from_str(key), value);
 }
 
-/// An IndexedDB failure as an `Error` that says what happened.
-pub fn storage_error(action: &str, thrown: &JsValue) -> JsValue {
+/// An IndexedDB failure (a `DOMException`, or whatever was thrown) during
+/// `action`, as the store error it is (core `StoreError::from_dom`).
+pub fn storage_error(action: &'static str, thrown: &JsValue) -> JsValue {
+    store_error(dom_error(action, thrown))
+}
+
+/// The same, as the core's value.
+pub fn dom_error(action: &'static str, thrown: &JsValue) -> StoreError {
     let name = get(thrown, "name").as_string().unwrap_or_default();
     let message = get(thrown, "message")
         .as_string()
         .or_else(|| thrown.as_string())
         .unwrap_or_else(|| crate::js::errors::thrown_message(thrown));
-    storage_error_text(action, &name, &message)
+    StoreError::from_dom(action, &name, &message)
 }
 
-/// The same from an error's name and message.
-pub fn storage_error_text(action: &str, name: &str, message: &str) -> JsValue {
-    let text = if name == "QuotaExceededError" || message.contains("QuotaExceeded") {
-        format!(
-            "{action}: the browser's storage quota is exceeded; nothing of this change was \
-             written and nothing stored before was lost ({message})"
-        )
-    } else if name == "InvalidStateError" {
-        format!(
-            "{action}: the database connection is closed (the store was closed, or the \
-             database was deleted or upgraded elsewhere) ({message})"
-        )
-    } else if name.is_empty() {
-        format!("{action}: {message}")
-    } else {
-        format!("{action}: {name}: {message}")
-    };
-    js_sys::Error::new(&text).into()
+/// No session `id` here.
+pub fn no_session(action: &'static str, id: &str) -> JsValue {
+    store_error(StoreError::SessionNotFound {
+        action,
+        id: id.to_owned(),
+    })
 }
 
 /// The meta record of session `id`, or the "no such session" error.
 pub async fn session_record(
     sessions: &web_sys::IdbObjectStore,
-    action: &str,
+    action: &'static str,
     id: &str,
 ) -> Result<JsValue, JsValue> {
     let record = request(sessions.get(&id.into()))
         .await
         .map_err(|e| storage_error(action, &e))?;
     if record.is_undefined() {
-        return Err(super::no_session(action, id));
+        return Err(no_session(action, id));
     }
     Ok(record)
 }

@@ -4,26 +4,31 @@
 use super::changes::{announce, Change};
 use super::load::{last_summary, read};
 use super::locks::exclusive;
+use super::meta::save_fields;
 use super::records::{
-    adopt_equal, apply_keys, check_storable, conflict_error, diff_known, first_user_text, get,
-    message_key, next_meta, pending, position_of, public_meta, range_before, storage_error, Tx,
+    adopt_equal, assemble_keys, check_storable, first_user_text, get, identity_facts, merge_meta,
+    message_key, pending, position_of, public_meta, range_before, storage_error, store_error, Tx,
 };
 use super::schema::{MESSAGES, SESSIONS};
 use super::{options_arg, string_arg, Inner, Known};
 use crate::js::errors::type_error;
 use crate::js::message_access::{messages_array, role_at, JsArray};
 use crate::js::message_facts::gather;
-use crate::js::values::object;
 use agent_compaction_core::error::InputError;
 use agent_compaction_core::message::role::Role;
+use agent_compaction_core::storage::diff::{self, key_runs, IdentityFacts};
+use agent_compaction_core::storage::error::{DropRefusal, StoreError};
 use agent_compaction_core::storage::packing::{self, KeyOf};
 use agent_compaction_core::storage::save_plan::{
     check_removals, inserted_positions, is_failed_attempt, last_summary_after, positions_between,
     preview, Edit, LastSummary,
 };
+use agent_compaction_core::storage::session_meta::{
+    saved_last_modified, SaveFields, PREVIEW_MAX, PREVIEW_SCAN,
+};
 use agent_compaction_core::tokens::context_tokens::estimate_from_end;
 use agent_compaction_core::tokens::estimate::MessageFacts;
-use js_sys::{Array, Uint32Array};
+use js_sys::Array;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -98,32 +103,28 @@ async fn save_locked(
             }
         }
     };
-    let (mut inserted, mut removed, mut edit) = diff(&base.messages, &new);
+    let (mut inserted, mut edit) = diff(&base.messages, &new)?;
     let old_len = base.messages.length() as usize;
     if from_cache && base.offset == 0 && !removals_allowed(&base, &edit).map_err(type_error)? {
         // Not the objects this store last saw (the caller kept an older
         // array than the one `load` gave it?): compare by value before
         // calling anything a drop. Only on this path, never per turn.
         base.messages = adopt_equal(&base.messages, &new);
-        (inserted, removed, edit) = diff(&base.messages, &new);
+        (inserted, edit) = diff(&base.messages, &new)?;
     }
 
     // Drops need `replace`, except trailing failed attempts.
     if !replace {
         if base.offset > 0 {
-            return Err(drop_error(&format!(
-                "the array starts at the session's last summary (as loadContext returned it): \
-                 saving it would drop the {} messages before it",
-                base.offset
-            )));
+            return Err(drop_error(DropRefusal::BeforeContext {
+                offset: base.offset,
+            }));
         }
         if let Err(k) = removal_check(&base, &edit).map_err(type_error)? {
-            return Err(drop_error(&format!(
-                "it would drop {} stored message(s), the first at index {k}, and only trailing \
-                 failed attempts (an assistant error, or a length stop with no output) are \
-                 dropped without it",
-                edit.removed.len()
-            )));
+            return Err(drop_error(DropRefusal::NotFailedAttempts {
+                count: edit.removed.len(),
+                first: k,
+            }));
         }
     }
 
@@ -142,7 +143,7 @@ async fn save_locked(
         tx.done();
         if stored.is_undefined() {
             inner.forget(&id);
-            return Err(super::no_session(ACTION, &id));
+            return Err(super::records::no_session(ACTION, &id));
         }
         let revision = get(&stored, "revision").as_f64().unwrap_or(0.0);
         if revision != base.revision {
@@ -193,7 +194,11 @@ async fn save_locked(
     );
     let positions = inserted_positions(&edit, old_len, |k| position_of(&base.keys.get(k as u32)));
     let added: Array = positions.iter().map(|p| message_key(&id, p)).collect();
-    let keys = apply_keys(&base.keys, &inserted, &removed, &added);
+    let runs: Vec<u32> = key_runs(&edit, old_len)
+        .into_iter()
+        .flat_map(|r| r.words())
+        .collect();
+    let keys = assemble_keys(&base.keys, &added, &runs);
     // Pack keys in order: a split's second part is keyed between its first
     // part (keyed just before) and the next record.
     let mut pack_keys: Vec<JsValue> = Vec::with_capacity(layout.pack_puts.len());
@@ -213,25 +218,22 @@ async fn save_locked(
         pack_keys.push(key);
     }
 
-    // The session record's new fields (what it keeps comes from the stored one).
-    let fields = object(&[
-        ("lastModified", js_sys::Date::now().into()),
-        ("messageCount", (new.length() as f64).into()),
-        ("contextTokens", context_tokens.into()),
-        ("preview", preview_of(&new, 100).as_str().into()),
-        ("revision", (base.revision + 1.0).into()),
-        (
-            "contextKey",
-            match last {
-                Some(j) => keys.get(j as u32),
-                None => JsValue::NULL,
-            },
-        ),
-        (
-            "contextSlot",
-            (last.map_or(0, |j| packing::slot_of(&layout.packs, j)) as f64).into(),
-        ),
-    ]);
+    // The session record's new fields (what it keeps comes from the stored
+    // one); `lastModified` never goes back (core::session_meta).
+    let now = js_sys::Date::now();
+    let mut fields = SaveFields {
+        last_modified: saved_last_modified(get(&base.record, "lastModified").as_f64(), now),
+        message_count: new.length(),
+        context_tokens,
+        preview: preview_of(&new, PREVIEW_MAX),
+        revision: base.revision + 1.0,
+        context_slot: last.map_or(0, |j| packing::slot_of(&layout.packs, j)) as u32,
+    };
+    let context_key = match last {
+        Some(j) => keys.get(j as u32),
+        None => JsValue::NULL,
+    };
+    let fields_js = save_fields(&fields, context_key.clone())?;
 
     // One transaction. The session record is read first and the writes are
     // queued behind it at once (a transaction runs its requests in order),
@@ -273,7 +275,7 @@ async fn save_locked(
             .map_err(|e| put_error(e, &inserted, j))?;
     }
     let queued = if base.record.is_object() {
-        let meta = next_meta(&base.record, &fields, &JsValue::UNDEFINED);
+        let meta = merge_meta(&base.record, &fields_js, &JsValue::UNDEFINED);
         sessions.put(&meta).map_err(|e| storage_error(ACTION, &e))?;
         meta
     } else {
@@ -285,7 +287,7 @@ async fn save_locked(
             inner.forget(&id);
             return Err(match outcome {
                 Err(e) => storage_error(ACTION, &e),
-                Ok(_) => super::no_session(ACTION, &id),
+                Ok(_) => super::records::no_session(ACTION, &id),
             });
         }
     };
@@ -294,7 +296,15 @@ async fn save_locked(
         inner.forget(&id);
         return Err(conflict(&id, revision, base.revision));
     }
-    let meta = match next_meta(&stored, &fields, &queued) {
+    let last_modified = saved_last_modified(get(&stored, "lastModified").as_f64(), now);
+    let fields_js = match last_modified == fields.last_modified {
+        true => fields_js,
+        false => {
+            fields.last_modified = last_modified;
+            save_fields(&fields, context_key)?
+        }
+    };
+    let meta = match merge_meta(&stored, &fields_js, &queued) {
         same if same.is_null() => queued,
         meta => {
             sessions.put(&meta).map_err(|e| storage_error(ACTION, &e))?;
@@ -328,7 +338,7 @@ async fn save_locked(
 /// The list preview of `messages`: their first user text (among the first
 /// 64 messages), whitespace collapsed, cut to `max` UTF-16 units.
 pub fn preview_of(messages: &Array, max: usize) -> String {
-    match first_user_text(messages, 64).as_string() {
+    match first_user_text(messages, PREVIEW_SCAN).as_string() {
         Some(text) => {
             let units: Vec<u16> = text.encode_utf16().collect();
             String::from_utf16_lossy(&preview(&units, max))
@@ -352,16 +362,26 @@ fn put_error(e: JsValue, inserted: &[u32], from: usize) -> JsValue {
     .into()
 }
 
-/// The identity diff: (inserted, removed, edit).
-fn diff(known: &Array, new: &Array) -> (Vec<u32>, Vec<u32>, Edit) {
-    let parts = diff_known(known, new);
-    let inserted: Vec<u32> = parts.get(0).unchecked_into::<Uint32Array>().to_vec();
-    let removed: Vec<u32> = parts.get(1).unchecked_into::<Uint32Array>().to_vec();
-    let edit = Edit {
-        inserted: inserted.iter().map(|&i| i as usize).collect(),
-        removed: removed.iter().map(|&i| i as usize).collect(),
+/// The identity diff: the new array's inserted indices, and the edit. The
+/// shim scans for which objects are the same (`identityFacts`); the core
+/// plans the edit (`core::storage::diff`).
+fn diff(known: &Array, new: &Array) -> Result<(Vec<u32>, Edit), JsValue> {
+    let words = identity_facts(known, new).to_vec();
+    let (m, n) = (known.length() as usize, new.length() as usize);
+    let prefix = words.first().map_or(0, |&p| p.max(0) as usize);
+    let rest = words.get(1..).unwrap_or(&[]);
+    let split = (m.saturating_sub(prefix)).min(rest.len());
+    let facts = IdentityFacts {
+        prefix,
+        known_len: m,
+        new_len: n,
+        known_class: rest[..split].to_vec(),
+        new_class: rest[split..].to_vec(),
     };
-    (inserted, removed, edit)
+    let edit = diff::edit(&facts)
+        .map_err(|e| JsValue::from(js_sys::Error::new(&format!("{ACTION}: {e}"))))?;
+    let inserted = edit.inserted.iter().map(|&i| i as u32).collect();
+    Ok((inserted, edit))
 }
 
 /// Whether the removals are trailing failed attempts; `Err(k)` names the
@@ -392,19 +412,19 @@ fn removals_allowed(base: &Known, edit: &Edit) -> Result<bool, InputError> {
 }
 
 fn conflict(id: &str, stored: f64, seen: f64) -> JsValue {
-    conflict_error(&format!(
-        "{ACTION}: session \"{id}\" was saved elsewhere (now at revision {}) since \
-         this store read it at revision {}; load it again, reapply the change and save",
-        agent_compaction_core::js::number::number_to_string(stored),
-        agent_compaction_core::js::number::number_to_string(seen)
-    ))
+    store_error(StoreError::Conflict {
+        action: ACTION,
+        id: id.to_owned(),
+        stored,
+        seen,
+    })
 }
 
-fn drop_error(reason: &str) -> JsValue {
-    js_sys::Error::new(&format!(
-        "{ACTION}: refused because {reason}; pass {{ replace: true }} to replace the stored session"
-    ))
-    .into()
+fn drop_error(why: DropRefusal) -> JsValue {
+    store_error(StoreError::RefusedDrop {
+        action: ACTION,
+        why,
+    })
 }
 
 /// The LLM context's estimated tokens: the last fresh usage plus estimates

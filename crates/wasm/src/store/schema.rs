@@ -12,7 +12,7 @@
 //! - `sessions` gets the index `byLastModified`, which `list()` reads
 //!   backwards (newest first);
 //! - every session record written before gets the fields version 2 relies
-//!   on, with defaults where one is missing (a record without a numeric
+//!   on, with defaults where one is missing (`core::storage::session_meta::defaults`) (a record without a numeric
 //!   `lastModified` would be left out of the index, and so of `list()`;
 //!   a missing `messageCount` is counted from the records).
 //!
@@ -28,6 +28,10 @@
 //! browser's version-change transaction: a later version adds a step and
 //! never drops a store that holds data.
 
+use super::meta;
+use super::records::store_error;
+use agent_compaction_core::storage::error::StoreError;
+use agent_compaction_core::storage::session_meta::defaults;
 use js_sys::Reflect;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -42,7 +46,7 @@ pub const MESSAGES: &str = "messages";
 /// `sessions` by `lastModified` (version 2).
 pub const BY_LAST_MODIFIED: &str = "byLastModified";
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = onUpgradeNeeded)]
     fn on_upgrade_needed(
@@ -55,8 +59,12 @@ extern "C" {
     fn fill_session_defaults(
         sessions: &IdbObjectStore,
         messages: &IdbObjectStore,
+        decide: &Decide,
     ) -> Result<(), JsValue>;
 }
+
+/// The upgrade's decision for one old session record (its patch, or null).
+type Decide = Closure<dyn FnMut(JsValue) -> JsValue>;
 
 /// Opens (creating or upgrading) the database `name`. An upgrade blocked by
 /// another open connection (an older version in another tab) is an error
@@ -72,9 +80,14 @@ pub async fn open(name: &str) -> Result<IdbDatabase, JsValue> {
         .map_err(|e| open_error(name, &crate::js::errors::thrown_message(&e)))?;
     let failure = Rc::new(RefCell::new(None::<String>));
     let failed = failure.clone();
+    // Called for each old record while the upgrade transaction runs, which
+    // ends before the open settles: it lives as long as `step`.
+    let decide: Rc<Decide> = Rc::new(Closure::new(|record: JsValue| {
+        meta::patch(&defaults(&meta::old_record(&record))).unwrap_or(JsValue::NULL)
+    }));
     let step = Closure::<dyn FnMut(IdbDatabase, IdbTransaction, f64) -> Result<(), JsValue>>::new(
         move |db: IdbDatabase, tx: IdbTransaction, old: f64| {
-            upgrade(old as u32, &db, &tx).inspect_err(|e| {
+            upgrade(old as u32, &db, &tx, &decide).inspect_err(|e| {
                 *failed.borrow_mut() = Some(crate::js::errors::thrown_message(e));
             })
         },
@@ -109,12 +122,10 @@ pub async fn open(name: &str) -> Result<IdbDatabase, JsValue> {
                     }
                 }
             });
-            Err(js_sys::Error::new(&format!(
-                "SessionStore.open: the upgrade of database \"{name}\" to version {VERSION} is \
-                 blocked by another open connection (another tab still uses an older version); \
-                 close it and open the store again"
-            ))
-            .into())
+            Err(store_error(StoreError::UpgradeBlocked {
+                database: name.to_owned(),
+                version: VERSION,
+            }))
         }
         Err(_) => {
             request.set_onsuccess(None);
@@ -138,14 +149,19 @@ fn event_type(event: &JsValue) -> String {
 }
 
 fn open_error(name: &str, reason: &str) -> JsValue {
-    js_sys::Error::new(&format!(
-        "SessionStore.open: could not open database \"{name}\": {reason}"
-    ))
-    .into()
+    store_error(StoreError::OpenFailed {
+        database: name.to_owned(),
+        reason: reason.to_owned(),
+    })
 }
 
 /// Runs the schema steps from `old` up to [`VERSION`].
-fn upgrade(old: u32, db: &IdbDatabase, tx: &IdbTransaction) -> Result<(), JsValue> {
+fn upgrade(
+    old: u32,
+    db: &IdbDatabase,
+    tx: &IdbTransaction,
+    decide: &Decide,
+) -> Result<(), JsValue> {
     if old < 1 {
         let params = IdbObjectStoreParameters::new();
         params.set_key_path(&"id".into());
@@ -156,7 +172,7 @@ fn upgrade(old: u32, db: &IdbDatabase, tx: &IdbTransaction) -> Result<(), JsValu
         let sessions = tx.object_store(SESSIONS)?;
         create_index(&sessions, BY_LAST_MODIFIED, "lastModified")?;
         if old >= 1 {
-            fill_session_defaults(&sessions, &tx.object_store(MESSAGES)?)?;
+            fill_session_defaults(&sessions, &tx.object_store(MESSAGES)?, decide)?;
         }
     }
     Ok(())

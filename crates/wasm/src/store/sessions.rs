@@ -2,18 +2,21 @@
 
 use super::changes::{announce, Change};
 use super::locks::exclusive;
+use super::meta;
 use super::records::{
-    get, public_meta, request, session_range, session_record, set, storage_error, Tx,
+    get, public_meta, request, session_range, session_record, set, storage_error, store_error, Tx,
 };
 use super::schema::{BY_LAST_MODIFIED, MESSAGES, SESSIONS};
 use super::{options_arg, string_arg, Inner, Known};
 use agent_compaction_core::session_file::uuid_v7;
-use js_sys::{Array, Object};
+use agent_compaction_core::storage::error::StoreError;
+use agent_compaction_core::storage::session_meta::new_session;
+use js_sys::Array;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-#[wasm_bindgen(module = "/src/js/message_shim.js")]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = valuesDescending)]
     fn values_descending(store: &web_sys::IdbObjectStore, index: &str) -> js_sys::Promise;
@@ -33,33 +36,19 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
         Some(id) => id,
         None => uuid_v7(now, random_bytes()),
     };
-    let title = optional("title")?.unwrap_or_else(|| "New session".into());
-    let record: JsValue = Object::new().into();
-    set(&record, "id", &id.as_str().into());
-    set(&record, "title", &title.as_str().into());
-    set(&record, "createdAt", &now.into());
-    set(&record, "lastModified", &now.into());
-    set(&record, "messageCount", &0.into());
-    set(&record, "contextTokens", &0.into());
-    set(&record, "preview", &"".into());
-    if let Some(model) = optional("model")? {
-        set(&record, "model", &model.as_str().into());
-    }
-    set(&record, "revision", &0.into());
-    set(&record, "contextKey", &JsValue::NULL);
+    let seed = new_session(id.clone(), optional("title")?, optional("model")?, now);
+    let record = meta::record(&seed)?;
 
     let db = inner.db(ACTION)?;
     let tx = Tx::sessions(&db, true, ACTION)?;
     let store = tx.store(SESSIONS, ACTION)?;
     let added = request(store.add(&record)).await;
     if let Err(e) = added {
-        if get(&e, "name").as_string().as_deref() == Some("ConstraintError") {
-            return Err(js_sys::Error::new(&format!(
-                "{ACTION}: a session with id \"{id}\" already exists"
-            ))
-            .into());
-        }
-        return Err(storage_error(ACTION, &e));
+        let name = get(&e, "name").as_string().unwrap_or_default();
+        let message = get(&e, "message").as_string().unwrap_or_default();
+        return Err(store_error(StoreError::from_add(
+            ACTION, &id, &name, &message,
+        )));
     }
     tx.commit(ACTION).await?;
     inner.remember(

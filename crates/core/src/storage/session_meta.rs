@@ -1,0 +1,315 @@
+//! A session's metadata record: what it holds when a session is created,
+//! written whole (fork, import) or saved, and the defaults an upgrade gives
+//! a record of an older version. The binding converts these to the record
+//! object IndexedDB stores; what goes in each field is decided here.
+//!
+//! Besides the public `SessionMeta` fields, a record holds `contextKey` (the
+//! key of the record where the LLM context starts: the last
+//! `compactionSummary`'s, or null) and `contextSlot` (the summary's place in
+//! that record when it is a pack). [`INTERNAL_FIELDS`] are left out of what
+//! the app sees.
+
+use super::packing::{initial, pack_of, Pack};
+use super::save_plan::Position;
+
+/// A new session's title unless one is given.
+pub const DEFAULT_TITLE: &str = "New session";
+/// An imported session's title when neither the caller nor the file names
+/// it and it has no user text.
+pub const IMPORTED_TITLE: &str = "Imported session";
+/// The list preview's length (UTF-16 units).
+pub const PREVIEW_MAX: usize = 100;
+/// An imported session's title made from its first user text.
+pub const IMPORT_TITLE_MAX: usize = 60;
+/// The preview is the first user text among this many first messages.
+pub const PREVIEW_SCAN: u32 = 64;
+/// Record fields the app does not see.
+pub const INTERNAL_FIELDS: [&str; 2] = ["contextKey", "contextSlot"];
+
+/// A session record as this library writes it whole.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionRecord {
+    pub id: String,
+    pub title: String,
+    pub created_at: f64,
+    pub last_modified: f64,
+    pub message_count: u32,
+    pub context_tokens: f64,
+    pub preview: String,
+    pub model: Option<String>,
+    pub revision: f64,
+    /// The position (key without the session id) of the record where the
+    /// context starts, and the summary's slot in it.
+    pub context: Option<(Position, u32)>,
+}
+
+/// `createSession`: no messages, revision 0.
+pub fn new_session(
+    id: String,
+    title: Option<String>,
+    model: Option<String>,
+    now: f64,
+) -> SessionRecord {
+    SessionRecord {
+        id,
+        title: title.unwrap_or_else(|| DEFAULT_TITLE.to_owned()),
+        created_at: now,
+        last_modified: now,
+        message_count: 0,
+        context_tokens: 0.0,
+        preview: String::new(),
+        model,
+        revision: 0.0,
+        context: None,
+    }
+}
+
+/// What a session written whole (a fork, an import) starts as, besides its
+/// messages.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Seed {
+    pub id: String,
+    pub title: String,
+    pub created_at: f64,
+    pub model: Option<String>,
+}
+
+/// What a session written whole holds about its messages.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Contents {
+    pub message_count: usize,
+    /// The last `compactionSummary`.
+    pub last_summary: Option<usize>,
+    pub context_tokens: f64,
+    pub preview: String,
+}
+
+/// The record of a session written whole at `now`, and the layout of its
+/// records (`core::packing::initial`; message `i` alone is keyed `[i]`, a
+/// pack by its first message): as a save of the array into a new session
+/// would leave it, revision 1. `lastModified` is never before `createdAt`
+/// (an imported file's creation time may be in the future of this clock).
+pub fn written_whole(seed: Seed, contents: Contents, now: f64) -> (SessionRecord, Vec<Pack>) {
+    let packs = initial(contents.message_count, contents.last_summary);
+    let context = contents.last_summary.map(|j| match pack_of(&packs, j) {
+        Some(p) => (vec![packs[p].0 as f64], (j - packs[p].0) as u32),
+        None => (vec![j as f64], 0),
+    });
+    let record = SessionRecord {
+        last_modified: now.max(seed.created_at),
+        id: seed.id,
+        title: seed.title,
+        created_at: seed.created_at,
+        message_count: contents.message_count as u32,
+        context_tokens: contents.context_tokens,
+        preview: contents.preview,
+        model: seed.model,
+        revision: 1.0,
+        context,
+    };
+    (record, packs)
+}
+
+/// A fork's title unless one is given.
+pub fn fork_title(source_title: &str) -> String {
+    format!("{source_title} (fork)")
+}
+
+/// An imported session's title: the caller's, else the file's session
+/// name, else its first user text (`preview`, cut to
+/// [`IMPORT_TITLE_MAX`]), else [`IMPORTED_TITLE`]. Empty ones do not count.
+pub fn import_title(given: Option<String>, file: Option<String>, preview: &str) -> String {
+    given
+        .or(file)
+        .filter(|t| !t.is_empty())
+        .or_else(|| Some(preview.to_owned()).filter(|t| !t.is_empty()))
+        .unwrap_or_else(|| IMPORTED_TITLE.to_owned())
+}
+
+/// A pi session file's model as this library names it: "provider/modelId".
+pub fn model_key(provider: Option<String>, model_id: Option<String>) -> Option<String> {
+    Some(format!("{}/{}", provider?, model_id?))
+}
+
+/// The fields a save writes over the stored record (the rest is kept).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SaveFields {
+    pub last_modified: f64,
+    pub message_count: u32,
+    pub context_tokens: f64,
+    pub preview: String,
+    pub revision: f64,
+    pub context_slot: u32,
+}
+
+/// A save's `lastModified`: now, unless the stored one is later (a record
+/// written by a tab whose clock runs ahead): it never goes back.
+pub fn saved_last_modified(stored: Option<f64>, now: f64) -> f64 {
+    match stored {
+        Some(before) if before > now => before,
+        _ => now,
+    }
+}
+
+/// What the schema upgrade to version 2 reads of a record written before:
+/// the numbers that are finite numbers, and which text fields are strings.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct OldRecord {
+    pub created_at: Option<f64>,
+    pub last_modified: Option<f64>,
+    pub message_count: Option<f64>,
+    pub context_tokens: Option<f64>,
+    pub revision: Option<f64>,
+    pub title_is_text: bool,
+    pub preview_is_text: bool,
+    pub has_context_key: bool,
+}
+
+/// The fields the upgrade sets on an old record (only those missing or of
+/// the wrong type). A numeric `lastModified` is what puts a record in the
+/// `byLastModified` index that `list()` reads.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Defaults {
+    pub created_at: Option<f64>,
+    pub last_modified: Option<f64>,
+    pub title: Option<&'static str>,
+    pub preview: Option<&'static str>,
+    pub context_tokens: Option<f64>,
+    pub revision: Option<f64>,
+    /// Set `contextKey` to null (the context is the whole session).
+    pub context_key_null: bool,
+    /// `messageCount` must be counted from the session's records.
+    pub count_messages: bool,
+}
+
+impl Defaults {
+    /// Nothing to write.
+    pub fn is_empty(&self) -> bool {
+        *self == Defaults::default()
+    }
+}
+
+/// The defaults for `old`.
+pub fn defaults(old: &OldRecord) -> Defaults {
+    let created_at = old.created_at.or(old.last_modified).unwrap_or(0.0);
+    Defaults {
+        created_at: old.created_at.is_none().then_some(created_at),
+        last_modified: old.last_modified.is_none().then_some(created_at),
+        title: (!old.title_is_text).then_some(DEFAULT_TITLE),
+        preview: (!old.preview_is_text).then_some(""),
+        context_tokens: old.context_tokens.is_none().then_some(0.0),
+        revision: old.revision.is_none().then_some(0.0),
+        context_key_null: !old.has_context_key,
+        count_messages: old.message_count.is_none(),
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_session() {
+        let r = new_session("a".into(), None, Some("p/m".into()), 5.0);
+        assert_eq!(r.title, DEFAULT_TITLE);
+        assert_eq!((r.created_at, r.last_modified, r.revision), (5.0, 5.0, 0.0));
+        assert_eq!(
+            (r.message_count, r.context_tokens, r.context),
+            (0, 0.0, None)
+        );
+        assert_eq!(r.model.as_deref(), Some("p/m"));
+        assert_eq!(
+            new_session("b".into(), Some("T".into()), None, 1.0).title,
+            "T"
+        );
+    }
+
+    #[test]
+    fn written_whole_is_revision_one_with_the_context_located() {
+        let seed = Seed {
+            id: "s".into(),
+            title: "t".into(),
+            created_at: 10.0,
+            model: None,
+        };
+        let contents = |n, last| Contents {
+            message_count: n,
+            last_summary: last,
+            context_tokens: 7.0,
+            preview: "hi".into(),
+        };
+        let (r, packs) = written_whole(seed.clone(), contents(3, Some(1)), 20.0);
+        assert_eq!(
+            (r.revision, r.last_modified, r.message_count),
+            (1.0, 20.0, 3)
+        );
+        assert!(packs.is_empty());
+        assert_eq!(r.context, Some((vec![1.0], 0)));
+        // A clock behind the file's creation time.
+        let (r, _) = written_whole(seed.clone(), contents(0, None), 5.0);
+        assert_eq!((r.last_modified, r.context), (10.0, None));
+        // A long session: the summary inside a pack is located by its slot.
+        let (r, packs) = written_whole(seed, contents(5000, Some(4000)), 20.0);
+        let p = pack_of(&packs, 4000);
+        let (position, slot) = r.context.unwrap();
+        match p {
+            Some(p) => {
+                assert_eq!(position, vec![packs[p].0 as f64]);
+                assert_eq!(slot as usize, 4000 - packs[p].0);
+            }
+            None => assert_eq!((position, slot), (vec![4000.0], 0)),
+        }
+    }
+
+    #[test]
+    fn titles() {
+        assert_eq!(fork_title("Plan"), "Plan (fork)");
+        assert_eq!(import_title(Some("A".into()), Some("B".into()), "c"), "A");
+        assert_eq!(import_title(None, Some("B".into()), "c"), "B");
+        assert_eq!(import_title(Some("".into()), None, "c"), "c");
+        assert_eq!(import_title(None, None, ""), IMPORTED_TITLE);
+        assert_eq!(
+            model_key(Some("p".into()), Some("m".into())).as_deref(),
+            Some("p/m")
+        );
+        assert_eq!(model_key(None, Some("m".into())), None);
+    }
+
+    #[test]
+    fn last_modified_never_goes_back() {
+        assert_eq!(saved_last_modified(Some(5.0), 9.0), 9.0);
+        assert_eq!(saved_last_modified(Some(50.0), 9.0), 50.0);
+        assert_eq!(saved_last_modified(None, 9.0), 9.0);
+    }
+
+    #[test]
+    fn upgrade_defaults() {
+        let complete = OldRecord {
+            created_at: Some(1.0),
+            last_modified: Some(2.0),
+            message_count: Some(3.0),
+            context_tokens: Some(4.0),
+            revision: Some(5.0),
+            title_is_text: true,
+            preview_is_text: true,
+            has_context_key: true,
+        };
+        assert!(defaults(&complete).is_empty());
+        let d = defaults(&OldRecord {
+            last_modified: Some(8.0),
+            ..OldRecord::default()
+        });
+        assert_eq!(d.created_at, Some(8.0));
+        assert_eq!(d.last_modified, None);
+        assert_eq!((d.title, d.preview), (Some(DEFAULT_TITLE), Some("")));
+        assert_eq!((d.context_tokens, d.revision), (Some(0.0), Some(0.0)));
+        assert!(d.context_key_null && d.count_messages);
+        let d = defaults(&OldRecord::default());
+        assert_eq!((d.created_at, d.last_modified), (Some(0.0), Some(0.0)));
+        let d = defaults(&OldRecord {
+            created_at: Some(3.0),
+            ..complete
+        });
+        assert!(d.is_empty());
+    }
+}

@@ -1,0 +1,300 @@
+// Facts for token estimates and usage: every length a message has, by block
+// type, written as numbers into one Float64Array for a whole range of
+// messages (one boundary crossing); and the facts file operations and the
+// extractive summarizer read. Which lengths count for which role is decided
+// in Rust (crates/core/src/tokens/estimate.rs); the layout must match
+// crates/wasm/src/js/message_facts.rs. Imported by message_facts.rs,
+// prepare.rs and (through summarizer.js) compaction.rs.
+
+import { OTHER_ROLE, roleCode } from "./roles.js";
+import { describeValue, thrownMessage } from "./values.js";
+
+export const FACTS_STRIDE = 20;
+const STOP_REASONS = new Map([["stop", 0], ["length", 1], ["toolUse", 2], ["error", 3], ["aborted", 4]]);
+let lastThrown;
+let lastBad;
+
+// Problem codes (slot 17); slot 18 holds the block index where it applies.
+const CONTENT_TYPE = 1, BLOCK_NOT_OBJECT = 2, TEXT_TYPE = 3, THINKING_TYPE = 4,
+  NAME_TYPE = 5, ARGUMENTS_UNSERIALIZABLE = 6, SUMMARY_TYPE = 7, COMMAND_TYPE = 8,
+  OUTPUT_TYPE = 9, THREW = 10;
+
+function num(value) {
+  return typeof value === "number" ? value : NaN;
+}
+
+function lengthOf(value, out, o, problem, block) {
+  if (value === undefined || value === null) return 0;
+  if (typeof value === "string") return value.length;
+  lastBad = value;
+  out[o + 17] = problem;
+  out[o + 18] = block;
+  return 0;
+}
+
+function contentFacts(content, out, o, skipArguments) {
+  if (typeof content === "string") {
+    out[o + 1] = content.length;
+    return;
+  }
+  if (content === undefined || content === null) return;
+  if (!Array.isArray(content)) {
+    lastBad = content;
+    out[o + 17] = CONTENT_TYPE;
+    return;
+  }
+  let text = 0, thinking = 0, toolCalls = 0, images = 0;
+  for (let b = 0; b < content.length; b++) {
+    const block = content[b];
+    if (typeof block !== "object" || block === null) {
+      lastBad = block;
+      out[o + 17] = BLOCK_NOT_OBJECT;
+      out[o + 18] = b;
+      return;
+    }
+    switch (block.type) {
+      case "text":
+        text += lengthOf(block.text, out, o, TEXT_TYPE, b);
+        break;
+      case "thinking":
+        thinking += lengthOf(block.thinking, out, o, THINKING_TYPE, b);
+        break;
+      case "toolCall": {
+        toolCalls += lengthOf(block.name, out, o, NAME_TYPE, b);
+        if (skipArguments) {
+          // Measured later, only if the estimate is ever needed (slot 19: 1,
+          // and toolCalls counts an upper bound instead; 2, no bound known).
+          const bound = block.arguments === undefined ? 0 : argumentsBound(block.arguments);
+          if (bound < 0) out[o + 19] = 2;
+          else {
+            toolCalls += bound;
+            if (out[o + 19] !== 2) out[o + 19] = 1;
+          }
+        } else if (block.arguments !== undefined) {
+          let json;
+          try {
+            json = JSON.stringify(block.arguments);
+          } catch (e) {
+            lastThrown = e;
+          }
+          if (typeof json !== "string") {
+            out[o + 17] = ARGUMENTS_UNSERIALIZABLE;
+            out[o + 18] = b;
+            return;
+          }
+          toolCalls += json.length;
+        }
+        break;
+      }
+      case "image":
+        images++;
+        break;
+    }
+    if (out[o + 17] !== 0) return;
+  }
+  out[o + 2] = text;
+  out[o + 3] = thinking;
+  out[o + 4] = toolCalls;
+  out[o + 5] = images;
+}
+
+function gatherOne(message, out, o, lazy) {
+  const code = roleCode(message);
+  out[o] = code;
+  out[o + 1] = -1;
+  out[o + 9] = -1;
+  out[o + 18] = -1;
+  if (code > OTHER_ROLE) return;
+  out[o + 16] = num(message.timestamp);
+  switch (code) {
+    case 0: // user
+    case 2: // toolResult
+    case 4: // custom
+      contentFacts(message.content, out, o, false);
+      break;
+    case 1: { // assistant
+      // With `lazy`, a message that reports usage does not have its tool-call
+      // arguments stringified now (only bounded): its own estimate is rarely
+      // needed.
+      contentFacts(message.content, out, o, lazy && !!message.usage);
+      const stop = STOP_REASONS.get(message.stopReason);
+      out[o + 9] = stop === undefined ? (message.stopReason === undefined ? -1 : 5) : stop;
+      const usage = message.usage;
+      if (usage) {
+        out[o + 10] = 1;
+        out[o + 11] = num(usage.input);
+        out[o + 12] = num(usage.output);
+        out[o + 13] = num(usage.cacheRead);
+        out[o + 14] = num(usage.cacheWrite);
+        out[o + 15] = num(usage.totalTokens);
+      }
+      break;
+    }
+    case 3: // bashExecution
+      out[o + 7] = lengthOf(message.command, out, o, COMMAND_TYPE, -1);
+      out[o + 8] = lengthOf(message.output, out, o, OUTPUT_TYPE, -1);
+      break;
+    case 5: // branchSummary
+    case 6: { // compactionSummary
+      const summary = message.summary;
+      if (typeof summary === "string") out[o + 6] = summary.length;
+      else {
+        lastBad = summary;
+        out[o + 17] = SUMMARY_TYPE;
+      }
+      break;
+    }
+  }
+}
+
+// Facts of messages[from..to).
+export function gatherFacts(messages, from, to, lazy) {
+  const out = new Float64Array((to - from) * FACTS_STRIDE);
+  for (let i = from; i < to; i++) {
+    const o = (i - from) * FACTS_STRIDE;
+    try {
+      gatherOne(messages[i], out, o, lazy);
+    } catch (e) {
+      lastThrown = e;
+      out[o + 17] = THREW;
+    }
+  }
+  return out;
+}
+
+// An upper bound of JSON.stringify(args).length found from sizes alone,
+// without building the text (a string counts 6 units per code unit, every one
+// escaped as \uXXXX, plus its quotes; a number 25, the longest a finite one
+// prints); -1 when there is no cheap bound: a toJSON method, a BigInt, an
+// object that is neither a plain object nor an array, nesting deeper than 64
+// or more than 10,000 objects, or a getter that throws. Then the estimate is
+// measured if it is ever needed (and meets any error JSON.stringify raises).
+function argumentsBound(args) {
+  const type = typeof args;
+  if (type !== "object") return type === "function" || type === "symbol" || type === "bigint" ? -1 : valueBound(args, 0);
+  boundObjects = 0;
+  try {
+    return args === null ? 4 : objectBound(args, 0);
+  } catch {
+    return -1;
+  }
+}
+
+let boundObjects = 0;
+
+// Inside an object or array, undefined, functions and symbols are dropped or
+// written "null": 4 covers both. Keys inherited or not enumerable by
+// Object.keys may be counted too (for...in): the bound only grows.
+function valueBound(v, depth) {
+  switch (typeof v) {
+    case "string":
+      return 6 * v.length + 2;
+    case "number":
+      return 25;
+    case "boolean":
+      return 5;
+    case "object":
+      return v === null ? 4 : objectBound(v, depth + 1);
+    case "bigint":
+      return -1;
+    default:
+      return 4;
+  }
+}
+
+function objectBound(value, depth) {
+  if (++boundObjects > 10000 || depth > 64) return -1;
+  if (typeof value.toJSON === "function") return -1;
+  let total = 2;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const n = valueBound(value[i], depth);
+      if (n < 0) return -1;
+      total += n + 1;
+    }
+    return total;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return -1;
+  for (const key in value) {
+    const n = valueBound(value[key], depth);
+    if (n < 0) return -1;
+    total += 6 * key.length + 4 + n;
+  }
+  return total;
+}
+
+// What the last getter or JSON.stringify threw while gathering, as text.
+export function takeThrown() {
+  const thrown = lastThrown;
+  lastThrown = undefined;
+  return thrown === undefined ? "" : thrownMessage(thrown);
+}
+
+// The type of the last value gathering found wrong, for the error message.
+export function takeBadDescription() {
+  const bad = lastBad;
+  lastBad = undefined;
+  return describeValue(bad);
+}
+
+// [name, path, name, path, ...] of the toolCall blocks in assistant messages
+// of messages[from..to) that have a non-empty string `arguments.path`: the
+// conditions pi's extractFileOpsFromMessage reads a call under. Which tool
+// names count is decided in Rust (crates/core/src/compaction/file_ops.rs). May throw on
+// hostile input; imported with `catch`.
+export function toolCallPaths(messages, from, to) {
+  const out = [];
+  for (let i = from; i < to; i++) {
+    const m = messages[i];
+    if (typeof m !== "object" || m === null || m.role !== "assistant" || !Array.isArray(m.content)) continue;
+    for (const block of m.content) {
+      if (typeof block !== "object" || block === null || block.type !== "toolCall") continue;
+      if (!("arguments" in block) || !("name" in block)) continue;
+      const args = block.arguments;
+      if (!args) continue;
+      const path = typeof args.path === "string" ? args.path : "";
+      if (path && typeof block.name === "string") out.push(block.name, path);
+    }
+  }
+  return out;
+}
+
+// What the extractive summarizer reads of messages[0..n), as JSON text:
+// [{ r: role, t: text, n: toolName, e: isError, c: [[tool, path or command], ...] }].
+// Texts are cut to their first 8,192 code units (the summarizer quotes far
+// less). May throw on hostile input; imported with `catch`.
+export function extractFacts(messages) {
+  const texts = (content) => {
+    if (typeof content === "string") return content;
+    if (!Array.isArray(content)) return "";
+    const parts = [];
+    for (const b of content) {
+      if (b && b.type === "text" && typeof b.text === "string") parts.push(b.text);
+    }
+    return parts.join("\n");
+  };
+  const out = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (typeof m !== "object" || m === null) continue;
+    const calls = [];
+    if (m.role === "assistant" && Array.isArray(m.content)) {
+      for (const b of m.content) {
+        if (!b || b.type !== "toolCall" || typeof b.name !== "string") continue;
+        const a = b.arguments && typeof b.arguments === "object" ? b.arguments : {};
+        const arg = typeof a.path === "string" ? a.path : typeof a.command === "string" ? a.command : "";
+        calls.push([b.name, arg.slice(0, 300)]);
+      }
+    }
+    out.push({
+      r: typeof m.role === "string" ? m.role : "",
+      t: texts(m.role === "bashExecution" ? m.output : m.content).slice(0, 8192),
+      n: typeof m.toolName === "string" ? m.toolName : m.role === "bashExecution" ? "bash" : null,
+      e: m.isError === true || (m.role === "bashExecution" && typeof m.exitCode === "number" && m.exitCode !== 0),
+      c: calls,
+    });
+  }
+  return JSON.stringify(out);
+}
+

@@ -1,0 +1,118 @@
+// IndexedDB plumbing for the SessionStore: promises around requests and
+// transactions, reading records, the schema upgrade's event and cursor. No
+// decisions: what an upgrade writes into an old record is decided in Rust
+// (core::storage::session_meta::defaults) through the `decide` callback.
+// Imported by crates/wasm/src/store/records.rs, schema.rs and sessions.rs.
+
+// Resolves with an IDBRequest's result; rejects with its error.
+export function requestPromise(request) {
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+// A transaction over the SessionStore's session records, and its message
+// records too with `both`.
+export function storeTransaction(db, write, both) {
+  return db.transaction(both ? ["sessions", "messages"] : "sessions", write ? "readwrite" : "readonly");
+}
+
+// Commits `tx` (at once, not when its last request is done): resolves when
+// it completes, rejects with its error (or a text) when it aborts instead.
+export function commitTransaction(tx) {
+  return new Promise((resolve, reject) => {
+    tx.oncomplete = () => resolve();
+    tx.onabort = () => reject(tx.error ?? "The transaction was aborted");
+    if (typeof tx.commit === "function") tx.commit();
+  });
+}
+
+// The records of `range` as [values, keys]: getAll and getAllKeys, sent
+// together (in Chromium 156 faster than one getAllRecords, whose record
+// objects cost more than the second request). Rejects rather than throws:
+// an exception would unwind through the wasm module.
+export function readRecords(store, range) {
+  let values;
+  let keys;
+  try {
+    values = store.getAll(range);
+    keys = store.getAllKeys(range);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return Promise.all([requestPromise(values), requestPromise(keys)]);
+}
+
+// Whether two record keys (or nulls) are the same.
+export function sameKey(a, b) {
+  if (a === null || a === undefined || b === null || b === undefined) {
+    return (a === null || a === undefined) && (b === null || b === undefined);
+  }
+  try {
+    return indexedDB.cmp(a, b) === 0;
+  } catch {
+    return false;
+  }
+}
+
+// Runs `step(db, transaction, oldVersion)` on an open request's
+// `upgradeneeded`; if it throws, the upgrade is aborted (the open fails).
+export function onUpgradeNeeded(request, step) {
+  request.addEventListener("upgradeneeded", (e) => {
+    try {
+      step(request.result, request.transaction, e.oldVersion);
+    } catch {
+      request.transaction.abort();
+    }
+  });
+}
+
+export function createIndex(store, name, keyPath) {
+  store.createIndex(name, keyPath);
+}
+
+// Schema version 2's record step, inside the upgrade transaction (its
+// requests finish before the database opens): each session record is
+// handed to `decide`, which returns null (nothing to change) or
+// { fields, count }: the fields to set, and whether `messageCount` must be
+// counted from the session's message records first.
+export function fillSessionDefaults(sessions, messages, decide) {
+  const cursor = sessions.openCursor();
+  cursor.onsuccess = () => {
+    const c = cursor.result;
+    if (!c) return;
+    const s = { ...c.value };
+    const patch = decide(s);
+    if (patch) {
+      Object.assign(s, patch.fields);
+      if (patch.count) {
+        const range = IDBKeyRange.bound([s.id], [s.id, []], true, true);
+        const count = messages.count(range);
+        count.onsuccess = () => {
+          s.messageCount = count.result;
+          sessions.put(s);
+        };
+      } else {
+        c.update(s);
+      }
+    }
+    c.continue();
+  };
+}
+
+// The values of an object store's index by descending key, through one cursor.
+export function valuesDescending(store, indexName) {
+  return new Promise((resolve, reject) => {
+    const out = [];
+    const request = store.index(indexName).openCursor(null, "prev");
+    request.onsuccess = () => {
+      const cursor = request.result;
+      if (!cursor) return resolve(out);
+      out.push(cursor.value);
+      cursor.continue();
+    };
+    request.onerror = () => reject(request.error);
+  });
+}
+

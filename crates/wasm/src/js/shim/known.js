@@ -1,0 +1,106 @@
+// The compactor's own copy of the messages it has indexed (`known`), kept in
+// line with the caller's array by object identity: one scan in JavaScript,
+// where identity is visible, returning where the arrays differ. What a
+// difference means is decided in Rust (crates/wasm/src/compactor.rs and
+// the core). Imported by compactor.rs and (through summarizer.js)
+// compaction.rs.
+
+// Whether messages[from .. to) are known[from .. to), object for object.
+export function sameRun(known, messages, from, to) {
+  for (let i = from; i < to; i++) if (messages[i] !== known[i]) return false;
+  return true;
+}
+
+
+// Brings `known` (the compactor's own copy of the messages it has indexed)
+// in line with `messages`. The common case — the same messages plus new ones
+// at the end — is checked on the first and last known messages, the context
+// start, and every known message from `scanFrom` on (the caller scans the LLM
+// context, whose size the context window bounds, so that a message replaced
+// there by a new object is seen; or nothing, when it knows the array is the
+// one it checked), and returns the index from which `messages` is new. Otherwise the
+// first difference is found by a scan (from the context start when the array
+// agrees there, as the common case trusts what lies before), and one inserted message (a
+// compaction's summary) or one removed message (a failed attempt, an undone
+// summary) is recognised: then it returns [1, at, from] (inserted at `at`)
+// or [2, at, from] (removed at `at`), `from` being where new messages begin.
+// Anything else cuts `known` back to where they agree and returns that
+// index. May throw on hostile input; imported with `catch`.
+export function syncKnown(known, messages, contextStart, scanFrom) {
+  const n = messages.length;
+  const m = known.length;
+  const unchanged =
+    n >= m &&
+    (m === 0 ||
+      (messages[m - 1] === known[m - 1] &&
+        messages[0] === known[0] &&
+        (contextStart >= m || messages[contextStart] === known[contextStart]) &&
+        sameRun(known, messages, Math.min(scanFrom, m), m - 1)));
+  if (unchanged) {
+    for (let i = m; i < n; i++) known.push(messages[i]);
+    return m;
+  }
+  const upto = Math.min(n, m);
+  // The first difference is looked for from the context start when the array
+  // still agrees there and on its first message (what the common case checks
+  // before the context: a compaction inserts its summary in the context), else
+  // from the beginning.
+  let d =
+    contextStart > 0 && contextStart < upto && messages[0] === known[0] && messages[contextStart] === known[contextStart]
+      ? contextStart
+      : 0;
+  while (d < upto && messages[d] === known[d]) d++;
+  // One message inserted at d: messages[d+1 .. m+1) is known[d .. m).
+  if (n >= m + 1) {
+    let k = d;
+    while (k < m && messages[k + 1] === known[k]) k++;
+    if (k === m) {
+      known.splice(d, 0, messages[d]);
+      for (let i = m + 1; i < n; i++) known.push(messages[i]);
+      return [1, d, m + 1];
+    }
+  }
+  // One message removed at d: messages[d .. m-1) is known[d+1 .. m).
+  if (m >= 1 && n >= m - 1 && d < m) {
+    let k = d;
+    while (k < m - 1 && messages[k] === known[k + 1]) k++;
+    if (k === m - 1) {
+      known.splice(d, 1);
+      for (let i = m - 1; i < n; i++) known.push(messages[i]);
+      return [2, d, m - 1];
+    }
+  }
+  known.length = d;
+  for (let i = d; i < n; i++) known.push(messages[i]);
+  return d;
+}
+
+// messages[0..at) + [item] + messages[at..), as a new array.
+export function insertAt(messages, at, item) {
+  const out = Array.prototype.slice.call(messages, 0, at);
+  out.push(item);
+  for (let i = at; i < messages.length; i++) out.push(messages[i]);
+  return out;
+}
+
+// When `messages` starts with a message `known` lacks and goes on with
+// known[p..] (a context that moved forward to a new summary), makes `known`
+// [messages[0], ...known[p..]] and returns p; otherwise returns -1 and
+// leaves `known` alone. May throw on hostile input; imported with `catch`.
+export function rebaseKnown(known, messages) {
+  const n = messages.length;
+  const m = known.length;
+  if (n < 2 || m < 2 || messages[0] === known[0]) return -1;
+  const p = known.indexOf(messages[1]);
+  if (p < 1) return -1;
+  const upto = Math.min(n - 1, m - p);
+  for (let k = 1; k < upto; k++) if (messages[1 + k] !== known[p + k]) return -1;
+  known.splice(0, p, messages[0]);
+  return p;
+}
+
+// Drops the first `dropped` outputs and puts `first` (when defined) in front.
+export function rebaseOut(out, dropped, first) {
+  if (first === undefined) out.splice(0, dropped);
+  else out.splice(0, dropped, first);
+}

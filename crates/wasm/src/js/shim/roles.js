@@ -1,0 +1,62 @@
+// Role codes of messages, one call per message or per array, and the object
+// literals of the messages the core decides to create. No decisions here.
+// Imported by crates/wasm/src/js/message_access.rs.
+
+// Role codes: must match `Role` in crates/core/src/message/role.rs.
+const ROLE_CODES = new Map([
+  ["user", 0],
+  ["assistant", 1],
+  ["toolResult", 2],
+  ["bashExecution", 3],
+  ["custom", 4],
+  ["branchSummary", 5],
+  ["compactionSummary", 6],
+]);
+export const OTHER_ROLE = 7;
+export const NOT_AN_OBJECT = 8;
+export const ROLE_NOT_A_STRING = 9;
+export const UNREADABLE = 10;
+
+export function roleCode(message) {
+  if (typeof message !== "object" || message === null) return NOT_AN_OBJECT;
+  let role;
+  try {
+    role = message.role;
+  } catch {
+    return UNREADABLE;
+  }
+  if (typeof role !== "string") return ROLE_NOT_A_STRING;
+  const code = ROLE_CODES.get(role);
+  return code === undefined ? OTHER_ROLE : code;
+}
+
+// Role codes of messages[0..length), one byte each.
+export function roleCodes(messages, length) {
+  const codes = new Uint8Array(length);
+  for (let i = 0; i < length; i++) {
+    let message;
+    try {
+      message = messages[i];
+    } catch {
+      codes[i] = UNREADABLE;
+      continue;
+    }
+    codes[i] = roleCode(message);
+  }
+  return codes;
+}
+
+// Object literals for the messages the core decides to create; a literal
+// keeps the key order JSON.stringify shows and is cheaper than Reflect.set.
+export function textUserMessage(text, timestamp) {
+  return { role: "user", content: [{ type: "text", text }], timestamp };
+}
+
+export function userMessage(content, timestamp) {
+  return { role: "user", content, timestamp };
+}
+
+export function compactionDivider(tokensBefore, timestamp) {
+  return { role: "compactionDivider", tokensBefore, timestamp };
+}
+

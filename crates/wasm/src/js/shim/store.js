@@ -1,0 +1,229 @@
+// The SessionStore's scans over the caller's arrays and its records, where
+// only JavaScript can look (object identity, deep equality, what a value is
+// made of), and its error objects. Decisions are made in Rust: the diff's
+// plan (crates/core/src/storage/diff.rs), what may be dropped, the keys, the
+// record's fields (session_meta.rs), the errors (error.rs). Imported by
+// crates/wasm/src/store/records.rs and load.rs.
+
+import { sameRun } from "./known.js";
+
+// A save made from a stale revision. Exported by the package, so that an
+// app can test `instanceof ConflictError`.
+export class ConflictError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = "ConflictError";
+  }
+}
+
+// A store error (crates/core/src/storage/error.rs): a ConflictError, or an
+// Error whose `name` is the variant's stable name.
+export function storeError(name, message) {
+  if (name === "ConflictError") return new ConflictError(message);
+  const error = new Error(message);
+  error.name = name;
+  return error;
+}
+
+export function conflictErrorClass() {
+  return ConflictError;
+}
+
+// What the diff needs to know of `messages` against `known` (the array
+// this store last loaded or saved), by object identity, as one Int32Array:
+// [prefix], when messages[0..known.length) are the known objects (a turn:
+// every known one is checked, since a message replaced anywhere must be
+// written; a few microseconds for thousands of messages, next to the
+// write); otherwise [prefix, class of each known[prefix..], class of each
+// messages[prefix..]], where an object's class is its first index in
+// known[prefix..] minus prefix, or -1 for an object not there. The plan is
+// made from that in Rust (core::storage::diff).
+export function identityFacts(known, messages) {
+  const n = messages.length;
+  const m = known.length;
+  if (n >= m && sameRun(known, messages, 0, m)) return Int32Array.of(m);
+  let p = 0;
+  while (p < n && p < m && messages[p] === known[p]) p++;
+  const out = new Int32Array(1 + (m - p) + (n - p));
+  out[0] = p;
+  const first = new Map();
+  for (let k = p; k < m; k++) {
+    let c = first.get(known[k]);
+    if (c === undefined) first.set(known[k], (c = k - p));
+    out[1 + k - p] = c;
+  }
+  const o = 1 + m - p;
+  for (let j = p; j < n; j++) out[o + j - p] = first.get(messages[j]) ?? -1;
+  return out;
+}
+
+// Stored records that equal the caller's messages, replaced by the caller's
+// objects (a save of an array this store never loaded): a greedy walk with
+// a deep comparison, so the identity diff then sees what really changed.
+export function adoptEqual(stored, messages) {
+  const adopted = stored.slice();
+  let i = 0;
+  for (let j = 0; j < messages.length && i < stored.length; j++) {
+    if (equalOrUnreadable(messages[j], stored[i])) adopted[i++] = messages[j];
+  }
+  return adopted;
+}
+
+// A message whose reading throws (a hostile getter or Proxy) equals
+// nothing; it is reported as unstorable later. Nothing here may throw: an
+// exception would unwind through the wasm module mid-save.
+function equalOrUnreadable(a, b) {
+  try {
+    return deepEqual(a, b);
+  } catch {
+    return false;
+  }
+}
+
+function deepEqual(a, b) {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (a instanceof Date || b instanceof Date) {
+    return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
+  }
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) {
+    if (!Object.prototype.hasOwnProperty.call(b, k) || !deepEqual(a[k], b[k])) return false;
+  }
+  return true;
+}
+
+// Whether messages[indices] can be stored: null, or [index, path, what].
+// Functions and symbols cannot be cloned; a cycle is refused too (a message
+// must stay JSON-like for export), and so is a message that is an array
+// (a stored array is a pack of messages). Getters that throw are reported.
+export function checkStorable(messages, indices) {
+  for (const index of indices) {
+    let problem;
+    try {
+      const message = messages[index];
+      problem = Array.isArray(message) ? ["", "is an array, not a message object"] : check(message, "", []);
+    } catch (e) {
+      problem = ["", `reading it threw: ${e && e.message ? e.message : String(e)}`];
+    }
+    if (problem) return [index, problem[0], problem[1]];
+  }
+  return null;
+}
+
+function check(value, path, ancestors) {
+  const t = typeof value;
+  if (t === "function") return [path, "is a function"];
+  if (t === "symbol") return [path, "is a symbol"];
+  if (t !== "object" || value === null) return null;
+  if (ancestors.includes(value)) return [path, "refers back to an enclosing object (a cycle)"];
+  ancestors.push(value);
+  try {
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const p = check(value[i], `${path}[${i}]`, ancestors);
+        if (p) return p;
+      }
+    } else {
+      for (const k of Object.keys(value)) {
+        const p = check(value[k], `${path}.${k}`, ancestors);
+        if (p) return p;
+      }
+    }
+  } finally {
+    ancestors.pop();
+  }
+  return null;
+}
+
+// The keys array after an edit, from runs the core planned
+// (core::storage::diff::key_runs): [0, a, b] is keys[a..b), [1, a, b] is
+// added[a..b).
+export function assembleKeys(keys, added, runs) {
+  // Two runs, all old keys then the new ones: a turn.
+  if (runs.length === 6 && runs[0] === 0 && runs[1] === 0 && runs[2] === keys.length && runs[3] === 1) {
+    return keys.concat(added);
+  }
+  const out = [];
+  for (let r = 0; r < runs.length; r += 3) {
+    const from = runs[r] === 0 ? keys : added;
+    for (let i = runs[r + 1]; i < runs[r + 2]; i++) out.push(from[i]);
+  }
+  return out;
+}
+
+// The first user message's text among messages[0..limit), or undefined.
+export function firstUserText(messages, limit) {
+  const n = Math.min(messages.length, limit);
+  for (let i = 0; i < n; i++) {
+    try {
+      const m = messages[i];
+      if (!m || m.role !== "user") continue;
+      if (typeof m.content === "string") return m.content;
+      if (Array.isArray(m.content)) {
+        for (const block of m.content) {
+          if (block && block.type === "text" && typeof block.text === "string") return block.text;
+        }
+      }
+      return "";
+    } catch {
+      // An unreadable message (a hostile getter) has no preview.
+    }
+  }
+  return undefined;
+}
+
+// Records as read ([values, keys]) to messages: a pack record (an array of
+// messages, see core::packing) gives each of its messages, all under the
+// pack's key; `skip` messages of the first record are left out when it is a
+// pack (where loadContext's summary sits inside one). Returns [messages,
+// each message's record key, the packs as (first index, count) pairs].
+export function flattenRecords(values, keys, skip) {
+  const packs = [];
+  let messages = values;
+  let perMessage = keys;
+  for (let r = 0; r < values.length; r++) {
+    const value = values[r];
+    if (!Array.isArray(value)) {
+      if (messages !== values) {
+        messages.push(value);
+        perMessage.push(keys[r]);
+      }
+      continue;
+    }
+    if (messages === values) {
+      messages = values.slice(0, r);
+      perMessage = keys.slice(0, r);
+    }
+    const from = r === 0 ? Math.min(skip, value.length) : 0;
+    if (value.length > from) packs.push(messages.length, value.length - from);
+    for (let i = from; i < value.length; i++) {
+      messages.push(value[i]);
+      perMessage.push(keys[r]);
+    }
+  }
+  return [messages, perMessage, Uint32Array.from(packs)];
+}
+
+// A save's session record: the stored one with `fields` over it (the core
+// chose them). Null when that is `queued` (the record the save queued
+// already) property for property.
+export function mergeMeta(stored, fields, queued) {
+  const meta = Object.assign({}, stored, fields);
+  if (queued === undefined) return meta;
+  const keys = Object.keys(meta);
+  if (keys.length !== Object.keys(queued).length) return meta;
+  for (const k of keys) if (!Object.hasOwn(queued, k) || !Object.is(meta[k], queued[k])) return meta;
+  return null;
+}
+
+// A session record as the app sees it: without the `internal` fields
+// (core::storage::session_meta::INTERNAL_FIELDS).
+export function publicMeta(record, internal) {
+  const meta = {};
+  for (const k of Object.keys(record)) if (!internal.includes(k)) meta[k] = record[k];
+  return meta;
+}

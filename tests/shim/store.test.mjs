@@ -1,0 +1,104 @@
+// Unit tests of shim/store.js: the identity facts the core plans a save's
+// diff from (crates/core/src/storage/diff.rs), the key runs assembled, the
+// value comparisons and storability checks, records to messages, session
+// records merged and shown, and store errors with stable names.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  ConflictError, adoptEqual, assembleKeys, checkStorable, conflictErrorClass, firstUserText, flattenRecords,
+  identityFacts, mergeMeta, publicMeta, storeError,
+} from "../../crates/wasm/src/js/shim/store.js";
+
+const objs = (n) => Array.from({ length: n }, (_, i) => ({ role: "user", content: `m${i}` }));
+
+test("identityFacts: a turn is one number; otherwise classes of first occurrence", () => {
+  const [a, b, c, d, s] = objs(5);
+  assert.deepEqual([...identityFacts([a, b], [a, b, c])], [2]);
+  assert.deepEqual([...identityFacts([], [a])], [0]);
+  // Summary s inserted at 1: prefix 1; known[1..] = b, c (classes 0, 1);
+  // new[1..] = s, b, c (classes -1, 0, 1).
+  assert.deepEqual([...identityFacts([a, b, c], [a, s, b, c])], [1, 0, 1, -1, 0, 1]);
+  // A duplicate object gets the class of its first place.
+  assert.deepEqual([...identityFacts([a, b, b, c], [a, d, b])], [1, 0, 0, 2, -1, 0]);
+  // Truncated: messages are a prefix of known.
+  assert.deepEqual([...identityFacts([a, b, c], [a])], [1, 0, 1]);
+});
+
+test("assembleKeys: a turn concatenates; other runs pick old and added keys", () => {
+  const keys = [["s", 0], ["s", 1], ["s", 2]];
+  const added = [["s", 3]];
+  const turn = assembleKeys(keys, added, Uint32Array.of(0, 0, 3, 1, 0, 1));
+  assert.deepEqual(turn, [...keys, ...added]);
+  const inserted = assembleKeys(keys, [["s", 0, 1]], Uint32Array.of(0, 0, 1, 1, 0, 1, 0, 2, 3));
+  assert.deepEqual(inserted, [["s", 0], ["s", 0, 1], ["s", 2]]);
+  assert.deepEqual(assembleKeys(keys, [], Uint32Array.of()), []);
+});
+
+test("adoptEqual takes the caller's objects for stored records equal by value", () => {
+  const stored = [{ role: "user", content: "a", timestamp: new Date(5) }, { role: "user", content: "b" }];
+  const mine = [{ role: "user", content: "a", timestamp: new Date(5) }, { role: "user", content: "x" }];
+  const adopted = adoptEqual(stored, mine);
+  assert.equal(adopted[0], mine[0]);
+  assert.equal(adopted[1], stored[1]);
+  const hostile = new Proxy({}, { ownKeys() { throw new Error("trap"); } });
+  assert.deepEqual(adoptEqual([{}], [hostile]), [{}], "an unreadable message equals nothing");
+});
+
+test("checkStorable names the first message and path that cannot be stored", () => {
+  const cyclic = { role: "user", content: [] };
+  cyclic.content.push({ back: cyclic });
+  assert.equal(checkStorable([{ role: "user", content: "ok" }], [0]), null);
+  assert.deepEqual(checkStorable([{}, { role: "user", f() {} }], [0, 1]), [1, ".f", "is a function"]);
+  assert.deepEqual(checkStorable([cyclic], [0]), [0, ".content[0].back", "refers back to an enclosing object (a cycle)"]);
+  assert.deepEqual(checkStorable([[1]], [0]), [0, "", "is an array, not a message object"]);
+  assert.deepEqual(checkStorable([{ s: Symbol("x") }], [0]), [0, ".s", "is a symbol"]);
+  const throwing = Object.defineProperty({}, "x", { enumerable: true, get() { throw new Error("no"); } });
+  assert.deepEqual(checkStorable([throwing], [0]), [0, "", "reading it threw: no"]);
+});
+
+test("flattenRecords: packs give their messages under their key; a skip leaves the first pack's start out", () => {
+  const values = [["m0", "m1", "m2"], "m3", ["m4", "m5"]];
+  const keys = ["k0", "k3", "k4"];
+  const [messages, perMessage, packs] = flattenRecords(values, keys, 0);
+  assert.deepEqual(messages, ["m0", "m1", "m2", "m3", "m4", "m5"]);
+  assert.deepEqual(perMessage, ["k0", "k0", "k0", "k3", "k4", "k4"]);
+  assert.deepEqual([...packs], [0, 3, 4, 2]);
+  const [context, , contextPacks] = flattenRecords(values, keys, 2);
+  assert.deepEqual(context, ["m2", "m3", "m4", "m5"]);
+  assert.deepEqual([...contextPacks], [0, 1, 2, 2]);
+  // Loose records only: the arrays as read.
+  const loose = ["a", "b"];
+  assert.equal(flattenRecords(loose, ["x", "y"], 0)[0], loose);
+});
+
+test("firstUserText: the first user message's text among the first messages", () => {
+  const messages = [
+    { role: "assistant", content: [{ type: "text", text: "no" }] },
+    { role: "user", content: [{ type: "image" }, { type: "text", text: "yes" }] },
+  ];
+  assert.equal(firstUserText(messages, 64), "yes");
+  assert.equal(firstUserText(messages, 1), undefined);
+  assert.equal(firstUserText([{ role: "user", content: "plain" }], 64), "plain");
+});
+
+test("mergeMeta and publicMeta: fields over the stored record; internal fields hidden", () => {
+  const stored = { id: "s", title: "t", revision: 1, extra: true };
+  const fields = { revision: 2, contextKey: null };
+  const queued = mergeMeta(stored, fields, undefined);
+  assert.deepEqual(queued, { id: "s", title: "t", revision: 2, extra: true, contextKey: null });
+  assert.equal(mergeMeta(stored, fields, queued), null, "the same as queued");
+  assert.deepEqual(mergeMeta({ ...stored, title: "renamed" }, fields, queued).title, "renamed");
+  const shown = publicMeta({ id: "s", contextKey: ["s", 1], contextSlot: 0, title: "t" }, ["contextKey", "contextSlot"]);
+  assert.deepEqual(shown, { id: "s", title: "t" });
+});
+
+test("store errors are real Errors with stable names; ConflictError keeps its class", () => {
+  const conflict = storeError("ConflictError", "saved elsewhere");
+  assert.ok(conflict instanceof ConflictError && conflict instanceof Error);
+  assert.equal(conflictErrorClass(), ConflictError);
+  assert.equal(conflict.name, "ConflictError");
+  const quota = storeError("QuotaExceededError", "full");
+  assert.ok(quota instanceof Error && !(quota instanceof ConflictError));
+  assert.equal(quota.name, "QuotaExceededError");
+  assert.equal(String(quota), "QuotaExceededError: full");
+});
