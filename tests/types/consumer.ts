@@ -110,7 +110,7 @@ async function useCompactor(): Promise<void> {
 void useCompactor;
 
 // The IndexedDB session store.
-import { SessionStore, ConflictError, type SessionMeta } from "agent-compaction";
+import { SessionStore, ConflictError, type SessionMeta, type SessionStoreError, type SessionStoreErrorName } from "agent-compaction";
 async function useStore(): Promise<void> {
   const store: SessionStore = await SessionStore.open({ name: "app" });
   const meta: SessionMeta = await store.createSession({ title: "Chat", model: "anthropic/claude-sonnet-4-5" });
@@ -123,6 +123,12 @@ async function useStore(): Promise<void> {
       const again: AgentMessage[] = await store.load(meta.id);
       void again;
     }
+    // Store errors are told apart by their stable name.
+    const name: SessionStoreErrorName = (e as SessionStoreError).name;
+    if (name === "QuotaExceededError" || name === "SessionNotFoundError") void name;
+    // @ts-expect-error not one of the store's error names
+    const wrong: SessionStoreErrorName = "QuotaError";
+    void wrong;
   }
   const context: AgentMessage[] = await store.loadContext(meta.id);
   const newestFirst: SessionMeta[] = await store.list();
