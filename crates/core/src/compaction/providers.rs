@@ -97,13 +97,14 @@ impl MaxTokensField {
     }
 
     /// OpenAI's field: `given` (`options.maxTokensField`) when set, else the
-    /// guess from the URL. `Err` for an unknown name.
-    pub fn for_open_ai(given: Option<&JsStr>, base_url: &JsStr) -> Result<Self, ()> {
+    /// guess from the URL. `Err` for an unknown name, with the `expected`
+    /// text.
+    pub fn for_open_ai(given: Option<&JsStr>, base_url: &JsStr) -> Result<Self, &'static str> {
         match given {
             None => Ok(Self::guess(base_url)),
             Some(f) if f.eq_str("max_tokens") => Ok(MaxTokensField::MaxTokens),
             Some(f) if f.eq_str("max_completion_tokens") => Ok(MaxTokensField::MaxCompletionTokens),
-            Some(_) => Err(()),
+            Some(_) => Err(MAX_TOKENS_FIELD_EXPECTED),
         }
     }
 

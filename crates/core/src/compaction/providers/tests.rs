@@ -96,7 +96,7 @@ fn endpoint_urls_drop_trailing_slashes_and_add_the_path() {
     assert_eq!(joined.len(), 2 + "/chat/completions".len());
 }
 
-fn field(given: Option<&str>, base: &str) -> Result<&'static str, ()> {
+fn field(given: Option<&str>, base: &str) -> Result<&'static str, &'static str> {
     MaxTokensField::for_open_ai(given.map(JsStr::from).as_ref(), &JsStr::from(base))
         .map(MaxTokensField::name)
 }
@@ -128,7 +128,10 @@ fn the_token_limit_field_follows_the_host_unless_given() {
         plain
     );
     assert_eq!(field(Some("max_completion_tokens"), "/llm"), completion);
-    assert_eq!(field(Some("maxTokens"), "/llm"), Err(()));
+    assert_eq!(
+        field(Some("maxTokens"), "/llm"),
+        Err("\"max_tokens\" or \"max_completion_tokens\"")
+    );
 }
 
 #[test]
