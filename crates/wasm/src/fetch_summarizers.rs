@@ -193,6 +193,7 @@ pub fn anthropic_summarizer(options: JsValue) -> Result<Function, JsValue> {
         Ok(()) => api_key,
     };
     let headers = options.headers(api_key.as_ref())?;
+    // Anthropic has one field; the core names it in the body.
     let field = MaxTokensField::MaxTokens;
     let endpoint = Endpoint::new(provider, base_url.as_ref(), model, headers, field);
     Ok(summarizer(endpoint))
@@ -389,13 +390,10 @@ fn no_fetch(provider: Provider) -> JsValue {
     js_sys::Error::new(&core::no_fetch(provider.label())).into()
 }
 
-/// `describe`, but an empty string is `""`. Other strings are not quoted:
-/// an option in the wrong place may hold a key.
 fn describe_for_error(value: &JsValue) -> String {
-    match value.as_string() {
-        Some(s) if s.is_empty() => "\"\"".to_owned(),
-        _ => describe(value),
-    }
+    core::describe_option(value.as_string().is_some_and(|s| s.is_empty()), || {
+        describe(value)
+    })
 }
 
 fn string_of(value: &JsValue) -> String {

@@ -472,6 +472,17 @@ pub fn factory_error(provider: Provider, error: &InputError) -> String {
     format!("{}: {error}", provider.factory())
 }
 
+/// How a wrong option is named in an error: `describe`'s text, but an
+/// empty string shows as `""`. Other strings are never quoted: an option in
+/// the wrong place may hold a key.
+pub fn describe_option(empty_string: bool, describe: impl FnOnce() -> String) -> String {
+    if empty_string {
+        "\"\"".to_owned()
+    } else {
+        describe()
+    }
+}
+
 /// The path of an option, for errors.
 pub fn option_path(key: &'static str) -> FieldPath {
     FieldPath::argument("options").field(key)

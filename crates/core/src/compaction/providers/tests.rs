@@ -435,13 +435,7 @@ fn error_texts() {
         fail(reply(Provider::OpenAi, 429.0, None, "  ")).message,
         "OpenAI-compatible summarizer: HTTP 429: Too Many"
     );
-    let r = read_reply::<V>(
-        Provider::OpenAi,
-        503.0,
-        Some(s("x")),
-        || String::new(),
-        || None,
-    );
+    let r = read_reply::<V>(Provider::OpenAi, 503.0, Some(s("x")), String::new, || None);
     assert_eq!(
         r.err().unwrap().message,
         "OpenAI-compatible summarizer: HTTP 503: no error message"
@@ -523,5 +517,7 @@ fn aborts_and_network_and_factory_texts() {
         header_not_string(Provider::Anthropic, "x", "a number"),
         "anthropicSummarizer: options.headers[\"x\"] must be a string, got a number"
     );
+    assert_eq!(describe_option(true, || unreachable!()), "\"\"");
+    assert_eq!(describe_option(false, || "a string".into()), "a string");
     assert!(no_fetch("L").starts_with("L: this environment has no global fetch"));
 }
