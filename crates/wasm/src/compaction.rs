@@ -478,7 +478,7 @@ fn result_object(job: &Job, insert: Insert<JsString, JsValue, JsValue>) -> JsVal
     object(&fields)
 }
 
-fn usage_object(t: &UsageTotals) -> JsValue {
+pub(crate) fn usage_object(t: &UsageTotals) -> JsValue {
     object(&[
         ("input", t.input.into()),
         ("output", t.output.into()),

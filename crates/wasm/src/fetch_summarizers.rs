@@ -8,7 +8,10 @@
 //! from the request object into the JSON body, and from the parsed reply
 //! into the result, as the engine's own strings.
 //!
-//! Provider choices, documented in the TypeScript declarations below:
+//! Every choice (URL, token-limit field, headers, body shape, where the
+//! reply's text is, usage, error texts) is made by the core's
+//! `compaction::providers`; this file converts, calls `fetch`, awaits it and
+//! passes aborts on. The choices, documented in the declarations below:
 //! - OpenAI-compatible: the token limit is sent as `max_completion_tokens` to
 //!   OpenAI itself (`api.openai.com`, `*.openai.azure.com`: its reasoning
 //!   models refuse `max_tokens`) and as `max_tokens` to every other server
@@ -24,7 +27,13 @@
 
 use crate::js::errors::{describe, thrown_message};
 use crate::js::message_access::{get, JsArray};
+use crate::js::strings::{to_js_str, to_js_string};
+use crate::js::values::object;
+use agent_compaction_core::compaction::providers::{
+    self as core, BodyValue, HeaderValue, Json, MaxTokensField, MessageText, Provider,
+};
 use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::js::string::JsStr;
 use js_sys::{Array, Function, JsString, Promise, Reflect};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -119,78 +128,57 @@ export function openAiSummarizer(options: OpenAiSummarizerOptions): FetchSummari
 export function anthropicSummarizer(options: AnthropicSummarizerOptions): FetchSummarizer;
 "#;
 
-const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
-const ANTHROPIC_VERSION: &str = "2023-06-01";
-/// How much of a non-JSON body an error message quotes.
-const QUOTED_BODY_CHARS: usize = 300;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Provider {
-    OpenAi,
-    Anthropic,
-}
-
-impl Provider {
-    /// The prefix of the errors the summarizer rejects with.
-    fn label(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "OpenAI-compatible summarizer",
-            Provider::Anthropic => "Anthropic summarizer",
-        }
-    }
-
-    /// The prefix of the errors its factory throws.
-    fn factory(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "openAiSummarizer",
-            Provider::Anthropic => "anthropicSummarizer",
-        }
-    }
-}
-
 /// Everything a call needs, fixed when the summarizer is created.
 struct Endpoint {
     provider: Provider,
     url: JsString,
+    /// The URL as the core's string, for error messages.
+    url_str: JsStr,
     model: JsValue,
     /// `[name, value]` pairs, already merged and checked by `Headers`.
     headers: Array,
-    max_tokens_field: &'static str,
+    max_tokens_field: MaxTokensField,
+}
+
+impl Endpoint {
+    fn new(
+        provider: Provider,
+        base_url: Option<&JsString>,
+        model: JsString,
+        headers: Array,
+        max_tokens_field: MaxTokensField,
+    ) -> Endpoint {
+        let url_str = core::endpoint_url(provider, base_url.map(to_js_str).as_ref());
+        Endpoint {
+            provider,
+            url: to_js_string(&url_str),
+            url_str,
+            model: model.into(),
+            headers,
+            max_tokens_field,
+        }
+    }
 }
 
 #[wasm_bindgen(js_name = openAiSummarizer, skip_typescript)]
 pub fn open_ai_summarizer(options: JsValue) -> Result<Function, JsValue> {
     let provider = Provider::OpenAi;
     let options = Options::read(provider, options)?;
-    let base_url = options.required("baseUrl", "a non-empty string")?;
-    let model = options.required("model", "a non-empty string")?;
+    let base_url = options.required("baseUrl", core::NON_EMPTY_STRING)?;
+    let model = options.required("model", core::NON_EMPTY_STRING)?;
     let api_key = options.string("apiKey")?;
-    let max_tokens_field = match options.string("maxTokensField")? {
-        None => default_max_tokens_field(&base_url),
-        Some(field) => match String::from(&field).as_str() {
-            "max_tokens" => "max_tokens",
-            "max_completion_tokens" => "max_completion_tokens",
-            _ => {
-                return Err(options.wrong(
-                    "maxTokensField",
-                    "\"max_tokens\" or \"max_completion_tokens\"",
-                    quoted(&field),
-                ))
-            }
-        },
-    };
-    let mut defaults = vec![("content-type", JsString::from("application/json"))];
-    if let Some(key) = api_key {
-        defaults.push(("authorization", JsString::from("Bearer ").concat(&key)));
-    }
-    let headers = options.headers(&defaults)?;
-    Ok(summarizer(Endpoint {
-        provider,
-        url: join_url(&base_url, "/chat/completions"),
-        model: model.into(),
-        headers,
-        max_tokens_field,
-    }))
+    let given_field = options.string("maxTokensField")?;
+    let max_tokens_field = MaxTokensField::for_open_ai(
+        given_field.as_ref().map(to_js_str).as_ref(),
+        &to_js_str(&base_url),
+    )
+    .map_err(|expected| {
+        let got = quoted(&given_field.clone().unwrap_or_default().into());
+        options.wrong("maxTokensField", expected, got)
+    })?;
+    let headers = options.headers(api_key.as_ref())?;
+    let endpoint = Endpoint::new(provider, Some(&base_url), model, headers, max_tokens_field);
+    Ok(summarizer(endpoint))
 }
 
 #[wasm_bindgen(js_name = anthropicSummarizer, skip_typescript)]
@@ -198,36 +186,17 @@ pub fn anthropic_summarizer(options: JsValue) -> Result<Function, JsValue> {
     let provider = Provider::Anthropic;
     let options = Options::read(provider, options)?;
     let base_url = options.string("baseUrl")?;
-    let model = options.required("model", "a non-empty string")?;
-    let api_key = match (options.string("apiKey")?, &base_url) {
-        // Behind the app's own proxy, the proxy adds the key.
-        (None, Some(_)) => None,
-        (None, None) => Some(options.required(
-            "apiKey",
-            "a non-empty string (or give a baseUrl: your own proxy, which adds the key)",
-        )?),
-        (key, _) => key,
+    let model = options.required("model", core::NON_EMPTY_STRING)?;
+    let api_key = options.string("apiKey")?;
+    let api_key = match core::anthropic_key_check(api_key.is_some(), base_url.is_some()) {
+        Err(expected) => Some(options.required("apiKey", expected)?),
+        Ok(()) => api_key,
     };
-    let mut defaults = vec![
-        ("content-type", JsString::from("application/json")),
-        ("anthropic-version", JsString::from(ANTHROPIC_VERSION)),
-        (
-            "anthropic-dangerous-direct-browser-access",
-            JsString::from("true"),
-        ),
-    ];
-    if let Some(key) = api_key {
-        defaults.push(("x-api-key", key));
-    }
-    let headers = options.headers(&defaults)?;
-    let base_url = base_url.unwrap_or_else(|| JsString::from(ANTHROPIC_BASE_URL));
-    Ok(summarizer(Endpoint {
-        provider,
-        url: join_url(&base_url, "/v1/messages"),
-        model: model.into(),
-        headers,
-        max_tokens_field: "max_tokens",
-    }))
+    let headers = options.headers(api_key.as_ref())?;
+    // Anthropic has one field; the core names it in the body.
+    let field = MaxTokensField::MaxTokens;
+    let endpoint = Endpoint::new(provider, base_url.as_ref(), model, headers, field);
+    Ok(summarizer(endpoint))
 }
 
 /// The JavaScript function: each call returns a Promise. The endpoint is
@@ -251,10 +220,10 @@ impl Options {
     fn read(provider: Provider, value: JsValue) -> Result<Options, JsValue> {
         if !value.is_object() {
             return Err(type_error(
-                provider.factory(),
+                provider,
                 InputError::WrongType {
                     path: FieldPath::argument("options"),
-                    expected: "an object",
+                    expected: core::AN_OBJECT,
                     got: describe(&value),
                 },
             ));
@@ -262,20 +231,16 @@ impl Options {
         Ok(Options { provider, value })
     }
 
-    fn path(key: &'static str) -> FieldPath {
-        FieldPath::argument("options").field(key)
-    }
-
     fn field(&self, key: &'static str) -> Result<JsValue, JsValue> {
-        get(&self.value, key, || Self::path(key))
-            .map_err(|e| type_error(self.provider.factory(), e))
+        get(&self.value, key, || core::option_path(key)).map_err(|e| type_error(self.provider, e))
     }
 
     fn wrong(&self, key: &'static str, expected: &'static str, got: String) -> JsValue {
+        let path = core::option_path(key);
         type_error(
-            self.provider.factory(),
+            self.provider,
             InputError::WrongType {
-                path: Self::path(key),
+                path,
                 expected,
                 got,
             },
@@ -290,7 +255,7 @@ impl Options {
 
     /// An optional string option: `None` when `undefined`, `null` or empty.
     fn string(&self, key: &'static str) -> Result<Option<JsString>, JsValue> {
-        Ok(self.read_string(key, "a string")?.1)
+        Ok(self.read_string(key, core::A_STRING)?.1)
     }
 
     /// The option as given, and as a non-empty string.
@@ -310,36 +275,34 @@ impl Options {
         }
     }
 
-    /// The request headers: `defaults`, then `options.headers`, which
-    /// replace defaults of the same name (case-insensitively). The engine's
-    /// `Headers` checks names and values now, so a bad header is an error at
-    /// creation rather than at the first call. Error messages never quote a
-    /// header's value: it may be a key.
-    fn headers(&self, defaults: &[(&str, JsString)]) -> Result<Array, JsValue> {
-        let factory = self.provider.factory();
+    /// The request headers: the core's defaults, then `options.headers`,
+    /// which replace defaults of the same name (case-insensitively). The
+    /// engine's `Headers` checks names and values now, so a bad header is an
+    /// error at creation rather than at the first call. Error messages never
+    /// quote a header's value: it may be a key.
+    fn headers(&self, api_key: Option<&JsString>) -> Result<Array, JsValue> {
+        let provider = self.provider;
         let constructor = Reflect::get(&js_sys::global(), &JsValue::from_str("Headers"))
             .ok()
             .and_then(|c| c.dyn_into::<Function>().ok())
-            .ok_or_else(|| no_fetch(factory))?;
+            .ok_or_else(|| no_fetch(provider))?;
         let headers = Reflect::construct(&constructor, &Array::new())?;
         let set = Reflect::get(&headers, &JsValue::from_str("set"))?.dyn_into::<Function>()?;
-        for (name, value) in defaults {
+        for (name, value) in core::default_headers(provider, api_key.is_some()) {
+            let value = match (value, api_key) {
+                (HeaderValue::Fixed(text), _) => JsString::from(text),
+                (HeaderValue::ApiKey { prefix }, Some(key)) => JsString::from(prefix).concat(key),
+                (HeaderValue::ApiKey { .. }, None) => continue,
+            };
             // Only the key can be refused: a line break, a non-Latin-1 letter.
-            set.call2(&headers, &JsValue::from_str(name), value)
-                .map_err(|_| {
-                    js_sys::TypeError::new(&format!(
-                        "{factory}: options.apiKey cannot be sent in the {name} header: it holds characters HTTP headers do not allow"
-                    ))
-                })?;
+            set.call2(&headers, &JsValue::from_str(name), &value)
+                .map_err(|_| js_sys::TypeError::new(&core::bad_key_header(provider, name)))?;
         }
         let given = self.field("headers")?;
         if !(given.is_undefined() || given.is_null()) {
             for (name, value) in self.header_entries(&given)? {
                 set.call2(&headers, &name, &value).map_err(|_| {
-                    js_sys::TypeError::new(&format!(
-                        "{factory}: options.headers[{}] is not a valid header: a name is a token without spaces, and a value has no line breaks and only Latin-1 characters",
-                        quoted(&name),
-                    ))
+                    js_sys::TypeError::new(&core::bad_header(provider, &string_of(&name)))
                 })?;
             }
         }
@@ -349,23 +312,17 @@ impl Options {
     /// `[name, value]` pairs from a plain object of strings, or from an
     /// iterable of pairs (a `Headers`, a `Map`, an array of pairs).
     fn header_entries(&self, given: &JsValue) -> Result<Vec<(JsValue, JsValue)>, JsValue> {
-        let factory = self.provider.factory();
+        let provider = self.provider;
         let unreadable = |thrown: JsValue| {
             type_error(
-                factory,
+                provider,
                 InputError::Unreadable {
-                    path: Self::path("headers"),
+                    path: core::option_path("headers"),
                     reason: thrown_message(&thrown),
                 },
             )
         };
-        let wrong = || {
-            self.wrong(
-                "headers",
-                "an object of strings, a Headers or an array of [name, value] pairs",
-                describe(given),
-            )
-        };
+        let wrong = || self.wrong("headers", core::HEADERS_EXPECTED, describe(given));
         if !given.is_object() {
             return Err(wrong());
         }
@@ -374,11 +331,11 @@ impl Options {
             let entries = array_from(given).map_err(unreadable)?;
             let mut out = Vec::with_capacity(entries.length() as usize);
             for (i, entry) in entries.iter().enumerate() {
-                out.push(string_pair(&entry).ok_or_else(|| {
-                    js_sys::TypeError::new(&format!(
-                        "{factory}: options.headers[{i}] must be a [name, value] pair of strings"
-                    ))
-                })?);
+                out.push(
+                    string_pair(&entry).ok_or_else(|| {
+                        js_sys::TypeError::new(&core::header_not_pair(provider, i))
+                    })?,
+                );
             }
             return Ok(out);
         }
@@ -389,12 +346,9 @@ impl Options {
             let name = Reflect::get_u32(&entry, 0)?;
             let value = Reflect::get_u32(&entry, 1)?;
             if !value.is_string() {
-                return Err(js_sys::TypeError::new(&format!(
-                    "{factory}: options.headers[{}] must be a string, got {}",
-                    quoted(&name),
-                    describe(&value)
-                ))
-                .into());
+                let message =
+                    core::header_not_string(provider, &string_of(&name), &describe(&value));
+                return Err(js_sys::TypeError::new(&message).into());
             }
             out.push((name, value));
         }
@@ -428,63 +382,26 @@ fn is_plain_object(value: &JsValue) -> bool {
     }
 }
 
-fn type_error(factory: &str, error: InputError) -> JsValue {
-    js_sys::TypeError::new(&format!("{factory}: {error}")).into()
+fn type_error(provider: Provider, error: InputError) -> JsValue {
+    js_sys::TypeError::new(&core::factory_error(provider, &error)).into()
 }
 
-fn no_fetch(label: &str) -> JsValue {
-    js_sys::Error::new(&format!(
-        "{label}: this environment has no global fetch and Headers (browsers, workers and Node ≥ 18 have them)"
-    ))
-    .into()
+fn no_fetch(provider: Provider) -> JsValue {
+    js_sys::Error::new(&core::no_fetch(provider.label())).into()
 }
 
-/// `describe`, but an empty string is `""`. Other strings are not quoted:
-/// an option in the wrong place may hold a key.
 fn describe_for_error(value: &JsValue) -> String {
-    match value.as_string() {
-        Some(s) if s.is_empty() => "\"\"".to_owned(),
-        _ => describe(value),
-    }
+    core::describe_option(value.as_string().is_some_and(|s| s.is_empty()), || {
+        describe(value)
+    })
+}
+
+fn string_of(value: &JsValue) -> String {
+    value.as_string().unwrap_or_default()
 }
 
 fn quoted(value: &JsValue) -> String {
-    quoted_str(&value.as_string().unwrap_or_default())
-}
-
-fn quoted_str(s: &str) -> String {
-    agent_compaction_core::js::string::quote_str(s)
-}
-
-/// `base` without its trailing slashes, then `path`.
-fn join_url(base: &JsString, path: &str) -> JsString {
-    let mut end = base.length();
-    while end > 0 && base.char_code_at(end - 1) == f64::from(b'/') {
-        end -= 1;
-    }
-    base.slice(0, end).concat(&JsString::from(path))
-}
-
-/// OpenAI's own API refuses `max_tokens` for its reasoning models; every
-/// other OpenAI-compatible server knows `max_tokens`, and not all of them
-/// know `max_completion_tokens`.
-fn default_max_tokens_field(base_url: &JsString) -> &'static str {
-    let url = String::from(base_url).to_ascii_lowercase();
-    let rest = url
-        .strip_prefix("https://")
-        .or_else(|| url.strip_prefix("http://"));
-    let Some(rest) = rest else {
-        // A relative URL: the page's own proxy, which could be anything.
-        return "max_tokens";
-    };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host_port = authority.rsplit('@').next().unwrap_or_default();
-    let host = host_port.split(':').next().unwrap_or_default();
-    if host == "api.openai.com" || host.ends_with(".openai.azure.com") {
-        "max_completion_tokens"
-    } else {
-        "max_tokens"
-    }
+    agent_compaction_core::js::string::quote_str(&string_of(value))
 }
 
 /// What a call reads from the request.
@@ -497,46 +414,32 @@ struct Request {
 
 impl Request {
     fn read(provider: Provider, request: &JsValue) -> Result<Request, JsValue> {
-        let label = provider.label();
-        let path = |key: &'static str| FieldPath::argument("request").field(key);
-        let fail = |e: InputError| type_error(label, e);
+        let fail = |e: InputError| -> JsValue {
+            js_sys::TypeError::new(&format!("{}: {e}", provider.label())).into()
+        };
         if !request.is_object() {
             return Err(fail(InputError::WrongType {
                 path: FieldPath::argument("request"),
-                expected: "an object",
+                expected: core::AN_OBJECT,
                 got: describe(request),
             }));
         }
+        let field = |key: &'static str| get(request, key, || core::request_path(key)).map_err(fail);
         let string = |key: &'static str| -> Result<JsString, JsValue> {
-            get(request, key, || path(key))
-                .map_err(fail)?
-                .dyn_into::<JsString>()
-                .map_err(|v| {
-                    fail(InputError::WrongType {
-                        path: path(key),
-                        expected: "a string",
-                        got: describe(&v),
-                    })
+            field(key)?.dyn_into::<JsString>().map_err(|v| {
+                fail(InputError::WrongType {
+                    path: core::request_path(key),
+                    expected: core::A_STRING,
+                    got: describe(&v),
                 })
+            })
         };
         let system_prompt = string("systemPrompt")?;
         let prompt = string("prompt")?;
-        let max_tokens = get(request, "maxTokens", || path("maxTokens")).map_err(fail)?;
-        // Providers want an integer; the budget is a ceiling, so round down.
-        let max_tokens = match max_tokens.as_f64().map(f64::floor) {
-            Some(n) if n.is_finite() && n >= 1.0 => n,
-            _ => {
-                return Err(fail(InputError::WrongType {
-                    path: path("maxTokens"),
-                    expected: "a number ≥ 1",
-                    got: match max_tokens.as_f64() {
-                        Some(n) => agent_compaction_core::js::number::number_to_string(n),
-                        None => describe(&max_tokens),
-                    },
-                }))
-            }
-        };
-        let signal = get(request, "signal", || path("signal")).map_err(fail)?;
+        let max_tokens = field("maxTokens")?;
+        let max_tokens =
+            core::max_tokens(max_tokens.as_f64(), || describe(&max_tokens)).map_err(fail)?;
+        let signal = field("signal")?;
         Ok(Request {
             system_prompt,
             prompt,
@@ -556,7 +459,7 @@ async fn summarize(endpoint: Rc<Endpoint>, request: JsValue) -> Result<JsValue, 
     let fetch = Reflect::get(&global, &JsValue::from_str("fetch"))
         .ok()
         .and_then(|f| f.dyn_into::<Function>().ok())
-        .ok_or_else(|| no_fetch(label))?;
+        .ok_or_else(|| no_fetch(provider))?;
     let mut init = vec![
         ("method", JsValue::from_str("POST")),
         (
@@ -568,14 +471,26 @@ async fn summarize(endpoint: Rc<Endpoint>, request: JsValue) -> Result<JsValue, 
     if !(request.signal.is_undefined() || request.signal.is_null()) {
         init.push(("signal", request.signal.clone()));
     }
-    let init = crate::js::values::object(&init);
+    let init = object(&init);
 
     let failed = |thrown: JsValue| -> JsValue {
-        if is_abort(&thrown, &request.signal) {
-            thrown
-        } else {
-            network_error(label, &endpoint.url, thrown)
+        let name = Reply(thrown.clone()).get("name").string();
+        if core::is_abort(
+            prop(&request.signal, "aborted").is_truthy(),
+            name.as_deref(),
+        ) {
+            return thrown;
         }
+        let inner = Reply(prop(&thrown, "cause")).get("message").string();
+        let message = core::network_error(
+            label,
+            &endpoint.url_str,
+            &thrown_message(&thrown),
+            inner.as_deref(),
+        );
+        let error = js_sys::Error::new(&message);
+        error.set_cause(&thrown);
+        error.into()
     };
     // `Promise.resolve` also takes a polyfill's thenable.
     let response = fetch
@@ -591,90 +506,57 @@ async fn summarize(endpoint: Rc<Endpoint>, request: JsValue) -> Result<JsValue, 
         .map(|p| Promise::resolve(&p))
         .map_err(failed)?;
     let text = JsFuture::from(text).await.map_err(failed)?;
-    let parsed = json_parse(&text).ok();
-    let ok = (200.0..300.0).contains(&status);
-
-    let Some(parsed) = parsed.filter(|p| p.is_object()) else {
-        let quoted = quote_body(&text);
-        return Err(if ok {
-            http_error(
-                label,
-                status,
-                &format!("the response is not JSON: {quoted}"),
-            )
-        } else if quoted.is_empty() {
-            let status_text = prop(&response, "statusText").as_string();
-            http_error(
-                label,
-                status,
-                status_text.as_deref().unwrap_or("no error message"),
-            )
-        } else {
-            http_error(label, status, &quoted)
-        });
-    };
-    let error = prop(&parsed, "error");
-    if !ok || !(error.is_undefined() || error.is_null()) {
-        return Err(http_error(label, status, &provider_message(&parsed, &text)));
-    }
-
-    let (text, stop) = match provider {
-        Provider::OpenAi => open_ai_text(&parsed),
-        Provider::Anthropic => anthropic_text(&parsed),
-    };
-    let text = text.filter(|t| t.trim().length() > 0).ok_or_else(|| {
-        let mut message = format!("{label}: no text in the response");
-        if let Some((key, value)) = stop {
-            message.push_str(&format!(" ({key}: {})", quoted_str(&value)));
+    let parsed = json_parse(&text).ok().map(Reply);
+    let reply = core::read_reply(
+        provider,
+        status,
+        parsed,
+        || text.as_string().unwrap_or_default(),
+        || prop(&response, "statusText").as_string(),
+    )
+    .map_err(|failure| {
+        let error = js_sys::Error::new(&failure.message);
+        if let Some(status) = failure.status {
+            let _ = Reflect::set(&error, &JsValue::from_str("status"), &status.into());
         }
-        JsValue::from(js_sys::Error::new(&message))
+        JsValue::from(error)
     })?;
-    let usage = prop(&parsed, "usage");
-    let mut result = vec![("text", JsValue::from(text))];
-    if usage.is_object() {
-        result.push(("usage", map_usage(provider, &usage)));
+    let mut result = vec![("text", JsValue::from(reply.text))];
+    if let Some(usage) = reply.usage {
+        result.push(("usage", crate::compaction::usage_object(&usage)));
     }
-    Ok(crate::js::values::object(&result))
+    Ok(object(&result))
 }
 
+/// The body in the core's shape, with the engine's strings plugged in.
 fn request_body(endpoint: &Endpoint, request: &Request) -> JsValue {
-    use crate::js::values::object;
-    let user = object(&[
-        ("role", "user".into()),
-        ("content", request.prompt.clone().into()),
-    ]);
     let has_system = request.system_prompt.length() > 0;
-    let max_tokens = JsValue::from_f64(request.max_tokens);
-    match endpoint.provider {
-        Provider::OpenAi => {
-            let messages = Array::new();
-            if has_system {
-                messages.push(&object(&[
-                    ("role", "system".into()),
-                    ("content", request.system_prompt.clone().into()),
-                ]));
-            }
-            messages.push(&user);
-            object(&[
-                ("model", endpoint.model.clone()),
-                ("messages", messages.into()),
-                (endpoint.max_tokens_field, max_tokens),
-                ("stream", false.into()),
-            ])
+    let text = |which: MessageText| -> JsValue {
+        match which {
+            MessageText::SystemPrompt => request.system_prompt.clone().into(),
+            MessageText::Prompt => request.prompt.clone().into(),
         }
-        Provider::Anthropic => {
-            let mut body = vec![
-                ("model", endpoint.model.clone()),
-                ("max_tokens", max_tokens),
-            ];
-            // Nothing to send; providers refuse empty text blocks.
-            if has_system {
-                body.push(("system", request.system_prompt.clone().into()));
-            }
-            body.push(("messages", Array::of1(&user).into()));
-            object(&body)
-        }
+    };
+    let messages = Array::new();
+    for (role, which) in core::messages(endpoint.provider, has_system) {
+        messages.push(&object(&[("role", role.into()), ("content", text(which))]));
     }
+    let messages: JsValue = messages.into();
+    let fields = core::body_fields(endpoint.provider, endpoint.max_tokens_field, has_system);
+    let fields: Vec<(&str, JsValue)> = fields
+        .into_iter()
+        .map(|(name, value)| {
+            let value = match value {
+                BodyValue::Model => endpoint.model.clone(),
+                BodyValue::Messages => messages.clone(),
+                BodyValue::MaxTokens => JsValue::from_f64(request.max_tokens),
+                BodyValue::SystemPrompt => text(MessageText::SystemPrompt),
+                BodyValue::Bool(b) => b.into(),
+            };
+            (name, value)
+        })
+        .collect();
+    object(&fields)
 }
 
 /// `value[key]`, or `undefined` when it cannot be read (a primitive, a
@@ -686,170 +568,40 @@ fn prop(value: &JsValue, key: &str) -> JsValue {
     Reflect::get(value, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
-fn prop_string(value: &JsValue, key: &str) -> Option<JsString> {
-    prop(value, key).dyn_into::<JsString>().ok()
-}
+/// A parsed reply (or a thrown error) as the core reads it, in place.
+struct Reply(JsValue);
 
-fn items(value: &JsValue) -> Vec<JsValue> {
-    if Array::is_array(value) {
-        value.unchecked_ref::<Array>().iter().collect()
-    } else {
-        Vec::new()
+impl Json for Reply {
+    type Text = JsString;
+    fn get(&self, key: &str) -> Reply {
+        Reply(prop(&self.0, key))
     }
-}
-
-/// The reply's text and, for the error message when there is none, why the
-/// model stopped.
-type Reply = (Option<JsString>, Option<(&'static str, String)>);
-
-fn open_ai_text(body: &JsValue) -> Reply {
-    let choice = items(&prop(body, "choices")).into_iter().next();
-    let choice = choice.unwrap_or(JsValue::UNDEFINED);
-    let stop = prop_string(&choice, "finish_reason").map(|r| ("finish_reason", String::from(&r)));
-    let content = prop(&prop(&choice, "message"), "content");
-    let text = match content.dyn_into::<JsString>() {
-        Ok(text) => Some(text),
-        // Some servers send content parts: [{ type: "text", text }].
-        Err(content) => join_text_blocks(&content, ""),
-    };
-    (text, stop)
-}
-
-fn anthropic_text(body: &JsValue) -> Reply {
-    let stop = prop_string(body, "stop_reason").map(|r| ("stop_reason", String::from(&r)));
-    (join_text_blocks(&prop(body, "content"), "\n"), stop)
-}
-
-/// The `text` of the `type: "text"` blocks, joined; `None` when there are none.
-fn join_text_blocks(content: &JsValue, separator: &str) -> Option<JsString> {
-    let mut joined: Option<JsString> = None;
-    for block in items(content) {
-        if prop_string(&block, "type").is_some_and(|t| t == "text") {
-            if let Some(text) = prop_string(&block, "text") {
-                joined = Some(match joined {
-                    None => text,
-                    Some(j) => j.concat(&JsString::from(separator)).concat(&text),
-                });
-            }
+    fn items(&self) -> Vec<Reply> {
+        if Array::is_array(&self.0) {
+            self.0.unchecked_ref::<Array>().iter().map(Reply).collect()
+        } else {
+            Vec::new()
         }
     }
-    joined
-}
-
-/// A token count from the reply: anything but a finite number is 0.
-fn count(value: &JsValue, key: &str) -> f64 {
-    prop(value, key)
-        .as_f64()
-        .filter(|n| n.is_finite())
-        .unwrap_or(0.0)
-}
-
-/// The provider's usage in pi-ai's `Usage` shape.
-fn map_usage(provider: Provider, usage: &JsValue) -> JsValue {
-    use crate::js::values::object;
-    let (input, output, cache_read, cache_write, total) = match provider {
-        Provider::OpenAi => {
-            // As pi-ai's openai-completions provider: `prompt_tokens`
-            // includes the cached ones; some servers (OpenRouter) count
-            // cache writes among `cached_tokens`; DeepSeek reports hits as
-            // `prompt_cache_hit_tokens`.
-            let details = prop(usage, "prompt_tokens_details");
-            let prompt = count(usage, "prompt_tokens");
-            let cached = if prop(&details, "cached_tokens").as_f64().is_some() {
-                count(&details, "cached_tokens")
-            } else {
-                count(usage, "prompt_cache_hit_tokens")
-            };
-            let cache_write = count(&details, "cache_write_tokens");
-            let cache_read = (cached - cache_write).max(0.0);
-            let input = (prompt - cache_read - cache_write).max(0.0);
-            let output = count(usage, "completion_tokens");
-            let sum = input + output + cache_read + cache_write;
-            let total = match prop(usage, "total_tokens").as_f64() {
-                Some(t) if t.is_finite() && t > 0.0 => t,
-                _ => sum,
-            };
-            (input, output, cache_read, cache_write, total)
-        }
-        Provider::Anthropic => {
-            // `input_tokens` already excludes cache reads and writes.
-            let input = count(usage, "input_tokens");
-            let output = count(usage, "output_tokens");
-            let cache_read = count(usage, "cache_read_input_tokens");
-            let cache_write = count(usage, "cache_creation_input_tokens");
-            let total = input + output + cache_read + cache_write;
-            (input, output, cache_read, cache_write, total)
-        }
-    };
-    let zero = || JsValue::from_f64(0.0);
-    object(&[
-        ("input", input.into()),
-        ("output", output.into()),
-        ("cacheRead", cache_read.into()),
-        ("cacheWrite", cache_write.into()),
-        ("totalTokens", total.into()),
-        (
-            "cost",
-            object(&[
-                ("input", zero()),
-                ("output", zero()),
-                ("cacheRead", zero()),
-                ("cacheWrite", zero()),
-                ("total", zero()),
-            ]),
-        ),
-    ])
-}
-
-/// The provider's own error message: OpenAI's and Anthropic's
-/// `error.message`, a bare `error` string (Ollama, some proxies), vLLM's
-/// top-level `message`, FastAPI's `detail`; else the body itself.
-fn provider_message(body: &JsValue, text: &JsValue) -> String {
-    let error = prop(body, "error");
-    let found = error
-        .as_string()
-        .or_else(|| prop(&error, "message").as_string())
-        .or_else(|| prop(body, "message").as_string())
-        .or_else(|| prop(body, "detail").as_string())
-        .filter(|m| !m.trim().is_empty());
-    found.unwrap_or_else(|| quote_body(text))
-}
-
-/// The start of a body, for an error message.
-fn quote_body(text: &JsValue) -> String {
-    let text = text.as_string().unwrap_or_default();
-    let text = text.trim();
-    match text.char_indices().nth(QUOTED_BODY_CHARS) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_owned(),
+    fn number(&self) -> Option<f64> {
+        self.0.as_f64()
     }
-}
-
-fn http_error(label: &str, status: f64, message: &str) -> JsValue {
-    let status_text = agent_compaction_core::js::number::number_to_string(status);
-    let error = js_sys::Error::new(&format!("{label}: HTTP {status_text}: {message}"));
-    let _ = Reflect::set(&error, &JsValue::from_str("status"), &status.into());
-    error.into()
-}
-
-/// fetch's rejection on a network failure, CORS refusal or bad URL, kept as
-/// the `cause`. Node's "fetch failed" hides the reason in its own `cause`.
-fn network_error(label: &str, url: &JsString, thrown: JsValue) -> JsValue {
-    let mut reason = thrown_message(&thrown);
-    if let Some(inner) = prop_string(&prop(&thrown, "cause"), "message") {
-        reason.push_str(&format!(" ({})", String::from(&inner)));
+    fn text(&self) -> Option<JsString> {
+        self.0.dyn_ref::<JsString>().cloned()
     }
-    let error = js_sys::Error::new(&format!(
-        "{label}: POST {} failed: {reason}",
-        String::from(url)
-    ));
-    error.set_cause(&thrown);
-    error.into()
-}
-
-/// A cancellation: fetch rejected because the caller's signal aborted (with
-/// an `AbortError`, or with the reason given to `abort(reason)`).
-fn is_abort(thrown: &JsValue, signal: &JsValue) -> bool {
-    prop(signal, "aborted").is_truthy()
-        || prop_string(thrown, "name").is_some_and(|name| name == "AbortError")
+    fn string(&self) -> Option<String> {
+        self.0.as_string()
+    }
+    fn is_object(&self) -> bool {
+        self.0.is_object()
+    }
+    fn is_present(&self) -> bool {
+        !(self.0.is_undefined() || self.0.is_null())
+    }
+    fn join(joined: JsString, separator: &str, next: JsString) -> JsString {
+        joined.concat(&JsString::from(separator)).concat(&next)
+    }
+    fn is_blank(text: &JsString) -> bool {
+        text.trim().length() == 0
+    }
 }

@@ -12,5 +12,6 @@ pub mod file_ops;
 pub mod flow;
 pub mod prepare;
 pub mod prompts;
+pub mod providers;
 pub mod serialize;
 pub mod settings;

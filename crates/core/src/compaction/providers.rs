@@ -1,0 +1,527 @@
+//! What the ready-made summarizers (`openAiSummarizer`, `anthropicSummarizer`)
+//! decide, apart from the network: the endpoint URL, the token-limit field,
+//! the request headers and body shape, where the reply's text is, pi-ai's
+//! usage mapping, option checks and every error text.
+//!
+//! The binding calls `fetch`, awaits it and propagates aborts; it builds the
+//! body from [`body_fields`] and [`messages`], plugging in the prompts as the
+//! engine's own strings, and reads the reply through [`Json`], so neither the
+//! prompts nor the summary are ever copied into wasm memory. Only small
+//! metadata (URLs, model-independent names, error bodies) is seen here.
+
+use crate::compaction::flow::UsageTotals;
+use crate::error::{FieldPath, InputError};
+use crate::js::number::number_to_string;
+use crate::js::string::{quote_str, JsStr};
+
+/// Anthropic's API root, when `baseUrl` is not given.
+pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
+/// The `anthropic-version` header sent.
+pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// How much of a non-JSON body an error message quotes.
+pub const QUOTED_BODY_CHARS: usize = 300;
+
+/// `expected` texts of the option checks.
+pub const NON_EMPTY_STRING: &str = "a non-empty string";
+pub const A_STRING: &str = "a string";
+pub const AN_OBJECT: &str = "an object";
+pub const MAX_TOKENS_FIELD_EXPECTED: &str = "\"max_tokens\" or \"max_completion_tokens\"";
+pub const HEADERS_EXPECTED: &str =
+    "an object of strings, a Headers or an array of [name, value] pairs";
+pub const ANTHROPIC_KEY_EXPECTED: &str =
+    "a non-empty string (or give a baseUrl: your own proxy, which adds the key)";
+pub const MAX_TOKENS_EXPECTED: &str = "a number ≥ 1";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provider {
+    OpenAi,
+    Anthropic,
+}
+
+impl Provider {
+    /// The prefix of the errors the summarizer rejects with.
+    pub fn label(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "OpenAI-compatible summarizer",
+            Provider::Anthropic => "Anthropic summarizer",
+        }
+    }
+
+    /// The prefix of the errors its factory throws.
+    pub fn factory(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openAiSummarizer",
+            Provider::Anthropic => "anthropicSummarizer",
+        }
+    }
+
+    /// The path appended to `baseUrl`.
+    fn endpoint_path(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "/chat/completions",
+            Provider::Anthropic => "/v1/messages",
+        }
+    }
+}
+
+/// The URL to POST to: `base` (or the provider's default) without its
+/// trailing slashes, then the provider's path.
+pub fn endpoint_url(provider: Provider, base: Option<&JsStr>) -> JsStr {
+    let mut url = match (base, provider) {
+        (Some(base), _) => {
+            let units = base.as_units();
+            let end = units.len() - units.iter().rev().take_while(|&&u| u == 0x2F).count();
+            JsStr::from_units(units[..end].to_vec())
+        }
+        (None, Provider::Anthropic) => JsStr::from(ANTHROPIC_BASE_URL),
+        // openAiSummarizer requires a baseUrl; a bare path is what it would mean.
+        (None, Provider::OpenAi) => JsStr::new(),
+    };
+    url.push_str(provider.endpoint_path());
+    url
+}
+
+/// The body field that carries the token limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaxTokensField {
+    MaxTokens,
+    MaxCompletionTokens,
+}
+
+impl MaxTokensField {
+    pub fn name(self) -> &'static str {
+        match self {
+            MaxTokensField::MaxTokens => "max_tokens",
+            MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+
+    /// OpenAI's field: `given` (`options.maxTokensField`) when set, else the
+    /// guess from the URL. `Err` for an unknown name, with the `expected`
+    /// text.
+    pub fn for_open_ai(given: Option<&JsStr>, base_url: &JsStr) -> Result<Self, &'static str> {
+        match given {
+            None => Ok(Self::guess(base_url)),
+            Some(f) if f.eq_str("max_tokens") => Ok(MaxTokensField::MaxTokens),
+            Some(f) if f.eq_str("max_completion_tokens") => Ok(MaxTokensField::MaxCompletionTokens),
+            Some(_) => Err(MAX_TOKENS_FIELD_EXPECTED),
+        }
+    }
+
+    /// OpenAI's own API refuses `max_tokens` for its reasoning models; every
+    /// other OpenAI-compatible server knows `max_tokens`, and not all of
+    /// them know `max_completion_tokens`.
+    fn guess(base_url: &JsStr) -> Self {
+        let url = base_url.to_string_lossy().to_ascii_lowercase();
+        let rest = url
+            .strip_prefix("https://")
+            .or_else(|| url.strip_prefix("http://"));
+        let Some(rest) = rest else {
+            // A relative URL: the page's own proxy, which could be anything.
+            return MaxTokensField::MaxTokens;
+        };
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        let host_port = authority.rsplit('@').next().unwrap_or_default();
+        let host = host_port.split(':').next().unwrap_or_default();
+        if host == "api.openai.com" || host.ends_with(".openai.azure.com") {
+            MaxTokensField::MaxCompletionTokens
+        } else {
+            MaxTokensField::MaxTokens
+        }
+    }
+}
+
+/// Anthropic's key rule: without `apiKey`, a `baseUrl` (the app's proxy,
+/// which adds the key) is needed. `Err` holds the `expected` text.
+pub fn anthropic_key_check(has_key: bool, has_base_url: bool) -> Result<(), &'static str> {
+    if has_key || has_base_url {
+        Ok(())
+    } else {
+        Err(ANTHROPIC_KEY_EXPECTED)
+    }
+}
+
+/// A default header's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaderValue {
+    Fixed(&'static str),
+    /// The API key after `prefix` (the key stays the engine's string).
+    ApiKey {
+        prefix: &'static str,
+    },
+}
+
+/// The default headers, in order; `options.headers` then replace those of
+/// the same name.
+pub fn default_headers(provider: Provider, has_key: bool) -> Vec<(&'static str, HeaderValue)> {
+    let mut headers = vec![("content-type", HeaderValue::Fixed("application/json"))];
+    let key = match provider {
+        Provider::OpenAi => ("authorization", HeaderValue::ApiKey { prefix: "Bearer " }),
+        Provider::Anthropic => {
+            headers.push(("anthropic-version", HeaderValue::Fixed(ANTHROPIC_VERSION)));
+            headers.push((
+                "anthropic-dangerous-direct-browser-access",
+                HeaderValue::Fixed("true"),
+            ));
+            ("x-api-key", HeaderValue::ApiKey { prefix: "" })
+        }
+    };
+    if has_key {
+        headers.push(key);
+    }
+    headers
+}
+
+/// A body field's value; the binding supplies the strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyValue {
+    Model,
+    Messages,
+    MaxTokens,
+    SystemPrompt,
+    Bool(bool),
+}
+
+/// The request body's fields, in order. An empty system prompt is left out
+/// (providers refuse empty text blocks).
+pub fn body_fields(
+    provider: Provider,
+    field: MaxTokensField,
+    has_system: bool,
+) -> Vec<(&'static str, BodyValue)> {
+    match provider {
+        Provider::OpenAi => vec![
+            ("model", BodyValue::Model),
+            ("messages", BodyValue::Messages),
+            (field.name(), BodyValue::MaxTokens),
+            ("stream", BodyValue::Bool(false)),
+        ],
+        Provider::Anthropic => {
+            let mut body = vec![
+                ("model", BodyValue::Model),
+                ("max_tokens", BodyValue::MaxTokens),
+            ];
+            if has_system {
+                body.push(("system", BodyValue::SystemPrompt));
+            }
+            body.push(("messages", BodyValue::Messages));
+            body
+        }
+    }
+}
+
+/// Which prompt a message carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MessageText {
+    SystemPrompt,
+    Prompt,
+}
+
+/// The `messages` array: `{ role, content }` objects, in order.
+pub fn messages(provider: Provider, has_system: bool) -> Vec<(&'static str, MessageText)> {
+    let mut out = Vec::with_capacity(2);
+    if provider == Provider::OpenAi && has_system {
+        out.push(("system", MessageText::SystemPrompt));
+    }
+    out.push(("user", MessageText::Prompt));
+    out
+}
+
+/// The path of a `request` field, for errors.
+pub fn request_path(key: &'static str) -> FieldPath {
+    FieldPath::argument("request").field(key)
+}
+
+/// `request.maxTokens` as the integer sent: rounded down (the budget is a
+/// ceiling), at least 1. `describe` names a value that is not a number.
+pub fn max_tokens(
+    value: Option<f64>,
+    describe: impl FnOnce() -> String,
+) -> Result<f64, InputError> {
+    match value.map(f64::floor) {
+        Some(n) if n.is_finite() && n >= 1.0 => Ok(n),
+        _ => Err(InputError::WrongType {
+            path: request_path("maxTokens"),
+            expected: MAX_TOKENS_EXPECTED,
+            got: match value {
+                Some(n) => number_to_string(n),
+                None => describe(),
+            },
+        }),
+    }
+}
+
+/// A parsed JSON reply, read where it is (the engine's objects). Reading
+/// what is not there gives a value for which every query answers "none".
+pub trait Json: Sized {
+    /// An engine string, never copied.
+    type Text;
+    fn get(&self, key: &str) -> Self;
+    fn items(&self) -> Vec<Self>;
+    fn number(&self) -> Option<f64>;
+    fn text(&self) -> Option<Self::Text>;
+    /// A short string copied out (a reason, an error message).
+    fn string(&self) -> Option<String>;
+    fn is_object(&self) -> bool;
+    /// Neither missing, `undefined` nor `null`.
+    fn is_present(&self) -> bool;
+    fn join(joined: Self::Text, separator: &str, next: Self::Text) -> Self::Text;
+    /// Only white space.
+    fn is_blank(text: &Self::Text) -> bool;
+}
+
+/// A successful reply: the summary text and, when given, the usage.
+pub struct Reply<T> {
+    pub text: T,
+    pub usage: Option<UsageTotals>,
+}
+
+/// Why a reply was refused: the error message, and the HTTP status to set
+/// on the error (none when the reply was fine but had no text).
+#[derive(Debug, PartialEq)]
+pub struct Failure {
+    pub message: String,
+    pub status: Option<f64>,
+}
+
+/// The reply's text and usage, or the error. `parsed` is the body as JSON
+/// (`None` when it is not); `body` gives the raw body and `status_text` the
+/// HTTP status text, both read only for an error.
+pub fn read_reply<J: Json>(
+    provider: Provider,
+    status: f64,
+    parsed: Option<J>,
+    body: impl Fn() -> String,
+    status_text: impl FnOnce() -> Option<String>,
+) -> Result<Reply<J::Text>, Failure> {
+    let label = provider.label();
+    let http = |message: &str| Failure {
+        message: format!("{label}: HTTP {}: {message}", number_to_string(status)),
+        status: Some(status),
+    };
+    let ok = (200.0..300.0).contains(&status);
+    let Some(parsed) = parsed.filter(J::is_object) else {
+        let quoted = quote_body(&body());
+        return Err(if ok {
+            http(&format!("the response is not JSON: {quoted}"))
+        } else if quoted.is_empty() {
+            http(status_text().as_deref().unwrap_or("no error message"))
+        } else {
+            http(&quoted)
+        });
+    };
+    if !ok || parsed.get("error").is_present() {
+        return Err(http(&provider_message(&parsed, &body)));
+    }
+    let (text, stop) = match provider {
+        Provider::OpenAi => {
+            let choice = parsed.get("choices").items().into_iter().next();
+            let stop = choice
+                .as_ref()
+                .and_then(|c| c.get("finish_reason").string())
+                .map(|r| ("finish_reason", r));
+            let content = choice.map(|c| c.get("message").get("content"));
+            // Some servers send content parts: [{ type: "text", text }].
+            let text = content.and_then(|c| c.text().or_else(|| join_text_blocks(&c, "")));
+            (text, stop)
+        }
+        Provider::Anthropic => {
+            let stop = parsed
+                .get("stop_reason")
+                .string()
+                .map(|r| ("stop_reason", r));
+            (join_text_blocks(&parsed.get("content"), "\n"), stop)
+        }
+    };
+    let Some(text) = text.filter(|t| !J::is_blank(t)) else {
+        let mut message = format!("{label}: no text in the response");
+        if let Some((key, value)) = stop {
+            message.push_str(&format!(" ({key}: {})", quote_str(&value)));
+        }
+        return Err(Failure {
+            message,
+            status: None,
+        });
+    };
+    let usage = parsed.get("usage");
+    let usage = usage.is_object().then(|| map_usage(provider, &usage));
+    Ok(Reply { text, usage })
+}
+
+/// The `text` of the `type: "text"` blocks, joined; `None` when there are none.
+fn join_text_blocks<J: Json>(content: &J, separator: &str) -> Option<J::Text> {
+    let mut joined: Option<J::Text> = None;
+    for block in content.items() {
+        if block.get("type").string().as_deref() == Some("text") {
+            if let Some(text) = block.get("text").text() {
+                joined = Some(match joined {
+                    None => text,
+                    Some(j) => J::join(j, separator, text),
+                });
+            }
+        }
+    }
+    joined
+}
+
+/// A token count: anything but a finite number is 0.
+fn count<J: Json>(value: &J, key: &str) -> f64 {
+    value
+        .get(key)
+        .number()
+        .filter(|n| n.is_finite())
+        .unwrap_or(0.0)
+}
+
+/// The provider's usage in pi-ai's `Usage` shape; cost is zero (no prices
+/// are known).
+pub fn map_usage<J: Json>(provider: Provider, usage: &J) -> UsageTotals {
+    let (input, output, cache_read, cache_write, total) = match provider {
+        Provider::OpenAi => {
+            // As pi-ai's openai-completions provider: `prompt_tokens`
+            // includes the cached ones; some servers (OpenRouter) count
+            // cache writes among `cached_tokens`; DeepSeek reports hits as
+            // `prompt_cache_hit_tokens`.
+            let details = usage.get("prompt_tokens_details");
+            let prompt = count(usage, "prompt_tokens");
+            let cached = if details.get("cached_tokens").number().is_some() {
+                count(&details, "cached_tokens")
+            } else {
+                count(usage, "prompt_cache_hit_tokens")
+            };
+            let cache_write = count(&details, "cache_write_tokens");
+            let cache_read = (cached - cache_write).max(0.0);
+            let input = (prompt - cache_read - cache_write).max(0.0);
+            let output = count(usage, "completion_tokens");
+            let sum = input + output + cache_read + cache_write;
+            let total = match usage.get("total_tokens").number() {
+                Some(t) if t.is_finite() && t > 0.0 => t,
+                _ => sum,
+            };
+            (input, output, cache_read, cache_write, total)
+        }
+        Provider::Anthropic => {
+            // `input_tokens` already excludes cache reads and writes.
+            let input = count(usage, "input_tokens");
+            let output = count(usage, "output_tokens");
+            let cache_read = count(usage, "cache_read_input_tokens");
+            let cache_write = count(usage, "cache_creation_input_tokens");
+            let total = input + output + cache_read + cache_write;
+            (input, output, cache_read, cache_write, total)
+        }
+    };
+    UsageTotals {
+        input,
+        output,
+        cache_read,
+        cache_write,
+        total_tokens: total,
+        cost: Default::default(),
+    }
+}
+
+/// The provider's own error message: OpenAI's and Anthropic's
+/// `error.message`, a bare `error` string (Ollama, some proxies), vLLM's
+/// top-level `message`, FastAPI's `detail`; else the body itself.
+fn provider_message<J: Json>(parsed: &J, body: impl Fn() -> String) -> String {
+    let error = parsed.get("error");
+    error
+        .string()
+        .or_else(|| error.get("message").string())
+        .or_else(|| parsed.get("message").string())
+        .or_else(|| parsed.get("detail").string())
+        .filter(|m| !m.trim().is_empty())
+        .unwrap_or_else(|| quote_body(&body()))
+}
+
+/// The start of a body, for an error message.
+pub fn quote_body(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(QUOTED_BODY_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+/// fetch's rejection is a cancellation, passed on unchanged, when the
+/// caller's signal aborted (fetch rejects with an `AbortError`, or with the
+/// reason given to `abort(reason)`).
+pub fn is_abort(signal_aborted: bool, thrown_name: Option<&str>) -> bool {
+    signal_aborted || thrown_name == Some("AbortError")
+}
+
+/// A network failure, CORS refusal or bad URL. Node's "fetch failed" hides
+/// the reason in its own `cause`: `inner` is that cause's message.
+pub fn network_error(label: &str, url: &JsStr, reason: &str, inner: Option<&str>) -> String {
+    let mut message = format!("{label}: POST {url} failed: {reason}");
+    if let Some(inner) = inner {
+        message.push_str(&format!(" ({inner})"));
+    }
+    message
+}
+
+/// No `fetch`/`Headers` in this environment.
+pub fn no_fetch(label: &str) -> String {
+    format!(
+        "{label}: this environment has no global fetch and Headers (browsers, workers and Node ≥ 18 have them)"
+    )
+}
+
+/// A factory's `TypeError` message.
+pub fn factory_error(provider: Provider, error: &InputError) -> String {
+    format!("{}: {error}", provider.factory())
+}
+
+/// How a wrong option is named in an error: `describe`'s text, but an
+/// empty string shows as `""`. Other strings are never quoted: an option in
+/// the wrong place may hold a key.
+pub fn describe_option(empty_string: bool, describe: impl FnOnce() -> String) -> String {
+    if empty_string {
+        "\"\"".to_owned()
+    } else {
+        describe()
+    }
+}
+
+/// The path of an option, for errors.
+pub fn option_path(key: &'static str) -> FieldPath {
+    FieldPath::argument("options").field(key)
+}
+
+/// The API key cannot be a header value (a line break, a non-Latin-1 letter).
+pub fn bad_key_header(provider: Provider, name: &str) -> String {
+    format!(
+        "{}: options.apiKey cannot be sent in the {name} header: it holds characters HTTP headers do not allow",
+        provider.factory()
+    )
+}
+
+/// A header the engine's `Headers` refused; `name` is quoted, the value is
+/// never shown (it may be a key).
+pub fn bad_header(provider: Provider, name: &str) -> String {
+    format!(
+        "{}: options.headers[{}] is not a valid header: a name is a token without spaces, and a value has no line breaks and only Latin-1 characters",
+        provider.factory(),
+        quote_str(name)
+    )
+}
+
+/// An entry of an iterable `headers` that is not a pair of strings.
+pub fn header_not_pair(provider: Provider, index: usize) -> String {
+    format!(
+        "{}: options.headers[{index}] must be a [name, value] pair of strings",
+        provider.factory()
+    )
+}
+
+/// A record's header value that is not a string.
+pub fn header_not_string(provider: Provider, name: &str, got: &str) -> String {
+    format!(
+        "{}: options.headers[{}] must be a string, got {got}",
+        provider.factory(),
+        quote_str(name)
+    )
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;

@@ -1,0 +1,523 @@
+//! Native tests of the summarizers' decisions, with a tiny JSON value
+//! standing in for the engine's parsed reply.
+
+use super::*;
+
+/// A parsed reply: what the engine's JSON.parse would give.
+#[derive(Clone, Debug)]
+enum V {
+    Missing,
+    Null,
+    Num(f64),
+    Str(String),
+    Arr(Vec<V>),
+    Obj(Vec<(&'static str, V)>),
+}
+
+impl Json for V {
+    type Text = String;
+    fn get(&self, key: &str) -> V {
+        match self {
+            V::Obj(fields) => fields
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map_or(V::Missing, |(_, v)| v.clone()),
+            _ => V::Missing,
+        }
+    }
+    fn items(&self) -> Vec<V> {
+        match self {
+            V::Arr(items) => items.clone(),
+            _ => Vec::new(),
+        }
+    }
+    fn number(&self) -> Option<f64> {
+        match self {
+            V::Num(n) => Some(*n),
+            _ => None,
+        }
+    }
+    fn text(&self) -> Option<String> {
+        self.string()
+    }
+    fn string(&self) -> Option<String> {
+        match self {
+            V::Str(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+    fn is_object(&self) -> bool {
+        matches!(self, V::Obj(_) | V::Arr(_))
+    }
+    fn is_present(&self) -> bool {
+        !matches!(self, V::Missing | V::Null)
+    }
+    fn join(joined: String, separator: &str, next: String) -> String {
+        joined + separator + &next
+    }
+    fn is_blank(text: &String) -> bool {
+        text.trim().is_empty()
+    }
+}
+
+fn s(text: &str) -> V {
+    V::Str(text.into())
+}
+
+fn url(provider: Provider, base: Option<&str>) -> String {
+    endpoint_url(provider, base.map(JsStr::from).as_ref()).to_string_lossy()
+}
+
+#[test]
+fn endpoint_urls_drop_trailing_slashes_and_add_the_path() {
+    use Provider::*;
+    assert_eq!(
+        url(OpenAi, Some("https://api.openai.com/v1")),
+        "https://api.openai.com/v1/chat/completions"
+    );
+    assert_eq!(
+        url(OpenAi, Some("http://127.0.0.1:8080/v1///")),
+        "http://127.0.0.1:8080/v1/chat/completions"
+    );
+    assert_eq!(url(OpenAi, Some("/llm/v1/")), "/llm/v1/chat/completions");
+    assert_eq!(url(OpenAi, Some("/")), "/chat/completions");
+    assert_eq!(
+        url(Anthropic, None),
+        "https://api.anthropic.com/v1/messages"
+    );
+    assert_eq!(
+        url(Anthropic, Some("https://proxy.example/anthropic/")),
+        "https://proxy.example/anthropic/v1/messages"
+    );
+    // Code units pass through untouched, lone surrogates included.
+    let odd = JsStr::from_units(vec![0x68, 0xD800, 0x2F]);
+    let joined = endpoint_url(OpenAi, Some(&odd));
+    assert_eq!(&joined.as_units()[..2], &[0x68, 0xD800]);
+    assert_eq!(joined.len(), 2 + "/chat/completions".len());
+}
+
+fn field(given: Option<&str>, base: &str) -> Result<&'static str, &'static str> {
+    MaxTokensField::for_open_ai(given.map(JsStr::from).as_ref(), &JsStr::from(base))
+        .map(MaxTokensField::name)
+}
+
+#[test]
+fn the_token_limit_field_follows_the_host_unless_given() {
+    let completion = Ok("max_completion_tokens");
+    let plain = Ok("max_tokens");
+    assert_eq!(field(None, "https://api.openai.com/v1"), completion);
+    assert_eq!(field(None, "HTTPS://API.OpenAI.com/v1"), completion);
+    assert_eq!(
+        field(None, "https://user:pw@api.openai.com:443/v1"),
+        completion
+    );
+    assert_eq!(
+        field(None, "https://my-res.openai.azure.com/openai/deployments/x"),
+        completion
+    );
+    assert_eq!(field(None, "http://127.0.0.1:8080/v1"), plain);
+    assert_eq!(field(None, "https://api.openai.com.evil.example/v1"), plain);
+    assert_eq!(
+        field(None, "https://proxy.example/api.openai.com/v1"),
+        plain
+    );
+    assert_eq!(field(None, "https://openai.azure.com.example/v1"), plain);
+    assert_eq!(field(None, "/llm/v1"), plain);
+    assert_eq!(
+        field(Some("max_tokens"), "https://api.openai.com/v1"),
+        plain
+    );
+    assert_eq!(field(Some("max_completion_tokens"), "/llm"), completion);
+    assert_eq!(
+        field(Some("maxTokens"), "/llm"),
+        Err("\"max_tokens\" or \"max_completion_tokens\"")
+    );
+}
+
+#[test]
+fn anthropic_needs_a_key_or_a_proxy() {
+    assert_eq!(anthropic_key_check(true, false), Ok(()));
+    assert_eq!(anthropic_key_check(false, true), Ok(()));
+    assert_eq!(anthropic_key_check(true, true), Ok(()));
+    assert_eq!(
+        anthropic_key_check(false, false),
+        Err(ANTHROPIC_KEY_EXPECTED)
+    );
+}
+
+#[test]
+fn default_headers_per_provider() {
+    use HeaderValue::*;
+    assert_eq!(
+        default_headers(Provider::OpenAi, true),
+        vec![
+            ("content-type", Fixed("application/json")),
+            ("authorization", ApiKey { prefix: "Bearer " }),
+        ]
+    );
+    assert_eq!(
+        default_headers(Provider::OpenAi, false),
+        vec![("content-type", Fixed("application/json"))]
+    );
+    assert_eq!(
+        default_headers(Provider::Anthropic, true),
+        vec![
+            ("content-type", Fixed("application/json")),
+            ("anthropic-version", Fixed("2023-06-01")),
+            ("anthropic-dangerous-direct-browser-access", Fixed("true")),
+            ("x-api-key", ApiKey { prefix: "" }),
+        ]
+    );
+    assert_eq!(default_headers(Provider::Anthropic, false).len(), 3);
+}
+
+#[test]
+fn body_shapes() {
+    use BodyValue::*;
+    assert_eq!(
+        body_fields(Provider::OpenAi, MaxTokensField::MaxCompletionTokens, true),
+        vec![
+            ("model", Model),
+            ("messages", Messages),
+            ("max_completion_tokens", MaxTokens),
+            ("stream", Bool(false)),
+        ]
+    );
+    assert_eq!(
+        body_fields(Provider::Anthropic, MaxTokensField::MaxTokens, true),
+        vec![
+            ("model", Model),
+            ("max_tokens", MaxTokens),
+            ("system", SystemPrompt),
+            ("messages", Messages),
+        ]
+    );
+    assert_eq!(
+        body_fields(Provider::Anthropic, MaxTokensField::MaxTokens, false),
+        vec![
+            ("model", Model),
+            ("max_tokens", MaxTokens),
+            ("messages", Messages)
+        ]
+    );
+    use MessageText::Prompt;
+    assert_eq!(
+        messages(Provider::OpenAi, true),
+        vec![("system", MessageText::SystemPrompt), ("user", Prompt)]
+    );
+    assert_eq!(messages(Provider::OpenAi, false), vec![("user", Prompt)]);
+    // Anthropic's system prompt is a body field, not a message.
+    assert_eq!(messages(Provider::Anthropic, true), vec![("user", Prompt)]);
+}
+
+#[test]
+fn max_tokens_rounds_down_and_refuses_less_than_one() {
+    let none = || "undefined".to_owned();
+    assert_eq!(max_tokens(Some(1024.9), none).unwrap(), 1024.0);
+    assert_eq!(max_tokens(Some(1.0), none).unwrap(), 1.0);
+    let e = max_tokens(Some(0.5), none).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "request.maxTokens must be a number ≥ 1, got 0.5"
+    );
+    assert!(max_tokens(Some(f64::INFINITY), none).is_err());
+    assert!(max_tokens(Some(f64::NAN), none).is_err());
+    let e = max_tokens(None, || "a string".to_owned()).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "request.maxTokens must be a number ≥ 1, got a string"
+    );
+}
+
+fn reply(
+    provider: Provider,
+    status: f64,
+    parsed: Option<V>,
+    body: &str,
+) -> Result<Reply<String>, Failure> {
+    read_reply(
+        provider,
+        status,
+        parsed,
+        || body.to_owned(),
+        || Some("Too Many".into()),
+    )
+}
+
+#[test]
+fn open_ai_text_and_usage() {
+    let body = V::Obj(vec![
+        (
+            "choices",
+            V::Arr(vec![V::Obj(vec![
+                ("message", V::Obj(vec![("content", s("The summary"))])),
+                ("finish_reason", s("stop")),
+            ])]),
+        ),
+        (
+            "usage",
+            V::Obj(vec![
+                ("prompt_tokens", V::Num(1000.0)),
+                ("completion_tokens", V::Num(200.0)),
+                ("total_tokens", V::Num(1200.0)),
+                (
+                    "prompt_tokens_details",
+                    V::Obj(vec![
+                        ("cached_tokens", V::Num(300.0)),
+                        ("cache_write_tokens", V::Num(100.0)),
+                    ]),
+                ),
+            ]),
+        ),
+    ]);
+    let r = reply(Provider::OpenAi, 200.0, Some(body), "").unwrap();
+    assert_eq!(r.text, "The summary");
+    let u = r.usage.unwrap();
+    // cacheRead = cached − writes; input excludes both.
+    assert_eq!(
+        (
+            u.input,
+            u.output,
+            u.cache_read,
+            u.cache_write,
+            u.total_tokens
+        ),
+        (700.0, 200.0, 200.0, 100.0, 1200.0)
+    );
+    assert_eq!(u.cost, Default::default());
+}
+
+#[test]
+fn open_ai_usage_variants() {
+    // DeepSeek's hits; total missing → the sum; junk counts are 0.
+    let u = map_usage(
+        Provider::OpenAi,
+        &V::Obj(vec![
+            ("prompt_tokens", V::Num(50.0)),
+            ("prompt_cache_hit_tokens", V::Num(20.0)),
+            ("completion_tokens", s("7")),
+            ("total_tokens", V::Num(0.0)),
+        ]),
+    );
+    assert_eq!(
+        (
+            u.input,
+            u.output,
+            u.cache_read,
+            u.cache_write,
+            u.total_tokens
+        ),
+        (30.0, 0.0, 20.0, 0.0, 50.0)
+    );
+    // More writes than cached: never negative.
+    let u = map_usage(
+        Provider::OpenAi,
+        &V::Obj(vec![
+            ("prompt_tokens", V::Num(10.0)),
+            (
+                "prompt_tokens_details",
+                V::Obj(vec![
+                    ("cached_tokens", V::Num(5.0)),
+                    ("cache_write_tokens", V::Num(20.0)),
+                ]),
+            ),
+        ]),
+    );
+    assert_eq!((u.input, u.cache_read, u.cache_write), (0.0, 0.0, 20.0));
+}
+
+#[test]
+fn open_ai_content_parts_are_joined() {
+    let parts = V::Arr(vec![
+        V::Obj(vec![("type", s("text")), ("text", s("a"))]),
+        V::Obj(vec![("type", s("image")), ("text", s("x"))]),
+        V::Obj(vec![("type", s("text")), ("text", s("b"))]),
+    ]);
+    let body = V::Obj(vec![(
+        "choices",
+        V::Arr(vec![V::Obj(vec![(
+            "message",
+            V::Obj(vec![("content", parts)]),
+        )])]),
+    )]);
+    let r = reply(Provider::OpenAi, 200.0, Some(body), "").unwrap();
+    assert_eq!(r.text, "ab");
+    assert!(r.usage.is_none());
+}
+
+#[test]
+fn anthropic_text_blocks_joined_by_newline_and_usage() {
+    let body = V::Obj(vec![
+        (
+            "content",
+            V::Arr(vec![
+                V::Obj(vec![("type", s("thinking")), ("thinking", s("hm"))]),
+                V::Obj(vec![("type", s("text")), ("text", s("one"))]),
+                V::Obj(vec![("type", s("text")), ("text", s("two"))]),
+            ]),
+        ),
+        (
+            "usage",
+            V::Obj(vec![
+                ("input_tokens", V::Num(10.0)),
+                ("output_tokens", V::Num(5.0)),
+                ("cache_read_input_tokens", V::Num(100.0)),
+                ("cache_creation_input_tokens", V::Num(7.0)),
+            ]),
+        ),
+    ]);
+    let r = reply(Provider::Anthropic, 200.0, Some(body), "").unwrap();
+    assert_eq!(r.text, "one\ntwo");
+    let u = r.usage.unwrap();
+    assert_eq!(
+        (
+            u.input,
+            u.output,
+            u.cache_read,
+            u.cache_write,
+            u.total_tokens
+        ),
+        (10.0, 5.0, 100.0, 7.0, 122.0)
+    );
+}
+
+#[test]
+fn error_texts() {
+    let fail = |r: Result<Reply<String>, Failure>| r.err().unwrap();
+    // The provider's error.message, with the status.
+    let body = V::Obj(vec![(
+        "error",
+        V::Obj(vec![("message", s("Rate limit reached"))]),
+    )]);
+    assert_eq!(
+        fail(reply(Provider::OpenAi, 429.0, Some(body), "{…}")),
+        Failure {
+            message: "OpenAI-compatible summarizer: HTTP 429: Rate limit reached".into(),
+            status: Some(429.0)
+        }
+    );
+    // A bare error string (Ollama), even with status 200.
+    let body = V::Obj(vec![("error", s("model not found"))]);
+    assert_eq!(
+        fail(reply(Provider::OpenAi, 200.0, Some(body), "")).message,
+        "OpenAI-compatible summarizer: HTTP 200: model not found"
+    );
+    // vLLM's message, FastAPI's detail, else the body.
+    let body = V::Obj(vec![("message", s("bad model"))]);
+    assert!(fail(reply(Provider::Anthropic, 400.0, Some(body), ""))
+        .message
+        .ends_with("HTTP 400: bad model"));
+    let body = V::Obj(vec![("detail", s("nope"))]);
+    assert!(fail(reply(Provider::Anthropic, 422.0, Some(body), ""))
+        .message
+        .ends_with("HTTP 422: nope"));
+    let body = V::Obj(vec![("error", V::Obj(vec![]))]);
+    assert_eq!(
+        fail(reply(
+            Provider::Anthropic,
+            500.0,
+            Some(body),
+            "  {\"error\":{}} "
+        ))
+        .message,
+        "Anthropic summarizer: HTTP 500: {\"error\":{}}"
+    );
+    // Not JSON: quoted body; an empty body: the status text.
+    assert_eq!(
+        fail(reply(Provider::OpenAi, 200.0, None, "<html>")).message,
+        "OpenAI-compatible summarizer: HTTP 200: the response is not JSON: <html>"
+    );
+    assert_eq!(
+        fail(reply(Provider::OpenAi, 502.0, None, "Bad gateway")).message,
+        "OpenAI-compatible summarizer: HTTP 502: Bad gateway"
+    );
+    assert_eq!(
+        fail(reply(Provider::OpenAi, 429.0, None, "  ")).message,
+        "OpenAI-compatible summarizer: HTTP 429: Too Many"
+    );
+    let r = read_reply::<V>(Provider::OpenAi, 503.0, Some(s("x")), String::new, || None);
+    assert_eq!(
+        r.err().unwrap().message,
+        "OpenAI-compatible summarizer: HTTP 503: no error message"
+    );
+    // No text: the stop reason, no status.
+    let body = V::Obj(vec![(
+        "choices",
+        V::Arr(vec![V::Obj(vec![
+            ("message", V::Obj(vec![("content", V::Null)])),
+            ("finish_reason", s("length")),
+        ])]),
+    )]);
+    assert_eq!(
+        fail(reply(Provider::OpenAi, 200.0, Some(body), "")),
+        Failure {
+            message:
+                "OpenAI-compatible summarizer: no text in the response (finish_reason: \"length\")"
+                    .into(),
+            status: None
+        }
+    );
+    let body = V::Obj(vec![(
+        "content",
+        V::Arr(vec![V::Obj(vec![("type", s("text")), ("text", s(" \n"))])]),
+    )]);
+    assert_eq!(
+        fail(reply(Provider::Anthropic, 200.0, Some(body), "")).message,
+        "Anthropic summarizer: no text in the response"
+    );
+}
+
+#[test]
+fn long_bodies_are_cut_at_300_characters() {
+    let long = "é".repeat(400);
+    let quoted = quote_body(&long);
+    assert_eq!(quoted.chars().count(), 301);
+    assert!(quoted.ends_with("é…"));
+    assert_eq!(quote_body(&"x".repeat(300)), "x".repeat(300));
+}
+
+#[test]
+fn aborts_and_network_and_factory_texts() {
+    assert!(is_abort(true, None));
+    assert!(is_abort(false, Some("AbortError")));
+    assert!(!is_abort(false, Some("TypeError")));
+    assert_eq!(
+        network_error(
+            "Anthropic summarizer",
+            &JsStr::from("http://x/v1/messages"),
+            "fetch failed",
+            Some("connect ECONNREFUSED")
+        ),
+        "Anthropic summarizer: POST http://x/v1/messages failed: fetch failed (connect ECONNREFUSED)"
+    );
+    assert_eq!(
+        network_error("L", &JsStr::from("/u"), "Failed to fetch", None),
+        "L: POST /u failed: Failed to fetch"
+    );
+    let e = InputError::WrongType {
+        path: option_path("model"),
+        expected: NON_EMPTY_STRING,
+        got: "\"\"".into(),
+    };
+    assert_eq!(
+        factory_error(Provider::OpenAi, &e),
+        "openAiSummarizer: options.model must be a non-empty string, got \"\""
+    );
+    assert_eq!(
+        bad_key_header(Provider::Anthropic, "x-api-key"),
+        "anthropicSummarizer: options.apiKey cannot be sent in the x-api-key header: it holds characters HTTP headers do not allow"
+    );
+    assert!(bad_header(Provider::OpenAi, "bad name")
+        .starts_with("openAiSummarizer: options.headers[\"bad name\"] is not a valid header"));
+    assert_eq!(
+        header_not_pair(Provider::OpenAi, 2),
+        "openAiSummarizer: options.headers[2] must be a [name, value] pair of strings"
+    );
+    assert_eq!(
+        header_not_string(Provider::Anthropic, "x", "a number"),
+        "anthropicSummarizer: options.headers[\"x\"] must be a string, got a number"
+    );
+    assert_eq!(describe_option(true, || unreachable!()), "\"\"");
+    assert_eq!(describe_option(false, || "a string".into()), "a string");
+    assert!(no_fetch("L").starts_with("L: this environment has no global fetch"));
+}
