@@ -28,7 +28,6 @@ use agent_compaction_core::storage::error::StoreError;
 use js_sys::{Array, Promise};
 use records::get;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -218,7 +217,10 @@ struct Inner {
     db: RefCell<Option<Database>>,
     /// Why the connection is gone, when it went away on its own.
     lost: RefCell<Option<String>>,
-    known: RefCell<HashMap<String, Known>>,
+    /// What this store knows of the sessions it read or wrote, by id: a
+    /// list searched in order (only the sessions this page opened; a
+    /// `HashMap` brought hashbrown and SipHash into the `.wasm`).
+    known: RefCell<Vec<(String, Known)>>,
     /// Sessions another store changed after this one read them, with the
     /// revision this store's callers last saw: a save made from that view
     /// re-reads the records and is still checked against that revision.
@@ -252,12 +254,18 @@ impl Inner {
     }
 
     fn forget(&self, id: &str) {
-        self.known.borrow_mut().remove(id);
+        self.known.borrow_mut().retain(|(k, _)| k != id);
         self.outdated.borrow_mut().retain(|(o, _)| o != id);
     }
 
     fn remember(&self, id: &str, known: Known) {
-        self.known.borrow_mut().insert(id.to_owned(), known);
+        {
+            let mut all = self.known.borrow_mut();
+            match all.iter_mut().find(|(k, _)| k == id) {
+                Some(slot) => slot.1 = known,
+                None => all.push((id.to_owned(), known)),
+            }
+        }
         self.outdated.borrow_mut().retain(|(o, _)| o != id);
     }
 
@@ -265,10 +273,10 @@ impl Inner {
     /// store's copy is at that revision, drop it and keep only its revision.
     fn outdated(&self, id: &str, revision: Option<f64>) {
         let mut known = self.known.borrow_mut();
-        if let Some(k) = known.get(id) {
-            if Some(k.revision) != revision {
-                let seen = k.revision;
-                known.remove(id);
+        if let Some(at) = known.iter().position(|(k, _)| k == id) {
+            let seen = known[at].1.revision;
+            if Some(seen) != revision {
+                known.remove(at);
                 self.outdated.borrow_mut().push((id.to_owned(), seen));
             }
         }
@@ -286,7 +294,8 @@ impl Inner {
     }
 
     fn known(&self, id: &str) -> Option<Known> {
-        self.known.borrow().get(id).cloned()
+        let known = self.known.borrow();
+        known.iter().find(|(k, _)| k == id).map(|(_, k)| k.clone())
     }
 }
 
@@ -334,7 +343,7 @@ impl SessionStore {
             name,
             db: RefCell::new(Some(db.clone())),
             lost: RefCell::new(None),
-            known: RefCell::new(HashMap::new()),
+            known: RefCell::new(Vec::new()),
             outdated: RefCell::new(Vec::new()),
             held: RefCell::new(Vec::new()),
             listeners: js_sys::Set::new(&JsValue::UNDEFINED),
