@@ -185,7 +185,7 @@ const PATHS = [
   "src/main.rs", "src/lib.rs", "README.md", "package.json", "/tmp/x.txt", "/Users/me/project/src/index.ts",
   "docs/日本語.md", "src/ü.rs", "😀.txt", "ｆull.txt", "Zeta.md", "alpha.md", "_under.md", "~/home.txt",
   "a b/c d.txt", "src/\ud800.rs", "src/\uffff.rs", "src/é.rs", "src/e\u0301.rs", "10.txt", "9.txt",
-  "B.md", "b.md", "src/\ud83d\ude00/x.ts", "src/\uff46.ts", "Ω/omega.txt", "./rel/../path.txt",
+  "B.md", "b.md", "src/\ud83d\ude00/x.ts", "src/\uff46.ts", "Ω/omega.txt", "./rel/../path.txt", // path-check: data
 ];
 
 const OTHER_TOOLS = ["grep", "find", "ls", "Read", "WRITE", "web_fetch", "todo", "task", "mcp__server__tool", ""];

@@ -1,6 +1,6 @@
 // SPEC §0 (loading) in real environments:
 //   a) Vite 8: a production build and the dev server, with no Vite config,
-//      for the repository layout (node_modules/agent-compaction → ../pkg, a
+//      for the repository layout (node_modules/agent-compaction linking to pkg/, a
 //      linked package) and for an installed copy (the files `npm pack` would
 //      publish, as a plain directory in node_modules: pre-bundled by the dev
 //      server); Vite SSR (ssrLoadModule); a Vite app with a module worker

@@ -138,7 +138,7 @@ test("server: the built demo at /, the package at /pkg/, MIME types, 404 and no 
       req.end();
     });
   for (const path of [
-    "/../package.json",
+    "/../package.json", // path-check: data (a traversal probe)
     "/pkg/../../package.json",
     "/pkg/..%2f..%2fpackage.json",
     "/%2e%2e/package.json",

@@ -1,6 +1,6 @@
 // Writes the seed corpora of the text fuzz targets from pi session files:
 //
-//   node fuzz/make-seeds.mjs [fixtures dir]   (default fixtures/)
+//   node crates/core/fuzz/make-seeds.mjs [fixtures dir]   (default: the repository's fixtures/)
 //
 // - fuzz/seeds/session_import/: small session files, each the header of a
 //   fixture and a run of its consecutive lines, plus a few hand-written
@@ -19,7 +19,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const fixtures = process.argv[2] ?? join(here, "../fixtures");
+const fixtures = process.argv[2] ?? join(here, "../../../fixtures");
 const MAX_LINE = 2500;
 const MAX_SEED = 8000;
 

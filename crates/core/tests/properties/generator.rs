@@ -454,7 +454,7 @@ const PATHS: &[&str] = &[
     "9.txt",
     "B.md",
     "b.md",
-    "./rel/../path.txt",
+    "./rel/../path.txt", // path-check: data
 ];
 
 const OTHER_TOOLS: &[&str] = &[
