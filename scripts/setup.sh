@@ -15,7 +15,8 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
 fi
-for component in rustfmt clippy; do
+# rust-src: the package build compiles std itself, for size (scripts/lib/wasm-steps.mjs).
+for component in rustfmt clippy rust-src; do
   if ! rustup component list --installed | grep -q "^$component"; then
     say "adding rustup component $component"
     rustup component add "$component"

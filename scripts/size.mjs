@@ -54,7 +54,7 @@ function build() {
   const out = join(root, "target/size");
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
-  const raw = flag("--no-build") ? join(root, "target/wasm32-unknown-unknown/release/agent_compaction.wasm") : cargoBuild(root);
+  const raw = flag("--no-build") ? join(root, "target/pkg/wasm32-unknown-unknown/release/agent_compaction.wasm") : cargoBuild(root);
   if (!existsSync(raw)) throw new Error(`${relative(root, raw)} is missing: run without --no-build`);
   const bound = bindgen(root, raw, join(out, "bindgen"));
   const named = join(out, "agent_compaction_bg.named.wasm");
