@@ -1,5 +1,14 @@
 export * from "./agent_compaction.js";
-export { default as init, initSync } from "./agent_compaction.js";
+// The store's types (its module loads at the first SessionStore.open).
+export * from "./agent_compaction_store.js";
+// Both modules declare these; the package's are the main module's.
+export {
+  default as init,
+  initSync,
+  type InitInput,
+  type InitOutput,
+  type SyncInitInput,
+} from "./agent_compaction.js";
 
 /**
  * The `name` of an `Error` a `SessionStore` call rejects with, other than

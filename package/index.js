@@ -1,13 +1,13 @@
 // Browser / bundler / worker entry: instantiates the wasm with top-level
 // await, so `import { transformContext } from "agent-compaction"` needs no
-// init call. Touches no window, document or indexedDB.
+// init call. Touches no window, document or indexedDB. The store's own wasm
+// module loads at the first `SessionStore.open` (session-store.js).
 import init from "./agent_compaction.js";
+import { lazySessionStore, loadStoreModule } from "./session-store.js";
 
 await init({ module_or_path: new URL("./agent_compaction_bg.wasm", import.meta.url) });
 
 export * from "./agent_compaction.js";
 export { default as init, initSync } from "./agent_compaction.js";
-
-// The store's conflict error class, exported by name (a wasm-bindgen static).
-import { SessionStore } from "./agent_compaction.js";
-export const ConflictError = SessionStore.ConflictError;
+export { ConflictError } from "./session-store.js";
+export const SessionStore = lazySessionStore(loadStoreModule);

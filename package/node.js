@@ -1,12 +1,18 @@
-// Node entry: reads the wasm next to this file and instantiates it at import.
+// Node entry: reads the wasm next to this file and instantiates it at
+// import; the store's module is read the same way at the first
+// `SessionStore.open` (which then fails clearly: Node has no IndexedDB,
+// unless the app installs one on globalThis).
 import { readFileSync } from "node:fs";
 import { initSync } from "./agent_compaction.js";
+import { lazySessionStore } from "./session-store.js";
 
 initSync({ module: readFileSync(new URL("./agent_compaction_bg.wasm", import.meta.url)) });
 
 export * from "./agent_compaction.js";
 export { default as init, initSync } from "./agent_compaction.js";
-
-// The store's conflict error class, exported by name (a wasm-bindgen static).
-import { SessionStore } from "./agent_compaction.js";
-export const ConflictError = SessionStore.ConflictError;
+export { ConflictError } from "./session-store.js";
+export const SessionStore = lazySessionStore(async () => {
+  const store = await import("./agent_compaction_store.js");
+  store.initSync({ module: readFileSync(new URL("./agent_compaction_store_bg.wasm", import.meta.url)) });
+  return store;
+});

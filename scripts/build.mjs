@@ -1,12 +1,14 @@
 // Builds pkg/: the npm package `agent-compaction`.
-//   cargo (release, wasm32) → wasm-bindgen --target web → wasm-opt -Oz
-//   (scripts/lib/wasm-steps.mjs) → entry files and package.json from
-//   package/ (wasm-bindgen's JS minified) → sizes printed (gzip); `npm run size` breaks them down by area.
+//   for each of its two wasm modules (the main one and the lazily loaded
+//   store): cargo (release, wasm32, one feature) → wasm-bindgen --target web
+//   → wasm-opt -Oz (scripts/lib/wasm-steps.mjs); then the entry files and
+//   package.json from package/ (wasm-bindgen's JS minified) → sizes printed
+//   (gzip); `npm run size` breaks them down by area.
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { bindgen, cargoBuild, minifyJs, optimize } from "./lib/wasm-steps.mjs";
+import { MODULES, bindgen, cargoBuild, minifyJs, optimize } from "./lib/wasm-steps.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const pkg = join(root, "pkg");
@@ -14,12 +16,14 @@ const pkg = join(root, "pkg");
 // reading pkg/ while a build runs never sees a half-written package.
 const next = join(root, `pkg.next-${process.pid}`);
 
-const raw = cargoBuild(root);
+const raws = MODULES.map((module) => cargoBuild(root, module));
 rmSync(next, { recursive: true, force: true });
 mkdirSync(next);
-let wasm = bindgen(root, raw, next);
+MODULES.forEach((module, i) => {
+  const wasm = bindgen(root, raws[i], next, module.name);
+  optimize(root, wasm, wasm);
+});
 await minifyJs(next);
-optimize(root, wasm, wasm);
 for (const f of readdirSync(join(root, "package"))) copyFileSync(join(root, "package", f), join(next, f));
 copyFileSync(join(root, "README.md"), join(next, "README.md"));
 const old = join(root, `pkg.old-${process.pid}`);
@@ -30,7 +34,6 @@ try {
 }
 renameSync(next, pkg);
 rmSync(old, { recursive: true, force: true });
-wasm = join(pkg, "agent_compaction_bg.wasm");
 
 // Link the package into node_modules so that tests, the demo and the
 // TypeScript check import it by name, through its real `exports` map.
@@ -38,25 +41,29 @@ mkdirSync(join(root, "node_modules"), { recursive: true });
 rmSync(join(root, "node_modules/agent-compaction"), { recursive: true, force: true });
 symlinkSync("../pkg", join(root, "node_modules/agent-compaction"), "dir");
 
-const sizes = (file) => {
-  const bytes = readFileSync(file);
-  return { raw: statSync(file).size, gzip: gzipSync(bytes, { level: 9 }).length };
-};
+const sizes = (files) =>
+  files
+    .map((file) => ({ raw: statSync(file).size, gzip: gzipSync(readFileSync(file), { level: 9 }).length }))
+    .reduce((a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip }));
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
-const glue = ["agent_compaction.js", "index.js"].map((f) => join(pkg, f));
-const snippets = [];
-const walk = (dir) => {
-  for (const f of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, f.name);
-    if (f.isDirectory()) walk(p);
-    else if (p.endsWith(".js")) snippets.push(p);
-  }
+const at = (...files) => files.map((f) => join(pkg, f));
+// What `import … from "agent-compaction"` loads, and what the first
+// SessionStore.open adds.
+const inline = (name) => readdirSync(join(pkg, "snippets")).filter((f) => f.startsWith(`${name}_inline`)).map((f) => `snippets/${f}`);
+const eager = {
+  wasm: sizes(at("agent_compaction_bg.wasm")),
+  js: sizes(at("agent_compaction.js", "index.js", "session-store.js", "snippets/shim.js", ...inline("agent_compaction"))),
 };
-walk(join(pkg, "snippets"));
-const w = sizes(wasm);
-const js = [...glue, ...snippets].map(sizes).reduce((a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip }));
-console.log("\npkg/ built:");
-console.log(`  .wasm          ${kb(w.raw)} raw, ${kb(w.gzip)} gzipped`);
-console.log(`  JS glue        ${kb(js.raw)} raw, ${kb(js.gzip)} gzipped (agent_compaction.js, index.js, snippets)`);
-const total = w.gzip + js.gzip;
-console.log(`  total          ${kb(total)} gzipped (.wasm + JS glue); per area: npm run size`);
+const lazy = {
+  wasm: sizes(at("agent_compaction_store_bg.wasm")),
+  js: sizes(at("agent_compaction_store.js", "snippets/shim_store.js", ...inline("agent_compaction_store"))),
+};
+const row = (label, s) => console.log(`  ${label.padEnd(14)} ${kb(s.raw)} raw, ${kb(s.gzip)} gzipped`);
+console.log("\npkg/ built. Loaded at import (index.js, session-store.js, agent_compaction.js, its snippets):");
+row(".wasm", eager.wasm);
+row("JS", eager.js);
+console.log(`  total          ${kb(eager.wasm.gzip + eager.js.gzip)} gzipped`);
+console.log("Loaded by the first SessionStore.open (agent_compaction_store.js, its snippets):");
+row(".wasm", lazy.wasm);
+row("JS", lazy.js);
+console.log(`  total          ${kb(lazy.wasm.gzip + lazy.js.gzip)} gzipped; per area: npm run size`);

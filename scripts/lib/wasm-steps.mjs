@@ -4,8 +4,8 @@
 //   cargo (release, wasm32) → wasm-bindgen --target web → wasm-opt;
 //   and the JS minifier build.mjs runs over the package's .js files.
 import { execFileSync } from "node:child_process";
-import { readFileSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { copyFileSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
 
 const run = (root, cmd, args, env) =>
   execFileSync(cmd, args, { cwd: root, stdio: "inherit", env: env ? { ...process.env, ...env } : process.env });
@@ -25,33 +25,77 @@ const SIZE_BUILD = {
   env: { RUSTC_BOOTSTRAP: "1", RUSTFLAGS: "-Zunstable-options -Cpanic=immediate-abort" },
 };
 
-/** Compiles the binding crate; returns the path of the raw .wasm. */
-export function cargoBuild(root) {
+/**
+ * The package's wasm modules, each the binding crate built with one cargo
+ * feature (crates/wasm/src/lib.rs): the main module, which the package's
+ * entry instantiates at import, and the store, which `SessionStore.open`
+ * loads on first use (package/session-store.js).
+ */
+export const MODULES = [
+  { name: "agent_compaction", feature: "compactor" },
+  { name: "agent_compaction_store", feature: "store" },
+];
+
+/** Compiles the binding crate for `module`; returns the path of its raw .wasm. */
+export function cargoBuild(root, module) {
   const targetDir = join(root, "target/pkg");
   run(
     root,
     "cargo",
-    ["build", "--release", "--target", "wasm32-unknown-unknown", "--lib", "-p", "agent-compaction", "--target-dir", targetDir, ...SIZE_BUILD.args],
+    [
+      "build", "--release", "--target", "wasm32-unknown-unknown", "--lib", "-p", "agent-compaction",
+      "--no-default-features", "--features", module.feature, "--target-dir", targetDir, ...SIZE_BUILD.args,
+    ],
     SIZE_BUILD.env,
   );
-  return join(targetDir, "wasm32-unknown-unknown/release/agent_compaction.wasm");
+  // Both builds write agent_compaction.wasm: keep each under its module's name.
+  const raw = join(targetDir, `${module.name}.wasm`);
+  copyFileSync(join(targetDir, "wasm32-unknown-unknown/release/agent_compaction.wasm"), raw);
+  return raw;
 }
 
 /**
- * wasm-bindgen: writes agent_compaction.js, the .d.ts files, snippets/ and
- * agent_compaction_bg.wasm into outDir; then shortens the import names
- * (shortenImports below).
+ * wasm-bindgen: writes <name>.js, the .d.ts files, snippets/ and
+ * <name>_bg.wasm into outDir; shortens the import names (shortenImports
+ * below); then moves the JavaScript snippets the module imports to
+ * outDir/snippets/ (both modules import snippets/shim.js: one module
+ * instance, whose ConflictError class the package's entry exports).
+ * Returns the path of the .wasm.
  */
-export function bindgen(root, input, outDir) {
+export function bindgen(root, input, outDir, name) {
   run(root, "wasm-bindgen", [
     "--target", "web",
     "--out-dir", outDir,
-    "--out-name", "agent_compaction",
+    "--out-name", name,
     "--omit-default-module-path",
     input,
   ]);
-  const wasm = join(outDir, "agent_compaction_bg.wasm");
-  shortenImports(join(outDir, "agent_compaction.js"), wasm);
+  const js = join(outDir, `${name}.js`);
+  const wasm = join(outDir, `${name}_bg.wasm`);
+  shortenImports(js, wasm, `./${name}_bg.js`);
+  // Then the snippets move: their import statements are what is left of
+  // their paths (shortenImports renamed their keys in the imports object).
+  // The shim bundles keep their names, so that both modules import the
+  // same file; an inline snippet is the module's own: its name says whose.
+  const snippets = join(outDir, "snippets");
+  let text = readFileSync(js, "utf8");
+  const nested = (d) =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) => {
+      const p = join(d, e.name);
+      return e.isDirectory() ? nested(p) : [p];
+    });
+  for (const file of nested(snippets).filter((f) => dirname(f) !== snippets)) {
+    const shared = basename(dirname(file)) === "js";
+    const flat = shared ? basename(file) : `${name}_${basename(file)}`;
+    const from = `./${relative(outDir, file)}`;
+    if (!text.includes(`'${from}'`) && !text.includes(`"${from}"`)) throw new Error(`${js} does not import ${from}`);
+    text = text.replaceAll(`'${from}'`, `'./snippets/${flat}'`).replaceAll(`"${from}"`, `"./snippets/${flat}"`);
+    renameSync(file, join(snippets, flat));
+  }
+  for (const e of readdirSync(snippets, { withFileTypes: true })) {
+    if (e.isDirectory()) rmSync(join(snippets, e.name), { recursive: true });
+  }
+  writeFileSync(js, text);
   return wasm;
 }
 
@@ -78,8 +122,8 @@ export function optimize(root, input, output, { names = false } = {}) {
 }
 
 /**
- * Minifies wasm-bindgen's output in `dir` in place (agent_compaction.js and
- * the snippets it imports), with the oxc minifier that rolldown
+ * Minifies wasm-bindgen's output in `dir` in place (each module's glue,
+ * agent_compaction.js and agent_compaction_store.js, and the snippets), with the oxc minifier that rolldown
  * (Vite's bundler, already a dev dependency through vite) exposes. Function
  * and class names are kept, so `Compactor.name`, error classes and stack
  * traces read as in the source; the .d.ts files stay the readable API.
@@ -93,7 +137,7 @@ export async function minifyJs(dir) {
       const p = join(d, e.name);
       return e.isDirectory() ? walk(p) : p.endsWith(".js") ? [p] : [];
     });
-  for (const file of [join(dir, "agent_compaction.js"), ...walk(join(dir, "snippets"))]) {
+  for (const file of [...MODULES.map((m) => join(dir, `${m.name}.js`)), ...walk(join(dir, "snippets"))]) {
     const result = minifySync(file, readFileSync(file, "utf8"), {
       module: true,
       compress: { keepNames: { function: true, class: true } },
@@ -118,7 +162,7 @@ export async function minifyJs(dir) {
  * exactly once in the glue (its key in the imports object), else the build
  * stops rather than guess.
  */
-export function shortenImports(jsPath, wasmPath) {
+export function shortenImports(jsPath, wasmPath, glueModule) {
   const bytes = readFileSync(wasmPath);
   let js = readFileSync(jsPath, "utf8");
   const leb = (n) => {
@@ -193,7 +237,7 @@ export function shortenImports(jsPath, wasmPath) {
       } else throw new Error(`import kind ${kind} is not expected`);
       if (!modules.has(module)) modules.set(module, String(modules.size));
       let newField = field;
-      if (module === "./agent_compaction_bg.js" && kind === 0) {
+      if (module === glueModule && kind === 0) {
         if (!fields.has(field)) fields.set(field, name(fields.size));
         newField = fields.get(field);
       }

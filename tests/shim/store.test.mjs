@@ -4,8 +4,9 @@
 // records merged and shown, and store errors with stable names.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { ConflictError } from "../../crates/wasm/src/js/shim/errors.js";
 import {
-  ConflictError, adoptEqual, assembleKeys, checkStorable, conflictErrorClass, firstUserText, flattenRecords,
+  adoptEqual, assembleKeys, checkStorable, conflictErrorClass, firstUserText, flattenRecords,
   identityFacts, mergeMeta, publicMeta, storeError,
 } from "../../crates/wasm/src/js/shim/store.js";
 

@@ -34,7 +34,14 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-#[wasm_bindgen(module = "/src/js/shim.js")]
+#[cfg_attr(
+    not(all(feature = "compactor", feature = "store")),
+    wasm_bindgen(module = "/src/js/shim.js")
+)]
+#[cfg_attr(
+    all(feature = "compactor", feature = "store"),
+    wasm_bindgen(module = "/src/js/shim_all.js")
+)]
 extern "C" {
     #[wasm_bindgen(js_name = rebaseKnown, catch)]
     fn rebase_known(known: &Array, messages: &Array) -> Result<i32, JsValue>;

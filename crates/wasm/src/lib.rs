@@ -9,19 +9,46 @@
 //!
 //! The crate is empty outside wasm32; the core is tested natively on its own.
 #![cfg(target_arch = "wasm32")]
+// The npm package ships two modules built from this crate: the main one
+// (feature `compactor`: everything but the store), instantiated at import,
+// and the store (feature `store`: `SessionStore` and what it alone uses),
+// which `SessionStore.open` loads on first use (package/session-store.js).
+// The default build has both, for the browser tests and the lints. In a
+// one-feature build the shared plumbing has parts the other module uses.
+#![cfg_attr(not(all(feature = "compactor", feature = "store")), allow(dead_code))]
 
+#[cfg(feature = "compactor")]
 pub mod attach;
+#[cfg(feature = "compactor")]
 pub mod branch;
+#[cfg(feature = "compactor")]
 pub mod compaction;
+#[cfg(feature = "compactor")]
 pub mod compactor;
+#[cfg(feature = "compactor")]
 pub mod estimate;
+#[cfg(feature = "compactor")]
 pub mod fetch_summarizers;
 pub mod js;
+#[cfg(feature = "compactor")]
 pub mod message;
+#[cfg(feature = "compactor")]
 pub mod prepare;
+#[cfg(feature = "compactor")]
 pub mod serialize;
 pub mod session_file;
+#[cfg(feature = "compactor")]
 pub mod settings;
+#[cfg(feature = "store")]
 pub mod store;
+#[cfg(feature = "compactor")]
 pub mod types;
+#[cfg(feature = "compactor")]
 pub mod undo;
+
+/// The store module's `.d.ts` names message types the main module declares.
+#[cfg(all(feature = "store", not(feature = "compactor")))]
+#[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
+const STORE_MODULE_IMPORTS_TS: &'static str = r#"
+import type { AgentMessage, AnyMessage, BranchSummaryMessage } from "./agent_compaction.js";
+"#;

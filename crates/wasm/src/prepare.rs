@@ -19,7 +19,14 @@ use std::ops::Range;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-#[wasm_bindgen(module = "/src/js/shim.js")]
+#[cfg_attr(
+    not(all(feature = "compactor", feature = "store")),
+    wasm_bindgen(module = "/src/js/shim.js")
+)]
+#[cfg_attr(
+    all(feature = "compactor", feature = "store"),
+    wasm_bindgen(module = "/src/js/shim_all.js")
+)]
 extern "C" {
     #[wasm_bindgen(js_name = toolCallPaths, catch)]
     fn tool_call_paths(messages: &Array, from: u32, to: u32) -> Result<Array, JsValue>;

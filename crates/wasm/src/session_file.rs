@@ -16,6 +16,7 @@ use agent_compaction_core::session_file::{
 };
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "compactor")]
 #[wasm_bindgen(typescript_custom_section)]
 const SESSION_FILES_TS: &'static str = r#"
 /** What a pi session file says about the session besides its messages. */
@@ -91,7 +92,10 @@ export function messagesToPiSession(
 ): string;
 "#;
 
-#[wasm_bindgen(js_name = piSessionToMessages, skip_typescript)]
+#[cfg_attr(
+    feature = "compactor",
+    wasm_bindgen(js_name = piSessionToMessages, skip_typescript)
+)]
 pub fn pi_session_to_messages(jsonl: JsValue) -> Result<JsValue, JsValue> {
     let Some(text) = jsonl.as_string() else {
         return Err(type_error(InputError::WrongType {
@@ -106,7 +110,10 @@ pub fn pi_session_to_messages(jsonl: JsValue) -> Result<JsValue, JsValue> {
     js_sys::JSON::parse(&json)
 }
 
-#[wasm_bindgen(js_name = messagesToPiSession, skip_typescript)]
+#[cfg_attr(
+    feature = "compactor",
+    wasm_bindgen(js_name = messagesToPiSession, skip_typescript)
+)]
 pub fn messages_to_pi_session(messages: JsValue, options: JsValue) -> Result<String, JsValue> {
     JsArray::expect(
         &messages,

@@ -3,7 +3,14 @@
 use agent_compaction_core::error::InputError;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/js/shim.js")]
+#[cfg_attr(
+    not(all(feature = "compactor", feature = "store")),
+    wasm_bindgen(module = "/src/js/shim.js")
+)]
+#[cfg_attr(
+    all(feature = "compactor", feature = "store"),
+    wasm_bindgen(module = "/src/js/shim_all.js")
+)]
 extern "C" {
     #[wasm_bindgen(js_name = describeValue)]
     fn describe_value(value: &JsValue) -> String;

@@ -27,7 +27,14 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
-#[wasm_bindgen(module = "/src/js/shim.js")]
+#[cfg_attr(
+    not(all(feature = "compactor", feature = "store")),
+    wasm_bindgen(module = "/src/js/shim_store.js")
+)]
+#[cfg_attr(
+    all(feature = "compactor", feature = "store"),
+    wasm_bindgen(module = "/src/js/shim_all.js")
+)]
 extern "C" {
     #[wasm_bindgen(js_name = withLock)]
     fn with_lock(name: &str, callback: &JsValue) -> Promise;

@@ -46,7 +46,14 @@ pub const MESSAGES: &str = "messages";
 /// `sessions` by `lastModified` (version 2).
 pub const BY_LAST_MODIFIED: &str = "byLastModified";
 
-#[wasm_bindgen(module = "/src/js/shim.js")]
+#[cfg_attr(
+    not(all(feature = "compactor", feature = "store")),
+    wasm_bindgen(module = "/src/js/shim_store.js")
+)]
+#[cfg_attr(
+    all(feature = "compactor", feature = "store"),
+    wasm_bindgen(module = "/src/js/shim_all.js")
+)]
 extern "C" {
     #[wasm_bindgen(js_name = onUpgradeNeeded)]
     fn on_upgrade_needed(

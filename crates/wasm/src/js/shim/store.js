@@ -5,16 +5,8 @@
 // record's fields (session_meta.rs), the errors (error.rs). Imported by
 // crates/wasm/src/store/records.rs and load.rs.
 
+import { ConflictError } from "./errors.js";
 import { sameRun } from "./known.js";
-
-// A save made from a stale revision. Exported by the package, so that an
-// app can test `instanceof ConflictError`.
-export class ConflictError extends Error {
-  constructor(message) {
-    super(message);
-    this.name = "ConflictError";
-  }
-}
 
 // A store error (crates/core/src/storage/error.rs): a ConflictError, or an
 // Error whose `name` is the variant's stable name.

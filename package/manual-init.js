@@ -1,0 +1,10 @@
+// `agent-compaction/manual-init`: the package without the top-level await.
+// The app calls `await init(urlOrResponse)` or `initSync({ module: bytes })`
+// before anything else. The store's own wasm module still loads at the
+// first `SessionStore.open`, from beside this file (session-store.js).
+import { lazySessionStore, loadStoreModule } from "./session-store.js";
+
+export * from "./agent_compaction.js";
+export { default, default as init } from "./agent_compaction.js";
+export { ConflictError } from "./session-store.js";
+export const SessionStore = lazySessionStore(loadStoreModule);
