@@ -235,7 +235,7 @@ test("a lock another tab never lets go times the call out, nothing is written, a
   }
 });
 
-test("the browser clearing the site's IndexedDB under an open store: the next call reopens", async () => {
+test("the browser clearing the site's IndexedDB under an open store: the next call reopens", async (t) => {
   const page = await browser.newPage();
   try {
     await page.goto(`${server.url}quirks.html`);
@@ -258,6 +258,7 @@ test("the browser clearing the site's IndexedDB under an open store: the next ca
       const loaded = await settle(store.load("again"));
       return { list, created: created.ok, saved: saved.ok, loaded: loaded.ok && loaded.v.map((m) => m.content) };
     });
+    t.diagnostic(out.list.ok ? "the store reopened the database" : `closed for good: ${out.list.message}`);
     if (out.list.ok) {
       // Closed (the close event) and reopened: the sessions were cleared.
       assert.deepEqual(out.list.v, []);
