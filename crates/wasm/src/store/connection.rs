@@ -26,6 +26,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use web_sys::IdbDatabase as Database;
 
+/// A connection's event handler (`versionchange`, `close`).
+type Handler = Closure<dyn FnMut()>;
+
 /// What [`Inner`] keeps of its connection beyond the handle itself.
 #[derive(Default)]
 pub struct Link {
@@ -39,7 +42,7 @@ pub struct Link {
     /// Why the browser's last close or lost connection happened.
     detail: RefCell<Option<String>>,
     /// The connection's `versionchange` and `close` handlers.
-    handlers: RefCell<Option<(Closure<dyn FnMut()>, Closure<dyn FnMut()>)>>,
+    handlers: RefCell<Option<(Handler, Handler)>>,
 }
 
 /// Makes `db` the store's connection, watching its `versionchange` and
@@ -50,7 +53,7 @@ pub fn adopt(inner: &Rc<Inner>, db: Database) {
         // Another connection deletes or upgrades the database: let it, and
         // say so on the next call instead of failing obscurely.
         let weak = Rc::downgrade(inner);
-        let version_change = Closure::<dyn FnMut()>::new(move || {
+        let version_change = Handler::new(move || {
             if let Some(inner) = weak.upgrade() {
                 if let Some(db) = inner.db.borrow_mut().take() {
                     db.close();
@@ -63,7 +66,7 @@ pub fn adopt(inner: &Rc<Inner>, db: Database) {
         });
         // The browser closed it: the data is there, the next call reopens.
         let weak = Rc::downgrade(inner);
-        let close = Closure::<dyn FnMut()>::new(move || {
+        let close = Handler::new(move || {
             if let Some(inner) = weak.upgrade() {
                 inner.db.borrow_mut().take();
                 let link = &inner.link;
