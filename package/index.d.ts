@@ -32,6 +32,12 @@ export {
  *   or upgraded by another connection; open the store again.
  * - `StorageError`: any other IndexedDB failure (its message has the
  *   browser's error name and message).
+ * - `LockTimeoutError`: the session's lock did not come within the store's
+ *   `lockTimeoutMs` (another tab or worker holds it, or a page kept in the
+ *   back/forward cache); nothing was done.
+ * - `ConnectionLostError`: the browser closed the connection to the
+ *   database, and again after the store reopened it; each write is
+ *   all-or-nothing, so the stored sessions are whole.
  */
 export type SessionStoreErrorName =
   | "ConflictError"
@@ -42,7 +48,9 @@ export type SessionStoreErrorName =
   | "UpgradeBlockedError"
   | "OpenFailedError"
   | "StoreClosedError"
-  | "StorageError";
+  | "StorageError"
+  | "LockTimeoutError"
+  | "ConnectionLostError";
 
 /** An error a `SessionStore` call rejects with (see `SessionStoreErrorName`). */
 export interface SessionStoreError extends Error {

@@ -54,6 +54,8 @@ const ui = {
   importFile: $("import-file"),
   exportButton: $("export-session"),
   openSettings: $("open-settings"),
+  persistStorage: $("persist-storage"),
+  storageUsage: $("storage-usage"),
   title: $("session-title"),
   endpoint: $("endpoint-label"),
   toggleModel: $("toggle-model-view"),
@@ -328,7 +330,33 @@ window.addEventListener("unhandledrejection", (event) => {
 // ---------------------------------------------------------------- sessions
 
 let listSeq = 0;
+// The site's storage as store.estimate() reads it, and whether the browser
+// keeps it (store.persist(), asked from the "Keep data" button: a user
+// action, once there is something worth keeping).
+async function showStorage() {
+  const e = await store.estimate().catch(() => null);
+  if (!e?.supported) {
+    ui.storageUsage.textContent = "storage: unknown";
+    return;
+  }
+  const size = (bytes) => {
+    const [unit, div] = bytes >= 1e9 ? ["GB", 1e9] : bytes >= 1e6 ? ["MB", 1e6] : ["KB", 1e3];
+    return `${(bytes / div).toFixed(1)} ${unit}`;
+  };
+  ui.storageUsage.textContent = `${size(e.usage)} of ${size(e.quota)} used${e.persisted ? " · kept" : ""}`;
+  ui.persistStorage.hidden = e.persisted;
+}
+
+async function persistStorage() {
+  const kept = await store.persist();
+  notice(kept ? "info" : "error", kept
+    ? "The browser will keep this site's sessions when space runs low."
+    : "The browser did not agree to keep this site's data (it may evict it when space runs low); export sessions you want to keep.");
+  await showStorage();
+}
+
 async function refreshSessions() {
+  showStorage();
   const seq = ++listSeq;
   try {
     const list = await store.list();
@@ -1194,6 +1222,7 @@ function wire() {
     if (file) importSession(file);
   });
   ui.exportButton.addEventListener("click", () => exportSession());
+  ui.persistStorage.addEventListener("click", () => persistStorage().catch((err) => showError("Keep data", err)));
   ui.openSettings.addEventListener("click", () => {
     fillSettingsForm(savedEndpoint);
     ui.settingsDialog.showModal();

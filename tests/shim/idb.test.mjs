@@ -30,7 +30,17 @@ test("storeTransaction and commitTransaction", async () => {
   const db = { transaction: (...args) => (calls.push(args), {}) };
   storeTransaction(db, true, true);
   storeTransaction(db, false, false);
-  assert.deepEqual(calls, [[["sessions", "messages"], "readwrite"], ["sessions", "readonly"]]);
+  storeTransaction(db, true, true, "strict");
+  storeTransaction(db, true, false, "default");
+  storeTransaction(db, false, true, "strict");
+  assert.deepEqual(calls, [
+    [["sessions", "messages"], "readwrite"],
+    ["sessions", "readonly"],
+    // A strict write asks for it; the default and reads pass no options.
+    [["sessions", "messages"], "readwrite", { durability: "strict" }],
+    ["sessions", "readwrite"],
+    [["sessions", "messages"], "readonly"],
+  ]);
   const tx = { commit() { this.committed = true; later(() => this.oncomplete()); } };
   await commitTransaction(tx);
   assert.equal(tx.committed, true);

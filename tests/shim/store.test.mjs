@@ -1,13 +1,15 @@
 // Unit tests of shim/store.js: the identity facts the core plans a save's
 // diff from (crates/core/src/storage/diff.rs), the key runs assembled, the
 // value comparisons and storability checks, records to messages, session
-// records merged and shown, and store errors with stable names.
+// records merged and shown, store errors with stable names, and the
+// origin's storage asked to persist and estimated, with and without
+// navigator.storage.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ConflictError } from "../../crates/wasm/src/js/shim/errors.js";
 import {
   adoptEqual, assembleKeys, checkStorable, conflictErrorClass, firstUserText, flattenRecords,
-  identityFacts, mergeMeta, publicMeta, storeError,
+  estimateStorage, identityFacts, mergeMeta, persistStorage, publicMeta, storeError,
 } from "../../crates/wasm/src/js/shim/store.js";
 
 const objs = (n) => Array.from({ length: n }, (_, i) => ({ role: "user", content: `m${i}` }));
@@ -102,4 +104,34 @@ test("store errors are real Errors with stable names; ConflictError keeps its cl
   assert.ok(quota instanceof Error && !(quota instanceof ConflictError));
   assert.equal(quota.name, "QuotaExceededError");
   assert.equal(String(quota), "QuotaExceededError: full");
+});
+
+test("persistStorage and estimateStorage: the browser's answers, and clear ones where navigator.storage is missing", async (t) => {
+  const saved = Object.getOwnPropertyDescriptor(globalThis, "navigator");
+  const use = (navigator) => Object.defineProperty(globalThis, "navigator", { value: navigator, configurable: true, writable: true });
+  t.after(() => (saved ? Object.defineProperty(globalThis, "navigator", saved) : delete globalThis.navigator));
+  use(undefined);
+  assert.equal(await persistStorage(), false);
+  assert.deepEqual(await estimateStorage(), { supported: false, usage: null, quota: null, persisted: false });
+  use({ storage: {} });
+  assert.equal(await persistStorage(), false);
+  assert.deepEqual(await estimateStorage(), { supported: false, usage: null, quota: null, persisted: false });
+  let persisted = false;
+  use({
+    storage: {
+      persist: async () => (persisted = true),
+      persisted: async () => persisted,
+      estimate: async () => ({ usage: 1234, quota: 5_000_000, usageDetails: { indexedDB: 1234 } }),
+    },
+  });
+  assert.deepEqual(await estimateStorage(), { supported: true, usage: 1234, quota: 5_000_000, persisted: false });
+  assert.equal(await persistStorage(), true);
+  assert.equal((await estimateStorage()).persisted, true);
+  // Refused, or failing: false, and no numbers rather than wrong ones.
+  use({ storage: { persist: async () => false, estimate: async () => { throw new Error("denied"); } } });
+  assert.equal(await persistStorage(), false);
+  assert.deepEqual(await estimateStorage(), { supported: false, usage: null, quota: null, persisted: false });
+  use({ storage: { persist: () => Promise.reject(new TypeError("not here")), estimate: async () => ({ usage: NaN }) } });
+  assert.equal(await persistStorage(), false);
+  assert.equal((await estimateStorage()).supported, false);
 });

@@ -1,12 +1,15 @@
-//! SessionStore in a real headless Chromium with real IndexedDB.
+//! SessionStore in a real headless Chromium with real IndexedDB, and the
+//! engine quirks it handles (locks that never come, connections the
+//! browser closes, storage unavailable, durability, persist/estimate).
 #![cfg(target_arch = "wasm32")]
 
 use agent_compaction::session_file::pi_session_to_messages;
 use agent_compaction::store::SessionStore;
 use js_sys::{Array, Promise, Reflect};
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_futures::{future_to_promise, JsFuture};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
@@ -2025,4 +2028,630 @@ async fn an_upgrade_blocked_by_an_open_old_connection_fails_at_once() {
     assert_eq!(field(&schema, "version").as_f64(), Some(3.0));
     store.close();
     wait(delete_db("store-blocked")).await.unwrap();
+}
+
+// The engine quirks (issue 13): locks that never come, connections the
+// browser closes, storage that is unavailable, durability, persist and
+// estimate. Written engine-neutral: what differs between engines is read
+// from the page, never assumed.
+#[wasm_bindgen(inline_js = r#"
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Holds the Web Lock `name` as another context would (a page kept in the
+// back/forward cache): resolves once held, with the function letting it go.
+export function holdLock(name) {
+  return new Promise((held) => {
+    navigator.locks.request(name, () => new Promise((release) => held(release)));
+  });
+}
+export function release(f) { f(); }
+export function hideWebLocks() {
+  Object.defineProperty(navigator, "locks", { value: undefined, configurable: true });
+  return () => { delete navigator.locks; };
+}
+// Runs `f` with navigator.locks hidden, restored whatever happens.
+export async function withoutWebLocks(f) {
+  const restore = hideWebLocks();
+  try { return await f(); } finally { restore(); }
+}
+// A withSessionLock callback that waits until `go()` is called.
+export function gate() {
+  let go;
+  const opened = new Promise((r) => (go = r));
+  return { go: () => go(), callback: () => opened.then(() => "gated") };
+}
+export function go(g) { g.go(); }
+export function gateCallback(g) { return g.callback; }
+export async function timed(p) {
+  const t0 = performance.now();
+  try { return { ok: true, value: await p, ms: performance.now() - t0 }; }
+  catch (e) { return { ok: false, error: e, ms: performance.now() - t0 }; }
+}
+export function counter() {
+  const c = { calls: 0 };
+  c.f = () => { c.calls++; return "ran"; };
+  return c;
+}
+// Every connection opened on database `db` from now on (the store's own
+// among them), until `stop()`.
+export function watchConnections(db) {
+  const proto = IDBFactory.prototype;
+  const open = proto.open;
+  const requests = [];
+  proto.open = function (name, ...rest) {
+    const r = open.call(this, name, ...rest);
+    if (name === db) requests.push(r);
+    return r;
+  };
+  return {
+    stop() { proto.open = open; },
+    all() { return requests.filter((r) => r.readyState === "done" && !r.error).map((r) => r.result); },
+  };
+}
+export function stopWatching(w) { w.stop(); }
+export function connectionCount(w) { return w.all().length; }
+// Closes the connection the store uses now (the newest one), as the
+// browser's closing it does to the page's requests: they throw
+// InvalidStateError "The database connection is closing".
+export function closeNewest(w) { const all = w.all(); all[all.length - 1].close(); }
+// The same, followed by the close event the browser fires when it closes a
+// connection on its own (storage cleared, its storage process gone).
+export function closeNewestAsTheBrowserDoes(w) {
+  const all = w.all();
+  const db = all[all.length - 1];
+  db.close();
+  db.dispatchEvent(new Event("close"));
+}
+// Closes the database `db`'s connection right before its next `count`
+// write transactions (or every one: Infinity), so that each fails as on a
+// connection the browser closed under the call. Returns the undo.
+export function closeBeforeWrites(db, count) {
+  const proto = IDBDatabase.prototype;
+  const transaction = proto.transaction;
+  let left = count;
+  proto.transaction = function (stores, mode, ...rest) {
+    if (this.name === db && mode === "readwrite" && left > 0) {
+      left--;
+      this.close();
+    }
+    return transaction.call(this, stores, mode, ...rest);
+  };
+  return () => { proto.transaction = transaction; };
+}
+export function undo(f) { f(); }
+// Records the durability of each write transaction on database `db`: what
+// the store asked for, and what the engine says where it has the attribute.
+export function recordDurability(db) {
+  const proto = IDBDatabase.prototype;
+  const transaction = proto.transaction;
+  const log = [];
+  proto.transaction = function (stores, mode, options) {
+    const tx = transaction.call(this, stores, mode, options);
+    if (this.name === db && mode === "readwrite") {
+      log.push({ asked: options?.durability ?? "default", engine: "durability" in tx ? tx.durability : null });
+    }
+    return tx;
+  };
+  return { log, stop: () => { proto.transaction = transaction; } };
+}
+export function durabilityLog(r) { const out = r.log.slice(); r.log.length = 0; return out; }
+export function stopRecording(r) { r.stop(); }
+// Runs `f` with `indexedDB` gone from the page (private modes, a privacy
+// setting), restored whatever happens.
+export async function withoutIndexedDb(f) {
+  const own = Object.getOwnPropertyDescriptor(globalThis, "indexedDB");
+  Object.defineProperty(globalThis, "indexedDB", { value: undefined, configurable: true, writable: true });
+  try { return await f(); } finally {
+    if (own) Object.defineProperty(globalThis, "indexedDB", own); else delete globalThis.indexedDB;
+  }
+}
+export async function withoutStorageManager(f) {
+  const own = Object.getOwnPropertyDescriptor(Navigator.prototype, "storage");
+  Object.defineProperty(Navigator.prototype, "storage", { get: () => undefined, configurable: true });
+  try { return await f(); } finally { Object.defineProperty(Navigator.prototype, "storage", own); }
+}
+export function hasStorageEstimate() { return typeof navigator.storage?.estimate === "function"; }
+export { sleep as nap };
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = holdLock)]
+    fn hold_lock(name: &str) -> Promise;
+    fn release(f: &JsValue);
+    #[wasm_bindgen(js_name = withoutWebLocks)]
+    fn without_web_locks(f: &js_sys::Function) -> Promise;
+    fn gate() -> JsValue;
+    fn go(g: &JsValue);
+    #[wasm_bindgen(js_name = gateCallback)]
+    fn gate_callback(g: &JsValue) -> JsValue;
+    fn timed(p: &Promise) -> Promise;
+    fn counter() -> JsValue;
+    #[wasm_bindgen(js_name = watchConnections)]
+    fn watch_connections(db: &str) -> JsValue;
+    #[wasm_bindgen(js_name = stopWatching)]
+    fn stop_watching(w: &JsValue);
+    #[wasm_bindgen(js_name = connectionCount)]
+    fn connection_count(w: &JsValue) -> u32;
+    #[wasm_bindgen(js_name = closeNewest)]
+    fn close_newest(w: &JsValue);
+    #[wasm_bindgen(js_name = closeNewestAsTheBrowserDoes)]
+    fn close_newest_as_the_browser_does(w: &JsValue);
+    #[wasm_bindgen(js_name = closeBeforeWrites)]
+    fn close_before_writes(db: &str, count: f64) -> JsValue;
+    fn undo(f: &JsValue);
+    #[wasm_bindgen(js_name = recordDurability)]
+    fn record_durability(db: &str) -> JsValue;
+    #[wasm_bindgen(js_name = durabilityLog)]
+    fn durability_log(r: &JsValue) -> Array;
+    #[wasm_bindgen(js_name = stopRecording)]
+    fn stop_recording(r: &JsValue);
+    #[wasm_bindgen(js_name = withoutIndexedDb)]
+    fn without_indexed_db(f: &js_sys::Function) -> Promise;
+    #[wasm_bindgen(js_name = withoutStorageManager)]
+    fn without_storage_manager(f: &js_sys::Function) -> Promise;
+    #[wasm_bindgen(js_name = hasStorageEstimate)]
+    fn has_storage_estimate() -> bool;
+}
+
+async fn open_with(name: &str, lock_timeout_ms: u32) -> SessionStore {
+    let options = parse(&format!(
+        "{{\"name\":\"{name}\",\"lockTimeoutMs\":{lock_timeout_ms}}}"
+    ));
+    SessionStore::open(options).await.unwrap()
+}
+
+/// `timed(p)`: `(ok, value or error, ms)`.
+async fn timed_out(p: Promise) -> (bool, JsValue, f64) {
+    let out = wait(timed(&p)).await.unwrap();
+    let ok = field(&out, "ok").as_bool().unwrap();
+    let value = field(&out, if ok { "value" } else { "error" });
+    (ok, value, field(&out, "ms").as_f64().unwrap())
+}
+
+#[wasm_bindgen_test]
+async fn a_lock_that_never_comes_fails_the_call_after_the_lock_timeout_and_writes_nothing() {
+    let db = "store-lock-timeout";
+    wait(delete_db(db)).await.unwrap();
+    let store = open_with(db, 300).await;
+    create(&store, "s").await;
+    let m0 = message("kept", 1);
+    save(&store, "s", array(&[&m0])).await.unwrap();
+    sleep(300).await; // the page's own lease is let go
+                      // Another context takes the lock and never lets go (Safari keeps the
+                      // locks of a page in its back/forward cache).
+    let letting_go = wait(hold_lock("agent-compaction:store-lock-timeout:s"))
+        .await
+        .unwrap();
+    let (ok, e, ms) = timed_out(store.save(
+        "s".into(),
+        array(&[&m0, &message("lost?", 2)]).into(),
+        JsValue::UNDEFINED,
+    ))
+    .await;
+    assert!(!ok);
+    assert_eq!(error_name(&e), "LockTimeoutError", "{}", error_message(&e));
+    assert!(
+        error_message(&e).contains("within 300 ms"),
+        "{}",
+        error_message(&e)
+    );
+    assert!((250.0..3000.0).contains(&ms), "failed after {ms} ms");
+    // withSessionLock too: its callback is never called.
+    let calls = counter();
+    let (ok, e, _) = timed_out(store.with_session_lock("s".into(), field(&calls, "f"))).await;
+    assert!(!ok);
+    assert_eq!(error_name(&e), "LockTimeoutError");
+    // The other writes as well.
+    for p in [
+        store.rename("s".into(), "renamed".into()),
+        store.delete("s".into()),
+        store.fork("s".into(), 0.into(), JsValue::UNDEFINED),
+    ] {
+        let (ok, e, _) = timed_out(p).await;
+        assert!(!ok);
+        assert_eq!(error_name(&e), "LockTimeoutError", "{}", error_message(&e));
+    }
+    // Reads take no lock.
+    let loaded = wait(store.load("s".into())).await.unwrap();
+    assert!(deep_equal(&loaded, &array(&[&m0])), "nothing written");
+    release(&letting_go);
+    sleep(50).await;
+    assert_eq!(field(&calls, "calls").as_f64(), Some(0.0), "never ran");
+    let list: Array = wait(store.list()).await.unwrap().unchecked_into();
+    assert_eq!(list.length(), 1, "no fork was made");
+    assert_eq!(
+        field(&list.get(0), "title").as_string().as_deref(),
+        Some("T")
+    );
+    assert_eq!(field(&list.get(0), "revision").as_f64(), Some(1.0));
+    // The lock is free again: the calls work.
+    let next = array(&[&m0, &message("now", 3)]);
+    save(&store, "s", next.clone()).await.unwrap();
+    assert!(deep_equal(
+        &wait(store.load("s".into())).await.unwrap(),
+        &next
+    ));
+    // Not closed here: under chromedriver (not under Playwright's Chromium,
+    // where tests/e2e/store-quirks.test.mjs closes it) the page stops
+    // answering the driver a few hundred ms after this store is closed.
+    // Left open, the page goes on; see /work/notes/quirks.md.
+    assert_eq!(
+        wait(store.list())
+            .await
+            .unwrap()
+            .unchecked_into::<Array>()
+            .length(),
+        1
+    );
+}
+
+#[wasm_bindgen_test]
+async fn without_web_locks_the_queue_in_the_page_is_bounded_too() {
+    let db = "store-lock-timeout-realm";
+    wait(delete_db(db)).await.unwrap();
+    let a = open_with(db, 250).await;
+    let b = open_with(db, 250).await;
+    create(&a, "s").await;
+    let a: Rc<SessionStore> = Rc::new(a);
+    let b: Rc<SessionStore> = Rc::new(b);
+    let (sa, sb) = (a.clone(), b.clone());
+    let scenario = Closure::once_into_js(move || {
+        future_to_promise(async move {
+            // A's callback holds the lock; B's save waits behind it in the
+            // page's queue, then gives up.
+            let g = gate();
+            let held = sa.with_session_lock("s".into(), gate_callback(&g));
+            let (ok, e, ms) = timed_out(sb.save(
+                "s".into(),
+                array(&[&message("b", 1)]).into(),
+                JsValue::UNDEFINED,
+            ))
+            .await;
+            assert!(!ok);
+            assert_eq!(error_name(&e), "LockTimeoutError", "{}", error_message(&e));
+            assert!(ms >= 200.0, "{ms}");
+            go(&g);
+            assert_eq!(
+                wait(held).await.unwrap().as_string().as_deref(),
+                Some("gated")
+            );
+            // Free again: B saves.
+            wait(sb.save(
+                "s".into(),
+                array(&[&message("b", 2)]).into(),
+                JsValue::UNDEFINED,
+            ))
+            .await?;
+            Ok(JsValue::TRUE)
+        })
+    });
+    wait(without_web_locks(scenario.unchecked_ref()))
+        .await
+        .unwrap();
+    let loaded: Array = wait(a.load("s".into())).await.unwrap().unchecked_into();
+    assert!(
+        deep_equal(&loaded, &array(&[&message("b", 2)])),
+        "only the second save"
+    );
+    a.close();
+    b.close();
+}
+
+#[wasm_bindgen_test]
+async fn the_lock_timeout_option_is_checked() {
+    for (options, class) in [
+        ("{\"name\":\"store-lt\",\"lockTimeoutMs\":0}", "RangeError"),
+        ("{\"name\":\"store-lt\",\"lockTimeoutMs\":-1}", "RangeError"),
+        (
+            "{\"name\":\"store-lt\",\"lockTimeoutMs\":1e12}",
+            "RangeError",
+        ),
+        (
+            "{\"name\":\"store-lt\",\"lockTimeoutMs\":\"5\"}",
+            "TypeError",
+        ),
+        (
+            "{\"name\":\"store-lt\",\"lockTimeoutMs\":null}",
+            "TypeError",
+        ),
+    ] {
+        let e = SessionStore::open(parse(options))
+            .await
+            .err()
+            .expect(options);
+        assert_eq!(
+            field(&e, "name").as_string().as_deref(),
+            Some(class),
+            "{options}"
+        );
+        assert!(
+            error_message(&e).contains("lockTimeoutMs"),
+            "{}",
+            error_message(&e)
+        );
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_connection_closed_under_the_store_is_reopened_and_nothing_is_written_twice() {
+    let db = "store-reopen";
+    wait(delete_db(db)).await.unwrap();
+    let watch = watch_connections(db);
+    let store = open(db).await;
+    assert_eq!(connection_count(&watch), 1);
+    create(&store, "s").await;
+    let first = array(&[&message("one", 1), &assistant("stop", 10, 2)]);
+    save(&store, "s", first.clone()).await.unwrap();
+
+    // Closed between calls (its requests now throw "The database
+    // connection is closing"): the next read reopens it.
+    close_newest(&watch);
+    let loaded = wait(store.load("s".into())).await.unwrap();
+    assert!(deep_equal(&loaded, &first));
+    assert_eq!(connection_count(&watch), 2, "reopened once");
+
+    // Closed right before a save's write: the save is run again on a new
+    // connection, and written once.
+    let puts_before = puts(&store);
+    let undo_close = close_before_writes(db, 1.0);
+    let second = with(&first, &[&message("two", 3)]);
+    let meta = save(&store, "s", second.clone()).await.unwrap();
+    undo(&undo_close);
+    assert_eq!(field(&meta, "revision").as_f64(), Some(2.0), "one revision");
+    assert_eq!(field(&meta, "messageCount").as_f64(), Some(3.0));
+    assert_eq!(puts(&store) - puts_before, 1.0, "one record put");
+    assert!(deep_equal(
+        &wait(store.load("s".into())).await.unwrap(),
+        &second
+    ));
+    assert_eq!(
+        wait(raw_sizes(db, "s"))
+            .await
+            .unwrap()
+            .unchecked_into::<Array>()
+            .iter()
+            .map(|n| n.as_f64().unwrap())
+            .sum::<f64>(),
+        3.0
+    );
+
+    // The same for a compaction, a fork, an import, a rename, a create, a delete.
+    let third = with(&second, &[&summary(4), &message("after", 5)]);
+    let undo_close = close_before_writes(db, 1.0);
+    let meta = save(&store, "s", third.clone()).await.unwrap();
+    undo(&undo_close);
+    assert_eq!(field(&meta, "revision").as_f64(), Some(3.0));
+    let context = wait(store.load_context("s".into())).await.unwrap();
+    assert!(deep_equal(
+        &context,
+        &array(&[&summary(4), &message("after", 5)])
+    ));
+
+    let undo_close = close_before_writes(db, 1.0);
+    let forked = wait(store.fork("s".into(), 2.into(), parse("{\"id\":\"f\"}")))
+        .await
+        .unwrap();
+    undo(&undo_close);
+    assert_eq!(field(&forked, "messageCount").as_f64(), Some(2.0));
+
+    let text = wait(store.export_jsonl("s".into())).await.unwrap();
+    let undo_close = close_before_writes(db, 1.0);
+    let imported = wait(store.import_jsonl(text.clone(), parse("{\"title\":\"imp\"}")))
+        .await
+        .unwrap();
+    undo(&undo_close);
+    let imported_id = field(&imported, "id").as_string().unwrap();
+
+    let undo_close = close_before_writes(db, 1.0);
+    wait(store.rename("f".into(), "fork renamed".into()))
+        .await
+        .unwrap();
+    undo(&undo_close);
+    let undo_close = close_before_writes(db, 1.0);
+    wait(store.create_session(parse("{\"id\":\"c\"}")))
+        .await
+        .unwrap();
+    undo(&undo_close);
+    let undo_close = close_before_writes(db, 1.0);
+    wait(store.delete("c".into())).await.unwrap();
+    undo(&undo_close);
+
+    let list: Array = wait(store.list()).await.unwrap().unchecked_into();
+    let ids: Vec<String> = list
+        .iter()
+        .map(|m| field(&m, "id").as_string().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 3, "one session each, none twice: {ids:?}");
+    assert!(ids.contains(&"s".to_owned()) && ids.contains(&"f".to_owned()));
+    assert!(ids.contains(&imported_id));
+    let renamed = list
+        .iter()
+        .find(|m| field(m, "id").as_string().as_deref() == Some("f"))
+        .unwrap();
+    assert_eq!(
+        field(&renamed, "title").as_string().as_deref(),
+        Some("fork renamed")
+    );
+    assert!(deep_equal(
+        &wait(store.load(imported_id.as_str().into())).await.unwrap(),
+        &third
+    ));
+
+    // The browser closing it on its own (the close event): the next call
+    // just reopens.
+    let before = connection_count(&watch);
+    close_newest_as_the_browser_does(&watch);
+    assert!(deep_equal(
+        &wait(store.load("s".into())).await.unwrap(),
+        &third
+    ));
+    assert_eq!(connection_count(&watch), before + 1);
+    stop_watching(&watch);
+    store.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_connection_lost_twice_is_a_connection_lost_error_and_the_session_is_intact() {
+    let db = "store-lost-twice";
+    wait(delete_db(db)).await.unwrap();
+    let store = open(db).await;
+    create(&store, "s").await;
+    let kept = array(&[&message("one", 1), &message("two", 2)]);
+    save(&store, "s", kept.clone()).await.unwrap();
+    let undo_close = close_before_writes(db, f64::INFINITY);
+    let e = save(&store, "s", with(&kept, &[&message("three", 3)]))
+        .await
+        .unwrap_err();
+    undo(&undo_close);
+    assert_eq!(
+        error_name(&e),
+        "ConnectionLostError",
+        "{}",
+        error_message(&e)
+    );
+    let text = error_message(&e);
+    assert!(
+        text.starts_with("SessionStore.save: the browser closed the connection"),
+        "{text}"
+    );
+    assert!(text.contains("and again on a reopened one"), "{text}");
+    assert!(text.contains("nothing was written twice"), "{text}");
+    // Intact, as another store reads it, and this store goes on.
+    let other = open(db).await;
+    assert!(deep_equal(
+        &wait(other.load("s".into())).await.unwrap(),
+        &kept
+    ));
+    let meta = save(&store, "s", with(&kept, &[&message("three", 3)]))
+        .await
+        .unwrap();
+    assert_eq!(field(&meta, "revision").as_f64(), Some(2.0));
+    other.close();
+    // A store closed by the app is not reopened: StoreClosedError.
+    store.close();
+    let e = wait(store.load("s".into())).await.unwrap_err();
+    assert_eq!(error_name(&e), "StoreClosedError");
+}
+
+#[wasm_bindgen_test]
+async fn compactions_forks_and_imports_are_strict_turns_are_not() {
+    let db = "store-durability";
+    wait(delete_db(db)).await.unwrap();
+    let store = open(db).await;
+    let recorder = record_durability(db);
+    create(&store, "s").await;
+    let turn = array(&[&message("one", 1), &assistant("stop", 10, 2)]);
+    save(&store, "s", turn.clone()).await.unwrap();
+    let compacted = with(&turn, &[&summary(3), &message("two", 4)]);
+    save(&store, "s", compacted.clone()).await.unwrap();
+    save(&store, "s", with(&compacted, &[&message("three", 5)]))
+        .await
+        .unwrap();
+    wait(store.fork("s".into(), 1.into(), JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    let text = wait(store.export_jsonl("s".into())).await.unwrap();
+    wait(store.import_jsonl(text, JsValue::UNDEFINED))
+        .await
+        .unwrap();
+    wait(store.rename("s".into(), "r".into())).await.unwrap();
+    let log = durability_log(&recorder);
+    stop_recording(&recorder);
+    let asked: Vec<String> = log
+        .iter()
+        .map(|e| field(&e, "asked").as_string().unwrap())
+        .collect();
+    assert_eq!(
+        asked,
+        ["default", "default", "strict", "default", "strict", "strict", "default"],
+        "create, turn, compaction, turn, fork, import, rename"
+    );
+    // Where the engine reports it, it took the hint.
+    for (entry, want) in log.iter().zip(&asked) {
+        let engine = field(&entry, "engine");
+        if let Some(engine) = engine.as_string() {
+            if want == "strict" {
+                assert_eq!(engine, "strict");
+            } else {
+                assert_ne!(engine, "strict");
+            }
+        }
+    }
+    store.close();
+}
+
+#[wasm_bindgen_test]
+async fn without_indexed_db_open_fails_clearly() {
+    // Whatever happens in there is returned, not asserted: a panic inside
+    // the closure would leave its promise pending.
+    let attempt = Closure::once_into_js(|| {
+        future_to_promise(async {
+            Ok(
+                match SessionStore::open(parse("{\"name\":\"store-none\"}")).await {
+                    Ok(store) => {
+                        store.close();
+                        JsValue::from_str("opened")
+                    }
+                    Err(e) => e,
+                },
+            )
+        })
+    });
+    let e = wait(without_indexed_db(attempt.unchecked_ref()))
+        .await
+        .unwrap();
+    assert_eq!(error_name(&e), "OpenFailedError");
+    let text = error_message(&e);
+    assert!(text.starts_with("SessionStore.open: could not open database \"store-none\": IndexedDB storage is unavailable here"), "{text}");
+    assert!(text.contains("no indexedDB"), "{text}");
+    assert!(text.contains("private browsing"), "{text}");
+    // A newer database on disk says so, not "unavailable".
+    wait(delete_db("store-newer")).await.unwrap();
+    let newer = wait(open_raw("store-newer", 50)).await.unwrap();
+    close_db(&newer);
+    let e = SessionStore::open(parse("{\"name\":\"store-newer\"}"))
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(error_name(&e), "OpenFailedError");
+    assert!(
+        error_message(&e).contains("newer version of agent-compaction"),
+        "{}",
+        error_message(&e)
+    );
+    wait(delete_db("store-newer")).await.unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn persist_and_estimate_answer_and_say_when_the_api_is_missing() {
+    let store = fresh("store-persist").await;
+    let persisted = wait(store.persist()).await.unwrap();
+    assert!(persisted.as_bool().is_some(), "a boolean: {persisted:?}");
+    let estimate = wait(store.estimate()).await.unwrap();
+    if has_storage_estimate() {
+        assert_eq!(field(&estimate, "supported").as_bool(), Some(true));
+        let usage = field(&estimate, "usage").as_f64().unwrap();
+        let quota = field(&estimate, "quota").as_f64().unwrap();
+        assert!(usage >= 0.0 && quota > 0.0, "{usage} / {quota}");
+    }
+    assert!(field(&estimate, "persisted").as_bool().is_some());
+    let store = Rc::new(store);
+    let s = store.clone();
+    let missing = Closure::once_into_js(move || {
+        future_to_promise(async move {
+            let p = wait(s.persist()).await?;
+            let e = wait(s.estimate()).await?;
+            Ok(Array::of2(&p, &e).into())
+        })
+    });
+    let out: Array = wait(without_storage_manager(missing.unchecked_ref()))
+        .await
+        .unwrap()
+        .unchecked_into();
+    assert_eq!(out.get(0).as_bool(), Some(false));
+    assert!(deep_equal(
+        &out.get(1),
+        &parse("{\"supported\":false,\"usage\":null,\"quota\":null,\"persisted\":false}")
+    ));
+    // A closed store still answers (they do not touch the database).
+    store.close();
+    assert!(wait(store.persist()).await.unwrap().as_bool().is_some());
 }

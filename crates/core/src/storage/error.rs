@@ -90,10 +90,30 @@ pub enum StoreError {
         dom_name: String,
         message: String,
     },
+    /// The session's lock did not come within `waited_ms` (another context
+    /// holds it: a long `withSessionLock` callback, a page kept in the
+    /// back/forward cache, a worker kept across a reload). The call did
+    /// nothing.
+    LockTimeout {
+        action: &'static str,
+        id: String,
+        waited_ms: f64,
+    },
+    /// The browser closed the connection to the database under the call
+    /// ("Connection to Indexed Database server lost", "The database
+    /// connection is closing"). A call gets this error only when it failed
+    /// so again on a reopened connection (`retried`), see
+    /// [`super::connection`]; `writes` says whether the call writes.
+    ConnectionLost {
+        action: &'static str,
+        detail: String,
+        retried: bool,
+        writes: bool,
+    },
 }
 
 /// Every [`StoreError::name`], for documentation and tests.
-pub const NAMES: [&str; 9] = [
+pub const NAMES: [&str; 11] = [
     "ConflictError",
     "QuotaExceededError",
     "SessionNotFoundError",
@@ -103,6 +123,8 @@ pub const NAMES: [&str; 9] = [
     "OpenFailedError",
     "StoreClosedError",
     "StorageError",
+    "LockTimeoutError",
+    "ConnectionLostError",
 ];
 
 impl StoreError {
@@ -118,6 +140,8 @@ impl StoreError {
             StoreError::OpenFailed { .. } => 6,
             StoreError::Closed { .. } => 7,
             StoreError::Storage { .. } => 8,
+            StoreError::LockTimeout { .. } => 9,
+            StoreError::ConnectionLost { .. } => 10,
         }]
     }
 
@@ -129,13 +153,17 @@ impl StoreError {
                 action,
                 detail: message.to_owned(),
             }
-        } else if dom_name == "InvalidStateError" {
-            StoreError::Closed {
+        } else if super::connection::is_connection_lost(dom_name, message) {
+            // Whether the store or the browser closed it is decided by the
+            // caller (`connection::after_failure`), which knows.
+            StoreError::ConnectionLost {
                 action,
-                reason: format!(
-                    "the database connection is closed (the store was closed, or the database \
-                     was deleted or upgraded elsewhere) ({message})"
-                ),
+                detail: match dom_name.is_empty() {
+                    true => message.to_owned(),
+                    false => format!("{dom_name}: {message}"),
+                },
+                retried: false,
+                writes: false,
             }
         } else {
             StoreError::Storage {
@@ -203,6 +231,42 @@ impl fmt::Display for StoreError {
                 "SessionStore.open: could not open database \"{database}\": {reason}"
             ),
             StoreError::Closed { action, reason } => write!(f, "{action}: {reason}"),
+            StoreError::LockTimeout {
+                action,
+                id,
+                waited_ms,
+            } => write!(
+                f,
+                "{action}: the lock of session \"{id}\" did not come within {} ms, so nothing \
+                 was done (another tab or worker holds it: a long withSessionLock callback, or a \
+                 page kept in the back/forward cache); try again, or open the store with a \
+                 larger lockTimeoutMs",
+                number_to_string(*waited_ms)
+            ),
+            StoreError::ConnectionLost {
+                action,
+                detail,
+                retried,
+                writes,
+            } => {
+                write!(
+                    f,
+                    "{action}: the browser closed the connection to the database"
+                )?;
+                if *retried {
+                    write!(f, ", and again on a reopened one")?;
+                }
+                write!(f, " ({detail}); ")?;
+                match writes {
+                    true => write!(
+                        f,
+                        "each write is one all-or-nothing transaction, so the stored sessions \
+                         are whole: the change was either stored completely or not at all \
+                         (load the session to see which), and nothing was written twice"
+                    ),
+                    false => write!(f, "nothing was changed; try again"),
+                }
+            }
             StoreError::Storage {
                 action,
                 dom_name,
@@ -253,8 +317,17 @@ mod tests {
                 database: "d".into(),
                 reason: "VersionError".into(),
             },
-            StoreError::from_dom(SAVE, "InvalidStateError", "gone"),
+            StoreError::Closed {
+                action: SAVE,
+                reason: "the SessionStore is closed".into(),
+            },
             StoreError::from_dom(SAVE, "UnknownError", "disk"),
+            StoreError::LockTimeout {
+                action: SAVE,
+                id: "a".into(),
+                waited_ms: 30000.0,
+            },
+            StoreError::from_dom(SAVE, "InvalidStateError", "gone"),
         ];
         let names: Vec<&str> = all.iter().map(StoreError::name).collect();
         assert_eq!(names, NAMES);
@@ -270,9 +343,26 @@ mod tests {
         assert_eq!(e.name(), "QuotaExceededError");
         assert!(e.to_string().contains("storage quota is exceeded"));
         assert!(e.to_string().contains("nothing stored before was lost"));
-        let e = StoreError::from_dom(SAVE, "InvalidStateError", "closing");
-        assert_eq!(e.name(), "StoreClosedError");
-        assert!(e.to_string().contains("the database connection is closed"));
+        // A connection the browser closed: whether to reopen and retry is
+        // connection::after_failure's (which turns it into StoreClosedError
+        // when the store itself was closed).
+        let e = StoreError::from_dom(
+            SAVE,
+            "InvalidStateError",
+            "Failed to execute 'transaction' on 'IDBDatabase': The database connection is closing.",
+        );
+        assert_eq!(e.name(), "ConnectionLostError");
+        let e = StoreError::from_dom(
+            SAVE,
+            "UnknownError",
+            "Connection to Indexed Database server lost. Refresh the page to try again",
+        );
+        assert_eq!(e.name(), "ConnectionLostError");
+        assert!(e.to_string().contains("server lost"), "{e}");
+        assert_eq!(
+            StoreError::from_dom(SAVE, "UnknownError", "disk").name(),
+            "StorageError"
+        );
         assert_eq!(
             StoreError::from_add(
                 "SessionStore.createSession",
@@ -321,5 +411,27 @@ mod tests {
             e.to_string(),
             "SessionStore.load: there is no session \"one\" in this store"
         );
+        let e = StoreError::LockTimeout {
+            action: SAVE,
+            id: "s".into(),
+            waited_ms: 250.0,
+        };
+        let text = e.to_string();
+        assert!(text.starts_with("SessionStore.save: the lock of session \"s\" did not come within 250 ms, so nothing was done"), "{text}");
+        assert!(text.contains("lockTimeoutMs"), "{text}");
+        let lost = |retried, writes| {
+            StoreError::ConnectionLost {
+                action: SAVE,
+                detail: "UnknownError: Connection to Indexed Database server lost".into(),
+                retried,
+                writes,
+            }
+            .to_string()
+        };
+        assert!(lost(true, true).contains("and again on a reopened one"));
+        assert!(lost(true, true).contains("nothing was written twice"));
+        assert!(lost(true, true).contains("stored completely or not at all"));
+        assert!(!lost(false, false).contains("again on"));
+        assert!(lost(true, false).ends_with("nothing was changed; try again"));
     }
 }

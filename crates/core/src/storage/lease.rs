@@ -13,12 +13,50 @@
 //!
 //! The shim (`shim/locks.js`) holds the leases and asks these functions at
 //! each point where the policy decides, with the facts as [`LeaseFacts`].
+//!
+//! No call waits for a lock forever: a lock can stay taken for good (Safari
+//! keeps the locks of a page in its back/forward cache, and of a worker
+//! across reloads), and where `navigator.locks` is missing a queue in the
+//! page stands in, which a hung call would block. A call whose lock does
+//! not come within the store's lock timeout ([`lock_timeout`], default
+//! [`DEFAULT_LOCK_TIMEOUT_MS`]) gives up its place in the queue and fails
+//! with `StoreError::LockTimeout`, having done nothing.
 
 /// How long a granted lock is kept after its last call ends.
 pub const LINGER_MS: f64 = 100.0;
 
 /// The BroadcastChannel on which a context says it wants a lock.
 pub const LOCK_CHANNEL: &str = "agent-compaction-locks";
+
+/// How long a call waits for its session's lock by default: longer than
+/// any call of the store holds it (milliseconds for a save), and than most
+/// `withSessionLock` callbacks (a compaction's LLM call), short enough for
+/// a page to say something is wrong while the user still waits.
+pub const DEFAULT_LOCK_TIMEOUT_MS: f64 = 30_000.0;
+
+/// The longest lock timeout: the largest delay a JavaScript timer takes.
+pub const MAX_LOCK_TIMEOUT_MS: f64 = 2_147_483_647.0;
+
+/// Why a `lockTimeoutMs` option is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TimeoutOptionError {
+    /// Not a number (a `TypeError`).
+    NotANumber,
+    /// Not in 1..=[`MAX_LOCK_TIMEOUT_MS`] (a `RangeError`), as printed.
+    OutOfRange,
+}
+
+/// The store's lock timeout from its `lockTimeoutMs` option: absent is the
+/// default; a number must be from 1 to [`MAX_LOCK_TIMEOUT_MS`] (there is
+/// no "forever", which is what this bounds). `Some(None)`: not a number.
+pub fn lock_timeout(option: Option<Option<f64>>) -> Result<f64, TimeoutOptionError> {
+    match option {
+        None => Ok(DEFAULT_LOCK_TIMEOUT_MS),
+        Some(None) => Err(TimeoutOptionError::NotANumber),
+        Some(Some(ms)) if (1.0..=MAX_LOCK_TIMEOUT_MS).contains(&ms) => Ok(ms),
+        Some(Some(_)) => Err(TimeoutOptionError::OutOfRange),
+    }
+}
 
 /// What the shim knows of a lease when it asks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -181,6 +219,40 @@ mod tests {
     fn only_a_refusal_falls_back_to_the_realm_queue() {
         assert_eq!(on_lock_failure("SecurityError"), OnFailure::RealmQueue);
         assert_eq!(on_lock_failure("AbortError"), OnFailure::Reject);
+    }
+
+    #[test]
+    fn the_lock_timeout_is_bounded() {
+        assert_eq!(lock_timeout(None), Ok(DEFAULT_LOCK_TIMEOUT_MS));
+        assert_eq!(lock_timeout(Some(Some(250.0))), Ok(250.0));
+        assert_eq!(
+            lock_timeout(Some(Some(0.5))),
+            Err(TimeoutOptionError::OutOfRange)
+        );
+        assert_eq!(lock_timeout(Some(Some(1.0))), Ok(1.0));
+        assert_eq!(
+            lock_timeout(Some(Some(MAX_LOCK_TIMEOUT_MS))),
+            Ok(MAX_LOCK_TIMEOUT_MS)
+        );
+        for bad in [
+            0.0,
+            -5.0,
+            f64::NAN,
+            f64::INFINITY,
+            MAX_LOCK_TIMEOUT_MS + 1.0,
+        ] {
+            assert_eq!(
+                lock_timeout(Some(Some(bad))),
+                Err(TimeoutOptionError::OutOfRange),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            lock_timeout(Some(None)),
+            Err(TimeoutOptionError::NotANumber)
+        );
+        // Longer than a lease is kept, so a kept lock never times a call out.
+        const { assert!(DEFAULT_LOCK_TIMEOUT_MS > LINGER_MS * 10.0) };
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! How a session lives in IndexedDB: which records a save writes (keys,
 //! the diff, drops a save may make), which messages share a record, what
-//! the session record holds, the lock lease policy, and the store's errors.
+//! the session record holds, the lock lease policy and
+//! lock timeout, how durable each write is, what the store does when the
+//! browser closes its connection or refuses storage, and the store's errors.
 
+pub mod connection;
 pub mod diff;
 pub mod error;
 pub mod lease;

@@ -1,6 +1,7 @@
 //! What a save of a session writes: the ordering keys of new message
-//! records, where the LLM context starts afterwards, and which removals a
-//! save may make on its own.
+//! records, where the LLM context starts afterwards, which removals a
+//! save may make on its own, and how durable its transaction is (as for
+//! the store's other writes).
 //!
 //! Message records are keyed `[sessionId, ...position]`, where `position`
 //! is a short list of numbers compared as IndexedDB compares arrays:
@@ -275,6 +276,52 @@ pub fn preview(text: &[u16], max: usize) -> Vec<u16> {
     out
 }
 
+/// How durable a write transaction is (IndexedDB's `durability` hint; an
+/// engine without it ignores the option and does what it always did).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// The engine's default: Chromium's is relaxed, reporting the commit
+    /// before the disk has it (a power cut may lose the last commits, never
+    /// half of one).
+    Default,
+    /// Reported committed once on disk.
+    Strict,
+}
+
+impl Durability {
+    /// The value of `IDBTransactionOptions.durability`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Durability::Default => "default",
+            Durability::Strict => "strict",
+        }
+    }
+}
+
+/// The write transactions of the store, by what they carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteKind {
+    /// A `save`; `summary`: it inserts a `compactionSummary`.
+    Save { summary: bool },
+    /// `fork` or `importJsonl`: a whole session.
+    WholeSession,
+    /// `createSession`, `rename`, `delete`: a record, cheap to redo.
+    Metadata,
+}
+
+/// A save that carries a compaction, and a fork or an import, are strict:
+/// each stands for work that is costly or impossible to redo (an LLM call
+/// for the summary; a file the user may not have any more), and they are
+/// rare, so waiting for the disk costs little. A turn's save keeps the
+/// default: it is frequent, the app still has the turn in memory, and a
+/// lost last turn is what a crash loses anyway.
+pub fn durability(kind: WriteKind) -> Durability {
+    match kind {
+        WriteKind::Save { summary: true } | WriteKind::WholeSession => Durability::Strict,
+        WriteKind::Save { summary: false } | WriteKind::Metadata => Durability::Default,
+    }
+}
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
@@ -517,5 +564,21 @@ mod tests {
             }
             prop_assert!(increasing(&merged), "{merged:?}");
         }
+    }
+
+    #[test]
+    fn compactions_and_imports_are_strict_turns_are_not() {
+        assert_eq!(
+            durability(WriteKind::Save { summary: true }),
+            Durability::Strict
+        );
+        assert_eq!(durability(WriteKind::WholeSession), Durability::Strict);
+        assert_eq!(
+            durability(WriteKind::Save { summary: false }),
+            Durability::Default
+        );
+        assert_eq!(durability(WriteKind::Metadata), Durability::Default);
+        assert_eq!(Durability::Strict.as_str(), "strict");
+        assert_eq!(Durability::Default.as_str(), "default");
     }
 }

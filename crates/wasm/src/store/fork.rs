@@ -1,9 +1,12 @@
 //! `fork(sessionId, atIndex, { summary?, id?, title? })`: a new session
 //! holding copies of the source's first `atIndex` records, then the
-//! `branchSummary` when given. Read and write are one transaction; the two
-//! sessions share no record, so deleting either leaves the other whole.
+//! `branchSummary` when given. Read and write are one transaction (strict
+//! durability: `core::storage::save_plan::durability`); the two sessions
+//! share no record, so deleting either leaves the other whole.
 
 use super::changes::{announce, Change};
+use super::connection::{database, retrying};
+use super::jsonl::{landed, Written};
 use super::load::flatten;
 use super::locks::exclusive;
 use super::new_session::{meta_for, put};
@@ -13,7 +16,9 @@ use super::schema::{MESSAGES, SESSIONS};
 use super::sessions::fresh_id;
 use super::{options_arg, string_arg, Inner};
 use crate::js::errors::describe;
+use agent_compaction_core::storage::connection::Landed;
 use agent_compaction_core::storage::error::StoreError;
+use agent_compaction_core::storage::save_plan::{durability, WriteKind};
 use agent_compaction_core::storage::session_meta::{fork_title, Seed};
 use js_sys::Array;
 use std::rc::Rc;
@@ -40,12 +45,21 @@ pub async fn fork(
     };
     let new_id = optional("id")?.unwrap_or_else(fresh_id);
     let title = optional("title")?;
-    let locked = inner.clone();
     let (source, target) = (id.clone(), new_id.clone());
-    let meta = exclusive(&inner, &id, async move {
-        fork_locked(&locked, &source, at, summary, &target, title).await
-    })
-    .await?;
+    // What the first attempt wrote, for a second one to recognize.
+    let written: Written = Default::default();
+    let run = inner.clone();
+    let body = retrying(inner.clone(), ACTION, true, move |retry| {
+        let (inner, source, target) = (run.clone(), source.clone(), target.clone());
+        let (summary, title, written) = (summary.clone(), title.clone(), written.clone());
+        Box::pin(async move {
+            fork_locked(
+                &inner, &source, at, summary, &target, title, retry, &written,
+            )
+            .await
+        })
+    });
+    let meta = exclusive(&inner, &id, ACTION, body).await?;
     inner.forget(&new_id);
     announce(
         &inner,
@@ -57,16 +71,19 @@ pub async fn fork(
     Ok(meta)
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn fork_locked(
-    inner: &Inner,
+    inner: &Rc<Inner>,
     id: &str,
     at: f64,
     summary: Option<JsValue>,
     new_id: &str,
     title: Option<String>,
+    retry: bool,
+    written: &Written,
 ) -> Result<JsValue, JsValue> {
-    let db = inner.db(ACTION)?;
-    let tx = Tx::open(&db, true, ACTION)?;
+    let db = database(inner, ACTION).await?;
+    let tx = Tx::writing(&db, durability(WriteKind::WholeSession), ACTION)?;
     let sessions = tx.store(SESSIONS, ACTION)?;
     let records = tx.store(MESSAGES, ACTION)?;
     let source = session_record(&sessions, ACTION, id).await?;
@@ -85,6 +102,13 @@ async fn fork_locked(
         .await
         .map_err(|e| storage_error(ACTION, &e))?;
     if !existing.is_undefined() {
+        // A second attempt finding the fork its first one committed.
+        let first = written.borrow().clone();
+        if let Some((_, record)) = first {
+            if landed(&existing, &record, retry) == Landed::Yes {
+                return Ok(public_meta(&existing));
+            }
+        }
         return Err(store_error(StoreError::SessionExists {
             action: ACTION,
             id: new_id.to_owned(),
@@ -115,6 +139,7 @@ async fn fork_locked(
         model: get(&source, "model").as_string(),
     };
     let (meta, packs) = meta_for(&seed, &messages)?;
+    *written.borrow_mut() = Some((new_id.to_owned(), meta.clone()));
     put(
         &sessions, &records, new_id, &meta, &messages, &packs, ACTION,
     )?;

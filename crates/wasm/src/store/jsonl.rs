@@ -4,15 +4,18 @@
 //! 1–3 in.
 
 use super::changes::{announce, Change};
+use super::connection::{database, retrying};
 use super::load::read;
 use super::locks::exclusive;
 use super::new_session::{meta_for, put};
-use super::records::{get, public_meta, request, set, storage_error, Tx};
+use super::records::{get, merge_meta, public_meta, request, set, storage_error, Tx};
 use super::save::preview_of;
 use super::schema::{MESSAGES, SESSIONS};
 use super::sessions::fresh_id;
 use super::{options_arg, string_arg, Inner};
 use crate::session_file::{messages_to_pi_session, pi_session_to_messages};
+use agent_compaction_core::storage::connection::{whole_landed, Landed};
+use agent_compaction_core::storage::save_plan::{durability, WriteKind};
 use agent_compaction_core::storage::session_meta::{
     import_title, model_key, Seed, IMPORT_TITLE_MAX,
 };
@@ -24,10 +27,22 @@ use wasm_bindgen::JsCast;
 pub async fn export(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.exportJsonl";
     let id = string_arg(&id, "sessionId")?;
-    // One read transaction: the meta and the records agree.
-    let stored = read(&inner, &id, false, ACTION).await?;
+    let run = inner.clone();
+    retrying(inner.clone(), ACTION, false, move |_| {
+        let (inner, id) = (run.clone(), id.clone());
+        Box::pin(async move {
+            // One read transaction: the meta and the records agree.
+            let stored = read(&inner, &id, false, ACTION).await?;
+            export_of(&id, &stored)
+        })
+    })
+    .await
+}
+
+fn export_of(id: &str, stored: &super::load::Stored) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.exportJsonl";
     let options: JsValue = Object::new().into();
-    set(&options, "id", &id.as_str().into());
+    set(&options, "id", &id.into());
     for key in ["title", "model"] {
         let value = get(&stored.record, key);
         if value.is_string() {
@@ -38,7 +53,7 @@ pub async fn export(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
     if created.as_f64().is_some_and(f64::is_finite) {
         set(&options, "timestamp", &created);
     }
-    messages_to_pi_session(stored.messages.into(), options)
+    messages_to_pi_session(stored.messages.clone().into(), options)
         .map(JsValue::from)
         .map_err(|e| prefixed(ACTION, e))
 }
@@ -84,10 +99,20 @@ pub async fn import(inner: Rc<Inner>, text: JsValue, options: JsValue) -> Result
         model,
     };
     let locked = inner.clone();
-    let meta = exclusive(&inner, &wanted, async move {
-        import_locked(&locked, seed, &messages, ACTION).await
-    })
-    .await?;
+    // What the first attempt wrote, for a second one to recognize.
+    let written: Written = Default::default();
+    let body = retrying(inner.clone(), ACTION, true, move |retry| {
+        let (inner, seed, messages, written) = (
+            locked.clone(),
+            seed.clone(),
+            messages.clone(),
+            written.clone(),
+        );
+        Box::pin(
+            async move { import_locked(&inner, seed, &messages, ACTION, retry, &written).await },
+        )
+    });
+    let meta = exclusive(&inner, &wanted, ACTION, body).await?;
     let id = get(&meta, "id").as_string().unwrap_or_default();
     inner.forget(&id);
     announce(
@@ -101,15 +126,27 @@ pub async fn import(inner: Rc<Inner>, text: JsValue, options: JsValue) -> Result
 }
 
 async fn import_locked(
-    inner: &Inner,
+    inner: &Rc<Inner>,
     mut seed: Seed,
     messages: &Array,
     action: &'static str,
+    retry: bool,
+    written: &Written,
 ) -> Result<JsValue, JsValue> {
-    let db = inner.db(action)?;
-    let tx = Tx::open(&db, true, action)?;
+    let db = database(inner, action).await?;
+    let tx = Tx::writing(&db, durability(WriteKind::WholeSession), action)?;
     let sessions = tx.store(SESSIONS, action)?;
     let records = tx.store(MESSAGES, action)?;
+    // A second attempt: the session the first one wrote, if it committed.
+    let first = written.borrow().clone();
+    if let (Some((id, record)), true) = (first, retry) {
+        let stored = request(sessions.get(&id.as_str().into()))
+            .await
+            .map_err(|e| storage_error(action, &e))?;
+        if landed(&stored, &record, retry) == Landed::Yes {
+            return Ok(public_meta(&stored));
+        }
+    }
     let existing = request(sessions.get(&seed.id.as_str().into()))
         .await
         .map_err(|e| storage_error(action, &e))?;
@@ -119,11 +156,26 @@ async fn import_locked(
         seed.id = fresh_id();
     }
     let (meta, packs) = meta_for(&seed, messages)?;
+    *written.borrow_mut() = Some((seed.id.clone(), meta.clone()));
     put(
         &sessions, &records, &seed.id, &meta, messages, &packs, action,
     )?;
     tx.commit(action).await?;
     Ok(public_meta(&meta))
+}
+
+/// The id and session record a first attempt wrote (not yet known to be
+/// committed).
+pub type Written = Rc<std::cell::RefCell<Option<(String, JsValue)>>>;
+
+/// Whether `stored` (a session record, or undefined) is the `written` one,
+/// as `core::storage::connection::whole_landed` reads it.
+pub fn landed(stored: &JsValue, written: &JsValue, retry: bool) -> Landed {
+    let found = match stored.is_undefined() {
+        true => None,
+        false => Some(merge_meta(stored, &Object::new(), written).is_null()),
+    };
+    whole_landed(found, retry)
 }
 
 /// The error with `action: ` in front of its message, same class.

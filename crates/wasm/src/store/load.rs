@@ -1,6 +1,7 @@
 //! `load` (the whole array) and `loadContext` (the last summary on, read
 //! with a key range that starts at the summary's record).
 
+use super::connection::{database, retrying};
 use super::records::{
     get, pending, range_from, read_records, same_key, session_range, storage_error, Tx,
 };
@@ -66,7 +67,7 @@ pub fn flatten(records: &Array, skip: u32) -> (Array, Array, Vec<Pack>) {
 /// and for the context when this store knows where it started (checked
 /// against the session record, and read again if it moved since).
 pub async fn read(
-    inner: &Inner,
+    inner: &Rc<Inner>,
     id: &str,
     context_only: bool,
     action: &'static str,
@@ -78,7 +79,7 @@ pub async fn read(
         }),
         false => Some(JsValue::NULL),
     };
-    let db = inner.db(action)?;
+    let db = database(inner, action).await?;
     let tx = Tx::open(&db, false, action)?;
     let sessions = tx.store(SESSIONS, action)?;
     let messages = tx.store(MESSAGES, action)?;
@@ -168,6 +169,19 @@ pub async fn load(inner: Rc<Inner>, id: JsValue, context_only: bool) -> Result<J
         "SessionStore.load"
     };
     let id = string_arg(&id, "sessionId")?;
+    let run = inner.clone();
+    retrying(inner.clone(), action, false, move |_| {
+        Box::pin(load_once(run.clone(), id.clone(), context_only, action))
+    })
+    .await
+}
+
+async fn load_once(
+    inner: Rc<Inner>,
+    id: String,
+    context_only: bool,
+    action: &'static str,
+) -> Result<JsValue, JsValue> {
     let stored = read(&inner, &id, context_only, action).await?;
     let known = Known {
         revision: get(&stored.record, "revision").as_f64().unwrap_or(0.0),

@@ -17,9 +17,16 @@
 //! the holder, which then lets it go as soon as its current call ends. When
 //! a lease is reused, kept or let go is the core's policy
 //! (`core::storage::lease`), installed in the shim by [`install_policy`].
+//!
+//! No call waits for a lock longer than the store's lock timeout
+//! (`lockTimeoutMs`, `core::storage::lease::lock_timeout`): the shim then
+//! takes it out of the queue and the call fails with `LockTimeoutError`
+//! without having run (nothing is written without the lock).
 
+use super::records::store_error;
 use super::{string_arg, Inner, Task};
-use agent_compaction_core::storage::lease;
+use agent_compaction_core::storage::error::StoreError;
+use agent_compaction_core::storage::lease::{self, TimeoutOptionError};
 use js_sys::{Function, Promise};
 use std::future::Future;
 use std::rc::Rc;
@@ -37,7 +44,9 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 )]
 extern "C" {
     #[wasm_bindgen(js_name = withLock)]
-    fn with_lock(name: &str, callback: &JsValue) -> Promise;
+    fn with_lock(name: &str, callback: &JsValue, timeout_ms: f64) -> Promise;
+    #[wasm_bindgen(js_name = lockTimedOut)]
+    fn lock_timed_out(e: &JsValue) -> bool;
     #[wasm_bindgen(js_name = releaseLocks)]
     fn release_locks(prefix: &str);
     #[wasm_bindgen(js_name = takeLease)]
@@ -67,6 +76,26 @@ pub fn install_policy() {
     });
 }
 
+/// The store's lock timeout from its `lockTimeoutMs` option.
+pub fn timeout_option(value: &JsValue) -> Result<f64, JsValue> {
+    let option = match value.is_undefined() {
+        true => None,
+        false => Some(value.as_f64()),
+    };
+    lease::lock_timeout(option).map_err(|e| {
+        let got = crate::js::errors::describe(value);
+        match e {
+            TimeoutOptionError::NotANumber => JsValue::from(js_sys::TypeError::new(&format!(
+                "options.lockTimeoutMs must be a number of milliseconds, got {got}"
+            ))),
+            TimeoutOptionError::OutOfRange => JsValue::from(js_sys::RangeError::new(&format!(
+                "options.lockTimeoutMs must be from 1 to {} milliseconds, got {got}",
+                lease::MAX_LOCK_TIMEOUT_MS
+            ))),
+        }
+    })
+}
+
 /// Lets go of the session locks this realm keeps for database `name`
 /// (once their current calls end): the store is closing.
 pub fn release(name: &str) {
@@ -74,13 +103,15 @@ pub fn release(name: &str) {
 }
 
 /// Runs `body` holding session `id`'s lock (at once when this store
-/// already holds it for a `withSessionLock` callback).
+/// already holds it for a `withSessionLock` callback); `action` fails with
+/// `LockTimeoutError` when the lock does not come in time.
 pub async fn exclusive(
     inner: &Rc<Inner>,
     id: &str,
+    action: &'static str,
     body: impl Future<Output = Result<JsValue, JsValue>> + 'static,
 ) -> Result<JsValue, JsValue> {
-    locked(inner, id, Box::pin(body), true).await
+    locked(inner, id, action, Box::pin(body), true).await
 }
 
 // Not generic: one copy in the `.wasm` for every caller.
@@ -88,7 +119,13 @@ pub async fn exclusive(
 /// taken at once, without a promise round. Not for a `withSessionLock`
 /// callback: its `Held` would then let this store's calls made in the same
 /// tick skip the queue they must wait in.
-async fn locked(inner: &Rc<Inner>, id: &str, body: Task, direct: bool) -> Result<JsValue, JsValue> {
+async fn locked(
+    inner: &Rc<Inner>,
+    id: &str,
+    action: &'static str,
+    body: Task,
+    direct: bool,
+) -> Result<JsValue, JsValue> {
     if inner.holds(id) {
         return body.await;
     }
@@ -101,7 +138,17 @@ async fn locked(inner: &Rc<Inner>, id: &str, body: Task, direct: bool) -> Result
         }
     }
     let callback = Closure::once_into_js(move || future_to_promise(body));
-    JsFuture::from(with_lock(&name, &callback)).await
+    let waited_ms = inner.lock_timeout_ms;
+    JsFuture::from(with_lock(&name, &callback, waited_ms))
+        .await
+        .map_err(|e| match lock_timed_out(&e) {
+            true => store_error(StoreError::LockTimeout {
+                action,
+                id: id.to_owned(),
+                waited_ms,
+            }),
+            false => e,
+        })
 }
 
 /// A kept lock taken by [`take_lease`], handed back when dropped.
@@ -134,7 +181,14 @@ pub async fn with_session_lock(
         let result = callback.call0(&JsValue::UNDEFINED)?;
         JsFuture::from(Promise::resolve(&result)).await
     };
-    locked(&inner, &id, Box::pin(body), false).await
+    locked(
+        &inner,
+        &id,
+        "SessionStore.withSessionLock",
+        Box::pin(body),
+        false,
+    )
+    .await
 }
 
 /// Marks a session's lock as held by this store while it lives.

@@ -9,10 +9,13 @@
 //! writes only new records and deletes only removed ones, in one transaction
 //! that awaits nothing but IndexedDB requests.
 //!
-//! Writes take the session's Web Lock (`locks`) and are announced to the
-//! other stores on the database (`changes`).
+//! Writes take the session's Web Lock (`locks`), waiting for it at most the
+//! store's lock timeout, and are announced to the other stores on the
+//! database (`changes`). A connection the browser closes is reopened and
+//! the call run once more (`connection`).
 
 mod changes;
+mod connection;
 mod fork;
 mod jsonl;
 mod load;
@@ -32,7 +35,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::future_to_promise;
 use web_sys::IdbDatabase as Database;
 
@@ -57,6 +59,26 @@ export interface SessionMeta {
 export interface SessionStoreOptions {
   /** The IndexedDB database name (default "agent-compaction"). */
   name?: string;
+  /**
+   * How long a call waits for its session's lock before it fails with an
+   * `Error` named "LockTimeoutError", having done nothing (default 30000;
+   * 1 to 2147483647). A lock can stay taken for good: Safari keeps the locks
+   * of a page in its back/forward cache and of a worker across reloads.
+   * Raise it when another tab's `withSessionLock` callbacks run longer (a
+   * slow LLM summarizing).
+   */
+  lockTimeoutMs?: number;
+}
+/** The origin's storage, as `SessionStore.estimate()` reads it. */
+export interface StorageEstimate {
+  /** False where `navigator.storage.estimate` is missing or failed; the numbers are then null. */
+  supported: boolean;
+  /** Bytes the origin uses (all of its storage, not only this database). */
+  usage: number | null;
+  /** Bytes the browser may let the origin use. */
+  quota: number | null;
+  /** Whether the browser keeps the origin's storage under pressure (see `persist()`). */
+  persisted: boolean;
 }
 export interface CreateSessionOptions {
   /** Default: a fresh UUIDv7. */
@@ -112,13 +134,40 @@ export class SessionStore {
    * Opens (creating or upgrading) the database. Only this touches `indexedDB`.
    * @throws Error named "UpgradeBlockedError" when the upgrade is blocked by an open
    * connection of an older version (another tab); "OpenFailedError" when the database
-   * cannot be opened (see `SessionStoreErrorName`).
+   * cannot be opened, whose message says why: storage unavailable (no `indexedDB`, a
+   * private mode or a site setting refusing it, an opaque origin), or a newer database
+   * on disk (see `SessionStoreErrorName`). Without a store the rest of the package
+   * (`Compactor`, the flat-array functions) works as before.
+   *
+   * When the browser closes the connection later (WebKit's "Connection to Indexed
+   * Database server lost", the database's `close` event), the store reopens it and a
+   * call that failed so runs once more; writing nothing twice (a write's second try
+   * reads what its first one committed). A call that fails so twice rejects with an
+   * `Error` named "ConnectionLostError"; the stored sessions stay whole.
    */
   static open(options?: SessionStoreOptions): Promise<SessionStore>;
   /** The `ConflictError` class (also exported by the package). */
   static readonly ConflictError: typeof ConflictError;
   /** Closes the database connection and the change channel; later calls reject. */
   close(): void;
+  /**
+   * Asks the browser to keep this origin's storage when space runs low
+   * (`navigator.storage.persist()`); resolves true when it will. Browsers may
+   * otherwise evict a site's IndexedDB without asking (Safari after 7 days
+   * without a visit). Call it once the user has something worth keeping, from
+   * a user action (Firefox asks the user; Chromium decides from engagement,
+   * and may say false at first and true later). False where the API is
+   * missing (workers, insecure contexts) or refused. Works on a closed store.
+   */
+  persist(): Promise<boolean>;
+  /**
+   * The origin's usage and quota (`navigator.storage.estimate()`), and whether
+   * it is persisted. Check it before a large import, or show it in settings;
+   * a save beyond the quota fails with "QuotaExceededError" and writes
+   * nothing. Where the API is missing, `supported` is false and the numbers
+   * null. Works on a closed store.
+   */
+  estimate(): Promise<StorageEstimate>;
   createSession(options?: CreateSessionOptions): Promise<SessionMeta>;
   /** Newest first (by `lastModified`, through an index). */
   list(): Promise<SessionMeta[]>;
@@ -128,10 +177,13 @@ export class SessionStore {
   /**
    * Stores `messages` as the session's array. Writes only what changed since
    * this store last loaded or saved the session, in one transaction, holding
-   * the session's Web Lock from its read to its commit.
+   * the session's Web Lock from its read to its commit. A save that inserts
+   * a `compactionSummary` commits with `durability: "strict"` (reported once
+   * on disk) where the engine supports it; a turn's save keeps the default.
    * @throws ConflictError when another store saved the session since.
    * @throws Error named "RefusedDropError" when the save would drop stored
    * messages (other than trailing failed attempts) without `{ replace: true }`;
+   * "LockTimeoutError" when the session's lock did not come within `lockTimeoutMs`;
    * "QuotaExceededError", "SessionNotFoundError"... (see `SessionStoreErrorName`).
    * @throws TypeError when a message cannot be stored (names its index).
    */
@@ -176,7 +228,9 @@ export class SessionStore {
    * deadlock; that holds for any call of this store on that session in
    * the meantime, not only the callback's. Make those calls through this
    * store: another `SessionStore` instance would wait for the lock, which
-   * the callback holds until that call returns — a deadlock.
+   * the callback holds until that call returns (until its lock timeout).
+   * @throws Error named "LockTimeoutError" when the lock did not come within
+   * the store's `lockTimeoutMs`; the callback was not called.
    */
   withSessionLock<T>(sessionId: string, callback: () => T | PromiseLike<T>): Promise<Awaited<T>>;
   /**
@@ -215,8 +269,14 @@ struct Known {
 struct Inner {
     name: String,
     db: RefCell<Option<Database>>,
-    /// Why the connection is gone, when it went away on its own.
+    /// Why the store is closed for good: `close()`, or the database deleted
+    /// or upgraded by another connection. Never reopened then.
     lost: RefCell<Option<String>>,
+    /// The connection handling of `connection`: the reopen in progress, the
+    /// connection's generation, the browser's closes seen, the handlers.
+    link: connection::Link,
+    /// How long a call waits for its session's lock (`lockTimeoutMs`).
+    lock_timeout_ms: f64,
     /// What this store knows of the sessions it read or wrote, by id: a
     /// list searched in order (only the sessions this page opened; a
     /// `HashMap` brought hashbrown and SipHash into the `.wasm`).
@@ -234,23 +294,20 @@ struct Inner {
     channel: RefCell<Option<changes::Channel>>,
     records_put: Cell<f64>,
     records_deleted: Cell<f64>,
-    _on_version_change: RefCell<Option<Closure<dyn FnMut()>>>,
 }
 
 impl Inner {
-    fn db(&self, action: &'static str) -> Result<Database, JsValue> {
-        if let Some(db) = self.db.borrow().as_ref() {
-            return Ok(db.clone());
-        }
+    /// The error of a call on a store closed for good.
+    fn closed_error(&self, action: &'static str) -> JsValue {
         let why = self
             .lost
             .borrow()
             .clone()
             .unwrap_or_else(|| "the SessionStore is closed".into());
-        Err(records::store_error(StoreError::Closed {
+        records::store_error(StoreError::Closed {
             action,
             reason: why,
-        }))
+        })
     }
 
     fn forget(&self, id: &str) {
@@ -337,12 +394,15 @@ impl SessionStore {
             v if v.is_undefined() => "agent-compaction".to_owned(),
             v => string_arg(&v, "options.name")?,
         };
+        let lock_timeout_ms = locks::timeout_option(&get(&options, "lockTimeoutMs"))?;
         locks::install_policy();
         let db = schema::open(&name).await?;
         let inner = Rc::new(Inner {
             name,
-            db: RefCell::new(Some(db.clone())),
+            db: RefCell::new(None),
             lost: RefCell::new(None),
+            link: connection::Link::default(),
+            lock_timeout_ms,
             known: RefCell::new(Vec::new()),
             outdated: RefCell::new(Vec::new()),
             held: RefCell::new(Vec::new()),
@@ -350,26 +410,8 @@ impl SessionStore {
             channel: RefCell::new(None),
             records_put: Cell::new(0.0),
             records_deleted: Cell::new(0.0),
-            _on_version_change: RefCell::new(None),
         });
-        // Another connection deletes or upgrades the database: let it, and
-        // say so on the next call instead of failing obscurely.
-        let weak = Rc::downgrade(&inner);
-        let on_change = Closure::<dyn FnMut()>::new(move || {
-            if let Some(inner) = weak.upgrade() {
-                if let Some(db) = inner.db.borrow_mut().take() {
-                    db.close();
-                }
-                *inner.lost.borrow_mut() = Some(format!(
-                    "the database \"{}\" was deleted or upgraded by another connection; open the store again",
-                    inner.name
-                ));
-            }
-        });
-        let sys: &web_sys::IdbDatabase = &db;
-        sys.set_onversionchange(Some(on_change.as_ref().unchecked_ref()));
-        sys.set_onclose(Some(on_change.as_ref().unchecked_ref()));
-        *inner._on_version_change.borrow_mut() = Some(on_change);
+        connection::adopt(&inner, db);
         let channel = changes::Channel::open(&inner.name, Rc::downgrade(&inner));
         *inner.channel.borrow_mut() = Some(channel);
         Ok(SessionStore { inner })
@@ -382,6 +424,9 @@ impl SessionStore {
 
     /// Closes the connection and the change channel; later calls reject.
     pub fn close(&self) {
+        if self.inner.lost.borrow().is_none() {
+            *self.inner.lost.borrow_mut() = Some("the SessionStore is closed".into());
+        }
         if let Some(db) = self.inner.db.borrow_mut().take() {
             db.close();
         }
@@ -456,6 +501,17 @@ impl SessionStore {
     #[wasm_bindgen(js_name = onChange)]
     pub fn on_change(&self, listener: JsValue) -> Result<JsValue, JsValue> {
         changes::on_change(&self.inner, listener)
+    }
+
+    /// `navigator.storage.persist()`, false where it is missing.
+    pub fn persist(&self) -> Promise {
+        records::persist_storage()
+    }
+
+    /// `navigator.storage.estimate()` and `persisted()`, or a clear "not
+    /// supported".
+    pub fn estimate(&self) -> Promise {
+        records::estimate_storage()
     }
 
     pub fn stats(&self) -> JsValue {

@@ -1,8 +1,9 @@
 //! Record keys, key ranges, raw IndexedDB requests, the shim's store scans,
-//! and store errors as JavaScript `Error`s (`core::storage::error`).
+//! store errors as JavaScript `Error`s (`core::storage::error`), and the
+//! origin's storage (`persist`, `estimate`).
 
 use agent_compaction_core::storage::error::StoreError;
-use agent_compaction_core::storage::save_plan::Position;
+use agent_compaction_core::storage::save_plan::{Durability, Position};
 use agent_compaction_core::storage::session_meta::INTERNAL_FIELDS;
 use js_sys::{Array, Int32Array, Reflect};
 use wasm_bindgen::prelude::*;
@@ -37,6 +38,10 @@ extern "C" {
     pub fn merge_meta(stored: &JsValue, fields: &JsValue, queued: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = publicMeta)]
     fn public_meta_js(record: &JsValue, internal: &Array) -> JsValue;
+    #[wasm_bindgen(js_name = persistStorage)]
+    pub fn persist_storage() -> js_sys::Promise;
+    #[wasm_bindgen(js_name = estimateStorage)]
+    pub fn estimate_storage() -> js_sys::Promise;
 }
 
 #[cfg_attr(
@@ -55,6 +60,7 @@ extern "C" {
         db: &IdbDatabase,
         write: bool,
         both: bool,
+        durability: &str,
     ) -> Result<IdbTransaction, JsValue>;
     #[wasm_bindgen(js_name = commitTransaction)]
     fn commit_transaction(tx: &IdbTransaction) -> js_sys::Promise;
@@ -146,21 +152,32 @@ pub struct Tx(Option<IdbTransaction>);
 impl Tx {
     /// Over both object stores.
     pub fn open(db: &IdbDatabase, write: bool, action: &'static str) -> Result<Tx, JsValue> {
-        Tx::over(db, write, true, action)
+        Tx::over(db, write, true, Durability::Default, action)
+    }
+
+    /// Writing both object stores, as durable as `durability`
+    /// (`core::storage::save_plan::durability`).
+    pub fn writing(
+        db: &IdbDatabase,
+        durability: Durability,
+        action: &'static str,
+    ) -> Result<Tx, JsValue> {
+        Tx::over(db, true, true, durability, action)
     }
 
     /// Over the session records only.
     pub fn sessions(db: &IdbDatabase, write: bool, action: &'static str) -> Result<Tx, JsValue> {
-        Tx::over(db, write, false, action)
+        Tx::over(db, write, false, Durability::Default, action)
     }
 
     fn over(
         db: &IdbDatabase,
         write: bool,
         both: bool,
+        durability: Durability,
         action: &'static str,
     ) -> Result<Tx, JsValue> {
-        store_transaction(db, write, both)
+        store_transaction(db, write, both, durability.as_str())
             .map(|tx| Tx(Some(tx)))
             .map_err(|e| storage_error(action, &e))
     }
@@ -216,14 +233,29 @@ pub fn storage_error(action: &'static str, thrown: &JsValue) -> JsValue {
     store_error(dom_error(action, thrown))
 }
 
-/// The same, as the core's value.
+/// The same, as the core's value. A lost connection's detail is kept for
+/// the call's retry (`connection::retrying`), which names it if the call
+/// fails so again.
 pub fn dom_error(action: &'static str, thrown: &JsValue) -> StoreError {
     let name = get(thrown, "name").as_string().unwrap_or_default();
     let message = get(thrown, "message")
         .as_string()
         .or_else(|| thrown.as_string())
         .unwrap_or_else(|| crate::js::errors::thrown_message(thrown));
-    StoreError::from_dom(action, &name, &message)
+    let e = StoreError::from_dom(action, &name, &message);
+    if let StoreError::ConnectionLost { detail, .. } = &e {
+        LOST_DETAIL.with(|d| *d.borrow_mut() = Some(detail.clone()));
+    }
+    e
+}
+
+thread_local! {
+    static LOST_DETAIL: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The browser's words for the last lost connection, once.
+pub fn take_lost_detail() -> Option<String> {
+    LOST_DETAIL.with(|d| d.borrow_mut().take())
 }
 
 /// No session `id` here.

@@ -1,7 +1,10 @@
 //! `save`: writes what changed since this store last loaded or saved the
-//! session, in one transaction, or nothing.
+//! session, in one transaction, or nothing. A save that inserts a
+//! `compactionSummary` commits with strict durability
+//! (`core::storage::save_plan::durability`).
 
 use super::changes::{announce, Change};
+use super::connection::{database, retrying};
 use super::load::{last_summary, read};
 use super::locks::exclusive;
 use super::meta::save_fields;
@@ -16,12 +19,13 @@ use crate::js::message_access::{messages_array, role_at, JsArray};
 use crate::js::message_facts::gather;
 use agent_compaction_core::error::InputError;
 use agent_compaction_core::message::role::Role;
+use agent_compaction_core::storage::connection::{save_landed, Landed};
 use agent_compaction_core::storage::diff::{self, key_runs, IdentityFacts};
 use agent_compaction_core::storage::error::{DropRefusal, StoreError};
 use agent_compaction_core::storage::packing::{self, KeyOf};
 use agent_compaction_core::storage::save_plan::{
-    check_removals, inserted_positions, is_failed_attempt, last_summary_after, positions_between,
-    preview, Edit, LastSummary,
+    check_removals, durability, inserted_positions, is_failed_attempt, last_summary_after,
+    positions_between, preview, Edit, LastSummary, WriteKind,
 };
 use agent_compaction_core::storage::session_meta::{
     saved_last_modified, SaveFields, PREVIEW_MAX, PREVIEW_SCAN,
@@ -52,10 +56,20 @@ pub async fn save(
     let lock_id = id.clone();
     let changed = Rc::new(std::cell::Cell::new(true));
     let written = changed.clone();
-    let meta = exclusive(&inner, &lock_id, async move {
-        save_locked(&locked, id, array, replace, &written).await
-    })
-    .await?;
+    // Reopened and run again when the browser closes the connection under
+    // it, still holding the lock: a second attempt finds the revision the
+    // first one committed, if it did (core::storage::connection).
+    let mut array = Some(array);
+    let body = retrying(inner.clone(), ACTION, true, move |retry| {
+        let (inner, id, written) = (locked.clone(), id.clone(), written.clone());
+        // The array as read at the call (read again for a second attempt).
+        let array = array.take().map_or_else(|| messages_array(&messages), Ok);
+        Box::pin(async move {
+            let array = array.map_err(type_error)?;
+            save_locked(&inner, id, array, replace, &written, retry).await
+        })
+    });
+    let meta = exclusive(&inner, &lock_id, ACTION, body).await?;
     if changed.get() {
         let revision = get(&meta, "revision").as_f64();
         announce(&inner, Change::Saved, &lock_id, revision, None);
@@ -63,12 +77,14 @@ pub async fn save(
     Ok(meta)
 }
 
+/// One attempt at the save; `retry`: the second, after a lost connection.
 async fn save_locked(
-    inner: &Inner,
+    inner: &Rc<Inner>,
     id: String,
     array: JsArray,
     replace: bool,
     changed: &std::cell::Cell<bool>,
+    retry: bool,
 ) -> Result<JsValue, JsValue> {
     let new = array.as_array().clone();
 
@@ -133,7 +149,7 @@ async fn save_locked(
     // once the stored revision is checked to be the one this save is from.
     if edit.is_empty() && base.offset == 0 {
         changed.set(false);
-        let db = inner.db(ACTION)?;
+        let db = database(inner, ACTION).await?;
         let tx = Tx::sessions(&db, false, ACTION)?;
         let sessions = tx.store(SESSIONS, ACTION)?;
         let stored = pending(sessions.get(&id.as_str().into()))
@@ -242,8 +258,11 @@ async fn save_locked(
     // (dropping `tx` aborts it), so nothing is written. The new session
     // record is queued too, made from the one this store saw last, and put
     // again when the stored one turns out to differ (a rename elsewhere).
-    let db = inner.db(ACTION)?;
-    let tx = Tx::open(&db, true, ACTION)?;
+    let db = database(inner, ACTION).await?;
+    let kind = WriteKind::Save {
+        summary: !summaries.is_empty(),
+    };
+    let tx = Tx::writing(&db, durability(kind), ACTION)?;
     let sessions = tx.store(SESSIONS, ACTION)?;
     let records = tx.store(MESSAGES, ACTION)?;
     let stored =
@@ -292,9 +311,35 @@ async fn save_locked(
         }
     };
     let revision = get(&stored, "revision").as_f64().unwrap_or(0.0);
-    if revision != base.revision {
-        inner.forget(&id);
-        return Err(conflict(&id, revision, base.revision));
+    let puts = layout.pack_puts.len() + layout.singles.len();
+    let deletes = layout.deletes.len() + layout.delete_ranges.len();
+    match save_landed(base.revision, revision, retry) {
+        Landed::No => {}
+        Landed::Yes => {
+            // The first attempt committed this very save (no one else can
+            // have: the lock is held across both): nothing is written
+            // again (dropping `tx` aborts what was queued).
+            drop(tx);
+            count_writes(inner, puts, deletes);
+            inner.remember(
+                &id,
+                Known {
+                    revision,
+                    messages: new.slice(0, new.length()),
+                    keys,
+                    packs: Rc::new(layout.packs),
+                    lead: 0,
+                    last_summary: last,
+                    offset: 0,
+                    record: stored.clone(),
+                },
+            );
+            return Ok(public_meta(&stored));
+        }
+        Landed::Other => {
+            inner.forget(&id);
+            return Err(conflict(&id, revision, base.revision));
+        }
     }
     let last_modified = saved_last_modified(get(&stored, "lastModified").as_f64(), now);
     let fields_js = match last_modified == fields.last_modified {
@@ -313,12 +358,7 @@ async fn save_locked(
     };
     tx.commit(ACTION).await?;
 
-    let puts = layout.pack_puts.len() + layout.singles.len();
-    inner.records_put.set(inner.records_put.get() + puts as f64);
-    let deletes = layout.deletes.len() + layout.delete_ranges.len();
-    inner
-        .records_deleted
-        .set(inner.records_deleted.get() + deletes as f64);
+    count_writes(inner, puts, deletes);
     inner.remember(
         &id,
         Known {
@@ -333,6 +373,13 @@ async fn save_locked(
         },
     );
     Ok(public_meta(&meta))
+}
+
+fn count_writes(inner: &Inner, puts: usize, deletes: usize) {
+    inner.records_put.set(inner.records_put.get() + puts as f64);
+    inner
+        .records_deleted
+        .set(inner.records_deleted.get() + deletes as f64);
 }
 
 /// The list preview of `messages`: their first user text (among the first

@@ -30,6 +30,7 @@
 
 use super::meta;
 use super::records::store_error;
+use agent_compaction_core::storage::connection::{open_failure_reason, OpenFailure};
 use agent_compaction_core::storage::error::StoreError;
 use agent_compaction_core::storage::session_meta::defaults;
 use js_sys::Reflect;
@@ -78,13 +79,15 @@ type Decide = Closure<dyn FnMut(JsValue) -> JsValue>;
 /// at once rather than a promise that never settles. Plain web-sys: the
 /// request's `success`, `blocked` and `error` events settle one promise.
 pub async fn open(name: &str) -> Result<IdbDatabase, JsValue> {
+    // Reading `indexedDB` may throw too (a SecurityError where storage is
+    // refused to the page).
     let factory = Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
-        .ok()
-        .and_then(|f| f.dyn_into::<IdbFactory>().ok())
-        .ok_or_else(|| open_error(name, "this environment has no indexedDB"))?;
+        .map_err(|e| open_error(name, threw(&e)))?
+        .dyn_into::<IdbFactory>()
+        .map_err(|_| open_error(name, OpenFailure::NoIndexedDb))?;
     let request = factory
         .open_with_u32(name, VERSION)
-        .map_err(|e| open_error(name, &crate::js::errors::thrown_message(&e)))?;
+        .map_err(|e| open_error(name, threw(&e)))?;
     let failure = Rc::new(RefCell::new(None::<String>));
     let failed = failure.clone();
     // Called for each old record while the upgrade transaction runs, which
@@ -137,13 +140,22 @@ pub async fn open(name: &str) -> Result<IdbDatabase, JsValue> {
         Err(_) => {
             request.set_onsuccess(None);
             let reason = match failure.borrow_mut().take() {
-                Some(why) => format!("the upgrade to version {VERSION} failed: {why}"),
+                Some(why) => OpenFailure::Upgrade {
+                    why,
+                    version: VERSION,
+                },
                 None => match request.error() {
-                    Ok(Some(e)) => format!("{}: {}", e.name(), e.message()),
-                    _ => "the open request failed".to_string(),
+                    Ok(Some(e)) => OpenFailure::Request {
+                        name: e.name(),
+                        message: e.message(),
+                    },
+                    _ => OpenFailure::Request {
+                        name: String::new(),
+                        message: "the open request failed".into(),
+                    },
                 },
             };
-            Err(open_error(name, &reason))
+            Err(open_error(name, reason))
         }
     }
 }
@@ -155,11 +167,26 @@ fn event_type(event: &JsValue) -> String {
         .unwrap_or_default()
 }
 
-fn open_error(name: &str, reason: &str) -> JsValue {
+/// `SessionStore.open`'s error, its reason worded by the core
+/// (`core::storage::connection::open_failure_reason`).
+fn open_error(name: &str, failure: OpenFailure) -> JsValue {
     store_error(StoreError::OpenFailed {
         database: name.to_owned(),
-        reason: reason.to_owned(),
+        reason: open_failure_reason(&failure),
     })
+}
+
+/// What `indexedDB` or its `open` threw.
+fn threw(e: &JsValue) -> OpenFailure {
+    let text = |key: &str| {
+        Reflect::get(e, &JsValue::from_str(key))
+            .ok()
+            .and_then(|v| v.as_string())
+    };
+    OpenFailure::Threw {
+        name: text("name").unwrap_or_default(),
+        message: text("message").unwrap_or_else(|| crate::js::errors::thrown_message(e)),
+    }
 }
 
 /// Runs the schema steps from `old` up to [`VERSION`].

@@ -1,6 +1,8 @@
 //! Session metadata: create, list, rename, delete.
 
 use super::changes::{announce, Change};
+use super::connection::{database, retrying};
+use super::jsonl::landed;
 use super::locks::exclusive;
 use super::meta;
 use super::records::{
@@ -9,6 +11,7 @@ use super::records::{
 use super::schema::{BY_LAST_MODIFIED, MESSAGES, SESSIONS};
 use super::{options_arg, string_arg, Inner, Known};
 use agent_compaction_core::session_file::uuid_v7;
+use agent_compaction_core::storage::connection::{delete_landed, Landed};
 use agent_compaction_core::storage::error::StoreError;
 use agent_compaction_core::storage::session_meta::new_session;
 use js_sys::Array;
@@ -46,18 +49,13 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
     let seed = new_session(id.clone(), optional("title")?, optional("model")?, now);
     let record = meta::record(&seed)?;
 
-    let db = inner.db(ACTION)?;
-    let tx = Tx::sessions(&db, true, ACTION)?;
-    let store = tx.store(SESSIONS, ACTION)?;
-    let added = request(store.add(&record)).await;
-    if let Err(e) = added {
-        let name = get(&e, "name").as_string().unwrap_or_default();
-        let message = get(&e, "message").as_string().unwrap_or_default();
-        return Err(store_error(StoreError::from_add(
-            ACTION, &id, &name, &message,
-        )));
-    }
-    tx.commit(ACTION).await?;
+    let run = inner.clone();
+    let (new_id, new_record) = (id.clone(), record.clone());
+    retrying(inner.clone(), ACTION, true, move |retry| {
+        let (inner, id, record) = (run.clone(), new_id.clone(), new_record.clone());
+        Box::pin(async move { create_once(&inner, &id, &record, retry).await })
+    })
+    .await?;
     inner.remember(
         &id,
         Known {
@@ -75,9 +73,49 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
     Ok(public_meta(&record))
 }
 
+/// Adds the session record, unless (a second attempt) the first attempt did.
+async fn create_once(
+    inner: &Rc<Inner>,
+    id: &str,
+    record: &JsValue,
+    retry: bool,
+) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.createSession";
+    let db = database(inner, ACTION).await?;
+    let tx = Tx::sessions(&db, true, ACTION)?;
+    let store = tx.store(SESSIONS, ACTION)?;
+    if retry {
+        let stored = request(store.get(&id.into()))
+            .await
+            .map_err(|e| storage_error(ACTION, &e))?;
+        if landed(&stored, record, retry) == Landed::Yes {
+            tx.done();
+            return Ok(JsValue::UNDEFINED);
+        }
+    }
+    let added = request(store.add(record)).await;
+    if let Err(e) = added {
+        let name = get(&e, "name").as_string().unwrap_or_default();
+        let message = get(&e, "message").as_string().unwrap_or_default();
+        return Err(store_error(StoreError::from_add(
+            ACTION, id, &name, &message,
+        )));
+    }
+    tx.commit(ACTION).await?;
+    Ok(JsValue::UNDEFINED)
+}
+
 pub async fn list(inner: Rc<Inner>) -> Result<JsValue, JsValue> {
+    let run = inner.clone();
+    retrying(inner, "SessionStore.list", false, move |_| {
+        Box::pin(list_once(run.clone()))
+    })
+    .await
+}
+
+async fn list_once(inner: Rc<Inner>) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.list";
-    let db = inner.db(ACTION)?;
+    let db = database(&inner, ACTION).await?;
     let tx = Tx::sessions(&db, false, ACTION)?;
     let store = tx.store(SESSIONS, ACTION)?;
     // Newest first: the `lastModified` index, read backwards.
@@ -96,8 +134,16 @@ pub async fn list(inner: Rc<Inner>) -> Result<JsValue, JsValue> {
 pub async fn rename(inner: Rc<Inner>, id: JsValue, title: JsValue) -> Result<JsValue, JsValue> {
     let id = string_arg(&id, "sessionId")?;
     let title = string_arg(&title, "title")?;
-    let locked = inner.clone();
-    let meta = exclusive(&inner, &id, rename_locked(locked, id.clone(), title)).await?;
+    let run = inner.clone();
+    let (renamed, new_title) = (id.clone(), title);
+    let body = retrying(inner.clone(), "SessionStore.rename", true, move |_| {
+        Box::pin(rename_locked(
+            run.clone(),
+            renamed.clone(),
+            new_title.clone(),
+        ))
+    });
+    let meta = exclusive(&inner, &id, "SessionStore.rename", body).await?;
     announce(
         &inner,
         Change::Renamed,
@@ -108,9 +154,10 @@ pub async fn rename(inner: Rc<Inner>, id: JsValue, title: JsValue) -> Result<JsV
     Ok(meta)
 }
 
+/// Sets the title (the same again on a second attempt: no harm).
 async fn rename_locked(inner: Rc<Inner>, id: String, title: String) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.rename";
-    let db = inner.db(ACTION)?;
+    let db = database(&inner, ACTION).await?;
     let tx = Tx::sessions(&db, true, ACTION)?;
     let store = tx.store(SESSIONS, ACTION)?;
     let record = session_record(&store, ACTION, &id).await?;
@@ -123,20 +170,37 @@ async fn rename_locked(inner: Rc<Inner>, id: String, title: String) -> Result<Js
 
 pub async fn delete(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
     let id = string_arg(&id, "sessionId")?;
-    let locked = inner.clone();
-    exclusive(&inner, &id, delete_locked(locked, id.clone())).await?;
+    let run = inner.clone();
+    let deleted = id.clone();
+    let body = retrying(inner.clone(), "SessionStore.delete", true, move |retry| {
+        Box::pin(delete_locked(run.clone(), deleted.clone(), retry))
+    });
+    exclusive(&inner, &id, "SessionStore.delete", body).await?;
     announce(&inner, Change::Deleted, &id, None, None);
     Ok(JsValue::UNDEFINED)
 }
 
-async fn delete_locked(inner: Rc<Inner>, id: String) -> Result<JsValue, JsValue> {
+async fn delete_locked(inner: Rc<Inner>, id: String, retry: bool) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.delete";
-    let db = inner.db(ACTION)?;
+    let db = database(&inner, ACTION).await?;
     let tx = Tx::open(&db, true, ACTION)?;
     let sessions = tx.store(SESSIONS, ACTION)?;
     let messages = tx.store(MESSAGES, ACTION)?;
-    // A missing session is an error, not a silent no-op.
-    session_record(&sessions, ACTION, &id).await?;
+    // A missing session is an error, not a silent no-op; unless a first
+    // attempt deleted it.
+    let found = !request(sessions.get(&id.as_str().into()))
+        .await
+        .map_err(|e| storage_error(ACTION, &e))?
+        .is_undefined();
+    match delete_landed(found, retry) {
+        Landed::No => {}
+        Landed::Yes => {
+            tx.done();
+            inner.forget(&id);
+            return Ok(JsValue::UNDEFINED);
+        }
+        Landed::Other => return Err(super::records::no_session(ACTION, &id)),
+    }
     sessions
         .delete(&id.as_str().into())
         .map_err(|e| storage_error(ACTION, &e))?;

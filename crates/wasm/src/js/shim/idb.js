@@ -13,9 +13,14 @@ export function requestPromise(request) {
 }
 
 // A transaction over the SessionStore's session records, and its message
-// records too with `both`.
-export function storeTransaction(db, write, both) {
-  return db.transaction(both ? ["sessions", "messages"] : "sessions", write ? "readwrite" : "readonly");
+// records too with `both`. `durability` ("strict" or "default", chosen by
+// core::storage::save_plan::durability) is passed only when it is not the
+// default; an engine without the option ignores it.
+export function storeTransaction(db, write, both, durability) {
+  const stores = both ? ["sessions", "messages"] : "sessions";
+  const mode = write ? "readwrite" : "readonly";
+  if (write && durability && durability !== "default") return db.transaction(stores, mode, { durability });
+  return db.transaction(stores, mode);
 }
 
 // Commits `tx` (at once, not when its last request is done): resolves when

@@ -5,7 +5,10 @@
 // kept lock is reused, how long it is kept, what a failed request falls
 // back to — is decided in Rust (crates/core/src/storage/lease.rs) through
 // the function `setLeasePolicy` installs; this module holds the state and
-// runs the timers. Imported by crates/wasm/src/store/locks.rs.
+// runs the timers. No call waits for its lock longer than the timeout it is
+// given (the store's lockTimeoutMs, chosen in Rust): it then leaves the
+// queue, rejects with a value `lockTimedOut` recognizes, and its callback
+// never runs. Imported by crates/wasm/src/store/locks.rs.
 
 // Questions to the policy (core::storage::lease::question).
 const TAKE = 0;
@@ -30,17 +33,57 @@ function ask(question, lease) {
   return policy(question, lease.calls, bits);
 }
 
+// What a call that waited too long for its lock rejects with.
+class LockWaitTimeout {
+  constructor(ms) {
+    this.ms = ms;
+  }
+}
+
+// Whether `e` is the rejection of a call that waited longer than its timeout.
+export function lockTimedOut(e) {
+  return e instanceof LockWaitTimeout;
+}
+
+const ignore = () => {};
+
+// Runs `callback` when `turn` (a promise that never rejects) resolves,
+// unless `ms` pass first (no limit without a positive `ms`): then `run`
+// rejects with a LockWaitTimeout, `onTimeout` is called, and `callback`
+// never runs. `done` resolves when the next call may run: after `callback`
+// settled, or at `turn` when this call gave up.
+function bounded(turn, callback, ms, onTimeout) {
+  let timedOut = false;
+  let timer;
+  const run = new Promise((resolve, reject) => {
+    if (ms > 0) {
+      timer = setTimeout(() => {
+        timedOut = true;
+        reject(new LockWaitTimeout(ms));
+        onTimeout?.();
+      }, ms);
+    }
+    turn.then(() => {
+      if (timedOut) return;
+      clearTimeout(timer);
+      try {
+        resolve(callback());
+      } catch (e) {
+        reject(e);
+      }
+    });
+  });
+  const done = turn.then(() => (timedOut ? undefined : run.then(ignore, ignore)));
+  return [run, done];
+}
+
 // Runs `callback` after the calls queued before it on `name` in this realm.
 const realmLocks = new Map();
-function realmLock(name, callback) {
-  const run = (realmLocks.get(name) || Promise.resolve()).then(() => callback());
-  const tail = run.then(
-    () => {},
-    () => {},
-  );
-  realmLocks.set(name, tail);
-  tail.then(() => {
-    if (realmLocks.get(name) === tail) realmLocks.delete(name);
+function realmLock(name, callback, ms) {
+  const [run, done] = bounded(realmLocks.get(name) || Promise.resolve(), callback, ms);
+  realmLocks.set(name, done);
+  done.then(() => {
+    if (realmLocks.get(name) === done) realmLocks.delete(name);
   });
   return run;
 }
@@ -92,7 +135,7 @@ function end(lease) {
 }
 
 function openLease(locks, name) {
-  const lease = { name, calls: 0, timer: undefined, release: null, done: false, failed: null, tail: null };
+  const lease = { name, calls: 0, timer: undefined, release: null, done: false, failed: null, tail: null, abort: null };
   leases.set(name, lease);
   const channel = lockNotices();
   lease.tail = new Promise((granted) => {
@@ -100,6 +143,8 @@ function openLease(locks, name) {
       new Promise((release) => {
         lease.release = release;
         granted();
+        // Granted after every call waiting for it gave up: let it go.
+        if (lease.done && lease.calls === 0) end(lease);
       });
     locks
       .request(name, { ifAvailable: true }, (lock) => (lock ? hold() : null))
@@ -113,7 +158,9 @@ function openLease(locks, name) {
             // A closed channel: the holder's lease ends on its own.
           }
         }
-        return locks.request(name, hold);
+        const abort = typeof AbortController === "function" ? new AbortController() : null;
+        lease.abort = abort;
+        return abort ? locks.request(name, { signal: abort.signal }, hold) : locks.request(name, hold);
       })
       .catch((e) => {
         lease.failed = e;
@@ -135,24 +182,46 @@ function idle(lease) {
   if (typeof lease.timer?.unref === "function") lease.timer.unref();
 }
 
+// The last call waiting for a lock not granted yet gave up: the request is
+// withdrawn (a lock a page in the back/forward cache keeps may never come),
+// and the next call asks anew.
+function withdraw(lease) {
+  lease.done = true;
+  if (leases.get(lease.name) === lease) leases.delete(lease.name);
+  lease.abort?.abort();
+}
+
 // Runs `callback` holding the exclusive lock `name`; resolves or rejects as
-// `callback`'s promise does.
-export function withLock(name, callback) {
+// `callback`'s promise does. When the lock has not come after `ms`
+// milliseconds, rejects with a LockWaitTimeout instead and never runs
+// `callback`.
+export function withLock(name, callback, ms) {
   const locks = globalThis.navigator?.locks;
-  if (!locks || typeof locks.request !== "function" || !policy) return realmLock(name, callback);
+  if (!locks || typeof locks.request !== "function" || !policy) return realmLock(name, callback, ms);
   const lease = leases.get(name) ?? openLease(locks, name);
   lease.calls++;
   clearTimeout(lease.timer);
-  const run = lease.tail.then(() => {
-    if (!lease.failed) return callback();
-    const security = lease.failed?.name === "SecurityError" ? 1 : 0;
-    if (policy(FAILED, 0, security) === 1) return realmLock(name, callback);
-    throw lease.failed;
-  });
+  let ended = false;
   const settled = () => {
-    if (--lease.calls === 0) idle(lease);
+    if (ended) return;
+    ended = true;
+    if (--lease.calls > 0) return;
+    if (lease.release) idle(lease);
+    else withdraw(lease);
   };
-  lease.tail = run.then(settled, settled);
+  const [run, done] = bounded(
+    lease.tail,
+    () => {
+      if (!lease.failed) return callback();
+      const security = lease.failed?.name === "SecurityError" ? 1 : 0;
+      if (policy(FAILED, 0, security) === 1) return realmLock(name, callback, ms);
+      throw lease.failed;
+    },
+    ms,
+    settled,
+  );
+  run.then(settled, settled);
+  lease.tail = done;
   return run;
 }
 

@@ -1,9 +1,10 @@
 // The SessionStore's scans over the caller's arrays and its records, where
 // only JavaScript can look (object identity, deep equality, what a value is
-// made of), and its error objects. Decisions are made in Rust: the diff's
-// plan (crates/core/src/storage/diff.rs), what may be dropped, the keys, the
-// record's fields (session_meta.rs), the errors (error.rs). Imported by
-// crates/wasm/src/store/records.rs and load.rs.
+// made of), its error objects, and the origin's storage (persist, estimate).
+// Decisions are made in Rust: the diff's plan (crates/core/src/storage/diff.rs),
+// what may be dropped, the keys, the record's fields (session_meta.rs), the
+// errors (error.rs). Imported by crates/wasm/src/store/records.rs, load.rs
+// and mod.rs.
 
 import { ConflictError } from "./errors.js";
 import { sameRun } from "./known.js";
@@ -218,4 +219,50 @@ export function publicMeta(record, internal) {
   const meta = {};
   for (const k of Object.keys(record)) if (!internal.includes(k)) meta[k] = record[k];
   return meta;
+}
+
+// navigator.storage, where this realm has it.
+const storageManager = () => {
+  const storage = globalThis.navigator?.storage;
+  return storage && typeof storage === "object" ? storage : null;
+};
+
+// Asks the browser to keep the origin's storage (navigator.storage.persist()):
+// resolves true when it is persisted, false when refused or where the API is
+// missing (workers, insecure contexts, older engines). A rejection of the
+// browser's call is a refusal too: the question has no other answer.
+export async function persistStorage() {
+  const storage = storageManager();
+  if (typeof storage?.persist !== "function") return false;
+  try {
+    return (await storage.persist()) === true;
+  } catch {
+    return false;
+  }
+}
+
+// The origin's usage and quota in bytes (navigator.storage.estimate()), and
+// whether it is persisted; where the API is missing or fails, `supported`
+// is false and the numbers are null.
+export async function estimateStorage() {
+  const storage = storageManager();
+  const out = { supported: false, usage: null, quota: null, persisted: false };
+  if (typeof storage?.estimate !== "function") return out;
+  try {
+    const e = await storage.estimate();
+    const number = (x) => (typeof x === "number" && Number.isFinite(x) ? x : null);
+    out.usage = number(e?.usage);
+    out.quota = number(e?.quota);
+    out.supported = out.usage !== null || out.quota !== null;
+  } catch {
+    return out;
+  }
+  if (typeof storage.persisted === "function") {
+    try {
+      out.persisted = (await storage.persisted()) === true;
+    } catch {
+      // Unknown: not persisted as far as the app can tell.
+    }
+  }
+  return out;
 }

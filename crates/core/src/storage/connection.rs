@@ -1,0 +1,311 @@
+//! The store's connection to IndexedDB when the browser takes it away or
+//! never gives it: which failures mean a lost connection, whether a call
+//! reopens the database and runs again, how a write tells on its second
+//! attempt whether its first one committed, and why opening failed. (How
+//! durable each write is: `save_plan::durability`.)
+//!
+//! Engines close connections on their own: WebKit's "Connection to Indexed
+//! Database server lost" (its storage process went away), an
+//! `InvalidStateError` "The database connection is closing" once the
+//! browser closed it (the `close` event), storage cleared under the page.
+//! The data is not lost, only the connection: a call that fails so is run
+//! once more on a reopened connection. Every write is one transaction,
+//! which either committed or not; when the first attempt may have committed
+//! (the connection went while it was committing), the second reads what is
+//! stored before writing, holding the session's lock the whole time, so
+//! that nothing is written twice ([`save_landed`], [`whole_landed`],
+//! [`delete_landed`]).
+//!
+//! The binding (`crates/wasm/src/store/`) only detects, reopens and
+//! re-runs; every branch it takes is one of these answers.
+
+/// How many times a call runs at most: once, and once more on a reopened
+/// connection.
+pub const ATTEMPTS: u32 = 2;
+
+/// Whether an IndexedDB failure (a `DOMException`'s `name` and `message`)
+/// means the connection to the database went away rather than the request
+/// being wrong: any `InvalidStateError` (this store's requests are only
+/// invalid on a closed connection), and WebKit's and Chromium's messages
+/// of a lost or closing connection whatever their name (`UnknownError`,
+/// `AbortError`).
+pub fn is_connection_lost(dom_name: &str, message: &str) -> bool {
+    if dom_name == "InvalidStateError" {
+        return true;
+    }
+    let m = message.to_ascii_lowercase();
+    m.contains("server lost")
+        || (m.contains("connection") && (m.contains("lost") || m.contains("clos")))
+}
+
+/// What the binding knows when a call's attempt failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The attempt that failed: 1, then 2.
+    pub attempt: u32,
+    /// The failure was a lost connection (`StoreError::ConnectionLost`,
+    /// from [`is_connection_lost`]), or the database's `close` event came
+    /// while it ran.
+    pub lost: bool,
+    /// The store was closed by the app, or the database was deleted or
+    /// upgraded by another connection (its `versionchange`): the
+    /// connection went because it was meant to.
+    pub closed: bool,
+}
+
+/// What happens after a failed attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Reopen the database and run the call again.
+    Retry,
+    /// The call fails with this error, as it is.
+    Fail,
+    /// The call fails with a lost connection that tried again
+    /// (`ConnectionLost { retried: true }`).
+    FailRetried,
+    /// The call fails as the store's closing says (`StoreError::Closed`):
+    /// the connection went because the store or the database is gone,
+    /// and reopening it would undo that (recreate a deleted database,
+    /// block another tab's upgrade).
+    Closed,
+}
+
+pub fn after_failure(f: Failure) -> Next {
+    if !f.lost {
+        Next::Fail
+    } else if f.closed {
+        Next::Closed
+    } else if f.attempt < ATTEMPTS {
+        Next::Retry
+    } else {
+        Next::FailRetried
+    }
+}
+
+/// Whether the first attempt of a write committed, as its second attempt
+/// finds out, holding the session's lock since before the first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Landed {
+    /// Nothing of it is stored: write it now.
+    No,
+    /// It committed: report it done, write nothing.
+    Yes,
+    /// What is stored is neither: the usual error of the call (a
+    /// `ConflictError` for a save, `SessionExistsError` for an id taken).
+    Other,
+}
+
+/// A save from revision `seen`, on its second attempt, finds `stored`: the
+/// first attempt wrote revision `seen + 1` if it committed (no other
+/// writer could: the lock is held across both attempts).
+pub fn save_landed(seen: f64, stored: f64, retry: bool) -> Landed {
+    if stored == seen {
+        Landed::No
+    } else if retry && stored == seen + 1.0 {
+        Landed::Yes
+    } else {
+        Landed::Other
+    }
+}
+
+/// A call that writes a new session whole (`createSession`, `fork`,
+/// `importJsonl`), on its second attempt, finds its id: free (`None`), or
+/// taken by a record that is (`Some(true)`) or is not (`Some(false)`) the
+/// one its first attempt wrote, property by property.
+pub fn whole_landed(found: Option<bool>, retry: bool) -> Landed {
+    match found {
+        None => Landed::No,
+        Some(true) if retry => Landed::Yes,
+        Some(_) => Landed::Other,
+    }
+}
+
+/// `delete` finds the session (`found`) or not: gone on the second attempt
+/// means the first one deleted it.
+pub fn delete_landed(found: bool, retry: bool) -> Landed {
+    match (found, retry) {
+        (true, _) => Landed::No,
+        (false, true) => Landed::Yes,
+        (false, false) => Landed::Other,
+    }
+}
+
+/// Why `SessionStore.open` could not open the database.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OpenFailure {
+    /// No `indexedDB` in this realm (deleted by a privacy setting or an
+    /// extension, not a browser, or a private mode without storage).
+    NoIndexedDb,
+    /// `indexedDB.open` threw (`SecurityError` where storage is refused:
+    /// an opaque origin, third-party storage blocked, Firefox's private
+    /// mode before version 115 threw `InvalidStateError`).
+    Threw { name: String, message: String },
+    /// The open request failed with this error (`UnknownError` where the
+    /// browser cannot use its disk, `VersionError` for a newer database).
+    Request { name: String, message: String },
+    /// A step of the schema upgrade threw.
+    Upgrade { why: String, version: u32 },
+}
+
+/// The reason `StoreError::OpenFailed` gives for `failure`: what happened,
+/// and, where storage is unavailable, that it is and why it may be.
+pub fn open_failure_reason(failure: &OpenFailure) -> String {
+    const UNAVAILABLE: &str = "IndexedDB storage is unavailable here";
+    const WHY: &str = "a private browsing mode, storage disabled or blocked for this site, or an \
+                       opaque origin such as a sandboxed iframe; the rest of the package works \
+                       without a store";
+    let dom = |name: &str, message: &str| match (name.is_empty(), message.is_empty()) {
+        (true, _) => message.to_owned(),
+        (false, true) => name.to_owned(),
+        (false, false) => format!("{name}: {message}"),
+    };
+    match failure {
+        OpenFailure::NoIndexedDb => {
+            format!("{UNAVAILABLE}: this environment has no indexedDB ({WHY})")
+        }
+        OpenFailure::Threw { name, message } => format!(
+            "{UNAVAILABLE}: the browser refused to open it ({}) ({WHY})",
+            dom(name, message)
+        ),
+        OpenFailure::Request { name, message } if name == "VersionError" => format!(
+            "the database on disk was written by a newer version of agent-compaction ({}); \
+             open it with that version",
+            dom(name, message)
+        ),
+        OpenFailure::Request { name, message } => format!(
+            "{UNAVAILABLE}: the open request failed ({}) ({WHY}, or the browser cannot write \
+             to its disk)",
+            dom(name, message)
+        ),
+        OpenFailure::Upgrade { why, version } => {
+            format!("the upgrade to version {version} failed: {why}")
+        }
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_connections_are_told_from_other_failures() {
+        for (name, message) in [
+            (
+                "UnknownError",
+                "Connection to Indexed Database server lost. Refresh the page to try again",
+            ),
+            (
+                "InvalidStateError",
+                "Failed to execute 'transaction' on 'IDBDatabase': The database connection is closing.",
+            ),
+            (
+                "InvalidStateError",
+                "IDBDatabase.transaction: Can't start a transaction on a closed database",
+            ),
+            ("AbortError", "The connection was closed."),
+            ("", "Connection is closing."),
+        ] {
+            assert!(is_connection_lost(name, message), "{name}: {message}");
+        }
+        for (name, message) in [
+            ("UnknownError", "Internal error writing to the database"),
+            ("DataError", "The data provided does not meet requirements"),
+            ("QuotaExceededError", "The quota has been exceeded."),
+            ("ConstraintError", "Key already exists in the object store."),
+            ("AbortError", "The transaction was aborted"),
+        ] {
+            assert!(!is_connection_lost(name, message), "{name}: {message}");
+        }
+    }
+
+    #[test]
+    fn a_lost_connection_is_retried_once_unless_the_store_closed() {
+        let lost = |attempt, closed| Failure {
+            attempt,
+            lost: true,
+            closed,
+        };
+        assert_eq!(after_failure(lost(1, false)), Next::Retry);
+        assert_eq!(after_failure(lost(2, false)), Next::FailRetried);
+        assert_eq!(after_failure(lost(1, true)), Next::Closed);
+        assert_eq!(after_failure(lost(2, true)), Next::Closed);
+        for attempt in [1, 2] {
+            for closed in [false, true] {
+                assert_eq!(
+                    after_failure(Failure {
+                        attempt,
+                        lost: false,
+                        closed
+                    }),
+                    Next::Fail
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_retried_write_tells_whether_its_first_attempt_committed() {
+        // Save: revision seen+1 is the first attempt's, on a retry only.
+        assert_eq!(save_landed(4.0, 4.0, false), Landed::No);
+        assert_eq!(save_landed(4.0, 4.0, true), Landed::No);
+        assert_eq!(save_landed(4.0, 5.0, true), Landed::Yes);
+        assert_eq!(save_landed(4.0, 5.0, false), Landed::Other);
+        assert_eq!(save_landed(4.0, 6.0, true), Landed::Other);
+        assert_eq!(save_landed(4.0, 3.0, true), Landed::Other);
+        // A whole session: the record the first attempt wrote, on a retry.
+        assert_eq!(whole_landed(None, true), Landed::No);
+        assert_eq!(whole_landed(None, false), Landed::No);
+        assert_eq!(whole_landed(Some(true), true), Landed::Yes);
+        assert_eq!(whole_landed(Some(true), false), Landed::Other);
+        assert_eq!(whole_landed(Some(false), true), Landed::Other);
+        // Delete: gone on the retry is the first attempt's doing.
+        assert_eq!(delete_landed(true, true), Landed::No);
+        assert_eq!(delete_landed(false, true), Landed::Yes);
+        assert_eq!(delete_landed(false, false), Landed::Other);
+    }
+
+    #[test]
+    fn open_failures_say_storage_is_unavailable_and_why() {
+        let text = open_failure_reason(&OpenFailure::NoIndexedDb);
+        assert!(
+            text.starts_with("IndexedDB storage is unavailable here"),
+            "{text}"
+        );
+        assert!(text.contains("no indexedDB"));
+        assert!(text.contains("private browsing"));
+        assert!(text.contains("works without a store"));
+        let text = open_failure_reason(&OpenFailure::Threw {
+            name: "SecurityError".into(),
+            message: "access to the Indexed Database API is denied in this context".into(),
+        });
+        assert!(text.contains("unavailable"), "{text}");
+        assert!(text.contains("SecurityError: access to the Indexed Database API is denied"));
+        let text = open_failure_reason(&OpenFailure::Threw {
+            name: "InvalidStateError".into(),
+            message: String::new(),
+        });
+        assert!(
+            text.contains("refused to open it (InvalidStateError)"),
+            "{text}"
+        );
+        let text = open_failure_reason(&OpenFailure::Request {
+            name: "UnknownError".into(),
+            message: "Internal error opening backing store".into(),
+        });
+        assert!(text.contains("unavailable"), "{text}");
+        assert!(text.contains("cannot write to its disk"));
+        let text = open_failure_reason(&OpenFailure::Request {
+            name: "VersionError".into(),
+            message: "The requested version (3) is less than the existing version (99).".into(),
+        });
+        assert!(text.contains("newer version of agent-compaction"), "{text}");
+        assert!(!text.contains("unavailable"));
+        assert_eq!(
+            open_failure_reason(&OpenFailure::Upgrade {
+                why: "boom".into(),
+                version: 3
+            }),
+            "the upgrade to version 3 failed: boom"
+        );
+    }
+}
