@@ -248,6 +248,9 @@ const FIREFOX_PREFS = {
   "dom.timeout.enable_budget_timer_throttling": false,
 };
 
+// Messages Firefox itself logs about a page's requests (not the page's errors).
+const FIREFOX_NOTICE = /^(Cross-Origin Request (Blocked|Warning):|Content-Security-Policy:|Loading (failed for|module from))/;
+
 class FirefoxBrowser {
   static async launch({ profile } = {}) {
     const self = new FirefoxBrowser();
@@ -324,7 +327,12 @@ class FirefoxPage {
     this.browser = browser;
     this.raw = raw;
     this.problems = new Problems();
-    raw.on("pageerror", (err) => this.problems.emit(`pageerror: ${err?.message ?? err}`));
+    raw.on("pageerror", (err) => {
+      const text = err?.message ?? String(err);
+      // Firefox logs its own network and CORS notices as JavaScript errors;
+      // Chromium logs the same as console errors, and so they count here.
+      this.problems.emit(`${FIREFOX_NOTICE.test(text) ? "console.error" : "pageerror"}: ${text}`);
+    });
     raw.on("console", (msg) => {
       if (msg.type() === "error") this.problems.emit(`console.error: ${msg.text()}`);
     });
