@@ -42,8 +42,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Launches `engine`. `profile`: a directory for an on-disk profile (Chromium
- * and Firefox keep IndexedDB there; omitted: a temporary one, removed at
- * close). WebKit's MiniBrowser under automation keeps website data for the
+ * and Firefox keep IndexedDB there). Omitted: Chromium gets an incognito
+ * context (storage in memory), Firefox a temporary profile removed at
+ * close. WebKit's MiniBrowser under automation keeps website data for the
  * session only, whatever the profile; see `can.persistentProfile`.
  */
 export async function launch(engine, options = {}) {
@@ -162,9 +163,14 @@ class ChromiumBrowser {
       quota: true, // DevTools' Storage.overrideQuotaForOrigin
       persistentProfile: true,
     };
-    self.ownProfile = profile ? null : mkdtempSync(join(os.tmpdir(), "engines-chromium-"));
-    // A persistent profile: IndexedDB on disk, as in a real browser.
-    self.context = await chromium.launchPersistentContext(profile ?? self.ownProfile, { ...CHROMIUM });
+    if (profile) {
+      // A persistent profile: IndexedDB on disk, as in a real browser.
+      self.context = await chromium.launchPersistentContext(profile, { ...CHROMIUM });
+    } else {
+      // An incognito context (storage in memory), as the suites had before.
+      self.browser = await chromium.launch(CHROMIUM);
+      self.context = await self.browser.newContext();
+    }
     self.openPages = new Set();
     return self;
   }
@@ -203,7 +209,7 @@ class ChromiumBrowser {
 
   async close() {
     await this.context?.close().catch(() => {});
-    if (this.ownProfile) rmSync(this.ownProfile, { recursive: true, force: true });
+    await this.browser?.close().catch(() => {});
   }
 }
 
