@@ -185,6 +185,16 @@ class ChromiumBrowser {
     return [...this.openPages];
   }
 
+  /** A page in a browser context of its own (its own storage), `viewport` { width, height }. */
+  async newIsolatedPage({ viewport } = {}) {
+    if (!this.browser) throw new Error("chromium: newIsolatedPage needs a browser launched without a profile");
+    const context = await this.browser.newContext(viewport ? { viewport } : {});
+    const page = new ChromiumPage(this, await context.newPage());
+    page.ownContext = context;
+    this.openPages.add(page);
+    return page;
+  }
+
   async crash(page) {
     const cdp = await this.context.newCDPSession(page.raw);
     const crashed = new Promise((resolve) => page.raw.once("crash", resolve));
@@ -236,12 +246,23 @@ class ChromiumPage {
   async evaluate(fn, arg) {
     return this.raw.evaluate(fn, arg);
   }
-  async waitForFunction(fn, arg, { timeout = 30_000 } = {}) {
-    await this.raw.waitForFunction(fn, arg, { timeout });
+  async waitForFunction(fn, arg, { timeout = 30_000, polling } = {}) {
+    await this.raw.waitForFunction(fn, arg, polling ? { timeout, polling } : { timeout });
+  }
+  /** Playwright's own locator (fill, press, click, count, first, textContent, …). */
+  locator(selector) {
+    return this.raw.locator(selector);
+  }
+  async screenshot(options) {
+    await this.raw.screenshot(options);
+  }
+  async reload() {
+    await this.raw.reload();
   }
   async close() {
     this.browser.openPages.delete(this);
     await this.raw.close().catch(() => {});
+    await this.ownContext?.close().catch(() => {});
   }
 }
 
@@ -303,6 +324,16 @@ class FirefoxBrowser {
     return [...this.openPages];
   }
 
+  /** A page in a browser context of its own (its own storage), `viewport` { width, height }. */
+  async newIsolatedPage({ viewport } = {}) {
+    const context = await this.browser.createBrowserContext();
+    const page = new FirefoxPage(this, await context.newPage());
+    page.ownContext = context;
+    if (viewport) await page.raw.setViewport(viewport);
+    this.openPages.add(page);
+    return page;
+  }
+
   /**
    * Ends the web content processes (SIGKILL by pid): the nearest thing to a
    * renderer crash. Every page open in the browser crashes with them.
@@ -362,12 +393,124 @@ class FirefoxPage {
   async evaluate(fn, arg) {
     return this.raw.evaluate(fn, arg);
   }
-  async waitForFunction(fn, arg, { timeout = 30_000 } = {}) {
-    await this.raw.waitForFunction(fn, { timeout, polling: 20 }, arg);
+  async waitForFunction(fn, arg, { timeout = 30_000, polling = 20 } = {}) {
+    await this.raw.waitForFunction(fn, { timeout, polling }, arg);
+  }
+  /** The part of Playwright's locator the suites use, over puppeteer. */
+  locator(selector) {
+    return new FirefoxLocator(this.raw, selector);
+  }
+  async screenshot(options) {
+    await this.raw.screenshot(options);
+  }
+  async reload() {
+    await this.raw.reload();
   }
   async close() {
     this.browser.openPages.delete(this);
     await this.raw.close().catch(() => {});
+    await this.ownContext?.close().catch(() => {});
+  }
+}
+
+/**
+ * A selector (and, after first(), an index) resolved when used, waiting up
+ * to 30 s for the element as Playwright does; like Playwright, a selector
+ * that matches several elements is an error unless first() picked one.
+ */
+class FirefoxLocator {
+  constructor(raw, selector, index = null) {
+    this.raw = raw;
+    this.selector = selector;
+    this.index = index;
+  }
+  first() {
+    return new FirefoxLocator(this.raw, this.selector, 0);
+  }
+  async element(timeout = 30_000) {
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const all = await this.raw.$$(this.selector);
+      if (this.index === null && all.length > 1) throw new Error(`locator(${this.selector}): ${all.length} elements match`);
+      const el = all[this.index ?? 0];
+      if (el) return el;
+      if (Date.now() > deadline) throw new Error(`locator(${this.selector}): no element within ${timeout} ms`);
+      await sleep(50);
+    }
+  }
+  /**
+   * Runs `fn(element, arg)` in the page's own realm once the element is
+   * there (puppeteer's ElementHandle.evaluate runs in a sandbox realm under
+   * BiDi, where layout reads came back wrong).
+   */
+  async inPage(fn, arg) {
+    await this.element();
+    return this.raw.evaluate(
+      (selector, index, source, arg) => (0, eval)(`(${source})`)(document.querySelectorAll(selector)[index], arg),
+      this.selector,
+      this.index ?? 0,
+      fn.toString(),
+      arg,
+    );
+  }
+  /** As Playwright's fill: the value set at once, with an input event (no key events). */
+  async fill(text) {
+    await this.inPage((e, text) => {
+      e.focus();
+      e.value = text;
+      e.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertText", data: text }));
+    }, text);
+  }
+  /** A real key press (WebDriver BiDi input) on the focused element. */
+  async press(key) {
+    const el = await this.element();
+    await el.focus();
+    await this.raw.keyboard.press(key);
+  }
+  async click() {
+    await (await this.element()).click();
+  }
+  async count() {
+    return this.raw.evaluate((selector) => document.querySelectorAll(selector).length, this.selector);
+  }
+  async textContent() {
+    return this.inPage((e) => e.textContent);
+  }
+  async getAttribute(name) {
+    return this.inPage((e, name) => e.getAttribute(name), name);
+  }
+  async isEnabled() {
+    return this.inPage((e) => !e.disabled);
+  }
+  async isDisabled() {
+    return this.inPage((e) => !!e.disabled);
+  }
+  async allTextContents() {
+    return this.raw.evaluate((selector) => [...document.querySelectorAll(selector)].map((e) => e.textContent), this.selector);
+  }
+  /** As Playwright: attached, a non-empty box, not visibility:hidden; no waiting. */
+  async isVisible() {
+    return this.raw.evaluate(
+      (selector, index) => {
+        const e = document.querySelectorAll(selector)[index];
+        if (!e) return false;
+        const box = e.getBoundingClientRect();
+        return box.width > 0 && box.height > 0 && getComputedStyle(e).visibility !== "hidden";
+      },
+      this.selector,
+      this.index ?? 0,
+    );
+  }
+  async isHidden() {
+    return !(await this.isVisible());
+  }
+  /** Waits until the element is visible (Playwright's default state). */
+  async waitFor({ timeout = 30_000 } = {}) {
+    const deadline = Date.now() + timeout;
+    while (!(await this.isVisible())) {
+      if (Date.now() > deadline) throw new Error(`locator(${this.selector}).waitFor: not visible within ${timeout} ms`);
+      await sleep(50);
+    }
   }
 }
 
