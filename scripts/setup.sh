@@ -37,7 +37,8 @@ fi
 
 # Firefox (driven by puppeteer-core over WebDriver BiDi) and WebKitGTK's
 # WebKitWebDriver + MiniBrowser (driven by selenium-webdriver; MiniBrowser has
-# no headless mode, so its tests run under xvfb-run, which needs xauth).
+# no headless mode, so its tests run under xvfb-run, which needs xauth). The
+# two npm drivers are devDependencies, installed with the npm packages below.
 missing_apt=()
 [ -x /usr/bin/firefox-esr ] || missing_apt+=(firefox-esr)
 [ -x /usr/bin/WebKitWebDriver ] || missing_apt+=(webkit2gtk-driver)
@@ -57,7 +58,7 @@ if ! command -v geckodriver >/dev/null && [ ! -x "$HOME/.cargo/bin/geckodriver" 
 fi
 
 # npm packages (pi reference packages, TypeScript, Vite, playwright-core,
-# puppeteer-core, selenium-webdriver, binaryen's wasm-opt): reinstall when the lock file changed.
+# binaryen's wasm-opt): reinstall when the lock file changed.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "installing npm packages"
   npm ci --no-audit --no-fund
