@@ -11,8 +11,9 @@
 // `ENGINES=chromium,firefox` narrows the engines a run uses.
 //
 // What a suite gets: `launch(engine, { profile })` → a Browser with
-// newPage(), pages(), close(), crash(page), setQuota(page, bytes), and
-// `can` (what the engine allows); a Page with goto(url), evaluate(fn, arg),
+// newPage(), newIsolatedPage(), pages(), close(), crash(page), kill() (the
+// browser process, by its pid), setQuota(page, bytes), and `can` (what the
+// engine allows); a Page with goto(url), evaluate(fn, arg),
 // waitForFunction(fn, arg, { timeout }), onProblem(cb) (uncaught errors,
 // unhandled rejections and console.error, as "pageerror: …" and
 // "console.error: …" strings), flush() and close(). Where an engine cannot
@@ -123,6 +124,15 @@ function existsPid(pid) {
   }
 }
 
+/** SIGKILLs `browser.pid` and waits until it is gone; its pages are gone too. */
+async function killBrowser(browser) {
+  if (!browser.pid || !existsPid(browser.pid)) throw new Error(`${browser.engine}: no browser process to kill`);
+  killPid(browser.pid);
+  await waitGone([browser.pid]);
+  browser.openPages.clear();
+  return `browser process ended (SIGKILL pid ${browser.pid})`;
+}
+
 async function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -163,6 +173,7 @@ class ChromiumBrowser {
       quota: true, // DevTools' Storage.overrideQuotaForOrigin
       persistentProfile: true,
     };
+    const before = new Set(descendants(process.pid).map((p) => p.pid));
     if (profile) {
       // A persistent profile: IndexedDB on disk, as in a real browser.
       self.context = await chromium.launchPersistentContext(profile, { ...CHROMIUM });
@@ -171,6 +182,8 @@ class ChromiumBrowser {
       self.browser = await chromium.launch(CHROMIUM);
       self.context = await self.browser.newContext();
     }
+    // Playwright does not give the process: the chromium it started.
+    self.pid = descendants(process.pid).find((p) => !before.has(p.pid) && /chrom(e|ium)$/.test(p.cmdline[0] ?? ""))?.pid;
     self.openPages = new Set();
     return self;
   }
@@ -208,6 +221,11 @@ class ChromiumBrowser {
     ]).finally(() => clearTimeout(timer));
     await page.close();
     return "renderer crashed (DevTools Page.crash)";
+  }
+
+  /** Ends the browser process by its pid (SIGKILL), as a crash or a power cut would. */
+  async kill() {
+    return killBrowser(this);
   }
 
   /** Sets the page origin's storage quota (bytes; undefined: the default). */
@@ -349,6 +367,11 @@ class FirefoxBrowser {
 
   async setQuota() {
     throw new Error("firefox: no per-origin quota override from the driver");
+  }
+
+  /** Ends the browser process by its pid (SIGKILL), as a crash or a power cut would. */
+  async kill() {
+    return killBrowser(this);
   }
 
   async close() {
@@ -608,6 +631,20 @@ function decodeNode(v) {
   }
 }
 
+// The driver process groups started here: ended when Node exits, even when a
+// suite failed before its after() hook closed the browser (detached, they
+// would outlive it).
+const driverGroups = new Set();
+process.on("exit", () => {
+  for (const pgid of driverGroups) {
+    try {
+      process.kill(-pgid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+});
+
 class WebKitBrowser {
   static async launch({ profile } = {}) {
     const self = new WebKitBrowser();
@@ -641,6 +678,7 @@ class WebKitBrowser {
     let stderr = "";
     this.driverProcess.stderr.on("data", (d) => (stderr = (stderr + d).slice(-4000)));
     this.driverProcess.unref();
+    driverGroups.add(this.driverProcess.pid);
     const url = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 30_000;
     for (;;) {
@@ -698,6 +736,14 @@ class WebKitBrowser {
     throw new Error("webkit: no per-origin quota override from the driver");
   }
 
+  /**
+   * Ends MiniBrowser by its pid (SIGKILL). The WebDriver session (and its
+   * ephemeral storage) goes with it: only close() is left to call.
+   */
+  async kill() {
+    return killBrowser(this);
+  }
+
   async close() {
     this.openPages.clear();
     await this.driver?.quit().catch(() => {});
@@ -708,6 +754,7 @@ class WebKitBrowser {
       } catch {
         // already gone
       }
+      driverGroups.delete(this.driverProcess.pid);
     }
   }
 }
