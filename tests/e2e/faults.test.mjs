@@ -163,6 +163,7 @@ for (const engine of ENGINES) {
         }
         listeners.clear();
         console.log(`${engine} mid-${mode}: ${JSON.stringify(outcomes)}${browser.can.crash ? "" : " (every trial closed the tab: no crash in this engine)"}`);
+    for (const note of browser.notes.splice(0)) console.log(`${engine}: ${note}`);
       });
     }
   });

@@ -292,6 +292,7 @@ for (const engine of ENGINES) {
             assert.deepEqual(seen.nextSave, { revision: want.revision + 1, equal: true }, `trial ${trial}: the next save works`);
           }
           t.diagnostic(`save takes ~${duration.toFixed(0)} ms here; closes: ${outcomes.join(", ")}`);
+          for (const note of browser.notes.splice(0)) t.diagnostic(`${engine}: ${note}`);
           if (!browser.can.crash) t.diagnostic(`${engine}: no crash trials (a crashed page ends the WebDriver session and its storage); every trial closed the tab`);
         });
       }

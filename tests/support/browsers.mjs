@@ -185,6 +185,7 @@ class ChromiumBrowser {
     // Playwright does not give the process: the chromium it started.
     self.pid = descendants(process.pid).find((p) => !before.has(p.pid) && /chrom(e|ium)$/.test(p.cmdline[0] ?? ""))?.pid;
     self.openPages = new Set();
+    self.notes = []; // what the abstraction did that a suite should report
     return self;
   }
 
@@ -310,6 +311,7 @@ class FirefoxBrowser {
     self.ownProfile = profile ? null : mkdtempSync(join(os.tmpdir(), "engines-firefox-"));
     self.profile = profile ?? self.ownProfile;
     self.openPages = new Set();
+    self.notes = [];
     await self.start();
     return self;
   }
@@ -332,8 +334,32 @@ class FirefoxBrowser {
     return descendants(this.pid).filter((p) => /\s-contentproc\s.*\stab$/.test(p.cmdline.join(" ")));
   }
 
+  /**
+   * After its content processes were killed, Firefox itself now and then
+   * exits too (seen about once in 40 trials: "Protocol error
+   * (browsingContext.create): Target closed" on the next page). The profile
+   * is on disk: the browser is started again on it, and `notes` says so.
+   */
+  async revive(error) {
+    if (!this.crashed) throw error ?? new Error("firefox: the browser is gone (not after a crash)");
+    this.crashed = false;
+    this.notes.push(`Firefox exited after its content processes were killed (${error?.message ?? "gone"}); restarted on the same profile`);
+    this.openPages.clear();
+    await waitGone([this.pid], 15_000);
+    if (existsPid(this.pid)) killPid(this.pid);
+    await this.start();
+  }
+
   async newPage() {
-    const page = new FirefoxPage(this, await this.browser.newPage({ type: "window" }));
+    let raw;
+    try {
+      if (!this.browser.connected || !existsPid(this.pid)) throw new Error("the browser process is gone");
+      raw = await this.browser.newPage({ type: "window" });
+    } catch (e) {
+      await this.revive(e);
+      raw = await this.browser.newPage({ type: "window" });
+    }
+    const page = new FirefoxPage(this, raw);
     this.openPages.add(page);
     return page;
   }
@@ -359,6 +385,7 @@ class FirefoxBrowser {
   async crash(page) {
     const pids = page.contentPids();
     if (pids.length === 0) throw new Error("firefox crash: could not tell which content process runs the page");
+    this.crashed = true;
     for (const pid of pids) killPid(pid);
     await waitGone(pids);
     await page.close();
@@ -662,6 +689,7 @@ class WebKitBrowser {
     };
     self.profile = profile;
     self.openPages = new Set();
+    self.notes = [];
     self.lock = Promise.resolve();
     self.nextJob = 1;
     await self.start();
