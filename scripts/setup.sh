@@ -35,6 +35,28 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
   sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
+# Firefox (driven by puppeteer-core over WebDriver BiDi) and WebKitGTK's
+# WebKitWebDriver + MiniBrowser (driven by selenium-webdriver; MiniBrowser has
+# no headless mode, so its tests run under xvfb-run, which needs xauth). The
+# two npm drivers are devDependencies, installed with the npm packages below.
+missing_apt=()
+[ -x /usr/bin/firefox-esr ] || missing_apt+=(firefox-esr)
+[ -x /usr/bin/WebKitWebDriver ] || missing_apt+=(webkit2gtk-driver)
+command -v xvfb-run >/dev/null || missing_apt+=(xvfb)
+command -v xauth >/dev/null || missing_apt+=(xauth)
+if [ ${#missing_apt[@]} -gt 0 ]; then
+  say "installing Debian's ${missing_apt[*]}"
+  sudo_if_needed apt-get update -qq
+  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing_apt[@]}" >/dev/null
+fi
+
+# geckodriver, for wasm-bindgen-test in Firefox: Debian has no package and the
+# npm one downloads from the internet, so it is built from crates.io.
+if ! command -v geckodriver >/dev/null && [ ! -x "$HOME/.cargo/bin/geckodriver" ]; then
+  say "installing geckodriver (cargo install, about 5 minutes)"
+  cargo install --locked geckodriver
+fi
+
 # npm packages (pi reference packages, TypeScript, Vite, playwright-core,
 # binaryen's wasm-opt): reinstall when the lock file changed.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then

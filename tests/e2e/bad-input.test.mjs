@@ -1,5 +1,6 @@
 // The boundary attacked from JavaScript (issue 7): every exported function
-// and method, each argument position, called in headless Chromium with a
+// and method, each argument position, called in each engine (Chromium,
+// Firefox, WebKit through tests/support/browsers.mjs) with a
 // matrix of bad inputs — undefined, null, numbers, strings, arrays of
 // non-objects, objects without a role, wrong field types, cyclic objects,
 // throwing getters, Proxies, revoked Proxies, BigInt, symbols, functions, a
@@ -9,23 +10,12 @@
 // the very next valid call correctly. The count of calls is printed for the
 // robustness report (`ROBUSTNESS bad-inputs=<n> failures=<n>`).
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
-import { CHROMIUM } from "../support/chromium.mjs";
+import { after, before, describe, test } from "node:test";
+import { ENGINES, launch } from "../support/browsers.mjs";
 import { pageHandler, startServer } from "../../scripts/serve.mjs";
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>bad input</title>
 <script type="module">window.m = await import("/pkg/index.js");</script>`;
-
-let server, browser;
-before(async () => {
-  server = await startServer({ port: 0, handlers: [pageHandler("/bad-input.html", PAGE)] });
-  browser = await chromium.launch(CHROMIUM);
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
 
 // Runs in the page: builds the inputs and the call targets, returns failures.
 async function attack(targetNames) {
@@ -197,21 +187,34 @@ const GROUPS = [
 
 let total = 0;
 let totalFailures = 0;
-for (const [i, group] of GROUPS.entries()) {
-  test(`bad inputs, group ${i + 1}: ${group[0]} … ${group.at(-1)}: an Error or a result, never a panic, and the next call works`, { timeout: 600_000 }, async () => {
-    const page = await browser.newPage();
-    if (process.env.TRACE) {
-      page.on("console", (msg) => console.log(msg.text()));
-      await page.addInitScript(() => (window.__trace = true));
+for (const engine of ENGINES) {
+  describe(engine, () => {
+    let server, browser;
+    before(async () => {
+      server = await startServer({ port: 0, handlers: [pageHandler("/bad-input.html", PAGE)] });
+      browser = await launch(engine);
+    });
+    after(async () => {
+      await browser?.close();
+      await server?.close();
+    });
+
+    for (const [i, group] of GROUPS.entries()) {
+      test(`bad inputs, group ${i + 1}: ${group[0]} … ${group.at(-1)}: an Error or a result, never a panic, and the next call works`, { timeout: 600_000 }, async () => {
+        const page = await browser.newPage();
+        if (process.env.TRACE) page.raw?.on?.("console", (msg) => console.log(msg.text?.() ?? msg)); // Chromium, Firefox
+        await page.goto(`${server.url}bad-input.html`);
+        if (process.env.TRACE) await page.evaluate(() => (window.__trace = true));
+        await page.waitForFunction(() => window.m, null, { timeout: 30_000 });
+        const { calls, failures } = await page.evaluate(attack, group);
+        total += calls;
+        totalFailures += failures.length;
+        await page.close();
+        assert.deepEqual(failures, [], failures.join("\n"));
+        assert.ok(calls >= group.length * 40, `${calls} calls`);
+      });
     }
-    await page.goto(`${server.url}bad-input.html`);
-    await page.waitForFunction(() => window.m, null, { timeout: 30_000 });
-    const { calls, failures } = await page.evaluate(attack, group);
-    total += calls;
-    totalFailures += failures.length;
-    await page.close();
-    assert.deepEqual(failures, [], failures.join("\n"));
-    assert.ok(calls >= group.length * 40, `${calls} calls`);
   });
 }
+
 after(() => console.log(`ROBUSTNESS bad-inputs=${total} failures=${totalFailures}`));

@@ -7,7 +7,8 @@
 //      (the build needs `worker: { format: "es" }`: the default "iife"
 //      cannot hold top-level await);
 //   b) module Web Workers importing /pkg/index.js (no window, no document;
-//      IndexedDB is not opened by importing);
+//      IndexedDB is not opened by importing), in Chromium, Firefox and
+//      WebKit (tests/support/browsers.mjs); the rest in Chromium;
 //   c) Node importing "agent-compaction" by name (the `node` condition).
 // Needs a built pkg/ (`node scripts/build.mjs`) and /usr/bin/chromium.
 import assert from "node:assert/strict";
@@ -19,6 +20,7 @@ import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { CHROMIUM } from "../support/chromium.mjs";
+import { ENGINES, launch } from "../support/browsers.mjs";
 import { build, createServer, version as viteVersion } from "vite";
 import { sendText, startServer } from "../../scripts/serve.mjs";
 
@@ -368,52 +370,72 @@ const EXPECTED_WORKER_LLM = [
   { role: "assistant", content: [{ type: "text", text: "latest" }], timestamp: 5 },
 ];
 
-test("module Web Workers import the package and run transformContext / convertToLlm", async (t) => {
-  const files = {
-    "/worker-test/": ["text/html", WORKER_PAGE],
-    "/worker-test/listen-first.js": ["text/javascript", LISTEN_FIRST_WORKER],
-    "/worker-test/static-import.js": ["text/javascript", STATIC_IMPORT_WORKER],
-  };
-  const server = await startServer({
-    port: 0,
-    handlers: [
-      (req, res, url) => {
-        const file = files[url.pathname];
-        if (!file) return false;
-        sendText(res, 200, file[1], { "content-type": `${file[0]}; charset=utf-8` });
-        return true;
-      },
-    ],
+for (const engine of ENGINES) {
+  test(`module Web Workers import the package and run transformContext / convertToLlm (${engine})`, async (t) => {
+    const files = {
+      "/worker-test/": ["text/html", WORKER_PAGE],
+      "/worker-test/listen-first.js": ["text/javascript", LISTEN_FIRST_WORKER],
+      "/worker-test/static-import.js": ["text/javascript", STATIC_IMPORT_WORKER],
+    };
+    // The .wasm responses, as the server sends them (workers' requests are
+    // not a page's responses in every driver).
+    const responses = [];
+    const server = await startServer({
+      port: 0,
+      handlers: [
+        (req, res, url) => {
+          if (url.pathname.endsWith(".wasm")) {
+            const writeHead = res.writeHead.bind(res);
+            res.writeHead = (status, headers = {}) => {
+              responses.push({ url: url.href, status, type: headers["content-type"] ?? "" });
+              return writeHead(status, headers);
+            };
+            return false;
+          }
+          const file = files[url.pathname];
+          if (!file) return false;
+          sendText(res, 200, file[1], { "content-type": `${file[0]}; charset=utf-8` });
+          return true;
+        },
+      ],
+    });
+    const browser = await launch(engine);
+    try {
+      const page = await browser.newPage();
+      const problems = [];
+      page.onProblem((p) => problems.push(p));
+      await page.goto(new URL("/worker-test/", server.url).href);
+      await page.waitForFunction(() => (document.querySelector("#result")?.textContent ?? "").startsWith("{"), null, { timeout: 15_000 });
+      const result = JSON.parse(await page.evaluate(() => document.querySelector("#result").textContent));
+      await page.flush();
+      assert.deepEqual(problems, []);
+      assert.equal(result.ok, true, result.error);
+
+      const a = result.listenFirst;
+      assert.equal(a.ok, true, a.error);
+      assert.equal(a.hasWindow, false);
+      assert.equal(a.hasDocument, false);
+      assert.deepEqual(a.indexedDbOpened, []);
+      assert.equal(a.contextLength, 2);
+      assert.equal(a.contextStartsAtLastSummary, true);
+      assert.deepEqual(a.llm, EXPECTED_WORKER_LLM);
+      assert.deepEqual(a.displayRoles, ["user", "compactionDivider", "user", "compactionDivider", "assistant"]);
+
+      const b = result.staticImport;
+      assert.equal(b.ok, true, b.error);
+      assert.equal(b.tag, "after-ready");
+      assert.deepEqual(b.llm, EXPECTED_WORKER_LLM);
+      t.diagnostic(
+        `a message posted while the worker's static import was still evaluating was ${b.earlyAnswered ? "answered" : "LOST"} (${engine})`,
+      );
+
+      assert.ok(responses.length >= 1 && responses.every((r) => r.status === 200 && r.type.startsWith("application/wasm")), JSON.stringify(responses));
+    } finally {
+      await browser.close();
+      await server.close();
+    }
   });
-  try {
-    const { result, responses, problems } = await runPage(new URL("/worker-test/", server.url).href);
-    assert.deepEqual(problems, []);
-    assert.equal(result.ok, true, result.error);
-
-    const a = result.listenFirst;
-    assert.equal(a.ok, true, a.error);
-    assert.equal(a.hasWindow, false);
-    assert.equal(a.hasDocument, false);
-    assert.deepEqual(a.indexedDbOpened, []);
-    assert.equal(a.contextLength, 2);
-    assert.equal(a.contextStartsAtLastSummary, true);
-    assert.deepEqual(a.llm, EXPECTED_WORKER_LLM);
-    assert.deepEqual(a.displayRoles, ["user", "compactionDivider", "user", "compactionDivider", "assistant"]);
-
-    const b = result.staticImport;
-    assert.equal(b.ok, true, b.error);
-    assert.equal(b.tag, "after-ready");
-    assert.deepEqual(b.llm, EXPECTED_WORKER_LLM);
-    t.diagnostic(
-      `a message posted while the worker's static import was still evaluating was ${b.earlyAnswered ? "answered" : "LOST"} (Chromium)`,
-    );
-
-    const wasm = responses.filter((r) => new URL(r.url).pathname.endsWith(".wasm"));
-    assert.ok(wasm.length >= 1 && wasm.every((r) => r.status === 200 && r.type.startsWith("application/wasm")));
-  } finally {
-    await server.close();
-  }
-});
+}
 
 const NODE_SCRIPT = `
 import { agentMessagesToChatMessages, convertToLlm, transformContext } from "agent-compaction";

@@ -1,10 +1,17 @@
 // Fault trials (issue 7): a tab closed or crashed at a random moment while
 // an app keeps saving a session, and while it compacts it (a real
 // Compactor with a summarizer that answers after a random delay, then a
-// save), 20 trials each, in headless Chromium with IndexedDB on disk.
+// save), 20 trials each, in each engine (Chromium, Firefox, WebKit through
+// tests/support/browsers.mjs) with IndexedDB on disk (WebKit's automation
+// session keeps it in memory). Crashing: Chromium's DevTools Page.crash;
+// Firefox's web content processes ended by pid; WebKit cannot crash a page
+// and go on (WebKitWebDriver ends the session and its storage), so there
+// every trial closes the tab.
 //
-// The page reports to the test, through an exposed binding, the fingerprint
-// of every array it starts saving and of every save that resolved. After the
+// The page reports to the test, by a POST to /report on its own origin
+// (answered once recorded, so the page goes on only after the test knows),
+// the fingerprint of every array it starts saving and of every save that
+// resolved. After the
 // tab is gone, a new tab loads the session and it must be exactly one of
 // the arrays the page tried to save — the last one whose save resolved, or
 // one started after it — so no message a completed save returned for is
@@ -14,9 +21,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
-import { CHROMIUM } from "../support/chromium.mjs";
+import { after, before, describe, test } from "node:test";
+import { ENGINES, launch } from "../support/browsers.mjs";
 import { pageHandler, startServer } from "../../scripts/serve.mjs";
 
 const TRIALS = Number(process.env.TRIALS ?? 20);
@@ -40,6 +46,8 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>faults</title>
       api: "openai-completions", provider: "local", model: "m", usage: usage(9_000), stopReason: "stop", timestamp: clock++ },
   ];
   window.fingerprint = fingerprint;
+  const report = (db, event) =>
+    fetch("/report?db=" + encodeURIComponent(db), { method: "POST", body: JSON.stringify(event) }).then((r) => r.text());
   window.setup = async (db) => {
     const store = await m.SessionStore.open({ name: db });
     const { id } = await store.createSession({ title: "faults" });
@@ -63,9 +71,9 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>faults</title>
       messages = messages.concat(mode === "save" ? Array.from({ length: 60 }, (_, k) => turn("r" + round + "." + k, 300)).flat() : turn("r" + round, 300));
       if (mode === "compaction") messages = (await compactor.compact(messages, { reason: "threshold" }))?.messages ?? messages;
       const print = fingerprint(messages);
-      await window.report({ type: "start", print });
+      await report(db, { type: "start", print });
       await store.save(id, messages);
-      await window.report({ type: "done", print });
+      await report(db, { type: "done", print });
     }
   };
   window.load = async (db, id) => {
@@ -78,73 +86,87 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>faults</title>
   window.ready = true;
 </script>`;
 
-let server, context, dir;
-before(async () => {
-  server = await startServer({ port: 0, handlers: [pageHandler("/faults.html", PAGE)] });
-  dir = mkdtempSync(join(os.tmpdir(), "faults-"));
-  context = await chromium.launchPersistentContext(dir, CHROMIUM);
-});
-after(async () => {
-  await context?.close();
-  await server?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
-async function open() {
-  const page = await context.newPage();
-  await page.goto(`${server.url}faults.html`);
-  await page.waitForFunction(() => window.ready, null, { timeout: 30_000 });
-  return page;
+// The page's reports, by database (one per trial).
+const listeners = new Map();
+async function reports(req, res, url) {
+  if (url.pathname !== "/report") return false;
+  let body = "";
+  for await (const chunk of req) body += chunk;
+  listeners.get(url.searchParams.get("db"))?.(JSON.parse(body));
+  res.writeHead(200, { "content-type": "text/plain" });
+  res.end("ok");
+  return true;
 }
 
 let trials = 0;
 let lost = 0;
-for (const mode of ["save", "compaction"]) {
-  test(`tab closed or crashed mid-${mode}, ${TRIALS} random moments: the session is a state the app saved, never older than the last completed save`, { timeout: 600_000 }, async () => {
-    const outcomes = { "last completed": 0, "in flight": 0 };
-    for (let trial = 0; trial < TRIALS; trial++) {
-      const db = `faults-${mode}-${trial}`;
-      const trace = (...a) => process.env.TRACE && console.log(`[${mode} ${trial}]`, ...a);
-      const page = await open();
-      trace("opened");
-      const { id, fingerprint } = await page.evaluate((db) => window.setup(db), db);
-      const started = [fingerprint];
-      let completed = fingerprint;
-      await page.exposeFunction("report", (event) => {
-        if (event.type === "start") started.push(event.print);
-        else completed = event.print;
-      });
-      page.evaluate(([db, id, mode]) => window.run(db, id, mode), [db, id, mode]).catch(() => {});
-      await new Promise((r) => setTimeout(r, 50 + Math.random() * 600));
-      const completedAtDeath = completed;
-      const startedAtDeath = started.slice();
-      if (trial % 2) {
-        // DevTools' Page.crash never answers (the renderer is gone): wait for the crash event.
-        const cdp = await context.newCDPSession(page);
-        const crashed = new Promise((resolve) => page.once("crash", resolve));
-        cdp.send("Page.crash").catch(() => {});
-        await crashed;
-        await page.close();
-      } else {
-        await page.close();
-      }
-      trace("closed");
-      const reader = await open();
-      trace("reader");
-      const loaded = await reader.evaluate(([db, id]) => window.load(db, id), [db, id]);
-      await reader.close();
-      trials++;
-      // Reports after the moment of death may still arrive: a save that the
-      // page saw resolve is at least as new as completedAtDeath.
-      const since = startedAtDeath.indexOf(completedAtDeath);
-      const allowed = started.slice(Math.max(since, 0));
-      const ok = allowed.includes(loaded.print);
-      if (!ok) lost++;
-      assert.ok(ok, `trial ${trial}: the stored session (${loaded.print}) is not the last completed save (${completedAtDeath}) nor one started after it (${allowed.join(", ")})`);
-      assert.equal(loaded.count, loaded.length, "the session's meta agrees with its records");
-      outcomes[loaded.print === completedAtDeath ? "last completed" : "in flight"]++;
+for (const engine of ENGINES) {
+  describe(engine, () => {
+    let server, browser, dir;
+    before(async () => {
+      server = await startServer({ port: 0, handlers: [reports, pageHandler("/faults.html", PAGE)] });
+      dir = mkdtempSync(join(os.tmpdir(), "faults-"));
+      browser = await launch(engine, { profile: dir });
+    });
+    after(async () => {
+      await browser?.close();
+      await server?.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    async function open() {
+      const page = await browser.newPage();
+      await page.goto(`${server.url}faults.html`);
+      await page.waitForFunction(() => window.ready, null, { timeout: 30_000 });
+      return page;
     }
-    console.log(`mid-${mode}: ${JSON.stringify(outcomes)}`);
+
+    for (const mode of ["save", "compaction"]) {
+      test(`tab closed or crashed mid-${mode}, ${TRIALS} random moments: the session is a state the app saved, never older than the last completed save`, { timeout: 600_000 }, async () => {
+        const outcomes = { "last completed": 0, "in flight": 0 };
+        for (let trial = 0; trial < TRIALS; trial++) {
+          const db = `faults-${mode}-${trial}`;
+          const trace = (...a) => process.env.TRACE && console.log(`[${mode} ${trial}]`, ...a);
+          const page = await open();
+          trace("opened");
+          const { id, fingerprint } = await page.evaluate((db) => window.setup(db), db);
+          const started = [fingerprint];
+          let completed = fingerprint;
+          listeners.set(db, (event) => {
+            if (event.type === "start") started.push(event.print);
+            else completed = event.print;
+          });
+          page.evaluate(([db, id, mode]) => window.run(db, id, mode), [db, id, mode]).catch(() => {});
+          await new Promise((r) => setTimeout(r, 50 + Math.random() * 600));
+          const completedAtDeath = completed;
+          const startedAtDeath = started.slice();
+          if (trial % 2 && browser.can.crash) {
+            await browser.crash(page);
+          } else {
+            await page.close();
+          }
+          trace("closed");
+          const reader = await open();
+          trace("reader");
+          const loaded = await reader.evaluate(([db, id]) => window.load(db, id), [db, id]);
+          await reader.close();
+          trials++;
+          // Reports after the moment of death may still arrive: a save that the
+          // page saw resolve is at least as new as completedAtDeath.
+          const since = startedAtDeath.indexOf(completedAtDeath);
+          const allowed = started.slice(Math.max(since, 0));
+          const ok = allowed.includes(loaded.print);
+          if (!ok) lost++;
+          assert.ok(ok, `trial ${trial}: the stored session (${loaded.print}) is not the last completed save (${completedAtDeath}) nor one started after it (${allowed.join(", ")})`);
+          assert.equal(loaded.count, loaded.length, "the session's meta agrees with its records");
+          outcomes[loaded.print === completedAtDeath ? "last completed" : "in flight"]++;
+        }
+        listeners.clear();
+        console.log(`${engine} mid-${mode}: ${JSON.stringify(outcomes)}${browser.can.crash ? "" : " (every trial closed the tab: no crash in this engine)"}`);
+    for (const note of browser.notes.splice(0)) console.log(`${engine}: ${note}`);
+      });
+    }
   });
 }
+
 after(() => console.log(`ROBUSTNESS fault-trials=${trials} lost=${lost}`));

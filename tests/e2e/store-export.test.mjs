@@ -1,5 +1,6 @@
 // SessionStore.exportJsonl read by pi itself: both fixture sessions are
-// imported into the store in headless Chromium (real IndexedDB), changed as
+// imported into the store in each engine (Chromium, Firefox, WebKit through
+// tests/support/browsers.mjs; real IndexedDB), changed as
 // an app changes them (a turn appended, a compaction inserted), exported,
 // and the exported file is opened in Node with pi 0.73.1's SessionManager.
 // pi's buildSessionContext must give the LLM context that transformContext
@@ -8,9 +9,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import { chromium } from "playwright-core";
-import { CHROMIUM } from "../support/chromium.mjs";
+import { after, before, describe, test } from "node:test";
+import { ENGINES, launch } from "../support/browsers.mjs";
 import { pageHandler, startServer } from "../../scripts/serve.mjs";
 
 const { SessionManager } = await import(
@@ -20,79 +20,83 @@ const FIXTURES = new URL("../../fixtures/", import.meta.url);
 const PAGE = `<!doctype html><meta charset="utf-8"><title>export</title>
 <script type="module">window.m = await import("/pkg/index.js");</script>`;
 
-let server, browser, workDir;
-before(async () => {
-  server = await startServer({ port: 0, handlers: [pageHandler("/export.html", PAGE)] });
-  browser = await chromium.launch(CHROMIUM);
-  workDir = mkdtempSync(join(tmpdir(), "store-export-"));
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-  rmSync(workDir, { recursive: true, force: true });
-});
-
 /** The text a message carries, as pi's context would send it. */
 const text = (m) =>
   typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text ?? p.thinking ?? p.name ?? "").join("|");
 
-for (const name of ["pi-large-session.jsonl", "pi-before-compaction.jsonl"]) {
-  test(`${name}: imported, changed and exported by the store, pi's buildSessionContext sees what transformContext sees`, async () => {
-    const jsonl = readFileSync(new URL(name, FIXTURES), "utf8");
-    const page = await browser.newPage();
-    await page.goto(`${server.url}export.html`);
-    await page.waitForFunction(() => window.m, null, { timeout: 30_000 });
-    const out = await page.evaluate(async (jsonl) => {
-      const m = window.m;
-      const store = await m.SessionStore.open({ name: "export-" + Math.random() });
-      const meta = await store.importJsonl(jsonl);
-      let messages = await store.load(meta.id);
-      const t = Math.max(...messages.map((x) => x.timestamp ?? 0)) + 1000;
-      messages = [
-        ...messages,
-        { role: "user", content: "one more request after the import", timestamp: t },
-        { role: "assistant", content: [{ type: "text", text: "done" }], api: "openai-completions", provider: "local", model: "m",
-          usage: { input: 150_000, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 150_001, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-          stopReason: "stop", timestamp: t + 1 },
-      ];
-      const compactor = new m.Compactor({ contextWindow: 200_000, settings: { keepRecentTokens: 20_000 } });
-      messages = (await compactor.compact(messages)).messages;
-      await store.save(meta.id, messages);
-      const exported = await store.exportJsonl(meta.id);
-      const again = await store.importJsonl(exported);
-      const reimported = await store.load(again.id);
-      const stored = await store.load(meta.id);
-      const context = m.transformContext(stored);
-      // Equal as values: the same keys and values, in any key order.
-      const canonical = (v) =>
-        Array.isArray(v) ? v.map(canonical)
-        : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])]))
-        : v;
-      return {
-        exported,
-        context: JSON.parse(JSON.stringify(context)),
-        roundTrip: JSON.stringify(canonical(reimported)) === JSON.stringify(canonical(stored)),
-        newId: again.id !== meta.id,
-      };
-    }, jsonl);
-    await page.close();
+for (const engine of ENGINES) {
+  describe(engine, () => {
+    let server, browser, workDir;
+    before(async () => {
+      server = await startServer({ port: 0, handlers: [pageHandler("/export.html", PAGE)] });
+      browser = await launch(engine);
+      workDir = mkdtempSync(join(tmpdir(), "store-export-"));
+    });
+    after(async () => {
+      await browser?.close();
+      await server?.close();
+      rmSync(workDir, { recursive: true, force: true });
+    });
 
-    assert.equal(out.roundTrip, true, "importJsonl(exportJsonl(s)) loads s");
-    const file = join(workDir, name);
-    writeFileSync(file, out.exported);
-    const pi = SessionManager.open(file, workDir).buildSessionContext().messages;
-    assert.equal(pi.length, out.context.length, "same number of messages in the context");
-    for (let i = 0; i < pi.length; i++) {
-      const [ours, theirs] = [out.context[i], pi[i]];
-      assert.equal(theirs.role, ours.role, `context[${i}].role`);
-      if (ours.role === "compactionSummary" || ours.role === "branchSummary") {
-        // pi keeps the file-list tags (and a branch preamble) in its text.
-        assert.ok(theirs.summary.includes(ours.summary), `context[${i}]: pi's summary holds ours`);
-      } else {
-        assert.equal(text(theirs), text(ours), `context[${i}] text`);
-        assert.equal(theirs.timestamp, ours.timestamp, `context[${i}].timestamp`);
-      }
+    for (const name of ["pi-large-session.jsonl", "pi-before-compaction.jsonl"]) {
+      test(`${name}: imported, changed and exported by the store, pi's buildSessionContext sees what transformContext sees`, async () => {
+        const jsonl = readFileSync(new URL(name, FIXTURES), "utf8");
+        const page = await browser.newPage();
+        await page.goto(`${server.url}export.html`);
+        await page.waitForFunction(() => window.m, null, { timeout: 30_000 });
+        const out = await page.evaluate(async (jsonl) => {
+          const m = window.m;
+          const store = await m.SessionStore.open({ name: "export-" + Math.random() });
+          const meta = await store.importJsonl(jsonl);
+          let messages = await store.load(meta.id);
+          const t = Math.max(...messages.map((x) => x.timestamp ?? 0)) + 1000;
+          messages = [
+            ...messages,
+            { role: "user", content: "one more request after the import", timestamp: t },
+            { role: "assistant", content: [{ type: "text", text: "done" }], api: "openai-completions", provider: "local", model: "m",
+              usage: { input: 150_000, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 150_001, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+              stopReason: "stop", timestamp: t + 1 },
+          ];
+          const compactor = new m.Compactor({ contextWindow: 200_000, settings: { keepRecentTokens: 20_000 } });
+          messages = (await compactor.compact(messages)).messages;
+          await store.save(meta.id, messages);
+          const exported = await store.exportJsonl(meta.id);
+          const again = await store.importJsonl(exported);
+          const reimported = await store.load(again.id);
+          const stored = await store.load(meta.id);
+          const context = m.transformContext(stored);
+          // Equal as values: the same keys and values, in any key order.
+          const canonical = (v) =>
+            Array.isArray(v) ? v.map(canonical)
+            : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical(v[k])]))
+            : v;
+          return {
+            exported,
+            context: JSON.parse(JSON.stringify(context)),
+            roundTrip: JSON.stringify(canonical(reimported)) === JSON.stringify(canonical(stored)),
+            newId: again.id !== meta.id,
+          };
+        }, jsonl);
+        await page.close();
+
+        assert.equal(out.roundTrip, true, "importJsonl(exportJsonl(s)) loads s");
+        const file = join(workDir, name);
+        writeFileSync(file, out.exported);
+        const pi = SessionManager.open(file, workDir).buildSessionContext().messages;
+        assert.equal(pi.length, out.context.length, "same number of messages in the context");
+        for (let i = 0; i < pi.length; i++) {
+          const [ours, theirs] = [out.context[i], pi[i]];
+          assert.equal(theirs.role, ours.role, `context[${i}].role`);
+          if (ours.role === "compactionSummary" || ours.role === "branchSummary") {
+            // pi keeps the file-list tags (and a branch preamble) in its text.
+            assert.ok(theirs.summary.includes(ours.summary), `context[${i}]: pi's summary holds ours`);
+          } else {
+            assert.equal(text(theirs), text(ours), `context[${i}] text`);
+            assert.equal(theirs.timestamp, ours.timestamp, `context[${i}].timestamp`);
+          }
+        }
+        assert.equal(out.context[0].role, "compactionSummary", "the new compaction starts the context");
+      });
     }
-    assert.equal(out.context[0].role, "compactionSummary", "the new compaction starts the context");
   });
 }

@@ -1,27 +1,33 @@
-// SessionStore under the failures a browser really produces, in headless
-// Chromium (playwright-core) with real, on-disk IndexedDB: a persistent
-// profile in a temporary directory, shared by every page of the file (so a
-// page that reopens the origin sees what an earlier one stored).
+// SessionStore under the failures a browser really produces, in each engine
+// (Chromium, Firefox, WebKit through tests/support/browsers.mjs) with real
+// IndexedDB: a persistent profile in a temporary directory (on disk in
+// Chromium and Firefox; WebKit's automation session keeps it in memory),
+// shared by every page of the engine's run (so a page that reopens the
+// origin sees what an earlier one stored).
 //
-//   - a tab closed in the middle of a large save, or of a compaction's save
-//     (summary inserted and a trailing failed attempt removed at once): the
-//     session is afterwards exactly as before or exactly as after the save;
-//   - the storage quota exceeded (DevTools' Storage.overrideQuotaForOrigin):
-//     the save rejects saying so, what was stored stays whole, and saves
-//     work again once there is room;
+//   - a tab closed, or its renderer crashed, in the middle of a large save,
+//     or of a compaction's save (summary inserted and a trailing failed
+//     attempt removed at once): the session is afterwards exactly as before
+//     or exactly as after the save. Crashing: Chromium's DevTools Page.crash;
+//     Firefox has none, so its web content processes are ended by pid;
+//     WebKit cannot (WebKitWebDriver ends the session, and its ephemeral
+//     storage, when a page crashes), so there every trial closes the tab;
+//   - the storage quota exceeded (DevTools' Storage.overrideQuotaForOrigin,
+//     Chromium only: Firefox and WebKit offer no per-origin quota to a
+//     driver): the save rejects saying so, what was stored stays whole, and
+//     saves work again once there is room;
 //   - two tabs appending to, and compacting, one session at once, retrying
 //     on ConflictError as an app does: nothing either tab saved is lost, and
 //     there are exactly as many summaries as compactions saved.
 //
 // Each test uses databases of its own. Needs a built pkg/
-// (`node scripts/build.mjs`) and /usr/bin/chromium.
+// (`node scripts/build.mjs`) and the browsers scripts/setup.sh installs.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { after, afterEach, before, beforeEach, describe, test } from "node:test";
-import { chromium } from "playwright-core";
-import { CHROMIUM } from "../support/chromium.mjs";
+import { ENGINES, launch } from "../support/browsers.mjs";
 import { pageHandler, startServer } from "../../scripts/serve.mjs";
 
 // The page: the package and helpers (window.h) that build the same messages
@@ -123,24 +129,21 @@ const PAGE = `<!doctype html>
 </script>`;
 
 let server;
-let context;
+let browser;
 let profile;
 let problems = []; // page errors and console errors
 let expected = []; // console errors a test expects (regexps)
 
 function watch(p) {
-  p.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));
-  p.on("console", (msg) => {
-    if (msg.type() === "error") problems.push(`console.error: ${msg.text()}`);
-  });
+  p.onProblem((problem) => problems.push(problem));
 }
 
-async function openPage(ctx = context) {
-  const p = await ctx.newPage();
+async function openPage(on = browser) {
+  const p = await on.newPage();
   watch(p);
   await p.goto(`${server.url}store.html`);
   try {
-    await p.waitForSelector("html[data-ready=true]", { timeout: 30_000 });
+    await p.waitForFunction(() => document.documentElement.dataset.ready === "true", null, { timeout: 30_000 });
   } catch (e) {
     throw new Error(`the test page did not load /pkg/index.js (is pkg/ built?): ${problems.join("; ") || e.message}`);
   }
@@ -149,380 +152,381 @@ async function openPage(ctx = context) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-before(async () => {
-  server = await startServer({
-    port: 0,
-    handlers: [
-      (req, res, url) => {
-        if (url.pathname !== "/favicon.ico") return false;
-        res.writeHead(204);
-        res.end();
-        return true;
-      },
-      pageHandler("/store.html", PAGE),
-    ],
-  });
-  profile = mkdtempSync(join(os.tmpdir(), "agent-compaction-store-test-"));
-  // A persistent profile: IndexedDB on disk, as in a real browser (an
-  // incognito context keeps it in memory), shared by all pages below.
-  context = await chromium.launchPersistentContext(profile, { ...CHROMIUM });
-});
+for (const engine of ENGINES) {
+  describe(engine, () => {
+    before(async () => {
+      server = await startServer({
+        port: 0,
+        handlers: [
+          (req, res, url) => {
+            if (url.pathname !== "/favicon.ico") return false;
+            res.writeHead(204);
+            res.end();
+            return true;
+          },
+          pageHandler("/store.html", PAGE),
+        ],
+      });
+      profile = mkdtempSync(join(os.tmpdir(), "agent-compaction-store-test-"));
+      // A persistent profile: IndexedDB on disk, as in a real browser (an
+      // incognito context keeps it in memory), shared by all pages below.
+      browser = await launch(engine, { profile });
+    });
 
-after(async () => {
-  await context?.close();
-  await server?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
-});
+    after(async () => {
+      await browser?.close();
+      await server?.close();
+      if (profile) rmSync(profile, { recursive: true, force: true });
+    });
 
-beforeEach(() => {
-  problems = [];
-  expected = [];
-});
+    beforeEach(() => {
+      problems = [];
+      expected = [];
+    });
 
-afterEach(async () => {
-  await sleep(20); // let errors from the test's last tasks arrive
-  const unexpected = problems.filter((p) => !expected.some((re) => re.test(p)));
-  assert.deepEqual(unexpected, [], "page errors or console errors");
-  for (const p of context.pages()) if (p.url() !== "about:blank") await p.close();
-});
+    afterEach(async () => {
+      await sleep(20); // let errors from the test's last tasks arrive
+      for (const p of browser.pages()) await p.flush();
+      const unexpected = problems.filter((p) => !expected.some((re) => re.test(p)));
+      assert.deepEqual(unexpected, [], "page errors or console errors");
+      for (const p of browser.pages()) await p.close();
+    });
 
-// ---------------------------------------------------------------------------
+    // ---------------------------------------------------------------------------
 
-describe("a tab closed in the middle of a save", () => {
-  for (const kind of ["append", "compaction", "compaction + 2,000 appended"]) {
-    test(`${kind}: afterwards the session is exactly as before or exactly as after the save`, { timeout: 600_000 }, async (t) => {
-      // How long the save takes here, start to complete (a scratch database).
-      // Most trials close the tab 0–50 ms after starting the save (while the
-      // save is still writing, for the large ones); the last two anywhere up
-      // to 1.5 × its duration (also while the browser is committing).
-      const calibration = await openPage();
-      const duration = await calibration.evaluate(async ([kind, db]) => {
-        const { m, SCENARIOS } = window.h;
-        const store = await m.SessionStore.open({ name: db });
-        const { id } = await store.createSession({ title: "calibration" });
-        const { before, after } = SCENARIOS[kind]("calibration");
-        await store.save(id, before);
-        const t0 = performance.now();
-        await store.save(id, after);
-        const ms = performance.now() - t0;
-        store.close();
-        return ms;
-      }, [kind, `crash-${kind}-calibration`]);
-      await calibration.close();
+    describe("a tab closed in the middle of a save", () => {
+      for (const kind of ["append", "compaction", "compaction + 2,000 appended"]) {
+        test(`${kind}: afterwards the session is exactly as before or exactly as after the save`, { timeout: 600_000 }, async (t) => {
+          // How long the save takes here, start to complete (a scratch database).
+          // Most trials close the tab 0–50 ms after starting the save (while the
+          // save is still writing, for the large ones); the last two anywhere up
+          // to 1.5 × its duration (also while the browser is committing).
+          const calibration = await openPage();
+          const duration = await calibration.evaluate(async ([kind, db]) => {
+            const { m, SCENARIOS } = window.h;
+            const store = await m.SessionStore.open({ name: db });
+            const { id } = await store.createSession({ title: "calibration" });
+            const { before, after } = SCENARIOS[kind]("calibration");
+            await store.save(id, before);
+            const t0 = performance.now();
+            await store.save(id, after);
+            const ms = performance.now() - t0;
+            store.close();
+            return ms;
+          }, [kind, `crash-${kind}-calibration`]);
+          await calibration.close();
 
-      const outcomes = [];
-      const TRIALS = 8;
-      for (let trial = 0; trial < TRIALS; trial++) {
-        const db = `crash-${kind}-${trial}`;
-        const label = `${kind.split(" ")[0]}${trial}`;
-        const delay = Math.random() * (trial < TRIALS - 2 ? 50 : Math.max(50, 1.5 * duration));
-        // Half the trials close the tab (which waits for the page's running
-        // task, so a save already issuing its writes gets to ask for its
-        // commit); the other half crash its renderer (DevTools' Page.crash,
-        // on the renderer's IO thread), which can cut the save anywhere.
-        const how = trial % 2 === 0 ? "close" : "crash";
-        const page = await openPage();
-        const cdp = await context.newCDPSession(page);
-        // Saved and committed: the "before" array. Then the large save is
-        // started (not awaited) and the tab closed `delay` ms later.
-        const start = await page.evaluate(async ([kind, db, label]) => {
-          const { m, SCENARIOS } = window.h;
-          const store = await m.SessionStore.open({ name: db });
-          const { id } = await store.createSession({ id: "crash", title: "crash test" });
-          const { before, after } = SCENARIOS[kind](label);
-          const meta = await store.save(id, before);
-          window.pending = store.save(id, after).then(
-            () => "resolved",
-            (e) => `rejected: ${e?.message}`,
-          );
-          return { id, revision: meta.revision, messageCount: meta.messageCount, before: before.length, after: after.length };
-        }, [kind, db, label]);
-        assert.equal(start.messageCount, start.before);
-        await sleep(delay);
-        if (how === "close") {
-          await page.close();
-        } else {
-          const crashed = new Promise((resolve) => page.once("crash", resolve));
-          cdp.send("Page.crash").catch(() => {}); // never answers: the renderer is gone
-          let timer;
-          await Promise.race([
-            crashed,
-            new Promise((_, reject) => {
-              timer = setTimeout(() => reject(new Error("Page.crash: the page did not crash within 60 s")), 60_000);
-            }),
-          ]).finally(() => clearTimeout(timer));
-          await page.close();
-        }
+          const outcomes = [];
+          const TRIALS = 8;
+          for (let trial = 0; trial < TRIALS; trial++) {
+            const db = `crash-${kind}-${trial}`;
+            const label = `${kind.split(" ")[0]}${trial}`;
+            const delay = Math.random() * (trial < TRIALS - 2 ? 50 : Math.max(50, 1.5 * duration));
+            // Half the trials close the tab (which waits for the page's running
+            // task, so a save already issuing its writes gets to ask for its
+            // commit); the other half crash its renderer (Chromium: DevTools'
+            // Page.crash, on the renderer's IO thread; Firefox: its content
+            // processes killed), which can cut the save anywhere. WebKit cannot
+            // crash a page and go on (browser.can.crash): it closes the tab.
+            const how = trial % 2 === 0 || !browser.can.crash ? "close" : "crash";
+            const page = await openPage();
+            // Saved and committed: the "before" array. Then the large save is
+            // started (not awaited) and the tab closed `delay` ms later.
+            const start = await page.evaluate(async ([kind, db, label]) => {
+              const { m, SCENARIOS } = window.h;
+              const store = await m.SessionStore.open({ name: db });
+              const { id } = await store.createSession({ id: "crash", title: "crash test" });
+              const { before, after } = SCENARIOS[kind](label);
+              const meta = await store.save(id, before);
+              window.pending = store.save(id, after).then(
+                () => "resolved",
+                (e) => `rejected: ${e?.message}`,
+              );
+              return { id, revision: meta.revision, messageCount: meta.messageCount, before: before.length, after: after.length };
+            }, [kind, db, label]);
+            assert.equal(start.messageCount, start.before);
+            await sleep(delay);
+            if (how === "close") {
+              await page.close();
+            } else {
+              await browser.crash(page);
+            }
 
-        // A new tab on the same origin: load, compare with both arrays.
-        const again = await openPage();
-        const seen = await again.evaluate(async ([kind, db, label, id]) => {
-          const { m, SCENARIOS, deepEqual } = window.h;
-          const store = await m.SessionStore.open({ name: db });
-          const { before, after } = SCENARIOS[kind](label);
+            // A new tab on the same origin: load, compare with both arrays.
+            const again = await openPage();
+            const seen = await again.evaluate(async ([kind, db, label, id]) => {
+              const { m, SCENARIOS, deepEqual } = window.h;
+              const store = await m.SessionStore.open({ name: db });
+              const { before, after } = SCENARIOS[kind](label);
+              const loaded = await store.load(id);
+              const meta = (await store.list()).find((s) => s.id === id);
+              const context = await store.loadContext(id);
+              const is = deepEqual(loaded, before) ? "before" : deepEqual(loaded, after) ? "after" : "neither";
+              const expected = is === "after" ? after : before;
+              // The context is the tail of that same array (from its last summary).
+              const last = expected.findLastIndex((x) => x.role === "compactionSummary");
+              const contextOk = deepEqual(context, last < 0 ? expected : expected.slice(last));
+              // And the session takes the next save from this tab.
+              const more = loaded.concat([{ role: "user", content: "after the crash", timestamp: Date.now() }]);
+              const next = await store.save(id, more);
+              const reloaded = await store.load(id);
+              store.close();
+              return {
+                is,
+                loadedLength: loaded.length,
+                meta: { revision: meta?.revision, messageCount: meta?.messageCount },
+                contextOk,
+                nextSave: { revision: next.revision, equal: deepEqual(reloaded, more) },
+              };
+            }, [kind, db, label, start.id]);
+            await again.close();
+            outcomes.push(`${how} at ${delay.toFixed(1)} ms → ${seen.is}`);
+
+            assert.notEqual(seen.is, "neither", `trial ${trial} (${how} after ${delay.toFixed(1)} ms): ${seen.loadedLength} messages, neither the ${start.before} before nor the ${start.after} after`);
+            const want =
+              seen.is === "before"
+                ? { revision: start.revision, messageCount: start.before }
+                : { revision: start.revision + 1, messageCount: start.after };
+            assert.deepEqual(seen.meta, want, `trial ${trial}: the meta record matches the array (${seen.is})`);
+            assert.ok(seen.contextOk, `trial ${trial}: loadContext is the tail of the same array`);
+            assert.deepEqual(seen.nextSave, { revision: want.revision + 1, equal: true }, `trial ${trial}: the next save works`);
+          }
+          t.diagnostic(`save takes ~${duration.toFixed(0)} ms here; closes: ${outcomes.join(", ")}`);
+          for (const note of browser.notes.splice(0)) t.diagnostic(`${engine}: ${note}`);
+          if (!browser.can.crash) t.diagnostic(`${engine}: no crash trials (a crashed page ends the WebDriver session and its storage); every trial closed the tab`);
+        });
+      }
+    });
+
+    // ---------------------------------------------------------------------------
+
+    test("storage quota exceeded: the save rejects saying so, nothing stored is lost, saves work again with room", { timeout: 300_000 }, async (t) => {
+      if (!browser.can.quota) {
+        t.skip(`${engine} lets no driver set an origin's storage quota`);
+        return;
+      }
+      // Storage.overrideQuotaForOrigin is honoured in a non-default browser
+      // context only (in the persistent profile's default context it is
+      // accepted and ignored), and only when set before the origin first uses
+      // IndexedDB: this test gets a browser of its own (an incognito context),
+      // and sets it first.
+      const own = await launch(engine);
+      try {
+        const page = await openPage(own);
+        const QUOTA = 1024 * 1024;
+        await own.setQuota(page, QUOTA);
+
+        // A session of 200 messages (~200 KB) fits.
+        const setup = await page.evaluate(async () => {
+          const { m, range } = window.h;
+          const store = await m.SessionStore.open({ name: "quota" });
+          const { id } = await store.createSession({ id: "q", title: "quota" });
+          window.quota = { store, id, before: range("quota", 0, 200) };
+          const meta = await store.save(id, window.quota.before);
+          const { usage } = await navigator.storage.estimate();
+          return { revision: meta.revision, usage };
+        });
+        assert.ok(setup.usage < QUOTA, `the first save fits (usage ${setup.usage})`);
+
+        // 3,000 more messages (~3 MB) do not.
+        const refused = await page.evaluate(async () => {
+          const { range, settle, deepEqual } = window.h;
+          const { store, id, before } = window.quota;
+          const bigger = before.concat(range("quota", 200, 3200));
+          window.quota.bigger = bigger;
+          const result = await settle(store.save(id, bigger));
+          // What is stored: the first array, whole, at its revision.
           const loaded = await store.load(id);
           const meta = (await store.list()).find((s) => s.id === id);
-          const context = await store.loadContext(id);
-          const is = deepEqual(loaded, before) ? "before" : deepEqual(loaded, after) ? "after" : "neither";
-          const expected = is === "after" ? after : before;
-          // The context is the tail of that same array (from its last summary).
-          const last = expected.findLastIndex((x) => x.role === "compactionSummary");
-          const contextOk = deepEqual(context, last < 0 ? expected : expected.slice(last));
-          // And the session takes the next save from this tab.
-          const more = loaded.concat([{ role: "user", content: "after the crash", timestamp: Date.now() }]);
-          const next = await store.save(id, more);
-          const reloaded = await store.load(id);
+          return { result, intact: deepEqual(loaded, before), meta: { revision: meta.revision, messageCount: meta.messageCount } };
+        });
+        assert.equal(refused.result.ok, false, `the save over quota rejects (usage before it ${setup.usage})`);
+        assert.equal(refused.result.error.isError, true);
+        assert.equal(refused.intact, true, "the stored session loads intact");
+        assert.deepEqual(refused.meta, { revision: setup.revision, messageCount: 200 });
+
+        // With room again: a small save from a fresh load, then the large one.
+        await own.setQuota(page, undefined);
+        const resumed = await page.evaluate(async () => {
+          const { message, range, deepEqual, m } = window.h;
+          const { store, id } = window.quota;
+          const loaded = await store.load(id);
+          const one = loaded.concat([message("quota", 200)]);
+          const small = await store.save(id, one);
+          const large = await store.save(id, one.concat(range("quota", 201, 3200)));
+          // read through a second store (no cached arrays)
+          const other = await m.SessionStore.open({ name: "quota" });
+          const final = await other.load(id);
+          other.close();
           store.close();
           return {
-            is,
-            loadedLength: loaded.length,
-            meta: { revision: meta?.revision, messageCount: meta?.messageCount },
-            contextOk,
-            nextSave: { revision: next.revision, equal: deepEqual(reloaded, more) },
+            small: small.messageCount,
+            large: large.messageCount,
+            revision: large.revision,
+            equal: deepEqual(final, one.concat(range("quota", 201, 3200))),
           };
-        }, [kind, db, label, start.id]);
-        await again.close();
-        outcomes.push(`${how} at ${delay.toFixed(1)} ms → ${seen.is}`);
+        });
+        assert.deepEqual(resumed, { small: 201, large: 3200, revision: setup.revision + 2, equal: true });
 
-        assert.notEqual(seen.is, "neither", `trial ${trial} (${how} after ${delay.toFixed(1)} ms): ${seen.loadedLength} messages, neither the ${start.before} before nor the ${start.after} after`);
-        const want =
-          seen.is === "before"
-            ? { revision: start.revision, messageCount: start.before }
-            : { revision: start.revision + 1, messageCount: start.after };
-        assert.deepEqual(seen.meta, want, `trial ${trial}: the meta record matches the array (${seen.is})`);
-        assert.ok(seen.contextOk, `trial ${trial}: loadContext is the tail of the same array`);
-        assert.deepEqual(seen.nextSave, { revision: want.revision + 1, equal: true }, `trial ${trial}: the next save works`);
+        // The error says what happened (records.rs, storage_error_text).
+        const { message } = refused.result.error;
+        if (/Expected the Transaction to be committed, but it was aborted/.test(message)) {
+          // Known bug: the save's commit error comes from indexed_db_futures'
+          // commit(), which drops the transaction's own error (the
+          // QuotaExceededError DOMException), so storage_error_text never sees
+          // the quota. Reported as TODO, not a failure, until the store is fixed.
+          t.todo(`the store reports a quota error as "${message}"`);
+        }
+        assert.match(
+          message,
+          /^SessionStore\.save: the browser's storage quota is exceeded; nothing of this change was written and nothing stored before was lost/,
+        );
+        // Its stable name (core::storage::error::StoreError).
+        assert.equal(refused.result.error.name, "QuotaExceededError");
+      } finally {
+        await own.close();
       }
-      t.diagnostic(`save takes ~${duration.toFixed(0)} ms here; closes: ${outcomes.join(", ")}`);
     });
-  }
-});
 
-// ---------------------------------------------------------------------------
+    // ---------------------------------------------------------------------------
 
-test("storage quota exceeded: the save rejects saying so, nothing stored is lost, saves work again with room", { timeout: 300_000 }, async (t) => {
-  // Storage.overrideQuotaForOrigin is honoured in a non-default browser
-  // context only (in the persistent profile's default context it is
-  // accepted and ignored), and only when set before the origin first uses
-  // IndexedDB: this test gets a browser of its own, and sets it first.
-  const browser = await chromium.launch(CHROMIUM);
-  try {
-    const own = await browser.newContext();
-    const page = await openPage(own);
-    const cdp = await own.newCDPSession(page);
-    const origin = new URL(server.url).origin;
-    const QUOTA = 1024 * 1024;
-    await cdp.send("Storage.overrideQuotaForOrigin", { origin, quotaSize: QUOTA });
-
-    // A session of 200 messages (~200 KB) fits.
-    const setup = await page.evaluate(async () => {
-      const { m, range } = window.h;
-      const store = await m.SessionStore.open({ name: "quota" });
-      const { id } = await store.createSession({ id: "q", title: "quota" });
-      window.quota = { store, id, before: range("quota", 0, 200) };
-      const meta = await store.save(id, window.quota.before);
-      const { usage } = await navigator.storage.estimate();
-      return { revision: meta.revision, usage };
-    });
-    assert.ok(setup.usage < QUOTA, `the first save fits (usage ${setup.usage})`);
-
-    // 3,000 more messages (~3 MB) do not.
-    const refused = await page.evaluate(async () => {
-      const { range, settle, deepEqual } = window.h;
-      const { store, id, before } = window.quota;
-      const bigger = before.concat(range("quota", 200, 3200));
-      window.quota.bigger = bigger;
-      const result = await settle(store.save(id, bigger));
-      // What is stored: the first array, whole, at its revision.
-      const loaded = await store.load(id);
-      const meta = (await store.list()).find((s) => s.id === id);
-      return { result, intact: deepEqual(loaded, before), meta: { revision: meta.revision, messageCount: meta.messageCount } };
-    });
-    assert.equal(refused.result.ok, false, `the save over quota rejects (usage before it ${setup.usage})`);
-    assert.equal(refused.result.error.isError, true);
-    assert.equal(refused.intact, true, "the stored session loads intact");
-    assert.deepEqual(refused.meta, { revision: setup.revision, messageCount: 200 });
-
-    // With room again: a small save from a fresh load, then the large one.
-    await cdp.send("Storage.overrideQuotaForOrigin", { origin });
-    const resumed = await page.evaluate(async () => {
-      const { message, range, deepEqual, m } = window.h;
-      const { store, id } = window.quota;
-      const loaded = await store.load(id);
-      const one = loaded.concat([message("quota", 200)]);
-      const small = await store.save(id, one);
-      const large = await store.save(id, one.concat(range("quota", 201, 3200)));
-      // read through a second store (no cached arrays)
-      const other = await m.SessionStore.open({ name: "quota" });
-      const final = await other.load(id);
-      other.close();
-      store.close();
-      return {
-        small: small.messageCount,
-        large: large.messageCount,
-        revision: large.revision,
-        equal: deepEqual(final, one.concat(range("quota", 201, 3200))),
-      };
-    });
-    assert.deepEqual(resumed, { small: 201, large: 3200, revision: setup.revision + 2, equal: true });
-
-    // The error says what happened (records.rs, storage_error_text).
-    const { message } = refused.result.error;
-    if (/Expected the Transaction to be committed, but it was aborted/.test(message)) {
-      // Known bug: the save's commit error comes from indexed_db_futures'
-      // commit(), which drops the transaction's own error (the
-      // QuotaExceededError DOMException), so storage_error_text never sees
-      // the quota. Reported as TODO, not a failure, until the store is fixed.
-      t.todo(`the store reports a quota error as "${message}"`);
-    }
-    assert.match(
-      message,
-      /^SessionStore\.save: the browser's storage quota is exceeded; nothing of this change was written and nothing stored before was lost/,
-    );
-    // Its stable name (core::storage::error::StoreError).
-    assert.equal(refused.result.error.name, "QuotaExceededError");
-  } finally {
-    await browser.close();
-  }
-});
-
-// ---------------------------------------------------------------------------
-
-/**
- * One tab's part of the two-tab test (runs in the page): `rounds` times
- * load → append a user message labelled `${label}-${round}` (and every
- * `compactEvery` rounds compact with the extractive summarizer) → save; on
- * a ConflictError load again and redo the change. `locked`: each
- * load → change → save inside store.withSessionLock.
- */
-async function tab([db, id, label, rounds, compactEvery, locked]) {
-  const { m, tick } = window.h;
-  const store = await m.SessionStore.open({ name: db });
-  const compactor = new m.Compactor({
-    contextWindow: 32_000,
-    // a summary of at most 0.8 × 2,000 tokens; ~1,000 tokens per message
-    settings: { reserveTokens: 2_000, keepRecentTokens: 1_500 },
-    fallback: "extractive",
-  });
-  const saved = [];
-  let compactionsSaved = 0;
-  let conflicts = 0;
-  let nothingToCompact = 0;
-  try {
-    for (let round = 0; round < rounds; round++) {
-      const text = `${label}-${round}`;
-      for (;;) {
-        const attempt = async () => {
-          const messages = await store.load(id);
-          let next = messages.concat([{ role: "user", content: `${text} ${"please continue with the next step of the plan ".repeat(90)}`, timestamp: Date.now() }]);
-          let compacted = false;
-          if (round % compactEvery === compactEvery - 1) {
+    /**
+     * One tab's part of the two-tab test (runs in the page): `rounds` times
+     * load → append a user message labelled `${label}-${round}` (and every
+     * `compactEvery` rounds compact with the extractive summarizer) → save; on
+     * a ConflictError load again and redo the change. `locked`: each
+     * load → change → save inside store.withSessionLock.
+     */
+    async function tab([db, id, label, rounds, compactEvery, locked]) {
+      const { m, tick } = window.h;
+      const store = await m.SessionStore.open({ name: db });
+      const compactor = new m.Compactor({
+        contextWindow: 32_000,
+        // a summary of at most 0.8 × 2,000 tokens; ~1,000 tokens per message
+        settings: { reserveTokens: 2_000, keepRecentTokens: 1_500 },
+        fallback: "extractive",
+      });
+      const saved = [];
+      let compactionsSaved = 0;
+      let conflicts = 0;
+      let nothingToCompact = 0;
+      try {
+        for (let round = 0; round < rounds; round++) {
+          const text = `${label}-${round}`;
+          for (;;) {
+            const attempt = async () => {
+              const messages = await store.load(id);
+              let next = messages.concat([{ role: "user", content: `${text} ${"please continue with the next step of the plan ".repeat(90)}`, timestamp: Date.now() }]);
+              let compacted = false;
+              if (round % compactEvery === compactEvery - 1) {
+                try {
+                  next = (await compactor.compact(next, { reason: "manual" })).messages;
+                  compacted = true;
+                } catch (e) {
+                  // The other tab has just compacted: too little to summarize
+                  // now. The app saves its message without compacting.
+                  if (!/nothing to summarize|would not make the context smaller/.test(e?.message ?? "")) throw e;
+                  nothingToCompact++;
+                }
+              }
+              await tick(Math.random() * 3); // the app does other things between load and save
+              await store.save(id, next);
+              return compacted;
+            };
             try {
-              next = (await compactor.compact(next, { reason: "manual" })).messages;
-              compacted = true;
+              const compacted = locked ? await store.withSessionLock(id, attempt) : await attempt();
+              saved.push(text);
+              if (compacted) compactionsSaved++;
+              break;
             } catch (e) {
-              // The other tab has just compacted: too little to summarize
-              // now. The app saves its message without compacting.
-              if (!/nothing to summarize|would not make the context smaller/.test(e?.message ?? "")) throw e;
-              nothingToCompact++;
+              if (e?.name === "ConflictError" || e instanceof m.ConflictError) {
+                conflicts++;
+                continue;
+              }
+              throw e;
             }
           }
-          await tick(Math.random() * 3); // the app does other things between load and save
-          await store.save(id, next);
-          return compacted;
-        };
-        try {
-          const compacted = locked ? await store.withSessionLock(id, attempt) : await attempt();
-          saved.push(text);
-          if (compacted) compactionsSaved++;
-          break;
-        } catch (e) {
-          if (e?.name === "ConflictError" || e instanceof m.ConflictError) {
-            conflicts++;
-            continue;
-          }
-          throw e;
         }
+      } finally {
+        compactor.free();
+        store.close();
       }
+      return { saved, compactionsSaved, conflicts, nothingToCompact };
     }
-  } finally {
-    compactor.free();
-    store.close();
-  }
-  return { saved, compactionsSaved, conflicts, nothingToCompact };
-}
 
-async function twoTabs(t, { db, locked }) {
-  const ROUNDS = 30;
-  const setup = await openPage();
-  const id = await setup.evaluate(async (db) => {
-    const { m, range } = window.h;
-    const store = await m.SessionStore.open({ name: db });
-    const { id } = await store.createSession({ title: "two tabs" });
-    await store.save(id, range("seed", 0, 60, 1200));
-    store.close();
-    return id;
-  }, db);
-  await setup.close();
-  const [a, b] = [await openPage(), await openPage()];
-  const [ra, rb] = await Promise.all([
-    a.evaluate(tab, [db, id, "A", ROUNDS, 4, locked]),
-    b.evaluate(tab, [db, id, "B", ROUNDS, 5, locked]),
-  ]);
-  const check = await a.evaluate(async ([db, id]) => {
-    const { m } = window.h;
-    const store = await m.SessionStore.open({ name: db });
-    const final = await store.load(id);
-    const meta = (await store.list()).find((s) => s.id === id);
-    store.close();
-    const labels = final
-      .filter((x) => x.role === "user" && typeof x.content === "string" && /^[AB]-\d+ /.test(x.content))
-      .map((x) => x.content.split(" ")[0]);
-    return {
-      labels,
-      summaries: final.filter((x) => x.role === "compactionSummary").length,
-      length: final.length,
-      messageCount: meta.messageCount,
-    };
-  }, [db, id]);
-  const savedLabels = [...ra.saved, ...rb.saved];
-  t.diagnostic(
-    `${locked ? "with withSessionLock" : "optimistic"}: conflicts A ${ra.conflicts}, B ${rb.conflicts}; compactions saved A ${ra.compactionsSaved}, B ${rb.compactionsSaved}; nothing to compact ${ra.nothingToCompact + rb.nothingToCompact}; final ${check.length} messages`,
-  );
-  assert.equal(ra.saved.length, ROUNDS);
-  assert.equal(rb.saved.length, ROUNDS);
-  // Every message whose save resolved is there, once; nothing else is.
-  assert.deepEqual([...check.labels].sort(), [...savedLabels].sort());
-  assert.equal(check.summaries, ra.compactionsSaved + rb.compactionsSaved);
-  assert.ok(ra.compactionsSaved + rb.compactionsSaved > 0, "some compactions were saved");
-  assert.equal(check.messageCount, check.length);
-  // Each tab's own messages keep their order.
-  for (const label of ["A", "B"]) {
-    const rounds = check.labels.filter((l) => l.startsWith(`${label}-`)).map((l) => Number(l.slice(2)));
-    assert.deepEqual(rounds, [...rounds].sort((x, y) => x - y), `tab ${label}'s messages in order`);
-  }
-  return { ra, rb };
-}
+    async function twoTabs(t, { db, locked }) {
+      const ROUNDS = 30;
+      const setup = await openPage();
+      const id = await setup.evaluate(async (db) => {
+        const { m, range } = window.h;
+        const store = await m.SessionStore.open({ name: db });
+        const { id } = await store.createSession({ title: "two tabs" });
+        await store.save(id, range("seed", 0, 60, 1200));
+        store.close();
+        return id;
+      }, db);
+      await setup.close();
+      const [a, b] = [await openPage(), await openPage()];
+      const [ra, rb] = await Promise.all([
+        a.evaluate(tab, [db, id, "A", ROUNDS, 4, locked]),
+        b.evaluate(tab, [db, id, "B", ROUNDS, 5, locked]),
+      ]);
+      const check = await a.evaluate(async ([db, id]) => {
+        const { m } = window.h;
+        const store = await m.SessionStore.open({ name: db });
+        const final = await store.load(id);
+        const meta = (await store.list()).find((s) => s.id === id);
+        store.close();
+        const labels = final
+          .filter((x) => x.role === "user" && typeof x.content === "string" && /^[AB]-\d+ /.test(x.content))
+          .map((x) => x.content.split(" ")[0]);
+        return {
+          labels,
+          summaries: final.filter((x) => x.role === "compactionSummary").length,
+          length: final.length,
+          messageCount: meta.messageCount,
+        };
+      }, [db, id]);
+      const savedLabels = [...ra.saved, ...rb.saved];
+      t.diagnostic(
+        `${locked ? "with withSessionLock" : "optimistic"}: conflicts A ${ra.conflicts}, B ${rb.conflicts}; compactions saved A ${ra.compactionsSaved}, B ${rb.compactionsSaved}; nothing to compact ${ra.nothingToCompact + rb.nothingToCompact}; final ${check.length} messages`,
+      );
+      assert.equal(ra.saved.length, ROUNDS);
+      assert.equal(rb.saved.length, ROUNDS);
+      // Every message whose save resolved is there, once; nothing else is.
+      assert.deepEqual([...check.labels].sort(), [...savedLabels].sort());
+      assert.equal(check.summaries, ra.compactionsSaved + rb.compactionsSaved);
+      assert.ok(ra.compactionsSaved + rb.compactionsSaved > 0, "some compactions were saved");
+      assert.equal(check.messageCount, check.length);
+      // Each tab's own messages keep their order.
+      for (const label of ["A", "B"]) {
+        const rounds = check.labels.filter((l) => l.startsWith(`${label}-`)).map((l) => Number(l.slice(2)));
+        assert.deepEqual(rounds, [...rounds].sort((x, y) => x - y), `tab ${label}'s messages in order`);
+      }
+      return { ra, rb };
+    }
 
-describe("two tabs on one session", () => {
-  test("each appends and compacts, retrying on ConflictError: nothing saved is lost, one summary per saved compaction", { timeout: 600_000 }, async (t) => {
-    await twoTabs(t, { db: "two-tabs", locked: false });
-  });
+    describe("two tabs on one session", () => {
+      test("each appends and compacts, retrying on ConflictError: nothing saved is lost, one summary per saved compaction", { timeout: 600_000 }, async (t) => {
+        await twoTabs(t, { db: "two-tabs", locked: false });
+      });
 
-  test("the same inside withSessionLock: no ConflictError at all", { timeout: 600_000 }, async (t) => {
-    const page = await openPage();
-    const has = await page.evaluate(async () => {
-      const store = await window.h.m.SessionStore.open({ name: "probe" });
-      const has = typeof store.withSessionLock === "function";
-      store.close();
-      return has;
+      test("the same inside withSessionLock: no ConflictError at all", { timeout: 600_000 }, async (t) => {
+        const page = await openPage();
+        const has = await page.evaluate(async () => {
+          const store = await window.h.m.SessionStore.open({ name: "probe" });
+          const has = typeof store.withSessionLock === "function";
+          store.close();
+          return has;
+        });
+        await page.close();
+        if (!has) {
+          t.skip("this build's SessionStore has no withSessionLock");
+          return;
+        }
+        const { ra, rb } = await twoTabs(t, { db: "two-tabs-locked", locked: true });
+        assert.equal(ra.conflicts + rb.conflicts, 0, "no conflicts under the session lock");
+      });
     });
-    await page.close();
-    if (!has) {
-      t.skip("this build's SessionStore has no withSessionLock");
-      return;
-    }
-    const { ra, rb } = await twoTabs(t, { db: "two-tabs-locked", locked: true });
-    assert.equal(ra.conflicts + rb.conflicts, 0, "no conflicts under the session lock");
   });
-});
+}

@@ -1,12 +1,12 @@
 // The ready-made summarizers in a real browser: a page served by
 // scripts/serve.mjs imports /pkg/index.js and calls the mock LLM server on
-// another origin (CORS preflights included), through headless Chromium
-// (playwright-core). Needs a built pkg/ and /usr/bin/chromium.
+// another origin (CORS preflights included), in each engine (Chromium,
+// Firefox, WebKit through tests/support/browsers.mjs). Needs a built pkg/
+// and the browsers scripts/setup.sh installs.
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
-import { after, afterEach, before, test } from "node:test";
-import { chromium } from "playwright-core";
-import { CHROMIUM } from "../support/chromium.mjs";
+import { after, afterEach, before, describe, test } from "node:test";
+import { ENGINES, launch } from "../support/browsers.mjs";
 import { pageHandler, startServer } from "../../scripts/serve.mjs";
 import { MOCK_SUMMARY, MOCK_USAGE, PROVIDER_ERRORS, startMockLlm } from "../support/mock-llm-server.mjs";
 
@@ -34,157 +34,166 @@ const PAGE = `<!doctype html>
 
 const REQUEST = { systemPrompt: "You summarize.", prompt: "Summarize: 日本語 😀 \"quoted\"", maxTokens: 1000 };
 
-let mock;
-let server;
-let browser;
-let page;
-const problems = [];
+for (const engine of ENGINES) {
+  describe(engine, () => {
+    let mock;
+    let server;
+    let browser;
+    let page;
+    const problems = [];
 
-before(async () => {
-  mock = await startMockLlm();
-  server = await startServer({
-    port: 0,
-    handlers: [
-      pageHandler("/summarizers.html", PAGE),
-    ],
-  });
-  browser = await chromium.launch(CHROMIUM);
-  page = await browser.newPage();
-  page.on("pageerror", (err) => problems.push(`pageerror: ${err.message}`));
-  await page.goto(`${server.url}summarizers.html`);
-  await page.waitForSelector("html[data-ready=true]", { timeout: 10_000 });
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.close();
-  await mock?.close();
-});
-
-afterEach(() => {
-  mock.reset();
-  assert.deepEqual(problems, []);
-});
-
-const pageOrigin = () => server.url.slice(0, -1);
-const run = (factory, options, request = REQUEST) =>
-  page.evaluate(([f, o, r]) => window.runSummarizer(f, o, r), [factory, options, request]);
-
-test("the two origins differ, so every call below is a cross-origin request", () => {
-  assert.notEqual(new URL(server.url).origin, new URL(mock.url).origin);
-});
-
-test("openAiSummarizer from a page: preflight, then the request with its headers and body; text and usage", async () => {
-  const out = await run("openAiSummarizer", { baseUrl: `${mock.url}v1`, apiKey: "sk-browser", model: "local-model" });
-  assert.equal(out.ok, true, JSON.stringify(out.error));
-  const cached = MOCK_USAGE.openai.prompt_tokens_details.cached_tokens;
-  assert.deepEqual(out.result, {
-    text: MOCK_SUMMARY,
-    usage: {
-      input: MOCK_USAGE.openai.prompt_tokens - cached,
-      output: MOCK_USAGE.openai.completion_tokens,
-      cacheRead: cached,
-      cacheWrite: 0,
-      totalTokens: MOCK_USAGE.openai.total_tokens,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    },
-  });
-
-  assert.equal(mock.requests.length, 1);
-  const [sent] = mock.requests;
-  assert.equal(sent.method, "POST");
-  assert.equal(sent.path, "/v1/chat/completions");
-  assert.equal(sent.headers.origin, pageOrigin());
-  assert.equal(sent.headers["sec-fetch-mode"], "cors");
-  assert.equal(sent.headers.authorization, "Bearer sk-browser");
-  assert.equal(sent.headers["content-type"], "application/json");
-  assert.deepEqual(sent.body, {
-    model: "local-model",
-    messages: [
-      { role: "system", content: REQUEST.systemPrompt },
-      { role: "user", content: REQUEST.prompt },
-    ],
-    max_tokens: 1000,
-    stream: false,
-  });
-
-  // authorization and a JSON content-type are not "simple": the browser asked first
-  const preflight = mock.preflights.find((p) => p.path === "/v1/chat/completions");
-  assert.ok(preflight, "a CORS preflight was sent");
-  assert.equal(preflight.headers["access-control-request-method"], "POST");
-  assert.deepEqual(preflight.headers["access-control-request-headers"].split(",").sort(), ["authorization", "content-type"]);
-});
-
-test("anthropicSummarizer from a page sends the browser-access header Anthropic requires", async () => {
-  const out = await run("anthropicSummarizer", { apiKey: "sk-ant-browser", model: "claude-haiku-4-5", baseUrl: mock.url });
-  assert.equal(out.ok, true, JSON.stringify(out.error));
-  assert.equal(out.result.text, MOCK_SUMMARY);
-  assert.equal(out.result.usage.cacheWrite, MOCK_USAGE.anthropic.cache_creation_input_tokens);
-
-  const [sent] = mock.requests;
-  assert.equal(sent.path, "/v1/messages");
-  assert.equal(sent.headers.origin, pageOrigin());
-  assert.equal(sent.headers["x-api-key"], "sk-ant-browser");
-  assert.equal(sent.headers["anthropic-version"], "2023-06-01");
-  assert.equal(sent.headers["anthropic-dangerous-direct-browser-access"], "true");
-  assert.deepEqual(sent.body, {
-    model: "claude-haiku-4-5",
-    max_tokens: 1000,
-    system: REQUEST.systemPrompt,
-    messages: [{ role: "user", content: REQUEST.prompt }],
-  });
-  const preflight = mock.preflights.find((p) => p.path === "/v1/messages");
-  assert.deepEqual(preflight.headers["access-control-request-headers"].split(",").sort(), [
-    "anthropic-dangerous-direct-browser-access",
-    "anthropic-version",
-    "content-type",
-    "x-api-key",
-  ]);
-});
-
-test("a provider error reaches the page with the provider's message and status", async () => {
-  mock.setMode("error429");
-  const out = await run("openAiSummarizer", { baseUrl: `${mock.url}v1`, model: "m" });
-  assert.deepEqual(out, {
-    ok: false,
-    error: {
-      name: "Error",
-      message: `OpenAI-compatible summarizer: HTTP 429: ${PROVIDER_ERRORS.openai[429].error.message}`,
-      status: 429,
-      isError: true,
-    },
-  });
-  mock.setMode("error401");
-  const anthropic = await run("anthropicSummarizer", { apiKey: "bad", model: "m", baseUrl: mock.url });
-  assert.equal(anthropic.error.message, "Anthropic summarizer: HTTP 401: invalid x-api-key");
-});
-
-test("an abort in the page rejects with the browser's AbortError and drops the connection", async () => {
-  mock.setMode("hang");
-  await page.evaluate((base) => {
-    window.pending = window.runSummarizer("openAiSummarizer", { baseUrl: base, model: "m" }, {
-      systemPrompt: "s",
-      prompt: "p",
-      maxTokens: 10,
+    before(async () => {
+      mock = await startMockLlm();
+      server = await startServer({
+        port: 0,
+        handlers: [
+          pageHandler("/summarizers.html", PAGE),
+        ],
+      });
+      browser = await launch(engine);
+      page = await browser.newPage();
+      page.onProblem((p) => p.startsWith("pageerror: ") && problems.push(p));
+      await page.goto(`${server.url}summarizers.html`);
+      await page.waitForFunction(() => document.documentElement.dataset.ready === "true", null, { timeout: 10_000 });
     });
-  }, `${mock.url}v1`);
-  const [sent] = await mock.waitForRequests(1);
-  await page.evaluate(() => window.controller.abort());
-  const out = await page.evaluate(() => window.pending);
-  assert.equal(out.ok, false);
-  assert.equal(out.error.name, "AbortError");
-  assert.ok(!out.error.message.startsWith("OpenAI-compatible summarizer"), out.error.message);
-  await sent.closed;
-  assert.equal(sent.aborted, true);
-});
 
-test("a network failure in the page is an Error naming the URL", async () => {
-  const probe = createServer();
-  await new Promise((r) => probe.listen(0, "127.0.0.1", r));
-  const { port } = probe.address();
-  await new Promise((r) => probe.close(r));
-  const out = await run("openAiSummarizer", { baseUrl: `http://127.0.0.1:${port}/v1`, model: "m" });
-  assert.equal(out.ok, false);
-  assert.equal(out.error.name, "Error");
-  assert.equal(out.error.message, `OpenAI-compatible summarizer: POST http://127.0.0.1:${port}/v1/chat/completions failed: Failed to fetch`);
-});
+    after(async () => {
+      await browser?.close();
+      await server?.close();
+      await mock?.close();
+    });
+
+    afterEach(async () => {
+      mock.reset();
+      await page.flush();
+      assert.deepEqual(problems, []);
+    });
+
+    const pageOrigin = () => server.url.slice(0, -1);
+    const run = (factory, options, request = REQUEST) =>
+      page.evaluate(([f, o, r]) => window.runSummarizer(f, o, r), [factory, options, request]);
+
+    test("the two origins differ, so every call below is a cross-origin request", () => {
+      assert.notEqual(new URL(server.url).origin, new URL(mock.url).origin);
+    });
+
+    test("openAiSummarizer from a page: preflight, then the request with its headers and body; text and usage", async () => {
+      const out = await run("openAiSummarizer", { baseUrl: `${mock.url}v1`, apiKey: "sk-browser", model: "local-model" });
+      assert.equal(out.ok, true, JSON.stringify(out.error));
+      const cached = MOCK_USAGE.openai.prompt_tokens_details.cached_tokens;
+      assert.deepEqual(out.result, {
+        text: MOCK_SUMMARY,
+        usage: {
+          input: MOCK_USAGE.openai.prompt_tokens - cached,
+          output: MOCK_USAGE.openai.completion_tokens,
+          cacheRead: cached,
+          cacheWrite: 0,
+          totalTokens: MOCK_USAGE.openai.total_tokens,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+        },
+      });
+
+      assert.equal(mock.requests.length, 1);
+      const [sent] = mock.requests;
+      assert.equal(sent.method, "POST");
+      assert.equal(sent.path, "/v1/chat/completions");
+      assert.equal(sent.headers.origin, pageOrigin());
+      assert.equal(sent.headers["sec-fetch-mode"], "cors");
+      assert.equal(sent.headers.authorization, "Bearer sk-browser");
+      assert.equal(sent.headers["content-type"], "application/json");
+      assert.deepEqual(sent.body, {
+        model: "local-model",
+        messages: [
+          { role: "system", content: REQUEST.systemPrompt },
+          { role: "user", content: REQUEST.prompt },
+        ],
+        max_tokens: 1000,
+        stream: false,
+      });
+
+      // authorization and a JSON content-type are not "simple": the browser asked first
+      const preflight = mock.preflights.find((p) => p.path === "/v1/chat/completions");
+      assert.ok(preflight, "a CORS preflight was sent");
+      assert.equal(preflight.headers["access-control-request-method"], "POST");
+      assert.deepEqual(preflight.headers["access-control-request-headers"].split(",").sort(), ["authorization", "content-type"]);
+    });
+
+    test("anthropicSummarizer from a page sends the browser-access header Anthropic requires", async () => {
+      const out = await run("anthropicSummarizer", { apiKey: "sk-ant-browser", model: "claude-haiku-4-5", baseUrl: mock.url });
+      assert.equal(out.ok, true, JSON.stringify(out.error));
+      assert.equal(out.result.text, MOCK_SUMMARY);
+      assert.equal(out.result.usage.cacheWrite, MOCK_USAGE.anthropic.cache_creation_input_tokens);
+
+      const [sent] = mock.requests;
+      assert.equal(sent.path, "/v1/messages");
+      assert.equal(sent.headers.origin, pageOrigin());
+      assert.equal(sent.headers["x-api-key"], "sk-ant-browser");
+      assert.equal(sent.headers["anthropic-version"], "2023-06-01");
+      assert.equal(sent.headers["anthropic-dangerous-direct-browser-access"], "true");
+      assert.deepEqual(sent.body, {
+        model: "claude-haiku-4-5",
+        max_tokens: 1000,
+        system: REQUEST.systemPrompt,
+        messages: [{ role: "user", content: REQUEST.prompt }],
+      });
+      const preflight = mock.preflights.find((p) => p.path === "/v1/messages");
+      assert.deepEqual(preflight.headers["access-control-request-headers"].split(",").sort(), [
+        "anthropic-dangerous-direct-browser-access",
+        "anthropic-version",
+        "content-type",
+        "x-api-key",
+      ]);
+    });
+
+    test("a provider error reaches the page with the provider's message and status", async () => {
+      mock.setMode("error429");
+      const out = await run("openAiSummarizer", { baseUrl: `${mock.url}v1`, model: "m" });
+      assert.deepEqual(out, {
+        ok: false,
+        error: {
+          name: "Error",
+          message: `OpenAI-compatible summarizer: HTTP 429: ${PROVIDER_ERRORS.openai[429].error.message}`,
+          status: 429,
+          isError: true,
+        },
+      });
+      mock.setMode("error401");
+      const anthropic = await run("anthropicSummarizer", { apiKey: "bad", model: "m", baseUrl: mock.url });
+      assert.equal(anthropic.error.message, "Anthropic summarizer: HTTP 401: invalid x-api-key");
+    });
+
+    test("an abort in the page rejects with the browser's AbortError and drops the connection", async () => {
+      mock.setMode("hang");
+      await page.evaluate((base) => {
+        window.pending = window.runSummarizer("openAiSummarizer", { baseUrl: base, model: "m" }, {
+          systemPrompt: "s",
+          prompt: "p",
+          maxTokens: 10,
+        });
+      }, `${mock.url}v1`);
+      const [sent] = await mock.waitForRequests(1);
+      await page.evaluate(() => window.controller.abort());
+      const out = await page.evaluate(() => window.pending);
+      assert.equal(out.ok, false);
+      assert.equal(out.error.name, "AbortError");
+      assert.ok(!out.error.message.startsWith("OpenAI-compatible summarizer"), out.error.message);
+      await sent.closed;
+      assert.equal(sent.aborted, true);
+    });
+
+    test("a network failure in the page is an Error naming the URL", async () => {
+      const probe = createServer();
+      await new Promise((r) => probe.listen(0, "127.0.0.1", r));
+      const { port } = probe.address();
+      await new Promise((r) => probe.close(r));
+      const out = await run("openAiSummarizer", { baseUrl: `http://127.0.0.1:${port}/v1`, model: "m" });
+      assert.equal(out.ok, false);
+      assert.equal(out.error.name, "Error");
+      // The engine's own words for a refused connection ("Failed to fetch",
+      // "NetworkError when attempting to fetch resource.", "Load failed").
+      const own = await page.evaluate((url) => fetch(url, { method: "POST" }).then(() => "answered", (e) => e.message), `http://127.0.0.1:${port}/v1/chat/completions`);
+      assert.notEqual(own, "answered");
+      assert.equal(out.error.message, `OpenAI-compatible summarizer: POST http://127.0.0.1:${port}/v1/chat/completions failed: ${own}`);
+    });
+  });
+}
