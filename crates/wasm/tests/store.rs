@@ -2272,7 +2272,7 @@ async fn a_lock_that_never_comes_fails_the_call_after_the_lock_timeout_and_write
     // Not closed here: under chromedriver (not under Playwright's Chromium,
     // where tests/e2e/store-quirks.test.mjs closes it) the page stops
     // answering the driver a few hundred ms after this store is closed.
-    // Left open, the page goes on; see /work/notes/quirks.md.
+    // Left open, the page goes on (an open question, noted in the README).
     assert_eq!(
         wait(store.list())
             .await
