@@ -1,4 +1,6 @@
-// `npm run size`: where the package's bytes go, by area.
+// `npm run size`: where the package's bytes go, by area, for each of its
+// two wasm modules (the main one, loaded at import, and the store's, loaded
+// by the first SessionStore.open).
 //
 // Rebuilds the wasm exactly as scripts/build.mjs does (same cargo profile,
 // wasm-bindgen and wasm-opt flags, from scripts/lib/wasm-steps.mjs) but keeps
@@ -22,7 +24,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:f
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { bindgen, cargoBuild, optimize } from "./lib/wasm-steps.mjs";
+import { MODULES, bindgen, cargoBuild, optimize } from "./lib/wasm-steps.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -50,16 +52,16 @@ const AREAS = [
 // from the call graph.
 const STD_FALLBACK = "std: allocator, strings, collections, other";
 
-function build() {
-  const out = join(root, "target/size");
+function build(module) {
+  const out = join(root, "target/size", module.name);
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
-  const raw = flag("--no-build") ? join(root, "target/pkg/wasm32-unknown-unknown/release/agent_compaction.wasm") : cargoBuild(root);
+  const raw = flag("--no-build") ? join(root, `target/pkg/${module.name}.wasm`) : cargoBuild(root, module);
   if (!existsSync(raw)) throw new Error(`${relative(root, raw)} is missing: run without --no-build`);
-  const bound = bindgen(root, raw, join(out, "bindgen"));
-  const named = join(out, "agent_compaction_bg.named.wasm");
+  const bound = bindgen(root, raw, join(out, "bindgen"), module.name);
+  const named = join(out, `${module.name}_bg.named.wasm`);
   optimize(root, bound, named, { names: true });
-  const shipped = join(out, "agent_compaction_bg.wasm");
+  const shipped = join(out, `${module.name}_bg.wasm`);
   optimize(root, bound, shipped);
   return { named, shipped };
 }
@@ -288,7 +290,9 @@ function report(namedPath, shippedPath) {
   const bytes = readFileSync(namedPath);
   const m = parse(bytes);
   const byIndex = new Map(m.funcs.map((f) => [f.index, f]));
-  const nameOf = (index) => m.names.get(index) ?? `func[${index}]`;
+  // Without the crates' disambiguators (`core[27cd0353e63fa9bc]::`), which
+  // names compiled with the std the build compiles itself carry.
+  const nameOf = (index) => (m.names.get(index) ?? `func[${index}]`).replace(/\[[0-9a-f]{16}\]/g, "");
   const own = (f) => {
     const n = nameOf(f.index);
     if (/^js_sys::futures::|^wasm_bindgen_futures::/.test(n)) return null;
@@ -385,45 +389,57 @@ function report(namedPath, shippedPath) {
   list.sort((a, b) => b.gzip - a.gzip);
   const totalRaw = list.reduce((s, r) => s + r.raw, 0);
 
-  // The shipped JS (real sizes).
-  const pkg = join(root, "pkg");
-  const js = [];
-  if (existsSync(pkg)) {
-    const walk = (dir) => {
-      for (const e of readdirSync(dir, { withFileTypes: true })) {
-        const p = join(dir, e.name);
-        if (e.isDirectory()) walk(p);
-        else if (p.endsWith(".js")) {
-          const b = readFileSync(p);
-          js.push({ name: relative(pkg, p), raw: b.length, gzip: gzipSync(b, { level: 9 }).length });
-        }
-      }
-    };
-    walk(pkg);
-  }
-  return { wasm: { raw: shipped.length, gzip: realGzip, rows: list, totalRaw }, js };
+  return { raw: shipped.length, gzip: realGzip, rows: list, totalRaw };
 }
 
-const { named, shipped } = build();
-const r = report(named, shipped);
+// The JS each module comes with, from pkg/ (real sizes): its glue, its
+// inline snippets and its shim bundle; the main module also the entry and
+// session-store.js.
+function shippedJs(module, main) {
+  const pkg = join(root, "pkg");
+  if (!existsSync(pkg)) return [];
+  const snippets = readdirSync(join(pkg, "snippets")).filter((f) => f.startsWith(`${module.name}_inline`));
+  const files = [
+    `${module.name}.js`,
+    ...(main ? ["index.js", "session-store.js", "snippets/shim.js"] : ["snippets/shim_store.js"]),
+    ...snippets.map((f) => `snippets/${f}`),
+  ];
+  return files.map((name) => {
+    const b = readFileSync(join(pkg, name));
+    return { name, raw: b.length, gzip: gzipSync(b, { level: 9 }).length };
+  });
+}
+
+const results = MODULES.map((module, i) => {
+  const { named, shipped } = build(module);
+  return { module: module.name, wasm: report(named, shipped), js: shippedJs(module, i === 0) };
+});
 if (flag("--json")) {
-  const clean = r.wasm.rows.map(({ name, raw, code, data, gzip, funcs }) => ({ name, raw, code, data, gzip, functions: funcs.length }));
-  console.log(JSON.stringify({ wasm: { raw: r.wasm.raw, gzip: r.wasm.gzip, areas: clean }, js: r.js }, null, 2));
+  const clean = (w) => ({
+    raw: w.raw,
+    gzip: w.gzip,
+    areas: w.rows.map(({ name, raw, code, data, gzip, funcs }) => ({ name, raw, code, data, gzip, functions: funcs.length })),
+  });
+  console.log(JSON.stringify(results.map((r) => ({ module: r.module, wasm: clean(r.wasm), js: r.js })), null, 2));
 } else {
   const kb = (n) => (n / 1024).toFixed(1).padStart(6);
   const pct = (n, d) => `${((100 * n) / d).toFixed(1).padStart(5)}%`;
-  console.log(`\n.wasm by area (${kb(r.wasm.raw).trim()} KB raw, ${kb(r.wasm.gzip).trim()} KB gzipped; gzip per area is an estimate)\n`);
-  console.log(`${"area".padEnd(64)} ${"raw KB".padStart(7)} ${"share".padStart(6)} ${"gzip KB".padStart(8)}  (code + data KB)`);
-  for (const row of r.wasm.rows) {
-    console.log(
-      `${row.name.padEnd(64)} ${kb(row.raw)}  ${pct(row.raw, r.wasm.totalRaw)} ${kb(row.gzip)}   (${kb(row.code).trim()} + ${kb(row.data).trim()})`,
-    );
-    if (top > 0) {
-      for (const [size, name] of row.funcs.sort((a, b) => b[0] - a[0]).slice(0, top)) console.log(`      ${String(size).padStart(6)}  ${name.slice(0, 110)}`);
+  const when = ["loaded at import", "loaded by the first SessionStore.open"];
+  results.forEach((r, i) => {
+    const w = r.wasm;
+    console.log(`\n${r.module}_bg.wasm, ${when[i]}, by area (${kb(w.raw).trim()} KB raw, ${kb(w.gzip).trim()} KB gzipped; gzip per area is an estimate)\n`);
+    console.log(`${"area".padEnd(64)} ${"raw KB".padStart(7)} ${"share".padStart(6)} ${"gzip KB".padStart(8)}  (code + data KB)`);
+    for (const row of w.rows) {
+      console.log(
+        `${row.name.padEnd(64)} ${kb(row.raw)}  ${pct(row.raw, w.totalRaw)} ${kb(row.gzip)}   (${kb(row.code).trim()} + ${kb(row.data).trim()})`,
+      );
+      if (top > 0) {
+        for (const [size, name] of row.funcs.sort((a, b) => b[0] - a[0]).slice(0, top)) console.log(`      ${String(size).padStart(6)}  ${name.slice(0, 110)}`);
+      }
     }
-  }
-  console.log(`\nJS shipped (real sizes)\n`);
-  for (const f of r.js) console.log(`${f.name.padEnd(64)} ${kb(f.raw)}          ${kb(f.gzip)}`);
-  const jsGzip = r.js.filter((f) => !/^(node|pi-agent-core)\.js$/.test(f.name)).reduce((s, f) => s + f.gzip, 0);
-  console.log(`\ntotal loaded by a browser app (.wasm + agent_compaction.js + index.js + snippets): ${kb(r.wasm.gzip + jsGzip).trim()} KB gzipped`);
+    console.log(`\nits JS (real sizes)\n`);
+    for (const f of r.js) console.log(`${f.name.padEnd(64)} ${kb(f.raw)}          ${kb(f.gzip)}`);
+    const jsGzip = r.js.reduce((s, f) => s + f.gzip, 0);
+    console.log(`\ntotal ${when[i]} (.wasm + JS): ${kb(w.gzip + jsGzip).trim()} KB gzipped`);
+  });
 }
