@@ -292,6 +292,10 @@ const FIREFOX_PREFS = {
   // Background tabs' timers are not slowed to one a second (two-tab tests).
   "dom.min_background_timeout_value": 4,
   "dom.timeout.enable_budget_timer_throttling": false,
+  // navigator.storage.persist() asks the user in Firefox; under automation
+  // no one answers: the testing prefs answer "allow", as a user would.
+  "dom.storageManager.prompt.testing": true,
+  "dom.storageManager.prompt.testing.allow": true,
 };
 
 // Messages Firefox itself logs about a page's requests (not the page's errors).

@@ -2147,7 +2147,11 @@ export async function withoutIndexedDb(f) {
 export async function withoutStorageManager(f) {
   const own = Object.getOwnPropertyDescriptor(Navigator.prototype, "storage");
   Object.defineProperty(Navigator.prototype, "storage", { get: () => undefined, configurable: true });
-  try { return await f(); } finally { Object.defineProperty(Navigator.prototype, "storage", own); }
+  // WebKitGTK has no navigator.storage at all: then there is nothing to put back.
+  try { return await f(); } finally {
+    if (own) Object.defineProperty(Navigator.prototype, "storage", own);
+    else delete Navigator.prototype.storage;
+  }
 }
 export function hasStorageEstimate() { return typeof navigator.storage?.estimate === "function"; }
 export { sleep as nap };
