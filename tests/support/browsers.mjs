@@ -329,6 +329,10 @@ class FirefoxBrowser {
       userDataDir: this.profile,
       extraPrefsFirefox: FIREFOX_PREFS,
       protocolTimeout: 600_000,
+      // When a crash trial takes Firefox down with its content processes,
+      // its crash reporter would otherwise open a window (under xvfb) that
+      // no one closes, and the browser's process never goes away.
+      env: { ...process.env, MOZ_CRASHREPORTER_DISABLE: "1" },
     });
     this.pid = this.browser.process()?.pid;
   }
