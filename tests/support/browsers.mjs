@@ -242,12 +242,13 @@ class ChromiumBrowser {
   }
 }
 
-class ChromiumPage {
+// What a Chromium page (Playwright) and a Firefox page (puppeteer) do the
+// same way: both drivers' page objects have these methods.
+class DriverPage {
   constructor(browser, raw) {
     this.browser = browser;
     this.raw = raw;
     this.problems = new Problems();
-    raw.on("pageerror", (err) => this.problems.emit(`pageerror: ${err.message}`));
     raw.on("console", (msg) => {
       if (msg.type() === "error") this.problems.emit(`console.error: ${msg.text()}`);
     });
@@ -265,13 +266,6 @@ class ChromiumPage {
   async evaluate(fn, arg) {
     return this.raw.evaluate(fn, arg);
   }
-  async waitForFunction(fn, arg, { timeout = 30_000, polling } = {}) {
-    await this.raw.waitForFunction(fn, arg, polling ? { timeout, polling } : { timeout });
-  }
-  /** Playwright's own locator (fill, press, click, count, first, textContent, …). */
-  locator(selector) {
-    return this.raw.locator(selector);
-  }
   async screenshot(options) {
     await this.raw.screenshot(options);
   }
@@ -282,6 +276,20 @@ class ChromiumPage {
     this.browser.openPages.delete(this);
     await this.raw.close().catch(() => {});
     await this.ownContext?.close().catch(() => {});
+  }
+}
+
+class ChromiumPage extends DriverPage {
+  constructor(browser, raw) {
+    super(browser, raw);
+    raw.on("pageerror", (err) => this.problems.emit(`pageerror: ${err.message}`));
+  }
+  async waitForFunction(fn, arg, { timeout = 30_000, polling } = {}) {
+    await this.raw.waitForFunction(fn, arg, polling ? { timeout, polling } : { timeout });
+  }
+  /** Playwright's own locator (fill, press, click, count, first, textContent, …). */
+  locator(selector) {
+    return this.raw.locator(selector);
   }
 }
 
@@ -417,30 +425,15 @@ class FirefoxBrowser {
   }
 }
 
-class FirefoxPage {
+class FirefoxPage extends DriverPage {
   constructor(browser, raw) {
-    this.browser = browser;
-    this.raw = raw;
-    this.problems = new Problems();
+    super(browser, raw);
     raw.on("pageerror", (err) => {
       const text = err?.message ?? String(err);
       // Firefox logs its own network and CORS notices as JavaScript errors;
       // Chromium logs the same as console errors, and so they count here.
       this.problems.emit(`${FIREFOX_NOTICE.test(text) ? "console.error" : "pageerror"}: ${text}`);
     });
-    raw.on("console", (msg) => {
-      if (msg.type() === "error") this.problems.emit(`console.error: ${msg.text()}`);
-    });
-  }
-  onProblem(cb) {
-    this.problems.on(cb);
-  }
-  async flush() {}
-  url() {
-    return this.raw.url();
-  }
-  async goto(url) {
-    await this.raw.goto(url);
   }
   contentPids() {
     // Firefox does not name a content process's site in its command line,
@@ -448,26 +441,12 @@ class FirefoxPage {
     // process goes (the suites crash a page while it is the only one open).
     return this.browser.contentProcesses().map((p) => p.pid);
   }
-  async evaluate(fn, arg) {
-    return this.raw.evaluate(fn, arg);
-  }
   async waitForFunction(fn, arg, { timeout = 30_000, polling = 20 } = {}) {
     await this.raw.waitForFunction(fn, { timeout, polling }, arg);
   }
   /** The part of Playwright's locator the suites use, over puppeteer. */
   locator(selector) {
     return new FirefoxLocator(this.raw, selector);
-  }
-  async screenshot(options) {
-    await this.raw.screenshot(options);
-  }
-  async reload() {
-    await this.raw.reload();
-  }
-  async close() {
-    this.browser.openPages.delete(this);
-    await this.raw.close().catch(() => {});
-    await this.ownContext?.close().catch(() => {});
   }
 }
 
