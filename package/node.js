@@ -1,11 +1,18 @@
 // Node entry: reads the wasm next to this file and instantiates it at
 // import; the store's module is read the same way at the first
 // `SessionStore.open` (which then fails clearly: Node has no IndexedDB,
-// unless the app installs one on globalThis).
+// unless the app installs one on globalThis), and the extractive
+// summarizer's at the first compaction that needs it.
 import { readFileSync } from "node:fs";
 import { initSync } from "./agent_compaction.js";
+import { setExtractiveLoader } from "./extractive.js";
 import { lazySessionStore } from "./session-store.js";
 
+setExtractiveLoader(async () => {
+  const extractive = await import("./agent_compaction_extractive.js");
+  extractive.initSync({ module: readFileSync(new URL("./agent_compaction_extractive_bg.wasm", import.meta.url)) });
+  return extractive;
+});
 initSync({ module: readFileSync(new URL("./agent_compaction_bg.wasm", import.meta.url)) });
 
 export * from "./agent_compaction.js";

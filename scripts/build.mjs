@@ -1,6 +1,6 @@
 // Builds pkg/: the npm package `agent-compaction`.
-//   for each of its two wasm modules (the main one and the lazily loaded
-//   store): cargo (release, wasm32, one feature) → wasm-bindgen --target web
+//   for each of its three wasm modules (the main one, and the lazily loaded
+//   store and extractive summarizer): cargo (release, wasm32, one feature) → wasm-bindgen --target web
 //   → wasm-opt -Oz (scripts/lib/wasm-steps.mjs); then the entry files and
 //   package.json from package/ (wasm-bindgen's JS minified) → sizes printed
 //   (gzip); `npm run size` breaks them down by area.
@@ -47,23 +47,24 @@ const sizes = (files) =>
     .reduce((a, b) => ({ raw: a.raw + b.raw, gzip: a.gzip + b.gzip }));
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
 const at = (...files) => files.map((f) => join(pkg, f));
-// What `import … from "agent-compaction"` loads, and what the first
-// SessionStore.open adds.
+// What `import … from "agent-compaction"` loads, and what each lazily
+// loaded module adds when it is first needed.
 const inline = (name) => readdirSync(join(pkg, "snippets")).filter((f) => f.startsWith(`${name}_inline`)).map((f) => `snippets/${f}`);
-const eager = {
-  wasm: sizes(at("agent_compaction_bg.wasm")),
-  js: sizes(at("agent_compaction.js", "index.js", "session-store.js", "snippets/shim.js", ...inline("agent_compaction"))),
-};
-const lazy = {
-  wasm: sizes(at("agent_compaction_store_bg.wasm")),
-  js: sizes(at("agent_compaction_store.js", "snippets/shim_store.js", ...inline("agent_compaction_store"))),
+const ownJs = {
+  agent_compaction: ["index.js", "session-store.js", "extractive.js", "snippets/shim.js"],
+  agent_compaction_store: ["snippets/shim_store.js"],
+  agent_compaction_extractive: [],
 };
 const row = (label, s) => console.log(`  ${label.padEnd(14)} ${kb(s.raw)} raw, ${kb(s.gzip)} gzipped`);
-console.log("\npkg/ built. Loaded at import (index.js, session-store.js, agent_compaction.js, its snippets):");
-row(".wasm", eager.wasm);
-row("JS", eager.js);
-console.log(`  total          ${kb(eager.wasm.gzip + eager.js.gzip)} gzipped`);
-console.log("Loaded by the first SessionStore.open (agent_compaction_store.js, its snippets):");
-row(".wasm", lazy.wasm);
-row("JS", lazy.js);
-console.log(`  total          ${kb(lazy.wasm.gzip + lazy.js.gzip)} gzipped; per area: npm run size`);
+console.log("\npkg/ built.");
+for (const module of MODULES) {
+  const wasm = sizes(at(`${module.name}_bg.wasm`));
+  const jsFiles = [`${module.name}.js`, ...ownJs[module.name], ...inline(module.name)];
+  const js = sizes(at(...jsFiles));
+  const when = module.loadedBy === "import" ? "Loaded at import" : `Loaded by ${module.loadedBy}`;
+  console.log(`${when} (${jsFiles.join(", ")}, ${module.name}_bg.wasm):`);
+  row(".wasm", wasm);
+  row("JS", js);
+  console.log(`  total          ${kb(wasm.gzip + js.gzip)} gzipped`);
+}
+console.log("Per area: npm run size");

@@ -1,6 +1,7 @@
 // `npm run size`: where the package's bytes go, by area, for each of its
-// two wasm modules (the main one, loaded at import, and the store's, loaded
-// by the first SessionStore.open).
+// three wasm modules (the main one, loaded at import; the store's, loaded
+// by the first SessionStore.open; the extractive summarizer's, loaded by
+// the first compaction that needs it).
 //
 // Rebuilds the wasm exactly as scripts/build.mjs does (same cargo profile,
 // wasm-bindgen and wasm-opt flags, from scripts/lib/wasm-steps.mjs) but keeps
@@ -393,15 +394,19 @@ function report(namedPath, shippedPath) {
 }
 
 // The JS each module comes with, from pkg/ (real sizes): its glue, its
-// inline snippets and its shim bundle; the main module also the entry and
-// session-store.js.
+// inline snippets and its shim bundle (the extractive module has none); the
+// main module also the entry, session-store.js and extractive.js.
 function shippedJs(module, main) {
   const pkg = join(root, "pkg");
   if (!existsSync(pkg)) return [];
   const snippets = readdirSync(join(pkg, "snippets")).filter((f) => f.startsWith(`${module.name}_inline`));
   const files = [
     `${module.name}.js`,
-    ...(main ? ["index.js", "session-store.js", "snippets/shim.js"] : ["snippets/shim_store.js"]),
+    ...(main
+      ? ["index.js", "session-store.js", "extractive.js", "snippets/shim.js"]
+      : existsSync(join(pkg, "snippets", `shim_${module.name.replace("agent_compaction_", "")}.js`))
+        ? [`snippets/shim_${module.name.replace("agent_compaction_", "")}.js`]
+        : []),
     ...snippets.map((f) => `snippets/${f}`),
   ];
   return files.map((name) => {
@@ -412,7 +417,7 @@ function shippedJs(module, main) {
 
 const results = MODULES.map((module, i) => {
   const { named, shipped } = build(module);
-  return { module: module.name, wasm: report(named, shipped), js: shippedJs(module, i === 0) };
+  return { module: module.name, loadedBy: module.loadedBy, wasm: report(named, shipped), js: shippedJs(module, i === 0) };
 });
 if (flag("--json")) {
   const clean = (w) => ({
@@ -424,10 +429,10 @@ if (flag("--json")) {
 } else {
   const kb = (n) => (n / 1024).toFixed(1).padStart(6);
   const pct = (n, d) => `${((100 * n) / d).toFixed(1).padStart(5)}%`;
-  const when = ["loaded at import", "loaded by the first SessionStore.open"];
-  results.forEach((r, i) => {
+  results.forEach((r) => {
+    const when = r.loadedBy === "import" ? "loaded at import" : `loaded by ${r.loadedBy}`;
     const w = r.wasm;
-    console.log(`\n${r.module}_bg.wasm, ${when[i]}, by area (${kb(w.raw).trim()} KB raw, ${kb(w.gzip).trim()} KB gzipped; gzip per area is an estimate)\n`);
+    console.log(`\n${r.module}_bg.wasm, ${when}, by area (${kb(w.raw).trim()} KB raw, ${kb(w.gzip).trim()} KB gzipped; gzip per area is an estimate)\n`);
     console.log(`${"area".padEnd(64)} ${"raw KB".padStart(7)} ${"share".padStart(6)} ${"gzip KB".padStart(8)}  (code + data KB)`);
     for (const row of w.rows) {
       console.log(
@@ -440,6 +445,6 @@ if (flag("--json")) {
     console.log(`\nits JS (real sizes)\n`);
     for (const f of r.js) console.log(`${f.name.padEnd(64)} ${kb(f.raw)}          ${kb(f.gzip)}`);
     const jsGzip = r.js.reduce((s, f) => s + f.gzip, 0);
-    console.log(`\ntotal ${when[i]} (.wasm + JS): ${kb(w.gzip + jsGzip).trim()} KB gzipped`);
+    console.log(`\ntotal ${when} (.wasm + JS): ${kb(w.gzip + jsGzip).trim()} KB gzipped`);
   });
 }

@@ -31,6 +31,7 @@ const BUNDLES: [(&str, &[&str]); 2] = [
             "known",
             "summarizer",
             "errors",
+            "extractive",
         ],
     ),
     ("shim_store", &["store", "idb", "locks", "channel"]),

@@ -4,7 +4,7 @@
 //   cargo (release, wasm32) → wasm-bindgen --target web → wasm-opt;
 //   and the JS minifier build.mjs runs over the package's .js files.
 import { execFileSync } from "node:child_process";
-import { copyFileSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative } from "node:path";
 
 const run = (root, cmd, args, env) =>
@@ -28,12 +28,19 @@ const SIZE_BUILD = {
 /**
  * The package's wasm modules, each the binding crate built with one cargo
  * feature (crates/wasm/src/lib.rs): the main module, which the package's
- * entry instantiates at import, and the store, which `SessionStore.open`
- * loads on first use (package/session-store.js).
+ * entry instantiates at import; the store, which `SessionStore.open` loads
+ * on first use (package/session-store.js); the extractive summarizer, which
+ * the first compaction that needs it loads (package/extractive.js).
+ * `loadedBy` says when, for the size reports.
  */
 export const MODULES = [
-  { name: "agent_compaction", feature: "compactor" },
-  { name: "agent_compaction_store", feature: "store" },
+  { name: "agent_compaction", feature: "compactor", loadedBy: "import" },
+  { name: "agent_compaction_store", feature: "store", loadedBy: "the first SessionStore.open" },
+  {
+    name: "agent_compaction_extractive",
+    feature: "extractive",
+    loadedBy: "the first compaction without a summarizer (or after its failure)",
+  },
 ];
 
 /** Compiles the binding crate for `module`; returns the path of its raw .wasm. */
@@ -48,7 +55,7 @@ export function cargoBuild(root, module) {
     ],
     SIZE_BUILD.env,
   );
-  // Both builds write agent_compaction.wasm: keep each under its module's name.
+  // Every build writes agent_compaction.wasm: keep each under its module's name.
   const raw = join(targetDir, `${module.name}.wasm`);
   copyFileSync(join(targetDir, "wasm32-unknown-unknown/release/agent_compaction.wasm"), raw);
   return raw;
@@ -84,7 +91,7 @@ export function bindgen(root, input, outDir, name) {
       const p = join(d, e.name);
       return e.isDirectory() ? nested(p) : [p];
     });
-  for (const file of nested(snippets).filter((f) => dirname(f) !== snippets)) {
+  for (const file of (existsSync(snippets) ? nested(snippets) : []).filter((f) => dirname(f) !== snippets)) {
     const shared = basename(dirname(file)) === "js";
     const flat = shared ? basename(file) : `${name}_${basename(file)}`;
     const from = `./${relative(outDir, file)}`;
@@ -92,7 +99,7 @@ export function bindgen(root, input, outDir, name) {
     text = text.replaceAll(`'${from}'`, `'./snippets/${flat}'`).replaceAll(`"${from}"`, `"./snippets/${flat}"`);
     renameSync(file, join(snippets, flat));
   }
-  for (const e of readdirSync(snippets, { withFileTypes: true })) {
+  for (const e of existsSync(snippets) ? readdirSync(snippets, { withFileTypes: true }) : []) {
     if (e.isDirectory()) rmSync(join(snippets, e.name), { recursive: true });
   }
   writeFileSync(js, text);

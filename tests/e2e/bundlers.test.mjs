@@ -38,6 +38,8 @@ const EXPECTED_APP_RESULT = {
     `${PREAMBLE}\n\n<compaction_summary>\nThe user asked a first question.` +
     "\n\n<read-files>\na.ts\n</read-files>\n</compaction_summary>",
   sameObject: true,
+  summarizedBy: "extractive",
+  storeTitle: "from a bundle",
 };
 
 let browser;
@@ -92,12 +94,23 @@ async function runPage(url, { selector = "#result" } = {}) {
   }
 }
 
-function assertWasmLoaded(responses) {
+/**
+ * Each of the package's three wasm modules was fetched once, as wasm (the
+ * app uses all three; `mainOnly`: an app that uses neither lazily loaded
+ * module fetched only the main one); returns their responses, main first.
+ */
+function assertWasmLoaded(responses, { mainOnly = false } = {}) {
   const wasm = responses.filter((r) => new URL(r.url).pathname.endsWith(".wasm"));
-  assert.equal(wasm.length, 1, JSON.stringify(responses, null, 1));
-  assert.equal(wasm[0].status, 200);
-  assert.match(wasm[0].type, /^application\/wasm/);
-  return wasm[0];
+  assert.equal(wasm.length, mainOnly ? 1 : 3, JSON.stringify(responses, null, 1));
+  const named = (re) => {
+    const found = wasm.filter((r) => re.test(new URL(r.url).pathname));
+    assert.equal(found.length, 1, `${re}: ${JSON.stringify(wasm)}`);
+    assert.equal(found[0].status, 200);
+    assert.match(found[0].type, /^application\/wasm/);
+    return found[0];
+  };
+  if (mainOnly) return [named(/\/agent_compaction_bg[-.]/)];
+  return [named(/\/agent_compaction_bg[-.]/), named(/\/agent_compaction_store_bg[-.]/), named(/\/agent_compaction_extractive_bg[-.]/)];
 }
 
 describe(`Vite ${viteVersion}`, () => {
@@ -120,7 +133,9 @@ describe(`Vite ${viteVersion}`, () => {
         const { result, responses, problems } = await runPage(server.url);
         assert.deepEqual(problems, []);
         assert.deepEqual(result, EXPECTED_APP_RESULT);
-        assert.match(assertWasmLoaded(responses).url, /\/assets\/agent_compaction_bg-.*\.wasm$/);
+        for (const [wasm, name] of assertWasmLoaded(responses).map((w, i) => [w, ["", "_store", "_extractive"][i]])) {
+          assert.match(wasm.url, new RegExp(`/assets/agent_compaction${name}_bg-.*\\.wasm$`));
+        }
       } finally {
         await server.close();
       }
@@ -139,7 +154,7 @@ describe(`Vite ${viteVersion}`, () => {
         const { result, responses, problems } = await runPage(server.resolvedUrls.local[0]);
         assert.deepEqual(problems, []);
         assert.deepEqual(result, EXPECTED_APP_RESULT);
-        const wasm = assertWasmLoaded(responses);
+        const [wasm, ...lazy] = assertWasmLoaded(responses);
         const prebundled = responses.some((r) => /\/deps\/agent-compaction\.js(\?|$)/.test(r.url));
         if (layout === "installed") {
           // A package installed in node_modules is pre-bundled by the dev server
@@ -147,10 +162,12 @@ describe(`Vite ${viteVersion}`, () => {
           // .vite/deps/): the wasm URL must still point at the package's file.
           assert.ok(prebundled, "agent-compaction was pre-bundled");
           assert.match(wasm.url, /\/node_modules\/agent-compaction\/agent_compaction_bg\.wasm$/);
+          for (const w of lazy) assert.match(w.url, /\/node_modules\/agent-compaction\/agent_compaction_(store|extractive)_bg\.wasm$/);
         } else {
           // A linked package (symlink out of node_modules) is served as source.
           assert.ok(!prebundled, "a linked package is not pre-bundled");
           assert.match(wasm.url, /\/pkg\/agent_compaction_bg\.wasm$/);
+          for (const w of lazy) assert.match(w.url, /\/pkg\/agent_compaction_(store|extractive)_bg\.wasm$/);
         }
       } finally {
         await server.close();
@@ -254,7 +271,7 @@ describe(`Vite ${viteVersion}, a module worker importing the package`, () => {
       const { result, responses, problems } = await runPage(server.url);
       assert.deepEqual(problems, []);
       assert.deepEqual(result, EXPECTED_WORKER_APP_RESULT);
-      assertWasmLoaded(responses);
+      assertWasmLoaded(responses, { mainOnly: true });
     } finally {
       await server.close();
     }
@@ -272,7 +289,7 @@ describe(`Vite ${viteVersion}, a module worker importing the package`, () => {
       const { result, responses, problems } = await runPage(server.resolvedUrls.local[0]);
       assert.deepEqual(problems, []);
       assert.deepEqual(result, EXPECTED_WORKER_APP_RESULT);
-      assertWasmLoaded(responses);
+      assertWasmLoaded(responses, { mainOnly: true });
     } finally {
       await server.close();
     }

@@ -1,5 +1,8 @@
-// A plain app importing the package by name, no init call (SPEC §0).
-import { convertToLlm, transformContext } from "agent-compaction";
+// A plain app importing the package by name, no init call (SPEC §0); then
+// the two lazily loaded modules: the extractive summarizer (a compaction
+// without a summarizer) and the store (SessionStore.open), which a bundler
+// must emit and serve as it does the main module.
+import { Compactor, SessionStore, convertToLlm, transformContext } from "agent-compaction";
 
 const messages = [
   { role: "user", content: "first question", timestamp: 1 },
@@ -14,14 +17,29 @@ const messages = [
   { role: "user", content: "second question", timestamp: 4 },
 ];
 
+const conversation = [];
+for (let i = 0; i < 20; i++) {
+  conversation.push({ role: "user", content: `request ${i}: ` + "u".repeat(4000), timestamp: 2 * i + 1 });
+  conversation.push({ role: "assistant", content: [{ type: "text", text: "a".repeat(4000) }], timestamp: 2 * i + 2 });
+}
+
 const out = document.getElementById("result");
 try {
   const llm = convertToLlm(transformContext(messages));
+  const compacted = await new Compactor({
+    contextWindow: 100_000,
+    settings: { reserveTokens: 8000, keepRecentTokens: 10_000 },
+  }).compact(conversation);
+  const store = await SessionStore.open({ name: `vite-app-${Date.now()}` });
+  const session = await store.createSession({ title: "from a bundle" });
+  store.close();
   out.textContent = JSON.stringify({
     ok: true,
     count: llm.length,
     first: llm[0].content[0].text,
     sameObject: llm[1] === messages[3],
+    summarizedBy: compacted.summarizedBy,
+    storeTitle: session.title,
   });
 } catch (err) {
   out.textContent = JSON.stringify({ ok: false, error: String(err?.stack ?? err) });

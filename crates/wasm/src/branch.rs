@@ -139,14 +139,15 @@ pub async fn summarize_branch(
     let controller = new_abort_controller();
     let unlink = link_abort(&opts.signal, &controller);
     let max_chars = (BRANCH_MAX_TOKENS as usize) * 4;
-    let extractive = || {
+    let extractive = || async {
         extractive_of(&selected, &file_ops, None, opts.custom.as_ref(), max_chars)
+            .await
             .map(|text| (text, None))
             .map_err(Failure::Failed)
     };
     let outcome: Result<(JsString, Option<JsValue>), JsFailure> = async {
         let Some(summarize) = &job.summarize else {
-            return extractive();
+            return extractive().await;
         };
         let llm = convert_to_llm(selected.clone().into())
             .map_err(|e| Failure::Failed(thrown_message(&e)))?;
@@ -170,7 +171,10 @@ pub async fn summarize_branch(
             Err(message) => Answer::Failed(message),
         };
         match accept::<JsHost, _, _>(answer, BRANCH_MAX_TOKENS) {
-            Err(failure) => fall_back(failure, job.fallback_extractive).and_then(|_| extractive()),
+            Err(failure) => {
+                fall_back(failure, job.fallback_extractive)?;
+                extractive().await
+            }
             answer => answer,
         }
     }

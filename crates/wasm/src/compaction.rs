@@ -13,9 +13,6 @@ use crate::message::convert_to_llm;
 use crate::prepare::{string_array, Prepared};
 use crate::serialize::serialize_conversation;
 use crate::settings::settings_object;
-use agent_compaction_core::compaction::extractive::{
-    extractive_summary, ExtractInput, ExtractMessage, ExtractRole,
-};
 use agent_compaction_core::compaction::flow::{
     Answer, CompactionFlow, Event, Failure, FlowConfig, FlowHost, FlowInput, HookAnswer, Insert,
     Reason, Request, Step, TextOps, UsageOut, UsageTotals,
@@ -23,6 +20,8 @@ use agent_compaction_core::compaction::flow::{
 use agent_compaction_core::compaction::prompts::SummaryKind;
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::error::{FieldPath, InputError};
+#[cfg(feature = "extractive")]
+use agent_compaction_core::js::string::JsStr;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, JsString, Promise};
 use wasm_bindgen::prelude::*;
@@ -52,6 +51,17 @@ extern "C" {
     fn insert_at(messages: &Array, at: u32, item: &JsValue) -> Array;
     #[wasm_bindgen(js_name = extractFacts, catch)]
     fn extract_facts(messages: &Array) -> Result<JsString, JsValue>;
+    /// The extractive module's summary, loaded on first use (shim/extractive.js).
+    #[cfg(not(feature = "extractive"))]
+    #[wasm_bindgen(js_name = extractiveSummary)]
+    fn lazy_extractive_summary(
+        facts: &JsString,
+        read_files: &JsValue,
+        modified_files: &JsValue,
+        previous_summary: Option<JsString>,
+        custom_instructions: Option<JsString>,
+        max_chars: f64,
+    ) -> Promise;
 }
 
 /// `options.reason`: `undefined` is `manual`.
@@ -310,18 +320,6 @@ impl FlowHost for JsHost<'_> {
         Ok(())
     }
 
-    fn extractive(&mut self, max_chars: usize) -> Result<JsString, String> {
-        let p = &self.job.prepared;
-        let all = p.messages_to_summarize.concat(&p.turn_prefix_messages);
-        extractive_of(
-            &all,
-            &p.file_ops,
-            p.previous_summary.as_ref(),
-            self.job.custom_instructions.as_ref(),
-            max_chars,
-        )
-    }
-
     fn aborted(&mut self) -> Option<JsValue> {
         abort_reason(&self.job.controller)
     }
@@ -374,6 +372,19 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
                     Some(pending) => finish_call(&job.controller, pending).await,
                     None => Answer::Failed("internal error: no call under way".into()),
                 })
+            }
+            Step::Extract { max_chars } => {
+                let all = p.messages_to_summarize.concat(&p.turn_prefix_messages);
+                Event::Extracted(
+                    extractive_of(
+                        &all,
+                        &p.file_ops,
+                        p.previous_summary.as_ref(),
+                        job.custom_instructions.as_ref(),
+                        max_chars,
+                    )
+                    .await,
+                )
             }
             Step::Insert(insert) => return Ok(result_object(job, insert)),
             Step::Fail(failure) => return Err(failure),
@@ -545,59 +556,46 @@ export type BeforeCompactResult =
   | { summary: string; details?: SummaryFileDetails; usage?: Usage };
 "#;
 
-/// The extractive summary of `messages` within `max_chars`.
-pub fn extractive_of(
+/// The extractive summary of `messages` within `max_chars`: the facts are
+/// read here, the summary is written by the extractive module (loaded on
+/// first use in the package, linked in when this build has it).
+pub async fn extractive_of(
     messages: &Array,
     file_ops: &agent_compaction_core::compaction::file_ops::FileOps,
     previous_summary: Option<&JsString>,
     custom_instructions: Option<&JsString>,
     max_chars: usize,
 ) -> Result<JsString, String> {
-    let text = extract_facts(messages).map_err(|e| thrown_message(&e))?;
-    let text = String::from(text);
-    let items = match agent_compaction_core::js::json::parse(&text) {
-        Ok(agent_compaction_core::js::json::Json::Array(items)) => items,
-        _ => return Err("could not read the messages to summarize".into()),
-    };
-    let lossy = |v: Option<&agent_compaction_core::js::json::Json>| {
-        v.and_then(|j| j.as_str()).map(|s| s.to_string_lossy())
-    };
-    let messages: Vec<ExtractMessage> = items
-        .iter()
-        .map(|m| ExtractMessage {
-            role: match lossy(m.get("r")).as_deref() {
-                Some("user") => ExtractRole::User,
-                Some("assistant") => ExtractRole::Assistant,
-                Some("toolResult") | Some("bashExecution") => ExtractRole::ToolResult,
-                _ => ExtractRole::Other,
-            },
-            text: lossy(m.get("t")).unwrap_or_default(),
-            tool_name: lossy(m.get("n")),
-            tool_calls: m
-                .get("c")
-                .and_then(|c| c.as_array())
-                .unwrap_or(&[])
-                .iter()
-                .filter_map(|pair| {
-                    let pair = pair.as_array()?;
-                    Some((lossy(pair.first())?, lossy(pair.get(1)).unwrap_or_default()))
-                })
-                .collect(),
-            is_error: m.get("e").and_then(|e| e.as_bool()).unwrap_or(false),
-        })
-        .collect();
+    let facts = extract_facts(messages).map_err(|e| thrown_message(&e))?;
     let (read, modified) = file_ops.file_lists();
-    let read: Vec<String> = read.iter().map(|f| f.to_string_lossy()).collect();
-    let modified: Vec<String> = modified.iter().map(|f| f.to_string_lossy()).collect();
-    let previous = previous_summary.map(String::from);
-    let custom = custom_instructions.map(String::from);
-    let summary = extractive_summary(&ExtractInput {
-        messages: &messages,
-        previous_summary: previous.as_deref(),
-        read_files: &read,
-        modified_files: &modified,
-        custom_instructions: custom.as_deref(),
-        max_chars,
-    });
-    Ok(JsString::from(summary))
+    #[cfg(feature = "extractive")]
+    {
+        let lossy = |files: &[JsStr]| files.iter().map(JsStr::to_string_lossy).collect();
+        crate::extractive::summary(
+            &String::from(facts),
+            lossy(&read),
+            lossy(&modified),
+            previous_summary.map(String::from),
+            custom_instructions.map(String::from),
+            max_chars,
+        )
+        .map(JsString::from)
+    }
+    #[cfg(not(feature = "extractive"))]
+    {
+        let pending = lazy_extractive_summary(
+            &facts,
+            &string_array(read),
+            &string_array(modified),
+            previous_summary.cloned(),
+            custom_instructions.cloned(),
+            max_chars as f64,
+        );
+        match JsFuture::from(pending).await {
+            Ok(text) => text
+                .dyn_into::<JsString>()
+                .map_err(|v| format!("the extractive summarizer returned {}", describe(&v))),
+            Err(e) => Err(thrown_message(&e)),
+        }
+    }
 }

@@ -9,13 +9,19 @@
 //!
 //! The crate is empty outside wasm32; the core is tested natively on its own.
 #![cfg(target_arch = "wasm32")]
-// The npm package ships two modules built from this crate: the main one
-// (feature `compactor`: everything but the store), instantiated at import,
-// and the store (feature `store`: `SessionStore` and what it alone uses),
-// which `SessionStore.open` loads on first use (package/session-store.js).
-// The default build has both, for the browser tests and the lints. In a
-// one-feature build the shared plumbing has parts the other module uses.
-#![cfg_attr(not(all(feature = "compactor", feature = "store")), allow(dead_code))]
+// The npm package ships three modules built from this crate: the main one
+// (feature `compactor`: everything but the store and the extractive
+// summarizer), instantiated at import; the store (feature `store`:
+// `SessionStore` and what it alone uses), which `SessionStore.open` loads on
+// first use (package/session-store.js); and the extractive summarizer
+// (feature `extractive`), which the first compaction that needs it loads
+// (shim/extractive.js). The default build has all three, for the browser
+// tests and the lints. In a one-feature build the shared plumbing has parts
+// another module uses.
+#![cfg_attr(
+    not(all(feature = "compactor", feature = "store", feature = "extractive")),
+    allow(dead_code)
+)]
 
 #[cfg(feature = "compactor")]
 pub mod attach;
@@ -27,8 +33,11 @@ pub mod compaction;
 pub mod compactor;
 #[cfg(feature = "compactor")]
 pub mod estimate;
+#[cfg(feature = "extractive")]
+pub mod extractive;
 #[cfg(feature = "compactor")]
 pub mod fetch_summarizers;
+// Every module links `js::engine` (the core's engine hooks).
 pub mod js;
 #[cfg(feature = "compactor")]
 pub mod message;
@@ -36,6 +45,7 @@ pub mod message;
 pub mod prepare;
 #[cfg(feature = "compactor")]
 pub mod serialize;
+#[cfg(any(feature = "compactor", feature = "store"))]
 pub mod session_file;
 #[cfg(feature = "compactor")]
 pub mod settings;

@@ -31,12 +31,15 @@
 //!   Done, In Progress and Blocked; Key Decisions, Next Steps and Critical
 //!   Context);
 //! - `budget`: the items, tiers and the fitting pass;
-//! - `text`, `phrases`: text shaping and the phrase markers.
+//! - `text`, `phrases`: text shaping and the phrase markers;
+//! - `input`: the messages, from the JSON text the package's JavaScript
+//!   writes of them.
 
 mod budget;
 mod facts;
 mod focus;
 mod goal;
+mod input;
 mod outlook;
 mod phrases;
 mod previous;
@@ -49,6 +52,7 @@ use budget::Builder;
 use facts::Facts;
 use focus::Focus;
 use goal::{build_constraints, build_goal};
+pub use input::{messages_from_facts, UNREADABLE_FACTS};
 use outlook::{build_critical, build_decisions, build_next_steps};
 use previous::Previous;
 use progress::{build_blocked, build_done, build_in_progress};

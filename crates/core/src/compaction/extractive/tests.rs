@@ -769,3 +769,48 @@ proptest! {
         prop_assert_eq!(&a, &extractive_summary(&input));
     }
 }
+
+#[test]
+fn the_messages_are_read_from_the_facts_text_the_package_writes() {
+    let text = r#"[
+        {"r":"user","t":"fix \ud800 the parser","n":null,"e":false,"c":[]},
+        {"r":"assistant","t":"on it","n":null,"e":false,"c":[["edit","src/a.ts"],["bash"],[7,"x"],"odd"]},
+        {"r":"toolResult","t":"boom","n":"bash","e":true,"c":[]},
+        {"r":"bashExecution","t":"ok","n":"bash","e":false,"c":[]},
+        {"r":"custom","t":5,"e":"yes"},
+        {}
+    ]"#;
+    let messages = messages_from_facts(text).unwrap();
+    let roles: Vec<ExtractRole> = messages.iter().map(|m| m.role).collect();
+    use ExtractRole::*;
+    assert_eq!(
+        roles,
+        [User, Assistant, ToolResult, ToolResult, Other, Other]
+    );
+    assert_eq!(
+        messages[0].text, "fix \u{fffd} the parser",
+        "a lone surrogate reads as U+FFFD"
+    );
+    assert_eq!(
+        messages[1].tool_calls,
+        [
+            ("edit".to_string(), "src/a.ts".to_string()),
+            ("bash".to_string(), String::new())
+        ],
+        "a pair without a name string is skipped; a missing argument is empty"
+    );
+    assert_eq!(messages[2].tool_name.as_deref(), Some("bash"));
+    assert!(messages[2].is_error && !messages[3].is_error);
+    assert_eq!(messages[4].text, "", "a text that is not a string is empty");
+    assert!(!messages[4].is_error, "only `true` is an error");
+    assert_eq!(messages[5].tool_name, None);
+
+    for bad in ["", "{}", "[1,", "null"] {
+        assert_eq!(
+            messages_from_facts(bad).unwrap_err(),
+            UNREADABLE_FACTS,
+            "{bad:?}"
+        );
+    }
+    assert!(messages_from_facts("[]").unwrap().is_empty());
+}

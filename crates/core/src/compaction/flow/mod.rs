@@ -3,11 +3,13 @@
 //!
 //! The binding (`wasm::compaction`) drives a [`CompactionFlow`]: it feeds an
 //! [`Event`] (the start, the `beforeCompact` hook's answer, a summarizer's
-//! answer) and gets the next [`Step`] to carry out (ask the hook, await a
-//! summarizer call, insert the summary, or fail). Work that is synchronous
-//! and touches the caller's values (serializing the messages, starting a
-//! summarizer call, the extractive summary, the abort signal, the clock)
-//! goes through the [`FlowHost`] the binding implements. Texts stay the
+//! answer, the extractive summary) and gets the next [`Step`] to carry out
+//! (ask the hook, await a summarizer call, build the extractive summary,
+//! insert the summary, or fail). The extractive summary is a step of its
+//! own because the package loads its code on first use (an await). Work
+//! that is synchronous and touches the caller's values (serializing the
+//! messages, starting a summarizer call, the abort signal, the clock) goes
+//! through the [`FlowHost`] the binding implements. Texts stay the
 //! host's own ([`TextOps`]): the caller's strings are composed, measured
 //! and cut without being copied into wasm memory.
 //!
@@ -179,8 +181,6 @@ pub trait FlowHost: TextOps {
     fn turn_prefix_text(&mut self) -> Result<Self::Text, String>;
     /// Starts a summarizer call (it runs until awaited by [`Step::Await`]).
     fn start_call(&mut self, request: Request<Self::Text>) -> Result<(), String>;
-    /// The extractive summary of everything summarized, within `max_chars`.
-    fn extractive(&mut self, max_chars: usize) -> Result<Self::Text, String>;
     /// Whether the compaction was cancelled (a deadline that passed is a
     /// failure, not a cancellation: `None` then).
     fn aborted(&mut self) -> Option<Self::AbortError>;
@@ -267,6 +267,9 @@ pub enum Event<H: FlowHost> {
     Hook(HookAnswer<H::Text, H::Usage, H::Details>),
     /// The answer of the call [`Step::Await`] named.
     Answer(Answer<H::Text, H::Usage, H::AbortError>),
+    /// The extractive summary [`Step::Extract`] asked for, or why it could
+    /// not be built.
+    Extracted(Result<H::Text, String>),
 }
 
 /// Who wrote the summary (`summarizedBy`).
@@ -326,6 +329,11 @@ pub enum Step<H: FlowHost> {
     AskHook,
     /// Await the running call of this kind and feed [`Event::Answer`].
     Await(SummaryKind),
+    /// Build the extractive summary of everything summarized, within
+    /// `max_chars` (UTF-16 code units), and feed [`Event::Extracted`].
+    Extract {
+        max_chars: usize,
+    },
     Insert(Insert<H::Text, H::Usage, H::Details>),
     Fail(Failure<H::AbortError>),
 }
@@ -335,6 +343,7 @@ impl<H: FlowHost> std::fmt::Debug for Step<H> {
         match self {
             Step::AskHook => f.write_str("AskHook"),
             Step::Await(kind) => write!(f, "Await({kind:?})"),
+            Step::Extract { max_chars } => write!(f, "Extract({max_chars})"),
             Step::Insert(i) => write!(f, "Insert({:?})", i.summarized_by),
             Step::Fail(Failure::Aborted(_)) => f.write_str("Fail(Aborted)"),
             Step::Fail(Failure::Cancelled) => f.write_str("Fail(Cancelled)"),
@@ -365,6 +374,8 @@ enum Phase<H: FlowHost> {
     Start,
     Hook,
     Summarizing(Summarizing<H>),
+    /// Waiting for the extractive summary; the fallback's reason, if it is one.
+    Extracting(Option<String>),
     Done,
 }
 
@@ -397,6 +408,17 @@ impl<H: FlowHost> CompactionFlow<H> {
             }
             (Phase::Hook, Event::Hook(answer)) => self.hook_answered(host, answer),
             (Phase::Summarizing(s), Event::Answer(answer)) => self.answered(host, s, answer),
+            (Phase::Extracting(fallback_reason), Event::Extracted(built)) => match built {
+                Ok(text) => self.insert(
+                    host,
+                    text,
+                    None,
+                    None,
+                    SummarizedBy::Extractive,
+                    fallback_reason,
+                ),
+                Err(message) => Step::Fail(Failure::Failed(message)),
+            },
             _ => Step::Fail(Failure::failed(
                 "internal error: the compaction flow was driven out of order",
             )),
@@ -441,7 +463,7 @@ impl<H: FlowHost> CompactionFlow<H> {
             if !self.config.fallback_extractive {
                 return Step::Fail(Failure::failed(NO_CALLBACK));
             }
-            return self.extractive(host, None);
+            return self.extractive(None);
         }
         let mut s = Summarizing {
             chunks: Vec::new(),
@@ -460,7 +482,7 @@ impl<H: FlowHost> CompactionFlow<H> {
                 host.start_call(self.request(SummaryKind::TurnPrefix, prompt))
             });
             if let Err(message) = started {
-                return self.summarizer_failed(host, Failure::Failed(message));
+                return self.summarizer_failed(Failure::Failed(message));
             }
             s.prefix_running = true;
         }
@@ -577,11 +599,11 @@ impl<H: FlowHost> CompactionFlow<H> {
     ) -> Step<H> {
         let history = match s.history.take() {
             Some(Ok(history)) => history,
-            Some(Err(failure)) => return self.summarizer_failed(host, failure),
+            Some(Err(failure)) => return self.summarizer_failed(failure),
             None => None,
         };
         let text = match prefix {
-            Some(Err(failure)) => return self.summarizer_failed(host, failure),
+            Some(Err(failure)) => return self.summarizer_failed(failure),
             Some(Ok((prefix, usage))) => {
                 s.usages.extend(usage);
                 let previous = self.input.previous_summary.clone();
@@ -597,9 +619,7 @@ impl<H: FlowHost> CompactionFlow<H> {
             }
             None => match history {
                 Some(text) => text,
-                None => {
-                    return self.summarizer_failed(host, Failure::failed("nothing to summarize"))
-                }
+                None => return self.summarizer_failed(Failure::failed("nothing to summarize")),
             },
         };
         let usage = sum_usage(host, s.usages);
@@ -608,27 +628,18 @@ impl<H: FlowHost> CompactionFlow<H> {
 
     /// A failure (a timeout included) falls back to the extractive summary
     /// when allowed; a cancellation never does.
-    fn summarizer_failed(&mut self, host: &mut H, failure: Failure<H::AbortError>) -> Step<H> {
+    fn summarizer_failed(&mut self, failure: Failure<H::AbortError>) -> Step<H> {
         match fall_back(failure, self.config.fallback_extractive) {
-            Ok(reason) => self.extractive(host, Some(reason)),
+            Ok(reason) => self.extractive(Some(reason)),
             Err(failure) => Step::Fail(failure),
         }
     }
 
-    fn extractive(&mut self, host: &mut H, fallback_reason: Option<String>) -> Step<H> {
+    fn extractive(&mut self, fallback_reason: Option<String>) -> Step<H> {
         let max_chars = (max_tokens(SummaryKind::History, self.config.reserve_tokens) as usize)
             .saturating_mul(4);
-        match host.extractive(max_chars) {
-            Ok(text) => self.insert(
-                host,
-                text,
-                None,
-                None,
-                SummarizedBy::Extractive,
-                fallback_reason,
-            ),
-            Err(message) => Step::Fail(Failure::Failed(message)),
-        }
+        self.phase = Phase::Extracting(fallback_reason);
+        Step::Extract { max_chars }
     }
 
     /// The summary to insert, unless the compaction was cancelled meanwhile

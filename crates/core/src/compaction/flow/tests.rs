@@ -85,10 +85,6 @@ impl FlowHost for Fake {
         self.calls.push(request);
         Ok(())
     }
-    fn extractive(&mut self, max_chars: usize) -> Result<String, String> {
-        self.extractive_asked.push(max_chars);
-        self.extractive.clone()
-    }
     fn aborted(&mut self) -> Option<&'static str> {
         self.aborted
     }
@@ -148,8 +144,9 @@ fn answer(a: Answer<String, Usage, &'static str>) -> Event<Fake> {
     Event::Answer(a)
 }
 
-/// Runs the flow, feeding `events` to each step that waits; returns the
-/// steps that waited (as names) and the last step.
+/// Runs the flow, feeding `events` to each step that waits on the app, and
+/// the fake's extractive summary to each [`Step::Extract`]; returns the
+/// steps that waited on the app (as names) and the last step.
 fn drive(
     config: FlowConfig,
     input: FlowInput<String>,
@@ -160,7 +157,13 @@ fn drive(
     let mut events = events.into_iter();
     let mut waited = Vec::new();
     let mut step = flow.step(host, Event::Start);
-    while matches!(step, Step::AskHook | Step::Await(_)) {
+    while matches!(step, Step::AskHook | Step::Await(_) | Step::Extract { .. }) {
+        if let Step::Extract { max_chars } = step {
+            host.extractive_asked.push(max_chars);
+            let built = host.extractive.clone();
+            step = flow.step(host, Event::Extracted(built));
+            continue;
+        }
         waited.push(format!("{step:?}"));
         let event = events
             .next()
@@ -816,6 +819,46 @@ fn events_out_of_order_fail_instead_of_panicking() {
         failed(step).contains("out of order"),
         "a finished flow stays finished"
     );
+}
+
+#[test]
+fn the_extractive_summary_is_a_step_the_binding_awaits() {
+    // The package loads the extractive summarizer on first use: the flow
+    // hands the work out and waits, and an abort that comes meanwhile wins.
+    let no_callback = FlowConfig {
+        has_summarizer: false,
+        fallback_extractive: true,
+        ..config()
+    };
+    let mut host = Fake::default();
+    let mut flow = CompactionFlow::<Fake>::new(no_callback, input());
+    let step = flow.step(&mut host, Event::Start);
+    assert!(
+        matches!(step, Step::Extract { max_chars: 3_200 }),
+        "{step:?}"
+    );
+    host.aborted = Some("user stop");
+    let step = flow.step(&mut host, Event::Extracted(Ok("EXTRACTIVE".into())));
+    assert!(matches!(step, Step::Fail(Failure::Aborted("user stop"))));
+
+    // A module that could not be loaded fails the compaction with its reason.
+    let mut flow = CompactionFlow::<Fake>::new(no_callback, input());
+    let mut host = Fake::default();
+    flow.step(&mut host, Event::Start);
+    let step = flow.step(
+        &mut host,
+        Event::Extracted(Err("the extractive summarizer could not be loaded".into())),
+    );
+    assert_eq!(
+        failed(step),
+        "the extractive summarizer could not be loaded"
+    );
+
+    // Its answer is accepted only while the flow waits for it.
+    let mut flow = CompactionFlow::<Fake>::new(config(), input());
+    flow.step(&mut host, Event::Start);
+    let step = flow.step(&mut host, Event::Extracted(Ok("x".into())));
+    assert!(failed(step).contains("out of order"));
 }
 
 #[test]

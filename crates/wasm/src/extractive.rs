@@ -1,0 +1,36 @@
+//! The extractive summarizer (`core::compaction::extractive`) as the
+//! package's third wasm module, `agent_compaction_extractive` (feature
+//! `extractive`). The main module loads it only when a compaction or a
+//! branch summary needs it (no summarizer callback, or a failed one with
+//! `fallback: "extractive"`), through the shim's `extractiveSummary`; in the
+//! build with every feature (tests, lints) the compactor calls it directly.
+
+use agent_compaction_core::compaction::extractive::{
+    extractive_summary, messages_from_facts, ExtractInput,
+};
+
+/// The summary of the messages whose facts `facts` holds (the JSON text the
+/// shim's `extractFacts` writes), folding in `previous_summary`, within
+/// `max_chars` UTF-16 code units.
+#[cfg_attr(
+    not(feature = "compactor"),
+    wasm_bindgen::prelude::wasm_bindgen(js_name = extractiveSummary, skip_typescript)
+)]
+pub fn summary(
+    facts: &str,
+    read_files: Vec<String>,
+    modified_files: Vec<String>,
+    previous_summary: Option<String>,
+    custom_instructions: Option<String>,
+    max_chars: usize,
+) -> Result<String, String> {
+    let messages = messages_from_facts(facts)?;
+    Ok(extractive_summary(&ExtractInput {
+        messages: &messages,
+        previous_summary: previous_summary.as_deref(),
+        read_files: &read_files,
+        modified_files: &modified_files,
+        custom_instructions: custom_instructions.as_deref(),
+        max_chars,
+    }))
+}
