@@ -15,7 +15,7 @@ import { buildCorpus } from "../tests/node/estimator-corpus.mjs";
 
 const NAMES = ["word_piece", "word_letter", "digit_group", "punct_run", "punct_char", "space_run", "newline_run",
   "han", "kana", "hangul", "cjk_punct", "other_run", "other_char", "emoji_cluster", "emoji_code_point",
-  "base64_char", "hex_char", "symbol"];
+  "base64_char", "hex_char", "symbol", "long_run_unit"];
 
 const corpus = buildCorpus({ seed: Number(process.env.SEED ?? 15) });
 const classes = Object.keys(corpus);

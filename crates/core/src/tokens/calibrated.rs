@@ -49,7 +49,15 @@ pub struct Features {
     /// Anything else: non-ASCII symbols and punctuation, controls, lone
     /// surrogates.
     pub symbols: u64,
+    /// Units of word pieces, punctuation, whitespace and other-script runs
+    /// beyond the first [`LONG_RUN`] of each: a long run (a rule of `=`, a
+    /// padded column, a word of repeated letters) is several tokens.
+    pub long_run_units: u64,
 }
+
+/// Runs up to this long cost what their kind costs; longer, each unit more
+/// adds [`Weights::long_run_unit`].
+pub const LONG_RUN: u64 = 16;
 
 /// Per-feature weights (tokens per unit counted).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,6 +80,7 @@ pub struct Weights {
     pub base64_char: f64,
     pub hex_char: f64,
     pub symbol: f64,
+    pub long_run_unit: f64,
 }
 
 /// Fitted to o200k_base by scripts/fit-estimator.mjs on the corpus of
@@ -97,6 +106,7 @@ pub const WEIGHTS: Weights = Weights {
     base64_char: 0.681,
     hex_char: 0.712,
     symbol: 0.7,
+    long_run_unit: 0.25,
 };
 
 /// The most tokens any one UTF-16 code unit can add under [`WEIGHTS`]: an
@@ -125,12 +135,13 @@ impl Features {
             (self.base64_chars, w.base64_char),
             (self.hex_chars, w.hex_char),
             (self.symbols, w.symbol),
+            (self.long_run_units, w.long_run_unit),
         ];
         pairs.iter().map(|&(n, k)| n as f64 * k).sum()
     }
 
     /// The counts in a row, in [`Weights`] field order (for fitting).
-    pub fn to_row(&self) -> [u64; 18] {
+    pub fn to_row(&self) -> [u64; 19] {
         [
             self.word_pieces,
             self.word_letters,
@@ -150,6 +161,7 @@ impl Features {
             self.base64_chars,
             self.hex_chars,
             self.symbols,
+            self.long_run_units,
         ]
     }
 
@@ -161,7 +173,7 @@ impl Features {
         *self = Features::from_row(row);
     }
 
-    fn from_row(r: [u64; 18]) -> Features {
+    fn from_row(r: [u64; 19]) -> Features {
         Features {
             word_pieces: r[0],
             word_letters: r[1],
@@ -181,6 +193,7 @@ impl Features {
             base64_chars: r[15],
             hex_chars: r[16],
             symbols: r[17],
+            long_run_units: r[18],
         }
     }
 }
@@ -372,6 +385,9 @@ struct Run {
 
 impl Run {
     fn flush(&mut self, f: &mut Features) {
+        if !matches!(self.kind, Some(Kind::Digit) | None) {
+            f.long_run_units += self.len.saturating_sub(LONG_RUN);
+        }
         match self.kind {
             Some(Kind::Lower | Kind::Upper) => {
                 f.word_pieces += self.pieces;

@@ -49,6 +49,18 @@ fn latin_words_split_at_camel_case_humps() {
 }
 
 #[test]
+fn long_runs_cost_per_unit_beyond_their_start() {
+    let f = features(&"x".repeat(40));
+    assert_eq!((f.word_pieces, f.long_run_units), (1, 24));
+    let f = features(&"=".repeat(16));
+    assert_eq!((f.punct_runs, f.long_run_units), (1, 0));
+    let f = features(&format!("a{}b", " ".repeat(20)));
+    assert_eq!((f.space_runs, f.long_run_units), (1, 4));
+    // Digits already count per group of three.
+    assert_eq!(features(&"7".repeat(30)).long_run_units, 0);
+}
+
+#[test]
 fn digits_count_in_groups_of_three() {
     assert_eq!(features("1").digit_groups, 1);
     assert_eq!(features("123").digit_groups, 1);
