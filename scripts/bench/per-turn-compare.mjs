@@ -52,6 +52,7 @@ const sides = [
   ["A", A, undefined],
   ["B", B, undefined],
   ["B pi", B, "pi"],
+  ["B calibrated", B, "calibrated"],
 ];
 for (const [name, turns, window] of replays) {
   const rounds = sides.map(() => []);
