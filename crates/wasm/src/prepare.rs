@@ -5,7 +5,7 @@ use crate::js::errors::type_error;
 use crate::js::message_access::{
     get, message_at, messages_array, string_field, summary_files, JsArray,
 };
-use crate::js::message_facts::{gather, gather_lazy, EstimateChunks};
+use crate::js::message_facts::{gather, gather_lazy, EstimateChunks, Estimator};
 use crate::js::strings::{to_js_str, to_js_string};
 use crate::js::values::{expect_object, index_argument, number, object};
 use agent_compaction_core::compaction::cut_point::find_cut_point as core_find_cut_point;
@@ -238,10 +238,11 @@ pub fn prepare(
     array: &JsArray,
     facts: &[MessageFacts],
     keep_recent_tokens: f64,
+    estimator: Estimator,
 ) -> Result<Option<Prepared>, InputError> {
     // Estimates the facts lack (gathered lazily) are measured when asked
     // for, newest first, a chunk at a time.
-    let mut chunks = EstimateChunks::new(array);
+    let mut chunks = EstimateChunks::with(array, estimator);
     let mut tokens = |i: usize| -> Result<u64, InputError> {
         match facts.get(i) {
             Some(f) if !f.tokens_pending => Ok(u64::from(f.tokens)),
@@ -283,8 +284,10 @@ pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValu
         .iter()
         .map(MessageFacts::from_raw)
         .collect();
-    Ok(match prepare(&array, &facts, keep).map_err(type_error)? {
-        Some(p) => p.to_js(settings),
-        None => JsValue::UNDEFINED,
-    })
+    Ok(
+        match prepare(&array, &facts, keep, Estimator::Pi).map_err(type_error)? {
+            Some(p) => p.to_js(settings),
+            None => JsValue::UNDEFINED,
+        },
+    )
 }

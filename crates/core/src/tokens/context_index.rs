@@ -98,6 +98,39 @@ impl ContextIndex {
         Ok(())
     }
 
+    /// Adds the next message, leaving a pending estimate unmeasured when it
+    /// counts (its bound in the slack): the calibrated estimate reads the
+    /// message's text, so a turn reads none unless a decision needs it
+    /// ([`exceeds`](Self::exceeds) measures only when the bounds leave the
+    /// answer open). Constant time.
+    pub fn push_deferred(&mut self, f: MessageFacts) {
+        let index = self.facts.len();
+        self.facts.push(f);
+        if f.role == Role::CompactionSummary {
+            self.last_summary = Some(index);
+            self.last_usage = None;
+            self.reset_trailing(0);
+            self.count_deferred(&f);
+            return;
+        }
+        match f.usage().filter(|_| self.is_fresh(&f)) {
+            Some(usage) => {
+                self.last_usage = Some((index, usage));
+                self.reset_trailing(0);
+            }
+            None => self.count_deferred(&f),
+        }
+    }
+
+    fn count_deferred(&mut self, f: &MessageFacts) {
+        if f.tokens_pending {
+            self.unmeasured += 1;
+            self.slack = self.slack.saturating_add(u64::from(f.tokens));
+        } else {
+            self.trailing += u64::from(f.tokens);
+        }
+    }
+
     fn reset_trailing(&mut self, tokens: u64) {
         self.trailing = tokens;
         self.unmeasured = 0;
@@ -365,6 +398,40 @@ mod tests {
         assert_eq!(asked, vec![2]);
         assert_eq!(ix.context_tokens().tokens, 142.0);
         assert!(!ix.facts()[2].tokens_pending);
+    }
+
+    #[test]
+    fn deferred_pushes_measure_only_when_a_decision_needs_it() {
+        let pending = |role, bound, usage, t| {
+            let mut m = f(role, bound, usage, t);
+            m.tokens_pending = true;
+            m
+        };
+        let mut ix = ContextIndex::default();
+        ix.push_deferred(pending(Role::User, 100, None, 1.0));
+        ix.push_deferred(pending(Role::Assistant, 300, Some(5000.0), 2.0));
+        ix.push_deferred(pending(Role::ToolResult, 400, None, 3.0));
+        ix.push_deferred(f(Role::User, 7, None, 4.0));
+        assert_eq!(ix.unmeasured(), 1);
+        // Far from the threshold either way: nothing is measured.
+        assert!(!ix.exceeds(10_000.0, no_fill).unwrap());
+        assert!(ix.exceeds(1000.0, no_fill).unwrap());
+        // Between the lower and upper ends: measured, once.
+        let mut asked = Vec::new();
+        let mut fill = |i| {
+            asked.push(i);
+            Ok::<u64, ()>(50)
+        };
+        assert!(ix.exceeds(5050.0, &mut fill).unwrap());
+        assert_eq!(asked, vec![2]);
+        assert_eq!(ix.context_tokens().tokens, 5057.0);
+        assert_eq!(ix.unmeasured(), 0);
+        // A summary deferred: the context starts there, its bound in the slack.
+        ix.push_deferred(pending(Role::CompactionSummary, 80, None, 5.0));
+        assert_eq!((ix.context_start(), ix.unmeasured()), (4, 1));
+        let c = ix.context_tokens_exact(|_| Ok::<u64, ()>(20)).unwrap();
+        assert_eq!(c.tokens, 20.0);
+        assert_eq!(ix.context_tokens_recomputed().tokens, 20.0);
     }
 
     fn f(role: Role, tokens: u64, usage: Option<f64>, timestamp: f64) -> MessageFacts {

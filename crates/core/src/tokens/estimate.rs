@@ -68,7 +68,13 @@ pub fn calculate_context_tokens(u: &UsageNumbers) -> f64 {
 
 /// pi's `estimateTokens(message)`: `ceil(chars / 4)`.
 pub fn estimate_tokens(f: &RawFacts) -> u64 {
-    let chars = match f.role {
+    counted_chars(f).div_ceil(4)
+}
+
+/// The characters pi's estimate counts for a message (by role; images as
+/// [`IMAGE_CHARS`] each where they count).
+pub fn counted_chars(f: &RawFacts) -> u64 {
+    match f.role {
         Some(Role::User) => f.content_string.unwrap_or(f.text),
         Some(Role::Assistant) => f.text + f.thinking + f.tool_calls,
         Some(Role::ToolResult | Role::Custom) => f
@@ -77,8 +83,64 @@ pub fn estimate_tokens(f: &RawFacts) -> u64 {
         Some(Role::BashExecution) => f.command + f.output,
         Some(Role::BranchSummary | Role::CompactionSummary) => f.summary,
         Some(Role::Other) | None => 0,
-    };
-    chars.div_ceil(4)
+    }
+}
+
+/// The texts of one message, by field, as UTF-16 code units (what the
+/// calibrated estimate reads; gathered only when it is needed).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MessageTexts {
+    pub role: Option<Role>,
+    pub content_string: Option<Vec<u16>>,
+    /// `text` blocks, `thinking` blocks, and `toolCall` blocks (name and
+    /// `JSON.stringify(arguments)`), each field's texts in order.
+    pub text: Vec<Vec<u16>>,
+    pub thinking: Vec<Vec<u16>>,
+    pub tool_calls: Vec<Vec<u16>>,
+    pub images: u64,
+    pub summary: Vec<u16>,
+    pub command: Vec<u16>,
+    pub output: Vec<u16>,
+}
+
+fn blocks(v: &[Vec<u16>]) -> Vec<&[u16]> {
+    v.iter().map(Vec::as_slice).collect()
+}
+
+/// The calibrated estimate of a message: the same fields as pi's count for
+/// each role, classified by kind of text ([`crate::tokens::calibrated`]);
+/// an image counts what pi's estimate gives it (`IMAGE_CHARS / 4`).
+pub fn calibrated_tokens(m: &MessageTexts) -> u64 {
+    use crate::tokens::calibrated::estimate_texts;
+    let images = || IMAGE_CHARS.saturating_mul(m.images).div_ceil(4);
+    match m.role {
+        Some(Role::User) => match &m.content_string {
+            Some(s) => estimate_texts([s.as_slice()]),
+            None => estimate_texts(blocks(&m.text)),
+        },
+        Some(Role::Assistant) => {
+            let mut all = blocks(&m.text);
+            all.extend(blocks(&m.thinking));
+            all.extend(blocks(&m.tool_calls));
+            estimate_texts(all)
+        }
+        Some(Role::ToolResult | Role::Custom) => match &m.content_string {
+            Some(s) => estimate_texts([s.as_slice()]),
+            None => estimate_texts(blocks(&m.text)).saturating_add(images()),
+        },
+        Some(Role::BashExecution) => estimate_texts([m.command.as_slice(), m.output.as_slice()]),
+        Some(Role::BranchSummary | Role::CompactionSummary) => {
+            estimate_texts([m.summary.as_slice()])
+        }
+        Some(Role::Other) | None => 0,
+    }
+}
+
+/// An upper bound of [`calibrated_tokens`] from the lengths alone (no text
+/// read): every counted unit at the most any unit can cost.
+pub fn calibrated_bound(f: &RawFacts) -> u64 {
+    use crate::tokens::calibrated::MAX_TOKENS_PER_UNIT;
+    (counted_chars(f) as f64 * MAX_TOKENS_PER_UNIT).ceil() as u64
 }
 
 /// The context size an assistant message reports, as pi reads it
@@ -135,6 +197,23 @@ impl MessageFacts {
             if !raw.tool_calls_bounded {
                 f.tokens = u32::MAX;
             }
+        }
+        f
+    }
+
+    /// The facts the `Compactor` keeps with the calibrated estimate: the
+    /// estimate is left pending (measured only if a decision needs it), its
+    /// bound found from the lengths.
+    pub fn calibrated_pending(raw: &RawFacts) -> MessageFacts {
+        let mut f = MessageFacts::new(
+            raw.role.unwrap_or(Role::Other),
+            calibrated_bound(raw),
+            reported_usage(raw),
+            raw.timestamp,
+        );
+        f.tokens_pending = !matches!(f.role, Role::Other);
+        if raw.tool_calls_pending && !raw.tool_calls_bounded {
+            f.tokens = u32::MAX;
         }
         f
     }
@@ -253,6 +332,70 @@ mod tests {
         };
         assert_eq!(estimate_tokens(&o), 0);
         assert_eq!(estimate_tokens(&facts(Role::User)), 0);
+    }
+
+    fn units(s: &str) -> Vec<u16> {
+        s.encode_utf16().collect()
+    }
+
+    #[test]
+    fn calibrated_counts_the_fields_pi_counts() {
+        let texts = |role| MessageTexts {
+            role: Some(role),
+            text: vec![units("hello world")],
+            thinking: vec![units("I think so")],
+            tool_calls: vec![units("read{\"path\":\"a.ts\"}")],
+            images: 1,
+            summary: units("a summary of it all"),
+            command: units("ls -la"),
+            output: units("total 0"),
+            content_string: None,
+        };
+        let user = calibrated_tokens(&texts(Role::User));
+        assert_eq!(user, 3); // "hello world": two pieces; images never count
+        let assistant = calibrated_tokens(&texts(Role::Assistant));
+        assert!(assistant > user + 4, "{assistant}");
+        assert_eq!(calibrated_tokens(&texts(Role::ToolResult)), 3 + 1200);
+        let s = MessageTexts {
+            content_string: Some(units("你好")),
+            ..texts(Role::Custom)
+        };
+        assert_eq!(calibrated_tokens(&s), 2);
+        assert_eq!(calibrated_tokens(&texts(Role::CompactionSummary)), 6); // 5 × 1.005, rounded up
+        assert!(calibrated_tokens(&texts(Role::BashExecution)) >= 4);
+        assert_eq!(calibrated_tokens(&texts(Role::Other)), 0);
+        assert_eq!(calibrated_tokens(&MessageTexts::default()), 0);
+    }
+
+    #[test]
+    fn calibrated_facts_are_pending_under_their_bound() {
+        let raw = RawFacts {
+            text: 10,
+            ..facts(Role::User)
+        };
+        let f = MessageFacts::calibrated_pending(&raw);
+        assert!(f.tokens_pending);
+        assert_eq!(f.tokens, 21);
+        let text = MessageTexts {
+            role: Some(Role::User),
+            text: vec![units("🇫🇷🇫🇷🇫🇷")],
+            ..MessageTexts::default()
+        };
+        assert!(
+            calibrated_tokens(&text)
+                <= u64::from(
+                    MessageFacts::calibrated_pending(&RawFacts { text: 12, ..raw }).tokens
+                )
+        );
+        let unbounded = RawFacts {
+            tool_calls_pending: true,
+            ..facts(Role::Assistant)
+        };
+        assert_eq!(
+            MessageFacts::calibrated_pending(&unbounded).tokens,
+            u32::MAX
+        );
+        assert!(!MessageFacts::calibrated_pending(&facts(Role::Other)).tokens_pending);
     }
 
     fn usage(total: f64) -> UsageNumbers {

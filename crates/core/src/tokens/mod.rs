@@ -2,6 +2,7 @@
 //! context's token count and threshold, overflow detection, and the index
 //! the compactor keeps so that a turn costs only its new messages.
 
+pub mod calibrated;
 pub mod context_index;
 pub mod context_tokens;
 pub mod estimate;

@@ -4,9 +4,11 @@
 use crate::js::message_access::{role_from_code, JsArray};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
-use agent_compaction_core::tokens::estimate::{RawFacts, UsageNumbers};
+use agent_compaction_core::tokens::estimate::{
+    calibrated_tokens, estimate_tokens, MessageTexts, RawFacts, UsageNumbers,
+};
 use agent_compaction_core::tokens::overflow::StopReason;
-use js_sys::{Array, Float64Array};
+use js_sys::{Array, Float64Array, JsString};
 use wasm_bindgen::prelude::*;
 
 #[cfg_attr(
@@ -25,6 +27,8 @@ extern "C" {
         to: u32,
         lazy: bool,
     ) -> Result<Float64Array, JsValue>;
+    #[wasm_bindgen(js_name = gatherTexts)]
+    fn gather_texts_js(messages: &Array, from: u32, to: u32) -> Array;
     #[wasm_bindgen(js_name = takeThrown)]
     fn take_thrown() -> String;
     #[wasm_bindgen(js_name = takeBadDescription)]
@@ -149,6 +153,55 @@ fn problem_error(messages: &JsArray, index: usize, problem: u8, block: f64) -> I
     }
 }
 
+/// The calibrated estimates of `messages[from..to)` (after [`gather`] has
+/// checked them): their texts read and classified in the core.
+pub fn calibrated(messages: &JsArray, from: u32, to: u32) -> Result<Vec<u64>, InputError> {
+    let to = to.min(messages.len());
+    let from = from.min(to);
+    // Type errors are found (and reported) by the facts.
+    let raw = gather(messages, from, to)?;
+    let rows = gather_texts_js(messages.as_array(), from, to);
+    let units = |v: JsValue| -> Vec<u16> {
+        v.dyn_into::<JsString>()
+            .map(|s| crate::js::strings::to_js_str(&s).into_units())
+            .unwrap_or_default()
+    };
+    let list = |v: JsValue| -> Vec<Vec<u16>> {
+        v.dyn_into::<Array>()
+            .map(|a| a.iter().map(units).collect())
+            .unwrap_or_default()
+    };
+    Ok(raw
+        .iter()
+        .zip(rows.iter())
+        .map(|(f, row)| {
+            let row: Array = row.unchecked_into();
+            let content = row.get(1);
+            calibrated_tokens(&MessageTexts {
+                role: f.role,
+                content_string: (!content.is_undefined()).then(|| units(content)),
+                text: list(row.get(2)),
+                thinking: list(row.get(3)),
+                tool_calls: list(row.get(4)),
+                images: f.images,
+                summary: units(row.get(6)),
+                command: units(row.get(7)),
+                output: units(row.get(8)),
+            })
+        })
+        .collect())
+}
+
+/// Which estimate a walk measures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Estimator {
+    /// The calibrated estimate (the `Compactor`'s default).
+    #[default]
+    Calibrated,
+    /// pi's chars/4.
+    Pi,
+}
+
 /// The role a decoded record carries (always set by [`gather`]).
 pub fn role_of(f: &RawFacts) -> Role {
     f.role.unwrap_or(Role::Other)
@@ -160,22 +213,29 @@ pub fn role_of(f: &RawFacts) -> Role {
 /// once per chunk, not per message.
 pub struct EstimateChunks<'a> {
     messages: &'a JsArray,
+    estimator: Estimator,
     start: usize,
     tokens: Vec<u64>,
     last: Option<usize>,
 }
 
 impl<'a> EstimateChunks<'a> {
+    /// pi's estimates.
     pub fn new(messages: &'a JsArray) -> Self {
+        Self::with(messages, Estimator::Pi)
+    }
+
+    pub fn with(messages: &'a JsArray, estimator: Estimator) -> Self {
         EstimateChunks {
             messages,
+            estimator,
             start: 0,
             tokens: Vec::new(),
             last: None,
         }
     }
 
-    /// pi's estimate of `messages[index]`.
+    /// The estimate of `messages[index]`.
     pub fn get(&mut self, index: usize) -> Result<u64, InputError> {
         let forward = self.last.is_some_and(|last| index > last);
         self.last = Some(index);
@@ -186,10 +246,13 @@ impl<'a> EstimateChunks<'a> {
             } else {
                 (index.saturating_sub(31), index + 1)
             };
-            self.tokens = gather(self.messages, start as u32, end as u32)?
-                .iter()
-                .map(agent_compaction_core::tokens::estimate::estimate_tokens)
-                .collect();
+            self.tokens = match self.estimator {
+                Estimator::Pi => gather(self.messages, start as u32, end as u32)?
+                    .iter()
+                    .map(estimate_tokens)
+                    .collect(),
+                Estimator::Calibrated => calibrated(self.messages, start as u32, end as u32)?,
+            };
             self.start = start;
         }
         Ok(self.tokens.get(index - self.start).copied().unwrap_or(0))

@@ -298,3 +298,44 @@ export function extractFacts(messages) {
   return JSON.stringify(out);
 }
 
+
+// The texts the calibrated estimate reads, of messages[from..to): per message
+// [roleCode, content string or undefined, [text...], [thinking...],
+// [toolCall name and JSON.stringify(arguments)...], image count, summary,
+// command, output]. Which of them count for which role is decided in Rust
+// (crates/core/src/tokens/estimate.rs, calibrated_tokens). Read after
+// gatherFacts has checked the same messages: a field of the wrong type reads
+// as empty here.
+export function gatherTexts(messages, from, to) {
+  const str = (v) => (typeof v === "string" ? v : "");
+  const out = [];
+  for (let i = from; i < to; i++) {
+    const m = messages[i];
+    const code = roleCode(m);
+    const row = [code, undefined, [], [], [], 0, "", "", ""];
+    out.push(row);
+    if (code > OTHER_ROLE) continue;
+    const content = m.content;
+    if (typeof content === "string") row[1] = content;
+    else if (Array.isArray(content)) {
+      for (const b of content) {
+        if (typeof b !== "object" || b === null) continue;
+        if (b.type === "text") row[2].push(str(b.text));
+        else if (b.type === "thinking") row[3].push(str(b.thinking));
+        else if (b.type === "toolCall") {
+          let json = "";
+          try {
+            json = b.arguments === undefined ? "" : str(JSON.stringify(b.arguments));
+          } catch {
+            // gatherFacts reports it
+          }
+          row[4].push(str(b.name) + json);
+        } else if (b.type === "image") row[5]++;
+      }
+    }
+    row[6] = str(m.summary);
+    row[7] = str(m.command);
+    row[8] = str(m.output);
+  }
+  return out;
+}

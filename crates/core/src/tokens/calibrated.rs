@@ -1,0 +1,553 @@
+//! The calibrated token estimate: text counted by kind (Latin words split at
+//! camelCase humps, digit groups, punctuation runs, whitespace, CJK by
+//! character, other scripts, emoji by grapheme cluster, base64 and hex runs)
+//! and weighted by per-kind constants fitted against the o200k_base BPE
+//! tokenizer (tests/node/estimator.test.mjs checks every class of its corpus
+//! within ±15 %). pi's chars/4 is off by 0.7× to 3.7× depending on the kind of
+//! text (issue 15); this is what the `Compactor` decides with by default.
+//!
+//! Text is JavaScript's UTF-16 code units, as the package passes strings:
+//! a lone surrogate is counted as a symbol, never a panic.
+//!
+//! [`Features`] are plain counts (what the classifier found); [`WEIGHTS`]
+//! turn them into tokens. Separate so that the classifier's branches are
+//! tested on counts and the weights are refitted without touching it.
+
+/// What the classifier counts in a text.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Features {
+    /// Latin words, split at camelCase humps: pieces and their letters.
+    pub word_pieces: u64,
+    pub word_letters: u64,
+    /// Digit runs counted in groups of up to three (BPE vocabularies hold
+    /// numbers up to three digits).
+    pub digit_groups: u64,
+    /// Runs of ASCII punctuation and symbols, and their characters.
+    pub punct_runs: u64,
+    pub punct_chars: u64,
+    /// Runs of two or more spaces/tabs (a single space joins the next word).
+    pub space_runs: u64,
+    /// Whitespace runs holding a line break (with the indentation after it).
+    pub newline_runs: u64,
+    /// Han ideographs, kana, Hangul syllables, CJK and fullwidth punctuation.
+    pub han: u64,
+    pub kana: u64,
+    pub hangul: u64,
+    pub cjk_punct: u64,
+    /// Letters of other scripts (Greek, Cyrillic, Arabic, Devanagari, ...):
+    /// runs and characters.
+    pub other_runs: u64,
+    pub other_chars: u64,
+    /// Emoji grapheme clusters (ZWJ sequences, flags, keycaps, skin tones as
+    /// one each) and the code points they hold.
+    pub emoji_clusters: u64,
+    pub emoji_code_points: u64,
+    /// Characters of base64-like runs (random mixed-case alphanumerics: ids,
+    /// keys, encoded data) and of hex runs (hashes, UUIDs).
+    pub base64_chars: u64,
+    pub hex_chars: u64,
+    /// Anything else: non-ASCII symbols and punctuation, controls, lone
+    /// surrogates.
+    pub symbols: u64,
+    /// Units of word pieces, punctuation, whitespace and other-script runs
+    /// beyond the first [`LONG_RUN`] of each: a long run (a rule of `=`, a
+    /// padded column, a word of repeated letters) is several tokens.
+    pub long_run_units: u64,
+}
+
+/// Runs up to this long cost what their kind costs; longer, each unit more
+/// adds [`Weights::long_run_unit`].
+pub const LONG_RUN: u64 = 16;
+
+/// Per-feature weights (tokens per unit counted).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Weights {
+    pub word_piece: f64,
+    pub word_letter: f64,
+    pub digit_group: f64,
+    pub punct_run: f64,
+    pub punct_char: f64,
+    pub space_run: f64,
+    pub newline_run: f64,
+    pub han: f64,
+    pub kana: f64,
+    pub hangul: f64,
+    pub cjk_punct: f64,
+    pub other_run: f64,
+    pub other_char: f64,
+    pub emoji_cluster: f64,
+    pub emoji_code_point: f64,
+    pub base64_char: f64,
+    pub hex_char: f64,
+    pub symbol: f64,
+    pub long_run_unit: f64,
+}
+
+/// Fitted to o200k_base by scripts/fit-estimator.mjs on the corpus of
+/// tests/node/estimator-corpus.mjs (seed 15); Hangul, other scripts and
+/// symbols, which that corpus does not hold, set by hand from o200k's counts
+/// of a few sentences.
+pub const WEIGHTS: Weights = Weights {
+    word_piece: 1.005,
+    word_letter: 0.0,
+    digit_group: 0.671,
+    punct_run: 0.828,
+    punct_char: 0.0,
+    space_run: 0.448,
+    newline_run: 1.114,
+    han: 0.602,
+    kana: 0.679,
+    hangul: 0.5,
+    cjk_punct: 0.652,
+    other_run: 0.6,
+    other_char: 0.22,
+    emoji_cluster: 0.84,
+    emoji_code_point: 1.177,
+    base64_char: 0.681,
+    hex_char: 0.712,
+    symbol: 0.7,
+    long_run_unit: 0.25,
+};
+
+/// The most tokens any one UTF-16 code unit can add under [`WEIGHTS`]: an
+/// upper bound of the estimate from a text's length alone.
+pub const MAX_TOKENS_PER_UNIT: f64 = 2.1;
+
+impl Features {
+    /// The estimate these counts make under `w`.
+    pub fn tokens(&self, w: &Weights) -> f64 {
+        let pairs = [
+            (self.word_pieces, w.word_piece),
+            (self.word_letters, w.word_letter),
+            (self.digit_groups, w.digit_group),
+            (self.punct_runs, w.punct_run),
+            (self.punct_chars, w.punct_char),
+            (self.space_runs, w.space_run),
+            (self.newline_runs, w.newline_run),
+            (self.han, w.han),
+            (self.kana, w.kana),
+            (self.hangul, w.hangul),
+            (self.cjk_punct, w.cjk_punct),
+            (self.other_runs, w.other_run),
+            (self.other_chars, w.other_char),
+            (self.emoji_clusters, w.emoji_cluster),
+            (self.emoji_code_points, w.emoji_code_point),
+            (self.base64_chars, w.base64_char),
+            (self.hex_chars, w.hex_char),
+            (self.symbols, w.symbol),
+            (self.long_run_units, w.long_run_unit),
+        ];
+        pairs.iter().map(|&(n, k)| n as f64 * k).sum()
+    }
+
+    /// The counts in a row, in [`Weights`] field order (for fitting).
+    pub fn to_row(&self) -> [u64; 19] {
+        [
+            self.word_pieces,
+            self.word_letters,
+            self.digit_groups,
+            self.punct_runs,
+            self.punct_chars,
+            self.space_runs,
+            self.newline_runs,
+            self.han,
+            self.kana,
+            self.hangul,
+            self.cjk_punct,
+            self.other_runs,
+            self.other_chars,
+            self.emoji_clusters,
+            self.emoji_code_points,
+            self.base64_chars,
+            self.hex_chars,
+            self.symbols,
+            self.long_run_units,
+        ]
+    }
+
+    fn add(&mut self, other: &Features) {
+        let mut row = self.to_row();
+        for (a, b) in row.iter_mut().zip(other.to_row()) {
+            *a += b;
+        }
+        *self = Features::from_row(row);
+    }
+
+    fn from_row(r: [u64; 19]) -> Features {
+        Features {
+            word_pieces: r[0],
+            word_letters: r[1],
+            digit_groups: r[2],
+            punct_runs: r[3],
+            punct_chars: r[4],
+            space_runs: r[5],
+            newline_runs: r[6],
+            han: r[7],
+            kana: r[8],
+            hangul: r[9],
+            cjk_punct: r[10],
+            other_runs: r[11],
+            other_chars: r[12],
+            emoji_clusters: r[13],
+            emoji_code_points: r[14],
+            base64_chars: r[15],
+            hex_chars: r[16],
+            symbols: r[17],
+            long_run_units: r[18],
+        }
+    }
+}
+
+/// The calibrated estimate of one text, in tokens (not rounded).
+pub fn estimate_units(units: &[u16]) -> f64 {
+    classify(units).tokens(&WEIGHTS)
+}
+
+/// The calibrated estimate of several texts (a message's fields), rounded
+/// up once.
+pub fn estimate_texts<'a>(texts: impl IntoIterator<Item = &'a [u16]>) -> u64 {
+    let mut total = Features::default();
+    for t in texts {
+        total.add(&classify(t));
+    }
+    total.tokens(&WEIGHTS).ceil() as u64
+}
+
+/// What kind of character a code point is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Lower,
+    Upper,
+    Digit,
+    Space,
+    Newline,
+    Punct,
+    Han,
+    Kana,
+    Hangul,
+    CjkPunct,
+    OtherLetter,
+    /// Combining marks, variation selectors, tags: belong to what precedes.
+    Mark,
+    Pictographic,
+    Regional,
+    Zwj,
+    Symbol,
+}
+
+fn kind(cp: u32) -> Kind {
+    match cp {
+        0x61..=0x7A => Kind::Lower,
+        0x41..=0x5A => Kind::Upper,
+        0x30..=0x39 => Kind::Digit,
+        0x20 | 0x09 | 0x0B | 0x0C | 0xA0 | 0x2000..=0x200A | 0x202F | 0x205F => Kind::Space,
+        0x0A | 0x0D | 0x2028 | 0x2029 => Kind::Newline,
+        0x21..=0x2F | 0x3A..=0x40 | 0x5B..=0x60 | 0x7B..=0x7E => Kind::Punct,
+        0xA9 | 0xAE | 0x203C | 0x2049 | 0x2122 | 0x2139 | 0x2194..=0x2199 | 0x21A9 | 0x21AA => {
+            Kind::Pictographic
+        }
+        0xD7 | 0xF7 => Kind::Symbol,
+        0xC0..=0x24F | 0x1E00..=0x1EFF => Kind::Lower,
+        0x300..=0x36F | 0x1AB0..=0x1AFF | 0x20D0..=0x20FF | 0xFE00..=0xFE0F | 0xFE20..=0xFE2F => {
+            Kind::Mark
+        }
+        0xE0000..=0xE007F | 0xE0100..=0xE01EF | 0x1F3FB..=0x1F3FF => Kind::Mark,
+        0x200D => Kind::Zwj,
+        0x200B | 0x200C | 0x2060..=0x2064 | 0xFEFF => Kind::Mark,
+        0x370..=0x10FF | 0x1200..=0x1DFF | 0x1F00..=0x1FFF => Kind::OtherLetter,
+        0x1100..=0x11FF | 0x3130..=0x318F | 0xAC00..=0xD7AF => Kind::Hangul,
+        0x231A
+        | 0x231B
+        | 0x2328
+        | 0x23CF
+        | 0x23E9..=0x23FA
+        | 0x24C2
+        | 0x25AA
+        | 0x25AB
+        | 0x25B6
+        | 0x25C0
+        | 0x25FB..=0x25FE
+        | 0x2600..=0x27BF
+        | 0x2934
+        | 0x2935
+        | 0x2B05..=0x2B07
+        | 0x2B1B
+        | 0x2B1C
+        | 0x2B50
+        | 0x2B55
+        | 0x3030
+        | 0x303D
+        | 0x3297
+        | 0x3299 => Kind::Pictographic,
+        0x1F1E6..=0x1F1FF => Kind::Regional,
+        0x1F000..=0x1F1E5 | 0x1F200..=0x1F3FA | 0x1F400..=0x1FAFF => Kind::Pictographic,
+        0x3000..=0x303F | 0xFF00..=0xFFEF | 0xFE30..=0xFE4F => Kind::CjkPunct,
+        0x3040..=0x30FF | 0x31F0..=0x31FF => Kind::Kana,
+        0x2E80..=0x2FDF
+        | 0x3100..=0x312F
+        | 0x3190..=0x31EF
+        | 0x3400..=0x4DBF
+        | 0x4E00..=0x9FFF
+        | 0xF900..=0xFAFF
+        | 0x20000..=0x3FFFF => Kind::Han,
+        0xA000..=0xABFF | 0x10000..=0x1EFFF => Kind::OtherLetter,
+        _ => Kind::Symbol,
+    }
+}
+
+/// The code point at `i` and how many units it takes; a lone surrogate is
+/// itself (a symbol).
+fn decode(units: &[u16], i: usize) -> (u32, usize) {
+    let u = units[i];
+    if (0xD800..0xDC00).contains(&u) {
+        if let Some(&lo) = units.get(i + 1) {
+            if (0xDC00..0xE000).contains(&lo) {
+                let cp = 0x10000 + ((u32::from(u) - 0xD800) << 10) + (u32::from(lo) - 0xDC00);
+                return (cp, 2);
+            }
+        }
+    }
+    (u32::from(u), 1)
+}
+
+/// Characters a base64 or hex run is made of.
+fn is_blob_unit(u: u16) -> bool {
+    matches!(u, 0x30..=0x39 | 0x41..=0x5A | 0x61..=0x7A | 0x2B | 0x2F | 0x3D | 0x5F | 0x2D)
+}
+
+/// Runs this short are never base64 or hex.
+const MIN_BASE64: usize = 16;
+const MIN_HEX: usize = 8;
+
+enum Blob {
+    Base64,
+    Hex,
+}
+
+/// Whether `run` (blob characters only) reads as random data rather than
+/// words: hex (hex digits with both digits and letters), or base64 (the
+/// class among lower/upper/digit changes often, as random text does and
+/// words and camelCase identifiers do not).
+fn blob_kind(run: &[u16]) -> Option<Blob> {
+    if run.len() < MIN_HEX {
+        return None;
+    }
+    let is_hex_digit = |u: u16| matches!(u, 0x30..=0x39 | 0x41..=0x46 | 0x61..=0x66);
+    let hex_digits = run.iter().filter(|&&u| is_hex_digit(u)).count();
+    let has_digit = run.iter().any(|u| (0x30..=0x39).contains(u));
+    let has_letter = run.iter().any(|u| matches!(u, 0x41..=0x5A | 0x61..=0x7A));
+    if hex_digits >= MIN_HEX
+        && has_digit
+        && has_letter
+        && run.iter().all(|&u| is_hex_digit(u) || u == 0x2D)
+    {
+        return Some(Blob::Hex);
+    }
+    if run.len() < MIN_BASE64 {
+        return None;
+    }
+    let class = |u: u16| match u {
+        0x61..=0x7A => 1u8,
+        0x41..=0x5A => 2,
+        0x30..=0x39 => 3,
+        _ => 0,
+    };
+    let (mut changes, mut alnum, mut prev) = (0usize, 0usize, 0u8);
+    let (mut digits, mut upper_pairs) = (0usize, 0usize);
+    for &u in run {
+        let c = class(u);
+        if c == 0 {
+            continue;
+        }
+        if prev != 0 && c != prev {
+            changes += 1;
+        }
+        digits += usize::from(c == 3);
+        upper_pairs += usize::from(c == 2 && prev == 2);
+        prev = c;
+        alnum += 1;
+    }
+    // camelCase changes class often too, but has neither digits nor two
+    // capitals in a row; random text of this length almost always has one.
+    let random = digits > 0 || upper_pairs > 0;
+    (alnum >= MIN_BASE64 && changes * 10 >= alnum * 3 && random).then_some(Blob::Base64)
+}
+
+/// The run being built, flushed into the counts when the kind changes.
+#[derive(Default)]
+struct Run {
+    kind: Option<Kind>,
+    len: u64,
+    /// Latin words: camelCase pieces so far.
+    pieces: u64,
+    prev_lower: bool,
+}
+
+impl Run {
+    fn flush(&mut self, f: &mut Features) {
+        if !matches!(self.kind, Some(Kind::Digit) | None) {
+            f.long_run_units += self.len.saturating_sub(LONG_RUN);
+        }
+        match self.kind {
+            Some(Kind::Lower | Kind::Upper) => {
+                f.word_pieces += self.pieces;
+                f.word_letters += self.len;
+            }
+            Some(Kind::Digit) => f.digit_groups += self.len.div_ceil(3),
+            Some(Kind::Punct) => {
+                f.punct_runs += 1;
+                f.punct_chars += self.len;
+            }
+            Some(Kind::Space) if self.len >= 2 => f.space_runs += 1,
+            Some(Kind::Newline) => f.newline_runs += 1,
+            Some(Kind::OtherLetter) => {
+                f.other_runs += 1;
+                f.other_chars += self.len;
+            }
+            _ => {}
+        }
+        *self = Run::default();
+    }
+
+    /// Adds one character of `kind` (a run-building kind).
+    fn push(&mut self, kind: Kind, f: &mut Features) {
+        let word = |k: Kind| matches!(k, Kind::Lower | Kind::Upper);
+        let same = match (self.kind, kind) {
+            (Some(a), b) if word(a) && word(b) => true,
+            // Indentation after a line break joins it.
+            (Some(Kind::Newline), Kind::Space | Kind::Newline) => true,
+            (Some(a), b) => a == b,
+            (None, _) => false,
+        };
+        if !same {
+            self.flush(f);
+            self.kind = Some(kind);
+        }
+        if word(kind) {
+            // A new piece at the start and at each lower→upper hump.
+            if self.len == 0 || (kind == Kind::Upper && self.prev_lower) {
+                self.pieces += 1;
+            }
+            self.prev_lower = kind == Kind::Lower;
+        }
+        self.len += 1;
+    }
+}
+
+/// Counts the kinds of text in `units`.
+pub fn classify(units: &[u16]) -> Features {
+    let mut f = Features::default();
+    let mut run = Run::default();
+    // Blob runs already examined up to here (and found to be words).
+    let mut checked_until = 0;
+    let mut i = 0;
+    while i < units.len() {
+        if i >= checked_until && is_blob_unit(units[i]) {
+            let end = units[i..]
+                .iter()
+                .position(|&u| !is_blob_unit(u))
+                .map_or(units.len(), |k| i + k);
+            match blob_kind(&units[i..end]) {
+                Some(blob) => {
+                    run.flush(&mut f);
+                    let n = (end - i) as u64;
+                    match blob {
+                        Blob::Base64 => f.base64_chars += n,
+                        Blob::Hex => f.hex_chars += n,
+                    }
+                    i = end;
+                    continue;
+                }
+                None => checked_until = end,
+            }
+        }
+        let (cp, width) = decode(units, i);
+        let k = kind(cp);
+        match k {
+            Kind::Pictographic | Kind::Regional => {
+                run.flush(&mut f);
+                i = emoji_cluster(units, i, &mut f);
+                continue;
+            }
+            Kind::Digit | Kind::Punct if is_keycap(units, i + width) => {
+                run.flush(&mut f);
+                i = emoji_cluster(units, i, &mut f);
+                continue;
+            }
+            Kind::Han | Kind::Kana | Kind::Hangul | Kind::CjkPunct | Kind::Symbol => {
+                run.flush(&mut f);
+                match k {
+                    Kind::Han => f.han += 1,
+                    Kind::Kana => f.kana += 1,
+                    Kind::Hangul => f.hangul += 1,
+                    Kind::CjkPunct => f.cjk_punct += 1,
+                    _ => f.symbols += 1,
+                }
+            }
+            // A mark or joiner belongs to what precedes it: free, unless it
+            // starts the text or follows a break.
+            Kind::Mark | Kind::Zwj => {
+                if run.kind.is_none() {
+                    f.symbols += 1;
+                }
+            }
+            _ => run.push(k, &mut f),
+        }
+        i += width;
+    }
+    run.flush(&mut f);
+    f
+}
+
+/// `units[at..]` starts with U+FE0F U+20E3 or U+20E3 (a keycap).
+fn is_keycap(units: &[u16], at: usize) -> bool {
+    match units.get(at) {
+        Some(0x20E3) => true,
+        Some(0xFE0F) => units.get(at + 1) == Some(&0x20E3),
+        _ => false,
+    }
+}
+
+/// Counts the emoji grapheme cluster starting at `start`; returns where it
+/// ends. A cluster is a base (pictograph, keycap base, or a pair of
+/// regional indicators: a flag) followed by modifiers, variation
+/// selectors, tags, keycap marks, and ZWJ-joined pictographs.
+fn emoji_cluster(units: &[u16], start: usize, f: &mut Features) -> usize {
+    let (cp, width) = decode(units, start);
+    let mut i = start + width;
+    let mut code_points = 1;
+    if kind(cp) == Kind::Regional {
+        if let Some((next, w)) = (i < units.len()).then(|| decode(units, i)) {
+            if kind(next) == Kind::Regional {
+                i += w;
+                code_points += 1;
+            }
+        }
+    }
+    while i < units.len() {
+        let (next, w) = decode(units, i);
+        match kind(next) {
+            Kind::Mark => {}
+            _ if next == 0x20E3 => {}
+            Kind::Zwj => {
+                let after = i + w;
+                if after < units.len() && kind(decode(units, after).0) == Kind::Pictographic {
+                    let (_, w2) = decode(units, after);
+                    i = after + w2;
+                    code_points += 2;
+                    continue;
+                }
+                // A trailing joiner still belongs to the cluster.
+            }
+            _ => break,
+        }
+        i += w;
+        code_points += 1;
+    }
+    f.emoji_clusters += 1;
+    f.emoji_code_points += code_points;
+    i
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;

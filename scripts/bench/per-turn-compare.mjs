@@ -1,0 +1,69 @@
+// Compares the per-turn path of two builds of the package in one Node
+// process (alternating rounds, median per turn over rounds), on the replays
+// `npm run bench` uses: `node scripts/bench/per-turn-compare.mjs <pkgA> <pkgB>`
+// (each a built package directory, e.g. pkg/ and a copy of an older build).
+// Used to check that a change (issue 15's calibrated estimate) costs no
+// more per turn; prints one line per replay and build, for both estimators
+// where the build knows the option. A measurement tool, not a test.
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { loadFixture, realSummaryText, repeatedMessages, replay, syntheticTurns } from "./sessions.mjs";
+
+const [dirA, dirB] = process.argv.slice(2);
+const ROUNDS = Number(process.env.ROUNDS ?? 7);
+const load = async (dir) => import(pathToFileURL(path.resolve(dir, "node.js")).href);
+const A = await load(dirA);
+const B = await load(dirB);
+
+const large = loadFixture("pi-large-session.jsonl");
+const before = loadFixture("pi-before-compaction.jsonl");
+const synthetic = repeatedMessages([large, before], 10_000);
+const settings = A.resolveSettings({});
+const cutAt = (flat) => A.prepareCompaction(flat, settings).firstKeptIndex;
+const s200k = syntheticTurns(synthetic, 300, { cutAt, summaryText: realSummaryText() });
+const replays = [
+  ["fixture pi-large-session", large.turns, 200_000],
+  ["fixture pi-before-compaction", before.turns, 200_000],
+  ["10,000 messages, summary every 300 (200k)", s200k.turns, 200_000],
+];
+
+async function timed(mod, turns, window, estimator) {
+  const c = new mod.Compactor({ contextWindow: window, ...(estimator ? { estimator } : {}) });
+  const hooks = c.agentHooks();
+  const times = new Float64Array(turns.length);
+  let sink = 0;
+  await replay(turns, async (messages, _s, t) => {
+    const t0 = process.hrtime.bigint();
+    const ctx = await hooks.transformContext(messages);
+    const llm = await hooks.convertToLlm(ctx);
+    const need = c.needsCompaction(messages);
+    times[t] = Number(process.hrtime.bigint() - t0);
+    sink += llm.length + (need ? 1 : 0);
+  });
+  c.free();
+  return times;
+}
+const median = (xs) => {
+  const s = Float64Array.from(xs).sort();
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const sides = [
+  ["A", A, undefined],
+  ["B", B, undefined],
+  ["B pi", B, "pi"],
+  ["B calibrated", B, "calibrated"],
+];
+for (const [name, turns, window] of replays) {
+  const rounds = sides.map(() => []);
+  for (const [, mod, est] of sides) await timed(mod, turns, window, est); // warm-up
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = r % 2 ? [...sides.keys()].reverse() : [...sides.keys()];
+    for (const k of order) rounds[k].push(await timed(sides[k][1], turns, window, sides[k][2]));
+  }
+  for (const [k, [label]] of sides.entries()) {
+    const per = Float64Array.from(turns, (_, t) => median(rounds[k].map((x) => x[t])));
+    const total = per.reduce((a, b) => a + b, 0);
+    console.log(`${name} | ${label} | median ${(median(per) / 1000).toFixed(2)} µs | total ${(total / 1e6).toFixed(1)} ms`);
+  }
+}
