@@ -433,3 +433,9 @@ console.log(lines.join("\n"));
 log("SessionStore in Chromium");
 const { runStoreBench } = await import("./bench/store.mjs");
 console.log(`\n${await runStoreBench()}`);
+
+// What the model still sees after ten compactions (scripts/bench/fidelity.mjs).
+log("fidelity");
+const { runFidelityBench } = await import("./bench/fidelity.mjs");
+console.log();
+await runFidelityBench();
