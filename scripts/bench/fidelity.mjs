@@ -299,23 +299,20 @@ async function runPi(session) {
 
 /** For each compaction: how many facts of each kind the model still sees. */
 function score(session, seen) {
-  let planted = { files: 0, constraints: 0, errors: 0, decisions: 0, pinned: 0 };
-  const counts = { files: 0, constraints: 0, errors: 0, decisions: 0, pinned: 0 };
+  const kinds = ["files", "constraints", "errors", "decisions", "pinned"];
   // Facts planted so far, at each compaction: walk the steps in order.
   const firstStep = new Map();
   session.steps.forEach((step, i) => {
     const text = step.message ? contextText([step.message]) : "";
-    for (const kind of Object.keys(counts)) {
+    for (const kind of kinds) {
       for (const fact of session.facts[kind]) if (!firstStep.has(fact) && text.includes(fact)) firstStep.set(fact, i);
     }
   });
   const compactions = session.steps.map((s, i) => (s.compact ? i : -1)).filter((i) => i >= 0);
   return seen.map(({ text, lastRequest }, k) => {
     const row = { compaction: k + 1, lastRequest: text.includes(lastRequest) };
-    planted = {};
-    for (const kind of Object.keys(counts)) {
+    for (const kind of kinds) {
       const facts = session.facts[kind].filter((f) => firstStep.get(f) < compactions[k]);
-      planted[kind] = facts.length;
       row[kind] = { seen: facts.filter((f) => text.includes(f)).length, of: facts.length };
     }
     return row;
