@@ -89,11 +89,16 @@ export interface AiSdkCallArgs {
   prepareStep: (options: AiSdkPrepareStepOptions) => Promise<PrepareStepResult<ToolSet>>;
   onError: (event: { error: unknown }) => void;
 }
+/** What the conversation reads of a step (ai's `StepResult`). */
+export interface AiSdkStepLike {
+  readonly usage?: LanguageModelUsage;
+  readonly model?: { readonly provider: string; readonly modelId: string };
+  readonly response: { readonly messages: readonly ModelMessage[] };
+}
 /** The part of prepareStep's argument the conversation reads. */
 export interface AiSdkPrepareStepOptions {
   stepNumber: number;
-  responseMessages: readonly ModelMessage[];
-  steps: readonly { usage?: LanguageModelUsage; model?: { provider: string; modelId: string } }[];
+  steps: readonly AiSdkStepLike[];
 }
 export interface AiSdkConversation {
   readonly compactor: Compactor;
@@ -109,10 +114,10 @@ export interface AiSdkConversation {
   append(messages: ModelMessage | readonly ModelMessage[]): Promise<AnyMessage[]>;
   /** prepareStep for generateText / streamText / ToolLoopAgent. */
   prepareStep(options: AiSdkPrepareStepOptions): Promise<{ messages: ModelMessage[]; instructions?: Instructions }>;
-  /** After a call made without `run`: records the response messages prepareStep has not seen. */
-  appendResponse(responseMessages: readonly ModelMessage[], steps?: AiSdkPrepareStepOptions["steps"]): Promise<AnyMessage[]>;
+  /** After a call made without `run`: records the steps prepareStep has not seen (`await result.steps`). */
+  appendSteps(steps: readonly AiSdkStepLike[]): Promise<AnyMessage[]>;
   /** One call with overflow recovery (compact, retry once; then `OVERFLOW_RECOVERY_FAILED`). */
-  run<R extends { response: unknown; steps: unknown }>(call: (args: AiSdkCallArgs) => R | Promise<R>): Promise<R>;
+  run<R extends { steps: PromiseLike<readonly AiSdkStepLike[]> | readonly AiSdkStepLike[] }>(call: (args: AiSdkCallArgs) => R | Promise<R>): Promise<R>;
 }
 export declare function aiSdkConversation(options: AiSdkConversationOptions): AiSdkConversation;
 

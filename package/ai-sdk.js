@@ -279,10 +279,12 @@ function fromModel(m, meta) {
         api: meta.api ?? "ai-sdk",
         provider: meta.provider ?? "ai-sdk",
         model: meta.model ?? "unknown",
-        usage: meta.usage ?? zeroUsage(),
         stopReason: content.some((c) => c.type === "toolCall") ? "toolUse" : "stop",
         timestamp,
       };
+      // Usage only when the step reported it: without it the compactor
+      // estimates the message, where a zero usage would read as an empty context.
+      if (meta.usage) msg.usage = meta.usage;
       return [withExtra(msg, { stringContent: stringContent || undefined, parts, providerOptions: m.providerOptions })];
     }
     case "tool": {
@@ -541,9 +543,8 @@ class AiSdkConversation {
   #sessionId;
   #onSaveError;
   #saving = Promise.resolve();
-  /** Of the running call: response messages and steps already in the flat array. */
-  #takenMessages = 0;
-  #takenSteps = 0;
+  /** Of the running call: how many steps are already in the flat array. */
+  #taken = 0;
 
   constructor(options) {
     if (!options || typeof options !== "object") throw new TypeError("aiSdkConversation: options must be an object");
@@ -601,28 +602,28 @@ class AiSdkConversation {
     for (const m of pi) if (m.role === "system") this.#systems.push(m);
   }
 
-  /** Takes the response messages of the running call not yet in the flat array. */
-  #take(responseMessages, steps) {
-    if (!Array.isArray(responseMessages)) return;
-    const fresh = responseMessages.slice(this.#takenMessages);
-    this.#takenMessages = responseMessages.length;
-    const newSteps = Array.isArray(steps) ? steps.slice(this.#takenSteps) : [];
-    if (Array.isArray(steps)) this.#takenSteps = steps.length;
+  /**
+   * Takes the steps of the running call not yet in the flat array: each
+   * step's own response messages (ai 7: `step.response.messages` holds that
+   * step's assistant message and tool results), its usage and model on its
+   * assistant message.
+   */
+  #take(steps) {
+    if (!Array.isArray(steps)) return;
+    const fresh = steps.slice(this.#taken);
+    this.#taken = steps.length;
     const timestamp = Date.now();
     const out = [];
-    let stepAt = 0;
-    for (const m of fresh) {
-      const meta = { timestamp };
-      if (m?.role === "assistant") {
-        // One assistant message per step: its usage and model are the step's.
-        const step = newSteps[stepAt++];
-        if (step) {
-          meta.usage = usageFromAiSdk(step.usage);
+    for (const step of fresh) {
+      for (const m of step?.response?.messages ?? []) {
+        const meta = { timestamp };
+        if (m?.role === "assistant") {
+          meta.usage = step.usage ? usageFromAiSdk(step.usage) : undefined;
           meta.provider = step.model?.provider;
           meta.model = step.model?.modelId;
         }
+        out.push(...fromModelMessages([m], meta));
       }
-      out.push(...fromModelMessages([m], meta));
     }
     this.#push(out);
   }
@@ -666,8 +667,8 @@ class AiSdkConversation {
    * what follows. The compaction stays: later steps build on the flat array.
    */
   async prepareStep(options) {
-    if (options?.stepNumber === 0) this.#takenMessages = this.#takenSteps = 0;
-    this.#take(options?.responseMessages, options?.steps);
+    if (options?.stepNumber === 0) this.#taken = 0;
+    this.#take(options?.steps);
     await this.#thresholdCheck();
     await this.#save();
     const result = { messages: this.modelMessages() };
@@ -677,12 +678,14 @@ class AiSdkConversation {
   }
 
   /**
-   * After a call: takes the response messages prepareStep has not seen
-   * (the last step's), compacts past the threshold, saves.
+   * After a call made without `run`: takes the steps prepareStep has not
+   * seen (the last one's) from the result's `steps`, compacts past the
+   * threshold, saves.
    */
-  async appendResponse(responseMessages, steps) {
-    this.#take(responseMessages, steps);
-    this.#takenMessages = this.#takenSteps = 0;
+  async appendSteps(steps) {
+    if (!Array.isArray(steps)) throw new TypeError("appendSteps: steps must be the call's steps array (await result.steps)");
+    this.#take(steps);
+    this.#taken = 0;
     await this.#thresholdCheck();
     await this.#save();
     return this.#flat;
@@ -701,7 +704,7 @@ class AiSdkConversation {
     if (typeof call !== "function") throw new TypeError("run: call must be a function");
     let retried = false;
     for (;;) {
-      this.#takenMessages = this.#takenSteps = 0;
+      this.#taken = 0;
       // streamText reports a provider's error through onError and rejects
       // its promises with a NoOutputGeneratedError: keep the real one.
       let streamError;
@@ -716,20 +719,19 @@ class AiSdkConversation {
       if (instructions) args.instructions = instructions;
       try {
         let result;
-        let response;
         let steps;
         try {
           result = await call(args);
-          [response, steps] = await Promise.all([result.response, result.steps]);
+          steps = await result.steps;
         } catch (error) {
           throw streamError ?? error;
         }
         if (streamError) throw streamError;
-        await this.appendResponse(response?.messages, steps);
+        await this.appendSteps(steps);
         return result;
       } catch (error) {
         // Steps that succeeded before the failure are already in the flat array.
-        this.#takenMessages = this.#takenSteps = 0;
+        this.#taken = 0;
         if (!(await isOverflowError(error, this.#compactor.contextWindow))) throw error;
         if (retried) throw new Error(OVERFLOW_RECOVERY_FAILED, { cause: error });
         retried = true;
