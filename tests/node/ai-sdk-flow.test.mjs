@@ -6,7 +6,7 @@
 // (its size decides an overflow, as a provider's window does).
 import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { APICallError, generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
+import { APICallError, ToolLoopAgent, generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { Compactor, isContextOverflow } from "agent-compaction";
@@ -182,6 +182,46 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.equal(calls.length, 2);
     assert.equal(events.filter((e) => e.type === "compaction_start").length, 1);
     assert.equal(conv.messages.length, before + 1, "only the summary was added");
+  });
+
+  test("ToolLoopAgent: prepareStep given at construction; compacts between steps and recovers an overflow once", async () => {
+    const window = 6000;
+    let overflowAt = 5;
+    const { model, calls } = windowedModel({
+      window,
+      answer: (prompt, i) => (i < 8 ? { toolCall: { name: "work", input: { n: i } } } : { text: "agent done" }),
+      forceOverflow: (i) => i === overflowAt,
+    });
+    const events = [];
+    const compactor = new Compactor({
+      contextWindow: window,
+      settings: { reserveTokens: 1500, keepRecentTokens: 1500 },
+      summarize: aiSdkSummarizer(summaryModel().model),
+      onEvent: (e) => events.push(e),
+    });
+    const conv = aiSdkConversation({ compactor });
+    const agent = new ToolLoopAgent({ model, tools: { work: workTool(() => 2500) }, stopWhen: stepCountIs(20), prepareStep: conv.prepareStep });
+    await conv.append({ role: "user", content: "agent task" });
+    const result = await conv.run(({ messages }) => agent.generate({ messages }));
+    assert.equal(result.text, "agent done");
+    const reasons = events.filter((e) => e.type === "compaction_end" && e.result).map((e) => e.reason);
+    assert.ok(reasons.includes("overflow"), `an overflow compaction (${reasons})`);
+    // The steps before the overflow stayed in the flat array; the retry went on from them.
+    const results = conv.messages.filter((m) => m.role === "toolResult").map((m) => m.content[0].text.split(":")[0]);
+    assert.equal(new Set(results).size, results.length, "no step recorded twice");
+    assert.ok(calls.every((c) => c.tokens <= window));
+    overflowAt = -1;
+  });
+
+  test("bad options are TypeErrors", () => {
+    const compactor = new Compactor({ contextWindow: 8000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
+    assert.throws(() => aiSdkConversation(), TypeError);
+    assert.throws(() => aiSdkConversation({ compactor: {} }), /must be a Compactor/);
+    assert.throws(() => aiSdkConversation({ compactor, messages: "x" }), /messages must be an array/);
+    assert.throws(() => aiSdkConversation({ compactor, store: {} }), /go together/);
+    assert.throws(() => aiSdkSummarizer(), TypeError);
+    assert.rejects(aiSdkConversation({ compactor }).run("x"), TypeError);
+    assert.rejects(aiSdkConversation({ compactor }).appendSteps("x"), TypeError);
   });
 
   test("a non-overflow error is not retried and compacts nothing", async () => {
