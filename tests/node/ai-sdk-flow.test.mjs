@@ -213,6 +213,12 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     overflowAt = -1;
   });
 
+  test("the recovery-failed text is pi 0.73.1's own", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const source = await readFile(new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/agent-session.js", import.meta.url), "utf8");
+    assert.ok(source.includes(OVERFLOW_RECOVERY_FAILED), "agent-session.js holds the same text");
+  });
+
   test("bad options are TypeErrors", () => {
     const compactor = new Compactor({ contextWindow: 8000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
     assert.throws(() => aiSdkConversation(), TypeError);
