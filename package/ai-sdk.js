@@ -535,6 +535,8 @@ export async function isOverflowError(error, contextWindow) {
 // ---------------------------------------------------------------------------
 // The conversation: the flat array behind generateText / streamText / ToolLoopAgent.
 
+const isToolPart = (m) => m?.role === "toolResult" || m?.role === "aiSdkToolPart";
+
 class AiSdkConversation {
   #compactor;
   #flat;
@@ -545,6 +547,16 @@ class AiSdkConversation {
   #saving = Promise.resolve();
   /** Of the running call: how many steps are already in the flat array. */
   #taken = 0;
+  /** Where the model's context starts in the flat array (the core's transformContext decides; kept between compactions). */
+  #start = 0;
+  /** Bumped when the flat array changes other than by appending (a compaction). */
+  #generation = 0;
+  /**
+   * What modelMessages() sent, for appends: the ModelMessages of the
+   * context up to `end` (just after its last message that is not a tool
+   * part: a tool group after it may still grow), for `generation`.
+   */
+  #sent = null;
 
   constructor(options) {
     if (!options || typeof options !== "object") throw new TypeError("aiSdkConversation: options must be an object");
@@ -556,6 +568,7 @@ class AiSdkConversation {
     }
     this.#compactor = options.compactor;
     this.#flat = messages;
+    this.#start = messages.length - transformContext(messages).length;
     this.#systems = messages.filter((m) => m?.role === "system");
     this.#store = options.store;
     this.#sessionId = options.sessionId;
@@ -583,9 +596,21 @@ class AiSdkConversation {
   }
   /** What the model is sent: the last summary and what follows, as ModelMessages (system messages go in `instructions()`). */
   modelMessages() {
-    const context = transformContext(this.#flat);
-    const out = toModelMessages(context);
-    return this.#systems.length ? out.filter((m) => m.role !== "system") : out;
+    // Between compactions the context only grows at its end: the messages
+    // converted last time are reused, so a step costs what is new.
+    const flat = this.#flat;
+    let sent = this.#sent;
+    if (!sent || sent.generation !== this.#generation) {
+      sent = this.#sent = { generation: this.#generation, end: this.#start, out: [] };
+    }
+    let stable = flat.length;
+    while (stable > sent.end && isToolPart(flat[stable - 1])) stable--;
+    const keep = (list) => (this.#systems.length ? list.filter((m) => m.role !== "system") : list);
+    if (stable > sent.end) {
+      for (const m of keep(toModelMessages(flat.slice(sent.end, stable)))) sent.out.push(m);
+      sent.end = stable;
+    }
+    return stable < flat.length ? sent.out.concat(keep(toModelMessages(flat.slice(stable)))) : sent.out.slice();
   }
 
   /** Appends ModelMessages (a user's message, say) and saves. */
@@ -630,7 +655,11 @@ class AiSdkConversation {
 
   async #compact(reason, willRetry = false) {
     const out = await this.#compactor.compact(this.#flat, { reason, willRetry });
-    if (out) this.#flat = out.messages;
+    if (out) {
+      this.#flat = out.messages;
+      this.#start = out.messages.length - transformContext(out.messages).length;
+      this.#generation++;
+    }
     return out;
   }
 

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { APICallError, ToolLoopAgent, generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { Compactor, isContextOverflow } from "agent-compaction";
+import { Compactor, isContextOverflow, transformContext } from "agent-compaction";
 import {
   OVERFLOW_RECOVERY_FAILED,
   PROVIDER_OPTIONS_KEY,
@@ -17,6 +17,7 @@ import {
   aiSdkSummarizer,
   fromUIMessages,
   isOverflowError,
+  toModelMessages,
   toUIMessages,
 } from "agent-compaction/ai-sdk";
 import { startServer } from "../../scripts/serve.mjs";
@@ -219,6 +220,37 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.ok(source.includes(OVERFLOW_RECOVERY_FAILED), "agent-session.js holds the same text");
   });
 
+  test("modelMessages stays the full conversion as steps append tool groups, with system messages sent as instructions", async () => {
+    const compactor = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
+    const conv = aiSdkConversation({ compactor });
+    await conv.append([{ role: "system", content: "be brief" }, { role: "user", content: "go" }]);
+    const steps = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await conv.prepareStep({ stepNumber: i, steps });
+      const full = toModelMessages(transformContext(conv.messages)).filter((m) => m.role !== "system");
+      assert.deepStrictEqual(r.messages, full);
+      assert.deepStrictEqual(r.instructions, [{ role: "system", content: "be brief" }]);
+      steps.push({
+        response: {
+          messages: [
+            { role: "assistant", content: [{ type: "tool-call", toolCallId: `a${i}`, toolName: "t", input: {} }, { type: "tool-call", toolCallId: `b${i}`, toolName: "t", input: {} }] },
+            {
+              role: "tool",
+              content: [
+                { type: "tool-result", toolCallId: `a${i}`, toolName: "t", output: { type: "json", value: { i } } },
+                { type: "tool-result", toolCallId: `b${i}`, toolName: "t", output: { type: "text", value: `b${i}` } },
+              ],
+            },
+          ],
+        },
+      });
+    }
+    await conv.appendSteps(steps);
+    const sent = conv.modelMessages();
+    assert.equal(sent.filter((m) => m.role === "tool").length, 6, "each step's two results stay one tool message");
+    assert.deepStrictEqual(sent, toModelMessages(transformContext(conv.messages)).filter((m) => m.role !== "system"));
+  });
+
   test("bad options are TypeErrors", () => {
     const compactor = new Compactor({ contextWindow: 8000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
     assert.throws(() => aiSdkConversation(), TypeError);
@@ -253,9 +285,21 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     const compactor = new Compactor({ contextWindow: window, settings: { reserveTokens: 1500, keepRecentTokens: 2000 }, summarize: aiSdkSummarizer(sum.model) });
     const conv = aiSdkConversation({ compactor });
     await conv.append({ role: "user", content: "run the long job" });
+    // Each step sends exactly toModelMessages(transformContext(flat)): the
+    // conversation's incremental output is checked against the full conversion.
+    let checked = 0;
+    const prepareStep = async (options) => {
+      const r = await conv.prepareStep(options);
+      const full = toModelMessages(transformContext(conv.messages));
+      assert.equal(r.messages.length, full.length);
+      r.messages.forEach((m, i) => assert.equal(m, full[i], `step ${options.stepNumber}, message ${i}`));
+      checked++;
+      return r;
+    };
     const result = await conv.run((args) =>
-      generateText({ model, tools: { work: workTool((n) => 400 + ((n * 37) % 900)) }, stopWhen: stepCountIs(200), ...args }),
+      generateText({ model, tools: { work: workTool((n) => 400 + ((n * 37) % 900)) }, stopWhen: stepCountIs(200), ...args, prepareStep }),
     );
+    assert.equal(checked, 200);
     assert.equal(result.text, "loop finished");
     assert.equal(calls.length, 200, "200 steps, no overflow retry");
     const max = Math.max(...calls.map((c) => c.tokens));
