@@ -251,6 +251,37 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.deepStrictEqual(sent, toModelMessages(transformContext(conv.messages)).filter((m) => m.role !== "system"));
   });
 
+  test("useChat storage: UI messages (text, reasoning, tool parts, a divider) -> flat messages -> the same UI view", async () => {
+    const ui = [
+      { id: "u1", role: "user", parts: [{ type: "text", text: "read a.rs" }] },
+      {
+        id: "a1",
+        role: "assistant",
+        parts: [
+          { type: "step-start" },
+          { type: "reasoning", text: "need the file", state: "done" },
+          { type: "tool-read_file", toolCallId: "c1", state: "output-available", input: { path: "a.rs" }, output: "fn a() {}" },
+          { type: "step-start" },
+          { type: "text", text: "It defines a.", state: "done" },
+        ],
+      },
+      { id: "compaction-1", role: "assistant", parts: [{ type: "data-compaction", data: { tokensBefore: 10, timestamp: 1 } }] },
+      { id: "u2", role: "user", parts: [{ type: "text", text: "thanks" }] },
+    ];
+    const flat = await fromUIMessages(ui);
+    assert.deepEqual(flat.map((m) => m.role), ["user", "assistant", "toolResult", "assistant", "user"]);
+    assert.deepEqual(flat[1].content.map((c) => c.type), ["thinking", "toolCall"]);
+    assert.equal(flat[2].content[0].text, "fn a() {}");
+    const back = toUIMessages(flat);
+    assert.deepEqual(back.map((m) => m.id), ["u1", "a1", "u2"]);
+    const parts = back[1].parts.filter((p) => p.type !== "step-start");
+    assert.deepEqual(parts, [
+      { type: "reasoning", text: "need the file", state: "done" },
+      { type: "tool-read_file", toolCallId: "c1", state: "output-available", input: { path: "a.rs" }, output: "fn a() {}" },
+      { type: "text", text: "It defines a.", state: "done" },
+    ]);
+  });
+
   test("bad options are TypeErrors", () => {
     const compactor = new Compactor({ contextWindow: 8000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
     assert.throws(() => aiSdkConversation(), TypeError);
