@@ -11,7 +11,7 @@ import type {
   ToolSet,
   UIMessage,
 } from "ai";
-import type { AgentMessage, AnyMessage, Compactor, SessionStore, Summarizer, Usage } from "./index.js";
+import type { AgentMessage, AnyMessage, CompactionResult, Compactor, SessionStore, Summarizer, Usage } from "./index.js";
 
 /** pi 0.73's text when an overflow follows a compact-and-retry. */
 export declare const OVERFLOW_RECOVERY_FAILED: string;
@@ -110,6 +110,10 @@ export interface AiSdkConversation {
   instructions(): SystemModelMessage[] | undefined;
   /** The last summary and what follows, as ModelMessages. */
   modelMessages(): ModelMessage[];
+  /** Replaces the flat array (undo with removeLastCompaction, another tab's version) and saves it with `{ replace: true }`. */
+  setMessages(messages: AnyMessage[]): Promise<AnyMessage[]>;
+  /** A manual compaction (reason "manual"): the summary is kept and saved. */
+  compact(options?: { customInstructions?: string; signal?: AbortSignal }): Promise<CompactionResult<AnyMessage>>;
   /** Appends ModelMessages (the user's message) and saves. */
   append(messages: ModelMessage | readonly ModelMessage[]): Promise<AnyMessage[]>;
   /** prepareStep for generateText / streamText / ToolLoopAgent. */

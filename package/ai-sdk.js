@@ -613,6 +613,31 @@ class AiSdkConversation {
     return stable < flat.length ? sent.out.concat(keep(toModelMessages(flat.slice(stable)))) : sent.out.slice();
   }
 
+  /**
+   * Replaces the flat array (an undo with removeLastCompaction, a manual
+   * compaction's result, another tab's version) and saves it with
+   * `{ replace: true }` (it may drop messages: that is what it is for).
+   */
+  async setMessages(messages) {
+    if (!Array.isArray(messages)) throw new TypeError("setMessages: messages must be an array (the flat array)");
+    this.#flat = messages;
+    this.#start = messages.length - transformContext(messages).length;
+    this.#systems = messages.filter((m) => m?.role === "system");
+    this.#generation++;
+    await this.#save({ replace: true });
+    return this.#flat;
+  }
+
+  /** A manual compaction (`/compact`): `compactor.compact(messages, { reason: "manual", ... })`, kept and saved. */
+  async compact(options = {}) {
+    const out = await this.#compactor.compact(this.#flat, { ...options, reason: "manual" });
+    this.#flat = out.messages;
+    this.#start = out.messages.length - transformContext(out.messages).length;
+    this.#generation++;
+    await this.#save();
+    return out;
+  }
+
   /** Appends ModelMessages (a user's message, say) and saves. */
   async append(messages) {
     const list = Array.isArray(messages) ? messages : [messages];
@@ -672,11 +697,11 @@ class AiSdkConversation {
     }
   }
 
-  #save() {
+  #save(options) {
     if (!this.#store) return Promise.resolve();
     const messages = this.#flat;
     this.#saving = this.#saving.then(() =>
-      this.#store.save(this.#sessionId, messages).then(
+      this.#store.save(this.#sessionId, messages, options).then(
         () => undefined,
         (error) => {
           if (this.#onSaveError) this.#onSaveError(error);

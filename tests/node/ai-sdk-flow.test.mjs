@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { APICallError, ToolLoopAgent, generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { Compactor, isContextOverflow, transformContext } from "agent-compaction";
+import { Compactor, isContextOverflow, removeLastCompaction, transformContext } from "agent-compaction";
 import {
   OVERFLOW_RECOVERY_FAILED,
   PROVIDER_OPTIONS_KEY,
@@ -280,6 +280,25 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
       { type: "tool-read_file", toolCallId: "c1", state: "output-available", input: { path: "a.rs" }, output: "fn a() {}" },
       { type: "text", text: "It defines a.", state: "done" },
     ]);
+  });
+
+  test("manual compaction and undo: compact() then setMessages(removeLastCompaction(...)); what is sent follows", async () => {
+    const { model, calls } = windowedModel({ window: 100_000, answer: () => ({ text: "ok" }) });
+    const compactor = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 }, summarize: aiSdkSummarizer(summaryModel().model) });
+    const conv = aiSdkConversation({ compactor, messages: history(6) });
+    const before = conv.messages;
+    const out = await conv.compact({ customInstructions: "keep the numbers" });
+    assert.equal(conv.messages, out.messages);
+    assert.match(promptText(conv.modelMessages()[0]), /compacted into the following summary/);
+    await conv.append({ role: "user", content: "after compact" });
+    await conv.run((args) => generateText({ model, ...args }));
+    assert.match(promptText(calls.at(-1).prompt[0]), /compacted into the following summary/);
+    await conv.setMessages(removeLastCompaction(conv.messages));
+    assert.ok(!conv.messages.some((m) => m.role === "compactionSummary"));
+    assert.equal(conv.messages[0], before[0]);
+    assert.deepStrictEqual(conv.modelMessages(), toModelMessages(conv.messages));
+    await conv.run((args) => generateText({ model, ...args }));
+    assert.ok(!promptText(calls.at(-1).prompt).includes("compacted into the following summary"), "the undone summary is no longer sent");
   });
 
   test("bad options are TypeErrors", () => {
