@@ -440,7 +440,8 @@ export function toModelMessages(messages) {
         msg = withOptions({ role: "user", content: userContentToModel(m) }, m.aiSdk?.providerOptions);
         break;
       case "assistant":
-        msg = withOptions({ role: "assistant", content: assistantContentToModel(m) }, m.aiSdk?.providerOptions);
+        // A failed attempt (pi's error or aborted stop) is never sent, as pi-ai skips it.
+        msg = m.stopReason === "error" || m.stopReason === "aborted" ? null : withOptions({ role: "assistant", content: assistantContentToModel(m) }, m.aiSdk?.providerOptions);
         break;
       default:
         msg = carried(m) ?? null;

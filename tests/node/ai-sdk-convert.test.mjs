@@ -249,6 +249,15 @@ describe("pi's functions on converted messages", () => {
   });
 });
 
+describe("failed attempts", () => {
+  test("an assistant message that ended in an error or an abort is never sent (as pi-ai skips it)", () => {
+    const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    const failed = (stopReason) => ({ role: "assistant", content: [], api: "a", provider: "p", model: "m", usage, stopReason, errorMessage: "boom", timestamp: T });
+    const flat = [{ role: "user", content: "hi", timestamp: T }, failed("error"), failed("aborted"), { role: "user", content: "again", timestamp: T }];
+    assert.deepStrictEqual(toModelMessages(flat), [{ role: "user", content: "hi" }, { role: "user", content: "again" }]);
+  });
+});
+
 describe("bad input", () => {
   test("clear TypeErrors", () => {
     assert.throws(() => fromModelMessages("x"), TypeError);
