@@ -64,7 +64,9 @@ export declare function fromModelMessages(messages: readonly ModelMessage[], opt
  * Flat-array messages -> ModelMessages: lossless for what the AI SDK
  * defines; a summary (and any pi-only message) becomes the user message pi
  * sends, with itself under `providerOptions.agentCompaction`; roles the
- * model never sees are left out. Each message is converted once (cached).
+ * model never sees, and failed attempts (an assistant message that stopped
+ * with `error` or `aborted`, as pi-ai skips them), are left out. Each
+ * message is converted once (cached).
  */
 export declare function toModelMessages(messages: readonly AnyMessage[]): ModelMessage[];
 /** The SDK's usage as pi's `Usage` (costs 0). */
