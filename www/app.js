@@ -640,6 +640,7 @@ async function openSession(id) {
   if (endpoint.warning) notice("error", endpoint.warning);
   putSetting("lastSessionId", id).catch((err) => console.warn("could not remember the session", err));
   ui.body.dataset.session = id;
+  ui.body.dataset.runtime = aiSdk ? "ai-sdk" : "pi"; // which agent the open session runs on
   renderSessions();
   update(s, { scroll: "bottom" });
 }

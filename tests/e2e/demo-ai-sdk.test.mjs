@@ -66,7 +66,12 @@ async function openDemoOnAiSdk(config = {}) {
   await page.locator("#open-settings").click();
   await page.locator("#set-ai-sdk").click();
   await page.locator("#settings-save").click();
-  await page.waitForFunction(() => window.demo.endpoint?.aiSdk === true && /AI SDK/.test(document.getElementById("endpoint-label")?.textContent ?? ""), null, { timeout: 30_000 });
+  // The session is reopened on the AI SDK agent (body[data-runtime]), idle.
+  await page.waitForFunction(
+    () => document.body.dataset.runtime === "ai-sdk" && document.body.dataset.busy === "false" && /AI SDK/.test(document.getElementById("endpoint-label")?.textContent ?? ""),
+    null,
+    { timeout: 30_000 },
+  );
   return page;
 }
 const settledCount = (page) => page.evaluate(() => Number(document.body.dataset.settled ?? 0));
