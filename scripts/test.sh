@@ -83,6 +83,7 @@ fi
 step "TypeScript consumer (tsc --strict --noEmit)"
 node_modules/.bin/tsc -p tests/types
 node_modules/.bin/tsc -p tests/types/tsconfig.pi.json
+node_modules/.bin/tsc -p tests/types/tsconfig.ai-sdk.json
 
 step "package in Node, against pi (node --test)"
 node --test tests/node/

@@ -86,6 +86,7 @@ const ui = {
   setContextWindow: $("set-context-window"),
   setReserve: $("set-reserve"),
   setKeep: $("set-keep"),
+  setAiSdk: $("set-ai-sdk"),
   settingsAuto: $("settings-auto"),
   settingsError: $("settings-error"),
   settingsLocal: $("settings-local"),
@@ -167,6 +168,7 @@ const EMPTY_ENDPOINT = Object.freeze({
   contextWindow: null,
   reserveTokens: null,
   keepRecentTokens: null,
+  aiSdk: false,
 });
 
 /** Compaction settings scaled to the window (3,000 / 4,000 for 16k; pi's defaults at most). */
@@ -229,6 +231,8 @@ async function resolveEndpoint(saved) {
     contextWindow,
     windowSource,
     ...compaction,
+    // Run the agent on the AI SDK (www/ai-sdk-agent.js) instead of pi-agent-core.
+    aiSdk: saved.aiSdk === true,
     // The demo's tools answer instantly; pace them like the local model
     // streams (none when it is set to no delay, as in the tests).
     toolDelayMs: local && Number.isInteger(localConfig?.delayMs) ? Math.min(400, 2 * localConfig.delayMs) : 200,
@@ -516,7 +520,11 @@ function endpointProvider() {
 
 /** openAiSummarizer against the endpoint; its errors are remembered (see the unhandledrejection listener). */
 function summarizer(ep) {
-  const summarize = openAiSummarizer({ baseUrl: ep.baseUrl, apiKey: ep.apiKey, model: ep.modelId });
+  return rememberErrors(openAiSummarizer({ baseUrl: ep.baseUrl, apiKey: ep.apiKey, model: ep.modelId }));
+}
+
+/** A summarizer whose errors are remembered (see the unhandledrejection listener). */
+function rememberErrors(summarize) {
   return (request) =>
     summarize(request).catch((err) => {
       if (err !== null && typeof err === "object") summarizerErrors.add(err);
@@ -574,32 +582,55 @@ async function openSession(id) {
     errorEvents: 0,
     titled: false,
   };
+  // On the AI SDK (a setting), the agent and the summarizer go through `ai`,
+  // loaded only then (www/ai-sdk-agent.js).
+  const aiSdk = endpoint.aiSdk ? await import("./ai-sdk-agent.js") : null;
+  const aiModel = aiSdk?.aiSdkModel(endpoint);
   s.compactor = new Compactor({
     contextWindow: endpoint.contextWindow,
     model,
     settings: { reserveTokens: endpoint.reserveTokens, keepRecentTokens: endpoint.keepRecentTokens },
-    summarize: summarizer(endpoint),
+    summarize: aiSdk ? rememberErrors(aiSdk.aiSdkSummarizer(aiModel, { maxRetries: 0 })) : summarizer(endpoint),
     // the summarizer is the same model: its prompt must fit the same window
     summarizerContextWindow: Math.max(1_000, endpoint.contextWindow - endpoint.reserveTokens),
     summarizeTimeoutMs: 120_000,
     fallback: "extractive",
-    onEvent: (event) => onCompactorEvent(s, event),
-  });
-  s.agent = new Agent({
-    initialState: { systemPrompt: SYSTEM_PROMPT, model, tools: demoAgentTools({ delayMs: endpoint.toolDelayMs }), messages },
-    getApiKey: () => endpoint.apiKey,
-  });
-  s.unsubscribe = s.agent.subscribe((event) => onAgentEvent(s, event));
-  s.detach = s.compactor.attach(s.agent, {
-    store,
-    sessionId: id,
-    onStateChange: (state) => {
-      if (s.closed) return;
-      s.stateCompacting = state.isCompacting;
-      s.contextTokens = state.contextTokens;
-      update(s);
+    onEvent: (event) => {
+      if (aiSdk && event.type === "compaction_start") s.stateCompacting = true;
+      if (aiSdk && event.type === "compaction_end") s.stateCompacting = false;
+      onCompactorEvent(s, event);
     },
   });
+  if (aiSdk) {
+    s.agent = new aiSdk.AiSdkAgent({
+      compactor: s.compactor,
+      model: aiModel,
+      store,
+      sessionId: id,
+      messages,
+      systemPrompt: SYSTEM_PROMPT,
+      toolDelayMs: endpoint.toolDelayMs,
+      maxOutputTokens: model.maxTokens,
+      onSaveError: (error) => onCompactorEvent(s, { type: "save_error", error }),
+    });
+    s.unsubscribe = s.agent.subscribe((event) => (event.type === "save_error" ? onCompactorEvent(s, event) : onAgentEvent(s, event)));
+  } else {
+    s.agent = new Agent({
+      initialState: { systemPrompt: SYSTEM_PROMPT, model, tools: demoAgentTools({ delayMs: endpoint.toolDelayMs }), messages },
+      getApiKey: () => endpoint.apiKey,
+    });
+    s.unsubscribe = s.agent.subscribe((event) => onAgentEvent(s, event));
+    s.detach = s.compactor.attach(s.agent, {
+      store,
+      sessionId: id,
+      onStateChange: (state) => {
+        if (s.closed) return;
+        s.stateCompacting = state.isCompacting;
+        s.contextTokens = state.contextTokens;
+        update(s);
+      },
+    });
+  }
   current = s;
   if (changedWhileOpening.delete(id)) {
     // another tab saved it while it loaded: what was loaded may be older
@@ -609,6 +640,7 @@ async function openSession(id) {
   if (endpoint.warning) notice("error", endpoint.warning);
   putSetting("lastSessionId", id).catch((err) => console.warn("could not remember the session", err));
   ui.body.dataset.session = id;
+  ui.body.dataset.runtime = aiSdk ? "ai-sdk" : "pi"; // which agent the open session runs on
   renderSessions();
   update(s, { scroll: "bottom" });
 }
@@ -825,7 +857,7 @@ function renderHeader() {
   ui.title.textContent = meta?.title ?? (current ? "…" : "No session");
   if (endpoint) {
     const where = endpoint.local ? "local model" : new URL(endpoint.baseUrl).host;
-    ui.endpoint.textContent = `${endpoint.modelId} @ ${where} · ${fmt(endpoint.contextWindow)}-token window`;
+    ui.endpoint.textContent = `${endpoint.modelId} @ ${where} · ${fmt(endpoint.contextWindow)}-token window${endpoint.aiSdk ? " · AI SDK" : ""}`;
   }
 }
 
@@ -1091,6 +1123,7 @@ function fillSettingsForm(values) {
   ui.setContextWindow.value = values.contextWindow ?? "";
   ui.setReserve.value = values.reserveTokens ?? "";
   ui.setKeep.value = values.keepRecentTokens ?? "";
+  ui.setAiSdk.checked = values.aiSdk === true;
   ui.settingsError.hidden = true;
   describeAuto();
 }
@@ -1126,6 +1159,7 @@ function readSettingsForm() {
     contextWindow: int(ui.setContextWindow, "Context window"),
     reserveTokens: int(ui.setReserve, "Reserve tokens"),
     keepRecentTokens: int(ui.setKeep, "Keep recent tokens"),
+    aiSdk: ui.setAiSdk.checked,
   };
   if (baseUrl && !values.model) throw new TypeError("Model is required for another endpoint");
   if (baseUrl && !values.contextWindow) throw new TypeError("Context window is required for another endpoint");

@@ -1,0 +1,148 @@
+// Types of agent-compaction/ai-sdk (ai-sdk.js): the AI SDK binding, typed
+// against the `ai` package's own types (an optional peer dependency:
+// `import type` only, so nothing of `ai` is needed unless it is used).
+import type {
+  Instructions,
+  LanguageModel,
+  LanguageModelUsage,
+  ModelMessage,
+  PrepareStepResult,
+  SystemModelMessage,
+  ToolSet,
+  UIMessage,
+} from "ai";
+import type { AgentMessage, AnyMessage, CompactionResult, Compactor, SessionStore, Summarizer, Usage } from "./index.js";
+
+/** pi 0.73's text when an overflow follows a compact-and-retry. */
+export declare const OVERFLOW_RECOVERY_FAILED: string;
+/** `"agentCompaction"`: the providerOptions key a summary (or other pi-only message) rides under. */
+export declare const PROVIDER_OPTIONS_KEY: "agentCompaction";
+/** `"data-compaction"`: the type of a divider's part in `toUIMessages(…, { divider: true })`. */
+export declare const DIVIDER_PART_TYPE: "data-compaction";
+
+/**
+ * What the AI SDK has and pi's shapes do not, kept on a flat-array message
+ * (pi code ignores it): part-level and message-level providerOptions, parts
+ * pi cannot hold (files, URLs and bytes stored as JSON), tool-output forms,
+ * a tool message's grouping, the UI message id.
+ */
+export interface AiSdkExtra {
+  [key: string]: unknown;
+}
+/** A system message in the flat array (kept, never cut away: always sent as `instructions`). */
+export interface AiSdkSystemMessage {
+  role: "system";
+  content: string;
+  timestamp: number;
+  aiSdk?: AiSdkExtra;
+}
+/** A tool-message part that is not a tool result (an approval response). */
+export interface AiSdkToolPartMessage {
+  role: "aiSdkToolPart";
+  part: unknown;
+  timestamp: number;
+  aiSdk?: AiSdkExtra;
+}
+/** A flat-array message made from the AI SDK's messages. */
+export type AiSdkFlatMessage = (AgentMessage & { aiSdk?: AiSdkExtra }) | AiSdkSystemMessage | AiSdkToolPartMessage;
+
+export interface FromModelMessagesOptions {
+  /** The timestamp of the new messages (default `Date.now()`). */
+  timestamp?: number;
+  /** For assistant messages: pi's usage, provider and model of the step. */
+  usage?: Usage;
+  provider?: string;
+  model?: string;
+}
+/**
+ * ModelMessages -> flat-array messages (a tool message gives one
+ * `toolResult` per result part). A ModelMessage that `toModelMessages`
+ * made gives back the very message it came from.
+ */
+export declare function fromModelMessages(messages: readonly ModelMessage[], options?: FromModelMessagesOptions): AiSdkFlatMessage[];
+/**
+ * Flat-array messages -> ModelMessages: lossless for what the AI SDK
+ * defines; a summary (and any pi-only message) becomes the user message pi
+ * sends, with itself under `providerOptions.agentCompaction`; roles the
+ * model never sees, and failed attempts (an assistant message that stopped
+ * with `error` or `aborted`, as pi-ai skips them), are left out. Each
+ * message is converted once (cached).
+ */
+export declare function toModelMessages(messages: readonly AnyMessage[]): ModelMessage[];
+/** The SDK's usage as pi's `Usage` (costs 0). */
+export declare function usageFromAiSdk(usage: LanguageModelUsage | undefined): Usage;
+/** True when `error` is or wraps an `APICallError` whose text `isContextOverflow` recognizes. */
+export declare function isOverflowError(error: unknown, contextWindow?: number): Promise<boolean>;
+
+export interface AiSdkConversationOptions {
+  compactor: Compactor;
+  /** The flat array to start from (e.g. `await store.load(id)`). */
+  messages?: AnyMessage[];
+  /** With `sessionId`: every change is saved (`store.save`). */
+  store?: SessionStore;
+  sessionId?: string;
+  /** A failed save (the messages in memory are kept); without it, the call that saved rejects. */
+  onSaveError?: (error: unknown) => void;
+}
+/** What `run` passes to its callback: spread it into generateText / streamText. */
+export interface AiSdkCallArgs {
+  messages: ModelMessage[];
+  instructions?: SystemModelMessage[];
+  prepareStep: (options: AiSdkPrepareStepOptions) => Promise<PrepareStepResult<ToolSet>>;
+  onError: (event: { error: unknown }) => void;
+}
+/** What the conversation reads of a step (ai's `StepResult`). */
+export interface AiSdkStepLike {
+  readonly usage?: LanguageModelUsage;
+  readonly model?: { readonly provider: string; readonly modelId: string };
+  readonly response: { readonly messages: readonly ModelMessage[] };
+}
+/** The part of prepareStep's argument the conversation reads. */
+export interface AiSdkPrepareStepOptions {
+  stepNumber: number;
+  steps: readonly AiSdkStepLike[];
+}
+export interface AiSdkConversation {
+  readonly compactor: Compactor;
+  /** The flat array (summaries included): a new array after each change. */
+  readonly messages: AnyMessage[];
+  /** Estimated tokens of what the model sees. */
+  readonly contextTokens: number;
+  /** The system messages of the flat array, for `instructions` (undefined when none). */
+  instructions(): SystemModelMessage[] | undefined;
+  /** The last summary and what follows, as ModelMessages. */
+  modelMessages(): ModelMessage[];
+  /** Replaces the flat array (undo with removeLastCompaction, another tab's version) and saves it with `{ replace: true }`. */
+  setMessages(messages: AnyMessage[]): Promise<AnyMessage[]>;
+  /** A manual compaction (reason "manual"): the summary is kept and saved. */
+  compact(options?: { customInstructions?: string; signal?: AbortSignal }): Promise<CompactionResult<AnyMessage>>;
+  /** Appends ModelMessages (the user's message) and saves. */
+  append(messages: ModelMessage | readonly ModelMessage[]): Promise<AnyMessage[]>;
+  /** prepareStep for generateText / streamText / ToolLoopAgent. */
+  prepareStep(options: AiSdkPrepareStepOptions): Promise<{ messages: ModelMessage[]; instructions?: Instructions }>;
+  /** After a call made without `run`: records the steps prepareStep has not seen (`await result.steps`). */
+  appendSteps(steps: readonly AiSdkStepLike[]): Promise<AnyMessage[]>;
+  /** One call with overflow recovery (compact, retry once; then `OVERFLOW_RECOVERY_FAILED`). */
+  run<R extends { steps: PromiseLike<readonly AiSdkStepLike[]> | readonly AiSdkStepLike[] }>(call: (args: AiSdkCallArgs) => R | Promise<R>): Promise<R>;
+}
+export declare function aiSdkConversation(options: AiSdkConversationOptions): AiSdkConversation;
+
+export interface AiSdkSummarizerOptions {
+  /** A cap below the compactor's budget (`request.maxTokens`). */
+  maxOutputTokens?: number;
+  providerOptions?: Record<string, Record<string, unknown>>;
+  headers?: Record<string, string>;
+  maxRetries?: number;
+  temperature?: number;
+}
+/** A Compactor summarizer calling `generateText` with the app's model. */
+export declare function aiSdkSummarizer(model: LanguageModel, options?: AiSdkSummarizerOptions): Summarizer;
+
+export interface ToUIMessagesOptions {
+  /** A `data-compaction` divider message where each summary was. */
+  divider?: boolean;
+}
+/** The flat array as useChat's UIMessages (summaries out). */
+export declare function toUIMessages(messages: readonly AnyMessage[], options?: ToUIMessagesOptions): UIMessage[];
+/** UIMessages -> flat-array messages (through the SDK's convertToModelMessages); dividers skipped. */
+export declare function fromUIMessages(uiMessages: readonly UIMessage[], options?: FromModelMessagesOptions): Promise<AiSdkFlatMessage[]>;

@@ -1,0 +1,959 @@
+// agent-compaction/ai-sdk: the binding between the AI SDK (the npm package
+// `ai`, v7) and the flat array. It only converts and calls the Compactor:
+// every compaction decision (threshold, cut point, summary, overflow text
+// detection) stays in the core, reached through the package's public API.
+//
+// - fromModelMessages / toModelMessages: ModelMessage[] <-> pi-shaped
+//   messages. What pi's shapes cannot hold rides in an `aiSdk` field pi
+//   ignores; what pi code reads (text, tool calls, tool results as text)
+//   is in pi's own fields. Each conversion is cached per message object
+//   (messages are immutable once appended), so a step converts only what
+//   is new.
+// - aiSdkConversation: owns the flat array for generateText / streamText /
+//   ToolLoopAgent (`prepareStep`, `run` with one retry on overflow, saves).
+// - aiSdkSummarizer: a Compactor summarizer calling the app's AI SDK model.
+// - toUIMessages / fromUIMessages: what a useChat app shows and stores.
+//
+// `ai` is an optional peer dependency: it is imported (dynamically) only by
+// aiSdkSummarizer, by run() when an error needs classifying, and by
+// fromUIMessages.
+import { Compactor, convertToLlm, isContextOverflow, transformContext } from "agent-compaction";
+
+/** pi 0.73's text when an overflow follows a compact-and-retry (the core's agent_flow::RECOVERY_FAILED). */
+export const OVERFLOW_RECOVERY_FAILED =
+  "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
+
+/** The providerOptions key under which a pi-only message rides through the SDK. */
+export const PROVIDER_OPTIONS_KEY = "agentCompaction";
+
+const ZERO_USAGE = Object.freeze({
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 0,
+  cost: Object.freeze({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 }),
+});
+const zeroUsage = () => ({ ...ZERO_USAGE, cost: { ...ZERO_USAGE.cost } });
+
+// ---------------------------------------------------------------------------
+// Storable data: the SDK accepts bytes and URL objects; the flat array must
+// be JSON (the store, pi session files). Encoded with a marker, decoded back.
+
+const BYTES = "$aiSdkBytes";
+const BUFFER = "$aiSdkArrayBuffer";
+const URL_KEY = "$aiSdkUrl";
+
+function toBase64(bytes) {
+  if (typeof bytes.toBase64 === "function") return bytes.toBase64();
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+function fromBase64(text) {
+  if (typeof Uint8Array.fromBase64 === "function") return Uint8Array.fromBase64(text);
+  const s = atob(text);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+function storable(v) {
+  if (v === null || typeof v !== "object") return v;
+  if (v instanceof Uint8Array) return { [BYTES]: toBase64(v) };
+  if (v instanceof ArrayBuffer) return { [BUFFER]: toBase64(new Uint8Array(v)) };
+  if (typeof URL !== "undefined" && v instanceof URL) return { [URL_KEY]: v.href };
+  if (Array.isArray(v)) return v.map(storable);
+  const out = {};
+  for (const k of Object.keys(v)) if (v[k] !== undefined) out[k] = storable(v[k]);
+  return out;
+}
+function revived(v) {
+  if (v === null || typeof v !== "object") return v;
+  if (Array.isArray(v)) return v.map(revived);
+  const keys = Object.keys(v);
+  if (keys.length === 1) {
+    if (keys[0] === BYTES) return fromBase64(v[BYTES]);
+    if (keys[0] === BUFFER) {
+      const b = fromBase64(v[BUFFER]);
+      return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
+    }
+    if (keys[0] === URL_KEY) return new URL(v[URL_KEY]);
+  }
+  const out = {};
+  for (const k of keys) out[k] = revived(v[k]);
+  return out;
+}
+
+const isPlainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
+const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+
+/** What pi code sees for a part pi cannot hold (estimates, serializeConversation). */
+function placeholder(part) {
+  const what = [part.type, part.mediaType, part.filename ?? part.toolName].filter((x) => typeof x === "string").join(" ");
+  return `[${what}]`;
+}
+
+// ---------------------------------------------------------------------------
+// Tool outputs <-> pi tool-result content.
+
+function outputText(output) {
+  switch (output.type) {
+    case "text":
+    case "error-text":
+      return output.value;
+    case "json":
+    case "error-json":
+      return JSON.stringify(output.value) ?? "null";
+    case "execution-denied":
+      return output.reason ?? "Tool execution denied.";
+    default:
+      return placeholder(output);
+  }
+}
+
+/** A tool-result part -> the fields of a pi toolResult. */
+function toolResultFromPart(part) {
+  const output = part.output;
+  const extra = {};
+  let content;
+  let isError = false;
+  if (!output || typeof output !== "object") throw new TypeError("a tool-result part must have an output object");
+  switch (output.type) {
+    case "text":
+    case "json":
+    case "error-text":
+    case "error-json":
+      content = [{ type: "text", text: outputText(output) }];
+      isError = output.type.startsWith("error");
+      if (output.type !== "text") extra.output = output.type;
+      break;
+    case "execution-denied":
+      content = [{ type: "text", text: outputText(output) }];
+      isError = true;
+      extra.output = output.type;
+      if (output.reason === undefined) extra.noReason = true;
+      break;
+    case "content": {
+      const parts = [];
+      content = output.value.map((p) => {
+        if (p.type === "text" && p.providerOptions === undefined) return parts.push(null), { type: "text", text: p.text };
+        if (p.type === "text") return parts.push({ providerOptions: p.providerOptions }), { type: "text", text: p.text };
+        // An image as pi holds it: base64 data with a full image media type.
+        if (
+          p.type === "file" && p.data?.type === "data" && typeof p.data.data === "string" &&
+          typeof p.mediaType === "string" && p.mediaType.startsWith("image/") &&
+          Object.keys(p).every((k) => k === "type" || k === "data" || k === "mediaType") &&
+          Object.keys(p.data).length === 2
+        ) {
+          parts.push(null);
+          return { type: "image", data: p.data.data, mimeType: p.mediaType };
+        }
+        parts.push({ part: storable(p) });
+        return { type: "text", text: placeholder(p) };
+      });
+      extra.output = "content";
+      if (parts.some((p) => p !== null)) extra.parts = parts;
+      break;
+    }
+    default:
+      // A form this version does not know: kept whole, shown as text.
+      content = [{ type: "text", text: placeholder(output) }];
+      extra.outputWhole = storable(output);
+  }
+  if (output.providerOptions !== undefined) extra.outputProviderOptions = output.providerOptions;
+  if (part.providerOptions !== undefined) extra.providerOptions = part.providerOptions;
+  return { toolCallId: part.toolCallId, toolName: part.toolName, content, isError, extra };
+}
+
+function partFromToolResult(m) {
+  const x = m.aiSdk ?? {};
+  let output;
+  if (x.outputWhole !== undefined) output = revived(x.outputWhole);
+  else {
+    const text = m.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+    switch (x.output) {
+      case undefined:
+        output = m.isError ? { type: "error-text", value: text } : { type: "text", value: text };
+        break;
+      case "json":
+      case "error-json":
+        output = { type: x.output, value: JSON.parse(text) };
+        break;
+      case "error-text":
+        output = { type: "error-text", value: text };
+        break;
+      case "execution-denied":
+        output = x.noReason ? { type: "execution-denied" } : { type: "execution-denied", reason: text };
+        break;
+      case "content":
+        output = {
+          type: "content",
+          value: m.content.map((c, i) => {
+            const e = x.parts?.[i];
+            if (e?.part) return revived(e.part);
+            const base = c.type === "image" ? { type: "file", data: { type: "data", data: c.data }, mediaType: c.mimeType } : { type: "text", text: c.text };
+            return e?.providerOptions !== undefined ? { ...base, providerOptions: e.providerOptions } : base;
+          }),
+        };
+        break;
+      default:
+        throw new TypeError(`messages: unknown aiSdk.output ${JSON.stringify(x.output)}`);
+    }
+    if (x.outputProviderOptions !== undefined) output.providerOptions = x.outputProviderOptions;
+  }
+  const part = { type: "tool-result", toolCallId: m.toolCallId, toolName: m.toolName, output };
+  if (x.providerOptions !== undefined) part.providerOptions = x.providerOptions;
+  return part;
+}
+
+// ---------------------------------------------------------------------------
+// ModelMessage -> pi messages (one ModelMessage may give several: a tool
+// message gives one toolResult per part).
+
+function userContentFromModel(content) {
+  if (typeof content === "string") return { content, parts: undefined };
+  const parts = [];
+  const out = content.map((p) => {
+    if (p.type === "text") {
+      parts.push(p.providerOptions === undefined ? null : { providerOptions: p.providerOptions });
+      return { type: "text", text: p.text };
+    }
+    if (
+      p.type === "image" && typeof p.image === "string" && typeof p.mediaType === "string" &&
+      p.providerOptions === undefined && Object.keys(p).length === 3
+    ) {
+      parts.push(null);
+      return { type: "image", data: p.image, mimeType: p.mediaType };
+    }
+    parts.push({ part: storable(p) });
+    return { type: "text", text: placeholder(p) };
+  });
+  return { content: out, parts: parts.some((p) => p !== null) ? parts : undefined };
+}
+
+function assistantContentFromModel(content) {
+  if (typeof content === "string") return { content: [{ type: "text", text: content }], parts: undefined, stringContent: true };
+  const parts = [];
+  const out = content.map((p) => {
+    const po = p.providerOptions === undefined ? null : { providerOptions: p.providerOptions };
+    if (p.type === "text") return parts.push(po), { type: "text", text: p.text };
+    if (p.type === "reasoning") return parts.push(po), { type: "thinking", thinking: p.text };
+    if (p.type === "tool-call" && isPlainObject(p.input)) {
+      const e = po ?? {};
+      if (p.providerExecuted !== undefined) e.providerExecuted = p.providerExecuted;
+      parts.push(Object.keys(e).length ? e : null);
+      return { type: "toolCall", id: p.toolCallId, name: p.toolName, arguments: p.input };
+    }
+    parts.push({ part: storable(p) });
+    if (p.type === "tool-result" && p.output) return { type: "text", text: outputText(p.output) };
+    return { type: "text", text: placeholder(p) };
+  });
+  return { content: out, parts: parts.some((p) => p !== null) ? parts : undefined, stringContent: false };
+}
+
+function withExtra(message, extra) {
+  for (const k of Object.keys(extra)) if (extra[k] === undefined) delete extra[k];
+  if (Object.keys(extra).length) message.aiSdk = extra;
+  return message;
+}
+
+/** Converts one ModelMessage; `meta` supplies pi fields the SDK has no place for. */
+function fromModel(m, meta) {
+  if (m === null || typeof m !== "object") throw new TypeError(`messages[${meta.index}] must be a ModelMessage object`);
+  const carried = m.providerOptions?.[PROVIDER_OPTIONS_KEY];
+  if (carried?.message && typeof carried.message === "object") return [carried.message];
+  const timestamp = meta.timestamp;
+  switch (m.role) {
+    case "system":
+      return [withExtra({ role: "system", content: m.content, timestamp }, { providerOptions: m.providerOptions })];
+    case "user": {
+      const { content, parts } = userContentFromModel(m.content);
+      return [withExtra({ role: "user", content, timestamp }, { parts, providerOptions: m.providerOptions })];
+    }
+    case "assistant": {
+      const { content, parts, stringContent } = assistantContentFromModel(m.content);
+      const msg = {
+        role: "assistant",
+        content,
+        api: meta.api ?? "ai-sdk",
+        provider: meta.provider ?? "ai-sdk",
+        model: meta.model ?? "unknown",
+        stopReason: content.some((c) => c.type === "toolCall") ? "toolUse" : "stop",
+        timestamp,
+      };
+      // Usage only when the step reported it: without it the compactor
+      // estimates the message, where a zero usage would read as an empty context.
+      if (meta.usage) msg.usage = meta.usage;
+      return [withExtra(msg, { stringContent: stringContent || undefined, parts, providerOptions: m.providerOptions })];
+    }
+    case "tool": {
+      if (!Array.isArray(m.content)) throw new TypeError(`messages[${meta.index}].content must be an array`);
+      const out = m.content.map((p, i) => {
+        const extra = {};
+        if (i > 0) extra.sameMessage = true;
+        if (i === 0 && m.providerOptions !== undefined) extra.messageProviderOptions = m.providerOptions;
+        if (p.type === "tool-result") {
+          const r = toolResultFromPart(p);
+          Object.assign(extra, r.extra);
+          return withExtra({ role: "toolResult", toolCallId: r.toolCallId, toolName: r.toolName, content: r.content, isError: r.isError, timestamp }, extra);
+        }
+        // An approval response (or a part this version does not know): a
+        // message of its own role, which pi code keeps and never sends.
+        return withExtra({ role: "aiSdkToolPart", part: storable(p), timestamp }, extra);
+      });
+      if (out.length === 0) return [withExtra({ role: "aiSdkToolPart", part: null, timestamp }, { messageProviderOptions: m.providerOptions })];
+      return out;
+    }
+    default:
+      throw new TypeError(`messages[${meta.index}].role must be "system", "user", "assistant" or "tool", got ${JSON.stringify(m.role)}`);
+  }
+}
+
+// The caches: ModelMessage -> its pi messages, pi message -> its ModelMessage.
+const fromCache = new WeakMap();
+const toCache = new WeakMap();
+
+/**
+ * ModelMessages -> flat-array messages. A ModelMessage this module made
+ * from a pi message gives that pi message back (the same object), so pi
+ * fields the SDK has no place for (timestamps, usage, model) survive a
+ * round trip; others get `options.timestamp` (default now).
+ */
+export function fromModelMessages(messages, options = {}) {
+  if (!Array.isArray(messages)) throw new TypeError("fromModelMessages: messages must be an array of ModelMessages");
+  const timestamp = options.timestamp ?? Date.now();
+  const out = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    const back = m !== null && typeof m === "object" ? toCache.get(m) : undefined;
+    if (back) {
+      out.push(...back);
+      continue;
+    }
+    let got = fromCache.get(m);
+    if (!got) {
+      got = fromModel(m, { ...options, timestamp, index: i });
+      if (m !== null && typeof m === "object") fromCache.set(m, got);
+    }
+    out.push(...got);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// pi messages -> ModelMessages.
+
+function userContentToModel(m) {
+  if (typeof m.content === "string") return m.content;
+  const parts = m.aiSdk?.parts;
+  return m.content.map((c, i) => {
+    const e = parts?.[i];
+    if (e?.part) return revived(e.part);
+    const base = c.type === "image" ? { type: "image", image: c.data, mediaType: c.mimeType } : { type: "text", text: c.text };
+    return e?.providerOptions !== undefined ? { ...base, providerOptions: e.providerOptions } : base;
+  });
+}
+
+function assistantContentToModel(m) {
+  const x = m.aiSdk;
+  if (x?.stringContent) return m.content.map((c) => c.text ?? "").join("");
+  return m.content.map((c, i) => {
+    const e = x?.parts?.[i];
+    if (e?.part) return revived(e.part);
+    let base;
+    if (c.type === "text") base = { type: "text", text: c.text };
+    else if (c.type === "thinking") base = { type: "reasoning", text: c.thinking };
+    else if (c.type === "toolCall") base = { type: "tool-call", toolCallId: c.id, toolName: c.name, input: c.arguments };
+    else base = { type: "text", text: "" };
+    if (e?.providerOptions !== undefined) base.providerOptions = e.providerOptions;
+    if (e?.providerExecuted !== undefined) base.providerExecuted = e.providerExecuted;
+    return base;
+  });
+}
+
+/** A pi-only message (summary, custom, bash): the user text pi sends, carrying the message itself. */
+function carried(m) {
+  const llm = convertToLlm([m]);
+  if (llm.length === 0) return undefined;
+  const u = llm[0];
+  const content = typeof u.content === "string" ? u.content : u.content.map((c) => (c.type === "image" ? { type: "image", image: c.data, mediaType: c.mimeType } : { type: "text", text: c.text }));
+  return { role: "user", content, providerOptions: { [PROVIDER_OPTIONS_KEY]: { message: m } } };
+}
+
+function withOptions(out, providerOptions) {
+  if (providerOptions !== undefined) out.providerOptions = providerOptions;
+  return out;
+}
+
+/**
+ * Flat-array messages -> ModelMessages, for the SDK. Consecutive
+ * toolResults that came from one tool message become one again; summaries
+ * and other pi-only messages become the user message pi sends, with the
+ * message itself under `providerOptions.agentCompaction`; roles the model
+ * never sees (an app's own) are left out. Each message is converted once.
+ */
+export function toModelMessages(messages) {
+  if (!Array.isArray(messages)) throw new TypeError("toModelMessages: messages must be an array");
+  const out = [];
+  let tool = null; // the tool message being gathered: the pi messages it comes from
+  const flush = () => {
+    if (!tool) return;
+    const sources = tool;
+    tool = null;
+    const hit = groupCache.get(sources[0]);
+    if (hit && hit.sources.length === sources.length && hit.sources.every((s, k) => s === sources[k])) {
+      out.push(hit.msg);
+      return;
+    }
+    const parts = [];
+    for (const s of sources) {
+      if (s.role === "toolResult") parts.push(partFrom(s));
+      else if (s.part !== null) parts.push(revived(s.part));
+    }
+    const msg = withOptions({ role: "tool", content: parts }, sources[0].aiSdk?.messageProviderOptions);
+    groupCache.set(sources[0], { sources, msg });
+    toCache.set(msg, sources);
+    out.push(msg);
+  };
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    if (m === null || typeof m !== "object") throw new TypeError(`messages[${i}] must be a message object`);
+    if (m.role === "toolResult" || m.role === "aiSdkToolPart") {
+      if (!m.aiSdk?.sameMessage) flush();
+      if (!tool) tool = [];
+      tool.push(m);
+      continue;
+    }
+    flush();
+    const cached = modelOf(m);
+    if (cached !== undefined) {
+      if (cached) out.push(cached);
+      continue;
+    }
+    let msg;
+    switch (m.role) {
+      case "system":
+        msg = withOptions({ role: "system", content: m.content }, m.aiSdk?.providerOptions);
+        break;
+      case "user":
+        msg = withOptions({ role: "user", content: userContentToModel(m) }, m.aiSdk?.providerOptions);
+        break;
+      case "assistant":
+        // A failed attempt (pi's error or aborted stop) is never sent, as pi-ai skips it.
+        msg = m.stopReason === "error" || m.stopReason === "aborted" ? null : withOptions({ role: "assistant", content: assistantContentToModel(m) }, m.aiSdk?.providerOptions);
+        break;
+      default:
+        msg = carried(m) ?? null;
+    }
+    remember(m, msg);
+    if (msg) out.push(msg);
+  }
+  flush();
+  return out;
+}
+
+// pi message -> its ModelMessage (null: not sent), and back.
+const modelCache = new WeakMap();
+const partCache = new WeakMap();
+const groupCache = new WeakMap();
+function modelOf(m) {
+  return modelCache.get(m);
+}
+function remember(m, msg) {
+  modelCache.set(m, msg);
+  if (msg) toCache.set(msg, [m]);
+}
+function partFrom(m) {
+  let p = partCache.get(m);
+  if (!p) {
+    p = partFromToolResult(m);
+    partCache.set(m, p);
+  }
+  return p;
+}
+
+// ---------------------------------------------------------------------------
+// Usage and errors.
+
+/** The SDK's LanguageModelUsage -> pi's Usage (cost unknown: zeros). */
+export function usageFromAiSdk(usage) {
+  if (!usage) return zeroUsage();
+  const num = (x) => (typeof x === "number" && Number.isFinite(x) ? x : 0);
+  const cacheRead = num(usage.inputTokenDetails?.cacheReadTokens);
+  const cacheWrite = num(usage.inputTokenDetails?.cacheWriteTokens);
+  const input = usage.inputTokenDetails?.noCacheTokens ?? Math.max(0, num(usage.inputTokens) - cacheRead - cacheWrite);
+  const output = num(usage.outputTokens);
+  const sum = num(input) + output + cacheRead + cacheWrite;
+  return {
+    input: num(input),
+    output,
+    cacheRead,
+    cacheWrite,
+    totalTokens: typeof usage.totalTokens === "number" ? usage.totalTokens : sum,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
+}
+
+/** The errors an SDK call may carry an APICallError in (retries wrap it). */
+function* errorChain(e, depth = 0) {
+  if (!e || typeof e !== "object" || depth > 5) return;
+  yield e;
+  if (e.lastError) yield* errorChain(e.lastError, depth + 1);
+  if (Array.isArray(e.errors)) for (const x of e.errors) yield* errorChain(x, depth + 1);
+  if (e.cause) yield* errorChain(e.cause, depth + 1);
+}
+
+/**
+ * True when `error` is (or wraps) an APICallError whose text pi's
+ * `isContextOverflow` recognizes as a context overflow.
+ */
+export async function isOverflowError(error, contextWindow) {
+  const { APICallError } = await import("ai");
+  for (const e of errorChain(error)) {
+    if (!APICallError.isInstance(e)) continue;
+    const texts = [e.message, typeof e.responseBody === "string" ? e.responseBody : ""];
+    for (const text of texts) {
+      if (!text) continue;
+      const errorMessage = e.statusCode ? `${e.statusCode} ${text}` : text;
+      const probe = {
+        role: "assistant",
+        content: [],
+        api: "ai-sdk",
+        provider: "ai-sdk",
+        model: "unknown",
+        usage: zeroUsage(),
+        stopReason: "error",
+        errorMessage,
+        timestamp: 0,
+      };
+      if (isContextOverflow(probe, contextWindow)) return true;
+    }
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// The conversation: the flat array behind generateText / streamText / ToolLoopAgent.
+
+const isToolPart = (m) => m?.role === "toolResult" || m?.role === "aiSdkToolPart";
+
+class AiSdkConversation {
+  #compactor;
+  #flat;
+  #systems;
+  #store;
+  #sessionId;
+  #onSaveError;
+  #saving = Promise.resolve();
+  /** Of the running call: how many steps are already in the flat array. */
+  #taken = 0;
+  /** Where the model's context starts in the flat array (the core's transformContext decides; kept between compactions). */
+  #start = 0;
+  /** Bumped when the flat array changes other than by appending (a compaction). */
+  #generation = 0;
+  /**
+   * What modelMessages() sent, for appends: the ModelMessages of the
+   * context up to `end` (just after its last message that is not a tool
+   * part: a tool group after it may still grow), for `generation`.
+   */
+  #sent = null;
+
+  constructor(options) {
+    if (!options || typeof options !== "object") throw new TypeError("aiSdkConversation: options must be an object");
+    if (!(options.compactor instanceof Compactor)) throw new TypeError("aiSdkConversation: options.compactor must be a Compactor");
+    const messages = options.messages ?? [];
+    if (!Array.isArray(messages)) throw new TypeError("aiSdkConversation: options.messages must be an array (the flat array)");
+    if ((options.store === undefined) !== (options.sessionId === undefined)) {
+      throw new TypeError("aiSdkConversation: options.store and options.sessionId go together");
+    }
+    this.#compactor = options.compactor;
+    this.#flat = messages;
+    this.#start = messages.length - transformContext(messages).length;
+    this.#systems = messages.filter((m) => m?.role === "system");
+    this.#store = options.store;
+    this.#sessionId = options.sessionId;
+    this.#onSaveError = options.onSaveError;
+    this.prepareStep = this.prepareStep.bind(this);
+  }
+
+  /** The compactor this conversation uses. */
+  get compactor() {
+    return this.#compactor;
+  }
+  /** The flat array (pi-shaped, summaries included): store it, show it. A new array after each change. */
+  get messages() {
+    return this.#flat;
+  }
+  /** Estimated tokens of what the model sees (for a stats bar). */
+  get contextTokens() {
+    return this.#compactor.contextTokens(this.#flat);
+  }
+
+  /** The system messages of the flat array, for `instructions` (undefined when none). */
+  instructions() {
+    if (this.#systems.length === 0) return undefined;
+    return toModelMessages(this.#systems);
+  }
+  /** What the model is sent: the last summary and what follows, as ModelMessages (system messages go in `instructions()`). */
+  modelMessages() {
+    // Between compactions the context only grows at its end: the messages
+    // converted last time are reused, so a step costs what is new.
+    const flat = this.#flat;
+    let sent = this.#sent;
+    if (!sent || sent.generation !== this.#generation) {
+      sent = this.#sent = { generation: this.#generation, end: this.#start, out: [] };
+    }
+    let stable = flat.length;
+    while (stable > sent.end && isToolPart(flat[stable - 1])) stable--;
+    const keep = (list) => (this.#systems.length ? list.filter((m) => m.role !== "system") : list);
+    if (stable > sent.end) {
+      for (const m of keep(toModelMessages(flat.slice(sent.end, stable)))) sent.out.push(m);
+      sent.end = stable;
+    }
+    return stable < flat.length ? sent.out.concat(keep(toModelMessages(flat.slice(stable)))) : sent.out.slice();
+  }
+
+  /**
+   * Replaces the flat array (an undo with removeLastCompaction, a manual
+   * compaction's result, another tab's version) and saves it with
+   * `{ replace: true }` (it may drop messages: that is what it is for).
+   */
+  async setMessages(messages) {
+    if (!Array.isArray(messages)) throw new TypeError("setMessages: messages must be an array (the flat array)");
+    this.#flat = messages;
+    this.#start = messages.length - transformContext(messages).length;
+    this.#systems = messages.filter((m) => m?.role === "system");
+    this.#generation++;
+    await this.#save({ replace: true });
+    return this.#flat;
+  }
+
+  /** A manual compaction (`/compact`): `compactor.compact(messages, { reason: "manual", ... })`, kept and saved. */
+  async compact(options = {}) {
+    const out = await this.#compactor.compact(this.#flat, { ...options, reason: "manual" });
+    this.#flat = out.messages;
+    this.#start = out.messages.length - transformContext(out.messages).length;
+    this.#generation++;
+    await this.#save();
+    return out;
+  }
+
+  /** Appends ModelMessages (a user's message, say) and saves. */
+  async append(messages) {
+    const list = Array.isArray(messages) ? messages : [messages];
+    this.#push(fromModelMessages(list));
+    await this.#save();
+    return this.#flat;
+  }
+
+  #push(pi) {
+    if (pi.length === 0) return;
+    this.#flat = this.#flat.concat(pi);
+    for (const m of pi) if (m.role === "system") this.#systems.push(m);
+  }
+
+  /**
+   * Takes the steps of the running call not yet in the flat array: each
+   * step's own response messages (ai 7: `step.response.messages` holds that
+   * step's assistant message and tool results), its usage and model on its
+   * assistant message.
+   */
+  #take(steps) {
+    if (!Array.isArray(steps)) return;
+    const fresh = steps.slice(this.#taken);
+    this.#taken = steps.length;
+    const timestamp = Date.now();
+    const out = [];
+    for (const step of fresh) {
+      for (const m of step?.response?.messages ?? []) {
+        const meta = { timestamp };
+        if (m?.role === "assistant") {
+          meta.usage = step.usage ? usageFromAiSdk(step.usage) : undefined;
+          meta.provider = step.model?.provider;
+          meta.model = step.model?.modelId;
+        }
+        out.push(...fromModelMessages([m], meta));
+      }
+    }
+    this.#push(out);
+  }
+
+  async #compact(reason, willRetry = false) {
+    const out = await this.#compactor.compact(this.#flat, { reason, willRetry });
+    if (out) {
+      this.#flat = out.messages;
+      this.#start = out.messages.length - transformContext(out.messages).length;
+      this.#generation++;
+    }
+    return out;
+  }
+
+  async #thresholdCheck() {
+    if (!this.#compactor.needsCompaction(this.#flat)) return;
+    try {
+      await this.#compact("threshold");
+    } catch {
+      // A failed compaction changes nothing; the compactor reported it (onEvent).
+    }
+  }
+
+  #save(options) {
+    if (!this.#store) return Promise.resolve();
+    const messages = this.#flat;
+    this.#saving = this.#saving.then(() =>
+      this.#store.save(this.#sessionId, messages, options).then(
+        () => undefined,
+        (error) => {
+          if (this.#onSaveError) this.#onSaveError(error);
+          else throw error;
+        },
+      ),
+    );
+    const done = this.#saving;
+    this.#saving = done.catch(() => undefined);
+    return done;
+  }
+
+  /**
+   * `prepareStep` for generateText / streamText / ToolLoopAgent: takes the
+   * previous steps' new messages into the flat array, compacts when the
+   * context is over the threshold, saves, and sends the last summary and
+   * what follows. The compaction stays: later steps build on the flat array.
+   */
+  async prepareStep(options) {
+    if (options?.stepNumber === 0) this.#taken = 0;
+    this.#take(options?.steps);
+    await this.#thresholdCheck();
+    await this.#save();
+    const result = { messages: this.modelMessages() };
+    const instructions = this.instructions();
+    if (instructions) result.instructions = instructions;
+    return result;
+  }
+
+  /**
+   * After a call made without `run`: takes the steps prepareStep has not
+   * seen (the last one's) from the result's `steps`, compacts past the
+   * threshold, saves.
+   */
+  async appendSteps(steps) {
+    if (!Array.isArray(steps)) throw new TypeError("appendSteps: steps must be the call's steps array (await result.steps)");
+    this.#take(steps);
+    this.#taken = 0;
+    await this.#thresholdCheck();
+    await this.#save();
+    return this.#flat;
+  }
+
+  /**
+   * Runs one SDK call, `call({ messages, instructions?, prepareStep,
+   * onError })` returning generateText's or streamText's result (spread
+   * the argument into the call's options), and records its
+   * response. On a context-overflow APICallError: compacts (reason
+   * `overflow`) and calls once more; a second overflow rejects with pi's
+   * "recovery failed" text (the provider's error as `cause`). Resolves to
+   * the call's result.
+   */
+  async run(call) {
+    if (typeof call !== "function") throw new TypeError("run: call must be a function");
+    let retried = false;
+    for (;;) {
+      this.#taken = 0;
+      // streamText reports a provider's error through onError and rejects
+      // its promises with a NoOutputGeneratedError: keep the real one.
+      let streamError;
+      const args = {
+        messages: this.modelMessages(),
+        prepareStep: this.prepareStep,
+        onError: ({ error }) => {
+          streamError ??= error;
+        },
+      };
+      const instructions = this.instructions();
+      if (instructions) args.instructions = instructions;
+      try {
+        let result;
+        let steps;
+        try {
+          result = await call(args);
+          steps = await result.steps;
+        } catch (error) {
+          throw streamError ?? error;
+        }
+        if (streamError) throw streamError;
+        await this.appendSteps(steps);
+        return result;
+      } catch (error) {
+        // Steps that succeeded before the failure are already in the flat array.
+        this.#taken = 0;
+        if (!(await isOverflowError(error, this.#compactor.contextWindow))) throw error;
+        if (retried) throw new Error(OVERFLOW_RECOVERY_FAILED, { cause: error });
+        retried = true;
+        const out = await this.#compact("overflow", true);
+        await this.#save();
+        if (!out) throw new Error(`Context overflow recovery failed: nothing to compact. ${error.message}`, { cause: error });
+      }
+    }
+  }
+}
+
+/**
+ * The flat array behind an AI SDK agent: `{ prepareStep, run, append,
+ * modelMessages, messages, ... }`. See README "With the AI SDK".
+ */
+export function aiSdkConversation(options) {
+  return new AiSdkConversation(options);
+}
+
+// ---------------------------------------------------------------------------
+// The summarizer.
+
+/**
+ * A Compactor summarizer that calls the app's own AI SDK model through
+ * `generateText` (same provider, proxy and keys as the app). `options`:
+ * `maxOutputTokens` (a cap below the compactor's budget), `providerOptions`,
+ * `headers`, `maxRetries`, `temperature`.
+ */
+export function aiSdkSummarizer(model, options = {}) {
+  if (model === undefined || model === null) throw new TypeError("aiSdkSummarizer: model is required (an AI SDK LanguageModel or model id)");
+  if (options === null || typeof options !== "object") throw new TypeError("aiSdkSummarizer: options must be an object");
+  return async (request) => {
+    const { generateText } = await import("ai");
+    const cap = options.maxOutputTokens;
+    const maxOutputTokens = typeof cap === "number" ? Math.min(cap, request.maxTokens) : request.maxTokens;
+    const call = {
+      model,
+      instructions: request.systemPrompt,
+      prompt: request.prompt,
+      maxOutputTokens,
+      abortSignal: request.signal,
+    };
+    for (const k of ["providerOptions", "headers", "maxRetries", "temperature"]) if (options[k] !== undefined) call[k] = options[k];
+    const result = await generateText(call);
+    if (typeof result.text !== "string" || result.text.length === 0) throw new Error("aiSdkSummarizer: the model answered with no text");
+    return { text: result.text, usage: usageFromAiSdk(result.usage) };
+  };
+}
+
+// ---------------------------------------------------------------------------
+// useChat: what the user sees, and what is stored.
+
+/** The data part a divider row holds (`type: "data-compaction"`). */
+export const DIVIDER_PART_TYPE = "data-compaction";
+
+function uiIds(messages) {
+  const seen = new Map();
+  return (m) => {
+    if (typeof m.aiSdk?.uiId === "string") return m.aiSdk.uiId;
+    const key = `${m.role}-${m.timestamp}`;
+    const n = seen.get(key) ?? 0;
+    seen.set(key, n + 1);
+    return `${key}-${n}`;
+  };
+}
+
+/**
+ * The flat array as useChat's UIMessages: summaries left out (with
+ * `{ divider: true }` a message with one `data-compaction` part stands in
+ * each one's place), an assistant's steps and their tool results merged
+ * into one message as useChat does, pi-only messages not shown (a custom
+ * message with `display` becomes a `data-custom` part).
+ */
+export function toUIMessages(messages, options = {}) {
+  if (!Array.isArray(messages)) throw new TypeError("toUIMessages: messages must be an array");
+  const idOf = uiIds(messages);
+  const out = [];
+  let assistant = null;
+  const tools = new Map();
+  for (const m of messages) {
+    if (m === null || typeof m !== "object") throw new TypeError("toUIMessages: every message must be an object");
+    switch (m.role) {
+      case "user": {
+        assistant = null;
+        const content = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+        const parts = content.map((c, i) => {
+          const e = m.aiSdk?.parts?.[i]?.part;
+          if (e && e.type === "file") {
+            const f = revived(e);
+            const url = typeof f.data === "string" ? `data:${f.mediaType};base64,${f.data}` : f.data?.url ? String(f.data.url) : f.data instanceof URL ? f.data.href : "";
+            return { type: "file", mediaType: f.mediaType, url, ...(f.filename ? { filename: f.filename } : {}) };
+          }
+          if (c.type === "image") return { type: "file", mediaType: c.mimeType, url: `data:${c.mimeType};base64,${c.data}` };
+          return { type: "text", text: c.text };
+        });
+        out.push({ id: idOf(m), role: "user", parts });
+        break;
+      }
+      case "assistant": {
+        if (!assistant) {
+          assistant = { id: idOf(m), role: "assistant", parts: [] };
+          out.push(assistant);
+        }
+        assistant.parts.push({ type: "step-start" });
+        for (const c of m.content) {
+          if (c.type === "text" && c.text) assistant.parts.push({ type: "text", text: c.text, state: "done" });
+          else if (c.type === "thinking") assistant.parts.push({ type: "reasoning", text: c.thinking, state: "done" });
+          else if (c.type === "toolCall") {
+            const part = { type: `tool-${c.name}`, toolCallId: c.id, state: "input-available", input: c.arguments };
+            tools.set(c.id, part);
+            assistant.parts.push(part);
+          }
+        }
+        if (m.stopReason === "error" && m.errorMessage) assistant.parts.push({ type: "text", text: m.errorMessage, state: "done" });
+        break;
+      }
+      case "toolResult": {
+        const part = tools.get(m.toolCallId);
+        if (!part) break;
+        const text = m.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+        if (m.isError) Object.assign(part, { state: "output-error", errorText: text });
+        else {
+          const x = m.aiSdk;
+          const output = x?.output === "json" ? JSON.parse(text) : text;
+          Object.assign(part, { state: "output-available", output });
+        }
+        break;
+      }
+      case "compactionSummary":
+        assistant = null;
+        if (options.divider) {
+          out.push({
+            id: `compaction-${m.timestamp}`,
+            role: "assistant",
+            parts: [{ type: DIVIDER_PART_TYPE, data: { tokensBefore: m.tokensBefore, timestamp: m.timestamp } }],
+          });
+        }
+        break;
+      case "custom":
+        if (m.display) {
+          assistant = null;
+          out.push({ id: idOf(m), role: "assistant", parts: [{ type: "data-custom", data: { customType: m.customType, content: m.content } }] });
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+/**
+ * UIMessages (useChat's, e.g. the new user message of a request) -> flat
+ * messages, through the SDK's own convertToModelMessages. Divider messages
+ * are skipped. Each pi message keeps its UI message's id (`aiSdk.uiId`), so
+ * toUIMessages gives the same ids back.
+ */
+export async function fromUIMessages(uiMessages, options = {}) {
+  if (!Array.isArray(uiMessages)) throw new TypeError("fromUIMessages: uiMessages must be an array");
+  const { convertToModelMessages } = await import("ai");
+  const out = [];
+  for (const ui of uiMessages) {
+    if (ui?.parts?.length && ui.parts.every((p) => p.type === DIVIDER_PART_TYPE)) continue;
+    const model = await convertToModelMessages([ui], options);
+    const pi = fromModelMessages(model, options);
+    if (pi[0] && typeof ui.id === "string") pi[0] = { ...pi[0], aiSdk: { ...pi[0].aiSdk, uiId: ui.id } };
+    out.push(...pi);
+  }
+  return out;
+}

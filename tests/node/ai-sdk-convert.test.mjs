@@ -1,0 +1,269 @@
+// agent-compaction/ai-sdk, conversion: every ModelMessage shape the AI SDK
+// (v7) defines goes to the flat array and back unchanged, a flat array
+// goes to ModelMessages and back unchanged, and pi's functions
+// (estimates, cut points, serializeConversation, prepareCompaction) see a
+// converted conversation exactly as the hand-written pi equivalent.
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  convertToLlm,
+  estimateContextTokens,
+  estimateTokens,
+  findCutPoint,
+  prepareCompaction,
+  serializeConversation,
+  transformContext,
+} from "agent-compaction";
+import { fromModelMessages, toModelMessages, PROVIDER_OPTIONS_KEY } from "agent-compaction/ai-sdk";
+
+const T = 1_700_000_000_000;
+const po = (k) => ({ [k]: { cache: { type: "ephemeral" } } });
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+/** Every shape: one ModelMessage per case (a new set of objects per call). */
+const shapes = () => ({
+  "system": { role: "system", content: "You are terse." },
+  "system with providerOptions": { role: "system", content: "Be kind.", providerOptions: po("anthropic") },
+  "user string": { role: "user", content: "hello" },
+  "user text parts, part and message providerOptions": {
+    role: "user",
+    content: [{ type: "text", text: "a" }, { type: "text", text: "b", providerOptions: po("openai") }],
+    providerOptions: po("anthropic"),
+  },
+  "user image (base64)": { role: "user", content: [{ type: "text", text: "see" }, { type: "image", image: PNG, mediaType: "image/png" }] },
+  "user image (URL object, bytes, no media type)": {
+    role: "user",
+    content: [
+      { type: "image", image: new URL("https://example.com/a.png") },
+      { type: "image", image: new Uint8Array([1, 2, 3]), mediaType: "image/jpeg" },
+    ],
+  },
+  "user file parts (every data form)": {
+    role: "user",
+    content: [
+      { type: "file", data: { type: "data", data: PNG }, mediaType: "application/pdf", filename: "a.pdf" },
+      { type: "file", data: { type: "url", url: new URL("https://example.com/b.pdf") }, mediaType: "application/pdf" },
+      { type: "file", data: { type: "text", text: "inline doc" }, mediaType: "text/plain" },
+      { type: "file", data: { type: "reference", reference: { openai: "file-1" } }, mediaType: "application/pdf" },
+      { type: "file", data: new Uint8Array([7, 8]).buffer, mediaType: "application/octet-stream" },
+    ],
+  },
+  "assistant string": { role: "assistant", content: "plain answer" },
+  "assistant text, reasoning, tool calls, files, providerOptions": {
+    role: "assistant",
+    content: [
+      { type: "reasoning", text: "thinking…", providerOptions: { anthropic: { signature: "sig" } } },
+      { type: "text", text: "I will read it." },
+      { type: "tool-call", toolCallId: "c1", toolName: "read_file", input: { path: "src/a.rs" } },
+      { type: "tool-call", toolCallId: "c2", toolName: "web_search", input: { q: "x" }, providerExecuted: true, providerOptions: po("openai") },
+      { type: "tool-call", toolCallId: "c3", toolName: "echo", input: "a string input" },
+      { type: "file", data: { type: "data", data: PNG }, mediaType: "image/png" },
+      { type: "reasoning-file", data: { type: "data", data: PNG }, mediaType: "image/png" },
+      { type: "custom", kind: "openai.compaction", providerOptions: po("openai") },
+      { type: "tool-result", toolCallId: "c2", toolName: "web_search", output: { type: "json", value: { hits: 3 } } },
+      { type: "tool-approval-request", approvalId: "ap1", toolCallId: "c1", reason: "writes files" },
+    ],
+    providerOptions: po("openai"),
+  },
+  "tool results in every output form": {
+    role: "tool",
+    content: [
+      { type: "tool-result", toolCallId: "c1", toolName: "read_file", output: { type: "text", value: "fn main() {}" } },
+      { type: "tool-result", toolCallId: "c2", toolName: "stat", output: { type: "json", value: { size: 12, tags: ["a", null], ok: true } } },
+      { type: "tool-result", toolCallId: "c3", toolName: "run", output: { type: "error-text", value: "exit 1" } },
+      { type: "tool-result", toolCallId: "c4", toolName: "run", output: { type: "error-json", value: { code: 2 } }, providerOptions: po("openai") },
+      { type: "tool-result", toolCallId: "c5", toolName: "rm", output: { type: "execution-denied", reason: "not allowed" } },
+      { type: "tool-result", toolCallId: "c6", toolName: "rm", output: { type: "execution-denied" } },
+      {
+        type: "tool-result",
+        toolCallId: "c7",
+        toolName: "shot",
+        output: {
+          type: "content",
+          value: [
+            { type: "text", text: "screenshot:" },
+            { type: "file", data: { type: "data", data: PNG }, mediaType: "image/png" },
+            { type: "file", data: { type: "url", url: new URL("https://example.com/c.png") }, mediaType: "image/png", filename: "c.png" },
+            { type: "image-data", data: PNG, mediaType: "image/png" },
+            { type: "text", text: "more", providerOptions: po("anthropic") },
+          ],
+          providerOptions: po("openai"),
+        },
+      },
+      { type: "tool-result", toolCallId: "c8", toolName: "j", output: { type: "json", value: "just a string" } },
+    ],
+    providerOptions: po("anthropic"),
+  },
+  "tool approval response (alone)": {
+    role: "tool",
+    content: [{ type: "tool-approval-response", approvalId: "ap1", approved: false, reason: "no" }],
+  },
+  "tool approval response and result in one message": {
+    role: "tool",
+    content: [
+      { type: "tool-approval-response", approvalId: "ap2", approved: true, providerExecuted: true },
+      { type: "tool-result", toolCallId: "c9", toolName: "x", output: { type: "text", value: "done" } },
+    ],
+  },
+});
+const SHAPES = shapes();
+
+describe("ModelMessage -> flat -> ModelMessage", () => {
+  for (const [name, shape] of Object.entries(SHAPES)) {
+    test(name, () => {
+      const flat = fromModelMessages([shapes()[name]], { timestamp: T });
+      // The flat array is JSON (the store, pi session files): bytes and URLs are encoded.
+      const stored = JSON.parse(JSON.stringify(flat));
+      assert.deepEqual(stored, flat, "the flat messages survive JSON");
+      assert.deepStrictEqual(toModelMessages(stored), [shape]);
+    });
+  }
+  test("a whole conversation, all shapes in a row, through JSON", () => {
+    const all = Object.values(SHAPES);
+    const flat = JSON.parse(JSON.stringify(fromModelMessages(Object.values(shapes()), { timestamp: T })));
+    assert.deepStrictEqual(toModelMessages(flat), all);
+  });
+  test("two tool messages in a row stay two", () => {
+    const two = [
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "a", toolName: "t", output: { type: "text", value: "1" } }] },
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "b", toolName: "t", output: { type: "text", value: "2" } }] },
+    ];
+    const flat = JSON.parse(JSON.stringify(fromModelMessages(structuredClone(two))));
+    assert.equal(flat.length, 2);
+    assert.deepStrictEqual(toModelMessages(flat), two);
+  });
+});
+
+/** Hand-written pi messages and what the SDK has for them. */
+function piConversation() {
+  const usage = { input: 100, output: 20, cacheRead: 0, cacheWrite: 0, totalTokens: 120, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  const asst = (content, stopReason = "toolUse") => ({ role: "assistant", content, api: "ai-sdk", provider: "local", model: "m", usage, stopReason, timestamp: T });
+  const out = [];
+  for (let i = 0; i < 12; i++) {
+    out.push({ role: "user", content: `task ${i}: ` + "explain the parser ".repeat(40), timestamp: T });
+    out.push(asst([{ type: "text", text: "Reading." }, { type: "toolCall", id: `r${i}`, name: "read_file", arguments: { path: `src/f${i}.rs` } }]));
+    out.push({ role: "toolResult", toolCallId: `r${i}`, toolName: "read_file", content: [{ type: "text", text: "x".repeat(2000 + i) }], isError: false, timestamp: T });
+    out.push(asst([{ type: "thinking", thinking: "ok" }, { type: "text", text: "Done " + i }], "stop"));
+  }
+  return out;
+}
+
+describe("flat -> ModelMessage -> flat", () => {
+  test("hand-written pi messages and a summary come back deep-equal (and the same objects)", () => {
+    const pi = piConversation();
+    const summary = { role: "compactionSummary", summary: "## Goal\nparse", tokensBefore: 9000, timestamp: T, details: { readFiles: ["src/a.rs"], modifiedFiles: [] } };
+    const flat = [...pi.slice(0, 8), summary, ...pi.slice(8)];
+    const model = toModelMessages(flat);
+    const back = fromModelMessages(model);
+    assert.deepStrictEqual(back, flat);
+    back.forEach((m, i) => assert.equal(m, flat[i]));
+  });
+  test("through a structured clone of the ModelMessages (no identity): content, tool calls, results, summary identical; only pi's metadata defaults", () => {
+    const pi = piConversation();
+    const summary = { role: "compactionSummary", summary: "S", tokensBefore: 5, timestamp: T };
+    const flat = [summary, ...pi];
+    const back = fromModelMessages(structuredClone(toModelMessages(flat)), { timestamp: T, usage: pi[1].usage, provider: "local", model: "m" });
+    assert.deepStrictEqual(back, flat);
+  });
+  test("a summary becomes the user message pi sends, carrying itself in providerOptions", () => {
+    const summary = { role: "compactionSummary", summary: "Goal: X", tokensBefore: 5, timestamp: T, fromHook: true };
+    const [m] = toModelMessages([summary]);
+    assert.equal(m.role, "user");
+    assert.equal(m.content[0].text, convertToLlm([summary])[0].content[0].text);
+    assert.deepEqual(m.providerOptions[PROVIDER_OPTIONS_KEY].message, summary);
+    // It survives JSON (the SDK copies messages) and comes back as compactionSummary.
+    assert.deepStrictEqual(fromModelMessages(JSON.parse(JSON.stringify([m]))), [summary]);
+  });
+  test("each message is converted once (the same ModelMessage objects step after step)", () => {
+    const flat = piConversation();
+    const a = toModelMessages(flat);
+    const b = toModelMessages([...flat, { role: "user", content: "next", timestamp: T }]);
+    for (let i = 0; i < a.length; i++) assert.equal(b[i], a[i]);
+  });
+});
+
+describe("pi's functions on converted messages", () => {
+  const pi = piConversation();
+  const sdk = toModelMessages(pi).map((m) => structuredClone(m));
+  const converted = fromModelMessages(sdk, { timestamp: T, usage: pi[1].usage, provider: "local", model: "m" });
+
+  test("estimates", () => {
+    assert.deepEqual(converted.map(estimateTokens), pi.map(estimateTokens));
+    assert.deepEqual(estimateContextTokens(converted), estimateContextTokens(pi));
+  });
+  test("cut points and prepareCompaction", () => {
+    for (const keep of [500, 1000, 2000, 4000, 8000]) {
+      assert.deepEqual(findCutPoint(converted, 0, converted.length, keep), findCutPoint(pi, 0, pi.length, keep));
+    }
+    const settings = { enabled: true, reserveTokens: 1000, keepRecentTokens: 2000 };
+    const a = prepareCompaction(converted, settings);
+    const b = prepareCompaction(pi, settings);
+    assert.equal(a.firstKeptIndex, b.firstKeptIndex);
+    assert.equal(a.tokensBefore, b.tokensBefore);
+  });
+  test("serializeConversation", () => {
+    assert.equal(serializeConversation(convertToLlm(converted)), serializeConversation(convertToLlm(pi)));
+  });
+  test("a json tool output is text pi code sees", () => {
+    const flat = fromModelMessages([SHAPES["tool results in every output form"]]);
+    assert.equal(flat[1].content[0].text, JSON.stringify({ size: 12, tags: ["a", null], ok: true }));
+    assert.ok(estimateTokens(flat[1]) > 0);
+    assert.match(serializeConversation(convertToLlm(flat)), /"size":12/);
+  });
+  test("never a cut between a tool call and its results, even when one tool message held several", () => {
+    const msgs = [];
+    for (let i = 0; i < 30; i++) {
+      msgs.push({ role: "user", content: `q${i} ` + "words ".repeat(30) });
+      msgs.push({
+        role: "assistant",
+        content: [
+          { type: "tool-call", toolCallId: `a${i}`, toolName: "t", input: { i } },
+          { type: "tool-call", toolCallId: `b${i}`, toolName: "t", input: { i } },
+        ],
+      });
+      msgs.push({
+        role: "tool",
+        content: [
+          { type: "tool-result", toolCallId: `a${i}`, toolName: "t", output: { type: "json", value: { big: "y".repeat(300 * (i % 4)) } } },
+          { type: "tool-result", toolCallId: `b${i}`, toolName: "t", output: { type: "text", value: "z".repeat(200) } },
+        ],
+      });
+      msgs.push({ role: "assistant", content: [{ type: "text", text: "ok " + i }] });
+    }
+    const flat = fromModelMessages(msgs, { timestamp: T });
+    for (let keep = 50; keep < 4000; keep += 37) {
+      const cut = findCutPoint(flat, 0, flat.length, keep);
+      const first = flat[cut.firstKeptIndex];
+      assert.notEqual(first.role, "toolResult", `keep ${keep}`);
+      // What is sent from the cut on starts with a whole message, never a lone result.
+      const sent = toModelMessages(flat.slice(cut.firstKeptIndex));
+      assert.notEqual(sent[0].role, "tool");
+    }
+  });
+  test("transformContext on a converted array with a summary sends the summary first", () => {
+    const summary = { role: "compactionSummary", summary: "S", tokensBefore: 5, timestamp: T };
+    const flat = [...converted.slice(0, 20), summary, ...converted.slice(20)];
+    const sent = toModelMessages(transformContext(flat));
+    assert.equal(sent[0].providerOptions[PROVIDER_OPTIONS_KEY].message, summary);
+    assert.equal(sent.length, toModelMessages(converted.slice(20)).length + 1);
+  });
+});
+
+describe("failed attempts", () => {
+  test("an assistant message that ended in an error or an abort is never sent (as pi-ai skips it)", () => {
+    const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    const failed = (stopReason) => ({ role: "assistant", content: [], api: "a", provider: "p", model: "m", usage, stopReason, errorMessage: "boom", timestamp: T });
+    const flat = [{ role: "user", content: "hi", timestamp: T }, failed("error"), failed("aborted"), { role: "user", content: "again", timestamp: T }];
+    assert.deepStrictEqual(toModelMessages(flat), [{ role: "user", content: "hi" }, { role: "user", content: "again" }]);
+  });
+});
+
+describe("bad input", () => {
+  test("clear TypeErrors", () => {
+    assert.throws(() => fromModelMessages("x"), TypeError);
+    assert.throws(() => fromModelMessages([{ role: "robot", content: "" }]), /role must be/);
+    assert.throws(() => fromModelMessages([null]), TypeError);
+    assert.throws(() => toModelMessages([null]), TypeError);
+    assert.throws(() => toModelMessages({}), TypeError);
+  });
+});

@@ -1,0 +1,529 @@
+// agent-compaction/ai-sdk, flows: the real AI SDK (`ai` 7) driving the
+// conversation. Over HTTP: @ai-sdk/openai-compatible against the local
+// model of the demo (scripts/local-model.mjs: real fetch, streaming, the
+// provider's real overflow error body). Deterministic step sequences:
+// the SDK's own MockLanguageModelV3, answering from the prompt it is sent
+// (its size decides an overflow, as a provider's window does).
+import { after, before, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { APICallError, ToolLoopAgent, generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { Compactor, isContextOverflow, removeLastCompaction, transformContext } from "agent-compaction";
+import {
+  OVERFLOW_RECOVERY_FAILED,
+  PROVIDER_OPTIONS_KEY,
+  aiSdkConversation,
+  aiSdkSummarizer,
+  fromUIMessages,
+  isOverflowError,
+  toModelMessages,
+  toUIMessages,
+} from "agent-compaction/ai-sdk";
+import { startServer } from "../../scripts/serve.mjs";
+import { createLocalModel } from "../../scripts/local-model.mjs";
+
+const SUMMARY_PREFIX = "The conversation history before this point was compacted";
+const OPENAI_OVERFLOW = (n, m) =>
+  `This model's maximum context length is ${n} tokens. However, your messages resulted in ${m} tokens. Please reduce the length of the messages.`;
+
+/** Tokens of a prompt the way the mock provider counts them (chars / 4). */
+const promptTokens = (prompt) => Math.ceil(JSON.stringify(prompt).length / 4);
+const promptText = (prompt) => JSON.stringify(prompt);
+const usage = (input, output = 10) => ({
+  inputTokens: { total: input, noCache: input, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: output, text: output, reasoning: 0 },
+});
+const overflowError = (window, tokens) =>
+  new APICallError({
+    message: OPENAI_OVERFLOW(window, tokens),
+    url: "https://mock.invalid/v1/chat/completions",
+    requestBodyValues: {},
+    statusCode: 400,
+    responseBody: JSON.stringify({ error: { message: OPENAI_OVERFLOW(window, tokens), code: "context_length_exceeded" } }),
+    isRetryable: false,
+  });
+
+/**
+ * A mock chat model with a context window: a prompt over it is the
+ * provider's overflow error; otherwise `answer(prompt, callIndex)` decides
+ * (a tool call or text). Every prompt is recorded with its size.
+ */
+function windowedModel({ window, answer, forceOverflow = () => false }) {
+  const calls = [];
+  const model = new MockLanguageModelV3({
+    doGenerate: async ({ prompt }) => {
+      const tokens = promptTokens(prompt);
+      const i = calls.length;
+      calls.push({ prompt, tokens });
+      if (tokens > window || forceOverflow(i)) throw overflowError(window, Math.max(tokens, window + 1));
+      const a = answer(prompt, i);
+      const content = a.toolCall
+        ? [{ type: "tool-call", toolCallId: `call-${i}`, toolName: a.toolCall.name, input: JSON.stringify(a.toolCall.input) }]
+        : [{ type: "text", text: a.text }];
+      return {
+        content,
+        finishReason: { unified: a.toolCall ? "tool-calls" : "stop", raw: undefined },
+        usage: usage(tokens),
+        warnings: [],
+      };
+    },
+  });
+  return { model, calls };
+}
+
+/** A summary model: records what it was asked to summarize. */
+function summaryModel() {
+  const prompts = [];
+  const model = new MockLanguageModelV3({
+    doGenerate: async ({ prompt }) => {
+      prompts.push(prompt);
+      return {
+        content: [{ type: "text", text: `## Goal\nKeep working (summary ${prompts.length}).` }],
+        finishReason: { unified: "stop", raw: undefined },
+        usage: usage(100, 20),
+        warnings: [],
+      };
+    },
+  });
+  return { model, prompts };
+}
+
+const workTool = (sizeOf = () => 1600) =>
+  tool({
+    description: "Does a unit of work and reports it",
+    inputSchema: jsonSchema({ type: "object", properties: { n: { type: "number" } }, required: ["n"] }),
+    execute: async ({ n }) => `RESULT-${n}: ` + "w".repeat(sizeOf(n)),
+  });
+
+/** A conversation with some history to compact. */
+function history(turns) {
+  const out = [];
+  for (let i = 0; i < turns; i++) {
+    out.push({ role: "user", content: `older question ${i} ` + "q".repeat(1200), timestamp: 1000 + i });
+    out.push({
+      role: "assistant",
+      content: [{ type: "text", text: `older answer ${i} ` + "a".repeat(1200) }],
+      api: "ai-sdk", provider: "mock", model: "m", stopReason: "stop", timestamp: 1000 + i,
+    });
+  }
+  return out;
+}
+
+describe("MockLanguageModelV3: deterministic step sequences", () => {
+  test("threshold between steps: compacts inside the tool loop, and the compaction persists into later steps", async () => {
+    const window = 6000;
+    const { model, calls } = windowedModel({
+      window,
+      answer: (prompt, i) => (i < 8 ? { toolCall: { name: "work", input: { n: i } } } : { text: "all done" }),
+    });
+    const sum = summaryModel();
+    const compactor = new Compactor({ contextWindow: window, settings: { reserveTokens: 1500, keepRecentTokens: 1500 }, summarize: aiSdkSummarizer(sum.model) });
+    const conv = aiSdkConversation({ compactor });
+    await conv.append({ role: "user", content: "do the work" });
+    const result = await conv.run((args) => generateText({ model, tools: { work: workTool(() => 3000) }, stopWhen: stepCountIs(20), ...args }));
+    assert.equal(result.text, "all done");
+    const flat = conv.messages;
+    const summaries = flat.filter((m) => m.role === "compactionSummary");
+    assert.ok(summaries.length >= 1, "compacted between steps");
+    assert.equal(sum.prompts.length, summaries.length, "one summarizer call per compaction");
+    // Every step after the first compaction starts with the latest summary.
+    const firstWithSummary = calls.findIndex((c) => promptText(c.prompt).includes(SUMMARY_PREFIX));
+    assert.ok(firstWithSummary > 0);
+    for (const c of calls.slice(firstWithSummary)) assert.match(promptText(c.prompt[0]), /compacted into the following summary/);
+    assert.ok(calls.every((c) => c.tokens <= window), "never over the window");
+    // Nothing was deleted: every tool result is still in the flat array.
+    const results = flat.filter((m) => m.role === "toolResult").map((m) => m.content[0].text.split(":")[0]);
+    assert.deepEqual(results, [0, 1, 2, 3, 4, 5, 6, 7].map((n) => `RESULT-${n}`));
+    assert.equal(flat.at(-1).role, "assistant");
+    assert.equal(flat.at(-1).content[0].text, "all done");
+    // Usage of each step is on its assistant message (the compactor reads it).
+    assert.ok(flat.filter((m) => m.role === "assistant").every((m) => m.usage.input > 0 || m.timestamp < 2000));
+  });
+
+  test("overflow: compact, retry exactly once, the retry starts with the summary", async () => {
+    const window = 8000;
+    const { model, calls } = windowedModel({ window, answer: () => ({ text: "answered" }), forceOverflow: (i) => i === 0 });
+    const events = [];
+    const compactor = new Compactor({
+      contextWindow: window,
+      settings: { reserveTokens: 1000, keepRecentTokens: 1000 },
+      summarize: aiSdkSummarizer(summaryModel().model),
+      onEvent: (e) => events.push(e),
+    });
+    const conv = aiSdkConversation({ compactor, messages: history(6) });
+    await conv.append({ role: "user", content: "next question" });
+    const result = await conv.run((args) => generateText({ model, maxRetries: 0, ...args }));
+    assert.equal(result.text, "answered");
+    assert.equal(calls.length, 2, "one failed attempt, one retry");
+    assert.match(promptText(calls[1].prompt[0]), /compacted into the following summary/);
+    const ends = events.filter((e) => e.type === "compaction_end");
+    assert.deepEqual(ends.map((e) => [e.reason, e.willRetry, !!e.result]), [["overflow", true, true]]);
+    assert.equal(conv.messages.filter((m) => m.role === "compactionSummary").length, 1);
+    assert.equal(conv.messages.at(-1).content[0].text, "answered");
+  });
+
+  test("repeated overflow is bounded: two attempts, one compaction, then pi's recovery-failed text", async () => {
+    const window = 8000;
+    const { model, calls } = windowedModel({ window, answer: () => ({ text: "never" }), forceOverflow: () => true });
+    const events = [];
+    const compactor = new Compactor({
+      contextWindow: window,
+      settings: { reserveTokens: 1000, keepRecentTokens: 1000 },
+      summarize: aiSdkSummarizer(summaryModel().model),
+      onEvent: (e) => events.push(e),
+    });
+    const conv = aiSdkConversation({ compactor, messages: history(6) });
+    await conv.append({ role: "user", content: "next question" });
+    const before = conv.messages.length;
+    await assert.rejects(
+      conv.run((args) => generateText({ model, maxRetries: 0, ...args })),
+      (e) => e.message === OVERFLOW_RECOVERY_FAILED && APICallError.isInstance(e.cause),
+    );
+    assert.equal(calls.length, 2);
+    assert.equal(events.filter((e) => e.type === "compaction_start").length, 1);
+    assert.equal(conv.messages.length, before + 1, "only the summary was added");
+  });
+
+  test("ToolLoopAgent: prepareStep given at construction; compacts between steps and recovers an overflow once", async () => {
+    const window = 6000;
+    let overflowAt = 5;
+    const { model, calls } = windowedModel({
+      window,
+      answer: (prompt, i) => (i < 8 ? { toolCall: { name: "work", input: { n: i } } } : { text: "agent done" }),
+      forceOverflow: (i) => i === overflowAt,
+    });
+    const events = [];
+    const compactor = new Compactor({
+      contextWindow: window,
+      settings: { reserveTokens: 1500, keepRecentTokens: 1500 },
+      summarize: aiSdkSummarizer(summaryModel().model),
+      onEvent: (e) => events.push(e),
+    });
+    const conv = aiSdkConversation({ compactor });
+    const agent = new ToolLoopAgent({ model, tools: { work: workTool(() => 2500) }, stopWhen: stepCountIs(20), prepareStep: conv.prepareStep });
+    await conv.append({ role: "user", content: "agent task" });
+    const result = await conv.run(({ messages }) => agent.generate({ messages }));
+    assert.equal(result.text, "agent done");
+    const reasons = events.filter((e) => e.type === "compaction_end" && e.result).map((e) => e.reason);
+    assert.ok(reasons.includes("overflow"), `an overflow compaction (${reasons})`);
+    // The steps before the overflow stayed in the flat array; the retry went on from them.
+    const results = conv.messages.filter((m) => m.role === "toolResult").map((m) => m.content[0].text.split(":")[0]);
+    assert.equal(new Set(results).size, results.length, "no step recorded twice");
+    assert.ok(calls.every((c) => c.tokens <= window));
+    overflowAt = -1;
+  });
+
+  test("the recovery-failed text is pi 0.73.1's own", async () => {
+    const { readFile } = await import("node:fs/promises");
+    const source = await readFile(new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/agent-session.js", import.meta.url), "utf8");
+    assert.ok(source.includes(OVERFLOW_RECOVERY_FAILED), "agent-session.js holds the same text");
+  });
+
+  test("modelMessages stays the full conversion as steps append tool groups, with system messages sent as instructions", async () => {
+    const compactor = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
+    const conv = aiSdkConversation({ compactor });
+    await conv.append([{ role: "system", content: "be brief" }, { role: "user", content: "go" }]);
+    const steps = [];
+    for (let i = 0; i < 6; i++) {
+      const r = await conv.prepareStep({ stepNumber: i, steps });
+      const full = toModelMessages(transformContext(conv.messages)).filter((m) => m.role !== "system");
+      assert.deepStrictEqual(r.messages, full);
+      assert.deepStrictEqual(r.instructions, [{ role: "system", content: "be brief" }]);
+      steps.push({
+        response: {
+          messages: [
+            { role: "assistant", content: [{ type: "tool-call", toolCallId: `a${i}`, toolName: "t", input: {} }, { type: "tool-call", toolCallId: `b${i}`, toolName: "t", input: {} }] },
+            {
+              role: "tool",
+              content: [
+                { type: "tool-result", toolCallId: `a${i}`, toolName: "t", output: { type: "json", value: { i } } },
+                { type: "tool-result", toolCallId: `b${i}`, toolName: "t", output: { type: "text", value: `b${i}` } },
+              ],
+            },
+          ],
+        },
+      });
+    }
+    await conv.appendSteps(steps);
+    const sent = conv.modelMessages();
+    assert.equal(sent.filter((m) => m.role === "tool").length, 6, "each step's two results stay one tool message");
+    assert.deepStrictEqual(sent, toModelMessages(transformContext(conv.messages)).filter((m) => m.role !== "system"));
+  });
+
+  test("useChat storage: UI messages (text, reasoning, tool parts, a divider) -> flat messages -> the same UI view", async () => {
+    const ui = [
+      { id: "u1", role: "user", parts: [{ type: "text", text: "read a.rs" }] },
+      {
+        id: "a1",
+        role: "assistant",
+        parts: [
+          { type: "step-start" },
+          { type: "reasoning", text: "need the file", state: "done" },
+          { type: "tool-read_file", toolCallId: "c1", state: "output-available", input: { path: "a.rs" }, output: "fn a() {}" },
+          { type: "step-start" },
+          { type: "text", text: "It defines a.", state: "done" },
+        ],
+      },
+      { id: "compaction-1", role: "assistant", parts: [{ type: "data-compaction", data: { tokensBefore: 10, timestamp: 1 } }] },
+      { id: "u2", role: "user", parts: [{ type: "text", text: "thanks" }] },
+    ];
+    const flat = await fromUIMessages(ui);
+    assert.deepEqual(flat.map((m) => m.role), ["user", "assistant", "toolResult", "assistant", "user"]);
+    assert.deepEqual(flat[1].content.map((c) => c.type), ["thinking", "toolCall"]);
+    assert.equal(flat[2].content[0].text, "fn a() {}");
+    const back = toUIMessages(flat);
+    assert.deepEqual(back.map((m) => m.id), ["u1", "a1", "u2"]);
+    const parts = back[1].parts.filter((p) => p.type !== "step-start");
+    assert.deepEqual(parts, [
+      { type: "reasoning", text: "need the file", state: "done" },
+      { type: "tool-read_file", toolCallId: "c1", state: "output-available", input: { path: "a.rs" }, output: "fn a() {}" },
+      { type: "text", text: "It defines a.", state: "done" },
+    ]);
+  });
+
+  test("manual compaction and undo: compact() then setMessages(removeLastCompaction(...)); what is sent follows", async () => {
+    const { model, calls } = windowedModel({ window: 100_000, answer: () => ({ text: "ok" }) });
+    const compactor = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 }, summarize: aiSdkSummarizer(summaryModel().model) });
+    const conv = aiSdkConversation({ compactor, messages: history(6) });
+    const before = conv.messages;
+    const out = await conv.compact({ customInstructions: "keep the numbers" });
+    assert.equal(conv.messages, out.messages);
+    assert.match(promptText(conv.modelMessages()[0]), /compacted into the following summary/);
+    await conv.append({ role: "user", content: "after compact" });
+    await conv.run((args) => generateText({ model, ...args }));
+    assert.match(promptText(calls.at(-1).prompt[0]), /compacted into the following summary/);
+    await conv.setMessages(removeLastCompaction(conv.messages));
+    assert.ok(!conv.messages.some((m) => m.role === "compactionSummary"));
+    assert.equal(conv.messages[0], before[0]);
+    assert.deepStrictEqual(conv.modelMessages(), toModelMessages(conv.messages));
+    await conv.run((args) => generateText({ model, ...args }));
+    assert.ok(!promptText(calls.at(-1).prompt).includes("compacted into the following summary"), "the undone summary is no longer sent");
+  });
+
+  test("bad options are TypeErrors", () => {
+    const compactor = new Compactor({ contextWindow: 8000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
+    assert.throws(() => aiSdkConversation(), TypeError);
+    assert.throws(() => aiSdkConversation({ compactor: {} }), /must be a Compactor/);
+    assert.throws(() => aiSdkConversation({ compactor, messages: "x" }), /messages must be an array/);
+    assert.throws(() => aiSdkConversation({ compactor, store: {} }), /go together/);
+    assert.throws(() => aiSdkSummarizer(), TypeError);
+    assert.rejects(aiSdkConversation({ compactor }).run("x"), TypeError);
+    assert.rejects(aiSdkConversation({ compactor }).appendSteps("x"), TypeError);
+  });
+
+  test("a non-overflow error is not retried and compacts nothing", async () => {
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => {
+        throw new APICallError({ message: "Rate limit reached", url: "u", requestBodyValues: {}, statusCode: 429, isRetryable: false });
+      },
+    });
+    const compactor = new Compactor({ contextWindow: 8000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
+    const conv = aiSdkConversation({ compactor, messages: history(6) });
+    await assert.rejects(conv.run((args) => generateText({ model, maxRetries: 0, ...args })), /Rate limit/);
+    assert.equal(model.doGenerateCalls.length, 1);
+    assert.ok(!conv.messages.some((m) => m.role === "compactionSummary"));
+  });
+
+  test("a 200-step tool loop never exceeds the window and never summarizes a message twice", async () => {
+    const window = 8000;
+    const { model, calls } = windowedModel({
+      window,
+      answer: (prompt, i) => (i < 199 ? { toolCall: { name: "work", input: { n: i } } } : { text: "loop finished" }),
+    });
+    const sum = summaryModel();
+    const compactor = new Compactor({ contextWindow: window, settings: { reserveTokens: 1500, keepRecentTokens: 2000 }, summarize: aiSdkSummarizer(sum.model) });
+    const conv = aiSdkConversation({ compactor });
+    await conv.append({ role: "user", content: "run the long job" });
+    // Each step sends exactly toModelMessages(transformContext(flat)): the
+    // conversation's incremental output is checked against the full conversion.
+    let checked = 0;
+    const prepareStep = async (options) => {
+      const r = await conv.prepareStep(options);
+      const full = toModelMessages(transformContext(conv.messages));
+      assert.equal(r.messages.length, full.length);
+      r.messages.forEach((m, i) => assert.equal(m, full[i], `step ${options.stepNumber}, message ${i}`));
+      checked++;
+      return r;
+    };
+    const result = await conv.run((args) =>
+      generateText({ model, tools: { work: workTool((n) => 400 + ((n * 37) % 900)) }, stopWhen: stepCountIs(200), ...args, prepareStep }),
+    );
+    assert.equal(checked, 200);
+    assert.equal(result.text, "loop finished");
+    assert.equal(calls.length, 200, "200 steps, no overflow retry");
+    const max = Math.max(...calls.map((c) => c.tokens));
+    assert.ok(max <= window, `largest prompt ${max} <= ${window}`);
+    const flat = conv.messages;
+    const summaries = flat.filter((m) => m.role === "compactionSummary");
+    assert.ok(summaries.length >= 10, `compacted ${summaries.length} times`);
+    assert.equal(sum.prompts.length, summaries.length);
+    // Each tool result is summarized by exactly one compaction (or still in the context).
+    const seen = new Map();
+    sum.prompts.forEach((p, k) => {
+      const text = promptText(p);
+      const conversation = text.slice(text.indexOf("<conversation>"), text.indexOf("</conversation>"));
+      for (const m of conversation.matchAll(/RESULT-(\d+):/g)) {
+        assert.ok(!seen.has(m[1]) || seen.get(m[1]) === k, `RESULT-${m[1]} summarized twice`);
+        seen.set(m[1], k);
+      }
+    });
+    const inContext = new Set(promptText(calls.at(-1).prompt).match(/RESULT-\d+/g));
+    for (let n = 0; n < 199; n++) assert.ok(seen.has(String(n)) || inContext.has(`RESULT-${n}`), `RESULT-${n} summarized or in context`);
+    // Nothing deleted: all 199 results are in the flat array, once each.
+    assert.equal(flat.filter((m) => m.role === "toolResult").length, 199);
+  });
+
+  test("useChat display: summaries out, dividers in their place, tool parts with outputs; ids stable across a compaction", async () => {
+    const window = 6000;
+    const { model } = windowedModel({ window, answer: (p, i) => (i % 3 < 2 ? { toolCall: { name: "work", input: { n: i } } } : { text: `answer ${i}` }) });
+    const compactor = new Compactor({ contextWindow: window, settings: { reserveTokens: 1500, keepRecentTokens: 1500 }, summarize: aiSdkSummarizer(summaryModel().model) });
+    const conv = aiSdkConversation({ compactor });
+    let beforeIds;
+    for (let t = 0; t < 4; t++) {
+      const [user] = await fromUIMessages([{ id: `u${t}`, role: "user", parts: [{ type: "text", text: `turn ${t}` }] }]);
+      assert.equal(user.aiSdk.uiId, `u${t}`);
+      await conv.append([]); // nothing: a no-op
+      // The stored form of a UI message is a flat message; the conversation takes ModelMessages or that.
+      await conv.append({ role: "user", content: `turn ${t}` });
+      await conv.run((args) => generateText({ model, tools: { work: workTool(() => 3000) }, stopWhen: stepCountIs(5), ...args }));
+      if (t === 0) beforeIds = toUIMessages(conv.messages).map((m) => m.id);
+    }
+    const flat = conv.messages;
+    assert.ok(flat.some((m) => m.role === "compactionSummary"));
+    const plain = toUIMessages(flat);
+    const withDivider = toUIMessages(flat, { divider: true });
+    assert.ok(plain.every((m) => !JSON.stringify(m).includes("compaction_summary")));
+    const dividers = withDivider.filter((m) => m.parts[0]?.type === "data-compaction");
+    assert.equal(dividers.length, flat.filter((m) => m.role === "compactionSummary").length);
+    assert.equal(withDivider.length, plain.length + dividers.length);
+    assert.deepEqual(plain.filter((m) => m.role === "user").map((m) => m.parts[0].text), ["turn 0", "turn 1", "turn 2", "turn 3"]);
+    const toolParts = plain.flatMap((m) => m.parts).filter((p) => p.type === "tool-work");
+    assert.ok(toolParts.length > 0 && toolParts.every((p) => p.state === "output-available" && p.output.startsWith("RESULT-")));
+    // The ids of the first turn's rows did not change after compactions.
+    assert.deepEqual(plain.slice(0, beforeIds.length).map((m) => m.id), beforeIds);
+  });
+});
+
+describe("@ai-sdk/openai-compatible over HTTP against the local model", () => {
+  let server, local, provider, model;
+  before(async () => {
+    local = createLocalModel({ delayMs: 0 });
+    server = await startServer({ port: 0, handlers: [local.handle] });
+    provider = createOpenAICompatible({ name: "local", baseURL: `${server.url}local/v1`, apiKey: "local", includeUsage: true });
+    model = provider("local-coder");
+  });
+  after(() => server?.close());
+  beforeEach(() => local.reset());
+
+  const readTool = () =>
+    tool({
+      description: "Read a text file of the project and return its whole content.",
+      inputSchema: jsonSchema({ type: "object", properties: { path: { type: "string" } }, required: ["path"] }),
+      execute: async ({ path }) => `// ${path}\n` + "fn item() { let x = 1; }\n".repeat(150),
+    });
+  const newConversation = (extra = {}) => {
+    const events = [];
+    const compactor = new Compactor({
+      contextWindow: 16_000,
+      settings: { reserveTokens: 3_000, keepRecentTokens: 4_000 },
+      summarize: aiSdkSummarizer(model),
+      onEvent: (e) => events.push(e),
+    });
+    return { conv: aiSdkConversation({ compactor, ...extra }), events };
+  };
+
+  test("streamText tool loop over turns: real usage, compaction past the threshold through the app's model, summary sent first", async () => {
+    const { conv, events } = newConversation();
+    for (let i = 0; i < 12; i++) {
+      await conv.append({ role: "user", content: `turn ${i}: read src/mod${i}.rs and explain ` + "the module layout ".repeat(60) });
+      let streamed = "";
+      const result = await conv.run((args) =>
+        streamText({
+          model,
+          tools: { read_file: readTool() },
+          stopWhen: stepCountIs(6),
+          onChunk: ({ chunk }) => {
+            if (chunk.type === "text-delta") streamed += chunk.text;
+          },
+          ...args,
+        }),
+      );
+      const steps = await result.steps;
+      assert.equal(streamed, steps.map((s) => s.text).join(""), "every step's text streamed through onChunk");
+    }
+    const summaries = conv.messages.filter((m) => m.role === "compactionSummary");
+    assert.ok(summaries.length >= 1, "compacted");
+    const summaryRequests = local.requests.filter((r) => r.kind === "summary");
+    // Through the app's model: one request per compaction, two when a turn was split (pi's turn prefix).
+    const done = events.filter((e) => e.type === "compaction_end" && e.result).length;
+    assert.equal(done, summaries.length);
+    assert.ok(summaryRequests.length >= done && summaryRequests.length <= 2 * done, `${summaryRequests.length} summary requests for ${done} compactions`);
+    const chats = local.requests.filter((r) => r.kind === "chat");
+    assert.ok(chats.every((r) => r.status === 200), "no overflow");
+    assert.match(JSON.stringify(chats.at(-1).body.messages[0]), /compacted into the following summary/);
+    // The usage the provider reported is on the assistant messages.
+    const last = conv.messages.findLast((m) => m.role === "assistant");
+    assert.equal(last.usage.input, chats.at(-1).promptTokens);
+    assert.equal(last.provider, "local.chat");
+  });
+
+  test("overflow from the provider (real error body over fetch): compacted, retried once, answered", async () => {
+    const { conv, events } = newConversation({ messages: history(8) });
+    local.setConfig({ overflowNext: 1 });
+    await conv.append({ role: "user", content: "hello again" });
+    const result = await conv.run((args) => streamText({ model, ...args }));
+    assert.ok((await result.text).length > 0);
+    const chats = local.requests.filter((r) => r.kind === "chat" || r.kind === "overflow");
+    assert.deepEqual(chats.map((r) => r.status), [400, 200]);
+    assert.match(JSON.stringify(chats[1].body.messages[0]), /compacted into the following summary/);
+    assert.deepEqual(events.filter((e) => e.type === "compaction_end").map((e) => [e.reason, e.willRetry]), [["overflow", true]]);
+  });
+
+  test("repeated overflow from the provider ends with pi's text after exactly two requests (generateText and streamText)", async () => {
+    for (const fn of [generateText, streamText]) {
+      local.reset();
+      const { conv } = newConversation({ messages: history(8) });
+      local.setConfig({ overflowAlways: true });
+      await conv.append({ role: "user", content: "hello again" });
+      await assert.rejects(
+        conv.run((args) => fn({ model, maxRetries: 0, ...args })),
+        (e) => e.message === OVERFLOW_RECOVERY_FAILED && APICallError.isInstance(e.cause) && e.cause.statusCode === 400,
+      );
+      assert.equal(local.requests.filter((r) => r.kind !== "summary").length, 2, fn.name);
+    }
+  });
+
+  test("isOverflowError: the provider's real error is recognized as pi's isContextOverflow does", async () => {
+    local.setConfig({ overflowAlways: true });
+    const error = await generateText({ model, prompt: "hi", maxRetries: 0 }).catch((e) => e);
+    assert.ok(APICallError.isInstance(error));
+    assert.equal(await isOverflowError(error, 16_000), true);
+    assert.equal(await isOverflowError(new Error("maximum context length"), 16_000), false, "only APICallErrors");
+    assert.equal(isContextOverflow({ role: "assistant", stopReason: "error", errorMessage: `400 ${error.message}`, content: [], api: "a", provider: "p", model: "m", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, timestamp: 0 }), true);
+  });
+
+  test("aiSdkSummarizer passes the abort signal and the token budget to the model", async () => {
+    const summarize = aiSdkSummarizer(model, { maxOutputTokens: 300 });
+    const out = await summarize({ kind: "history", systemPrompt: "sys", prompt: "<conversation>\n[User]: hi\n</conversation>\n\n## Goal", maxTokens: 1000, signal: new AbortController().signal, reason: "manual" });
+    assert.ok(out.text.length > 0);
+    assert.ok(out.usage.totalTokens > 0);
+    const req = local.requests.at(-1);
+    assert.equal(req.body.max_tokens, 300);
+    assert.equal(req.body.messages[0].role, "system");
+    const aborted = new AbortController();
+    aborted.abort();
+    await assert.rejects(summarize({ kind: "history", systemPrompt: "s", prompt: "p", maxTokens: 100, signal: aborted.signal, reason: "manual" }), (e) => e.name === "AbortError" || /abort/i.test(e.message));
+  });
+
+  test("a summary survives the SDK: it is sent as a user message and comes back as compactionSummary", async () => {
+    const { conv } = newConversation({ messages: [{ role: "compactionSummary", summary: "## Goal\nX", tokensBefore: 100, timestamp: 1 }] });
+    await conv.append({ role: "user", content: "continue" });
+    await conv.run((args) => generateText({ model, ...args }));
+    const req = local.requests.find((r) => r.kind === "chat");
+    assert.equal(req.body.messages[0].role, "user");
+    assert.match(req.body.messages[0].content, /<compaction_summary>\n## Goal\nX/);
+    assert.equal(conv.messages[0].role, "compactionSummary");
+    assert.ok(!JSON.stringify(req.body).includes(PROVIDER_OPTIONS_KEY), "our providerOptions never reach the wire");
+  });
+});
