@@ -77,7 +77,8 @@ describe("compact: one summary inserted, nothing else changed", () => {
     const messages = conversation(20);
     const snap = snapshot(messages);
     const { summarize } = recorder();
-    const c = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize });
+    // pi's estimate: the cut and tokensBefore are prepareCompaction's.
+    const c = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize, estimator: "pi" });
     const prep = prepareCompaction(messages, { keepRecentTokens: 10_000 });
     const out = await c.compact(messages);
     assertUntouched(messages, snap);
@@ -97,6 +98,41 @@ describe("compact: one summary inserted, nothing else changed", () => {
     assert.ok(out.tokensAfter < out.tokensBefore);
     assert.equal(transformContext(out.messages)[0], out.summary);
     assert.equal(c.isCompacting, false);
+  });
+
+  test("with the calibrated estimate (the default) the cut keeps keepRecentTokens by that estimate", async () => {
+    // Chinese, which pi's chars / 4 counts at less than half: no usage, so
+    // the estimates are all there is (and no ratio to learn).
+    const messages = [];
+    for (let i = 0; i < 40; i++) {
+      messages.push(user(`request ${i}: ` + "你好，世界".repeat(200)));
+      const { usage: _, ...a } = assistant(`answer ${i}: ` + "我们来看看".repeat(200), 0);
+      messages.push(a);
+    }
+    const snap = snapshot(messages);
+    const { summarize } = recorder();
+    const c = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize });
+    const probe = new Compactor({ contextWindow: 1_000_000 });
+    const estimate = (list) => list.reduce((t, m) => t + probe.contextTokens([m]), 0);
+    const out = await c.compact(messages);
+    assertUntouched(messages, snap);
+    assert.equal(out.messages.length, messages.length + 1);
+    assert.equal(out.messages[out.firstKeptIndex], out.summary);
+    out.messages.forEach((m, i) => {
+      if (i < out.firstKeptIndex) assert.equal(m, messages[i]);
+      if (i > out.firstKeptIndex) assert.equal(m, messages[i - 1]);
+    });
+    // The newest messages from the cut on hold keepRecentTokens, one fewer
+    // would not (every message here is a valid cut point).
+    const kept = messages.slice(out.firstKeptIndex);
+    assert.ok(estimate(kept) >= 10_000 && estimate(kept.slice(1)) < 10_000, `${estimate(kept)}`);
+    // pi's estimate would keep more of them (it counts each at under half).
+    const prep = prepareCompaction(messages, { keepRecentTokens: 10_000 });
+    assert.ok(out.firstKeptIndex > prep.firstKeptIndex, `${out.firstKeptIndex} vs pi's ${prep.firstKeptIndex}`);
+    assert.equal(out.tokensBefore, estimate(messages));
+    assert.equal(out.tokensBefore, probe.contextTokens(messages));
+    probe.free();
+    c.free();
   });
 
   test("the history request: system prompt, serialized conversation, maxTokens 0.8 × reserve, reason, custom focus", async () => {
@@ -123,7 +159,8 @@ describe("compact: one summary inserted, nothing else changed", () => {
 
   test("a split turn sends a turn-prefix request (0.5 × reserve) alongside the history and merges both", async () => {
     const rec = recorder();
-    const c = new Compactor({ contextWindow: 200_000, summarize: rec.summarize });
+    // pi's estimate: the split is prepareCompaction's.
+    const c = new Compactor({ contextWindow: 200_000, summarize: rec.summarize, estimator: "pi" });
     const prep = prepareCompaction(large, { keepRecentTokens: 20_000 });
     assert.equal(prep.isSplitTurn, true);
     const out = await c.compact(large);

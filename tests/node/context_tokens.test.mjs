@@ -4,7 +4,10 @@
 // messages that reported usage) are bounded from their sizes and measured
 // only when the threshold check needs them; these tests check that the
 // answers are those of the measured numbers, at and around the threshold,
-// and that measuring is indeed spared when the answer is clear.
+// and that measuring is indeed spared when the answer is clear. The first
+// three are about pi's estimates (estimator: "pi": the numbers are
+// estimateTokens'); the calibrated estimate, whose every message is left
+// unmeasured under a bound from its length, has its own tests here.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Compactor, estimateTokens } from "agent-compaction";
@@ -88,9 +91,9 @@ const exact = after.slice(9).reduce((n, m) => n + estimateTokens(m), 0);
 const reserveTokens = 1000;
 
 /** A compactor that saw `before` (estimates gathered lazily), then `after`. */
-function compactorAt(threshold) {
-  const c = new Compactor({ contextWindow: threshold + reserveTokens, settings: { reserveTokens, keepRecentTokens: 10 } });
-  assert.equal(c.needsCompaction(before), true); // fresh usage: 61,010
+function compactorAt(threshold, estimator = "pi") {
+  const c = new Compactor({ contextWindow: threshold + reserveTokens, settings: { reserveTokens, keepRecentTokens: 10 }, estimator });
+  assert.equal(c.needsCompaction(before), threshold < 61_010); // fresh usage: 61,010
   return c;
 }
 
@@ -145,6 +148,49 @@ test("arguments with no cheap bound are measured, and their errors are reported 
     (e) => e instanceof TypeError && /messages\[5\]\.content\[1\]\.arguments/.test(e.message) && /BigInt/i.test(e.message),
   );
   d.free();
+});
+
+// The calibrated estimate: the exact number is what a compactor that
+// measures everything gives (contextTokens), the same for a fresh one.
+const calibratedExact = (() => {
+  const c = new Compactor({ contextWindow: 1_000_000 });
+  const n = c.contextTokens(after);
+  c.free();
+  return n;
+})();
+
+test("calibrated: right after an inserted summary, needsCompaction answers as the measured number does, at every threshold near it", () => {
+  const e = calibratedExact;
+  assert.ok(e > exact, `CJK-free but escaped arguments: calibrated ${e} vs pi ${exact}`);
+  for (const threshold of [20, e - 50, e - 2, e - 1, e, e + 1, e + 2, e + 50, e * 10]) {
+    const c = compactorAt(threshold, "calibrated");
+    assert.equal(c.needsCompaction(after), e > threshold, `threshold ${threshold}`);
+    assert.equal(c.contextTokens(after), e, `threshold ${threshold}`);
+    c.free();
+  }
+});
+
+test("calibrated: texts are read only when the bounds leave the answer open, the largest first", () => {
+  // Far above every bound (2.1 tokens per code unit): nothing is read.
+  const far = compactorAt(calibratedExact * 20, "calibrated");
+  assert.deepEqual(countingStringify(() => far.needsCompaction(after)), { value: false, calls: 0 });
+  far.free();
+  // Near the number: some are read, not every one of them twice.
+  const near = compactorAt(calibratedExact, "calibrated");
+  const open = countingStringify(() => near.needsCompaction(after));
+  assert.equal(open.value, false);
+  assert.ok(open.calls > 0);
+  // Measured once: asking again reads nothing more.
+  assert.deepEqual(countingStringify(() => near.needsCompaction(after)), { value: false, calls: 0 });
+  near.free();
+  // Between the two: the largest bounds are measured first, and measuring
+  // stops once the answer is clear, before every kept message is read.
+  const keptAssistants = after.slice(10).filter((m) => m.role === "assistant").length;
+  const some = compactorAt(calibratedExact * 4, "calibrated");
+  const r = countingStringify(() => some.needsCompaction(after));
+  assert.equal(r.value, false);
+  assert.ok(r.calls > 0 && r.calls < keptAssistants, `${r.calls} of ${keptAssistants} arguments read`);
+  some.free();
 });
 
 test("a message inserted before, at or after the context start is followed like a fresh compactor sees it", async () => {

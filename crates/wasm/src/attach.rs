@@ -109,9 +109,13 @@ impl Attachment {
         prop(&prop(&self.agent, "state"), "messages")
     }
 
-    /// `agent.state.messages = messages` (the agent copies the array).
+    /// `agent.state.messages = messages` (the agent copies the array), and
+    /// `onStateChange` told the context tokens of the array that now holds
+    /// the summary (the state reported as the compaction ended was still the
+    /// array before it).
     fn set_messages(&self, messages: &JsValue) {
         let _ = Reflect::set(&prop(&self.agent, "state"), &"messages".into(), messages);
+        self.state_changed();
     }
 
     fn emit(&self, event: JsValue) {

@@ -90,11 +90,19 @@ export interface CompactorOptions {
   summarizerContextWindow?: number;
   /**
    * The token estimate the compactor decides with (threshold, overflow, cut
-   * point, what is kept). `"calibrated"` counts by kind of text —
+   * point, what is kept). `"calibrated"` (default) counts by kind of text —
    * words, code, digits, punctuation, CJK, other scripts, emoji, base64/hex
    * runs — within ±15 % of o200k on prose, code, JSON, CJK, emoji, base64 and
-   * mixed text; `"pi"` (default for now) is pi's characters / 4, for numbers
-   * identical to a pi app's. The pi-compatible functions (`estimateTokens`, …) always use pi's.
+   * mixed text, and corrects itself by the usage the provider reports: when
+   * it compacts (the context's estimates measured then), it learns the ratio
+   * between the growth of the reported usage and the estimate of the same
+   * messages (so the system prompt and tools in the reported numbers cancel
+   * out), clamped to [0.5, 2.5], and scales the estimates after the last
+   * reported usage and the kept part by it until the next compaction. A
+   * message's text is read only when a decision needs it (bounds from
+   * lengths settle most turns). `"pi"` is pi's characters / 4, for numbers
+   * identical to a pi app's. The pi-compatible functions (`estimateTokens`,
+   * `findCutPoint`, `prepareCompaction`, …) always use pi's.
    */
   estimator?: "calibrated" | "pi";
   /** A summarizer that has not answered after this long failed (default 120,000). */
@@ -276,10 +284,19 @@ impl Tracked {
             // Start over next time rather than trust a half-updated index
             // (nor let the LLM cache trust what it last converted).
             self.known.set_length(0);
-            self.index = ContextIndex::default();
+            self.index = Self::new_index(self.estimator);
             self.generation = self.generation.wrapping_add(1);
         }
         result.map(|()| array)
+    }
+
+    /// An empty index for `estimator`: the calibrated one corrects itself
+    /// by the provider's reported usage; pi's keeps pi's numbers.
+    fn new_index(estimator: Estimator) -> ContextIndex {
+        match estimator {
+            Estimator::Calibrated => ContextIndex::self_correcting(),
+            Estimator::Pi => ContextIndex::default(),
+        }
     }
 
     /// The facts the index keeps of a gathered message, by estimator.
@@ -348,14 +365,15 @@ impl Tracked {
     }
 
     /// Makes every estimate after the last summary real (before a cut point
-    /// is searched there).
-    pub fn fill_context(&mut self, array: &JsArray) -> Result<(), InputError> {
+    /// is searched there), and learns from them how the provider's reported
+    /// usage compares with the calibrated estimate (pi's: always 1); returns
+    /// the ratio the estimates are scaled by.
+    pub fn fill_context(&mut self, array: &JsArray) -> Result<f64, InputError> {
         let start = self.index.context_start();
         let len = self.index.len();
-        {
-            let mut chunks = EstimateChunks::with(array, self.estimator);
-            self.index.fill_pending(start..len, |i| chunks.get(i))
-        }
+        let mut chunks = EstimateChunks::with(array, self.estimator);
+        self.index.fill_pending(start..len, |i| chunks.get(i))?;
+        self.index.learn_ratio(|i| chunks.get(i))
     }
 }
 
@@ -646,9 +664,7 @@ impl Compactor {
         let estimator = match estimator_value.as_string().as_deref() {
             Some("calibrated") => Estimator::Calibrated,
             Some("pi") => Estimator::Pi,
-            // pi's until the tests that assume its numbers are sorted
-            // (issue 15: the default is to become "calibrated").
-            None if estimator_value.is_undefined() => Estimator::Pi,
+            None if estimator_value.is_undefined() => Estimator::Calibrated,
             _ => {
                 return Err(type_error(InputError::WrongType {
                     path: path().field("estimator"),
@@ -681,6 +697,7 @@ impl Compactor {
             on_event,
             tracked: Tracked {
                 estimator,
+                index: Tracked::new_index(estimator),
                 ..Tracked::default()
             },
             last_context: None,
@@ -1104,13 +1121,15 @@ async fn compact_job(
             .try_borrow_mut()
             .map_err(|_| Failure::Failed(BUSY.into()))?;
         let array = s.tracked.sync(messages).map_err(input)?;
-        s.tracked.fill_context(&array).map_err(input)?;
+        // The kept part is measured in the provider's tokens: with the
+        // calibrated estimate scaled by the ratio, so is what is kept.
+        let ratio = s.tracked.fill_context(&array).map_err(input)?;
         let facts = s.tracked.index.facts().to_vec();
         let settings = s.settings;
         let prepared = prepare(
             &array,
             &facts,
-            settings.keep_recent_tokens as f64,
+            settings.keep_recent_tokens as f64 / ratio,
             s.tracked.estimator,
         )
         .map_err(input)?;

@@ -297,6 +297,7 @@ fn kind(cp: u32) -> Kind {
 
 /// The code point at `i` and how many units it takes; a lone surrogate is
 /// itself (a symbol).
+#[inline(always)]
 fn decode(units: &[u16], i: usize) -> (u32, usize) {
     let u = units[i];
     if (0xD800..0xDC00).contains(&u) {
@@ -311,6 +312,7 @@ fn decode(units: &[u16], i: usize) -> (u32, usize) {
 }
 
 /// Characters a base64 or hex run is made of.
+#[inline(always)]
 fn is_blob_unit(u: u16) -> bool {
     matches!(u, 0x30..=0x39 | 0x41..=0x5A | 0x61..=0x7A | 0x2B | 0x2F | 0x3D | 0x5F | 0x2D)
 }
@@ -500,6 +502,7 @@ pub fn classify(units: &[u16]) -> Features {
 }
 
 /// `units[at..]` starts with U+FE0F U+20E3 or U+20E3 (a keycap).
+#[inline(always)]
 fn is_keycap(units: &[u16], at: usize) -> bool {
     match units.get(at) {
         Some(0x20E3) => true,

@@ -14,13 +14,42 @@
 //! totals knowing how much they can add at most; [`ContextIndex::exceeds`]
 //! measures them only when that leaves its answer open, and
 //! [`ContextIndex::context_tokens_exact`] always.
+//!
+//! With the calibrated estimate (`push_deferred`) every message is pending,
+//! its bound the most any text of its length could cost (2.1 tokens per
+//! code unit, far above what text costs): `exceeds` then measures the
+//! pending messages with the largest bounds first, one at a time, and stops
+//! as soon as the answer is decided, so that the turn after a summary is
+//! inserted reads one or two texts rather than every kept message.
+//!
+//! Self-correction ([`ContextIndex::self_correcting`]): the provider counts
+//! with its own tokenizer, so the estimates after the last reported usage
+//! are scaled by how the provider's counts compared with the estimates
+//! before ([`ContextIndex::learn_ratio`]). The ratio is taken between the
+//! first and the last fresh usage of the latest context that has two (the
+//! later minus the earlier, over the estimate of the messages between
+//! them): the provider's count includes the system prompt and the tool
+//! definitions, which the messages' estimates know nothing of, and the
+//! difference cancels them, where a plain ratio would read a large system
+//! prompt as a tokenizer that counts 3× (and compact far too early). The
+//! span must hold at least [`MIN_RATIO_SPAN`] estimated tokens (shorter is
+//! mostly per-message framing and rounding), and the ratio is clamped to
+//! [[`MIN_RATIO`], [`MAX_RATIO`]] so that a provider whose numbers are odd
+//! (cache accounting, dropped thinking) cannot make the compactor act
+//! wildly. It is learned when the estimates of the context are measured
+//! anyway (a compaction fills them in to find the cut point), never per
+//! turn: finding it needs every message of the span measured, which per
+//! turn would read every text. It is kept until it is learned again (the
+//! ratio of a provider's tokenizer to the estimate does not change with a
+//! summary). The reported usage itself is never scaled (it is the
+//! provider's own count); only the estimates after it are.
 
 use crate::message::role::Role;
 use crate::tokens::context_tokens::{estimate_with_usage_after, ContextTokens};
 use crate::tokens::estimate::MessageFacts;
 use std::convert::Infallible;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ContextIndex {
     facts: Vec<MessageFacts>,
     /// The last `compactionSummary`: where the LLM context starts.
@@ -34,6 +63,45 @@ pub struct ContextIndex {
     /// a `*_bounded` edit, and the sum of their bounds (saturating).
     unmeasured: u32,
     slack: u64,
+    /// Scale the trailing estimates by the provider's reported usage.
+    self_correcting: bool,
+    /// The ratio the trailing estimates are scaled by (1 until learned;
+    /// always 1 when not `self_correcting`).
+    ratio: f64,
+}
+
+impl Default for ContextIndex {
+    fn default() -> Self {
+        ContextIndex {
+            facts: Vec::new(),
+            last_summary: None,
+            last_usage: None,
+            trailing: 0,
+            unmeasured: 0,
+            slack: 0,
+            self_correcting: false,
+            ratio: 1.0,
+        }
+    }
+}
+
+/// The ratio's bounds: the provider counts at most 2.5× and at least half
+/// what the calibrated estimate says (o200k-like tokenizers ≈ 1; cl100k on
+/// CJK and emoji ≈ 1.55; others in between), whatever its numbers claim.
+pub const MIN_RATIO: f64 = 0.5;
+pub const MAX_RATIO: f64 = 2.5;
+
+/// The least estimate a ratio is taken over (tokens): shorter spans are
+/// mostly per-message framing and rounding.
+pub const MIN_RATIO_SPAN: u64 = 1000;
+
+/// `tokens × ratio`, rounded up (exactly `tokens` when the ratio is 1).
+fn scale(tokens: u64, ratio: f64) -> u64 {
+    if ratio == 1.0 {
+        tokens
+    } else {
+        (tokens as f64 * ratio).ceil() as u64
+    }
 }
 
 impl ContextIndex {
@@ -43,6 +111,78 @@ impl ContextIndex {
 
     pub fn is_empty(&self) -> bool {
         self.facts.is_empty()
+    }
+
+    /// An empty index whose trailing estimates are scaled by the provider's
+    /// reported usage (see the module's doc).
+    pub fn self_correcting() -> ContextIndex {
+        ContextIndex {
+            self_correcting: true,
+            ..ContextIndex::default()
+        }
+    }
+
+    /// The ratio the trailing estimates are scaled by.
+    pub fn ratio(&self) -> f64 {
+        self.ratio
+    }
+
+    /// Learns the ratio between what the provider reported and the
+    /// estimate of the same messages (see the module's doc), measuring the
+    /// pending estimates of the span with `fill`; keeps the one it had when
+    /// there is no span to learn from. Returns the ratio now in force.
+    pub fn learn_ratio<E>(
+        &mut self,
+        mut fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<f64, E> {
+        if self.self_correcting {
+            if let Some(r) = self.find_ratio(&mut fill)? {
+                self.ratio = r;
+            }
+        }
+        Ok(self.ratio)
+    }
+
+    /// Walks back from the end, context by context (a context: the messages
+    /// after a summary up to the next one), to the newest with two fresh
+    /// usages; the ratio over its first and last, when the estimate between
+    /// them reaches [`MIN_RATIO_SPAN`].
+    fn find_ratio<E>(
+        &mut self,
+        fill: &mut impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<Option<f64>, E> {
+        let mut end = self.facts.len();
+        while end > 0 {
+            let summary = self.facts[..end]
+                .iter()
+                .rposition(|f| f.role == Role::CompactionSummary);
+            let start = summary.map_or(0, |s| s + 1);
+            let stale_until = summary.map(|s| self.facts[s].timestamp);
+            let fresh = |f: &MessageFacts| {
+                f.usage()
+                    .filter(|u| u.is_finite())
+                    .filter(|_| stale_until.is_none_or(|t| f.timestamp > t))
+            };
+            let first = (start..end).find_map(|i| fresh(&self.facts[i]).map(|u| (i, u)));
+            let last = (start..end)
+                .rev()
+                .find_map(|i| fresh(&self.facts[i]).map(|u| (i, u)));
+            if let (Some((first, before)), Some((last, after))) = (first, last) {
+                if first < last {
+                    let mut estimate = 0u64;
+                    for i in first + 1..=last {
+                        estimate = estimate.saturating_add(self.tokens_of(i, fill)?);
+                    }
+                    if estimate < MIN_RATIO_SPAN {
+                        return Ok(None);
+                    }
+                    let r = (after - before) / estimate as f64;
+                    return Ok(Some(r.clamp(MIN_RATIO, MAX_RATIO)));
+                }
+            }
+            end = summary.unwrap_or(0);
+        }
+        Ok(None)
     }
 
     pub fn facts(&self) -> &[MessageFacts] {
@@ -283,10 +423,7 @@ impl ContextIndex {
         if self.unmeasured == 0 {
             return Ok(());
         }
-        let from = self
-            .last_usage
-            .map_or(self.context_start(), |(index, _)| index + 1);
-        for i in from..self.facts.len() {
+        for i in self.trailing_from()..self.facts.len() {
             if self.facts[i].tokens_pending {
                 let tokens = self.tokens_of(i, &mut fill)?;
                 self.trailing += tokens;
@@ -298,12 +435,14 @@ impl ContextIndex {
     }
 
     /// The estimated tokens of the LLM context now, with SPEC §3's stale
-    /// usage rule (usage from at or before the last summary is ignored).
-    /// Exact when [`unmeasured`](Self::unmeasured) is 0 (always, unless a
-    /// `*_bounded` edit left some); otherwise a lower bound, the unmeasured
-    /// messages left out — see [`context_tokens_exact`](Self::context_tokens_exact).
+    /// usage rule (usage from at or before the last summary is ignored),
+    /// the trailing estimates scaled by the [`ratio`](Self::ratio). Exact
+    /// when [`unmeasured`](Self::unmeasured) is 0 (always, unless a
+    /// `*_bounded` edit or a deferred push left some); otherwise a lower
+    /// bound, the unmeasured messages left out — see
+    /// [`context_tokens_exact`](Self::context_tokens_exact).
     pub fn context_tokens(&self) -> ContextTokens {
-        self.tokens_with_trailing(self.trailing)
+        self.tokens_with_trailing(scale(self.trailing, self.ratio))
     }
 
     fn tokens_with_trailing(&self, trailing: u64) -> ContextTokens {
@@ -335,28 +474,56 @@ impl ContextIndex {
 
     /// Whether the context tokens exceed `threshold` (`shouldCompact`'s
     /// comparison), exactly as [`context_tokens_exact`] would tell, but
-    /// measuring the unmeasured messages only when their bounds leave the
-    /// answer open.
+    /// measuring only what the answer needs: while the bounds (the
+    /// unmeasured messages at their bounds) leave it open, the unmeasured
+    /// message with the largest bound is measured, one at a time.
     ///
     /// [`context_tokens_exact`]: Self::context_tokens_exact
     pub fn exceeds<E>(
         &mut self,
         threshold: f64,
-        fill: impl FnMut(usize) -> Result<u64, E>,
+        mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<bool, E> {
-        if self.unmeasured > 0 {
+        // Pending messages that count, largest bound last (popped first).
+        let mut queue: Option<Vec<(u32, usize)>> = None;
+        loop {
             // Lower and upper ends: measuring puts the number between them
-            // (the same sum in the same order; f64 addition is monotonic).
-            if self.context_tokens().tokens > threshold {
+            // (f64 addition and multiplication are monotonic, so is ceil).
+            let lower = self.context_tokens().tokens;
+            if lower > threshold {
                 return Ok(true);
             }
-            let upper = self.tokens_with_trailing(self.trailing.saturating_add(self.slack));
-            if upper.tokens <= threshold {
+            let most = self.trailing.saturating_add(self.slack);
+            if self.tokens_with_trailing(scale(most, self.ratio)).tokens <= threshold {
                 return Ok(false);
             }
-            self.measure_trailing(fill)?;
+            let queue = queue.get_or_insert_with(|| {
+                let from = self.trailing_from();
+                let mut q: Vec<(u32, usize)> = (from..self.facts.len())
+                    .filter(|&i| self.facts[i].tokens_pending)
+                    .map(|i| (self.facts[i].tokens, i))
+                    .collect();
+                q.sort_unstable();
+                q
+            });
+            match queue.pop() {
+                Some((bound, i)) if self.facts[i].tokens_pending => {
+                    let tokens = self.tokens_of(i, &mut fill)?;
+                    self.trailing += tokens;
+                    self.unmeasured = self.unmeasured.saturating_sub(1);
+                    self.slack = self.slack.saturating_sub(u64::from(bound));
+                }
+                Some(_) => {}
+                // Everything measured: the bounds met (a NaN usage).
+                None => return Ok(lower > threshold),
+            }
         }
-        Ok(self.context_tokens().tokens > threshold)
+    }
+
+    /// Where the messages whose estimates count start.
+    fn trailing_from(&self) -> usize {
+        self.last_usage
+            .map_or(self.context_start(), |(index, _)| index + 1)
     }
 
     /// The same number computed from scratch (for tests and checks; with
@@ -546,9 +713,9 @@ mod tests {
         assert!(!ix.exceeds(520.0, measure(&exact, &mut asked)).unwrap());
         assert!(ix.exceeds(129.0, measure(&exact, &mut asked)).unwrap());
         assert!(asked.is_empty());
-        // Within the range: measured, and then exact.
+        // Within the range: measured, the largest bound first, and then exact.
         assert!(ix.exceeds(200.0, measure(&exact, &mut asked)).unwrap());
-        assert_eq!(asked, vec![2, 4]);
+        assert_eq!(asked, vec![4, 2]);
         assert_eq!(ix.unmeasured(), 0);
         assert_eq!(
             ix.context_tokens().tokens,
@@ -590,6 +757,143 @@ mod tests {
         assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
     }
 
+    #[test]
+    fn exceeds_measures_the_largest_bounds_first_and_stops_when_decided() {
+        let mut ix = ContextIndex::default();
+        ix.push(f(Role::User, 10, None, 1.0));
+        ix.push(pending(90_000, 150_000.0, 2.0));
+        for t in 3..30 {
+            ix.push(pending(1000, 150_000.0 + t as f64, t as f64));
+        }
+        // After the summary every kept assistant counts, at its bound.
+        ix.insert_bounded(0, f(Role::CompactionSummary, 100, None, 50.0));
+        assert_eq!(ix.unmeasured(), 28);
+        let mut exact = vec![100, 10, 9_000];
+        exact.resize(30, 200);
+        let mut asked = Vec::new();
+        // Upper end 110 + 90,000 + 27,000 = 117,110: measuring the largest
+        // (9,000 for 90,000) decides 100,000 with nothing else read.
+        assert!(!ix.exceeds(100_000.0, measure(&exact, &mut asked)).unwrap());
+        assert_eq!(asked, vec![2]);
+        assert_eq!(ix.unmeasured(), 27);
+        // The measured estimate is kept: asked again, it is not read again.
+        assert!(!ix.exceeds(100_000.0, measure(&exact, &mut asked)).unwrap());
+        assert_eq!(asked, vec![2]);
+        let c = ix
+            .context_tokens_exact(measure(&exact, &mut asked))
+            .unwrap();
+        assert_eq!(c.tokens, (110 + 9_000 + 27 * 200) as f64);
+        assert_eq!(asked.len(), 28);
+    }
+
+    /// A self-correcting session: a system prompt of `overhead` tokens the
+    /// estimates never see, then user/assistant pairs of `step` estimated
+    /// tokens each, the provider counting `factor` × the estimate.
+    fn corrected_session(overhead: f64, factor: f64, step: u64, pairs: usize) -> ContextIndex {
+        let mut ix = ContextIndex::self_correcting();
+        let mut reported = overhead;
+        for k in 0..pairs {
+            let t = 2.0 * k as f64;
+            ix.push(f(Role::User, step - 10, None, t));
+            reported += factor * step as f64;
+            ix.push(f(Role::Assistant, 10, Some(reported), t + 1.0));
+        }
+        ix
+    }
+
+    #[test]
+    fn the_ratio_compares_reported_usage_with_the_estimate_and_ignores_the_system_prompt() {
+        let none = |_: usize| -> Result<u64, ()> { panic!("nothing is pending") };
+        // 2× over 600-token steps, with a 20,000-token system prompt: the
+        // difference of two usages cancels the prompt.
+        let mut ix = corrected_session(20_000.0, 2.0, 600, 4);
+        assert_eq!(ix.ratio(), 1.0);
+        assert_eq!(ix.learn_ratio(none).unwrap(), 2.0);
+        // The usage is the provider's own; what follows it is scaled.
+        ix.push(f(Role::ToolResult, 1000, None, 100.0));
+        let c = ix.context_tokens();
+        assert_eq!(c.usage_tokens, 20_000.0 + 2.0 * 2400.0);
+        assert_eq!(c.trailing_tokens, 2000.0);
+        // Not enough estimate between two usages (one 600-token step):
+        // no correction.
+        assert_eq!(
+            corrected_session(20_000.0, 2.0, 600, 2).learn_ratio(none),
+            Ok(1.0)
+        );
+        // One usage only: nothing to compare (the system prompt would read
+        // as a 30× tokenizer).
+        assert_eq!(
+            corrected_session(20_000.0, 2.0, 600, 1).learn_ratio(none),
+            Ok(1.0)
+        );
+        // Within bounds, whatever the provider claims.
+        assert_eq!(
+            corrected_session(0.0, 9.0, 600, 4).learn_ratio(none),
+            Ok(MAX_RATIO)
+        );
+        assert_eq!(
+            corrected_session(0.0, -1.0, 600, 4).learn_ratio(none),
+            Ok(MIN_RATIO)
+        );
+        assert_eq!(
+            corrected_session(0.0, 0.8, 1000, 3).learn_ratio(none),
+            Ok(0.8)
+        );
+        // pi's index never scales.
+        let mut pi = ContextIndex::default();
+        pi.push(f(Role::Assistant, 10, Some(100.0), 1.0));
+        pi.push(f(Role::User, 5000, None, 2.0));
+        pi.push(f(Role::Assistant, 10, Some(50_000.0), 3.0));
+        pi.push(f(Role::User, 7, None, 4.0));
+        assert_eq!(pi.learn_ratio(none), Ok(1.0));
+        assert_eq!(pi.context_tokens().tokens, 50_007.0);
+    }
+
+    #[test]
+    fn the_ratio_is_learned_from_measured_estimates_and_kept_past_a_summary() {
+        let mut ix = corrected_session(5_000.0, 1.5, 500, 5);
+        // The estimates between the usages pending, as the calibrated
+        // estimate leaves them: learning measures them (and only them).
+        for i in 2..ix.len() {
+            ix.facts[i].tokens_pending = true;
+            ix.facts[i].tokens = 10_000;
+        }
+        let mut tool = f(Role::ToolResult, 8_000, None, 20.0);
+        tool.tokens_pending = true;
+        ix.push_deferred(tool);
+        let exact =
+            |i: usize| -> Result<u64, ()> { Ok(if i.is_multiple_of(2) { 490 } else { 10 }) };
+        // Reported 5,000 + 1.5 × 2,500 = 8,750; the message after it is
+        // scaled only once the ratio is learned.
+        assert_eq!(
+            ix.context_tokens_exact(exact).unwrap().tokens,
+            8_750.0 + 490.0
+        );
+        let mut asked = Vec::new();
+        let r = ix.learn_ratio(|i| {
+            asked.push(i);
+            exact(i)
+        });
+        assert_eq!(r, Ok(1.5));
+        assert_eq!(asked, (2..10).collect::<Vec<_>>());
+        assert_eq!(ix.context_tokens().tokens, 8_750.0 + 735.0);
+        // exceeds decides with it.
+        assert!(ix.exceeds(8_750.0 + 734.0, exact).unwrap());
+        assert!(!ix.exceeds(8_750.0 + 735.0, exact).unwrap());
+        // A summary inserted: no fresh usage after it, the ratio learned
+        // before still scales the estimates.
+        ix.insert_bounded(6, f(Role::CompactionSummary, 300, None, 30.0));
+        let c = ix.context_tokens_exact(exact).unwrap();
+        // Kept: 2 pairs (1,000) + the tool result (490) + the summary.
+        assert_eq!(c.tokens, (1.5f64 * 1_790.0).ceil());
+        // Learning again in the new context, with no two usages there: the
+        // context before it is used (the same ratio).
+        assert_eq!(ix.learn_ratio(exact), Ok(1.5));
+        ix.push(f(Role::Assistant, 10, Some(3_000.0), 31.0));
+        assert_eq!(ix.context_tokens_exact(exact).unwrap().tokens, 3_000.0);
+        assert_eq!(ix.ratio(), 1.5);
+    }
+
     /// Facts with lazily gathered assistants (their bound tight, loose or
     /// unknown), and every message's measured estimate.
     fn arb_session() -> impl Strategy<Value = (Vec<MessageFacts>, Vec<u64>)> {
@@ -623,6 +927,44 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn self_correcting_exceeds_answers_as_the_exact_number(
+            (facts, exact) in arb_session(),
+            at in 0usize..60,
+            summary_late in any::<bool>(),
+            learn in any::<bool>(),
+            offsets in proptest::collection::vec(-3000.0f64..3000.0, 1..6),
+        ) {
+            let mut ix = ContextIndex::self_correcting();
+            for m in &facts {
+                let mut d = *m;
+                d.tokens_pending = true;
+                if !m.tokens_pending {
+                    // Its bound: anything at least its estimate.
+                    d.tokens = m.tokens.saturating_mul(3);
+                }
+                ix.push_deferred(d);
+            }
+            let mut exact = exact;
+            let at = at % (facts.len() + 1);
+            let stamp = if summary_late { 1000.0 } else { 50.0 };
+            exact.insert(at, 77);
+            let mut s = f(Role::CompactionSummary, 200, None, stamp);
+            s.tokens_pending = true;
+            ix.insert_bounded(at, s);
+            let mut asked = Vec::new();
+            if learn {
+                let r = ix.learn_ratio(measure(&exact, &mut asked)).unwrap();
+                prop_assert!((MIN_RATIO..=MAX_RATIO).contains(&r));
+            }
+            let truth = ix.clone().context_tokens_exact(measure(&exact, &mut asked)).unwrap();
+            for th in offsets.iter().map(|o| truth.tokens + o.round()) {
+                let mut b = ix.clone();
+                prop_assert_eq!(b.exceeds(th, measure(&exact, &mut asked)).unwrap(), truth.tokens > th, "threshold {}", th);
+                prop_assert_eq!(b.context_tokens_exact(measure(&exact, &mut asked)).unwrap(), truth);
+            }
+        }
+
         #[test]
         fn edits_in_the_middle_equal_recomputed(
             items in proptest::collection::vec(arb_facts(), 1..60),

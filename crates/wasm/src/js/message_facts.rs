@@ -8,7 +8,7 @@ use agent_compaction_core::tokens::estimate::{
     calibrated_tokens, estimate_tokens, MessageTexts, RawFacts, UsageNumbers,
 };
 use agent_compaction_core::tokens::overflow::StopReason;
-use js_sys::{Array, Float64Array, JsString};
+use js_sys::{Array, Float64Array, Uint16Array};
 use wasm_bindgen::prelude::*;
 
 #[cfg_attr(
@@ -27,8 +27,8 @@ extern "C" {
         to: u32,
         lazy: bool,
     ) -> Result<Float64Array, JsValue>;
-    #[wasm_bindgen(js_name = gatherTexts)]
-    fn gather_texts_js(messages: &Array, from: u32, to: u32) -> Array;
+    #[wasm_bindgen(js_name = gatherTexts, catch)]
+    fn gather_texts_js(messages: &Array, from: u32, to: u32) -> Result<Array, JsValue>;
     #[wasm_bindgen(js_name = takeThrown)]
     fn take_thrown() -> String;
     #[wasm_bindgen(js_name = takeBadDescription)]
@@ -153,43 +153,85 @@ fn problem_error(messages: &JsArray, index: usize, problem: u8, block: f64) -> I
     }
 }
 
-/// The calibrated estimates of `messages[from..to)` (after [`gather`] has
-/// checked them): their texts read and classified in the core.
+/// The calibrated estimates of `messages[from..to)` (whose facts were
+/// gathered, and so checked, before): their texts read in one crossing and
+/// one copy (`gatherTexts`), classified in the core.
 pub fn calibrated(messages: &JsArray, from: u32, to: u32) -> Result<Vec<u64>, InputError> {
     let to = to.min(messages.len());
     let from = from.min(to);
-    // Type errors are found (and reported) by the facts.
-    let raw = gather(messages, from, to)?;
-    let rows = gather_texts_js(messages.as_array(), from, to);
-    let units = |v: JsValue| -> Vec<u16> {
-        v.dyn_into::<JsString>()
-            .map(|s| crate::js::strings::to_js_str(&s).into_units())
-            .unwrap_or_default()
+    let unreadable = |thrown: JsValue| InputError::Unreadable {
+        path: FieldPath::argument("messages"),
+        reason: crate::js::errors::thrown_message(&thrown),
     };
-    let list = |v: JsValue| -> Vec<Vec<u16>> {
-        v.dyn_into::<Array>()
-            .map(|a| a.iter().map(units).collect())
-            .unwrap_or_default()
+    let parts = gather_texts_js(messages.as_array(), from, to).map_err(unreadable)?;
+    let units = parts.get(0).unchecked_into::<Uint16Array>().to_vec();
+    let layout = parts.get(1).unchecked_into::<Float64Array>().to_vec();
+    let mut reader = TextsReader {
+        units: &units,
+        at: 0,
+        layout: &layout,
+        next: 0,
     };
-    Ok(raw
-        .iter()
-        .zip(rows.iter())
-        .map(|(f, row)| {
-            let row: Array = row.unchecked_into();
-            let content = row.get(1);
-            calibrated_tokens(&MessageTexts {
-                role: f.role,
-                content_string: (!content.is_undefined()).then(|| units(content)),
-                text: list(row.get(2)),
-                thinking: list(row.get(3)),
-                tool_calls: list(row.get(4)),
-                images: f.images,
-                summary: units(row.get(6)),
-                command: units(row.get(7)),
-                output: units(row.get(8)),
-            })
+    (from as usize..to as usize)
+        .map(|index| {
+            let role = role_from_code(messages, index, reader.number() as u8)?;
+            let images = reader.number() as u64;
+            let content_string = match reader.number() {
+                n if n < 0.0 => None,
+                n => Some(reader.text(n)),
+            };
+            let text = reader.list();
+            let thinking = reader.list();
+            let tool_calls = reader.list();
+            let summary = reader.next_text();
+            let command = reader.next_text();
+            let output = reader.next_text();
+            Ok(calibrated_tokens(&MessageTexts {
+                role: Some(role),
+                content_string,
+                text,
+                thinking,
+                tool_calls,
+                images,
+                summary,
+                command,
+                output,
+            }))
         })
-        .collect())
+        .collect()
+}
+
+/// Reads `gatherTexts`' layout and the texts it describes, in order.
+struct TextsReader<'a> {
+    units: &'a [u16],
+    at: usize,
+    layout: &'a [f64],
+    next: usize,
+}
+
+impl TextsReader<'_> {
+    fn number(&mut self) -> f64 {
+        let n = self.layout.get(self.next).copied().unwrap_or(0.0);
+        self.next += 1;
+        n
+    }
+
+    fn text(&mut self, len: f64) -> Vec<u16> {
+        let end = (self.at + count(len) as usize).min(self.units.len());
+        let text = self.units[self.at..end].to_vec();
+        self.at = end;
+        text
+    }
+
+    fn next_text(&mut self) -> Vec<u16> {
+        let len = self.number();
+        self.text(len)
+    }
+
+    fn list(&mut self) -> Vec<Vec<u16>> {
+        let n = count(self.number());
+        (0..n).map(|_| self.next_text()).collect()
+    }
 }
 
 /// Which estimate a walk measures.
@@ -237,11 +279,18 @@ impl<'a> EstimateChunks<'a> {
 
     /// The estimate of `messages[index]`.
     pub fn get(&mut self, index: usize) -> Result<u64, InputError> {
-        let forward = self.last.is_some_and(|last| index > last);
-        self.last = Some(index);
+        let last = self.last.replace(index);
         if index < self.start || index >= self.start + self.tokens.len() {
             let len = self.messages.len() as usize;
-            let (start, end) = if forward {
+            let forward = last.is_some_and(|last| index > last);
+            // pi's estimates cost only lengths: a chunk at once. The
+            // calibrated one reads texts: a chunk only once a walk goes on
+            // from one message to the next (a jump, as `exceeds` makes
+            // measuring the largest bounds first, reads one message).
+            let walking = last.is_some_and(|last| last.abs_diff(index) == 1);
+            let (start, end) = if self.estimator == Estimator::Calibrated && !walking {
+                (index, index + 1)
+            } else if forward {
                 (index, (index + 32).min(len).max(index + 1))
             } else {
                 (index.saturating_sub(31), index + 1)

@@ -299,29 +299,50 @@ export function extractFacts(messages) {
 }
 
 
-// The texts the calibrated estimate reads, of messages[from..to): per message
-// [roleCode, content string or undefined, [text...], [thinking...],
-// [toolCall name and JSON.stringify(arguments)...], image count, summary,
-// command, output]. Which of them count for which role is decided in Rust
+// The texts the calibrated estimate reads, of messages[from..to), in bulk:
+// every text's UTF-16 code units one after another in one Uint16Array (one
+// copy into wasm per chunk of messages, not one per string), and a layout of
+// numbers saying which text is which: per message roleCode, image count,
+// content string length (-1 when content is not a string), then three lists
+// (text blocks, thinking blocks, toolCall blocks: name + JSON.stringify of the
+// arguments), each its count and the lengths, then the summary, command and
+// output lengths. Which of them count for which role is decided in Rust
 // (crates/core/src/tokens/estimate.rs, calibrated_tokens). Read after
 // gatherFacts has checked the same messages: a field of the wrong type reads
 // as empty here.
 export function gatherTexts(messages, from, to) {
   const str = (v) => (typeof v === "string" ? v : "");
-  const out = [];
+  const texts = [];
+  const layout = [];
+  let total = 0;
+  const add = (t) => {
+    texts.push(t);
+    total += t.length;
+    return t.length;
+  };
+  const list = (items) => {
+    layout.push(items.length);
+    for (const t of items) layout.push(add(t));
+  };
   for (let i = from; i < to; i++) {
     const m = messages[i];
     const code = roleCode(m);
-    const row = [code, undefined, [], [], [], 0, "", "", ""];
-    out.push(row);
-    if (code > OTHER_ROLE) continue;
+    if (code > OTHER_ROLE) {
+      layout.push(code, 0, -1, 0, 0, 0, 0, 0, 0);
+      continue;
+    }
+    const text = [];
+    const thinking = [];
+    const calls = [];
+    let images = 0;
+    let contentString = null;
     const content = m.content;
-    if (typeof content === "string") row[1] = content;
+    if (typeof content === "string") contentString = content;
     else if (Array.isArray(content)) {
       for (const b of content) {
         if (typeof b !== "object" || b === null) continue;
-        if (b.type === "text") row[2].push(str(b.text));
-        else if (b.type === "thinking") row[3].push(str(b.thinking));
+        if (b.type === "text") text.push(str(b.text));
+        else if (b.type === "thinking") thinking.push(str(b.thinking));
         else if (b.type === "toolCall") {
           let json = "";
           try {
@@ -329,13 +350,21 @@ export function gatherTexts(messages, from, to) {
           } catch {
             // gatherFacts reports it
           }
-          row[4].push(str(b.name) + json);
-        } else if (b.type === "image") row[5]++;
+          calls.push(str(b.name) + json);
+        } else if (b.type === "image") images++;
       }
     }
-    row[6] = str(m.summary);
-    row[7] = str(m.command);
-    row[8] = str(m.output);
+    layout.push(code, images, contentString === null ? -1 : add(contentString));
+    list(text);
+    list(thinking);
+    list(calls);
+    layout.push(add(str(m.summary)), add(str(m.command)), add(str(m.output)));
   }
-  return out;
+  const units = new Uint16Array(total);
+  let o = 0;
+  for (const t of texts) {
+    for (let k = 0; k < t.length; k++) units[o + k] = t.charCodeAt(k);
+    o += t.length;
+  }
+  return [units, Float64Array.from(layout)];
 }
