@@ -100,7 +100,7 @@ describe("compact: one summary inserted, nothing else changed", () => {
     assert.equal(c.isCompacting, false);
   });
 
-  test("with the calibrated estimate (the default) the cut keeps keepRecentTokens by that estimate", async () => {
+  test("with the calibrated estimate the cut keeps keepRecentTokens by that estimate", async () => {
     // Chinese, which pi's chars / 4 counts at less than half: no usage, so
     // the estimates are all there is (and no ratio to learn).
     const messages = [];
@@ -111,8 +111,8 @@ describe("compact: one summary inserted, nothing else changed", () => {
     }
     const snap = snapshot(messages);
     const { summarize } = recorder();
-    const c = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize });
-    const probe = new Compactor({ contextWindow: 1_000_000 });
+    const c = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize, estimator: "calibrated" });
+    const probe = new Compactor({ contextWindow: 1_000_000, estimator: "calibrated" });
     const estimate = (list) => list.reduce((t, m) => t + probe.contextTokens([m]), 0);
     const out = await c.compact(messages);
     assertUntouched(messages, snap);

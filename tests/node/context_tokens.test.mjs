@@ -153,7 +153,7 @@ test("arguments with no cheap bound are measured, and their errors are reported 
 // The calibrated estimate: the exact number is what a compactor that
 // measures everything gives (contextTokens), the same for a fresh one.
 const calibratedExact = (() => {
-  const c = new Compactor({ contextWindow: 1_000_000 });
+  const c = new Compactor({ contextWindow: 1_000_000, estimator: "calibrated" });
   const n = c.contextTokens(after);
   c.free();
   return n;

@@ -3,8 +3,8 @@
 // estimate (estimator: "calibrated", read through contextTokens on a single
 // user message, no reported usage) is within ±15 % of o200k_base's count
 // (gpt-tokenizer, a devDependency used only here and in the benchmark).
-// Also: the option is validated, "pi" keeps pi's chars/4, "calibrated" is the
-// default, and the calibrated estimate corrects itself by the usage the
+// Also: the option is validated, "pi" keeps pi's chars/4 (the default for
+// now), and the calibrated estimate corrects itself by the usage the
 // provider reports (learned when a compaction measures the context: a
 // provider counting 2× keeps less and compacts again sooner than one counting
 // 1×; the system prompt in the reported numbers does not count as such).
@@ -45,9 +45,10 @@ test('estimator "pi" is chars / 4, like estimateTokens', () => {
   const text = "你好".repeat(100);
   assert.equal(estimate("pi", text), 50);
   assert.equal(estimate("pi", text), estimateTokens(user(text)));
-  // The calibrated one counts CJK far above chars / 4, and is the default.
+  // The calibrated one counts CJK far above chars / 4. pi's is the default
+  // until the calibrated one costs no more over a whole replay.
   assert.ok(estimate("calibrated", text) > 100);
-  assert.equal(estimate(undefined, text), estimate("calibrated", text));
+  assert.equal(estimate(undefined, text), estimate("pi", text));
 });
 
 // A session whose provider counts `factor` × the calibrated estimate: four
@@ -92,11 +93,11 @@ function messagesUntilCompaction({ messages, compactor }) {
 }
 
 test("the calibrated estimate learns the provider's ratio when it compacts, and scales what follows the last usage by it", async () => {
-  const probe = new Compactor({ contextWindow: 10_000_000 });
+  const probe = new Compactor({ contextWindow: 10_000_000, estimator: "calibrated" });
   const estimates = (messages) => messages.reduce((t, m) => t + probe.contextTokens([m]), 0);
   const runs = [];
   for (const factor of [1, 2]) {
-    const s = session(factor, undefined);
+    const s = session(factor, "calibrated");
     s.messages.push(user(words(400, 50)), user(words(400, 51)));
     s.messages.at(-2).timestamp = 50;
     s.messages.at(-1).timestamp = 51;

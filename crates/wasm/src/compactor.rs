@@ -90,7 +90,7 @@ export interface CompactorOptions {
   summarizerContextWindow?: number;
   /**
    * The token estimate the compactor decides with (threshold, overflow, cut
-   * point, what is kept). `"calibrated"` (default) counts by kind of text —
+   * point, what is kept). `"calibrated"` counts by kind of text —
    * words, code, digits, punctuation, CJK, other scripts, emoji, base64/hex
    * runs — within ±15 % of o200k on prose, code, JSON, CJK, emoji, base64 and
    * mixed text, and corrects itself by the usage the provider reports: when
@@ -100,8 +100,10 @@ export interface CompactorOptions {
    * out), clamped to [0.5, 2.5], and scales the estimates after the last
    * reported usage and the kept part by it until the next compaction. A
    * message's text is read only when a decision needs it (bounds from
-   * lengths settle most turns). `"pi"` is pi's characters / 4, for numbers
-   * identical to a pi app's. The pi-compatible functions (`estimateTokens`,
+   * lengths settle most turns). `"pi"` (default for now: the calibrated
+   * estimate reads every text once, which costs more in all than pi's
+   * lengths; see the README) is pi's characters / 4, for numbers identical
+   * to a pi app's. The pi-compatible functions (`estimateTokens`,
    * `findCutPoint`, `prepareCompaction`, …) always use pi's.
    */
   estimator?: "calibrated" | "pi";
@@ -664,7 +666,9 @@ impl Compactor {
         let estimator = match estimator_value.as_string().as_deref() {
             Some("calibrated") => Estimator::Calibrated,
             Some("pi") => Estimator::Pi,
-            None if estimator_value.is_undefined() => Estimator::Calibrated,
+            // Until reading the texts costs no more than pi's lengths over a
+            // whole replay (the README's per-turn table), pi's is the default.
+            None if estimator_value.is_undefined() => Estimator::Pi,
             _ => {
                 return Err(type_error(InputError::WrongType {
                     path: path().field("estimator"),
