@@ -339,7 +339,7 @@ export async function runFidelityBench({ print = console.log } = {}) {
   for (const [name, seen] of columns) {
     const rows = score(session, seen);
     results.push({ name, rows });
-    print(`### ${name}\n`);
+    print(`#### ${name}\n`);
     print("| after compaction | modified files | last request | constraints | tool errors | decisions | pinned |");
     print("| ---: | ---: | :---: | ---: | ---: | ---: | ---: |");
     const cell = (c) => (c.of === 0 ? "–" : c.seen === c.of ? `${c.seen}/${c.of}` : `**${c.seen}/${c.of}**`);
