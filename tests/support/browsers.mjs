@@ -310,7 +310,7 @@ const FIREFOX_PREFS = {
 const FIREFOX_NOTICE = /^(Cross-Origin Request (Blocked|Warning):|Content-Security-Policy:|Loading (failed for|module from))/;
 
 class FirefoxBrowser {
-  static async launch({ profile } = {}) {
+  static async launch({ profile, prefs } = {}) {
     const self = new FirefoxBrowser();
     self.engine = "firefox";
     self.can = {
@@ -318,8 +318,13 @@ class FirefoxBrowser {
       // its pid (IndexedDB lives in the parent process, as in Chromium).
       crash: "content process",
       quota: false,
+      // A fixed storage limit for the whole profile, set at launch:
+      // launch("firefox", { prefs: { "dom.quotaManager.temporaryStorage.fixedLimit": kb } }).
+      fixedQuota: true,
       persistentProfile: true,
     };
+    // Extra preferences for this launch (e.g. a fixed storage limit).
+    self.prefs = { ...FIREFOX_PREFS, ...prefs };
     self.ownProfile = profile ? null : mkdtempSync(join(os.tmpdir(), "engines-firefox-"));
     self.profile = profile ?? self.ownProfile;
     self.openPages = new Set();
@@ -335,7 +340,7 @@ class FirefoxBrowser {
       executablePath: FIREFOX_BINARY,
       headless: true,
       userDataDir: this.profile,
-      extraPrefsFirefox: FIREFOX_PREFS,
+      extraPrefsFirefox: this.prefs,
       protocolTimeout: 600_000,
       // When a crash trial takes Firefox down with its content processes,
       // its crash reporter would otherwise open a window (under xvfb) that
