@@ -485,6 +485,59 @@ for (const engine of ENGINES) {
           assert.deepEqual(resumed, { reloaded: true, count: 500, equal: true }, scenario);
         }
 
+        // A fork and an import (whole sessions under a new id) that do not
+        // fit: rejected, and nothing of them stays (no session listed, no
+        // record under a new id); both work once there is room.
+        const whole = await page.evaluate(async () => {
+          const { m, settle, deepEqual } = window.h;
+          const A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+          const noise = (n) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => A[b & 63]).join("");
+          const req = (r) => new Promise((res, rej) => { r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+          const T0 = 1_750_000_000_000;
+          const before = Array.from({ length: 400 }, (_, i) => ({ role: "user", content: noise(1000), timestamp: T0 + i * 1000 }));
+          const store = await m.SessionStore.open({ name: "limit-whole" });
+          const { id } = await store.createSession({ id: "w", title: "whole" });
+          await store.save(id, before);
+          const jsonl = await store.exportJsonl(id);
+          const open = indexedDB.open("ballast-whole", 1);
+          open.onupgradeneeded = () => open.result.createObjectStore("b");
+          const ballast = await req(open);
+          // fill up to ~100 KB below the limit
+          for (let i = 0; ; i++) {
+            const { usage, quota } = await navigator.storage.estimate();
+            if (usage > quota - 150_000) break;
+            const tx = ballast.transaction("b", "readwrite");
+            tx.objectStore("b").put(noise(50_000), i);
+            const ok = await new Promise((res) => { tx.oncomplete = () => res(true); tx.onabort = () => res(false); });
+            if (!ok) break;
+          }
+          ballast.close();
+          const ids = async () => (await store.list()).map((x) => x.id).sort();
+          const recordIds = async () => {
+            const db = await req(indexedDB.open("limit-whole"));
+            const keys = await req(db.transaction("messages").objectStore("messages").getAllKeys());
+            db.close();
+            return [...new Set(keys.map((k) => k[0]))].sort();
+          };
+          const fork = await settle(store.fork(id, 400, { id: "f" }));
+          const afterFork = { ids: await ids(), records: await recordIds() };
+          const imported = await settle(store.importJsonl(jsonl));
+          const afterImport = { ids: await ids(), records: await recordIds() };
+          await req(indexedDB.deleteDatabase("ballast-whole"));
+          const forked = await store.fork(id, 400, { id: "f" });
+          const again = await store.importJsonl(jsonl);
+          const equal = deepEqual(await store.load("f"), before) && deepEqual(await store.load(again.id), before);
+          store.close();
+          await req(indexedDB.deleteDatabase("limit-whole"));
+          return { fork, afterFork, imported, afterImport, forked: forked.messageCount, reimported: again.messageCount, equal };
+        });
+        for (const [what, result, after] of [["fork", whole.fork, whole.afterFork], ["importJsonl", whole.imported, whole.afterImport]]) {
+          assert.equal(result.ok, false, `${what} over the limit rejects`);
+          assert.equal(result.error.name, "QuotaExceededError", `${what}: ${result.error.message}`);
+          assert.deepEqual(after, { ids: ["w"], records: ["w"] }, `${what}: nothing of the new session stays`);
+        }
+        assert.deepEqual({ forked: whole.forked, reimported: whole.reimported, equal: whole.equal }, { forked: 400, reimported: 400, equal: true });
+
         // What Firefox itself leaves of an aborted transaction at its limit
         // (reported, not asserted: it is the engine's behaviour the store
         // repairs, core::storage::repair).

@@ -21,7 +21,10 @@
 //! failed write) and which of its own records are written again (those the
 //! failed write touched, and any that are gone). The session record is put
 //! back as the failed transaction read it when its revision differs
-//! ([`session_record_changed`]).
+//! ([`session_record_changed`]). A whole session written under a new id
+//! (`fork`, `importJsonl`) that failed so is removed, record and messages:
+//! there was nothing under that id before. Only after the failures
+//! [`worth_repairing`] names.
 
 use super::save_plan::Position;
 
@@ -76,6 +79,16 @@ pub fn after_failed_write(known: &[Position], touched: &[usize], stored: &[Posit
     restore.dedup();
     repair.restore = restore;
     repair
+}
+
+/// Whether a write that failed with the store error named `name`
+/// (`StoreError::name`) may have left part of itself stored, so that a
+/// repair is worth a transaction: a quota failure, or another storage
+/// failure at commit. A lost or closed connection is not (the connection
+/// is gone, and the call's retry reads what landed), nor a refusal made
+/// before anything was written.
+pub fn worth_repairing(name: &str) -> bool {
+    matches!(name, "QuotaExceededError" | "StorageError")
 }
 
 /// Whether the session record stored now is not the one the failed
@@ -184,6 +197,22 @@ mod tests {
         assert_eq!(compare(&[1.0, 0.5], &[2.0]), Less);
         assert_eq!(compare(&[2.0], &[1.0, 9.0]), Greater);
         assert_eq!(compare(&[3.0], &[3.0]), Equal);
+    }
+
+    #[test]
+    fn only_storage_failures_are_repaired() {
+        assert!(worth_repairing("QuotaExceededError"));
+        assert!(worth_repairing("StorageError"));
+        for name in [
+            "ConnectionLostError",
+            "StoreClosedError",
+            "ConflictError",
+            "LockTimeoutError",
+            "TypeError",
+            "",
+        ] {
+            assert!(!worth_repairing(name), "{name}");
+        }
     }
 
     #[test]

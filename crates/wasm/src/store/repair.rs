@@ -1,5 +1,6 @@
-//! After a save's transaction failed to commit: make the stored session
-//! what it was before, still under the session's lock. Firefox can leave
+//! After a write's transaction failed to commit: make the stored session
+//! what it was before, still under the session's lock (a save), or remove
+//! what a whole session written under a new id left (fork, import). Firefox can leave
 //! some of an aborted transaction's writes stored (its storage limit hit in
 //! the middle: `core::storage::repair` says how); there this deletes the
 //! strays, writes the store's own records the failed save touched again and
@@ -11,7 +12,9 @@ use super::records::{get, pending, position_of, session_range, Tx};
 use super::schema::{MESSAGES, SESSIONS};
 use super::{Inner, Known};
 use agent_compaction_core::storage::packing;
-use agent_compaction_core::storage::repair::{after_failed_write, session_record_changed};
+use agent_compaction_core::storage::repair::{
+    after_failed_write, session_record_changed, worth_repairing,
+};
 use agent_compaction_core::storage::save_plan::Position;
 use js_sys::Array;
 use std::rc::Rc;
@@ -39,6 +42,27 @@ pub async fn put_back(
         return;
     }
     let _ = try_put_back(inner, db, id, base, read_before, touched).await;
+}
+
+/// Whether the error a write failed with calls for a repair
+/// (`core::storage::repair::worth_repairing`).
+pub fn after(error: &JsValue) -> bool {
+    worth_repairing(&get(error, "name").as_string().unwrap_or_default())
+}
+
+/// After a whole session written under the new id `id` (`fork`,
+/// `importJsonl`) failed to commit: its session record and message
+/// records, whatever of them stayed, are deleted (nothing was under that
+/// id before). Never fails, as [`put_back`].
+pub async fn remove_unwritten(db: &web_sys::IdbDatabase, id: &str, action: &'static str) {
+    let run = async {
+        let tx = Tx::open(db, true, action)?;
+        tx.store(MESSAGES, action)?
+            .delete(&session_range(id)?.into())?;
+        tx.store(SESSIONS, action)?.delete(&id.into())?;
+        tx.commit(action).await
+    };
+    let _: Result<(), JsValue> = run.await;
 }
 
 async fn try_put_back(

@@ -360,6 +360,9 @@ async fn save_locked(
         }
     };
     if let Err(e) = tx.commit(ACTION).await {
+        if !super::repair::after(&e) {
+            return Err(e);
+        }
         // Whatever the abort failed to undo is put back (core::storage::repair).
         let mut touched: Vec<usize> = layout.deletes.clone();
         for &(a, b) in &layout.delete_ranges {
