@@ -494,7 +494,7 @@ for (const engine of ENGINES) {
           const noise = (n) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => A[b & 63]).join("");
           const req = (r) => new Promise((res, rej) => { r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
           const T0 = 1_750_000_000_000;
-          const before = Array.from({ length: 400 }, (_, i) => ({ role: "user", content: noise(1000), timestamp: T0 + i * 1000 }));
+          const before = Array.from({ length: 200 }, (_, i) => ({ role: "user", content: noise(1000), timestamp: T0 + i * 1000 }));
           const store = await m.SessionStore.open({ name: "limit-whole" });
           const { id } = await store.createSession({ id: "w", title: "whole" });
           await store.save(id, before);
@@ -519,12 +519,12 @@ for (const engine of ENGINES) {
             db.close();
             return [...new Set(keys.map((k) => k[0]))].sort();
           };
-          const fork = await settle(store.fork(id, 400, { id: "f" }));
+          const fork = await settle(store.fork(id, 200, { id: "f" }));
           const afterFork = { ids: await ids(), records: await recordIds() };
           const imported = await settle(store.importJsonl(jsonl));
           const afterImport = { ids: await ids(), records: await recordIds() };
           await req(indexedDB.deleteDatabase("ballast-whole"));
-          const forked = await store.fork(id, 400, { id: "f" });
+          const forked = await store.fork(id, 200, { id: "f" });
           const again = await store.importJsonl(jsonl);
           const equal = deepEqual(await store.load("f"), before) && deepEqual(await store.load(again.id), before);
           store.close();
@@ -536,7 +536,7 @@ for (const engine of ENGINES) {
           assert.equal(result.error.name, "QuotaExceededError", `${what}: ${result.error.message}`);
           assert.deepEqual(after, { ids: ["w"], records: ["w"] }, `${what}: nothing of the new session stays`);
         }
-        assert.deepEqual({ forked: whole.forked, reimported: whole.reimported, equal: whole.equal }, { forked: 400, reimported: 400, equal: true });
+        assert.deepEqual({ forked: whole.forked, reimported: whole.reimported, equal: whole.equal }, { forked: 200, reimported: 200, equal: true });
 
         // What Firefox itself leaves of an aborted transaction at its limit
         // (reported, not asserted: it is the engine's behaviour the store
