@@ -31,12 +31,12 @@
 // and posts each result to the server (the driver stays quiet meanwhile).
 // Prints markdown on stdout (progress on stderr); a missed target is printed
 // as MISSED, not an exit code.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { ENGINES, launch } from "../../tests/support/browsers.mjs";
+import { ENGINES, launch, openWebKitOnDisk } from "../../tests/support/browsers.mjs";
 import { DEFAULT_MOUNTS, pageHandler, startServer } from "../serve.mjs";
 
 const SIZES = [500, 2000, 5000];
@@ -210,17 +210,6 @@ function existsPid(pid) {
   }
 }
 
-/** WebKitGTK's MiniBrowser (Debian's webkit2gtk-driver brings it), under /usr/lib/<triplet>/. */
-function miniBrowser() {
-  for (const triplet of readdirSync("/usr/lib")) {
-    for (const api of ["webkit2gtk-4.1", "webkitgtk-6.0", "webkit2gtk-4.0"]) {
-      const path = join("/usr/lib", triplet, api, "MiniBrowser");
-      if (existsSync(path)) return path;
-    }
-  }
-  throw new Error("webkit (on disk): no MiniBrowser under /usr/lib/*/webkit*/ (apt-get install webkit2gtk-driver)");
-}
-
 /**
  * WebKit with IndexedDB on disk: MiniBrowser without `--automation` (so not
  * through WebDriver, whose sessions are ephemeral), its data and cache
@@ -230,22 +219,16 @@ function miniBrowser() {
  */
 async function webkitOnDisk(server) {
   const dir = mkdtempSync(join(os.tmpdir(), "agent-compaction-store-bench-webkit-disk-"));
-  let child;
-  let stderr = "";
+  let browser;
   try {
     const [env, ...rest] = await runPlan(
       jobs(`run${Date.now()}`),
-      (token) => {
-        const url = `${server.url}bench/store.html?plan=${token}`;
-        const env = { ...process.env, XDG_DATA_HOME: join(dir, "data"), XDG_CACHE_HOME: join(dir, "cache"), XDG_CONFIG_HOME: join(dir, "config") };
-        const binary = miniBrowser();
-        const [cmd, argv] = process.env.DISPLAY ? [binary, [url]] : ["xvfb-run", ["-a", binary, url]];
-        child = spawn(cmd, argv, { env, stdio: ["ignore", "ignore", "pipe"], detached: true });
-        child.stderr.on("data", (d) => (stderr = (stderr + d).slice(-4000)));
+      async (token) => {
+        browser = await openWebKitOnDisk(`${server.url}bench/store.html?plan=${token}`, { dataDir: dir });
       },
       {
         onResult: progress("webkit (on disk)"),
-        gone: () => (child && child.exitCode !== null ? `webkit (on disk): MiniBrowser exited (${child.exitCode}): ${stderr}` : null),
+        gone: () => (browser?.exited() ? `webkit (on disk): ${browser.exited()}` : null),
       },
     );
     const files = listFiles(dir).filter((f) => /IndexedDB/i.test(f));
@@ -259,13 +242,7 @@ async function webkitOnDisk(server) {
       storage: "IndexedDB on disk (MiniBrowser without automation, its own data directory)",
     };
   } finally {
-    if (child?.pid) {
-      try {
-        process.kill(-child.pid, "SIGTERM");
-      } catch {
-        // already gone
-      }
-    }
+    await browser?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

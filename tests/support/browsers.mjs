@@ -19,7 +19,7 @@
 // "console.error: …" strings), flush() and close(). Where an engine cannot
 // do something, `can` says so and the suite says what it does instead.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import { join } from "node:path";
@@ -675,6 +675,9 @@ class WebKitBrowser {
       // nothing could read what the crashed page left. Suites close the
       // window instead.
       crash: null,
+      // WebKit's nearest equivalent, without WebDriver: openWebKitOnDisk()
+      // (MiniBrowser on a data directory, its web process SIGKILLed).
+      crashOnDisk: "web process",
       quota: false,
       // MiniBrowser under automation keeps website data for the session.
       persistentProfile: false,
@@ -873,4 +876,74 @@ class WebKitPage {
       })
       .catch(() => {});
   }
+}
+
+// ---------------------------------------------------------------------------
+// WebKit with IndexedDB on disk, without WebDriver.
+//
+// MiniBrowser under WebKitWebDriver keeps website data in an ephemeral
+// session, and the driver ends the session when a page's web process dies:
+// nothing could read what a crashed page left. Started without
+// `--automation`, on data and cache directories of its own (XDG_DATA_HOME,
+// XDG_CACHE_HOME), MiniBrowser keeps IndexedDB on disk, in its network
+// process; when its WebKitWebProcess is killed, the browser and the network
+// process live on, as a browser does after a renderer crash, and a new
+// MiniBrowser on the same directory reads what was stored. There is no
+// driver: the page runs by itself (from its URL) and reports over HTTP.
+
+/** WebKitGTK's MiniBrowser (Debian's webkit2gtk-driver brings it), under /usr/lib/<triplet>/. */
+export function miniBrowserPath() {
+  for (const triplet of readdirSync("/usr/lib")) {
+    for (const api of ["webkit2gtk-4.1", "webkitgtk-6.0", "webkit2gtk-4.0"]) {
+      const path = join("/usr/lib", triplet, api, "MiniBrowser");
+      if (existsSync(path)) return path;
+    }
+  }
+  throw new Error("no MiniBrowser under /usr/lib/*/webkit*/ (apt-get install webkit2gtk-driver)");
+}
+
+/**
+ * Opens `url` in a MiniBrowser of its own keeping its data in `dataDir`
+ * (under `xvfb-run -a` when there is no display). Returns { pid,
+ * crash() (SIGKILLs its web processes: the page dies, the browser and its
+ * storage live on), close() (ends the browser, its network process and the
+ * virtual display), exited() (why it is gone, or null) }.
+ */
+export async function openWebKitOnDisk(url, { dataDir }) {
+  const binary = miniBrowserPath();
+  const env = { ...process.env, XDG_DATA_HOME: join(dataDir, "data"), XDG_CACHE_HOME: join(dataDir, "cache"), XDG_CONFIG_HOME: join(dataDir, "config") };
+  const [cmd, argv] = process.env.DISPLAY ? [binary, [url]] : ["xvfb-run", ["-a", binary, url]];
+  const child = spawn(cmd, argv, { env, stdio: ["ignore", "ignore", "pipe"], detached: true });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr = (stderr + d).slice(-4000)));
+  child.unref();
+  driverGroups.add(child.pid);
+  const webProcesses = () => descendants(child.pid).filter((p) => /WebKitWebProcess$/.test(p.cmdline[0] ?? ""));
+  return {
+    pid: child.pid,
+    exited: () => (child.exitCode !== null ? `MiniBrowser exited (${child.exitCode}): ${stderr}` : null),
+    async crash() {
+      const deadline = Date.now() + 10_000;
+      let pids = webProcesses().map((p) => p.pid);
+      while (pids.length === 0 && Date.now() < deadline) {
+        await sleep(20);
+        pids = webProcesses().map((p) => p.pid);
+      }
+      if (pids.length === 0) throw new Error("webkit on disk: no WebKitWebProcess to end");
+      for (const pid of pids) killPid(pid);
+      await waitGone(pids);
+      return `web process ended (SIGKILL pid ${pids.join(", ")}); MiniBrowser and its network process live on`;
+    },
+    async close() {
+      const pids = descendants(child.pid).map((p) => p.pid);
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+      await waitGone(pids, 10_000);
+      for (const pid of pids) if (existsPid(pid)) killPid(pid);
+      driverGroups.delete(child.pid);
+    },
+  };
 }
