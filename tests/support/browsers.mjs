@@ -19,7 +19,7 @@
 // "console.error: …" strings), flush() and close(). Where an engine cannot
 // do something, `can` says so and the suite says what it does instead.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import { join } from "node:path";
@@ -751,6 +751,21 @@ class WebKitBrowser {
     return [...this.openPages];
   }
 
+  /**
+   * A page with storage of its own: WebKitWebDriver's windows share one
+   * session's storage, so the page gets a browser (session) of its own,
+   * closed with it. `viewport` { width, height }: the window's size.
+   */
+  async newIsolatedPage({ viewport } = {}) {
+    const own = await WebKitBrowser.launch();
+    const page = await own.newPage();
+    if (viewport) await own.inWindow(page.handle, (driver) => driver.manage().window().setRect({ width: viewport.width, height: viewport.height }));
+    page.ownBrowser = own;
+    page.parentBrowser = this;
+    this.openPages.add(page);
+    return page;
+  }
+
   async crash() {
     throw new Error("webkit: a crashed page ends the WebDriver session and its ephemeral storage (see can.crash)");
   }
@@ -875,6 +890,123 @@ class WebKitPage {
         this.browser.current = this.browser.home;
       })
       .catch(() => {});
+    // A page of newIsolatedPage(): its own browser (session, storage) goes too.
+    if (this.ownBrowser) {
+      this.parentBrowser.openPages.delete(this);
+      await this.ownBrowser.close();
+    }
+  }
+  async reload() {
+    await this.browser.inWindow(this.handle, async (driver) => {
+      await driver.navigate().refresh();
+      await driver.executeScript(WEBKIT_PRELUDE);
+    });
+  }
+  /** `path`: where the PNG goes (WebDriver's screenshot of the window). */
+  async screenshot({ path } = {}) {
+    const png = await this.browser.inWindow(this.handle, (driver) => driver.takeScreenshot());
+    if (path) writeFileSync(path, Buffer.from(png, "base64"));
+  }
+  /** The part of Playwright's locator the suites use, over WebDriver. */
+  locator(selector) {
+    return new WebKitLocator(this, selector);
+  }
+}
+
+/**
+ * As FirefoxLocator, over WebDriver: reads in the page by selector; click
+ * and key presses are WebDriver's own (real input events).
+ */
+class WebKitLocator {
+  constructor(page, selector, index = null) {
+    this.page = page;
+    this.selector = selector;
+    this.index = index;
+  }
+  first() {
+    return new WebKitLocator(this.page, this.selector, 0);
+  }
+  /** Runs `fn(element, arg)` in the page once the element is there (30 s), as FirefoxLocator.inPage. */
+  async inPage(fn, arg) {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const r = await this.page.evaluate(
+        ([selector, index, source, arg]) => {
+          const all = document.querySelectorAll(selector);
+          if (index === null && all.length > 1) return { many: all.length };
+          const e = all[index ?? 0];
+          if (!e) return { missing: true };
+          return { value: (0, eval)(`(${source})`)(e, arg) };
+        },
+        [this.selector, this.index, fn.toString(), arg],
+      );
+      if (r.many) throw new Error(`locator(${this.selector}): ${r.many} elements match`);
+      if (!r.missing) return r.value;
+      if (Date.now() > deadline) throw new Error(`locator(${this.selector}): no element within 30000 ms`);
+      await sleep(50);
+    }
+  }
+  async element() {
+    await this.inPage(() => true);
+    const { By } = await import("selenium-webdriver");
+    return this.page.browser.inWindow(this.page.handle, async (driver) => (await driver.findElements(By.css(this.selector)))[this.index ?? 0]);
+  }
+  async fill(text) {
+    await this.inPage((e, text) => {
+      e.focus();
+      e.value = text;
+      e.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertText", data: text }));
+    }, text);
+  }
+  /** A real key press (WebDriver) on the element. */
+  async press(key) {
+    const { Key } = await import("selenium-webdriver");
+    const el = await this.element();
+    const k = { Enter: Key.ENTER, Escape: Key.ESCAPE, Tab: Key.TAB, Backspace: Key.BACK_SPACE }[key] ?? key;
+    await this.page.browser.inWindow(this.page.handle, () => el.sendKeys(k));
+  }
+  async click() {
+    const el = await this.element();
+    await this.page.browser.inWindow(this.page.handle, () => el.click());
+  }
+  async count() {
+    return this.page.evaluate((selector) => document.querySelectorAll(selector).length, this.selector);
+  }
+  async textContent() {
+    return this.inPage((e) => e.textContent);
+  }
+  async getAttribute(name) {
+    return this.inPage((e, name) => e.getAttribute(name), name);
+  }
+  async isEnabled() {
+    return this.inPage((e) => !e.disabled);
+  }
+  async isDisabled() {
+    return this.inPage((e) => !!e.disabled);
+  }
+  async allTextContents() {
+    return this.page.evaluate((selector) => [...document.querySelectorAll(selector)].map((e) => e.textContent), this.selector);
+  }
+  async isVisible() {
+    return this.page.evaluate(
+      ([selector, index]) => {
+        const e = document.querySelectorAll(selector)[index];
+        if (!e) return false;
+        const box = e.getBoundingClientRect();
+        return box.width > 0 && box.height > 0 && getComputedStyle(e).visibility !== "hidden";
+      },
+      [this.selector, this.index ?? 0],
+    );
+  }
+  async isHidden() {
+    return !(await this.isVisible());
+  }
+  async waitFor({ timeout = 30_000 } = {}) {
+    const deadline = Date.now() + timeout;
+    while (!(await this.isVisible())) {
+      if (Date.now() > deadline) throw new Error(`locator(${this.selector}).waitFor: not visible within ${timeout} ms`);
+      await sleep(50);
+    }
   }
 }
 
