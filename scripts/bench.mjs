@@ -429,8 +429,8 @@ p();
 p("(JS heap retained = `heapUsed` after GC with the compactors alive minus after `free()` and GC, the messages alive in both: their own copies of the arrays. `heapUsed` is noisy by ~100 KB, so the one-compactor figure is rough.)");
 console.log(lines.join("\n"));
 
-// The SessionStore benchmark, in headless Chromium (scripts/bench/store.mjs).
-log("SessionStore in Chromium");
+// The SessionStore benchmark, in Chromium, Firefox and WebKit (scripts/bench/store.mjs; ENGINES= narrows it).
+log("SessionStore in each engine");
 const { runStoreBench } = await import("./bench/store.mjs");
 console.log(`\n${await runStoreBench()}`);
 

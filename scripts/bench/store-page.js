@@ -1,7 +1,11 @@
-// In-page half of scripts/bench/store.mjs: runs in headless Chromium against
-// real (on-disk) IndexedDB. Served by store.mjs at /bench/store-page.js and
-// imported by its page; the Node side calls `measure(size, options)` once per
-// session size through page.evaluate and prints what it returns.
+// In-page half of scripts/bench/store.mjs: runs in Chromium, Firefox or
+// WebKit against the engine's real IndexedDB. Served by store.mjs at
+// /bench/store-page.js and imported by its page; the Node side starts
+// `start(kind, args, token)` once per session size (kind "measure") and once
+// for the engine's raw IndexedDB costs (kind "floor"); the page posts what
+// it measured to /bench/report. (Posting, rather than returning through the
+// driver, keeps the driver quiet while the page measures: WebKit's driver
+// would otherwise poll the page with scripts every few milliseconds.)
 //
 // Two stores, fed the very same arrays, turn by turn:
 //   - ours: SessionStore.save(id, messages) — the store has seen the previous
@@ -152,6 +156,26 @@ async function baselineGet(db, id) {
 
 // ---------------------------------------------------------------------------
 
+/**
+ * How many records the store keeps for session `id` in database `name`, and
+ * how many of them loadContext reads (from the session record's
+ * `contextKey` on), read through a connection of its own (untimed).
+ */
+async function recordCounts(name, id) {
+  const db = await request(indexedDB.open(name));
+  try {
+    const tx = db.transaction(["sessions", "messages"], "readonly");
+    const meta = await request(tx.objectStore("sessions").get(id));
+    const end = [id, []];
+    const messages = tx.objectStore("messages");
+    const all = await request(messages.count(IDBKeyRange.bound([id], end, true, true)));
+    const context = meta?.contextKey ? await request(messages.count(IDBKeyRange.bound(meta.contextKey, end, false, true))) : all;
+    return { all, context };
+  } finally {
+    db.close();
+  }
+}
+
 const sorted = (xs) => Float64Array.from(xs).sort();
 function stats(xs) {
   const s = sorted(xs);
@@ -244,7 +268,13 @@ export async function measure(
     const messages = sides.ours.messages;
     if (sides.base.messages.length !== messages.length) throw new Error("the two sides grew differently");
 
-    // Loads: alternating order; each result checked once.
+    // Loads: rotating order; each result checked. *raw* is loadContext's
+    // IndexedDB work alone, through a connection of its own: one readonly
+    // transaction reading the session record and, with one getAll, the
+    // records from its contextKey on (no lock, no unpacking, no wasm).
+    const records = await recordCounts(`${run}-ours-${size}`, id);
+    const rawDb = await request(indexedDB.open(`${run}-ours-${size}`));
+    const raw = [];
     const context = [];
     const full = [];
     const get = [];
@@ -270,23 +300,34 @@ export async function measure(
         },
         async () => {
           const t0 = now();
+          const tx = rawDb.transaction(["sessions", "messages"], "readonly");
+          const meta = await request(tx.objectStore("sessions").get(id));
+          const r = await request(tx.objectStore("messages").getAll(IDBKeyRange.bound(meta.contextKey, [id, []], false, true)));
+          const t = now() - t0;
+          if (r.length !== records.context) throw new Error(`the raw context read returned ${r.length} records`);
+          return ["raw", t];
+        },
+        async () => {
+          const t0 = now();
           const r = await baselineGet(base, id);
           const t = now() - t0;
           if (r.messages.length !== messages.length) throw new Error(`get returned ${r.messages.length} messages`);
           return ["get", t];
         },
       ];
-      const order = [0, 1, 2].map((k) => kinds[(k + i) % 3]);
+      const order = kinds.map((_, k) => kinds[(k + i) % kinds.length]);
       for (const k of order) {
         await pause(0);
         const [kind, t] = await k();
         if (i < 2) continue; // warm-up
-        ({ context, full, get })[kind].push(t);
+        ({ context, full, get, raw })[kind].push(t);
       }
     }
+    rawDb.close();
     return {
       size,
       bytes,
+      records,
       contextLength,
       recordsPerSave,
       turnsSaved: sides.ours.n,
@@ -296,6 +337,7 @@ export async function measure(
       idleOurs: stats(idle.ours),
       idleWhole: stats(idle.base),
       loadContext: stats(context),
+      rawContext: stats(raw),
       get: stats(get),
       load: stats(full),
     };
@@ -305,7 +347,120 @@ export async function measure(
   }
 }
 
+/** The timer's resolution as seen here: the smallest step of performance.now(). */
+function timerStep() {
+  let step = Infinity;
+  for (let i = 0; i < 200; i++) {
+    const a = now();
+    let b = now();
+    while (b === a) b = now();
+    step = Math.min(step, b - a);
+  }
+  return step;
+}
+
 export const environment = () => ({
   userAgent: navigator.userAgent,
   crossOriginIsolated: globalThis.crossOriginIsolated === true,
+  timerStepMs: timerStep(),
 });
+
+/**
+ * What the engine's IndexedDB costs alone, without the store: the fixed cost
+ * of a readwrite transaction that puts one small record (one assistant
+ * message) and of one that puts a turn's three messages and a meta record;
+ * a readonly `get` of one small record; and, for each size, a put and a get
+ * of one record holding that many messages (the whole-record side's own
+ * cost, measured apart from the turn loop). Each `reps` times after one
+ * warm-up, in a database of its own.
+ */
+export async function floor({ sizes = [500, 2000, 5000], reps = 15, run = "bench" } = {}) {
+  await ensurePool();
+  const open = indexedDB.open(`${run}-floor`, 1);
+  open.onupgradeneeded = () => {
+    open.result.createObjectStore("small");
+    open.result.createObjectStore("big");
+  };
+  const db = await request(open);
+  try {
+    const small = fresh(pool.find((m) => m.role === "assistant"));
+    const smallBytes = new Blob([JSON.stringify(small)]).size;
+    const time = async (body) => {
+      const xs = [];
+      for (let i = 0; i <= reps; i++) {
+        await pause(0);
+        const t0 = now();
+        await body(i);
+        if (i > 0) xs.push(now() - t0);
+      }
+      return stats(xs);
+    };
+    let k = 0;
+    const putOne = await time(async () => {
+      const tx = db.transaction("small", "readwrite");
+      tx.objectStore("small").put(small, k++);
+      await done(tx);
+    });
+    const putTurn = await time(async () => {
+      const tx = db.transaction("small", "readwrite");
+      const os = tx.objectStore("small");
+      for (const m of turn()) os.put(m, k++);
+      os.put({ id: "meta", revision: k, messageCount: k }, "meta");
+      await done(tx);
+    });
+    const getOne = await time(async (i) => {
+      const tx = db.transaction("small", "readonly");
+      await request(tx.objectStore("small").get(i % Math.max(1, k)));
+    });
+    const bySize = [];
+    for (const size of sizes) {
+      const messages = session(size).messages;
+      const bytes = new Blob([JSON.stringify(messages)]).size;
+      const put = await time(async () => {
+        const tx = db.transaction("big", "readwrite");
+        tx.objectStore("big").put({ id: size, messages }, size);
+        await done(tx);
+      });
+      const get = await time(async () => {
+        const tx = db.transaction("big", "readonly");
+        const r = await request(tx.objectStore("big").get(size));
+        if (r.messages.length !== messages.length) throw new Error("floor: the record came back short");
+      });
+      bySize.push({ size, bytes, put, get });
+    }
+    return { smallBytes, putOne, putTurn, getOne, bySize };
+  } finally {
+    db.close();
+  }
+}
+
+const JOBS = { environment: async () => environment(), measure, floor };
+
+/**
+ * Runs the plan the Node side registered under `token` (GET
+ * /bench/plan?token=…: `{ jobs: [[kind, args], …] }`, kinds "environment",
+ * "measure" and "floor"), one job after the other, posting
+ * `{ token, index, result }` or `{ token, index, error }` to /bench/report
+ * after each (and stopping at an error). Returns at once.
+ */
+export function runPlan(token) {
+  const post = (msg) => fetch("/bench/report", { method: "POST", body: JSON.stringify({ token, ...msg }) });
+  const describe = (e) => `${e?.name ?? "Error"}: ${e?.message ?? String(e)}`;
+  (async () => {
+    const plan = await (await fetch(`/bench/plan?token=${encodeURIComponent(token)}`)).json();
+    for (let index = 0; index < plan.jobs.length; index++) {
+      const [kind, args] = plan.jobs[index];
+      let msg;
+      try {
+        const body = JOBS[kind];
+        if (!body) throw new Error(`unknown job ${kind}`);
+        msg = { index, result: await body(...args) };
+      } catch (e) {
+        msg = { index, error: describe(e) };
+      }
+      await post(msg);
+      if (msg.error) return;
+    }
+  })().catch((e) => post({ index: -1, error: describe(e) }).catch(() => {}));
+  return true;
+}

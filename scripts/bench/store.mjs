@@ -1,9 +1,17 @@
-// The SessionStore benchmark (run at the end of `npm run bench`, or alone:
-// `node scripts/bench/store.mjs`, after `node scripts/build.mjs`).
+// The SessionStore benchmark, in Chromium, Firefox and WebKit (run at the
+// end of `npm run bench`, or alone: `node scripts/bench/store.mjs`, after
+// `node scripts/build.mjs`; `ENGINES=firefox` narrows it as in the tests).
 //
-// In headless Chromium (the tests' CHROMIUM launch configuration) with a
-// persistent profile in a temporary directory, so that IndexedDB is on disk
-// as in a real browser profile (an incognito context keeps it in memory).
+// Each engine is launched through tests/support/browsers.mjs (Chromium by
+// playwright-core, Firefox by puppeteer-core, WebKit by WebKitWebDriver +
+// MiniBrowser), Chromium and Firefox with a persistent profile in a temporary
+// directory, so that IndexedDB is on disk as in a real browser profile.
+// MiniBrowser under WebDriver keeps website data in an ephemeral session
+// (WebKit then keeps IndexedDB in memory), so WebKit is measured twice: under
+// WebDriver, and as Safari users get it, on disk: MiniBrowser started
+// without automation on a data directory of its own (XDG_DATA_HOME), the
+// page running the same plan by itself (see `webkitOnDisk`).
+//
 // Sessions of 500, 2,000 and 5,000 messages are built from the fixtures'
 // messages (piSessionToMessages; repeated with fresh timestamps) with a
 // compactionSummary where a compaction would have cut; at each size:
@@ -14,16 +22,21 @@
 //     back-to-back saves, and then after idle pauses as between turns;
 //   - loading: store.loadContext(id) against the whole record's `get`, and
 //     store.load(id) for reference.
-// The page runs under cross-origin isolation (COOP/COEP), so performance.now()
-// is precise to a few microseconds rather than 100 µs. The in-page half is
-// scripts/bench/store-page.js. Prints markdown on stdout (progress on
-// stderr); a missed target is printed as MISSED, not an exit code.
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+// Then the engine's raw IndexedDB costs without the store (the "floor": a
+// small readwrite transaction, a small get, a put and a get of the whole
+// session alone), which say why a target is missed where one is.
+// The page runs under cross-origin isolation (COOP/COEP) where the engine
+// offers it, so performance.now() is as precise as the engine allows. The
+// in-page half is scripts/bench/store-page.js; the page runs a plan of jobs
+// and posts each result to the server (the driver stays quiet meanwhile).
+// Prints markdown on stdout (progress on stderr); a missed target is printed
+// as MISSED, not an exit code.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { chromium } from "playwright-core";
-import { CHROMIUM } from "../../tests/support/chromium.mjs";
+import { ENGINES, launch, openWebKitOnDisk } from "../../tests/support/browsers.mjs";
 import { DEFAULT_MOUNTS, pageHandler, startServer } from "../serve.mjs";
 
 const SIZES = [500, 2000, 5000];
@@ -52,7 +65,12 @@ const PAGE = `<!doctype html>
 <script type="module">
   window.bench = await import("/bench/store-page.js");
   document.documentElement.dataset.ready = "true";
+  const plan = new URLSearchParams(location.search).get("plan");
+  if (plan) window.bench.runPlan(plan);
 </script>`;
+
+// Plans by token: the jobs a page runs, and where its reports go.
+const plans = new Map();
 
 function handlers() {
   return [
@@ -65,7 +83,60 @@ function handlers() {
       }
       return false;
     },
+    (req, res, url) => {
+      if (url.pathname !== "/bench/plan") return false;
+      const plan = plans.get(url.searchParams.get("token"));
+      res.writeHead(plan ? 200 : 404, { "content-type": "application/json", ...ISOLATED });
+      res.end(JSON.stringify(plan ? { jobs: plan.jobs } : { error: "no such plan" }));
+      return true;
+    },
+    async (req, res, url) => {
+      if (url.pathname !== "/bench/report" || req.method !== "POST") return false;
+      let body = "";
+      for await (const chunk of req) body += chunk;
+      const msg = JSON.parse(body);
+      plans.get(msg.token)?.report(msg);
+      res.writeHead(200, { "content-type": "text/plain", ...ISOLATED });
+      res.end("ok");
+      return true;
+    },
   ];
+}
+
+/**
+ * Registers `jobs` ([kind, args] pairs) under a fresh token and calls
+ * `begin(token)` (which makes a page run them); resolves to their results in
+ * order. `onResult(index, result)` sees each as it comes. Rejects on a job's
+ * error, when `gone()` says the page cannot answer any more, or after
+ * `timeoutMs`.
+ */
+async function runPlan(jobs, begin, { onResult = () => {}, gone = () => null, timeoutMs = 30 * 60_000 } = {}) {
+  const token = `p${Date.now()}${Math.random().toString(36).slice(2, 8)}`;
+  const results = [];
+  let settle;
+  const finished = new Promise((resolve, reject) => (settle = { resolve, reject }));
+  plans.set(token, {
+    jobs,
+    report(msg) {
+      if (msg.error) return settle.reject(new Error(`the page's ${jobs[msg.index]?.[0] ?? "plan"} failed: ${msg.error}`));
+      results[msg.index] = msg.result;
+      onResult(msg.index, msg.result);
+      if (results.filter((r) => r !== undefined).length === jobs.length) settle.resolve(results);
+    },
+  });
+  const started = Date.now();
+  const watch = setInterval(() => {
+    const why = gone();
+    if (why) settle.reject(new Error(why));
+    else if (Date.now() - started > timeoutMs) settle.reject(new Error(`the benchmark page did not finish within ${timeoutMs / 60_000} min`));
+  }, 500);
+  try {
+    await begin(token);
+    return await finished;
+  } finally {
+    clearInterval(watch);
+    plans.delete(token);
+  }
 }
 
 const fmt = (ms) => (ms >= 100 ? `${ms.toFixed(0)} ms` : ms >= 10 ? `${ms.toFixed(1)} ms` : `${ms.toFixed(2)} ms`);
@@ -73,67 +144,156 @@ const cell = (s) => `${fmt(s.median)} (p90 ${fmt(s.p90)})`;
 const mb = (b) => `${(b / 1024 / 1024).toFixed(1)} MB`;
 const n = (x) => x.toLocaleString("en-US");
 
-/** Runs the benchmark; resolves to the markdown report. */
-export async function runStoreBench() {
-  if (!existsSync(PKG_INDEX)) throw new Error("pkg/ is not built: run `node scripts/build.mjs` first");
-  const started = performance.now();
-  const profile = mkdtempSync(join(os.tmpdir(), "agent-compaction-store-bench-"));
-  const server = await startServer({
-    port: 0,
-    handlers: handlers(),
-    mounts: [{ prefix: "/fixtures/", dir: FIXTURES }, ...DEFAULT_MOUNTS],
-  });
-  let context;
-  const results = [];
-  let env;
+const FLOOR_REPS = 15;
+
+/** The plan every engine runs. */
+function jobs(run) {
+  return [
+    ["environment", []],
+    ...SIZES.map((size) => ["measure", [size, { rounds: ROUNDS, block: BLOCK, idleSaves: IDLE_SAVES, idleMs: IDLE_MS, loads: LOADS, run }]]),
+    ["floor", [{ sizes: SIZES, reps: FLOOR_REPS, run }]],
+  ];
+}
+
+function progress(label) {
+  return (index, r) => {
+    if (!r || r.size === undefined) {
+      if (r?.bySize) log(`  ${label} floor: small readwrite tx ${fmt(r.putOne.median)}, turn-sized tx ${fmt(r.putTurn.median)}, small get ${fmt(r.getOne.median)}`);
+      return;
+    }
+    log(
+      `  ${label} ${n(r.size)}: save ${fmt(r.ours.median)} vs put ${fmt(r.whole.median)} (after idle ${fmt(r.idleOurs.median)} vs ${fmt(r.idleWhole.median)}); loadContext ${fmt(r.loadContext.median)} (raw ${fmt(r.rawContext.median)}) vs get ${fmt(r.get.median)}, load ${fmt(r.load.median)}`,
+    );
+  };
+}
+
+/** One engine through browsers.mjs: resolves to { env, results, floor, storage }. */
+async function driven(engine, server) {
+  const profile = mkdtempSync(join(os.tmpdir(), `agent-compaction-store-bench-${engine}-`));
+  let browser;
   try {
-    context = await chromium.launchPersistentContext(profile, { ...CHROMIUM });
-    const page = context.pages()[0] ?? (await context.newPage());
+    browser = await launch(engine, { profile });
+    const page = await browser.newPage();
     const problems = [];
-    page.on("pageerror", (e) => problems.push(e.message));
+    page.onProblem((p) => problems.push(p));
     await page.goto(`${server.url}bench/store.html`);
     try {
-      await page.waitForSelector("html[data-ready=true]", { timeout: 30_000 });
+      await page.waitForFunction(() => document.documentElement.dataset.ready === "true", undefined, { timeout: 60_000 });
     } catch (e) {
-      throw new Error(`the benchmark page did not load: ${problems.join("; ") || e.message}`);
+      await page.flush();
+      throw new Error(`${engine}: the benchmark page did not load: ${problems.join("; ") || e.message}`);
     }
-    env = await page.evaluate(() => window.bench.environment());
-    const run = `run${Date.now()}`;
-    for (const size of SIZES) {
-      log(`store: ${n(size)} messages…`);
-      const r = await page.evaluate(
-        ([size, options]) => window.bench.measure(size, options),
-        [size, { rounds: ROUNDS, block: BLOCK, idleSaves: IDLE_SAVES, idleMs: IDLE_MS, loads: LOADS, run }],
-      );
-      log(
-        `  save ${fmt(r.ours.median)} vs put ${fmt(r.whole.median)} (after idle ${fmt(r.idleOurs.median)} vs ${fmt(r.idleWhole.median)}); loadContext ${fmt(r.loadContext.median)} vs get ${fmt(r.get.median)}, load ${fmt(r.load.median)}`,
-      );
-      results.push(r);
-    }
+    const [env, ...rest] = await runPlan(jobs(`run${Date.now()}`), (token) => page.evaluate((t) => window.bench.runPlan(t), token), {
+      onResult: progress(engine),
+      gone: () => (browser.pid && !existsPid(browser.pid) ? `${engine}: the browser process ended` : null),
+    });
+    return {
+      engine,
+      env,
+      results: rest.slice(0, SIZES.length),
+      floor: rest[SIZES.length],
+      storage: browser.can.persistentProfile
+        ? "IndexedDB on disk (persistent profile)"
+        : "IndexedDB of MiniBrowser's WebDriver session, which is ephemeral (kept in memory)",
+    };
   } finally {
-    await context?.close();
-    await server.close();
+    await browser?.close();
     rmSync(profile, { recursive: true, force: true });
   }
-  const elapsed = (performance.now() - started) / 1000;
+}
 
+function existsPid(pid) {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * WebKit with IndexedDB on disk: MiniBrowser without `--automation` (so not
+ * through WebDriver, whose sessions are ephemeral), its data and cache
+ * directories (XDG_DATA_HOME, XDG_CACHE_HOME) in a temporary directory, under
+ * `xvfb-run -a` when there is no display. The page is opened with
+ * `?plan=<token>` and runs the plan by itself, posting each result.
+ */
+async function webkitOnDisk(server) {
+  const dir = mkdtempSync(join(os.tmpdir(), "agent-compaction-store-bench-webkit-disk-"));
+  let browser;
+  try {
+    const [env, ...rest] = await runPlan(
+      jobs(`run${Date.now()}`),
+      async (token) => {
+        browser = await openWebKitOnDisk(`${server.url}bench/store.html?plan=${token}`, { dataDir: dir });
+      },
+      {
+        onResult: progress("webkit (on disk)"),
+        gone: () => (browser?.exited() ? `webkit (on disk): ${browser.exited()}` : null),
+      },
+    );
+    const files = listFiles(dir).filter((f) => /IndexedDB/i.test(f));
+    if (files.length === 0) throw new Error(`webkit (on disk): no IndexedDB files under ${dir}: the data did not go to disk`);
+    return {
+      engine: "webkit",
+      onDisk: true,
+      env,
+      results: rest.slice(0, SIZES.length),
+      floor: rest[SIZES.length],
+      storage: "IndexedDB on disk (MiniBrowser without automation, its own data directory)",
+    };
+  } finally {
+    await browser?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function listFiles(dir) {
+  const out = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...listFiles(p));
+    else out.push(p);
+  }
+  return out;
+}
+
+const ENGINE_NAMES = { chromium: "Chromium", firefox: "Firefox", webkit: "WebKit" };
+
+function browserVersion(engine, env) {
+  if (engine === "chromium") return `headless Chromium ${/(?:Headless)?Chrome\/([\d.]+)/.exec(env.userAgent)?.[1] ?? "unknown"}`;
+  if (engine === "firefox") return `headless Firefox ${/Firefox\/([\d.]+)/.exec(env.userAgent)?.[1] ?? "unknown"}`;
+  let gtk = "";
+  try {
+    gtk = execFileSync("dpkg-query", ["-W", "-f=${Version}", "libwebkit2gtk-4.1-0"], { encoding: "utf8" }).split("-")[0];
+  } catch {
+    // not a Debian system
+  }
+  return `WebKitGTK ${gtk || "unknown"} MiniBrowser (AppleWebKit/${/AppleWebKit\/([\d.]+)/.exec(env.userAgent)?.[1] ?? "?"}) under Xvfb`;
+}
+
+/** The markdown section of one engine's run. */
+function section(run, elapsed) {
+  const { engine, env, results, floor } = run;
   const lines = [];
   const p = (s = "") => lines.push(s);
   const cpus = os.cpus();
-  const chrome = /(?:Headless)?Chrome\/([\d.]+)/.exec(env.userAgent)?.[1] ?? "unknown";
-  p("### SessionStore in Chromium: one turn's save, loading for the LLM");
+  const load = os.loadavg().map((x) => x.toFixed(1)).join(", ");
+  p(`### SessionStore in ${ENGINE_NAMES[engine]}${run.onDisk ? " (on disk)" : ""}: one turn's save, loading for the LLM`);
   p();
+  const timer = env.crossOriginIsolated
+    ? `cross-origin-isolated page (timer step ${(env.timerStepMs * 1000).toFixed(0)} µs)`
+    : `page not cross-origin isolated (timer step ${(env.timerStepMs * 1000).toFixed(0)} µs)`;
   p(
-    `Measured by \`npm run bench\` (\`scripts/bench/store.mjs\`) on ${new Date().toISOString().slice(0, 10)}: headless Chromium ${chrome}, ` +
-      `IndexedDB on disk (persistent profile), ${cpus[0]?.model ?? "unknown CPU"} × ${cpus.length}, ${os.platform()}/${os.arch()}` +
-      `${env.crossOriginIsolated ? "" : " (page not cross-origin isolated: timer resolution 100 µs)"}. Median (p90) of ${SAVES} back-to-back saves and ${LOADS} loads per side and size; run took ${elapsed.toFixed(0)} s.`,
+    `Measured by \`npm run bench\` (\`scripts/bench/store.mjs\`) on ${new Date().toISOString().slice(0, 10)}: ${browserVersion(engine, env)}, ` +
+      `${run.storage}, ${cpus[0]?.model ?? "unknown CPU"} × ${cpus.length} (load average ${load} at the end), ${os.platform()}/${os.arch()}, ${timer}. ` +
+      `Median (p90) of ${SAVES} back-to-back saves and ${LOADS} loads per side and size; this engine's run took ${elapsed.toFixed(0)} s.`,
   );
   p();
-  p("| messages (JSON size) | save one turn (ours) | whole-record put (pi-web-ui) | speed-up | loadContext (messages read) | whole-record get | load |");
-  p("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+  p("| messages (JSON size) | save one turn (ours) | whole-record put (pi-web-ui) | speed-up | loadContext (messages / records read) | its reads in raw IndexedDB | whole-record get | load (records) |");
+  p("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const r of results) {
     p(
-      `| ${n(r.size)} (${mb(r.bytes)}) | ${cell(r.ours)} | ${cell(r.whole)} | ${(r.whole.median / r.ours.median).toFixed(0)}× | ${cell(r.loadContext)} (${n(r.contextLength)}) | ${cell(r.get)} | ${cell(r.load)} |`,
+      `| ${n(r.size)} (${mb(r.bytes)}) | ${cell(r.ours)} | ${cell(r.whole)} | ${(r.whole.median / r.ours.median).toFixed(0)}× | ${cell(r.loadContext)} (${n(r.contextLength)} / ${n(r.records.context)}) | ${cell(r.rawContext)} | ${cell(r.get)} | ${cell(r.load)} (${n(r.records.all)}) |`,
     );
   }
   p();
@@ -144,6 +304,13 @@ export async function runStoreBench() {
   for (const r of results) {
     p(`| ${n(r.size)} | ${cell(r.idleOurs)} | ${cell(r.idleWhole)} | ${(r.idleWhole.median / r.idleOurs.median).toFixed(0)}× |`);
   }
+  p();
+  p(
+    `The engine's IndexedDB alone (no store; median (p90) of ${FLOOR_REPS}): a readwrite transaction putting one ${(floor.smallBytes / 1024).toFixed(1)} KB message ${cell(floor.putOne)}; ` +
+      `one putting a turn's three messages and a meta record ${cell(floor.putTurn)}; a readonly get of one message ${cell(floor.getOne)}; ` +
+      floor.bySize.map((b) => `the ${n(b.size)}-message session as one record: put ${cell(b.put)}, get ${cell(b.get)}`).join("; ") +
+      ".",
+  );
   p();
   const first = results[0];
   const last = results[results.length - 1];
@@ -158,8 +325,13 @@ export async function runStoreBench() {
     const ratio = r.loadContext.median / r.get.median;
     p(`- loadContext no slower than the whole-record get at ${n(r.size)}: ${fmt(r.loadContext.median)} vs ${fmt(r.get.median)} (${ratio.toFixed(2)}×) — ${verdict(ratio <= 1)}`);
   }
-  p();
-  p("How it is measured:");
+  return { text: lines.join("\n"), first, results };
+}
+
+function method(first, runs) {
+  const lines = [];
+  const p = (s = "") => lines.push(s);
+  p("How it is measured (every engine alike):");
   p();
   p(
     "- Each size is a fresh session built from the fixtures' user, assistant and tool-result messages (`piSessionToMessages`, repeated with fresh timestamps) with one `compactionSummary` " +
@@ -172,16 +344,49 @@ export async function runStoreBench() {
   );
   p(
     "- *ours*: `await store.save(id, messages)` with the store having saved the previous array (it puts " +
-      `${first.recordsPerSave.toFixed(2)} message records per turn on average — the turn's three, and now and then a pack of older messages — and the meta record; the timed saves include those). ` +
+      `${runs.map((r) => `${r.results[0].recordsPerSave.toFixed(2)}`).join(" / ")} message records per turn on average in ${runs.map((r) => ENGINE_NAMES[r.engine] + (r.onDisk ? " on disk" : "")).join(" / ")} — the turn's three, and now and then a pack of older messages — and the meta record; the timed saves include those). ` +
       "*whole-record put*: pi-web-ui's `SessionsStore.save` in raw IndexedDB — one readwrite transaction over `sessions` and `sessions-metadata` putting `{ id, title, model, thinkingLevel, messages, createdAt, lastModified }` " +
       "and `{ id, title, createdAt, lastModified, messageCount, usage, thinkingLevel, preview }` (usage sums and preview computed untimed), timed to the transaction's `complete`, as ours is timed to its commit. " +
-      `(Timed only to the two puts' success, where pi-web-ui's promise resolves: ${results.map((r) => `${fmt(r.wholeResolved.median)} at ${n(r.size)}`).join(", ")}.)`,
+      `(Timed only to the two puts' success, where pi-web-ui's promise resolves, at ${SIZES.map(n).join(" / ")}: ` +
+      runs.map((r) => `${ENGINE_NAMES[r.engine]}${r.onDisk ? " on disk" : ""} ${r.results.map((x) => fmt(x.wholeResolved.median)).join(" / ")}`).join("; ") +
+      ".)",
   );
   p(
-    "- *loadContext* reads the meta record and the records from the last summary on (packs of older messages and the newest loose ones); *whole-record get* is one `get` of the session record in a readonly transaction; *load* reads every record. " +
-      `${LOADS} of each after 2 warm-up rounds, in rotating order. Default transaction durability on both sides; \`performance.now()\` in a cross-origin-isolated page.`,
+    "- *loadContext* reads the meta record and the records from the last summary on (packs of older messages and the newest loose ones); *whole-record get* is one `get` of the session record in a readonly transaction; *its reads in raw IndexedDB* is what loadContext asks of IndexedDB, alone (a connection of its own, one readonly transaction: a `get` of the session record and one `getAll` of the records from its `contextKey` on; no lock, no unpacking, no crossing into wasm); *load* reads every record. " +
+      `${LOADS} of each after 2 warm-up rounds, in rotating order. Default transaction durability on both sides; the page posts its results to the benchmark's server, so no driver talks to it while it measures.`,
   );
   return lines.join("\n");
+}
+
+/**
+ * Runs the benchmark in `engines` (default: $ENGINES, else all three; WebKit
+ * both under WebDriver and on disk); resolves to the markdown report.
+ */
+export async function runStoreBench({ engines = ENGINES } = {}) {
+  if (!existsSync(PKG_INDEX)) throw new Error("pkg/ is not built: run `node scripts/build.mjs` first");
+  const server = await startServer({
+    port: 0,
+    handlers: handlers(),
+    mounts: [{ prefix: "/fixtures/", dir: FIXTURES }, ...DEFAULT_MOUNTS],
+  });
+  const sections = [];
+  const runs = [];
+  try {
+    for (const engine of engines) {
+      const variants = engine === "webkit" ? [() => driven(engine, server), () => webkitOnDisk(server)] : [() => driven(engine, server)];
+      for (const variant of variants) {
+        const started = performance.now();
+        log(`store benchmark: ${engine}${variant === variants[1] ? " (on disk)" : ""}…`);
+        const run = await variant();
+        const s = section(run, (performance.now() - started) / 1000);
+        runs.push(run);
+        sections.push(s.text);
+      }
+    }
+  } finally {
+    await server.close();
+  }
+  return [...sections, method(runs[0].results[0], runs)].join("\n\n");
 }
 
 const isMain = (() => {

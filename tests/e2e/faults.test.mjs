@@ -5,8 +5,13 @@
 // tests/support/browsers.mjs) with IndexedDB on disk (WebKit's automation
 // session keeps it in memory). Crashing: Chromium's DevTools Page.crash;
 // Firefox's web content processes ended by pid; WebKit cannot crash a page
-// and go on (WebKitWebDriver ends the session and its storage), so there
-// every trial closes the tab.
+// under WebDriver and go on (WebKitWebDriver ends the session and its
+// ephemeral storage), so its crash trials run without a driver: MiniBrowser
+// on a data directory of its own (IndexedDB on disk), the page running from
+// its URL and reporting over HTTP, its WebKitWebProcess SIGKILLed by pid
+// (the browser and its network process, which holds IndexedDB, live on),
+// and a new MiniBrowser on the same directory reading what is stored
+// (tests/support/browsers.mjs openWebKitOnDisk).
 //
 // The page reports to the test, by a POST to /report on its own origin
 // (answered once recorded, so the page goes on only after the test knows),
@@ -22,7 +27,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ENGINES, launch } from "../support/browsers.mjs";
+import { ENGINES, launch, openWebKitOnDisk } from "../support/browsers.mjs";
 import { pageHandler, startServer } from "../../scripts/serve.mjs";
 
 const TRIALS = Number(process.env.TRIALS ?? 20);
@@ -84,6 +89,19 @@ const PAGE = `<!doctype html><meta charset="utf-8"><title>faults</title>
     return { print: fingerprint(messages), count: meta.messageCount, length: messages.length };
   };
   window.ready = true;
+  // Run from the URL, with no driver (WebKit on disk, openWebKitOnDisk):
+  // ?auto=run sets up and keeps saving, reporting "setup", "start", "done";
+  // ?auto=load reports what is stored as "loaded".
+  const auto = new URLSearchParams(location.search);
+  if (auto.get("auto") === "run") {
+    const db = auto.get("db");
+    const { id, fingerprint } = await window.setup(db);
+    await report(db, { type: "setup", id, print: fingerprint });
+    window.run(db, id, auto.get("mode"));
+  } else if (auto.get("auto") === "load") {
+    const db = auto.get("db");
+    await report(db, { type: "loaded", ...(await window.load(db, auto.get("id"))) });
+  }
 </script>`;
 
 // The page's reports, by database (one per trial).
@@ -121,12 +139,80 @@ for (const engine of ENGINES) {
       return page;
     }
 
+    /**
+     * One WebKit crash trial without a driver (see the top): returns the
+     * outcome, "last completed" or "in flight", or fails as a trial does.
+     */
+    async function crashOnDisk(mode, trial, trace) {
+      const db = `faults-${mode}-${trial}-disk`;
+      const dataDir = mkdtempSync(join(os.tmpdir(), "faults-webkit-disk-"));
+      const started = [];
+      let completed = null;
+      let setup;
+      let loaded;
+      listeners.set(db, (event) => {
+        if (event.type === "setup") {
+          setup = event;
+          started.push(event.print);
+          completed = event.print;
+        } else if (event.type === "start") started.push(event.print);
+        else if (event.type === "done") completed = event.print;
+        else if (event.type === "loaded") loaded = event;
+      });
+      const until = async (what, ready, handle) => {
+        const deadline = Date.now() + 60_000;
+        while (!ready()) {
+          const gone = handle.exited();
+          if (gone) throw new Error(`trial ${trial}: ${what}: ${gone}`);
+          if (Date.now() > deadline) throw new Error(`trial ${trial}: ${what}: no report within 60 s`);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      try {
+        const writer = await openWebKitOnDisk(`${server.url}faults.html?auto=run&db=${db}&mode=${mode}`, { dataDir });
+        let how;
+        try {
+          await until("setup", () => setup, writer);
+          await new Promise((r) => setTimeout(r, 50 + Math.random() * 600));
+          how = await writer.crash();
+        } finally {
+          await writer.close();
+        }
+        const completedAtDeath = completed;
+        const startedAtDeath = started.slice();
+        trace(how);
+        const reader = await openWebKitOnDisk(`${server.url}faults.html?auto=load&db=${db}&id=${encodeURIComponent(setup.id)}`, { dataDir });
+        try {
+          await until("load", () => loaded, reader);
+        } finally {
+          await reader.close();
+        }
+        trials++;
+        const since = startedAtDeath.indexOf(completedAtDeath);
+        const allowed = started.slice(Math.max(since, 0));
+        const ok = allowed.includes(loaded.print);
+        if (!ok) lost++;
+        assert.ok(ok, `trial ${trial} (webkit on disk, ${how}): the stored session (${loaded.print}) is not the last completed save (${completedAtDeath}) nor one started after it (${allowed.join(", ")})`);
+        assert.equal(loaded.count, loaded.length, "the session's meta agrees with its records");
+        return loaded.print === completedAtDeath ? "last completed" : "in flight";
+      } finally {
+        listeners.delete(db);
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
+
     for (const mode of ["save", "compaction"]) {
       test(`tab closed or crashed mid-${mode}, ${TRIALS} random moments: the session is a state the app saved, never older than the last completed save`, { timeout: 600_000 }, async () => {
         const outcomes = { "last completed": 0, "in flight": 0 };
+        let crashes = 0;
         for (let trial = 0; trial < TRIALS; trial++) {
           const db = `faults-${mode}-${trial}`;
           const trace = (...a) => process.env.TRACE && console.log(`[${mode} ${trial}]`, ...a);
+          if (trial % 2 && !browser.can.crash && browser.can.crashOnDisk) {
+            outcomes[await crashOnDisk(mode, trial, trace)]++;
+            crashes++;
+            continue;
+          }
           const page = await open();
           trace("opened");
           const { id, fingerprint } = await page.evaluate((db) => window.setup(db), db);
@@ -162,7 +248,9 @@ for (const engine of ENGINES) {
           outcomes[loaded.print === completedAtDeath ? "last completed" : "in flight"]++;
         }
         listeners.clear();
-        console.log(`${engine} mid-${mode}: ${JSON.stringify(outcomes)}${browser.can.crash ? "" : " (every trial closed the tab: no crash in this engine)"}`);
+        console.log(
+          `${engine} mid-${mode}: ${JSON.stringify(outcomes)}${browser.can.crash ? "" : crashes ? ` (${crashes} trials crashed MiniBrowser's web process, IndexedDB on disk, no driver; the others closed the tab)` : " (every trial closed the tab: no crash in this engine)"}`,
+        );
     for (const note of browser.notes.splice(0)) console.log(`${engine}: ${note}`);
       });
     }

@@ -1,15 +1,17 @@
 // The demo's compaction flows end to end: the built demo (www/, built here
 // with scripts/demo-build.mjs into a private directory) running pi-agent-core's
-// real Agent in headless Chromium and Firefox (tests/support/browsers.mjs)
-// against the local model (scripts/local-model.mjs, mounted like `npm start`
-// does at /local/v1). Not in WebKit: the flows type, press keys and click
-// through Playwright-style locators, which the abstraction gives Chromium
-// and Firefox only.
+// real Agent in headless Chromium, Firefox and WebKit
+// (tests/support/browsers.mjs) against the local model
+// (scripts/local-model.mjs, mounted like `npm start` does at /local/v1). The
+// flows type, press keys and click through Playwright-style locators
+// (Playwright's own; over puppeteer in Firefox; over WebDriver in WebKit,
+// where each test's page is a WebDriver session of its own, for storage of
+// its own).
 //
 // Each test asserts what the user sees (the page) AND what the model
 // received (the local model's request log, read over HTTP), and saves a
 // screenshot of its key moment to test-results/flows-*.png (Chromium;
-// flows-firefox-*.png for Firefox).
+// flows-firefox-*.png, flows-webkit-*.png for the others).
 //
 // The local model is configured over its HTTP endpoints (delayMs 0, the
 // window). One test holds the summarization request (a handler in front of
@@ -36,7 +38,7 @@ const RECOVERY_FAILED =
 // Chromium logs every HTTP error response; the overflow tests expect those.
 const HTTP_400 = /Failed to load resource: the server responded with a status of 400/;
 // The engines whose pages the flows can type into and click (see above).
-const FLOW_ENGINES = ENGINES.filter((e) => e !== "webkit");
+const FLOW_ENGINES = ENGINES;
 // Prompts whose tool results are a few thousand tokens each (local-tools.js).
 const PROMPTS = [
   "read src/parser.rs",

@@ -19,7 +19,7 @@
 // "console.error: …" strings), flush() and close(). Where an engine cannot
 // do something, `can` says so and the suite says what it does instead.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import { join } from "node:path";
@@ -310,7 +310,7 @@ const FIREFOX_PREFS = {
 const FIREFOX_NOTICE = /^(Cross-Origin Request (Blocked|Warning):|Content-Security-Policy:|Loading (failed for|module from))/;
 
 class FirefoxBrowser {
-  static async launch({ profile } = {}) {
+  static async launch({ profile, prefs } = {}) {
     const self = new FirefoxBrowser();
     self.engine = "firefox";
     self.can = {
@@ -318,8 +318,13 @@ class FirefoxBrowser {
       // its pid (IndexedDB lives in the parent process, as in Chromium).
       crash: "content process",
       quota: false,
+      // A fixed storage limit for the whole profile, set at launch:
+      // launch("firefox", { prefs: { "dom.quotaManager.temporaryStorage.fixedLimit": kb } }).
+      fixedQuota: true,
       persistentProfile: true,
     };
+    // Extra preferences for this launch (e.g. a fixed storage limit).
+    self.prefs = { ...FIREFOX_PREFS, ...prefs };
     self.ownProfile = profile ? null : mkdtempSync(join(os.tmpdir(), "engines-firefox-"));
     self.profile = profile ?? self.ownProfile;
     self.openPages = new Set();
@@ -335,7 +340,7 @@ class FirefoxBrowser {
       executablePath: FIREFOX_BINARY,
       headless: true,
       userDataDir: this.profile,
-      extraPrefsFirefox: FIREFOX_PREFS,
+      extraPrefsFirefox: this.prefs,
       protocolTimeout: 600_000,
       // When a crash trial takes Firefox down with its content processes,
       // its crash reporter would otherwise open a window (under xvfb) that
@@ -670,6 +675,9 @@ class WebKitBrowser {
       // nothing could read what the crashed page left. Suites close the
       // window instead.
       crash: null,
+      // WebKit's nearest equivalent, without WebDriver: openWebKitOnDisk()
+      // (MiniBrowser on a data directory, its web process SIGKILLed).
+      crashOnDisk: "web process",
       quota: false,
       // MiniBrowser under automation keeps website data for the session.
       persistentProfile: false,
@@ -741,6 +749,21 @@ class WebKitBrowser {
 
   pages() {
     return [...this.openPages];
+  }
+
+  /**
+   * A page with storage of its own: WebKitWebDriver's windows share one
+   * session's storage, so the page gets a browser (session) of its own,
+   * closed with it. `viewport` { width, height }: the window's size.
+   */
+  async newIsolatedPage({ viewport } = {}) {
+    const own = await WebKitBrowser.launch();
+    const page = await own.newPage();
+    if (viewport) await own.inWindow(page.handle, (driver) => driver.manage().window().setRect({ width: viewport.width, height: viewport.height }));
+    page.ownBrowser = own;
+    page.parentBrowser = this;
+    this.openPages.add(page);
+    return page;
   }
 
   async crash() {
@@ -867,5 +890,192 @@ class WebKitPage {
         this.browser.current = this.browser.home;
       })
       .catch(() => {});
+    // A page of newIsolatedPage(): its own browser (session, storage) goes too.
+    if (this.ownBrowser) {
+      this.parentBrowser.openPages.delete(this);
+      await this.ownBrowser.close();
+    }
   }
+  async reload() {
+    await this.browser.inWindow(this.handle, async (driver) => {
+      await driver.navigate().refresh();
+      await driver.executeScript(WEBKIT_PRELUDE);
+    });
+  }
+  /** `path`: where the PNG goes (WebDriver's screenshot of the window). */
+  async screenshot({ path } = {}) {
+    const png = await this.browser.inWindow(this.handle, (driver) => driver.takeScreenshot());
+    if (path) writeFileSync(path, Buffer.from(png, "base64"));
+  }
+  /** The part of Playwright's locator the suites use, over WebDriver. */
+  locator(selector) {
+    return new WebKitLocator(this, selector);
+  }
+}
+
+/**
+ * As FirefoxLocator, over WebDriver: reads in the page by selector; click
+ * and key presses are WebDriver's own (real input events).
+ */
+class WebKitLocator {
+  constructor(page, selector, index = null) {
+    this.page = page;
+    this.selector = selector;
+    this.index = index;
+  }
+  first() {
+    return new WebKitLocator(this.page, this.selector, 0);
+  }
+  /** Runs `fn(element, arg)` in the page once the element is there (30 s), as FirefoxLocator.inPage. */
+  async inPage(fn, arg) {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const r = await this.page.evaluate(
+        ([selector, index, source, arg]) => {
+          const all = document.querySelectorAll(selector);
+          if (index === null && all.length > 1) return { many: all.length };
+          const e = all[index ?? 0];
+          if (!e) return { missing: true };
+          return { value: (0, eval)(`(${source})`)(e, arg) };
+        },
+        [this.selector, this.index, fn.toString(), arg],
+      );
+      if (r.many) throw new Error(`locator(${this.selector}): ${r.many} elements match`);
+      if (!r.missing) return r.value;
+      if (Date.now() > deadline) throw new Error(`locator(${this.selector}): no element within 30000 ms`);
+      await sleep(50);
+    }
+  }
+  async element() {
+    await this.inPage(() => true);
+    const { By } = await import("selenium-webdriver");
+    return this.page.browser.inWindow(this.page.handle, async (driver) => (await driver.findElements(By.css(this.selector)))[this.index ?? 0]);
+  }
+  async fill(text) {
+    await this.inPage((e, text) => {
+      e.focus();
+      e.value = text;
+      e.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertText", data: text }));
+    }, text);
+  }
+  /** A real key press (WebDriver) on the element. */
+  async press(key) {
+    const { Key } = await import("selenium-webdriver");
+    const el = await this.element();
+    const k = { Enter: Key.ENTER, Escape: Key.ESCAPE, Tab: Key.TAB, Backspace: Key.BACK_SPACE }[key] ?? key;
+    await this.page.browser.inWindow(this.page.handle, () => el.sendKeys(k));
+  }
+  async click() {
+    const el = await this.element();
+    await this.page.browser.inWindow(this.page.handle, () => el.click());
+  }
+  async count() {
+    return this.page.evaluate((selector) => document.querySelectorAll(selector).length, this.selector);
+  }
+  async textContent() {
+    return this.inPage((e) => e.textContent);
+  }
+  async getAttribute(name) {
+    return this.inPage((e, name) => e.getAttribute(name), name);
+  }
+  async isEnabled() {
+    return this.inPage((e) => !e.disabled);
+  }
+  async isDisabled() {
+    return this.inPage((e) => !!e.disabled);
+  }
+  async allTextContents() {
+    return this.page.evaluate((selector) => [...document.querySelectorAll(selector)].map((e) => e.textContent), this.selector);
+  }
+  async isVisible() {
+    return this.page.evaluate(
+      ([selector, index]) => {
+        const e = document.querySelectorAll(selector)[index];
+        if (!e) return false;
+        const box = e.getBoundingClientRect();
+        return box.width > 0 && box.height > 0 && getComputedStyle(e).visibility !== "hidden";
+      },
+      [this.selector, this.index ?? 0],
+    );
+  }
+  async isHidden() {
+    return !(await this.isVisible());
+  }
+  async waitFor({ timeout = 30_000 } = {}) {
+    const deadline = Date.now() + timeout;
+    while (!(await this.isVisible())) {
+      if (Date.now() > deadline) throw new Error(`locator(${this.selector}).waitFor: not visible within ${timeout} ms`);
+      await sleep(50);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// WebKit with IndexedDB on disk, without WebDriver.
+//
+// MiniBrowser under WebKitWebDriver keeps website data in an ephemeral
+// session, and the driver ends the session when a page's web process dies:
+// nothing could read what a crashed page left. Started without
+// `--automation`, on data and cache directories of its own (XDG_DATA_HOME,
+// XDG_CACHE_HOME), MiniBrowser keeps IndexedDB on disk, in its network
+// process; when its WebKitWebProcess is killed, the browser and the network
+// process live on, as a browser does after a renderer crash, and a new
+// MiniBrowser on the same directory reads what was stored. There is no
+// driver: the page runs by itself (from its URL) and reports over HTTP.
+
+/** WebKitGTK's MiniBrowser (Debian's webkit2gtk-driver brings it), under /usr/lib/<triplet>/. */
+export function miniBrowserPath() {
+  for (const triplet of readdirSync("/usr/lib")) {
+    for (const api of ["webkit2gtk-4.1", "webkitgtk-6.0", "webkit2gtk-4.0"]) {
+      const path = join("/usr/lib", triplet, api, "MiniBrowser");
+      if (existsSync(path)) return path;
+    }
+  }
+  throw new Error("no MiniBrowser under /usr/lib/*/webkit*/ (apt-get install webkit2gtk-driver)");
+}
+
+/**
+ * Opens `url` in a MiniBrowser of its own keeping its data in `dataDir`
+ * (under `xvfb-run -a` when there is no display). Returns { pid,
+ * crash() (SIGKILLs its web processes: the page dies, the browser and its
+ * storage live on), close() (ends the browser, its network process and the
+ * virtual display), exited() (why it is gone, or null) }.
+ */
+export async function openWebKitOnDisk(url, { dataDir }) {
+  const binary = miniBrowserPath();
+  const env = { ...process.env, XDG_DATA_HOME: join(dataDir, "data"), XDG_CACHE_HOME: join(dataDir, "cache"), XDG_CONFIG_HOME: join(dataDir, "config") };
+  const [cmd, argv] = process.env.DISPLAY ? [binary, [url]] : ["xvfb-run", ["-a", binary, url]];
+  const child = spawn(cmd, argv, { env, stdio: ["ignore", "ignore", "pipe"], detached: true });
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr = (stderr + d).slice(-4000)));
+  child.unref();
+  driverGroups.add(child.pid);
+  const webProcesses = () => descendants(child.pid).filter((p) => /WebKitWebProcess$/.test(p.cmdline[0] ?? ""));
+  return {
+    pid: child.pid,
+    exited: () => (child.exitCode !== null ? `MiniBrowser exited (${child.exitCode}): ${stderr}` : null),
+    async crash() {
+      const deadline = Date.now() + 10_000;
+      let pids = webProcesses().map((p) => p.pid);
+      while (pids.length === 0 && Date.now() < deadline) {
+        await sleep(20);
+        pids = webProcesses().map((p) => p.pid);
+      }
+      if (pids.length === 0) throw new Error("webkit on disk: no WebKitWebProcess to end");
+      for (const pid of pids) killPid(pid);
+      await waitGone(pids);
+      return `web process ended (SIGKILL pid ${pids.join(", ")}); MiniBrowser and its network process live on`;
+    },
+    async close() {
+      const pids = descendants(child.pid).map((p) => p.pid);
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        // already gone
+      }
+      await waitGone(pids, 10_000);
+      for (const pid of pids) if (existsPid(pid)) killPid(pid);
+      driverGroups.delete(child.pid);
+    },
+  };
 }

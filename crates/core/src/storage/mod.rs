@@ -1,7 +1,8 @@
 //! How a session lives in IndexedDB: which records a save writes (keys,
 //! the diff, drops a save may make), which messages share a record, what
 //! the session record holds, the lock lease policy and
-//! lock timeout, how durable each write is, what the store does when the
+//! lock timeout, how durable each write is, what a failed write leaves to
+//! put back (Firefox), what the store does when the
 //! browser closes its connection or refuses storage, and the store's errors.
 
 pub mod connection;
@@ -9,5 +10,6 @@ pub mod diff;
 pub mod error;
 pub mod lease;
 pub mod packing;
+pub mod repair;
 pub mod save_plan;
 pub mod session_meta;

@@ -143,7 +143,13 @@ async fn fork_locked(
     put(
         &sessions, &records, new_id, &meta, &messages, &packs, ACTION,
     )?;
-    tx.commit(ACTION).await?;
+    if let Err(e) = tx.commit(ACTION).await {
+        // What the abort failed to undo goes (core::storage::repair).
+        if super::repair::after(&e) {
+            super::repair::remove_unwritten(&db, new_id, ACTION).await;
+        }
+        return Err(e);
+    }
     Ok(public_meta(&meta))
 }
 

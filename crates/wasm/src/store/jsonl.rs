@@ -160,7 +160,13 @@ async fn import_locked(
     put(
         &sessions, &records, &seed.id, &meta, messages, &packs, action,
     )?;
-    tx.commit(action).await?;
+    if let Err(e) = tx.commit(action).await {
+        // What the abort failed to undo goes (core::storage::repair).
+        if super::repair::after(&e) {
+            super::repair::remove_unwritten(&db, &seed.id, action).await;
+        }
+        return Err(e);
+    }
     Ok(public_meta(&meta))
 }
 

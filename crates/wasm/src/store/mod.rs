@@ -23,6 +23,7 @@ mod locks;
 mod meta;
 mod new_session;
 mod records;
+mod repair;
 mod save;
 mod schema;
 mod sessions;

@@ -42,6 +42,10 @@ pub fn put(
     packs: &[Pack],
     action: &'static str,
 ) -> Result<(), JsValue> {
+    // The session record first: where an engine keeps part of an aborted
+    // transaction (Firefox at its storage limit, core::storage::repair), it
+    // is the later writes that stay, and the caller removes them.
+    sessions.put(meta).map_err(|e| storage_error(action, &e))?;
     let n = messages.length() as usize;
     let loose_from = packs.last().map_or(0, |&(s, l)| s + l);
     let records = packs
@@ -62,6 +66,5 @@ pub fn put(
             return Err(storage_error(action, &e));
         }
     }
-    sessions.put(meta).map_err(|e| storage_error(action, &e))?;
     Ok(())
 }

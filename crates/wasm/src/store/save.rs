@@ -267,6 +267,16 @@ async fn save_locked(
     let records = tx.store(MESSAGES, ACTION)?;
     let stored =
         pending(sessions.get(&id.as_str().into())).map_err(|e| storage_error(ACTION, &e))?;
+    // The new session record first, before any message record: where an
+    // engine commits part of an aborted transaction (Firefox at its storage
+    // limit, see core::storage::repair), it is the later writes that stay.
+    let queued = if base.record.is_object() {
+        let meta = merge_meta(&base.record, &fields_js, &JsValue::UNDEFINED);
+        sessions.put(&meta).map_err(|e| storage_error(ACTION, &e))?;
+        meta
+    } else {
+        JsValue::UNDEFINED
+    };
     if base.offset > 0 && base.keys.length() > 0 {
         let prefix = range_before(&id, &base.keys.get(0))?;
         records
@@ -293,13 +303,6 @@ async fn save_locked(
             .put_with_key(&new.get(j as u32), &keys.get(j as u32))
             .map_err(|e| put_error(e, &inserted, j))?;
     }
-    let queued = if base.record.is_object() {
-        let meta = merge_meta(&base.record, &fields_js, &JsValue::UNDEFINED);
-        sessions.put(&meta).map_err(|e| storage_error(ACTION, &e))?;
-        meta
-    } else {
-        JsValue::UNDEFINED
-    };
     let stored = match stored.await {
         Ok(record) if !record.is_undefined() => record,
         outcome => {
@@ -356,7 +359,23 @@ async fn save_locked(
             meta
         }
     };
-    tx.commit(ACTION).await?;
+    if let Err(e) = tx.commit(ACTION).await {
+        if !super::repair::after(&e) {
+            return Err(e);
+        }
+        // Whatever the abort failed to undo is put back (core::storage::repair).
+        let mut touched: Vec<usize> = layout.deletes.clone();
+        for &(a, b) in &layout.delete_ranges {
+            touched.extend(a..=b);
+        }
+        for p in &layout.pack_puts {
+            if let KeyOf::Old(k) = p.key {
+                touched.push(k);
+            }
+        }
+        super::repair::put_back(inner, &db, &id, &base, &stored, &touched).await;
+        return Err(e);
+    }
 
     count_writes(inner, puts, deletes);
     inner.remember(

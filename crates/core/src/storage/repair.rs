@@ -1,0 +1,224 @@
+//! What a store puts back after one of its write transactions failed to
+//! commit, so that a failed save leaves the session exactly as it was.
+//!
+//! An aborted transaction should undo every write it made, and in Chromium
+//! and WebKit it does. Firefox 153 does not always: when its SQLite file
+//! hits the storage limit in the middle of a transaction (`SQLITE_FULL`),
+//! SQLite rolls the whole transaction back by itself, and the writes the
+//! transaction still had queued then run one by one outside any
+//! transaction, each committing alone, until the limit is hit again. The
+//! transaction is reported aborted (`QuotaExceededError`), but some of its
+//! later writes are on disk: new message records past the stored end,
+//! pack records rewritten under an old key, old records deleted, even the
+//! session record with the new revision. (Reproduced with raw IndexedDB: a
+//! readwrite transaction of 3,000 puts of 1 KB over a 2 MB limit aborts
+//! with `QuotaExceededError` and leaves 97 of its records, from the middle
+//! of the run, stored.)
+//!
+//! So after a failed write the store, still holding the session's lock,
+//! reads what is stored and makes it what it was before: [`after_failed_write`]
+//! says which stored records go (keys the store did not have: strays of the
+//! failed write) and which of its own records are written again (those the
+//! failed write touched, and any that are gone). The session record is put
+//! back as the failed transaction read it when its revision differs
+//! ([`session_record_changed`]). A whole session written under a new id
+//! (`fork`, `importJsonl`) that failed so is removed, record and messages:
+//! there was nothing under that id before. Only after the failures
+//! [`worth_repairing`] names.
+
+use super::save_plan::Position;
+
+/// The writes that put a session's message records back as they were.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Repair {
+    /// Indices into `stored`: records to delete (no record of the store's
+    /// has their key).
+    pub delete: Vec<usize>,
+    /// Indices into `known`: the store's records to put again, in order.
+    pub restore: Vec<usize>,
+}
+
+impl Repair {
+    pub fn is_empty(&self) -> bool {
+        self.delete.is_empty() && self.restore.is_empty()
+    }
+}
+
+/// `known`: the keys (positions) of the records the store had before the
+/// failed write, in key order; `touched`: indices into `known` of the
+/// records the failed write put under their key or deleted; `stored`: the
+/// keys stored now, in key order. Every stored key that is not a known one
+/// is deleted; every touched record, and every known one no longer stored,
+/// is put again.
+pub fn after_failed_write(known: &[Position], touched: &[usize], stored: &[Position]) -> Repair {
+    let mut repair = Repair::default();
+    let mut present = vec![false; known.len()];
+    // Both lists are sorted by key: one merge.
+    let (mut i, mut s) = (0, 0);
+    while s < stored.len() {
+        match known.get(i).map(|k| compare(k, &stored[s])) {
+            Some(std::cmp::Ordering::Less) => i += 1,
+            Some(std::cmp::Ordering::Equal) => {
+                present[i] = true;
+                i += 1;
+                s += 1;
+            }
+            _ => {
+                repair.delete.push(s);
+                s += 1;
+            }
+        }
+    }
+    let mut restore: Vec<usize> = touched
+        .iter()
+        .copied()
+        .filter(|&k| k < known.len())
+        .collect();
+    restore.extend((0..known.len()).filter(|&k| !present[k]));
+    restore.sort_unstable();
+    restore.dedup();
+    repair.restore = restore;
+    repair
+}
+
+/// Whether a write that failed with the store error named `name`
+/// (`StoreError::name`) may have left part of itself stored, so that a
+/// repair is worth a transaction: a quota failure, or another storage
+/// failure at commit. A lost or closed connection is not (the connection
+/// is gone, and the call's retry reads what landed), nor a refusal made
+/// before anything was written.
+pub fn worth_repairing(name: &str) -> bool {
+    matches!(name, "QuotaExceededError" | "StorageError")
+}
+
+/// Whether the session record stored now is not the one the failed
+/// transaction read first (its revision differs, or it is gone): then that
+/// one is put back.
+pub fn session_record_changed(read_before: f64, stored_now: Option<f64>) -> bool {
+    stored_now != Some(read_before)
+}
+
+/// IndexedDB's order of the number parts of two keys of one session (an
+/// array key compares element by element; a shorter prefix sorts first).
+fn compare(a: &[f64], b: &[f64]) -> std::cmp::Ordering {
+    for (x, y) in a.iter().zip(b) {
+        match x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal) {
+            std::cmp::Ordering::Equal => continue,
+            other => return other,
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(xs: &[f64]) -> Position {
+        xs.to_vec()
+    }
+
+    #[test]
+    fn nothing_to_do_when_the_abort_undid_everything() {
+        let known = vec![p(&[0.0]), p(&[1.0]), p(&[2.0])];
+        let r = after_failed_write(&known, &[], &known.clone());
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn strays_past_the_end_are_deleted() {
+        let known = vec![p(&[0.0]), p(&[1.0])];
+        let stored = vec![p(&[0.0]), p(&[1.0]), p(&[7.0]), p(&[8.0])];
+        let r = after_failed_write(&known, &[], &stored);
+        assert_eq!(
+            r,
+            Repair {
+                delete: vec![2, 3],
+                restore: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn strays_between_known_records_are_deleted() {
+        // A split pack's second part, keyed between two old records.
+        let known = vec![p(&[0.0]), p(&[1.0]), p(&[2.0])];
+        let stored = vec![p(&[0.0]), p(&[1.0]), p(&[1.0, 5.0]), p(&[2.0])];
+        let r = after_failed_write(&known, &[], &stored);
+        assert_eq!(
+            r,
+            Repair {
+                delete: vec![2],
+                restore: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn touched_and_missing_records_are_put_again() {
+        // Record 1 was rewritten as a pack under its own key (touched),
+        // record 2 deleted by the failed write (missing), 3 untouched.
+        let known = vec![p(&[0.0]), p(&[1.0]), p(&[2.0]), p(&[3.0])];
+        let stored = vec![p(&[0.0]), p(&[1.0]), p(&[3.0]), p(&[4.0])];
+        let r = after_failed_write(&known, &[1], &stored);
+        assert_eq!(
+            r,
+            Repair {
+                delete: vec![3],
+                restore: vec![1, 2]
+            }
+        );
+    }
+
+    #[test]
+    fn a_touched_index_out_of_range_is_ignored() {
+        let known = vec![p(&[0.0])];
+        let r = after_failed_write(&known, &[0, 5], &known.clone());
+        assert_eq!(r.restore, vec![0]);
+    }
+
+    #[test]
+    fn everything_gone_puts_everything_back() {
+        let known = vec![p(&[0.0]), p(&[1.0])];
+        let r = after_failed_write(&known, &[], &[]);
+        assert_eq!(
+            r,
+            Repair {
+                delete: vec![],
+                restore: vec![0, 1]
+            }
+        );
+    }
+
+    #[test]
+    fn keys_compare_as_indexeddb_arrays() {
+        use std::cmp::Ordering::*;
+        assert_eq!(compare(&[1.0], &[1.0, 0.5]), Less);
+        assert_eq!(compare(&[1.0, 0.5], &[2.0]), Less);
+        assert_eq!(compare(&[2.0], &[1.0, 9.0]), Greater);
+        assert_eq!(compare(&[3.0], &[3.0]), Equal);
+    }
+
+    #[test]
+    fn only_storage_failures_are_repaired() {
+        assert!(worth_repairing("QuotaExceededError"));
+        assert!(worth_repairing("StorageError"));
+        for name in [
+            "ConnectionLostError",
+            "StoreClosedError",
+            "ConflictError",
+            "LockTimeoutError",
+            "TypeError",
+            "",
+        ] {
+            assert!(!worth_repairing(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_session_record_goes_back_when_its_revision_moved() {
+        assert!(!session_record_changed(4.0, Some(4.0)));
+        assert!(session_record_changed(4.0, Some(5.0)));
+        assert!(session_record_changed(4.0, None));
+    }
+}

@@ -1,0 +1,150 @@
+//! After a write's transaction failed to commit: make the stored session
+//! what it was before, still under the session's lock (a save), or remove
+//! what a whole session written under a new id left (fork, import). Firefox can leave
+//! some of an aborted transaction's writes stored (its storage limit hit in
+//! the middle: `core::storage::repair` says how); there this deletes the
+//! strays, writes the store's own records the failed save touched again and
+//! puts the session record back. Where the abort undid everything (every
+//! other engine, and Firefox most of the time), it reads the keys and finds
+//! nothing to do.
+
+use super::records::{get, pending, position_of, session_range, Tx};
+use super::schema::{MESSAGES, SESSIONS};
+use super::{Inner, Known};
+use agent_compaction_core::storage::packing;
+use agent_compaction_core::storage::repair::{
+    after_failed_write, session_record_changed, worth_repairing,
+};
+use agent_compaction_core::storage::save_plan::Position;
+use js_sys::Array;
+use std::rc::Rc;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+const ACTION: &str = "SessionStore.save";
+
+/// `base`: what the store had before the failed save; `read_before`: the
+/// session record the failed transaction read before writing; `touched`:
+/// old message indices whose records the failed save put under their key
+/// or deleted. A store that knows only the context (`loadContext`, which
+/// can start inside a pack) has not all the records to compare with: then
+/// nothing is done. Never fails: a repair that cannot run leaves what the
+/// failed save left, and the save's own error is what the caller gets.
+pub async fn put_back(
+    inner: &Rc<Inner>,
+    db: &web_sys::IdbDatabase,
+    id: &str,
+    base: &Known,
+    read_before: &JsValue,
+    touched: &[usize],
+) {
+    if base.offset > 0 || base.lead > 0 {
+        return;
+    }
+    let _ = try_put_back(inner, db, id, base, read_before, touched).await;
+}
+
+/// Whether the error a write failed with calls for a repair
+/// (`core::storage::repair::worth_repairing`).
+pub fn after(error: &JsValue) -> bool {
+    worth_repairing(&get(error, "name").as_string().unwrap_or_default())
+}
+
+/// After a whole session written under the new id `id` (`fork`,
+/// `importJsonl`) failed to commit: its session record and message
+/// records, whatever of them stayed, are deleted (nothing was under that
+/// id before). Never fails, as [`put_back`].
+pub async fn remove_unwritten(db: &web_sys::IdbDatabase, id: &str, action: &'static str) {
+    let run = async {
+        let tx = Tx::open(db, true, action)?;
+        tx.store(MESSAGES, action)?
+            .delete(&session_range(id)?.into())?;
+        tx.store(SESSIONS, action)?.delete(&id.into())?;
+        tx.commit(action).await
+    };
+    let _: Result<(), JsValue> = run.await;
+}
+
+async fn try_put_back(
+    inner: &Rc<Inner>,
+    db: &web_sys::IdbDatabase,
+    id: &str,
+    base: &Known,
+    read_before: &JsValue,
+    touched: &[usize],
+) -> Result<(), JsValue> {
+    // The store's records: (first message, key, value) in key order.
+    let n = base.messages.length() as usize;
+    let mut records: Vec<(JsValue, JsValue)> = Vec::new();
+    let mut record_of = vec![0usize; n];
+    let mut j = 0;
+    while j < n {
+        let key = base.keys.get(j as u32);
+        let (len, value): (usize, JsValue) = match packing::pack_of(&base.packs, j) {
+            Some(p) => {
+                let (start, count) = base.packs[p];
+                let len = (start + count).min(n).saturating_sub(j).max(1);
+                (len, base.messages.slice(j as u32, (j + len) as u32).into())
+            }
+            None => (1, base.messages.get(j as u32)),
+        };
+        for r in record_of.iter_mut().skip(j).take(len) {
+            *r = records.len();
+        }
+        records.push((key, value));
+        j += len;
+    }
+    let known: Vec<Position> = records.iter().map(|(k, _)| position_of(k)).collect();
+    let touched: Vec<usize> = touched
+        .iter()
+        .filter(|&&k| k < n)
+        .map(|&k| record_of[k])
+        .collect();
+
+    let tx = Tx::open(db, true, ACTION)?;
+    let sessions = tx.store(SESSIONS, ACTION)?;
+    let messages = tx.store(MESSAGES, ACTION)?;
+    let now = pending(sessions.get(&id.into()))?;
+    let keys = pending(messages.get_all_keys_with_key(&session_range(id)?.into()))?;
+    let now = now.await?;
+    let keys: Array = keys.await?.unchecked_into();
+    let stored: Vec<JsValue> = keys.iter().collect();
+    let positions: Vec<Position> = stored.iter().map(position_of).collect();
+    let repair = after_failed_write(&known, &touched, &positions);
+    let revision = |r: &JsValue| {
+        r.is_object()
+            .then(|| get(r, "revision").as_f64().unwrap_or(0.0))
+    };
+    let record_changed = read_before.is_object()
+        && session_record_changed(revision(read_before).unwrap_or(0.0), revision(&now));
+    if repair.is_empty() && !record_changed {
+        tx.done();
+        return Ok(());
+    }
+    // The strays go first, in a transaction of their own: at the storage
+    // limit, deleting is what makes room for the writes after it.
+    for &s in &repair.delete {
+        messages.delete(&stored[s])?;
+    }
+    tx.commit(ACTION).await?;
+    if !repair.restore.is_empty() || record_changed {
+        let tx = Tx::open(db, true, ACTION)?;
+        let sessions = tx.store(SESSIONS, ACTION)?;
+        let messages = tx.store(MESSAGES, ACTION)?;
+        if record_changed {
+            sessions.put(read_before)?;
+        }
+        for &r in &repair.restore {
+            let (key, value) = &records[r];
+            messages.put_with_key(value, key)?;
+        }
+        tx.commit(ACTION).await?;
+    }
+    inner
+        .records_deleted
+        .set(inner.records_deleted.get() + repair.delete.len() as f64);
+    inner
+        .records_put
+        .set(inner.records_put.get() + repair.restore.len() as f64);
+    Ok(())
+}
