@@ -10,28 +10,18 @@
 //     exportJsonl / importJsonl.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, test } from "node:test";
 import { build } from "vite";
 import { ENGINES, launch } from "../support/browsers.mjs";
+import { filesHandler, readmeExample } from "../support/readme.mjs";
 import { startServer } from "../../scripts/serve.mjs";
 import { createLocalModel } from "../../scripts/local-model.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
-const README = new URL("../../README.md", import.meta.url);
-const MARKER = "<!-- example: ai-sdk";
 const SUMMARY = /The conversation history before this point was compacted/;
-
-async function exampleCode() {
-  const text = await readFile(README, "utf8");
-  const at = text.indexOf(MARKER);
-  assert.ok(at >= 0, "the README still has the AI SDK example");
-  const start = text.indexOf("```js\n", at) + "```js\n".length;
-  return text.slice(start, text.indexOf("\n```", start));
-}
 
 const IMPORTS = `<script type="importmap">{ "imports": {
   "agent-compaction": "/pkg/index.js",
@@ -100,7 +90,7 @@ for (const engine of ENGINES) {
   describe(engine, () => {
     let server, browser, local;
     before(async () => {
-      const code = await exampleCode();
+      const code = await readmeExample("ai-sdk");
       local = createLocalModel({ delayMs: 0 });
       const files = {
         "/vendor/ai.js": [vendor, "text/javascript"],
@@ -109,6 +99,7 @@ for (const engine of ENGINES) {
         "/app.js": [APP, "text/javascript"],
         "/app.html": [page("/app.js"), "text/html"],
       };
+      const serveFiles = filesHandler(files);
       const handler = (req, res, url) => {
         if (url.pathname.startsWith("/files/")) {
           const path = decodeURIComponent(url.pathname.slice("/files/".length));
@@ -116,11 +107,7 @@ for (const engine of ENGINES) {
           res.end(`// ${path}\n` + "pub fn item() -> u32 { 1 }\n".repeat(140));
           return true;
         }
-        const body = files[url.pathname];
-        if (!body) return false;
-        res.writeHead(200, { "content-type": `${body[1]}; charset=utf-8` });
-        res.end(body[0]);
-        return true;
+        return serveFiles(req, res, url);
       };
       server = await startServer({ port: 0, handlers: [handler, local.handle] });
       browser = await launch(engine);

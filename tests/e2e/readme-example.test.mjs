@@ -6,22 +6,11 @@
 // example relies on: every message kept and saved, one summary inserted,
 // the next request to the model starting with it.
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
 import { after, before, describe, test } from "node:test";
 import { ENGINES, launch } from "../support/browsers.mjs";
+import { filesHandler, readmeExample } from "../support/readme.mjs";
 import { startServer } from "../../scripts/serve.mjs";
 import { createLocalModel } from "../../scripts/local-model.mjs";
-
-const README = new URL("../../README.md", import.meta.url);
-const MARKER = "<!-- example: manual-loop";
-
-async function exampleCode() {
-  const text = await readFile(README, "utf8");
-  const at = text.indexOf(MARKER);
-  assert.ok(at >= 0, "the README still has the example");
-  const start = text.indexOf("```js\n", at) + "```js\n".length;
-  return text.slice(start, text.indexOf("\n```", start));
-}
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>example</title>
 <script type="importmap">{ "imports": { "agent-compaction": "/pkg/index.js" } }</script>
@@ -31,15 +20,9 @@ for (const engine of ENGINES) {
   describe(engine, () => {
     let server, browser, local;
     before(async () => {
-      const code = await exampleCode();
+      const code = await readmeExample("manual-loop");
       local = createLocalModel({ delayMs: 0 });
-      const pages = (req, res, url) => {
-        const body = { "/example.js": [code, "text/javascript"], "/example.html": [PAGE, "text/html"] }[url.pathname];
-        if (!body) return false;
-        res.writeHead(200, { "content-type": `${body[1]}; charset=utf-8` });
-        res.end(body[0]);
-        return true;
-      };
+      const pages = filesHandler({ "/example.js": [code, "text/javascript"], "/example.html": [PAGE, "text/html"] });
       server = await startServer({ port: 0, handlers: [pages, local.handle] });
       browser = await launch(engine);
     });

@@ -456,15 +456,72 @@ class FirefoxPage extends DriverPage {
 }
 
 /**
- * A selector (and, after first(), an index) resolved when used, waiting up
- * to 30 s for the element as Playwright does; like Playwright, a selector
- * that matches several elements is an error unless first() picked one.
+ * The part of Playwright's locator the suites use, for the drivers that
+ * have none (Firefox over puppeteer, WebKit over WebDriver): a selector
+ * (and, after first(), an index) resolved when used, waiting up to 30 s for
+ * the element as Playwright does; like Playwright, a selector that matches
+ * several elements is an error unless first() picked one. Reads run in the
+ * page; each driver's subclass gives `inPage(fn, arg)` (`fn(element, arg)`
+ * once the element is there), `inPageAll(fn)` (`fn(every match, index)`),
+ * `element()`, `press(key)` and `click()` (real input events).
  */
-class FirefoxLocator {
-  constructor(raw, selector, index = null) {
-    this.raw = raw;
+class InPageLocator {
+  constructor(selector, index = null) {
     this.selector = selector;
     this.index = index;
+  }
+  /** As Playwright's fill: the value set at once, with an input event (no key events). */
+  async fill(text) {
+    await this.inPage((e, text) => {
+      e.focus();
+      e.value = text;
+      e.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertText", data: text }));
+    }, text);
+  }
+  async count() {
+    return this.inPageAll((all) => all.length);
+  }
+  async textContent() {
+    return this.inPage((e) => e.textContent);
+  }
+  async getAttribute(name) {
+    return this.inPage((e, name) => e.getAttribute(name), name);
+  }
+  async isEnabled() {
+    return this.inPage((e) => !e.disabled);
+  }
+  async isDisabled() {
+    return this.inPage((e) => !!e.disabled);
+  }
+  async allTextContents() {
+    return this.inPageAll((all) => all.map((e) => e.textContent));
+  }
+  /** As Playwright: attached, a non-empty box, not visibility:hidden; no waiting. */
+  async isVisible() {
+    return this.inPageAll((all, index) => {
+      const e = all[index];
+      if (!e) return false;
+      const box = e.getBoundingClientRect();
+      return box.width > 0 && box.height > 0 && getComputedStyle(e).visibility !== "hidden";
+    });
+  }
+  async isHidden() {
+    return !(await this.isVisible());
+  }
+  /** Waits until the element is visible (Playwright's default state). */
+  async waitFor({ timeout = 30_000 } = {}) {
+    const deadline = Date.now() + timeout;
+    while (!(await this.isVisible())) {
+      if (Date.now() > deadline) throw new Error(`locator(${this.selector}).waitFor: not visible within ${timeout} ms`);
+      await sleep(50);
+    }
+  }
+}
+
+class FirefoxLocator extends InPageLocator {
+  constructor(raw, selector, index = null) {
+    super(selector, index);
+    this.raw = raw;
   }
   first() {
     return new FirefoxLocator(this.raw, this.selector, 0);
@@ -495,13 +552,14 @@ class FirefoxLocator {
       arg,
     );
   }
-  /** As Playwright's fill: the value set at once, with an input event (no key events). */
-  async fill(text) {
-    await this.inPage((e, text) => {
-      e.focus();
-      e.value = text;
-      e.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertText", data: text }));
-    }, text);
+  /** Runs `fn(every element the selector matches, index)` in the page's own realm; no waiting. */
+  async inPageAll(fn) {
+    return this.raw.evaluate(
+      (selector, index, source) => (0, eval)(`(${source})`)([...document.querySelectorAll(selector)], index),
+      this.selector,
+      this.index ?? 0,
+      fn.toString(),
+    );
   }
   /** A real key press (WebDriver BiDi input) on the focused element. */
   async press(key) {
@@ -511,48 +569,6 @@ class FirefoxLocator {
   }
   async click() {
     await (await this.element()).click();
-  }
-  async count() {
-    return this.raw.evaluate((selector) => document.querySelectorAll(selector).length, this.selector);
-  }
-  async textContent() {
-    return this.inPage((e) => e.textContent);
-  }
-  async getAttribute(name) {
-    return this.inPage((e, name) => e.getAttribute(name), name);
-  }
-  async isEnabled() {
-    return this.inPage((e) => !e.disabled);
-  }
-  async isDisabled() {
-    return this.inPage((e) => !!e.disabled);
-  }
-  async allTextContents() {
-    return this.raw.evaluate((selector) => [...document.querySelectorAll(selector)].map((e) => e.textContent), this.selector);
-  }
-  /** As Playwright: attached, a non-empty box, not visibility:hidden; no waiting. */
-  async isVisible() {
-    return this.raw.evaluate(
-      (selector, index) => {
-        const e = document.querySelectorAll(selector)[index];
-        if (!e) return false;
-        const box = e.getBoundingClientRect();
-        return box.width > 0 && box.height > 0 && getComputedStyle(e).visibility !== "hidden";
-      },
-      this.selector,
-      this.index ?? 0,
-    );
-  }
-  async isHidden() {
-    return !(await this.isVisible());
-  }
-  /** Waits until the element is visible (Playwright's default state). */
-  async waitFor({ timeout = 30_000 } = {}) {
-    const deadline = Date.now() + timeout;
-    while (!(await this.isVisible())) {
-      if (Date.now() > deadline) throw new Error(`locator(${this.selector}).waitFor: not visible within ${timeout} ms`);
-      await sleep(50);
-    }
   }
 }
 
@@ -914,14 +930,13 @@ class WebKitPage {
 }
 
 /**
- * As FirefoxLocator, over WebDriver: reads in the page by selector; click
- * and key presses are WebDriver's own (real input events).
+ * The locator over WebDriver: reads in the page by selector; click and key
+ * presses are WebDriver's own (real input events).
  */
-class WebKitLocator {
+class WebKitLocator extends InPageLocator {
   constructor(page, selector, index = null) {
+    super(selector, index);
     this.page = page;
-    this.selector = selector;
-    this.index = index;
   }
   first() {
     return new WebKitLocator(this.page, this.selector, 0);
@@ -946,17 +961,17 @@ class WebKitLocator {
       await sleep(50);
     }
   }
+  /** Runs `fn(every element the selector matches, index)` in the page; no waiting. */
+  async inPageAll(fn) {
+    return this.page.evaluate(
+      ([selector, index, source]) => (0, eval)(`(${source})`)([...document.querySelectorAll(selector)], index),
+      [this.selector, this.index ?? 0, fn.toString()],
+    );
+  }
   async element() {
     await this.inPage(() => true);
     const { By } = await import("selenium-webdriver");
     return this.page.browser.inWindow(this.page.handle, async (driver) => (await driver.findElements(By.css(this.selector)))[this.index ?? 0]);
-  }
-  async fill(text) {
-    await this.inPage((e, text) => {
-      e.focus();
-      e.value = text;
-      e.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertText", data: text }));
-    }, text);
   }
   /** A real key press (WebDriver) on the element. */
   async press(key) {
@@ -968,45 +983,6 @@ class WebKitLocator {
   async click() {
     const el = await this.element();
     await this.page.browser.inWindow(this.page.handle, () => el.click());
-  }
-  async count() {
-    return this.page.evaluate((selector) => document.querySelectorAll(selector).length, this.selector);
-  }
-  async textContent() {
-    return this.inPage((e) => e.textContent);
-  }
-  async getAttribute(name) {
-    return this.inPage((e, name) => e.getAttribute(name), name);
-  }
-  async isEnabled() {
-    return this.inPage((e) => !e.disabled);
-  }
-  async isDisabled() {
-    return this.inPage((e) => !!e.disabled);
-  }
-  async allTextContents() {
-    return this.page.evaluate((selector) => [...document.querySelectorAll(selector)].map((e) => e.textContent), this.selector);
-  }
-  async isVisible() {
-    return this.page.evaluate(
-      ([selector, index]) => {
-        const e = document.querySelectorAll(selector)[index];
-        if (!e) return false;
-        const box = e.getBoundingClientRect();
-        return box.width > 0 && box.height > 0 && getComputedStyle(e).visibility !== "hidden";
-      },
-      [this.selector, this.index ?? 0],
-    );
-  }
-  async isHidden() {
-    return !(await this.isVisible());
-  }
-  async waitFor({ timeout = 30_000 } = {}) {
-    const deadline = Date.now() + timeout;
-    while (!(await this.isVisible())) {
-      if (Date.now() > deadline) throw new Error(`locator(${this.selector}).waitFor: not visible within ${timeout} ms`);
-      await sleep(50);
-    }
   }
 }
 
