@@ -6,8 +6,16 @@
 //! within ±15 %). pi's chars/4 is off by 0.7× to 3.7× depending on the kind of
 //! text (issue 15); this is what the `Compactor` decides with by default.
 //!
-//! Text is JavaScript's UTF-16 code units, as the package passes strings:
-//! a lone surrogate is counted as a symbol, never a panic.
+//! Text is read as UTF-8 bytes: the boundary encodes the engine's strings
+//! with `TextEncoder.encodeInto`, by far the cheapest way to hand a string's
+//! content to wasm (copying UTF-16 code units one `charCodeAt` at a time
+//! cost several times the classification itself). The encoder turns a lone
+//! surrogate into U+FFFD, which counts as a symbol, as the surrogate would;
+//! a malformed byte counts as a symbol too, never a panic. Every count is
+//! per character (code point), so the estimate is the same whichever
+//! encoding carried the text; only the length bound
+//! [`MAX_TOKENS_PER_UNIT`] is per UTF-16 code unit, the length JavaScript
+//! reports.
 //!
 //! [`Features`] are plain counts (what the classifier found); [`WEIGHTS`]
 //! turn them into tokens. Separate so that the classifier's branches are
@@ -198,14 +206,14 @@ impl Features {
     }
 }
 
-/// The calibrated estimate of one text, in tokens (not rounded).
-pub fn estimate_units(units: &[u16]) -> f64 {
-    classify(units).tokens(&WEIGHTS)
+/// The calibrated estimate of one text (UTF-8), in tokens (not rounded).
+pub fn estimate_text(text: &[u8]) -> f64 {
+    classify(text).tokens(&WEIGHTS)
 }
 
-/// The calibrated estimate of several texts (a message's fields), rounded
-/// up once.
-pub fn estimate_texts<'a>(texts: impl IntoIterator<Item = &'a [u16]>) -> u64 {
+/// The calibrated estimate of several texts (a message's fields, UTF-8),
+/// rounded up once.
+pub fn estimate_texts<'a>(texts: impl IntoIterator<Item = &'a [u8]>) -> u64 {
     let mut total = Features::default();
     for t in texts {
         total.add(&classify(t));
@@ -235,7 +243,7 @@ enum Kind {
     Symbol,
 }
 
-fn kind(cp: u32) -> Kind {
+const fn kind(cp: u32) -> Kind {
     match cp {
         0x61..=0x7A => Kind::Lower,
         0x41..=0x5A => Kind::Upper,
@@ -295,27 +303,81 @@ fn kind(cp: u32) -> Kind {
     }
 }
 
-/// The code point at `i` and how many units it takes; a lone surrogate is
-/// itself (a symbol).
+/// [`kind`] of every ASCII byte, looked up rather than matched: most text
+/// is ASCII, and this is the classifier's innermost step.
+const ASCII_KINDS: [Kind; 128] = {
+    let mut table = [Kind::Symbol; 128];
+    let mut u = 0;
+    while u < 128 {
+        table[u] = kind(u as u32);
+        u += 1;
+    }
+    table
+};
+
+/// The kind of the character at `i` and how many bytes it takes.
 #[inline(always)]
-fn decode(units: &[u16], i: usize) -> (u32, usize) {
-    let u = units[i];
-    if (0xD800..0xDC00).contains(&u) {
-        if let Some(&lo) = units.get(i + 1) {
-            if (0xDC00..0xE000).contains(&lo) {
-                let cp = 0x10000 + ((u32::from(u) - 0xD800) << 10) + (u32::from(lo) - 0xDC00);
-                return (cp, 2);
+fn kind_at(text: &[u8], i: usize) -> (Kind, usize) {
+    let b = text[i];
+    if b < 0x80 {
+        (ASCII_KINDS[usize::from(b)], 1)
+    } else {
+        let (cp, width) = decode(text, i);
+        (kind(cp), width)
+    }
+}
+
+/// The code point at `i` of UTF-8 `text` and how many bytes it takes; a
+/// malformed or cut sequence is U+FFFD, one byte.
+#[inline(always)]
+fn decode(text: &[u8], i: usize) -> (u32, usize) {
+    let b0 = text[i];
+    if b0 < 0x80 {
+        return (u32::from(b0), 1);
+    }
+    let cont = |k: usize| match text.get(i + k) {
+        Some(&b) if b & 0xC0 == 0x80 => Some(u32::from(b & 0x3F)),
+        _ => None,
+    };
+    let lead = u32::from(b0);
+    match b0 {
+        0xC2..=0xDF => {
+            if let Some(c1) = cont(1) {
+                return (((lead & 0x1F) << 6) | c1, 2);
             }
         }
+        0xE0..=0xEF => {
+            if let (Some(c1), Some(c2)) = (cont(1), cont(2)) {
+                return (((lead & 0x0F) << 12) | (c1 << 6) | c2, 3);
+            }
+        }
+        0xF0..=0xF4 => {
+            if let (Some(c1), Some(c2), Some(c3)) = (cont(1), cont(2), cont(3)) {
+                return (((lead & 0x07) << 18) | (c1 << 12) | (c2 << 6) | c3, 4);
+            }
+        }
+        _ => {}
     }
-    (u32::from(u), 1)
+    (0xFFFD, 1)
 }
 
 /// Characters a base64 or hex run is made of.
 #[inline(always)]
-fn is_blob_unit(u: u16) -> bool {
-    matches!(u, 0x30..=0x39 | 0x41..=0x5A | 0x61..=0x7A | 0x2B | 0x2F | 0x3D | 0x5F | 0x2D)
+fn is_blob_unit(u: u8) -> bool {
+    BLOB_UNITS[usize::from(u)]
 }
+
+/// [`is_blob_unit`] of every byte, looked up: it is asked of every
+/// character of a run's start and of every character of a run.
+const BLOB_UNITS: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut u = 0;
+    while u < 256 {
+        table[u] = matches!(u as u8, 0x30..=0x39 | 0x41..=0x5A | 0x61..=0x7A | 0x2B | 0x2F | 0x3D | 0x5F | 0x2D);
+        u += 1;
+    }
+    table
+};
 
 /// Runs this short are never base64 or hex.
 const MIN_BASE64: usize = 16;
@@ -330,25 +392,24 @@ enum Blob {
 /// words: hex (hex digits with both digits and letters), or base64 (the
 /// class among lower/upper/digit changes often, as random text does and
 /// words and camelCase identifiers do not).
-fn blob_kind(run: &[u16]) -> Option<Blob> {
+fn blob_kind(run: &[u8]) -> Option<Blob> {
     if run.len() < MIN_HEX {
         return None;
     }
-    let is_hex_digit = |u: u16| matches!(u, 0x30..=0x39 | 0x41..=0x46 | 0x61..=0x66);
-    let hex_digits = run.iter().filter(|&&u| is_hex_digit(u)).count();
-    let has_digit = run.iter().any(|u| (0x30..=0x39).contains(u));
-    let has_letter = run.iter().any(|u| matches!(u, 0x41..=0x5A | 0x61..=0x7A));
-    if hex_digits >= MIN_HEX
-        && has_digit
-        && has_letter
+    let is_hex_digit = |u: u8| matches!(u, 0x30..=0x39 | 0x41..=0x46 | 0x61..=0x66);
+    // Hex needs a digit: most long runs (words, paths) have none, and are
+    // over after one pass.
+    if run.iter().any(|u| matches!(u, 0x30..=0x39))
+        && run.iter().any(|u| matches!(u, 0x41..=0x5A | 0x61..=0x7A))
         && run.iter().all(|&u| is_hex_digit(u) || u == 0x2D)
+        && run.iter().filter(|&&u| is_hex_digit(u)).count() >= MIN_HEX
     {
         return Some(Blob::Hex);
     }
     if run.len() < MIN_BASE64 {
         return None;
     }
-    let class = |u: u16| match u {
+    let class = |u: u8| match u {
         0x61..=0x7A => 1u8,
         0x41..=0x5A => 2,
         0x30..=0x39 => 3,
@@ -386,6 +447,7 @@ struct Run {
 }
 
 impl Run {
+    #[inline(always)]
     fn flush(&mut self, f: &mut Features) {
         if !matches!(self.kind, Some(Kind::Digit) | None) {
             f.long_run_units += self.len.saturating_sub(LONG_RUN);
@@ -412,6 +474,7 @@ impl Run {
     }
 
     /// Adds one character of `kind` (a run-building kind).
+    #[inline(always)]
     fn push(&mut self, kind: Kind, f: &mut Features) {
         let word = |k: Kind| matches!(k, Kind::Lower | Kind::Upper);
         let same = match (self.kind, kind) {
@@ -436,8 +499,8 @@ impl Run {
     }
 }
 
-/// Counts the kinds of text in `units`.
-pub fn classify(units: &[u16]) -> Features {
+/// Counts the kinds of text in `units` (UTF-8).
+pub fn classify(units: &[u8]) -> Features {
     let mut f = Features::default();
     let mut run = Run::default();
     // Blob runs already examined up to here (and found to be words).
@@ -463,8 +526,7 @@ pub fn classify(units: &[u16]) -> Features {
                 None => checked_until = end,
             }
         }
-        let (cp, width) = decode(units, i);
-        let k = kind(cp);
+        let (k, width) = kind_at(units, i);
         match k {
             Kind::Pictographic | Kind::Regional => {
                 run.flush(&mut f);
@@ -493,6 +555,45 @@ pub fn classify(units: &[u16]) -> Features {
                     f.symbols += 1;
                 }
             }
+            Kind::Lower | Kind::Upper => {
+                run.push(k, &mut f);
+                i += width;
+                // The rest of an ASCII word in one tight loop: its letters
+                // lie inside the blob run already examined (so no check is
+                // skipped), and only humps matter.
+                while i < checked_until {
+                    let u = units[i];
+                    let lower = matches!(u, 0x61..=0x7A);
+                    let upper = matches!(u, 0x41..=0x5A);
+                    if !(lower || upper) {
+                        break;
+                    }
+                    if upper && run.prev_lower {
+                        run.pieces += 1;
+                    }
+                    run.prev_lower = lower;
+                    run.len += 1;
+                    i += 1;
+                }
+                continue;
+            }
+            Kind::Space | Kind::Newline => {
+                run.push(k, &mut f);
+                i += width;
+                // The rest of an ASCII whitespace run: spaces and tabs join
+                // any whitespace run, line breaks only a line-break run.
+                let newline = run.kind == Some(Kind::Newline);
+                while let Some(&u) = units.get(i) {
+                    match u {
+                        0x20 | 0x09 | 0x0B | 0x0C => {}
+                        0x0A | 0x0D if newline => {}
+                        _ => break,
+                    }
+                    run.len += 1;
+                    i += 1;
+                }
+                continue;
+            }
             _ => run.push(k, &mut f),
         }
         i += width;
@@ -503,19 +604,24 @@ pub fn classify(units: &[u16]) -> Features {
 
 /// `units[at..]` starts with U+FE0F U+20E3 or U+20E3 (a keycap).
 #[inline(always)]
-fn is_keycap(units: &[u16], at: usize) -> bool {
-    match units.get(at) {
-        Some(0x20E3) => true,
-        Some(0xFE0F) => units.get(at + 1) == Some(&0x20E3),
-        _ => false,
+fn is_keycap(units: &[u8], at: usize) -> bool {
+    const KEYCAP: &[u8] = "\u{20E3}".as_bytes();
+    const SELECTOR: &[u8] = "\u{FE0F}".as_bytes();
+    // Both start with a byte of 0xE2 or more: most characters are over at
+    // the first comparison.
+    if units.get(at).is_none_or(|&b| b < 0xE2) {
+        return false;
     }
+    let rest = &units[at..];
+    rest.starts_with(KEYCAP) || (rest.starts_with(SELECTOR) && rest[3..].starts_with(KEYCAP))
 }
 
 /// Counts the emoji grapheme cluster starting at `start`; returns where it
 /// ends. A cluster is a base (pictograph, keycap base, or a pair of
 /// regional indicators: a flag) followed by modifiers, variation
 /// selectors, tags, keycap marks, and ZWJ-joined pictographs.
-fn emoji_cluster(units: &[u16], start: usize, f: &mut Features) -> usize {
+#[inline(never)]
+fn emoji_cluster(units: &[u8], start: usize, f: &mut Features) -> usize {
     let (cp, width) = decode(units, start);
     let mut i = start + width;
     let mut code_points = 1;

@@ -86,25 +86,21 @@ pub fn counted_chars(f: &RawFacts) -> u64 {
     }
 }
 
-/// The texts of one message, by field, as UTF-16 code units (what the
-/// calibrated estimate reads; gathered only when it is needed).
+/// The texts of one message, by field, as UTF-8 (what the calibrated
+/// estimate reads; gathered only when it is needed).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct MessageTexts {
+pub struct MessageTexts<'a> {
     pub role: Option<Role>,
-    pub content_string: Option<Vec<u16>>,
+    pub content_string: Option<&'a [u8]>,
     /// `text` blocks, `thinking` blocks, and `toolCall` blocks (name and
     /// `JSON.stringify(arguments)`), each field's texts in order.
-    pub text: Vec<Vec<u16>>,
-    pub thinking: Vec<Vec<u16>>,
-    pub tool_calls: Vec<Vec<u16>>,
+    pub text: Vec<&'a [u8]>,
+    pub thinking: Vec<&'a [u8]>,
+    pub tool_calls: Vec<&'a [u8]>,
     pub images: u64,
-    pub summary: Vec<u16>,
-    pub command: Vec<u16>,
-    pub output: Vec<u16>,
-}
-
-fn blocks(v: &[Vec<u16>]) -> Vec<&[u16]> {
-    v.iter().map(Vec::as_slice).collect()
+    pub summary: &'a [u8],
+    pub command: &'a [u8],
+    pub output: &'a [u8],
 }
 
 /// The calibrated estimate of a message: the same fields as pi's count for
@@ -113,25 +109,25 @@ fn blocks(v: &[Vec<u16>]) -> Vec<&[u16]> {
 pub fn calibrated_tokens(m: &MessageTexts) -> u64 {
     use crate::tokens::calibrated::estimate_texts;
     let images = || IMAGE_CHARS.saturating_mul(m.images).div_ceil(4);
+    let list = |v: &Vec<&'_ [u8]>| estimate_texts(v.iter().copied());
     match m.role {
-        Some(Role::User) => match &m.content_string {
-            Some(s) => estimate_texts([s.as_slice()]),
-            None => estimate_texts(blocks(&m.text)),
+        Some(Role::User) => match m.content_string {
+            Some(s) => estimate_texts([s]),
+            None => list(&m.text),
         },
-        Some(Role::Assistant) => {
-            let mut all = blocks(&m.text);
-            all.extend(blocks(&m.thinking));
-            all.extend(blocks(&m.tool_calls));
-            estimate_texts(all)
-        }
-        Some(Role::ToolResult | Role::Custom) => match &m.content_string {
-            Some(s) => estimate_texts([s.as_slice()]),
-            None => estimate_texts(blocks(&m.text)).saturating_add(images()),
+        Some(Role::Assistant) => estimate_texts(
+            m.text
+                .iter()
+                .chain(&m.thinking)
+                .chain(&m.tool_calls)
+                .copied(),
+        ),
+        Some(Role::ToolResult | Role::Custom) => match m.content_string {
+            Some(s) => estimate_texts([s]),
+            None => list(&m.text).saturating_add(images()),
         },
-        Some(Role::BashExecution) => estimate_texts([m.command.as_slice(), m.output.as_slice()]),
-        Some(Role::BranchSummary | Role::CompactionSummary) => {
-            estimate_texts([m.summary.as_slice()])
-        }
+        Some(Role::BashExecution) => estimate_texts([m.command, m.output]),
+        Some(Role::BranchSummary | Role::CompactionSummary) => estimate_texts([m.summary]),
         Some(Role::Other) | None => 0,
     }
 }
@@ -334,21 +330,17 @@ mod tests {
         assert_eq!(estimate_tokens(&facts(Role::User)), 0);
     }
 
-    fn units(s: &str) -> Vec<u16> {
-        s.encode_utf16().collect()
-    }
-
     #[test]
     fn calibrated_counts_the_fields_pi_counts() {
         let texts = |role| MessageTexts {
             role: Some(role),
-            text: vec![units("hello world")],
-            thinking: vec![units("I think so")],
-            tool_calls: vec![units("read{\"path\":\"a.ts\"}")],
+            text: vec![&b"hello world"[..]],
+            thinking: vec![&b"I think so"[..]],
+            tool_calls: vec![&b"read{\"path\":\"a.ts\"}"[..]],
             images: 1,
-            summary: units("a summary of it all"),
-            command: units("ls -la"),
-            output: units("total 0"),
+            summary: b"a summary of it all",
+            command: b"ls -la",
+            output: b"total 0",
             content_string: None,
         };
         let user = calibrated_tokens(&texts(Role::User));
@@ -357,7 +349,7 @@ mod tests {
         assert!(assistant > user + 4, "{assistant}");
         assert_eq!(calibrated_tokens(&texts(Role::ToolResult)), 3 + 1200);
         let s = MessageTexts {
-            content_string: Some(units("你好")),
+            content_string: Some("你好".as_bytes()),
             ..texts(Role::Custom)
         };
         assert_eq!(calibrated_tokens(&s), 2);
@@ -378,7 +370,7 @@ mod tests {
         assert_eq!(f.tokens, 21);
         let text = MessageTexts {
             role: Some(Role::User),
-            text: vec![units("🇫🇷🇫🇷🇫🇷")],
+            text: vec!["🇫🇷🇫🇷🇫🇷".as_bytes()],
             ..MessageTexts::default()
         };
         assert!(

@@ -8,7 +8,7 @@ use agent_compaction_core::tokens::estimate::{
     calibrated_tokens, estimate_tokens, MessageTexts, RawFacts, UsageNumbers,
 };
 use agent_compaction_core::tokens::overflow::StopReason;
-use js_sys::{Array, Float64Array, Uint16Array};
+use js_sys::{Array, Float64Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 #[cfg_attr(
@@ -155,7 +155,7 @@ fn problem_error(messages: &JsArray, index: usize, problem: u8, block: f64) -> I
 
 /// The calibrated estimates of `messages[from..to)` (whose facts were
 /// gathered, and so checked, before): their texts read in one crossing and
-/// one copy (`gatherTexts`), classified in the core.
+/// one copy (`gatherTexts`, UTF-8), classified in the core.
 pub fn calibrated(messages: &JsArray, from: u32, to: u32) -> Result<Vec<u64>, InputError> {
     let to = to.min(messages.len());
     let from = from.min(to);
@@ -164,10 +164,10 @@ pub fn calibrated(messages: &JsArray, from: u32, to: u32) -> Result<Vec<u64>, In
         reason: crate::js::errors::thrown_message(&thrown),
     };
     let parts = gather_texts_js(messages.as_array(), from, to).map_err(unreadable)?;
-    let units = parts.get(0).unchecked_into::<Uint16Array>().to_vec();
+    let bytes = parts.get(0).unchecked_into::<Uint8Array>().to_vec();
     let layout = parts.get(1).unchecked_into::<Float64Array>().to_vec();
     let mut reader = TextsReader {
-        units: &units,
+        bytes: &bytes,
         at: 0,
         layout: &layout,
         next: 0,
@@ -203,32 +203,32 @@ pub fn calibrated(messages: &JsArray, from: u32, to: u32) -> Result<Vec<u64>, In
 
 /// Reads `gatherTexts`' layout and the texts it describes, in order.
 struct TextsReader<'a> {
-    units: &'a [u16],
+    bytes: &'a [u8],
     at: usize,
     layout: &'a [f64],
     next: usize,
 }
 
-impl TextsReader<'_> {
+impl<'a> TextsReader<'a> {
     fn number(&mut self) -> f64 {
         let n = self.layout.get(self.next).copied().unwrap_or(0.0);
         self.next += 1;
         n
     }
 
-    fn text(&mut self, len: f64) -> Vec<u16> {
-        let end = (self.at + count(len) as usize).min(self.units.len());
-        let text = self.units[self.at..end].to_vec();
+    fn text(&mut self, len: f64) -> &'a [u8] {
+        let end = (self.at + count(len) as usize).min(self.bytes.len());
+        let text = &self.bytes[self.at..end];
         self.at = end;
         text
     }
 
-    fn next_text(&mut self) -> Vec<u16> {
+    fn next_text(&mut self) -> &'a [u8] {
         let len = self.number();
         self.text(len)
     }
 
-    fn list(&mut self) -> Vec<Vec<u16>> {
+    fn list(&mut self) -> Vec<&'a [u8]> {
         let n = count(self.number());
         (0..n).map(|_| self.next_text()).collect()
     }

@@ -3,12 +3,14 @@
 
 use super::*;
 
-fn units(s: &str) -> Vec<u16> {
-    s.encode_utf16().collect()
+/// What the boundary hands the classifier for JavaScript's UTF-16 `units`:
+/// `TextEncoder`'s UTF-8, a lone surrogate made U+FFFD.
+fn encoded(units: &[u16]) -> Vec<u8> {
+    String::from_utf16_lossy(units).into_bytes()
 }
 
 fn features(s: &str) -> Features {
-    classify(&units(s))
+    classify(s.as_bytes())
 }
 
 /// Prints the features of a corpus dump (rows of u32 class, o200k, cl100k,
@@ -30,7 +32,10 @@ fn print_corpus_features() {
             .map(|k| u16::from_le_bytes([bytes[i + 2 * k], bytes[i + 2 * k + 1]]))
             .collect();
         i += 2 * len as usize;
-        let row = classify(&text).to_row().map(|n| n.to_string()).join(",");
+        let row = classify(&encoded(&text))
+            .to_row()
+            .map(|n| n.to_string())
+            .join(",");
         println!("ROW,{class},{o200k},{cl100k},{len},{row}");
     }
 }
@@ -176,33 +181,70 @@ fn lone_surrogates_and_odd_units_never_panic() {
         vec![0xD83C, 0xDDE6, 0xD83C],
         vec![],
     ] {
-        let f = classify(&u);
+        let f = classify(&encoded(&u));
         assert!(f.tokens(&WEIGHTS) <= MAX_TOKENS_PER_UNIT * u.len() as f64);
     }
-    assert_eq!(classify(&[0xD800]).symbols, 1);
-    assert_eq!(classify(&[0x61, 0xDFFF, 0x62]).word_pieces, 2);
+    assert_eq!(classify(&encoded(&[0xD800])).symbols, 1);
+    assert_eq!(classify(&encoded(&[0x61, 0xDFFF, 0x62])).word_pieces, 2);
     assert_eq!(estimate_texts([&[][..]]), 0);
 }
 
 #[test]
+fn malformed_utf8_counts_as_symbols_never_a_panic() {
+    for bytes in [
+        &[0xFF][..],
+        &[0xC3],
+        &[0xE2, 0x82],
+        &[0xF0, 0x9F, 0x98],
+        &[0x80, 0x80, 0x61],
+        &[0xEF, 0xB8],
+        &[0x31, 0xEF, 0xB8, 0x8F],
+    ] {
+        let f = classify(bytes);
+        assert!(f.tokens(&WEIGHTS) <= MAX_TOKENS_PER_UNIT * bytes.len() as f64);
+    }
+    assert_eq!(classify(&[0xFF]).symbols, 1);
+    assert_eq!(classify(&[0x61, 0xC3, 0x62]).word_pieces, 2);
+}
+
+/// Each character counts once whatever its encoding: the features of a
+/// text are the same whether it reaches the classifier as one or in pieces
+/// at character boundaries, and the byte lengths of astral characters do
+/// not leak into run lengths.
+#[test]
+fn counts_are_per_character_not_per_byte() {
+    let f = features("Привет мир");
+    assert_eq!((f.other_runs, f.other_chars), (2, 9));
+    let f = features("𝔘𝔫𝔦𝔠𝔬𝔡𝔢𝔘𝔫𝔦𝔠𝔬𝔡𝔢𝔘𝔫𝔦𝔠𝔬𝔡𝔢");
+    assert_eq!(f.long_run_units, 21 - LONG_RUN);
+    let f = features("élan café");
+    assert_eq!((f.word_pieces, f.word_letters), (2, 8));
+}
+
+#[test]
 fn several_texts_round_up_once() {
-    let a = units("hello");
-    let b = units("world");
-    let one = estimate_units(&a);
+    let one = estimate_text(b"hello");
     assert!(one > 1.0 && one < 1.1);
-    assert_eq!(estimate_texts([a.as_slice(), b.as_slice()]), 3);
+    assert_eq!(estimate_texts([&b"hello"[..], &b"world"[..]]), 3);
 }
 
 proptest::proptest! {
-    /// The bound a length gives holds for any text.
+    /// The bound a (UTF-16) length gives holds for any text.
     #[test]
     fn the_estimate_never_exceeds_its_length_bound(u in proptest::collection::vec(proptest::prelude::any::<u16>(), 0..64)) {
-        proptest::prop_assert!(estimate_units(&u) <= MAX_TOKENS_PER_UNIT * u.len() as f64 + 1e-9);
+        proptest::prop_assert!(estimate_text(&encoded(&u)) <= MAX_TOKENS_PER_UNIT * u.len() as f64 + 1e-9);
     }
 
     #[test]
     fn the_bound_holds_for_emoji_heavy_text(s in "[😀🇫👍🏽\u{200D}\u{FE0F}\u{20E3}1#a ]{0,32}") {
-        let u = units(&s);
-        proptest::prop_assert!(estimate_units(&u) <= MAX_TOKENS_PER_UNIT * u.len() as f64 + 1e-9);
+        let n = s.encode_utf16().count();
+        proptest::prop_assert!(estimate_text(s.as_bytes()) <= MAX_TOKENS_PER_UNIT * n as f64 + 1e-9);
+    }
+
+    /// Any bytes at all: never a panic, and never more than the most a
+    /// byte could cost.
+    #[test]
+    fn any_bytes_are_classified(b in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
+        proptest::prop_assert!(estimate_text(&b) <= MAX_TOKENS_PER_UNIT * b.len() as f64 + 1e-9);
     }
 }

@@ -300,29 +300,35 @@ export function extractFacts(messages) {
 
 
 // The texts the calibrated estimate reads, of messages[from..to), in bulk:
-// every text's UTF-16 code units one after another in one Uint16Array (one
-// copy into wasm per chunk of messages, not one per string), and a layout of
-// numbers saying which text is which: per message roleCode, image count,
-// content string length (-1 when content is not a string), then three lists
-// (text blocks, thinking blocks, toolCall blocks: name + JSON.stringify of the
-// arguments), each its count and the lengths, then the summary, command and
-// output lengths. Which of them count for which role is decided in Rust
-// (crates/core/src/tokens/estimate.rs, calibrated_tokens). Read after
-// gatherFacts has checked the same messages: a field of the wrong type reads
-// as empty here.
+// every text's UTF-8 (TextEncoder.encodeInto: native, many times cheaper
+// than copying UTF-16 code units one charCodeAt at a time, which cost more
+// than classifying them) one after another in one Uint8Array (one copy into
+// wasm per chunk of messages, not one per string), and a layout of numbers
+// saying which text is which: per message roleCode, image count, content
+// string byte length (-1 when content is not a string), then three lists
+// (text blocks, thinking blocks, toolCall blocks: name + JSON.stringify of
+// the arguments), each its count and the byte lengths, then the summary,
+// command and output byte lengths. Which of them count for which role is
+// decided in Rust (crates/core/src/tokens/estimate.rs, calibrated_tokens).
+// Read after gatherFacts has checked the same messages: a field of the wrong
+// type reads as empty here. The bytes are a view of a buffer reused by the
+// next call: read them before calling again.
+const encoder = new TextEncoder();
+let scratch = new Uint8Array(1 << 16);
+
 export function gatherTexts(messages, from, to) {
   const str = (v) => (typeof v === "string" ? v : "");
   const texts = [];
+  // For each text, the layout slot its byte length is added to (a tool
+  // call's name and arguments share one).
+  const slots = [];
   const layout = [];
   let total = 0;
-  const add = (t) => {
+  const add = (t, slot = layout.push(0) - 1) => {
     texts.push(t);
+    slots.push(slot);
     total += t.length;
-    return t.length;
-  };
-  const list = (items) => {
-    layout.push(items.length);
-    for (const t of items) layout.push(add(t));
+    return slot;
   };
   for (let i = from; i < to; i++) {
     const m = messages[i];
@@ -350,21 +356,32 @@ export function gatherTexts(messages, from, to) {
           } catch {
             // gatherFacts reports it
           }
-          calls.push(str(b.name) + json);
+          calls.push(str(b.name), json);
         } else if (b.type === "image") images++;
       }
     }
-    layout.push(code, images, contentString === null ? -1 : add(contentString));
-    list(text);
-    list(thinking);
-    list(calls);
-    layout.push(add(str(m.summary)), add(str(m.command)), add(str(m.output)));
+    layout.push(code, images);
+    if (contentString === null) layout.push(-1);
+    else add(contentString);
+    layout.push(text.length);
+    for (const t of text) add(t);
+    layout.push(thinking.length);
+    for (const t of thinking) add(t);
+    layout.push(calls.length / 2);
+    for (let k = 0; k < calls.length; k += 2) add(calls[k + 1], add(calls[k]));
+    add(str(m.summary));
+    add(str(m.command));
+    add(str(m.output));
   }
-  const units = new Uint16Array(total);
-  let o = 0;
-  for (const t of texts) {
-    for (let k = 0; k < t.length; k++) units[o + k] = t.charCodeAt(k);
-    o += t.length;
+  // Three bytes at most per UTF-16 code unit (a surrogate pair: four for two).
+  if (scratch.length < 3 * total) scratch = new Uint8Array(Math.max(3 * total, 2 * scratch.length));
+  let written = 0;
+  for (let k = 0; k < texts.length; k++) {
+    const t = texts[k];
+    if (t.length === 0) continue;
+    const n = encoder.encodeInto(t, scratch.subarray(written)).written;
+    layout[slots[k]] += n;
+    written += n;
   }
-  return [units, Float64Array.from(layout)];
+  return [scratch.subarray(0, written), Float64Array.from(layout)];
 }
