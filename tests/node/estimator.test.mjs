@@ -41,14 +41,13 @@ for (const seed of [15, 2026]) {
   }
 }
 
-test('estimator "pi" is chars / 4, like estimateTokens', () => {
+test('estimator "pi" is chars / 4, like estimateTokens; "calibrated" is the default', () => {
   const text = "你好".repeat(100);
   assert.equal(estimate("pi", text), 50);
   assert.equal(estimate("pi", text), estimateTokens(user(text)));
-  // The calibrated one counts CJK far above chars / 4. pi's is the default
-  // until the calibrated one costs no more over a whole replay.
+  // The calibrated one, the default, counts CJK far above chars / 4.
   assert.ok(estimate("calibrated", text) > 100);
-  assert.equal(estimate(undefined, text), estimate("pi", text));
+  assert.equal(estimate(undefined, text), estimate("calibrated", text));
 });
 
 // A session whose provider counts `factor` × the calibrated estimate: four

@@ -100,11 +100,10 @@ export interface CompactorOptions {
    * out), clamped to [0.5, 2.5], and scales the estimates after the last
    * reported usage and the kept part by it until the next compaction. A
    * message's text is read only when a decision needs it (bounds from
-   * lengths settle most turns). `"pi"` (default for now: the calibrated
-   * estimate reads every text once, which costs more in all than pi's
-   * lengths; see the README) is pi's characters / 4, for numbers identical
-   * to a pi app's. The pi-compatible functions (`estimateTokens`,
-   * `findCutPoint`, `prepareCompaction`, …) always use pi's.
+   * lengths settle most turns). The default. `"pi"` is pi's characters / 4,
+   * for numbers identical to a pi app's. The pi-compatible functions
+   * (`estimateTokens`, `findCutPoint`, `prepareCompaction`, …) always use
+   * pi's.
    */
   estimator?: "calibrated" | "pi";
   /** A summarizer that has not answered after this long failed (default 120,000). */
@@ -666,9 +665,7 @@ impl Compactor {
         let estimator = match estimator_value.as_string().as_deref() {
             Some("calibrated") => Estimator::Calibrated,
             Some("pi") => Estimator::Pi,
-            // Until reading the texts costs no more than pi's lengths over a
-            // whole replay (the README's per-turn table), pi's is the default.
-            None if estimator_value.is_undefined() => Estimator::Pi,
+            None if estimator_value.is_undefined() => Estimator::Calibrated,
             _ => {
                 return Err(type_error(InputError::WrongType {
                     path: path().field("estimator"),
