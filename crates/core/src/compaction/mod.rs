@@ -9,6 +9,7 @@ pub mod chunking;
 pub mod cut_point;
 pub mod extractive;
 pub mod file_ops;
+pub mod last_request;
 pub mod flow;
 pub mod prepare;
 pub mod prompts;
