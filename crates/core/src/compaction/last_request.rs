@@ -177,7 +177,10 @@ mod tests {
 
     #[test]
     fn a_request_within_the_budget_is_quoted_whole() {
-        let s = with_latest_request::<Plain>("## Goal\nship".into(), &survivors(Some("Fix the parser."), 100));
+        let s = with_latest_request::<Plain>(
+            "## Goal\nship".into(),
+            &survivors(Some("Fix the parser."), 100),
+        );
         assert_eq!(
             s,
             "## Goal\nship\n\n## Latest user request (verbatim)\n\nFix the parser."
@@ -202,8 +205,14 @@ mod tests {
 
     #[test]
     fn nothing_to_quote_adds_nothing_and_a_stale_section_never_stays() {
-        assert_eq!(with_latest_request::<Plain>("S".into(), &survivors(None, 100)), "S");
-        assert_eq!(with_latest_request::<Plain>("S".into(), &survivors(Some(" \n"), 100)), "S");
+        assert_eq!(
+            with_latest_request::<Plain>("S".into(), &survivors(None, 100)),
+            "S"
+        );
+        assert_eq!(
+            with_latest_request::<Plain>("S".into(), &survivors(Some(" \n"), 100)),
+            "S"
+        );
         // A summary that carries an old section (a hook copied the previous
         // summary): replaced by the new request, or dropped when it is kept.
         let old = with_latest_request::<Plain>("OLD".into(), &survivors(Some("first"), 100));
@@ -211,7 +220,10 @@ mod tests {
         let new = with_latest_request::<Plain>(copied.clone(), &survivors(Some("second"), 100));
         assert_eq!(new, "OLD\n\n## Latest user request (verbatim)\n\nsecond");
         assert_eq!(new.matches("(verbatim)").count(), 1);
-        assert_eq!(with_latest_request::<Plain>(copied, &survivors(None, 100)), "OLD");
+        assert_eq!(
+            with_latest_request::<Plain>(copied, &survivors(None, 100)),
+            "OLD"
+        );
         // The quote may contain the heading: the first occurrence starts
         // the section, so stripping removes the whole quote.
         let tricky = with_latest_request::<Plain>(

@@ -94,9 +94,7 @@ pub fn model_view(
         Some(s) => (Some(s), pinned_before, s + 1..len),
         None => (None, &[][..], 0..len),
     };
-    head.into_iter()
-        .chain(pinned.iter().copied())
-        .chain(rest)
+    head.into_iter().chain(pinned.iter().copied()).chain(rest)
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

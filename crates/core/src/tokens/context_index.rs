@@ -212,8 +212,7 @@ impl ContextIndex {
     /// The pinned messages before the last summary, which the model is sent
     /// right after it (ascending indices; empty without a summary).
     pub fn resent(&self) -> &[usize] {
-        self.last_summary
-            .map_or(&[][..], |s| self.pinned.before(s))
+        self.last_summary.map_or(&[][..], |s| self.pinned.before(s))
     }
 
     /// The pinned messages before `at`, ascending (with `at` a cut point:
@@ -260,6 +259,20 @@ impl ContextIndex {
             }
         }
         Ok(())
+    }
+
+    /// The estimates of the re-sent pinned messages while they count (no
+    /// fresh usage after the summary; 0 otherwise), measured with `fill`
+    /// where pending.
+    pub fn resent_tokens<E>(
+        &mut self,
+        mut fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<u64, E> {
+        let mut total = 0u64;
+        for i in self.counted_resent() {
+            total = total.saturating_add(self.tokens_of(i, &mut fill)?);
+        }
+        Ok(total)
     }
 
     /// The estimate of message `index`, measured with `fill` first if it is
@@ -509,7 +522,10 @@ impl ContextIndex {
             return Ok(());
         }
         let resent = self.counted_resent();
-        for i in resent.into_iter().chain(self.trailing_from()..self.facts.len()) {
+        for i in resent
+            .into_iter()
+            .chain(self.trailing_from()..self.facts.len())
+        {
             if self.facts[i].tokens_pending {
                 let tokens = self.tokens_of(i, &mut fill)?;
                 self.trailing += tokens;
@@ -794,9 +810,7 @@ mod tests {
         assert_eq!(ix.context_tokens().tokens, 100.0);
         let mut again = ix.clone();
         again.push_deferred(pin(pending(Role::User, 20, 4.0)));
-        let c = again
-            .context_tokens_exact(|_| Ok::<u64, ()>(9))
-            .unwrap();
+        let c = again.context_tokens_exact(|_| Ok::<u64, ()>(9)).unwrap();
         assert_eq!(c.tokens, 109.0);
     }
 

@@ -55,7 +55,10 @@ fn a_hook_summary_and_the_extractive_summary_quote_it_too() {
             usage: None,
         })],
     );
-    assert_eq!(inserted(step).text, format!("from the app{}", section(REQUEST)));
+    assert_eq!(
+        inserted(step).text,
+        format!("from the app{}", section(REQUEST))
+    );
 
     let no_callback = FlowConfig {
         has_summarizer: false,
@@ -63,7 +66,10 @@ fn a_hook_summary_and_the_extractive_summary_quote_it_too() {
         ..config()
     };
     let (_, step) = drive(no_callback, quoting(1_000), &mut Fake::default(), vec![]);
-    assert_eq!(inserted(step).text, format!("EXTRACTIVE{}", section(REQUEST)));
+    assert_eq!(
+        inserted(step).text,
+        format!("EXTRACTIVE{}", section(REQUEST))
+    );
 
     // The extractive fallback after a failed summarizer.
     let fallback = FlowConfig {
@@ -84,7 +90,12 @@ fn a_hook_summary_and_the_extractive_summary_quote_it_too() {
 #[test]
 fn a_kept_request_adds_nothing() {
     // `latest_request: None`: the request lies in the kept part.
-    let (_, step) = drive(config(), split(), &mut Fake::default(), vec![text("H"), text("P")]);
+    let (_, step) = drive(
+        config(),
+        split(),
+        &mut Fake::default(),
+        vec![text("H"), text("P")],
+    );
     assert!(!inserted(step).text.contains(SECTION_HEADING));
 }
 
@@ -117,13 +128,20 @@ fn the_previous_summarys_quote_is_never_carried_into_the_next() {
         previous_summary: Some(previous.clone()),
         ..quoting(1_000)
     };
-    let (_, step) = drive(config(), input.clone(), &mut host, vec![text("H"), text("P")]);
+    let (_, step) = drive(
+        config(),
+        input.clone(),
+        &mut host,
+        vec![text("H"), text("P")],
+    );
     let history = host
         .calls
         .iter()
         .find(|c| c.kind == SummaryKind::History)
         .unwrap();
-    assert!(history.prompt.contains("<previous-summary>\nOLD\n</previous-summary>"));
+    assert!(history
+        .prompt
+        .contains("<previous-summary>\nOLD\n</previous-summary>"));
     assert!(!history.prompt.contains("an old request"));
     let summary = inserted(step).text;
     assert_eq!(summary.matches("(verbatim)").count(), 1);
@@ -177,10 +195,20 @@ fn pinned_messages_resent_after_the_summary_count_in_tokens_after_and_the_refusa
         },
         ..input()
     };
-    let (_, step) = drive(config(), with_pinned(10_000.0), &mut Fake::default(), vec![text("tiny")]);
+    let (_, step) = drive(
+        config(),
+        with_pinned(10_000.0),
+        &mut Fake::default(),
+        vec![text("tiny")],
+    );
     assert_eq!(inserted(step).tokens_after, 1.0 + 50.0 + 200.0);
     // 251 after is not smaller than 251 before: refused.
-    let (_, step) = drive(config(), with_pinned(251.0), &mut Fake::default(), vec![text("tiny")]);
+    let (_, step) = drive(
+        config(),
+        with_pinned(251.0),
+        &mut Fake::default(),
+        vec![text("tiny")],
+    );
     assert_eq!(
         failed(step),
         "the summary would not make the context smaller (251 tokens before, 251 after)"
