@@ -124,6 +124,19 @@ describe("pinned messages", () => {
     assert.equal(c.contextTokens(answered), 5_010);
   });
 
+  test("with the calibrated estimator too: the re-sent messages count, measured when a decision needs them", async () => {
+    const r1 = rule(1);
+    const messages = [r1, ...turns(8)];
+    const c = compactor({ estimator: "calibrated" });
+    const out = await c.compact(messages);
+    assert.equal(transformContext(out.messages)[1], r1);
+    const unpinned = out.messages.map((m) => (m === r1 ? { ...r1, pinned: undefined } : m));
+    const other = compactor({ estimator: "calibrated" });
+    const diff = c.contextTokens(out.messages) - other.contextTokens(unpinned);
+    assert.ok(diff > 0 && diff < 40, `the rule's calibrated estimate: ${diff}`);
+    assert.ok(c.needsCompaction(out.messages) === false);
+  });
+
   test("the threshold sees them: a pinned message alone can cross it", async () => {
     const big = user("Pinned spec: " + "s".repeat(40_000), { pinned: true });
     const messages = [big, ...turns(8)];
@@ -195,6 +208,14 @@ describe("the latest request, verbatim", () => {
       const seen = texts(convertToLlm(transformContext(out.messages))).join("\n");
       assert.ok(seen.includes(REQUEST), `${name}: the model sees it`);
     }
+  });
+
+  test("a pinned request is re-sent whole, not quoted a second time", async () => {
+    const request = user(REQUEST, { pinned: true });
+    const out = await compactor().compact([...turns(3), ...longTurn(request)]);
+    assert.ok(!out.summary.summary.includes(HEADING));
+    const context = transformContext(out.messages);
+    assert.equal(context[1], request);
   });
 
   test("a kept request adds nothing", async () => {

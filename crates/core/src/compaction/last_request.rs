@@ -44,13 +44,15 @@ pub fn budget_chars(keep_recent_tokens: u64) -> usize {
 }
 
 /// The newest `user` message of `facts`, when it lies before `first_kept`
-/// (in the summarized part); `None` when it is kept or there is none. Walks
-/// back from the end to that message only.
+/// (in the summarized part) and is not pinned (a pinned message reaches the
+/// model verbatim anyway, re-sent after the summary); `None` when it is
+/// kept, pinned, or there is none. Walks back from the end to that message
+/// only.
 pub fn summarized_request(facts: &[MessageFacts], first_kept: usize) -> Option<usize> {
     facts
         .iter()
         .rposition(|f| f.role == Role::User)
-        .filter(|&i| i < first_kept)
+        .filter(|&i| i < first_kept && !facts[i].pinned)
 }
 
 /// What must survive a compaction beside the summary: the latest request to
@@ -159,6 +161,10 @@ mod tests {
         assert_eq!(summarized_request(&custom_last, 4), Some(0));
         assert_eq!(summarized_request(&facts(&[Assistant, Custom]), 2), None);
         assert_eq!(summarized_request(&[], 0), None);
+        // A pinned request is re-sent whole after the summary: not quoted too.
+        let mut pinned = split_turn.clone();
+        pinned[2].pinned = true;
+        assert_eq!(summarized_request(&pinned, 4), None);
     }
 
     #[test]
