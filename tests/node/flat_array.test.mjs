@@ -652,12 +652,16 @@ describe("hand-built arrays: compaction and branch summaries", () => {
     assertSameObjects(single, [s2], "context of [summary]");
   });
 
-  test("transformContext reads nothing before the last summary", () => {
-    // Messages before the summary that throw on any read: touching one would throw.
+  test("transformContext reads nothing before the last summary but each message's `pinned`", () => {
+    // Messages before the summary that throw on any other read: touching one
+    // would throw. (Issue 15: pinned messages before the summary are sent
+    // after it, so `pinned` is the one field read there; the Compactor's
+    // hooks know it from their index and read nothing.)
     const poisoned = new Proxy(
       {},
       {
-        get() {
+        get(_, key) {
+          if (key === "pinned") return undefined;
           throw new Error("read a message before the last summary");
         },
       },
@@ -666,6 +670,9 @@ describe("hand-built arrays: compaction and branch summaries", () => {
     const s = { role: "compactionSummary", summary: "S", tokensBefore: 1, timestamp: 1 };
     const msgs = [poisoned, poisoned, { get role() { throw new Error("role read"); } }, s, c.userString];
     assertSameObjects(transformContext(msgs), [s, c.userString], "context");
+    // A `pinned` that cannot be read is a TypeError naming the messages.
+    const hostile = { get pinned() { throw new Error("pinned getter"); } };
+    assert.throws(() => transformContext([hostile, s]), (e) => e instanceof TypeError && /messages.*pinned getter/s.test(e.message));
   });
 
   test("a closing </compaction_summary> inside the summary is neutralised; the wrapper's is the only real one", () => {

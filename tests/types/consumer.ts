@@ -15,6 +15,9 @@ import {
 } from "agent-compaction";
 
 const user: UserMessage = { role: "user", content: "hello", timestamp: 1 };
+// A standing rule, sent to the model after every summary (issue 15).
+const rule: UserMessage = { role: "user", content: "never touch vendor/", timestamp: 2, pinned: true };
+void rule;
 const summary: CompactionSummaryMessage = {
   role: "compactionSummary",
   summary: "## Goal\nship",

@@ -67,7 +67,8 @@ struct Substitute {
     /// Where the kept messages start in the loop's own array.
     first_kept: u32,
     kept: JsValue,
-    summary: JsValue,
+    /// The summary, then the pinned messages re-sent after it.
+    head: Array,
 }
 
 pub(super) struct Attachment {
@@ -325,8 +326,9 @@ impl Attachment {
         if let Some(sub) = self.substitute.borrow().as_ref() {
             let array: &Array = messages.dyn_ref()?;
             if array.length() > sub.first_kept && array.get(sub.first_kept) == sub.kept {
-                let context =
-                    Array::of1(&sub.summary).concat(&array.slice(sub.first_kept, array.length()));
+                let context = sub
+                    .head
+                    .concat(&array.slice(sub.first_kept, array.length()));
                 let context: JsValue = context.into();
                 return Some(Promise::resolve(&context));
             }
@@ -352,6 +354,12 @@ impl Attachment {
             let first_kept = prop(&result, "firstKeptIndex").as_f64().unwrap_or(0.0) as u32;
             let summary = prop(&result, "summary");
             let array: &Array = messages.unchecked_ref();
+            // The summary and the pinned messages before it (at the same
+            // indices in the loop's array, which lacks only the summary).
+            let head = this
+                .compactor
+                .context_head(&prop(&result, "messages"))
+                .unwrap_or_else(|| Array::of1(&summary));
             if this.unchanged(&before) {
                 this.set_messages(&prop(&result, "messages"));
                 this.save().await;
@@ -359,11 +367,9 @@ impl Attachment {
             *this.substitute.borrow_mut() = Some(Substitute {
                 first_kept,
                 kept: array.get(first_kept),
-                summary: summary.clone(),
+                head: head.clone(),
             });
-            Ok(Array::of1(&summary)
-                .concat(&array.slice(first_kept, array.length()))
-                .into())
+            Ok(head.concat(&array.slice(first_kept, array.length())).into())
         }))
     }
 

@@ -17,6 +17,7 @@ use agent_compaction_core::compaction::flow::{
     Answer, CompactionFlow, Event, Failure, FlowConfig, FlowHost, FlowInput, HookAnswer, Insert,
     Reason, Request, Step, TextOps, UsageOut, UsageTotals,
 };
+use agent_compaction_core::compaction::last_request::Survivors;
 use agent_compaction_core::compaction::prompts::SummaryKind;
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::error::{FieldPath, InputError};
@@ -96,6 +97,8 @@ pub struct Job {
     pub messages: JsArray,
     pub facts: Vec<MessageFacts>,
     pub prepared: Prepared,
+    /// The latest request to quote, the pinned messages re-sent.
+    pub survivors: Survivors<JsString>,
 }
 
 /// How a compaction ended without a result: the core's failure, with what
@@ -240,6 +243,9 @@ impl TextOps for JsHost<'_> {
     fn prefix(text: &JsString, units: usize) -> JsString {
         text.slice(0, units as u32)
     }
+    fn find(text: &JsString, needle: &str) -> Option<usize> {
+        usize::try_from(text.index_of(needle, 0)).ok()
+    }
 }
 
 /// What the flow asks of JavaScript for one job: the calls under way (at
@@ -352,6 +358,7 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
             .get(p.plan.first_kept_index..)
             .unwrap_or_default()
             .to_vec(),
+        survivors: job.survivors.clone(),
     };
     let mut flow = CompactionFlow::new(config, input);
     let mut host = JsHost {
@@ -379,7 +386,7 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
                     extractive_of(
                         &all,
                         &p.file_ops,
-                        p.previous_summary.as_ref(),
+                        flow.previous_summary(),
                         job.custom_instructions.as_ref(),
                         max_chars,
                     )

@@ -21,6 +21,9 @@ use crate::settings::{model_from_js, resolve_from_js, ModelInfo};
 use agent_compaction_core::compaction::flow::{
     end_event, nothing_to_do, Ending, Failure, NothingToDo, Reason, CANCELLED,
 };
+use agent_compaction_core::compaction::last_request::{
+    budget_chars, summarized_request, Survivors,
+};
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
@@ -114,7 +117,12 @@ export interface CompactorOptions {
   beforeCompact?: (event: BeforeCompactEvent) => BeforeCompactResult | Promise<BeforeCompactResult>;
   onEvent?: (event: CompactorEvent) => void;
 }
-/** The hooks pi-agent-core's `Agent` takes: `new Agent({ ...compactor.agentHooks() })`. */
+/**
+ * The hooks pi-agent-core's `Agent` takes: `new Agent({ ...compactor.agentHooks() })`.
+ * `transformContext` returns the model's view: the last summary, the pinned
+ * messages before it (known from what the compactor gathered when it first
+ * saw them: no pass over the array per turn), then everything after it.
+ */
 export interface AgentHooks {
   transformContext: <M extends AnyMessage>(messages: M[], signal?: AbortSignal) => Promise<M[]>;
   convertToLlm: (messages: AnyMessage[]) => Promise<Message[]>;
@@ -128,7 +136,9 @@ export class Compactor {
   /**
    * Estimated tokens of the LLM context of `messages`: the last fresh usage
    * plus estimates after it; usage from at or before the last summary is
-   * ignored (stale). Costs only the messages new since the last call.
+   * ignored (stale). The pinned messages re-sent after the last summary
+   * count until a fresh usage (which includes them). Costs only the
+   * messages new since the last call.
    */
   contextTokens(messages: readonly AnyMessage[]): number;
   /** The same, with pi's breakdown. */
@@ -144,6 +154,19 @@ export class Compactor {
    * one `compactionSummary` inserted; rejects (changing nothing) when the
    * summarizer fails without fallback, on abort, or when there is nothing
    * to summarize. Automatic reasons resolve to `undefined` instead.
+   *
+   * The latest request survives verbatim: when the newest `user` message is
+   * in the summarized part (a split turn), the summary's text ends with a
+   * section `## Latest user request (verbatim)` quoting its text (its text
+   * parts, images left out), whoever wrote the summary (`summarize`,
+   * `beforeCompact`, the extractive summary). The quote is whole up to
+   * `keepRecentTokens` characters (a quarter of `keepRecentTokens` in
+   * tokens: 20,000 characters by default); a longer request keeps that many,
+   * then a marker saying how many characters were left out. When that
+   * message is kept, nothing is added. The previous summary is passed to
+   * the summarizers without its quote, so a stale one never accumulates.
+   * Pinned messages (`pinned: true`) are never summarized away: the model is
+   * sent them after the summary, and `tokensAfter` counts them.
    */
   compact<M extends AnyMessage>(messages: readonly M[], options?: CompactOptions & { reason?: "manual" }): Promise<CompactionResult<M>>;
   compact<M extends AnyMessage>(messages: readonly M[], options: CompactOptions): Promise<CompactionResult<M> | undefined>;
@@ -363,6 +386,40 @@ impl Tracked {
     fn context_tokens(&mut self, array: &JsArray) -> Result<ContextTokens, InputError> {
         let mut chunks = EstimateChunks::with(array, self.estimator);
         self.index.context_tokens_exact(|i| chunks.get(i))
+    }
+
+    /// What must survive a compaction that keeps messages from
+    /// `first_kept` on: the pinned messages before it (measured), the latest
+    /// request's text when it lies before it, the quote's budget.
+    fn survivors(
+        &mut self,
+        array: &JsArray,
+        first_kept: usize,
+        keep_recent_tokens: u64,
+    ) -> Result<Survivors<js_sys::JsString>, InputError> {
+        let mut chunks = EstimateChunks::with(array, self.estimator);
+        let pinned = self.index.pinned_before(first_kept).to_vec();
+        let mut resent = Vec::with_capacity(pinned.len());
+        for i in pinned {
+            self.index.measure(i, |j| chunks.get(j))?;
+            resent.push(self.index.facts()[i]);
+        }
+        let latest_request = match summarized_request(self.index.facts(), first_kept) {
+            Some(i) => Some(crate::pinned::request_text(array, i)?),
+            None => None,
+        };
+        Ok(Survivors {
+            latest_request,
+            budget_chars: budget_chars(keep_recent_tokens),
+            resent,
+        })
+    }
+
+    /// The estimates of the pinned messages the current context re-sends,
+    /// while they count.
+    fn resent_tokens(&mut self, array: &JsArray) -> Result<u64, InputError> {
+        let mut chunks = EstimateChunks::with(array, self.estimator);
+        self.index.resent_tokens(|i| chunks.get(i))
     }
 
     /// Makes every estimate after the last summary real (before a cut point
@@ -920,10 +977,12 @@ fn context_of(state: &Rc<RefCell<State>>, messages: &JsValue) -> Result<JsValue,
     let array = s.tracked.sync(messages).map_err(type_error)?;
     let (context, len): (JsValue, u32) = match s.tracked.index.last_summary() {
         None => (messages.clone(), array.len()),
-        Some(_) => {
-            let start = s.tracked.index.context_start() as u32;
-            let context = array.slice(start, array.len()).map_err(type_error)?;
-            (context.into(), array.len().saturating_sub(start))
+        Some(start) => {
+            // The summary, the pinned messages before it, then the rest.
+            let resent = s.tracked.index.resent();
+            let context = crate::pinned::view(&array, start, resent).map_err(type_error)?;
+            let len = context.length();
+            (context.into(), len)
         }
     };
     s.last_context = Some((context.clone(), len, s.tracked.generation));
@@ -965,6 +1024,18 @@ impl Compactor {
 
     pub(super) fn context_of(&self, messages: &JsValue) -> Result<JsValue, JsValue> {
         context_of(&self.state, messages)
+    }
+
+    /// The last summary of `messages` and the pinned messages re-sent after
+    /// it (the start of its model view), from the index.
+    pub(super) fn context_head(&self, messages: &JsValue) -> Option<Array> {
+        let mut s = self.state.try_borrow_mut().ok()?;
+        let array = s.tracked.sync(messages).ok()?;
+        let start = s.tracked.index.last_summary()?;
+        let resent = s.tracked.index.resent().to_vec();
+        let head = crate::pinned::view(&array, start, &resent).ok()?;
+        head.set_length(1 + resent.len() as u32);
+        Some(head)
     }
 
     /// Where the last `compactionSummary` in `messages` is.
@@ -1134,7 +1205,7 @@ async fn compact_job(
             s.tracked.estimator,
         )
         .map_err(input)?;
-        let Some(prepared) = prepared else {
+        let Some(mut prepared) = prepared else {
             let ends_with_summary = facts.last().is_some_and(|f| {
                 f.role == agent_compaction_core::message::role::Role::CompactionSummary
             });
@@ -1143,7 +1214,19 @@ async fn compact_job(
                 NothingToDo::Reject(message) => Err(Failure::Failed(message.into())),
             };
         };
+        // The pinned messages the old context re-sent count before, as the
+        // ones re-sent after the new summary count after.
+        let survivors = s
+            .tracked
+            .survivors(
+                &array,
+                prepared.plan.first_kept_index,
+                settings.keep_recent_tokens,
+            )
+            .map_err(input)?;
+        prepared.plan.tokens_before += s.tracked.resent_tokens(&array).map_err(input)? as f64;
         Job {
+            survivors,
             reason: opts.reason,
             custom_instructions: opts.custom_instructions.clone(),
             will_retry: opts.will_retry,

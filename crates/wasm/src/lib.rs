@@ -42,6 +42,8 @@ pub mod js;
 #[cfg(feature = "compactor")]
 pub mod message;
 #[cfg(feature = "compactor")]
+pub mod pinned;
+#[cfg(feature = "compactor")]
 pub mod prepare;
 #[cfg(feature = "compactor")]
 pub mod serialize;

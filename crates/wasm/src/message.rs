@@ -25,9 +25,11 @@ use crate::js::errors::describe;
 #[wasm_bindgen(typescript_custom_section)]
 const FLAT_ARRAY_TS: &'static str = r#"
 /**
- * What the model sees: the last `compactionSummary` and everything after it,
- * or `messages` itself when there is none. Costs only the distance from the
- * end to that summary.
+ * What the model sees: the last `compactionSummary`, then the messages
+ * before it marked `pinned: true` (the same objects, in their order), then
+ * everything after it; or `messages` itself when there is no summary. Finds
+ * the summary walking back from the end, then reads `pinned` of each message
+ * before it (the Compactor's hooks know them without that pass).
  * @throws TypeError when `messages` is not an array, or a message it reads is
  * not a message object (the error names the index and field).
  */
@@ -68,7 +70,10 @@ pub fn transform_context(messages: JsValue) -> Result<JsValue, JsValue> {
         Some(start) => {
             check_summary(&message_at(&array, start).map_err(type_error)?, start)
                 .map_err(type_error)?;
-            Ok(array.slice(start as u32, len).map_err(type_error)?.into())
+            let resent = crate::pinned::pinned_before(&array, start).map_err(type_error)?;
+            Ok(crate::pinned::view(&array, start, &resent)
+                .map_err(type_error)?
+                .into())
         }
         None => Ok(messages),
     }

@@ -44,6 +44,17 @@ export interface UserMessage {
   role: "user";
   content: string | (TextContent | ImageContent)[];
   timestamp: number;
+  /**
+   * A standing rule or constraint: the model is sent this message after
+   * every summary (right after the last `compactionSummary`, with the other
+   * pinned messages before it, in their order), so it is never summarized
+   * away. Any role may be pinned but a `compactionSummary` (pin user or
+   * custom messages: a pinned tool result would be re-sent without its tool
+   * call). Read when the Compactor first sees the message: set it when you
+   * add the message, or replace the object (messages are immutable) to
+   * change it. Stored with the message (SessionStore, pi session files).
+   */
+  pinned?: boolean;
 }
 export interface AssistantMessage {
   role: "assistant";
@@ -123,6 +134,8 @@ export interface CustomMessage<T = unknown> {
   display: boolean;
   details?: T;
   timestamp: number;
+  /** Sent to the model after every summary (see `UserMessage.pinned`). */
+  pinned?: boolean;
 }
 /** Every message role this library knows. */
 export type AgentMessage =

@@ -5,4 +5,5 @@
 pub mod context;
 pub mod display;
 pub mod llm;
+pub mod pinned;
 pub mod role;

@@ -43,7 +43,15 @@
 //! ratio of a provider's tokenizer to the estimate does not change with a
 //! summary). The reported usage itself is never scaled (it is the
 //! provider's own count); only the estimates after it are.
+//!
+//! Pinned messages ([`crate::message::pinned`]) before the last summary are
+//! sent to the model right after it, so they count as if they stood there:
+//! in the estimates while no fresh usage follows the summary (a fresh usage
+//! already includes them, the provider having been sent them). Their
+//! indices are kept in a [`PinnedSet`] as messages are added, so finding
+//! them costs no scan.
 
+use crate::message::pinned::PinnedSet;
 use crate::message::role::Role;
 use crate::tokens::context_tokens::{estimate_with_usage_after, ContextTokens};
 use crate::tokens::estimate::MessageFacts;
@@ -68,6 +76,8 @@ pub struct ContextIndex {
     /// The ratio the trailing estimates are scaled by (1 until learned;
     /// always 1 when not `self_correcting`).
     ratio: f64,
+    /// The pinned messages' indices.
+    pinned: PinnedSet,
 }
 
 impl Default for ContextIndex {
@@ -81,6 +91,7 @@ impl Default for ContextIndex {
             slack: 0,
             self_correcting: false,
             ratio: 1.0,
+            pinned: PinnedSet::default(),
         }
     }
 }
@@ -198,6 +209,82 @@ impl ContextIndex {
         self.last_summary
     }
 
+    /// The pinned messages before the last summary, which the model is sent
+    /// right after it (ascending indices; empty without a summary).
+    pub fn resent(&self) -> &[usize] {
+        self.last_summary.map_or(&[][..], |s| self.pinned.before(s))
+    }
+
+    /// The pinned messages before `at`, ascending (with `at` a cut point:
+    /// the ones the model is sent after a summary inserted there).
+    pub fn pinned_before(&self, at: usize) -> &[usize] {
+        self.pinned.before(at)
+    }
+
+    /// Whether the re-sent pinned messages count in the estimates: no fresh
+    /// usage follows the summary (one would include them).
+    fn resent_count(&self) -> bool {
+        self.last_usage.is_none()
+    }
+
+    /// The re-sent pinned messages that count (see [`resent_count`]).
+    ///
+    /// [`resent_count`]: Self::resent_count
+    fn counted_resent(&self) -> Vec<usize> {
+        if self.resent_count() {
+            self.resent().to_vec()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Adds the re-sent pinned messages to the totals (after the summary
+    /// reset them): measured with `fill`, or without it left out, their
+    /// bounds in the slack when pending.
+    fn count_resent<E, F: FnMut(usize) -> Result<u64, E>>(
+        &mut self,
+        mut fill: Option<&mut F>,
+    ) -> Result<(), E> {
+        for i in self.counted_resent() {
+            match fill.as_deref_mut() {
+                Some(fill) => {
+                    let tokens = self.tokens_of(i, fill)?;
+                    self.trailing += tokens;
+                }
+                None if self.facts[i].tokens_pending => {
+                    self.unmeasured += 1;
+                    self.slack = self.slack.saturating_add(u64::from(self.facts[i].tokens));
+                }
+                None => self.trailing += u64::from(self.facts[i].tokens),
+            }
+        }
+        Ok(())
+    }
+
+    /// The estimates of the re-sent pinned messages while they count (no
+    /// fresh usage after the summary; 0 otherwise), measured with `fill`
+    /// where pending.
+    pub fn resent_tokens<E>(
+        &mut self,
+        mut fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<u64, E> {
+        let mut total = 0u64;
+        for i in self.counted_resent() {
+            total = total.saturating_add(self.tokens_of(i, &mut fill)?);
+        }
+        Ok(total)
+    }
+
+    /// The estimate of message `index`, measured with `fill` first if it is
+    /// pending (and kept).
+    pub fn measure<E>(
+        &mut self,
+        index: usize,
+        mut fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<u64, E> {
+        self.tokens_of(index, &mut fill)
+    }
+
     /// How many messages that count toward the context tokens are not
     /// measured yet (only after a `*_bounded` edit).
     pub fn unmeasured(&self) -> usize {
@@ -219,11 +306,12 @@ impl ContextIndex {
     ) -> Result<(), E> {
         let index = self.facts.len();
         self.facts.push(f);
+        self.pinned.push(index, f.pinned);
         if f.role == Role::CompactionSummary {
             self.last_summary = Some(index);
             self.last_usage = None;
             self.reset_trailing(u64::from(f.tokens));
-            return Ok(());
+            return self.count_resent(Some(&mut fill));
         }
         match f.usage().filter(|_| self.is_fresh(&f)) {
             Some(usage) => {
@@ -246,11 +334,13 @@ impl ContextIndex {
     pub fn push_deferred(&mut self, f: MessageFacts) {
         let index = self.facts.len();
         self.facts.push(f);
+        self.pinned.push(index, f.pinned);
         if f.role == Role::CompactionSummary {
             self.last_summary = Some(index);
             self.last_usage = None;
             self.reset_trailing(0);
             self.count_deferred(&f);
+            let Ok(()) = self.count_resent(None::<&mut fn(usize) -> Result<u64, Infallible>>);
             return;
         }
         match f.usage().filter(|_| self.is_fresh(&f)) {
@@ -323,6 +413,7 @@ impl ContextIndex {
     ) -> Result<(), E> {
         if len < self.facts.len() {
             self.facts.truncate(len);
+            self.pinned.truncate(len);
             return self.recompute(Some(&mut fill));
         }
         Ok(())
@@ -335,7 +426,9 @@ impl ContextIndex {
         f: MessageFacts,
         mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<(), E> {
-        self.facts.insert(at.min(self.facts.len()), f);
+        let at = at.min(self.facts.len());
+        self.facts.insert(at, f);
+        self.pinned.insert(at, f.pinned);
         self.recompute(Some(&mut fill))
     }
 
@@ -347,6 +440,7 @@ impl ContextIndex {
     ) -> Result<(), E> {
         if at < self.facts.len() {
             self.facts.remove(at);
+            self.pinned.remove(at);
             return self.recompute(Some(&mut fill));
         }
         Ok(())
@@ -356,13 +450,16 @@ impl ContextIndex {
     pub fn truncate_bounded(&mut self, len: usize) {
         if len < self.facts.len() {
             self.facts.truncate(len);
+            self.pinned.truncate(len);
             self.recompute_bounded();
         }
     }
 
     /// [`insert`](Self::insert), leaving pending estimates unmeasured.
     pub fn insert_bounded(&mut self, at: usize, f: MessageFacts) {
-        self.facts.insert(at.min(self.facts.len()), f);
+        let at = at.min(self.facts.len());
+        self.facts.insert(at, f);
+        self.pinned.insert(at, f.pinned);
         self.recompute_bounded();
     }
 
@@ -370,6 +467,7 @@ impl ContextIndex {
     pub fn remove_bounded(&mut self, at: usize) {
         if at < self.facts.len() {
             self.facts.remove(at);
+            self.pinned.remove(at);
             self.recompute_bounded();
         }
     }
@@ -411,7 +509,7 @@ impl ContextIndex {
                 None => self.trailing += u64::from(f.tokens),
             }
         }
-        Ok(())
+        self.count_resent(fill)
     }
 
     /// Measures the pending estimates that count (those after the last
@@ -423,7 +521,11 @@ impl ContextIndex {
         if self.unmeasured == 0 {
             return Ok(());
         }
-        for i in self.trailing_from()..self.facts.len() {
+        let resent = self.counted_resent();
+        for i in resent
+            .into_iter()
+            .chain(self.trailing_from()..self.facts.len())
+        {
             if self.facts[i].tokens_pending {
                 let tokens = self.tokens_of(i, &mut fill)?;
                 self.trailing += tokens;
@@ -499,7 +601,8 @@ impl ContextIndex {
             }
             let queue = queue.get_or_insert_with(|| {
                 let from = self.trailing_from();
-                let mut q: Vec<(u32, usize)> = (from..self.facts.len())
+                let mut q: Vec<(u32, usize)> = (self.counted_resent().into_iter())
+                    .chain(from..self.facts.len())
                     .filter(|&i| self.facts[i].tokens_pending)
                     .map(|i| (self.facts[i].tokens, i))
                     .collect();
@@ -531,8 +634,28 @@ impl ContextIndex {
     pub fn context_tokens_recomputed(&self) -> ContextTokens {
         let start = self.context_start();
         let stale_until = self.last_summary.map(|i| self.facts[i].timestamp);
-        let mut c = estimate_with_usage_after(&self.facts[start..], stale_until);
-        c.last_usage_index = c.last_usage_index.map(|i| i + start);
+        // The model's view: the summary, the re-sent pinned messages, the rest.
+        let resent = self.resent();
+        let mut view: Vec<MessageFacts> = self.facts[start..].to_vec();
+        let at = usize::from(self.last_summary.is_some()).min(view.len());
+        // Counted by their estimates (a usage of theirs is not the context's).
+        view.splice(
+            at..at,
+            resent.iter().map(|&i| {
+                let f = self.facts[i];
+                let mut r = MessageFacts::new(f.role, u64::from(f.tokens), None, f.timestamp);
+                r.tokens_pending = f.tokens_pending;
+                r
+            }),
+        );
+        let mut c = estimate_with_usage_after(&view, stale_until);
+        c.last_usage_index = c.last_usage_index.map(|i| {
+            if i >= at {
+                i + start - resent.len()
+            } else {
+                i + start
+            }
+        });
         c
     }
 }
@@ -623,6 +746,74 @@ mod tests {
         assert_eq!(ix.context_tokens().tokens, 300.0);
     }
 
+    fn pin(mut m: MessageFacts) -> MessageFacts {
+        m.pinned = true;
+        m
+    }
+
+    #[test]
+    fn pinned_messages_before_the_summary_count_until_a_fresh_usage() {
+        let mut ix = ContextIndex::default();
+        ix.push(pin(f(Role::User, 30, None, 1.0)));
+        ix.push(f(Role::User, 1000, None, 2.0));
+        ix.push(pin(f(Role::Custom, 7, None, 3.0)));
+        ix.push(f(Role::Assistant, 5, Some(90_000.0), 4.0));
+        assert!(ix.resent().is_empty());
+        assert_eq!(ix.context_tokens().tokens, 90_000.0);
+        // A summary: the model is sent it, then the two pinned messages.
+        ix.push(f(Role::CompactionSummary, 100, None, 5.0));
+        assert_eq!(ix.resent(), &[0, 2]);
+        assert_eq!(ix.context_tokens().tokens, 137.0);
+        ix.push(pin(f(Role::User, 11, None, 6.0)));
+        // A pinned message after the summary is where it is, counted once.
+        assert_eq!(ix.resent(), &[0, 2]);
+        assert_eq!(ix.context_tokens().tokens, 148.0);
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+        // A fresh usage includes them (the provider was sent them).
+        ix.push(f(Role::Assistant, 5, Some(2_000.0), 7.0));
+        assert_eq!(ix.context_tokens().tokens, 2_000.0);
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+        // A new summary inserted before that assistant: all three pinned
+        // messages before it are re-sent, the kept assistant estimated.
+        ix.insert(6, f(Role::CompactionSummary, 50, None, 8.0), no_fill)
+            .unwrap();
+        assert_eq!(ix.resent(), &[0, 2, 5]);
+        assert_eq!(ix.pinned_before(6), &[0, 2, 5]);
+        assert_eq!(ix.context_tokens().tokens, 50.0 + 30.0 + 7.0 + 11.0 + 5.0);
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+        // The undo: taken out again.
+        ix.remove(6, no_fill).unwrap();
+        assert_eq!(ix.resent(), &[0, 2]);
+        assert_eq!(ix.context_tokens().tokens, 2_000.0);
+    }
+
+    #[test]
+    fn deferred_pinned_messages_are_measured_only_when_a_decision_needs_them() {
+        let pending = |role, bound, t| {
+            let mut m = f(role, bound, None, t);
+            m.tokens_pending = true;
+            m
+        };
+        let mut ix = ContextIndex::default();
+        ix.push_deferred(pin(pending(Role::User, 500, 1.0)));
+        ix.push_deferred(pending(Role::User, 500, 2.0));
+        ix.push_deferred(f(Role::CompactionSummary, 40, None, 3.0));
+        assert_eq!((ix.unmeasured(), ix.resent()), (1, &[0][..]));
+        let exact = [60, 70, 40];
+        let mut asked = Vec::new();
+        // 40 known, at most 540: 600 is decided without reading anything.
+        assert!(!ix.exceeds(600.0, measure(&exact, &mut asked)).unwrap());
+        assert!(asked.is_empty());
+        // 99 needs the pinned message's own estimate: 40 + 60.
+        assert!(ix.exceeds(99.0, measure(&exact, &mut asked)).unwrap());
+        assert_eq!(asked, vec![0]);
+        assert_eq!(ix.context_tokens().tokens, 100.0);
+        let mut again = ix.clone();
+        again.push_deferred(pin(pending(Role::User, 20, 4.0)));
+        let c = again.context_tokens_exact(|_| Ok::<u64, ()>(9)).unwrap();
+        assert_eq!(c.tokens, 109.0);
+    }
+
     #[test]
     fn kept_messages_stamped_before_the_summary_are_estimated() {
         let mut ix = ContextIndex::default();
@@ -643,15 +834,19 @@ mod tests {
             0u64..5000,
             proptest::option::of(0.0f64..200_000.0),
             0.0f64..100.0,
+            0u8..4,
         )
-            .prop_map(|(role, tokens, usage, timestamp)| {
+            .prop_map(|(role, tokens, usage, timestamp, pin)| {
                 let role = Role::from_code(role).unwrap_or(Role::Other);
-                f(
+                let mut m = f(
                     role,
                     tokens,
                     usage.filter(|_| role == Role::Assistant),
                     timestamp,
-                )
+                );
+                // One in four pinned (summaries never are).
+                m.pinned = crate::message::pinned::is_pinned(role, pin == 0);
+                m
             })
     }
 

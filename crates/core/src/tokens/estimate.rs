@@ -6,6 +6,7 @@
 //! type); which of them count for which role is decided here, as pi's
 //! `estimateTokens` does.
 
+use crate::message::pinned::is_pinned;
 use crate::message::role::Role;
 use crate::tokens::overflow::StopReason;
 
@@ -44,6 +45,8 @@ pub struct RawFacts {
     /// upper bound of their JSON length found from sizes alone, so the
     /// estimate is an upper bound. Without it nothing is known of them.
     pub tool_calls_bounded: bool,
+    /// `pinned === true` (see [`crate::message::pinned`]).
+    pub pinned: bool,
 }
 
 /// pi-ai's `Usage` numbers as JavaScript numbers (a missing one is NaN).
@@ -167,6 +170,10 @@ pub struct MessageFacts {
     /// The estimate was not computed (an assistant message that reports
     /// usage, gathered lazily): fill it in before it is used.
     pub tokens_pending: bool,
+    /// The app marked the message `pinned: true`: it is sent to the model
+    /// after every summary ([`crate::message::pinned`]). Read once, when
+    /// the message is first gathered.
+    pub pinned: bool,
 }
 
 impl MessageFacts {
@@ -178,6 +185,7 @@ impl MessageFacts {
             role,
             has_usage: usage.is_some(),
             tokens_pending: false,
+            pinned: false,
         }
     }
 
@@ -188,6 +196,7 @@ impl MessageFacts {
             reported_usage(raw),
             raw.timestamp,
         );
+        f.pinned = is_pinned(f.role, raw.pinned);
         if raw.tool_calls_pending {
             f.tokens_pending = true;
             if !raw.tool_calls_bounded {
@@ -208,6 +217,7 @@ impl MessageFacts {
             raw.timestamp,
         );
         f.tokens_pending = !matches!(f.role, Role::Other);
+        f.pinned = is_pinned(f.role, raw.pinned);
         if raw.tool_calls_pending && !raw.tool_calls_bounded {
             f.tokens = u32::MAX;
         }

@@ -191,7 +191,11 @@ export class SessionStore {
   save<M extends AnyMessage>(sessionId: string, messages: readonly M[], options?: SaveOptions): Promise<SessionMeta>;
   /** The whole array, in order. */
   load<M extends AnyMessage = AgentMessage>(sessionId: string): Promise<M[]>;
-  /** The last `compactionSummary` and everything after it, reading only those records. */
+  /**
+   * The last `compactionSummary` and everything after it, reading only those
+   * records. Pinned messages before that summary are not among them: an app
+   * that pins messages loads with `load` (the model's view re-sends them).
+   */
   loadContext<M extends AnyMessage = AgentMessage>(sessionId: string): Promise<M[]>;
   /**
    * A new session holding copies of messages `[0, atIndex)` of `sessionId`,

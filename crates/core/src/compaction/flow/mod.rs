@@ -21,6 +21,7 @@
 //! allowed); and every error text, with pi's reason prefixes.
 
 use super::chunking::{chunk_ranges, conversation_budget};
+use super::last_request::{with_latest_request, without_section, Survivors};
 use super::prompts::{
     cut_length, history_prompt, max_tokens, turn_prefix_prompt, SummaryKind, CUT_MARKER,
     NO_PRIOR_HISTORY, SPLIT_TURN_SEPARATOR, SYSTEM_PROMPT,
@@ -89,6 +90,8 @@ pub trait TextOps {
     fn is_blank(text: &Self::Text) -> bool;
     /// The first `units` code units.
     fn prefix(text: &Self::Text, units: usize) -> Self::Text;
+    /// Where `needle` first occurs in `text`, in code units.
+    fn find(text: &Self::Text, needle: &str) -> Option<usize>;
 
     fn compose(build: impl FnOnce(&mut Self::Sink)) -> Self::Text {
         let mut sink = Self::Sink::default();
@@ -210,6 +213,9 @@ pub struct FlowInput<T> {
     pub tokens_before: f64,
     /// The facts of the messages kept (from the first kept one on).
     pub kept: Vec<MessageFacts>,
+    /// The latest request to quote and the pinned messages re-sent after
+    /// the summary (`compaction::last_request`).
+    pub survivors: Survivors<T>,
 }
 
 /// What the `beforeCompact` hook answered.
@@ -387,12 +393,21 @@ pub struct CompactionFlow<H: FlowHost> {
 }
 
 impl<H: FlowHost> CompactionFlow<H> {
-    pub fn new(config: FlowConfig, input: FlowInput<H::Text>) -> Self {
+    pub fn new(config: FlowConfig, mut input: FlowInput<H::Text>) -> Self {
+        // The previous summary's verbatim request is stale: the new summary
+        // quotes the request that is latest now.
+        input.previous_summary = input.previous_summary.map(without_section::<H>);
         CompactionFlow {
             config,
             input,
             phase: Phase::Start,
         }
+    }
+
+    /// The previous summary as the summarizers are given it (its verbatim
+    /// section taken out), for the extractive summary.
+    pub fn previous_summary(&self) -> Option<&H::Text> {
+        self.input.previous_summary.as_ref()
     }
 
     /// The next step after `event`.
@@ -658,15 +673,25 @@ impl<H: FlowHost> CompactionFlow<H> {
         }
         let now = host.now();
         let tokens_before = self.input.tokens_before;
-        // The context after: the summary and the kept messages; usage
+        // Whoever wrote it, the summary quotes the latest request when it
+        // is summarized.
+        let text = with_latest_request::<H>(text, &self.input.survivors);
+        // The context after: the summary, the pinned messages re-sent after
+        // it (counted by their estimates), and the kept messages; usage
         // reported before now is stale (SPEC §3).
-        let mut context = Vec::with_capacity(self.input.kept.len() + 1);
+        let resent = &self.input.survivors.resent;
+        let mut context = Vec::with_capacity(self.input.kept.len() + resent.len() + 1);
         context.push(MessageFacts::new(
             Role::CompactionSummary,
             (H::len(&text) as u64).div_ceil(4),
             None,
             now,
         ));
+        context.extend(
+            resent
+                .iter()
+                .map(|f| MessageFacts::new(f.role, u64::from(f.tokens), None, f.timestamp)),
+        );
         context.extend_from_slice(&self.input.kept);
         let tokens_after = estimate_with_usage_after(&context, Some(now)).tokens;
         if tokens_after >= tokens_before {

@@ -56,6 +56,9 @@ impl TextOps for Fake {
         let units: Vec<u16> = text.encode_utf16().take(units).collect();
         String::from_utf16_lossy(&units)
     }
+    fn find(text: &String, needle: &str) -> Option<usize> {
+        text.find(needle).map(|b| text[..b].encode_utf16().count())
+    }
 }
 
 impl FlowHost for Fake {
@@ -115,6 +118,7 @@ fn input() -> FlowInput<String> {
             MessageFacts::new(Role::User, 100, None, 900.0),
             MessageFacts::new(Role::Assistant, 100, None, 950.0),
         ],
+        survivors: Survivors::default(),
     }
 }
 
@@ -898,3 +902,5 @@ fn the_fallback_rule_and_the_branch_failure_text_are_shared_with_branch_summarie
         "Branch summary failed: HTTP 500"
     );
 }
+
+mod survivors;

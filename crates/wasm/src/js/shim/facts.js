@@ -9,7 +9,7 @@
 import { OTHER_ROLE, roleCode } from "./roles.js";
 import { describeValue, thrownMessage } from "./values.js";
 
-export const FACTS_STRIDE = 20;
+export const FACTS_STRIDE = 21;
 const STOP_REASONS = new Map([["stop", 0], ["length", 1], ["toolUse", 2], ["error", 3], ["aborted", 4]]);
 let lastThrown;
 let lastBad;
@@ -106,6 +106,9 @@ function gatherOne(message, out, o, lazy) {
   out[o + 18] = -1;
   if (code > OTHER_ROLE) return;
   out[o + 16] = num(message.timestamp);
+  // Slot 20: `pinned === true` (a standing rule the model is sent after
+  // every summary; read here once, when the compactor first sees it).
+  if (message.pinned === true) out[o + 20] = 1;
   switch (code) {
     case 0: // user
     case 2: // toolResult

@@ -104,3 +104,17 @@ export function rebaseOut(out, dropped, first) {
   if (first === undefined) out.splice(0, dropped);
   else out.splice(0, dropped, first);
 }
+
+// Indices of messages[0..end) whose `pinned` is `true`, ascending: one pass
+// for the stateless `transformContext` (the Compactor knows them from the
+// facts it gathered once). Which of them count as pinned is decided in Rust
+// (crates/core/src/message/pinned.rs). May throw on hostile input; imported
+// with `catch`.
+export function pinnedIndices(messages, end) {
+  const out = [];
+  for (let i = 0; i < end; i++) {
+    const m = messages[i];
+    if (typeof m === "object" && m !== null && m.pinned === true) out.push(i);
+  }
+  return out;
+}

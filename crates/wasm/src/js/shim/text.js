@@ -179,3 +179,18 @@ export function assembleText(pieces, ops, literals) {
   }
   return text;
 }
+
+// The text of a user request as a summary quotes it verbatim: a string
+// content as it is, else its `text` parts joined by newlines (images and
+// other parts left out); "" when it has none. May throw on hostile input;
+// imported with `catch`.
+export function requestText(message) {
+  const content = message.content;
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  const parts = [];
+  for (const b of content) {
+    if (typeof b === "object" && b !== null && b.type === "text" && typeof b.text === "string") parts.push(b.text);
+  }
+  return parts.join("\n");
+}
