@@ -335,6 +335,24 @@ pub fn plan_clearing<N, E>(
     })
 }
 
+/// Where the last compaction of either tier is (a `compactionSummary` or a
+/// `toolOutputCleared` marker), walking back from the end: what
+/// `removeLastCompaction` takes out to undo it.
+pub fn last_undoable_index<E>(
+    len: usize,
+    mut role_at: impl FnMut(usize) -> Result<Role, E>,
+) -> Result<Option<usize>, E> {
+    for i in (0..len).rev() {
+        if matches!(
+            role_at(i)?,
+            Role::CompactionSummary | Role::ToolOutputCleared
+        ) {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
+}
+
 /// Whether what a marker freed still counts off the context tokens: it is
 /// in the current context and newer than the last summary (a marker from
 /// before a summary cleared outputs that summary's context no longer

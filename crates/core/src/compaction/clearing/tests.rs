@@ -392,3 +392,16 @@ fn cleared_outputs_are_those_a_later_marker_lists() {
     c.add_marker(3, vec!["a"], Some(vec![Some(1)]));
     assert_eq!(c.cleared(&"a", 15), Some(Some(7)));
 }
+
+#[test]
+fn undo_takes_out_the_last_compaction_of_either_tier() {
+    let find = |roles: &[Role]| last_undoable_index::<()>(roles.len(), |i| Ok(roles[i])).unwrap();
+    assert_eq!(
+        find(&[User, CompactionSummary, ToolResult, ToolOutputCleared, User]),
+        Some(3)
+    );
+    assert_eq!(find(&[ToolOutputCleared, CompactionSummary, User]), Some(1));
+    assert_eq!(find(&[User, Other]), None);
+    let r = last_undoable_index(3, |i| if i == 1 { Err(i) } else { Ok(User) });
+    assert_eq!(r, Err(1));
+}
