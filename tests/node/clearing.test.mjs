@@ -4,15 +4,24 @@
 // cleared (the last two turns, pinned outputs, tools named in neverClear),
 // convertToLlm's placeholders keeping tool-call pairing, display, undo and the
 // context tokens after a marker.
-import { test } from "node:test";
+import { test, after } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import {
   Compactor,
   agentMessagesToChatMessages,
   convertToLlm,
+  messagesToPiSession,
+  piSessionToMessages,
   removeLastCompaction,
   transformContext,
 } from "agent-compaction";
+
+const { SessionManager } = await import(
+  new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js", import.meta.url).href
+);
 
 let clock = 1_000;
 let calls = 0;
@@ -259,4 +268,27 @@ test("bad markers are clear errors in convertToLlm", () => {
   // Without sizes, the placeholder says none.
   const ok = [...messages, { role: "toolOutputCleared", toolCallIds: [messages[2].toolCallId], tokensFreed: 1, timestamp: 1 }];
   assert.equal(convertToLlm(ok)[2].content[0].text, "[Output of read cleared to save context]");
+});
+
+test("pi session files: the marker is a custom entry pi's own loader reads, and comes back", async () => {
+  const messages = session(10, 80_000);
+  const { c } = compactor();
+  const r = await c.compact(messages, { reason: "threshold" });
+  const text = messagesToPiSession(r.messages, { id: "s-clearing", cwd: "/p" });
+  const lines = text.trim().split("\n").map((l) => JSON.parse(l));
+  const custom = lines.filter((e) => e.type === "custom");
+  assert.equal(custom.length, 1);
+  assert.equal(custom[0].customType, "agent-compaction.toolOutputCleared");
+  assert.deepEqual(custom[0].data, r.marker);
+  // pi 0.73.1 loads it without error, leaves the entry out of the model's
+  // context and sends the outputs whole (pi does not clear).
+  const dir = mkdtempSync(join(tmpdir(), "agent-compaction-clearing-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, "s.jsonl");
+  writeFileSync(file, text);
+  const manager = SessionManager.open(file, dir);
+  assert.ok(manager.getEntries().some((e) => e.type === "custom" && e.customType === "agent-compaction.toolOutputCleared"));
+  assert.deepEqual(manager.buildSessionContext().messages, messages);
+  // Import gives the marker back: the same array.
+  assert.deepEqual(piSessionToMessages(text).messages, r.messages);
 });
