@@ -8,6 +8,7 @@ import type {
   BranchSummaryMessage,
   CompactionSummaryMessage,
   CustomMessage,
+  ToolOutputClearedMessage,
 } from "./index.js";
 
 declare module "@mariozechner/pi-agent-core" {
@@ -16,5 +17,6 @@ declare module "@mariozechner/pi-agent-core" {
     branchSummary: BranchSummaryMessage;
     bashExecution: BashExecutionMessage;
     custom: CustomMessage;
+    toolOutputCleared: ToolOutputClearedMessage;
   }
 }

@@ -263,6 +263,54 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
     assert.equal(agent.state.messages.at(-1).role, "assistant");
   });
 
+  test("before a prompt: old tool output is cleared (no summary) and the first request carries the placeholders", async () => {
+    let clock = 1_000;
+    const reopened = [];
+    for (let i = 0; i < 6; i++) {
+      const id = `call_${i}`;
+      reopened.push({ role: "user", content: `question ${i}`, timestamp: clock++ });
+      reopened.push({
+        role: "assistant",
+        content: [{ type: "toolCall", id, name: "read", arguments: { path: `/f${i}` } }],
+        api: "openai-completions", provider: "local", model: "m", stopReason: "toolUse", timestamp: clock++,
+      });
+      reopened.push({
+        role: "toolResult", toolCallId: id, toolName: "read",
+        content: [{ type: "text", text: big(`output ${i}`, 12_000) }], isError: false, timestamp: clock++,
+      });
+      reopened.push({
+        role: "assistant", content: [{ type: "text", text: `answer ${i}` }],
+        api: "openai-completions", provider: "local", model: "m", stopReason: "stop", timestamp: clock++,
+      });
+    }
+    const { agent, events } = setup({
+      messages: reopened,
+      compactor: {
+        // pi's estimate, so that the placeholder's size is 12,000 chars / 4.
+        estimator: "pi",
+        settings: { reserveTokens: 4_000, keepRecentTokens: 3_000, toolOutputClearing: { protectTokens: 1_000, minFreedTokens: 1_000 } },
+      },
+    });
+    mock.setMode((r) => answer(r));
+    await agent.prompt("new question");
+    await settled(agent);
+
+    assert.equal(mock.requests.length, 1);
+    const request = sent(mock.requests[0]);
+    assert.ok(!request.includes(SUMMARY_PREFIX), "no summary");
+    assert.ok(request.includes("[Output of read cleared to save context: ~3,0"), "placeholders");
+    assert.ok(!request.includes("output 0: lorem"), "the old output is not sent");
+    assert.ok(request.includes("output 5: lorem"), "the last turns' output is");
+    assert.ok(request.includes("new question"));
+    const end = ends(events).find((e) => e.result);
+    assert.equal(end.tier, "clear");
+    assert.equal(summaries(agent.state.messages).length, 0);
+    const markers = agent.state.messages.filter((m) => m.role === "toolOutputCleared");
+    assert.equal(markers.length, 1);
+    assert.equal(agent.state.messages.length, reopened.length + 1 + 1 + 1);
+    assert.equal(agent.state.messages.at(-1).role, "assistant");
+  });
+
   test("messages sent while compacting are queued and delivered after it, in order", async () => {
     let release;
     const gate = new Promise((r) => (release = r));

@@ -447,7 +447,8 @@ describe("hooks, state and events", () => {
     assert.equal(await ok.agentHooks().transformContext(bad), bad);
     assert.deepEqual(events.map((e) => Object.keys(e)), [
       ["type", "reason"],
-      ["type", "reason", "result", "aborted", "willRetry"],
+      // `tier` (issue 15): which tier ran, with a result.
+      ["type", "reason", "result", "aborted", "willRetry", "tier"],
       ["type", "reason"],
       ["type", "reason", "result", "aborted", "willRetry", "errorMessage"],
       ["type", "hook", "error"],
@@ -456,6 +457,7 @@ describe("hooks, state and events", () => {
     assert.deepEqual(events[0], { type: "compaction_start", reason: "threshold" });
     assert.equal(events[1].result, out);
     assert.equal(events[1].willRetry, true);
+    assert.equal(events[1].tier, "summarize");
     assert.ok("result" in events[3] && events[3].result === undefined);
     assert.equal(events[3].errorMessage, "Compaction failed: the summarizer returned an empty summary");
     assert.equal(events[4].type, "hook_error");

@@ -12,8 +12,8 @@ import { arrayLength, describeValue, sliceArray, thrownMessage } from "../../cra
 const hostile = Object.defineProperty({}, "role", { get() { throw new Error("no"); } });
 
 test("role codes follow the core's Role order, with codes for what is not a message", () => {
-  const roles = ["user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"];
-  assert.deepEqual(roles.map((role) => roleCode({ role })), [0, 1, 2, 3, 4, 5, 6]);
+  const roles = ["user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary", "toolOutputCleared"];
+  assert.deepEqual(roles.map((role) => roleCode({ role })), [0, 1, 2, 3, 4, 5, 6, 7]);
   assert.equal(roleCode({ role: "somethingElse" }), OTHER_ROLE);
   assert.equal(roleCode(null), NOT_AN_OBJECT);
   assert.equal(roleCode("user"), NOT_AN_OBJECT);

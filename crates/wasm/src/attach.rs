@@ -351,6 +351,17 @@ impl Attachment {
             let Some(result) = this.compact(&messages, "threshold", false).await else {
                 return this.compactor.context_of(&messages);
             };
+            if prop(&result, "tier").as_string().as_deref() == Some("clear") {
+                // Old tool output cleared (a marker, no summary): this
+                // request goes out with the placeholders; later requests of
+                // the run use the loop's own copy (without the marker).
+                let cleared = prop(&result, "messages");
+                if this.unchanged(&before) {
+                    this.set_messages(&cleared);
+                    this.save().await;
+                }
+                return this.compactor.context_of(&cleared);
+            }
             let first_kept = prop(&result, "firstKeptIndex").as_f64().unwrap_or(0.0) as u32;
             let summary = prop(&result, "summary");
             let array: &Array = messages.unchecked_ref();

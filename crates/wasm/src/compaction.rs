@@ -496,6 +496,7 @@ fn result_object(job: &Job, insert: Insert<JsString, JsValue, JsValue>) -> JsVal
         ("tokensAfter", insert.tokens_after.into()),
         ("firstKeptIndex", (at as f64).into()),
         ("summarizedBy", insert.summarized_by.name().into()),
+        ("tier", "summarize".into()),
     ];
     if let Some(reason) = insert.fallback_reason {
         fields.push(("fallbackReason", reason.into()));
@@ -540,6 +541,27 @@ export interface CompactionResult<M extends AnyMessage = AgentMessage> {
   summarizedBy: "summarizer" | "extractive" | "hook";
   /** Why the extractive fallback was used, when it was. */
   fallbackReason?: string;
+  /** The tier that ran: a summary. */
+  tier: "summarize";
+}
+/**
+ * What an automatic (`threshold`) compaction resolves to when clearing old
+ * tool output was enough (no summarizer call): one `toolOutputCleared`
+ * marker inserted right after the newest output it cleared.
+ */
+export interface ToolOutputClearingResult<M extends AnyMessage = AgentMessage> {
+  tier: "clear";
+  /** A new array: the caller's messages with the marker inserted. */
+  messages: (M | ToolOutputClearedMessage)[];
+  marker: ToolOutputClearedMessage;
+  /** Where the marker was inserted. */
+  markerIndex: number;
+  tokensBefore: number;
+  /** The estimated context right after (what the marker freed taken off). */
+  tokensAfter: number;
+  tokensFreed: number;
+  /** The cleared tool results, oldest first. */
+  toolCallIds: string[];
 }
 export interface CompactOptions {
   reason?: CompactionReason;

@@ -6,6 +6,7 @@
 //! the hooks cross the wasm boundary a fixed number of times plus once per
 //! new range, and slice with the engine's own `Array.prototype.slice`.
 
+use crate::clearing::cleared_outputs;
 use crate::compaction::{
     check_not_aborted, link_abort, new_abort_controller, parse_reason, Job, JsFailure,
 };
@@ -18,6 +19,9 @@ use crate::js::values::object;
 use crate::message::convert_message;
 use crate::prepare::prepare;
 use crate::settings::{model_from_js, resolve_from_js, ModelInfo};
+use agent_compaction_core::compaction::clearing::{
+    resolve_clearing, tries_clearing, ClearedOutputs, ClearingSettings,
+};
 use agent_compaction_core::compaction::flow::{
     end_event, nothing_to_do, Ending, Failure, NothingToDo, Reason, CANCELLED,
 };
@@ -27,6 +31,7 @@ use agent_compaction_core::compaction::last_request::{
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
+use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::context_index::ContextIndex;
 use agent_compaction_core::tokens::context_tokens::ContextTokens;
 use agent_compaction_core::tokens::estimate::MessageFacts;
@@ -74,11 +79,13 @@ export type CompactorEvent =
       type: "compaction_end";
       reason: CompactionReason;
       /** What `compact` resolved to; undefined when it failed, was cancelled or had nothing to do. */
-      result: CompactionResult | undefined;
+      result: CompactionResult | ToolOutputClearingResult | undefined;
       aborted: boolean;
       willRetry: boolean;
       /** Prefixed "Compaction failed: ", "Auto-compaction failed: " or "Context overflow recovery failed: ". */
       errorMessage?: string;
+      /** Which tier ran (with a result): old tool output cleared, or a summary. */
+      tier?: "clear" | "summarize";
     }
   | { type: "hook_error"; hook: "transformContext" | "convertToLlm"; error: Error };
 export interface CompactorOptions {
@@ -131,7 +138,7 @@ export class Compactor {
   constructor(options: CompactorOptions);
   free(): void;
   /** The resolved settings now in force. */
-  readonly settings: Required<Omit<CompactionSettingsInput, "modelOverrides">>;
+  readonly settings: Required<Omit<CompactionSettingsInput, "modelOverrides" | "toolOutputClearing">>;
   readonly contextWindow: number;
   /**
    * Estimated tokens of the LLM context of `messages`: the last fresh usage
@@ -169,7 +176,14 @@ export class Compactor {
    * sent them after the summary, and `tokensAfter` counts them.
    */
   compact<M extends AnyMessage>(messages: readonly M[], options?: CompactOptions & { reason?: "manual" }): Promise<CompactionResult<M>>;
-  compact<M extends AnyMessage>(messages: readonly M[], options: CompactOptions): Promise<CompactionResult<M> | undefined>;
+  /**
+   * Automatic reasons resolve to `undefined` when there is nothing to do. A
+   * `threshold` compaction first tries clearing old tool output
+   * (`settings.toolOutputClearing`): when that alone brings the context to the
+   * threshold it resolves to a `ToolOutputClearingResult` and no summarizer is
+   * called (nor `beforeCompact`, which is about summaries).
+   */
+  compact<M extends AnyMessage>(messages: readonly M[], options: CompactOptions): Promise<CompactionResult<M> | ToolOutputClearingResult<M> | undefined>;
   /** `{ transformContext, convertToLlm }` for pi-agent-core's `Agent`. Never reject. */
   agentHooks(): AgentHooks;
   /**
@@ -218,6 +232,8 @@ struct LlmCache {
     /// The tracked generation its `known` was last in line with, when that
     /// array was the context `transformContext` returned (see `trusted`).
     generation: Option<u32>,
+    /// The tool outputs the `toolOutputCleared` markers of `known` clear.
+    cleared: ClearedOutputs<Vec<u16>>,
 }
 
 struct State {
@@ -233,6 +249,8 @@ struct State {
     model_key: Option<agent_compaction_core::js::string::JsStr>,
     settings_input: Option<Json>,
     settings: CompactionSettings,
+    /// `settings.toolOutputClearing` (the clearing tier).
+    clearing: ClearingSettings,
     on_event: Option<Function>,
     tracked: Tracked,
     llm: LlmCache,
@@ -477,31 +495,48 @@ impl LlmCache {
             self.known.set_length(0);
             self.out.set_length(0);
             self.out_len_at.clear();
+            self.cleared = ClearedOutputs::default();
         }
         result
     }
 
     fn convert_array(&mut self, array: &JsArray, trusted: bool) -> Result<Array, InputError> {
-        self.follow_moved_context(array)?;
+        let moved = self.follow_moved_context(array)?;
         // Outputs follow inputs one to one up to the first change: found by
         // checking every known input, unless trusted.
         let scan_from = if trusted { self.known.length() } else { 0 };
-        let from = match sync(&self.known, array, 0, scan_from)? {
-            Sync::NewFrom(from) => from,
+        let (mut from, edited) = match sync(&self.known, array, 0, scan_from)? {
+            Sync::NewFrom(from) => (from, false),
             Sync::Inserted { at, .. } | Sync::Removed { at, .. } => {
                 self.known.set_length(at as u32);
                 for i in at..array.len() as usize {
                     self.known.push(&message_at(array, i)?);
                 }
-                at
+                (at, true)
             }
         };
+        let mut roles = Vec::with_capacity(array.len() as usize - from);
+        for i in from..array.len() as usize {
+            roles.push(role_at(array, i)?);
+        }
+        // A marker added, or one perhaps taken out or moved: outputs before
+        // it may change, so everything is converted again (rare: once per
+        // clearing or undo).
+        if roles.contains(&Role::ToolOutputCleared)
+            || ((edited || moved) && !self.cleared.is_empty())
+        {
+            let all = crate::js::message_access::roles(array)?;
+            self.cleared = cleared_outputs(array, &all)?;
+            from = 0;
+            roles = all;
+        }
         self.out_len_at.truncate(from);
         self.out
             .set_length(self.out_len_at.last().copied().unwrap_or(0));
-        for i in from..array.len() as usize {
-            let role = role_at(array, i)?;
-            if let Some(converted) = convert_message(&message_at(array, i)?, i, role)? {
+        for (i, role) in (from..array.len() as usize).zip(roles) {
+            if let Some(converted) =
+                convert_message(&message_at(array, i)?, i, role, &self.cleared)?
+            {
                 self.out.push(&converted);
             }
             self.out_len_at.push(self.out.length());
@@ -512,8 +547,8 @@ impl LlmCache {
     /// After a compaction the context starts at the new summary and goes
     /// on with messages this cache has converted already: keep their
     /// outputs (drop the ones before them, put the summary's in front)
-    /// instead of converting the whole context again.
-    fn follow_moved_context(&mut self, array: &JsArray) -> Result<(), InputError> {
+    /// instead of converting the whole context again. Says whether it did.
+    fn follow_moved_context(&mut self, array: &JsArray) -> Result<bool, InputError> {
         let p = rebase_known(&self.known, array.as_array()).map_err(|thrown| {
             InputError::Unreadable {
                 path: FieldPath::argument("messages"),
@@ -521,18 +556,18 @@ impl LlmCache {
             }
         })?;
         if p < 1 {
-            return Ok(());
+            return Ok(false);
         }
         let p = p as usize;
         let dropped = self.out_len_at.get(p - 1).copied().unwrap_or(0);
-        let first = convert_message(&message_at(array, 0)?, 0, role_at(array, 0)?)?;
+        let first = convert_message(&message_at(array, 0)?, 0, role_at(array, 0)?, &self.cleared)?;
         let added = u32::from(first.is_some());
         rebase_out(&self.out, dropped, &first.unwrap_or(JsValue::UNDEFINED));
         let mut lens = Vec::with_capacity(self.out_len_at.len() + 1 - p);
         lens.push(added);
         lens.extend(self.out_len_at[p..].iter().map(|&n| n - dropped + added));
         self.out_len_at = lens;
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -560,6 +595,8 @@ impl State {
             model.key.as_ref(),
             Some(window),
         )?;
+        self.clearing = resolve_clearing(self.settings_input.as_ref())
+            .map_err(crate::settings::settings_error)?;
         self.context_window = window;
         self.model_key = model.key;
         Ok(())
@@ -609,6 +646,9 @@ struct CompactionEnd<'a> {
     will_retry: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     error_message: Option<&'a str>,
+    /// Which tier ran, when it did: `"clear"` or `"summarize"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tier: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -641,6 +681,11 @@ pub(crate) fn compaction_end_event(
     will_retry: bool,
     error_message: Option<&str>,
 ) -> JsValue {
+    let tier = result
+        .is_object()
+        .then(|| js_sys::Reflect::get(&result, &"tier".into()).ok())
+        .flatten()
+        .and_then(|t| t.as_string());
     to_event(&CompactionEnd {
         kind: "compaction_end",
         reason,
@@ -648,6 +693,7 @@ pub(crate) fn compaction_end_event(
         aborted,
         will_retry,
         error_message,
+        tier,
     })
 }
 
@@ -752,6 +798,7 @@ impl Compactor {
             model_key: None,
             settings_input,
             settings: CompactionSettings::default(),
+            clearing: ClearingSettings::default(),
             on_event,
             tracked: Tracked {
                 estimator,
@@ -1196,6 +1243,23 @@ async fn compact_job(
         // The kept part is measured in the provider's tokens: with the
         // calibrated estimate scaled by the ratio, so is what is kept.
         let ratio = s.tracked.fill_context(&array).map_err(input)?;
+        // The cheap tier first (threshold compactions): clearing old tool
+        // output, when that alone brings the context to the threshold.
+        if tries_clearing(opts.reason, &s.clearing) {
+            let tokens = s.tracked.context_tokens(&array).map_err(input)?.tokens;
+            let threshold = s.context_window - s.settings.reserve_tokens as f64;
+            let cleared = crate::clearing::clear_tier(
+                &array,
+                &s.tracked.index,
+                tokens,
+                threshold,
+                &s.clearing,
+            )
+            .map_err(input)?;
+            if let Some(result) = cleared {
+                return Ok(Some(result));
+            }
+        }
         let facts = s.tracked.index.facts().to_vec();
         let settings = s.settings;
         let prepared = prepare(

@@ -28,6 +28,8 @@ pub mod attach;
 #[cfg(feature = "compactor")]
 pub mod branch;
 #[cfg(feature = "compactor")]
+pub mod clearing;
+#[cfg(feature = "compactor")]
 pub mod compaction;
 #[cfg(feature = "compactor")]
 pub mod compactor;

@@ -3,12 +3,14 @@
 //! the user sees). Unchanged messages come back as the same objects; the
 //! caller's array and messages are never mutated.
 
+use crate::clearing::{cleared_outputs, placeholder_for};
 use crate::js::errors::type_error;
 use crate::js::message_access::{
     compaction_divider, get, message_at, messages_array, optional_string_field, role_at, roles,
     string_field, summary_files, text_user_message, truthy_field, user_message, JsArray,
 };
 use crate::js::text::JsText;
+use agent_compaction_core::compaction::clearing::ClearedOutputs;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::context::last_compaction_index;
 use agent_compaction_core::message::display::{display_action, DisplayAction};
@@ -38,23 +40,26 @@ export function transformContext<M extends AnyMessage>(messages: readonly M[]): 
 /**
  * pi-compatible `convertToLlm`: user, assistant and tool-result messages come
  * back as the same objects; summaries, bash executions and custom messages
- * become user messages; unknown roles are dropped.
+ * become user messages; unknown roles are dropped. A tool result that a later
+ * `toolOutputCleared` marker lists becomes a short placeholder tool result
+ * (same `toolCallId` and `toolName`); the marker itself is dropped.
  */
 export function convertToLlm(messages: readonly AnyMessage[]): Message[];
 
 /**
- * What the user sees: every message but summaries and custom messages whose
- * `display` is falsy. With `divider: true`, each summary becomes a
- * `compactionDivider` in its place.
+ * What the user sees: every message but summaries, `toolOutputCleared`
+ * markers and custom messages whose `display` is falsy. With `divider: true`,
+ * each summary becomes a `compactionDivider` and each marker a
+ * `toolOutputClearedDivider` in its place.
  */
 export function agentMessagesToChatMessages<M extends AnyMessage>(
   messages: readonly M[],
   options: { divider: true },
-): (Exclude<M, CompactionSummaryMessage> | CompactionDivider)[];
+): (Exclude<M, CompactionSummaryMessage | ToolOutputClearedMessage> | CompactionDivider | ToolOutputClearedDivider)[];
 export function agentMessagesToChatMessages<M extends AnyMessage>(
   messages: readonly M[],
   options?: { divider?: boolean },
-): Exclude<M, CompactionSummaryMessage>[];
+): Exclude<M, CompactionSummaryMessage | ToolOutputClearedMessage>[];
 "#;
 
 /// A summary's `summary` must be a string wherever a summary is met.
@@ -83,10 +88,16 @@ pub fn transform_context(messages: JsValue) -> Result<JsValue, JsValue> {
 pub fn convert_to_llm(messages: JsValue) -> Result<Array, JsValue> {
     let array = messages_array(&messages).map_err(type_error)?;
     let out = Array::new();
-    for (i, role) in roles(&array).map_err(type_error)?.into_iter().enumerate() {
-        if let Some(converted) =
-            convert_message(&message_at(&array, i).map_err(type_error)?, i, role)
-                .map_err(type_error)?
+    let roles = roles(&array).map_err(type_error)?;
+    let cleared = cleared_outputs(&array, &roles).map_err(type_error)?;
+    for (i, role) in roles.into_iter().enumerate() {
+        if let Some(converted) = convert_message(
+            &message_at(&array, i).map_err(type_error)?,
+            i,
+            role,
+            &cleared,
+        )
+        .map_err(type_error)?
         {
             out.push(&converted);
         }
@@ -95,12 +106,18 @@ pub fn convert_to_llm(messages: JsValue) -> Result<Array, JsValue> {
 }
 
 /// What `convertToLlm` makes of one message: the same object, a new user
-/// message, or nothing.
+/// message, a placeholder for a cleared tool output, or nothing.
 pub fn convert_message(
     message: &JsValue,
     i: usize,
     role: Role,
+    cleared: &ClearedOutputs<Vec<u16>>,
 ) -> Result<Option<JsValue>, InputError> {
+    if role == Role::ToolResult {
+        if let Some(placeholder) = placeholder_for(message, i, cleared)? {
+            return Ok(Some(placeholder));
+        }
+    }
     let action = llm_action(role, || truthy_field(message, i, "excludeFromContext"))?;
     Ok(Some(match action {
         LlmAction::Keep => message.clone(),
@@ -242,6 +259,9 @@ pub fn agent_messages_to_chat_messages(
                 out.push(&message);
             }
             DisplayAction::Hide => {}
+            DisplayAction::ClearedDivider => {
+                out.push(&crate::clearing::divider(&message, i).map_err(type_error)?);
+            }
             DisplayAction::Divider => {
                 let tokens_before = get(&message, "tokensBefore", || {
                     FieldPath::element("messages", i).field("tokensBefore")

@@ -82,6 +82,28 @@ export interface CompactionSettingsInput {
   reserveTokens?: number;
   keepRecentTokens?: number;
   modelOverrides?: Record<string, { enabled?: boolean; reserveTokens?: number; keepRecentTokens?: number }>;
+  /** The Compactor's cheap first tier (`false` switches it off); see `ToolOutputClearingSettings`. */
+  toolOutputClearing?: boolean | ToolOutputClearingSettings;
+}
+/**
+ * Clearing old tool output before summarizing (automatic `threshold`
+ * compactions only): the last `protectTurns` user turns are never cleared,
+ * the newest `protectTokens` of tool output before them are kept, every older
+ * tool result is cleared (except pinned ones and tools in `neverClear`), if
+ * that frees at least `minFreedTokens`. When the context is then at or under
+ * the threshold no summarizer is called.
+ */
+export interface ToolOutputClearingSettings {
+  /** Default true. */
+  enabled?: boolean;
+  /** Default 40,000. */
+  protectTokens?: number;
+  /** Default 20,000. */
+  minFreedTokens?: number;
+  /** Default 2. */
+  protectTurns?: number;
+  /** Tool names whose output is never cleared. Default none. */
+  neverClear?: string[];
 }
 /**
  * The flat-array equivalent of pi's `prepareCompaction`: what a compaction

@@ -110,7 +110,7 @@ pub fn settings_json(value: &JsValue) -> Result<Option<Json>, InputError> {
         })
 }
 
-fn settings_error(e: SettingsError) -> JsValue {
+pub(crate) fn settings_error(e: SettingsError) -> JsValue {
     let message = e.to_string();
     if e.is_range_error() {
         js_sys::RangeError::new(&message).into()

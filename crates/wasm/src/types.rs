@@ -143,7 +143,8 @@ export type AgentMessage =
   | CompactionSummaryMessage
   | BranchSummaryMessage
   | BashExecutionMessage
-  | CustomMessage;
+  | CustomMessage
+  | ToolOutputClearedMessage;
 /**
  * Any message of the flat array: the known roles, or an app's own role,
  * which is kept and shown but never sent to the model.

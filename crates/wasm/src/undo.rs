@@ -1,8 +1,10 @@
-//! `removeLastCompaction`: undo, possible because compaction never deletes.
+//! `removeLastCompaction`: undo, possible because compaction never deletes
+//! (a summary, or a clearing's `toolOutputCleared` marker).
 
 use crate::js::errors::type_error;
 use crate::js::message_access::{message_at, messages_array, role_at, string_field};
-use agent_compaction_core::message::context::last_compaction_index;
+use agent_compaction_core::compaction::clearing::last_undoable_index;
+use agent_compaction_core::message::role::Role;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
@@ -19,8 +21,9 @@ extern "C" {
 const UNDO_TS: &'static str = r#"
 /**
  * Undo the last compaction: a new array without the last
- * `compactionSummary` (the same objects otherwise), or `messages` itself
- * when there is none. Costs only the distance from the end to that summary.
+ * `compactionSummary` or `toolOutputCleared` marker, whichever is later (the
+ * same objects otherwise), or `messages` itself when there is none. Costs
+ * only the distance from the end to it.
  */
 export function removeLastCompaction<M extends AnyMessage>(messages: readonly M[]): Exclude<M, CompactionSummaryMessage>[] | M[];
 "#;
@@ -28,10 +31,12 @@ export function removeLastCompaction<M extends AnyMessage>(messages: readonly M[
 #[wasm_bindgen(js_name = removeLastCompaction, skip_typescript)]
 pub fn remove_last_compaction(messages: JsValue) -> Result<JsValue, JsValue> {
     let array = messages_array(&messages).map_err(type_error)?;
-    match last_compaction_index(array.len() as usize, |i| role_at(&array, i)).map_err(type_error)? {
+    match last_undoable_index(array.len() as usize, |i| role_at(&array, i)).map_err(type_error)? {
         Some(i) => {
-            string_field(&message_at(&array, i).map_err(type_error)?, i, "summary")
-                .map_err(type_error)?;
+            if role_at(&array, i).map_err(type_error)? == Role::CompactionSummary {
+                string_field(&message_at(&array, i).map_err(type_error)?, i, "summary")
+                    .map_err(type_error)?;
+            }
             Ok(without_index(array.as_array(), i as u32)?.into())
         }
         None => Ok(messages),

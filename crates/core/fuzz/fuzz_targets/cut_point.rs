@@ -48,7 +48,7 @@ fuzz_target!(|input: Input| {
         .messages
         .iter()
         .map(|m| {
-            let role = Role::from_code(m.role % 8).unwrap_or(Role::Other);
+            let role = Role::from_code(m.role % 9).unwrap_or(Role::Other);
             let tokens = match m.tokens {
                 Tokens::Small(t) => u64::from(t),
                 Tokens::Medium(t) => u64::from(t),

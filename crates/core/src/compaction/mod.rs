@@ -6,6 +6,7 @@
 pub mod agent_flow;
 pub mod branch;
 pub mod chunking;
+pub mod clearing;
 pub mod cut_point;
 pub mod extractive;
 pub mod file_ops;

@@ -11,6 +11,8 @@ pub enum DisplayAction {
     Hide,
     /// Replaced by a `compactionDivider` marker.
     Divider,
+    /// A `toolOutputCleared` marker replaced by a `toolOutputClearedDivider`.
+    ClearedDivider,
 }
 
 /// Summaries are never shown as text: they are hidden, or become a divider
@@ -26,6 +28,10 @@ pub fn display_action<E>(
     Ok(match role {
         Role::CompactionSummary if divider => DisplayAction::Divider,
         Role::CompactionSummary => DisplayAction::Hide,
+        // Clearing old tool output is shown like a compaction: a small
+        // divider when the app asks for dividers, else nothing.
+        Role::ToolOutputCleared if divider => DisplayAction::ClearedDivider,
+        Role::ToolOutputCleared => DisplayAction::Hide,
         Role::Custom if !is_displayed_custom()? => DisplayAction::Hide,
         _ => DisplayAction::Show,
     })
@@ -51,6 +57,18 @@ mod tests {
         assert_eq!(
             action(Role::CompactionSummary, true, None),
             DisplayAction::Divider
+        );
+    }
+
+    #[test]
+    fn clearing_markers_are_hidden_or_become_dividers() {
+        assert_eq!(
+            action(Role::ToolOutputCleared, false, None),
+            DisplayAction::Hide
+        );
+        assert_eq!(
+            action(Role::ToolOutputCleared, true, None),
+            DisplayAction::ClearedDivider
         );
     }
 

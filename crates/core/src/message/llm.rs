@@ -42,7 +42,9 @@ pub fn llm_action<E>(
         Role::BashExecution if excluded_from_context()? => LlmAction::Drop,
         Role::BashExecution => LlmAction::BashExecution,
         Role::Custom => LlmAction::Custom,
-        Role::Other => LlmAction::Drop,
+        // The marker itself is never sent (the outputs it lists are
+        // replaced where they stand: `compaction::clearing`).
+        Role::ToolOutputCleared | Role::Other => LlmAction::Drop,
     })
 }
 

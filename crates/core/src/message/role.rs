@@ -3,7 +3,8 @@
 /// A message's role, as far as this library treats roles differently.
 ///
 /// The discriminants are the codes the boundary's fact-gathering helper
-/// returns, so they must stay in step with `crates/wasm/src/js/message_facts.rs`.
+/// returns, so they must stay in step with `crates/wasm/src/js/shim/roles.js` and the
+/// error codes after them in `crates/wasm/src/js/message_access.rs`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Role {
@@ -14,8 +15,12 @@ pub enum Role {
     Custom = 4,
     BranchSummary = 5,
     CompactionSummary = 6,
+    /// A marker saying which older tool outputs were cleared
+    /// (`toolOutputCleared`, see `compaction::clearing`): never sent to the
+    /// model, shown as a divider.
+    ToolOutputCleared = 7,
     /// Any other role string: kept, shown, never sent to the model.
-    Other = 7,
+    Other = 8,
 }
 
 impl Role {
@@ -28,6 +33,7 @@ impl Role {
             "custom" => Role::Custom,
             "branchSummary" => Role::BranchSummary,
             "compactionSummary" => Role::CompactionSummary,
+            "toolOutputCleared" => Role::ToolOutputCleared,
             _ => Role::Other,
         }
     }
@@ -41,7 +47,8 @@ impl Role {
             4 => Role::Custom,
             5 => Role::BranchSummary,
             6 => Role::CompactionSummary,
-            7 => Role::Other,
+            7 => Role::ToolOutputCleared,
+            8 => Role::Other,
             _ => return None,
         })
     }
@@ -61,6 +68,7 @@ mod tests {
             "custom",
             "branchSummary",
             "compactionSummary",
+            "toolOutputCleared",
         ] {
             let role = Role::from_name(name);
             assert_ne!(role, Role::Other, "{name}");
@@ -68,6 +76,7 @@ mod tests {
         }
         assert_eq!(Role::from_name("User"), Role::Other);
         assert_eq!(Role::from_name("system"), Role::Other);
-        assert_eq!(Role::from_code(8), None);
+        assert_eq!(Role::from_code(8), Some(Role::Other));
+        assert_eq!(Role::from_code(9), None);
     }
 }

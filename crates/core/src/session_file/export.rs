@@ -21,6 +21,9 @@
 //!   custom message has fields of its own beyond pi's (pi's
 //!   `createCustomMessage` would drop them): then it is stored as a
 //!   `message` entry, which pi passes through unchanged.
+//! - A `toolOutputCleared` marker (the clearing tier's) becomes a `custom`
+//!   entry holding it ([`super::cleared`]), unless its timestamp cannot be
+//!   an ISO date (then a `message` entry).
 //! - A summary's fields that its entry type has no place for (an app's
 //!   own) go into the entry's `messageFields` object, which pi ignores.
 //! - Every other message, whatever its role, is a `message` entry carrying
@@ -340,6 +343,14 @@ pub fn export_session(
             branch_entry(&mut w, message, i, ts)?
         } else if role.eq_str("custom") && fields::extra_fields(message, fields::CUSTOM).is_none() {
             ts.map(|ts| custom_entry(&mut w, message, ts))
+        } else if role.eq_str(crate::compaction::clearing::MARKER_ROLE) {
+            // A clearing's marker: a `custom` entry pi keeps out of the
+            // model's context (super::cleared).
+            ts.map(|ts| {
+                let mut e = super::cleared::entry_start(message);
+                w.link(&mut e, ts);
+                e
+            })
         } else {
             None
         };

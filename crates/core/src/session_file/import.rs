@@ -302,6 +302,11 @@ fn message_from(entry: &Entry) -> Result<Option<Json>, SessionFileError> {
             fields::extras(&mut m, entry, fields::BRANCH_SUMMARY);
             Json::Object(m)
         }
+        // A clearing's marker, as export writes it.
+        Kind::Other => match super::cleared::marker_of(entry) {
+            Some(marker) => marker,
+            None => return Ok(None),
+        },
         _ => return Ok(None),
     }))
 }

@@ -11,6 +11,7 @@
 //! into the same context, and that [`import_session`] turns back into the
 //! same array, field for field.
 
+mod cleared;
 mod entries;
 mod error;
 mod export;

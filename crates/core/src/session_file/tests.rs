@@ -987,3 +987,40 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_clearing_marker_is_a_custom_entry_and_comes_back() {
+    let messages = vec![
+        json(r#"{"role":"user","content":"hi","timestamp":1700000000000}"#),
+        json(
+            r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"x"}],"isError":false,"timestamp":1700000000001}"#,
+        ),
+        json(
+            r#"{"role":"toolOutputCleared","toolCallIds":["c1"],"outputTokens":[12400],"tokensFreed":12386,"timestamp":1700000000002}"#,
+        ),
+        json(r#"{"role":"user","content":"next","timestamp":1700000000003}"#),
+    ];
+    let text = export(&messages, None);
+    let line = text.lines().nth(3).unwrap();
+    assert_eq!(
+        line,
+        r#"{"type":"custom","customType":"agent-compaction.toolOutputCleared","data":{"role":"toolOutputCleared","toolCallIds":["c1"],"outputTokens":[12400],"tokensFreed":12386,"timestamp":1700000000002},"id":"00000003","parentId":"00000002","timestamp":"2023-11-14T22:13:20.002Z"}"#
+    );
+    assert_eq!(import(&text).messages, messages);
+    // Another custom entry (an extension's) is still left out.
+    let other = line.replace("agent-compaction.toolOutputCleared", "someone.else");
+    let lines: Vec<&str> = text.lines().collect();
+    let edited = [lines[0], lines[1], lines[2], &other, lines[4]].join("\n");
+    assert_eq!(import(&edited).messages.len(), 3);
+    // A marker whose timestamp is no ISO date stays a message entry.
+    let mut odd = messages.clone();
+    odd[2] =
+        json(r#"{"role":"toolOutputCleared","toolCallIds":[],"tokensFreed":0,"timestamp":1.5}"#);
+    let text = export(&odd, None);
+    assert!(text
+        .lines()
+        .nth(3)
+        .unwrap()
+        .starts_with(r#"{"type":"message""#));
+    assert_eq!(import(&text).messages, odd);
+}

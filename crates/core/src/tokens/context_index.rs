@@ -51,9 +51,10 @@
 //! indices are kept in a [`PinnedSet`] as messages are added, so finding
 //! them costs no scan.
 
+use crate::compaction::clearing::marker_counts;
 use crate::message::pinned::PinnedSet;
 use crate::message::role::Role;
-use crate::tokens::context_tokens::{estimate_with_usage_after, ContextTokens};
+use crate::tokens::context_tokens::{estimate_with_usage_after, less_freed, ContextTokens};
 use crate::tokens::estimate::MessageFacts;
 use std::convert::Infallible;
 
@@ -78,6 +79,9 @@ pub struct ContextIndex {
     ratio: f64,
     /// The pinned messages' indices.
     pinned: PinnedSet,
+    /// Where the `toolOutputCleared` markers are (few: one per clearing);
+    /// what they freed is taken off the context tokens while it counts.
+    markers: Vec<usize>,
 }
 
 impl Default for ContextIndex {
@@ -92,6 +96,7 @@ impl Default for ContextIndex {
             self_correcting: false,
             ratio: 1.0,
             pinned: PinnedSet::default(),
+            markers: Vec::new(),
         }
     }
 }
@@ -307,6 +312,9 @@ impl ContextIndex {
         let index = self.facts.len();
         self.facts.push(f);
         self.pinned.push(index, f.pinned);
+        if f.role == Role::ToolOutputCleared {
+            self.markers.push(index);
+        }
         if f.role == Role::CompactionSummary {
             self.last_summary = Some(index);
             self.last_usage = None;
@@ -335,6 +343,9 @@ impl ContextIndex {
         let index = self.facts.len();
         self.facts.push(f);
         self.pinned.push(index, f.pinned);
+        if f.role == Role::ToolOutputCleared {
+            self.markers.push(index);
+        }
         if f.role == Role::CompactionSummary {
             self.last_summary = Some(index);
             self.last_usage = None;
@@ -489,6 +500,10 @@ impl ContextIndex {
             .facts
             .iter()
             .rposition(|f| f.role == Role::CompactionSummary);
+        // After a change in the middle (rare: a compaction, an undo).
+        self.markers = (0..self.facts.len())
+            .filter(|&i| self.facts[i].role == Role::ToolOutputCleared)
+            .collect();
         self.last_usage = None;
         self.reset_trailing(0);
         for i in (self.context_start()..self.facts.len()).rev() {
@@ -547,7 +562,31 @@ impl ContextIndex {
         self.tokens_with_trailing(scale(self.trailing, self.ratio))
     }
 
+    /// What the markers in the context freed and that still counts
+    /// (`compaction::clearing::marker_counts`). Costs the markers after the
+    /// last summary.
+    fn freed(&self) -> u64 {
+        let summary = self.last_summary;
+        let summary_ts = summary.map(|i| self.facts[i].timestamp);
+        let usage_ts = self.last_usage.map(|(i, _)| self.facts[i].timestamp);
+        self.markers
+            .iter()
+            .rev()
+            .take_while(|&&m| summary.is_none_or(|s| m > s))
+            .map(|&m| &self.facts[m])
+            .filter(|f| marker_counts(f.timestamp, summary_ts, usage_ts))
+            .map(MessageFacts::tokens_freed)
+            .sum()
+    }
+
     fn tokens_with_trailing(&self, trailing: u64) -> ContextTokens {
+        let freed = self.freed();
+        let mut c = self.tokens_with_trailing_before_clearing(trailing);
+        c.tokens = less_freed(c.tokens, freed);
+        c
+    }
+
+    fn tokens_with_trailing_before_clearing(&self, trailing: u64) -> ContextTokens {
         match self.last_usage {
             Some((index, usage_tokens)) => ContextTokens {
                 tokens: usage_tokens + trailing as f64,
@@ -667,6 +706,37 @@ mod tests {
 
     fn no_fill(_: usize) -> Result<u64, ()> {
         panic!("nothing is pending in this test")
+    }
+
+    #[test]
+    fn what_a_marker_freed_counts_until_usage_is_reported_after_it() {
+        let mut ix = ContextIndex::default();
+        ix.push(f(Role::User, 10, None, 1.0));
+        ix.push(f(Role::ToolResult, 50_000, None, 2.0));
+        ix.push(f(Role::Assistant, 5, Some(60_000.0), 3.0));
+        ix.push(f(Role::User, 3, None, 5.0));
+        assert_eq!(ix.context_tokens().tokens, 60_003.0);
+        // Clearing inserts its marker right after the output it cleared.
+        ix.insert(2, MessageFacts::cleared(49_000, 4.0), no_fill)
+            .unwrap();
+        assert_eq!(ix.context_tokens().tokens, 11_003.0);
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+        assert!(!ix.exceeds(11_003.0, no_fill).unwrap());
+        assert!(ix.exceeds(11_002.0, no_fill).unwrap());
+        // Fresh usage after it saw the placeholder already.
+        ix.push(f(Role::Assistant, 5, Some(12_000.0), 6.0));
+        assert_eq!(ix.context_tokens().tokens, 12_000.0);
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+        // Undo: the marker goes, the usage from before counts in full again.
+        ix.truncate(5, no_fill).unwrap();
+        ix.remove(2, no_fill).unwrap();
+        assert_eq!(ix.context_tokens().tokens, 60_003.0);
+        // A marker appended (pushed) counts as well; a later summary ends it.
+        ix.push(MessageFacts::cleared(49_000, 7.0));
+        assert_eq!(ix.context_tokens().tokens, 11_003.0);
+        ix.push(f(Role::CompactionSummary, 100, None, 8.0));
+        assert_eq!(ix.context_tokens().tokens, 100.0);
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
     }
 
     #[test]

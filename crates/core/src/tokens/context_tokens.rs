@@ -2,6 +2,8 @@
 //! reported, plus estimates of the messages after it (pi's
 //! `estimateContextTokens`), and the threshold check (`shouldCompact`).
 
+use crate::compaction::clearing::marker_counts;
+use crate::message::role::Role;
 use crate::tokens::estimate::MessageFacts;
 use std::convert::Infallible;
 
@@ -17,13 +19,21 @@ pub struct ContextTokens {
 
 /// pi's `estimateContextTokens(messages)` over the facts of those messages.
 pub fn estimate_context_tokens(facts: &[MessageFacts]) -> ContextTokens {
-    estimate_with_usage_after(facts, None)
+    let newest_first = facts
+        .iter()
+        .copied()
+        .enumerate()
+        .rev()
+        .map(Ok::<_, Infallible>);
+    let Ok(c) = estimate_from_end(newest_first, None);
+    c
 }
 
 /// Like [`estimate_context_tokens`], but usage reported by an assistant
 /// message whose timestamp is at or before `stale_until` is ignored: after a
 /// compaction, the kept messages still carry the usage of the old, larger
-/// context (SPEC §3, "Stale usage").
+/// context (SPEC §3, "Stale usage"). What `toolOutputCleared` markers freed
+/// is taken off while it still counts (`compaction::clearing::marker_counts`).
 pub fn estimate_with_usage_after(
     facts: &[MessageFacts],
     stale_until: Option<f64>,
@@ -34,8 +44,29 @@ pub fn estimate_with_usage_after(
         .enumerate()
         .rev()
         .map(Ok::<_, Infallible>);
-    let Ok(c) = estimate_from_end(newest_first, stale_until);
+    let Ok(mut c) = estimate_from_end(newest_first, stale_until);
+    let usage_ts = c.last_usage_index.map(|i| facts[i].timestamp);
+    let freed: u64 = facts
+        .iter()
+        .filter(|f| f.role == Role::ToolOutputCleared)
+        .filter(|f| marker_counts(f.timestamp, stale_until, usage_ts))
+        .map(MessageFacts::tokens_freed)
+        .sum();
+    c.tokens = less_freed(c.tokens, freed);
     c
+}
+
+/// `tokens` less what markers freed, never below 0 (NaN stays NaN).
+pub fn less_freed(tokens: f64, freed: u64) -> f64 {
+    if freed == 0 {
+        return tokens;
+    }
+    let t = tokens - freed as f64;
+    if t < 0.0 {
+        0.0
+    } else {
+        t
+    }
 }
 
 /// The walk itself, over `(index, facts)` pairs from the newest message
@@ -80,7 +111,6 @@ pub fn should_compact(
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
-    use crate::message::role::Role;
 
     fn m(role: Role, tokens: u64, usage: Option<f64>, timestamp: f64) -> MessageFacts {
         MessageFacts::new(role, tokens, usage, timestamp)
@@ -141,6 +171,35 @@ mod tests {
         // A message stamped exactly at the summary's time is stale too.
         let same = [m(Role::Assistant, 4, Some(9.0), 10.0)];
         assert_eq!(estimate_with_usage_after(&same, Some(10.0)).tokens, 4.0);
+    }
+
+    #[test]
+    fn what_markers_freed_counts_until_usage_is_reported_after_them() {
+        let facts = [
+            m(Role::User, 10, None, 1.0),
+            m(Role::ToolResult, 50_000, None, 2.0),
+            m(Role::Assistant, 5, Some(60_000.0), 3.0),
+            MessageFacts::cleared(49_000, 4.0),
+            m(Role::User, 3, None, 5.0),
+        ];
+        // The usage at 3 counted the output in full; the marker at 4 takes
+        // it off.
+        assert_eq!(estimate_with_usage_after(&facts, None).tokens, 11_003.0);
+        // pi's function knows nothing of markers.
+        assert_eq!(estimate_context_tokens(&facts).tokens, 60_003.0);
+        // Usage reported after the marker saw the placeholder already.
+        let mut later = facts.to_vec();
+        later.push(m(Role::Assistant, 5, Some(12_000.0), 6.0));
+        assert_eq!(estimate_with_usage_after(&later, None).tokens, 12_000.0);
+        // A marker from before the last summary does not count.
+        assert_eq!(
+            estimate_with_usage_after(&facts, Some(4.0)).tokens,
+            50_018.0
+        );
+        // Never below zero; NaN stays NaN.
+        let odd = [MessageFacts::cleared(100, 1.0), m(Role::User, 3, None, 2.0)];
+        assert_eq!(estimate_with_usage_after(&odd, None).tokens, 0.0);
+        assert!(less_freed(f64::NAN, 5).is_nan());
     }
 
     #[test]

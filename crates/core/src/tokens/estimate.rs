@@ -31,6 +31,9 @@ pub struct RawFacts {
     pub images: u64,
     /// `summary.length` (summaries).
     pub summary: u64,
+    /// `tokensFreed` (a `toolOutputCleared` marker; see
+    /// `compaction::clearing`).
+    pub tokens_freed: u64,
     /// `command.length` and `output.length` (bash executions).
     pub command: u64,
     pub output: u64,
@@ -85,7 +88,7 @@ pub fn counted_chars(f: &RawFacts) -> u64 {
             .unwrap_or(f.text.saturating_add(IMAGE_CHARS.saturating_mul(f.images))),
         Some(Role::BashExecution) => f.command + f.output,
         Some(Role::BranchSummary | Role::CompactionSummary) => f.summary,
-        Some(Role::Other) | None => 0,
+        Some(Role::ToolOutputCleared | Role::Other) | None => 0,
     }
 }
 
@@ -131,7 +134,7 @@ pub fn calibrated_tokens(m: &MessageTexts) -> u64 {
         },
         Some(Role::BashExecution) => estimate_texts([m.command, m.output]),
         Some(Role::BranchSummary | Role::CompactionSummary) => estimate_texts([m.summary]),
-        Some(Role::Other) | None => 0,
+        Some(Role::ToolOutputCleared | Role::Other) | None => 0,
     }
 }
 
@@ -189,7 +192,29 @@ impl MessageFacts {
         }
     }
 
+    /// The facts of a `toolOutputCleared` marker: it counts no tokens of its
+    /// own (it is never sent); what it freed is kept for the context tokens
+    /// ([`tokens_freed`](Self::tokens_freed)).
+    pub fn cleared(tokens_freed: u64, timestamp: f64) -> MessageFacts {
+        let mut f = MessageFacts::new(Role::ToolOutputCleared, 0, None, timestamp);
+        // The usage slot is free on a marker (it never reports usage).
+        f.usage_tokens = tokens_freed as f64;
+        f
+    }
+
+    /// What a `toolOutputCleared` marker freed (0 for any other message).
+    pub fn tokens_freed(&self) -> u64 {
+        if self.role == Role::ToolOutputCleared {
+            self.usage_tokens as u64
+        } else {
+            0
+        }
+    }
+
     pub fn from_raw(raw: &RawFacts) -> MessageFacts {
+        if raw.role == Some(Role::ToolOutputCleared) {
+            return MessageFacts::cleared(raw.tokens_freed, raw.timestamp);
+        }
         let mut f = MessageFacts::new(
             raw.role.unwrap_or(Role::Other),
             estimate_tokens(raw),
@@ -210,6 +235,9 @@ impl MessageFacts {
     /// estimate is left pending (measured only if a decision needs it), its
     /// bound found from the lengths.
     pub fn calibrated_pending(raw: &RawFacts) -> MessageFacts {
+        if raw.role == Some(Role::ToolOutputCleared) {
+            return MessageFacts::cleared(raw.tokens_freed, raw.timestamp);
+        }
         let mut f = MessageFacts::new(
             raw.role.unwrap_or(Role::Other),
             calibrated_bound(raw),

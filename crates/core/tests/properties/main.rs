@@ -134,7 +134,7 @@ fn display_view(messages: &[Json], divider: bool) -> Vec<(usize, bool)> {
         let Ok(action) = display_action(role(m), divider, displayed);
         match action {
             DisplayAction::Show => view.push((i, false)),
-            DisplayAction::Divider => view.push((i, true)),
+            DisplayAction::Divider | DisplayAction::ClearedDivider => view.push((i, true)),
             DisplayAction::Hide => {}
         }
     }

@@ -34,8 +34,8 @@ extern "C" {
     fn slice_array(array: &JsValue, start: u32, end: u32) -> Result<Array, JsValue>;
 }
 
-const NOT_AN_OBJECT: u8 = 8;
-const ROLE_NOT_A_STRING: u8 = 9;
+const NOT_AN_OBJECT: u8 = 9;
+const ROLE_NOT_A_STRING: u8 = 10;
 
 /// An array the caller handed in, with its length read once, safely.
 pub struct JsArray {

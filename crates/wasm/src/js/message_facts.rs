@@ -102,7 +102,18 @@ fn decode(messages: &JsArray, index: usize, r: &[f64]) -> Result<RawFacts, Input
         thinking: count(r[3]),
         tool_calls: count(r[4]),
         images: count(r[5]),
-        summary: count(r[6]),
+        // A `toolOutputCleared` marker's `tokensFreed` (facts.js) is in the
+        // summary's slot.
+        summary: if role == Role::ToolOutputCleared {
+            0
+        } else {
+            count(r[6])
+        },
+        tokens_freed: if role == Role::ToolOutputCleared {
+            count(r[6])
+        } else {
+            0
+        },
         command: count(r[7]),
         output: count(r[8]),
         stop_reason,

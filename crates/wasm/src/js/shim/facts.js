@@ -147,6 +147,9 @@ function gatherOne(message, out, o, lazy) {
       }
       break;
     }
+    case 7: // toolOutputCleared: its tokensFreed, in the summary's slot
+      out[o + 6] = num(message.tokensFreed);
+      break;
   }
 }
 

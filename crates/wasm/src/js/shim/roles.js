@@ -11,11 +11,12 @@ const ROLE_CODES = new Map([
   ["custom", 4],
   ["branchSummary", 5],
   ["compactionSummary", 6],
+  ["toolOutputCleared", 7],
 ]);
-export const OTHER_ROLE = 7;
-export const NOT_AN_OBJECT = 8;
-export const ROLE_NOT_A_STRING = 9;
-export const UNREADABLE = 10;
+export const OTHER_ROLE = 8;
+export const NOT_AN_OBJECT = 9;
+export const ROLE_NOT_A_STRING = 10;
+export const UNREADABLE = 11;
 
 export function roleCode(message) {
   if (typeof message !== "object" || message === null) return NOT_AN_OBJECT;
