@@ -48,8 +48,6 @@ use crate::js::number::number_to_string;
 use crate::js::string::JsStr;
 use crate::message::llm::TextSink;
 use crate::message::role::Role;
-use std::collections::HashMap;
-use std::hash::Hash;
 
 /// The marker's role.
 pub const MARKER_ROLE: &str = "toolOutputCleared";
@@ -408,19 +406,19 @@ pub fn thousands(n: u64) -> String {
 /// Keys are the ids (UTF-16 code units, so any JavaScript string works).
 #[derive(Debug)]
 pub struct ClearedOutputs<K> {
-    /// id → (the last marker listing it, the size it gives).
-    by_id: HashMap<K, (usize, Option<u64>)>,
+    /// id → (the last marker listing it, the size it gives), sorted by id
+    /// (a sorted `Vec`, not a `HashMap`: hashbrown and SipHash would cost
+    /// the `.wasm` loaded at import kilobytes for a few dozen ids).
+    by_id: Vec<(K, (usize, Option<u64>))>,
 }
 
 impl<K> Default for ClearedOutputs<K> {
     fn default() -> Self {
-        ClearedOutputs {
-            by_id: HashMap::new(),
-        }
+        ClearedOutputs { by_id: Vec::new() }
     }
 }
 
-impl<K: Hash + Eq> ClearedOutputs<K> {
+impl<K: Ord> ClearedOutputs<K> {
     pub fn is_empty(&self) -> bool {
         self.by_id.is_empty()
     }
@@ -432,19 +430,19 @@ impl<K: Hash + Eq> ClearedOutputs<K> {
         let tokens = tokens.filter(|t| t.len() == ids.len());
         for (k, id) in ids.into_iter().enumerate() {
             let size = tokens.as_ref().and_then(|t| t[k]);
-            let entry = self.by_id.entry(id).or_insert((index, size));
-            if index >= entry.0 {
-                *entry = (index, size);
+            match self.by_id.binary_search_by(|(key, _)| key.cmp(&id)) {
+                Ok(at) if index >= self.by_id[at].1 .0 => self.by_id[at].1 = (index, size),
+                Ok(_) => {}
+                Err(at) => self.by_id.insert(at, (id, (index, size))),
             }
         }
     }
 
     /// The tool result at `index` with this id is cleared: `Some(size)`.
     pub fn cleared(&self, id: &K, index: usize) -> Option<Option<u64>> {
-        self.by_id
-            .get(id)
-            .filter(|(marker, _)| *marker > index)
-            .map(|(_, size)| *size)
+        let at = self.by_id.binary_search_by(|(key, _)| key.cmp(id)).ok()?;
+        let (marker, size) = self.by_id[at].1;
+        (marker > index).then_some(size)
     }
 }
 
