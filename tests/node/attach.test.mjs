@@ -110,6 +110,8 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
     const last = states.at(-1);
     assert.equal(last.isCompacting, false);
     assert.ok(last.contextTokens < 16_000, `context after: ${last.contextTokens}`);
+    assert.equal(last.lastTier, "summarize", "onStateChange says which tier ran");
+    assert.equal(states[0].lastTier, undefined, "and nothing before a compaction ran");
 
     await agent.prompt("fourth question");
     const request = sent(mock.requests.at(-1));
@@ -283,7 +285,7 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
         api: "openai-completions", provider: "local", model: "m", stopReason: "stop", timestamp: clock++,
       });
     }
-    const { agent, events } = setup({
+    const { agent, events, states } = setup({
       messages: reopened,
       compactor: {
         // pi's estimate, so that the placeholder's size is 12,000 chars / 4.
@@ -304,6 +306,7 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
     assert.ok(request.includes("new question"));
     const end = ends(events).find((e) => e.result);
     assert.equal(end.tier, "clear");
+    assert.equal(states.at(-1).lastTier, "clear", "onStateChange says the clearing tier ran");
     assert.equal(summaries(agent.state.messages).length, 0);
     const markers = agent.state.messages.filter((m) => m.role === "toolOutputCleared");
     assert.equal(markers.length, 1);

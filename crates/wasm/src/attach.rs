@@ -50,6 +50,11 @@ export interface CompactorState {
   isCompacting: boolean;
   /** Estimated tokens of what the model sees now (for a stats bar). */
   contextTokens: number;
+  /**
+   * Which tier the last compaction that changed the messages ran: old tool
+   * output cleared (no LLM call), or a summary. Absent until one has.
+   */
+  lastTier?: "clear" | "summarize";
 }
 export interface AttachOptions {
   /** Saves every change of the agent's messages (one transaction per change). */
@@ -80,6 +85,8 @@ pub(super) struct Attachment {
     guard: Cell<RetryGuard>,
     last_assistant: RefCell<Option<JsValue>>,
     run_started: Cell<bool>,
+    /// The tier of the last compaction that changed the messages.
+    last_tier: RefCell<Option<JsValue>>,
     substitute: RefCell<Option<Substitute>>,
     /// What `attach` replaced on the agent, put back by `detach`.
     previous_hooks: RefCell<Option<(JsValue, JsValue)>>,
@@ -137,6 +144,9 @@ impl Attachment {
             ("isCompacting", self.compactor.is_compacting().into()),
             ("contextTokens", tokens.into()),
         ]);
+        if let Some(tier) = &*self.last_tier.borrow() {
+            let _ = Reflect::set(&state, &"lastTier".into(), tier);
+        }
         let _ = f.call1(&JsValue::UNDEFINED, &state);
     }
 
@@ -159,6 +169,9 @@ impl Attachment {
         self.state_changed();
         // Failures were reported as `compaction_end` with their message.
         let result = JsFuture::from(running).await.ok().filter(|r| r.is_object());
+        if let Some(result) = &result {
+            *self.last_tier.borrow_mut() = Some(prop(result, "tier"));
+        }
         self.state_changed();
         result
     }
@@ -490,6 +503,7 @@ impl Compactor {
             guard: Cell::new(RetryGuard::default()),
             last_assistant: RefCell::new(None),
             run_started: Cell::new(false),
+            last_tier: RefCell::new(None),
             substitute: RefCell::new(None),
             previous_hooks: RefCell::new(Some(previous)),
             unsubscribe: RefCell::new(None),
