@@ -314,6 +314,49 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
     assert.equal(agent.state.messages.at(-1).role, "assistant");
   });
 
+  test("before a prompt: after clearing, the run's later requests carry the placeholders too", async () => {
+    let clock = 1_000;
+    const reopened = [];
+    for (let i = 0; i < 6; i++) {
+      const id = `call_${i}`;
+      reopened.push({ role: "user", content: `question ${i}`, timestamp: clock++ });
+      reopened.push({
+        role: "assistant",
+        content: [{ type: "toolCall", id, name: "read", arguments: { path: `/f${i}` } }],
+        api: "openai-completions", provider: "local", model: "m", stopReason: "toolUse", timestamp: clock++,
+      });
+      reopened.push({
+        role: "toolResult", toolCallId: id, toolName: "read",
+        content: [{ type: "text", text: big(`output ${i}`, 12_000) }], isError: false, timestamp: clock++,
+      });
+      reopened.push({
+        role: "assistant", content: [{ type: "text", text: `answer ${i}` }],
+        api: "openai-completions", provider: "local", model: "m", stopReason: "stop", timestamp: clock++,
+      });
+    }
+    const { agent } = setup({
+      messages: reopened,
+      compactor: {
+        estimator: "pi",
+        settings: { reserveTokens: 4_000, keepRecentTokens: 3_000, toolOutputClearing: { protectTokens: 1_000, minFreedTokens: 1_000 } },
+      },
+    });
+    mock.setMode((r) => answer(r));
+    const run = agent.prompt("new question");
+    // Delivered in the same run, after the first answer: a second request
+    // built from the loop's own array, which lacks the marker.
+    agent.followUp({ role: "user", content: "follow-up question", timestamp: Date.now() });
+    await run;
+    await settled(agent);
+
+    assert.equal(mock.requests.length, 2, "one run, two requests");
+    const second = sent(mock.requests[1]);
+    assert.ok(second.includes("follow-up question"));
+    assert.ok(second.includes("[Output of read cleared to save context: ~3,0"), "placeholders in the later request");
+    assert.ok(!second.includes("output 0: lorem"), "the cleared output is not sent again");
+    assert.equal(agent.state.messages.filter((m) => m.role === "toolOutputCleared").length, 1);
+  });
+
   test("messages sent while compacting are queued and delivered after it, in order", async () => {
     let release;
     const gate = new Promise((r) => (release = r));

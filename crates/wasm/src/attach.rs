@@ -67,13 +67,23 @@ export interface AttachOptions {
 
 type Listener = Closure<dyn Fn(JsValue) -> JsValue>;
 
-/// A compaction inserted by the hook during the current run.
-struct Substitute {
-    /// Where the kept messages start in the loop's own array.
-    first_kept: u32,
-    kept: JsValue,
-    /// The summary, then the pinned messages re-sent after it.
-    head: Array,
+/// A compaction inserted by the hook during the current run: the loop's
+/// own array lacks it, so the run's later requests get it put back.
+enum Substitute {
+    Summary {
+        /// Where the kept messages start in the loop's own array.
+        first_kept: u32,
+        kept: JsValue,
+        /// The summary, then the pinned messages re-sent after it.
+        head: Array,
+    },
+    /// A `toolOutputCleared` marker, which goes at `at`, right after
+    /// `anchor` (the newest output it cleared).
+    Marker {
+        at: u32,
+        anchor: JsValue,
+        marker: JsValue,
+    },
 }
 
 pub(super) struct Attachment {
@@ -338,14 +348,28 @@ impl Attachment {
     pub(super) fn transform(self: &Rc<Self>, messages: &JsValue) -> Option<Promise> {
         if let Some(sub) = self.substitute.borrow().as_ref() {
             let array: &Array = messages.dyn_ref()?;
-            if array.length() > sub.first_kept && array.get(sub.first_kept) == sub.kept {
-                let context = sub
-                    .head
-                    .concat(&array.slice(sub.first_kept, array.length()));
-                let context: JsValue = context.into();
-                return Some(Promise::resolve(&context));
-            }
-            return None;
+            return match sub {
+                Substitute::Summary {
+                    first_kept,
+                    kept,
+                    head,
+                } if array.length() > *first_kept && array.get(*first_kept) == *kept => {
+                    let context: JsValue = head
+                        .concat(&array.slice(*first_kept, array.length()))
+                        .into();
+                    Some(Promise::resolve(&context))
+                }
+                Substitute::Marker { at, anchor, marker }
+                    if *at >= 1 && array.length() >= *at && array.get(at - 1) == *anchor =>
+                {
+                    let with = crate::clearing::insert_at(array, *at, marker);
+                    Some(match self.compactor.context_of(&with.into()) {
+                        Ok(context) => Promise::resolve(&context),
+                        Err(error) => Promise::reject(&error),
+                    })
+                }
+                _ => None,
+            };
         }
         if !self.run_started.replace(false)
             || self.compactor.is_compacting()
@@ -366,9 +390,18 @@ impl Attachment {
             };
             if prop(&result, "tier").as_string().as_deref() == Some("clear") {
                 // Old tool output cleared (a marker, no summary): this
-                // request goes out with the placeholders; later requests of
-                // the run use the loop's own copy (without the marker).
+                // request and the run's later ones (the loop's own array
+                // lacks the marker) go out with the placeholders.
                 let cleared = prop(&result, "messages");
+                let at = prop(&result, "markerIndex").as_f64().unwrap_or(0.0) as u32;
+                let array: &Array = messages.unchecked_ref();
+                if at >= 1 {
+                    *this.substitute.borrow_mut() = Some(Substitute::Marker {
+                        at,
+                        anchor: array.get(at - 1),
+                        marker: prop(&result, "marker"),
+                    });
+                }
                 if this.unchanged(&before) {
                     this.set_messages(&cleared);
                     this.save().await;
@@ -388,7 +421,7 @@ impl Attachment {
                 this.set_messages(&prop(&result, "messages"));
                 this.save().await;
             }
-            *this.substitute.borrow_mut() = Some(Substitute {
+            *this.substitute.borrow_mut() = Some(Substitute::Summary {
                 first_kept,
                 kept: array.get(first_kept),
                 head: head.clone(),

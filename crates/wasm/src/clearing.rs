@@ -267,7 +267,7 @@ pub fn clear_tier(
 }
 
 /// `messages` with `item` inserted at `at` (a new array, the same objects).
-fn insert_at(messages: &Array, at: u32, item: &JsValue) -> Array {
+pub(crate) fn insert_at(messages: &Array, at: u32, item: &JsValue) -> Array {
     let out = messages.slice(0, at);
     out.push(item);
     out.concat(&messages.slice(at, messages.length()))
