@@ -128,7 +128,7 @@ fn received(inner: &Rc<Inner>, data: &JsValue) {
     };
     match (kind.as_str(), get(data, "revision").as_f64()) {
         ("deleted", _) => inner.forget(&id),
-        (_, revision) => inner.outdated(&id, revision),
+        (_, revision) => inner.sessions.borrow_mut().outdated(&id, revision),
     }
     // The listeners may call back into the store: no borrow is held here.
     deliver(&inner.listeners, data);

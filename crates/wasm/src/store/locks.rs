@@ -126,7 +126,7 @@ async fn locked(
     body: Task,
     direct: bool,
 ) -> Result<JsValue, JsValue> {
-    if inner.holds(id) {
+    if inner.sessions.borrow().holds(id) {
         return body.await;
     }
     let name = format!("agent-compaction:{}:{id}", inner.name);
@@ -199,16 +199,13 @@ struct Held {
 
 impl Held {
     fn new(inner: Rc<Inner>, id: String) -> Held {
-        inner.held.borrow_mut().push(id.clone());
+        inner.sessions.borrow_mut().hold(&id);
         Held { inner, id }
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        let mut held = self.inner.held.borrow_mut();
-        if let Some(at) = held.iter().position(|h| *h == self.id) {
-            held.swap_remove(at);
-        }
+        self.inner.sessions.borrow_mut().release(&self.id);
     }
 }

@@ -13,6 +13,7 @@ use super::{options_arg, string_arg, Inner, Known};
 use agent_compaction_core::session_file::uuid_v7;
 use agent_compaction_core::storage::connection::{delete_landed, Landed};
 use agent_compaction_core::storage::error::StoreError;
+use agent_compaction_core::storage::known::View;
 use agent_compaction_core::storage::session_meta::new_session;
 use js_sys::Array;
 use std::rc::Rc;
@@ -59,13 +60,9 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
     inner.remember(
         &id,
         Known {
-            revision: 0.0,
+            view: View::empty(),
             messages: Array::new(),
             keys: Array::new(),
-            packs: Default::default(),
-            lead: 0,
-            last_summary: None,
-            offset: 0,
             record: record.clone(),
         },
     );
