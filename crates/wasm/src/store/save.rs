@@ -212,7 +212,7 @@ async fn save_locked(
         pack_keys.push(key);
     }
     let context_key = last.map_or(JsValue::NULL, |j| keys.get(j as u32));
-    let fields_js = save_fields(&writes.fields, context_key.clone())?;
+    let fields_js = save_fields(&writes.fields, &context_key)?;
 
     // One transaction. The session record is read first and the writes are
     // queued behind it at once (a transaction runs its requests in order),
@@ -289,7 +289,7 @@ async fn save_locked(
     }
     let fields_js =
         match flow::refreshed(&writes.fields, get(&stored, "lastModified").as_f64(), now) {
-            Some(fields) => save_fields(&fields, context_key)?,
+            Some(fields) => save_fields(&fields, &context_key)?,
             None => fields_js,
         };
     let meta = match merge_meta(&stored, &fields_js, &queued) {
