@@ -251,7 +251,7 @@ pub struct Patch {
 
 impl Patch {
     pub fn of(defaults: Defaults) -> Option<Patch> {
-        (!defaults.is_empty()).then(|| Patch {
+        (!defaults.is_empty()).then_some(Patch {
             count: defaults.count_messages,
             fields: defaults,
         })
