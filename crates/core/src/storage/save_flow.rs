@@ -22,6 +22,8 @@
 //!    attempt's commit (a retry after a lost connection), or fail;
 //!    [`refreshed`]: the fields again when the stored record moved;
 //! 8. [`put_failure`]: a message the browser cannot clone names itself.
+//!
+//! [`context_tokens`] is the record's context size, read from the end.
 
 use super::connection::{save_landed, Landed};
 use super::error::{DropRefusal, StoreError};
@@ -29,6 +31,9 @@ use super::known::View;
 use super::packing::{self, KeyOf, Layout};
 use super::save_plan::{check_removals, durability, Durability, Edit, WriteKind};
 use super::session_meta::{saved_last_modified, SaveFields};
+use crate::message::role::Role;
+use crate::tokens::context_tokens::estimate_from_end;
+use crate::tokens::estimate::MessageFacts;
 
 /// The method's name, as every error of a save starts.
 pub const ACTION: &str = "SessionStore.save";
@@ -251,6 +256,36 @@ pub fn whole_put_failure(
 ) -> Option<String> {
     (dom_name == "DataCloneError")
         .then(|| format!("{action}: message {index} cannot be stored: {message}"))
+}
+
+/// The session record's `contextTokens` for `len` messages whose LLM
+/// context starts at `last_summary`: the last fresh usage plus estimates
+/// after it, walking back from the end (usage older than the summary is
+/// stale and ignored, as the compactor does). `read(from, to)` gives the
+/// facts of messages `[from, to)`; they are asked for in chunks of 4, 8, 16,
+/// then 32 from the end (a turn's save finds the usage among the last few).
+pub fn context_tokens<E>(
+    len: usize,
+    last_summary: Option<usize>,
+    mut read: impl FnMut(usize, usize) -> Result<Vec<MessageFacts>, E>,
+) -> Result<f64, E> {
+    let start = last_summary.unwrap_or(0);
+    let stale_until = match last_summary {
+        Some(s) => read(s, s + 1)?.first().map(|f| f.timestamp),
+        None => None,
+    };
+    let (mut chunk, mut chunk_start, mut size) = (Vec::new(), len, 4);
+    let facts = (start..len).rev().map(|i| {
+        if i < chunk_start {
+            let from = (i + 1).saturating_sub(size).max(start);
+            size = (size * 2).min(32);
+            chunk = read(from, i + 1)?;
+            chunk_start = from;
+        }
+        let missing = MessageFacts::new(Role::Other, 0, None, 0.0);
+        Ok((i, chunk.get(i - chunk_start).copied().unwrap_or(missing)))
+    });
+    Ok(estimate_from_end(facts, stale_until)?.tokens)
 }
 
 /// The conflict of a save from revision `seen` finding `stored`.

@@ -31,7 +31,6 @@ use agent_compaction_core::storage::save_plan::{
     LastSummary,
 };
 use agent_compaction_core::storage::session_meta::{PREVIEW_MAX, PREVIEW_SCAN};
-use agent_compaction_core::tokens::context_tokens::estimate_from_end;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::Array;
 use std::rc::Rc;
@@ -384,33 +383,10 @@ fn failed_attempts(messages: &Array) -> Result<impl Fn(usize) -> bool + '_, Inpu
     })
 }
 
-/// The LLM context's estimated tokens: the last fresh usage plus estimates
-/// after it, walking back from the end (stale usage ignored, as the
-/// compactor does). Reads the messages after the last usage, in chunks of
-/// 4, 8, 16, then 32 from the end (a turn's save finds it among the last few).
+/// The LLM context's estimated tokens (`core::storage::save_flow::context_tokens`).
 pub fn context_tokens(array: &JsArray, last: Option<usize>) -> Result<f64, InputError> {
-    let n = array.len() as usize;
-    let start = last.unwrap_or(0);
-    let stale_until = match last {
-        Some(s) => gather(array, s as u32, s as u32 + 1)?
-            .first()
-            .map(|f| f.timestamp),
-        None => None,
-    };
-    let mut chunk: Vec<MessageFacts> = Vec::new();
-    let mut chunk_start = n;
-    let mut size = 4;
-    let facts = (start..n).rev().map(|i| {
-        if i < chunk_start {
-            let from = (i + 1).saturating_sub(size).max(start);
-            size = (size * 2).min(32);
-            chunk = gather(array, from as u32, i as u32 + 1)?
-                .iter()
-                .map(MessageFacts::from_raw)
-                .collect();
-            chunk_start = from;
-        }
-        Ok((i, chunk[i - chunk_start]))
-    });
-    Ok(estimate_from_end(facts, stale_until)?.tokens)
+    flow::context_tokens(array.len() as usize, last, |from, to| {
+        let raw = gather(array, from as u32, to as u32)?;
+        Ok(raw.iter().map(MessageFacts::from_raw).collect())
+    })
 }

@@ -3,6 +3,7 @@
 //! touched records and the error texts.
 
 use super::*;
+use crate::message::role::Role;
 use crate::storage::packing::{PackPut, SMALL};
 use std::rc::Rc;
 
@@ -283,5 +284,73 @@ fn a_clone_failure_names_the_first_new_message_of_the_record() {
     assert_eq!(
         whole_put_failure("SessionStore.fork", 3, "UnknownError", "no"),
         None
+    );
+}
+
+fn facts(role: Role, tokens: u64, usage: Option<f64>, timestamp: f64) -> MessageFacts {
+    MessageFacts::new(role, tokens, usage, timestamp)
+}
+
+#[test]
+fn context_tokens_read_back_from_the_end_in_growing_chunks() {
+    // 100 user messages of 10 tokens, one assistant usage of 500 at 90.
+    let all: Vec<MessageFacts> = (0..100)
+        .map(|i| match i {
+            90 => facts(Role::Assistant, 7, Some(500.0), i as f64),
+            _ => facts(Role::User, 10, None, i as f64),
+        })
+        .collect();
+    let mut reads = Vec::new();
+    let tokens = context_tokens(100, None, |from, to| {
+        reads.push((from, to));
+        Ok::<_, ()>(all[from..to].to_vec())
+    });
+    assert_eq!(tokens, Ok(500.0 + 9.0 * 10.0));
+    assert_eq!(reads, vec![(96, 100), (88, 96)]);
+
+    // No usage: everything from the start, in chunks up to 32.
+    let users: Vec<MessageFacts> = (0..80)
+        .map(|i| facts(Role::User, 1, None, i as f64))
+        .collect();
+    let mut reads = Vec::new();
+    let tokens = context_tokens(80, None, |from, to| {
+        reads.push((from, to));
+        Ok::<_, ()>(users[from..to].to_vec())
+    });
+    assert_eq!(tokens, Ok(80.0));
+    assert_eq!(reads, vec![(76, 80), (68, 76), (52, 68), (20, 52), (0, 20)]);
+}
+
+#[test]
+fn usage_from_before_the_summary_is_stale() {
+    // A summary at 2 (timestamp 50); the assistant at 4 reports usage from
+    // a call made before it (timestamp 40): ignored, estimates summed.
+    let all = vec![
+        facts(Role::User, 5, None, 1.0),
+        facts(Role::Assistant, 5, Some(900.0), 2.0),
+        facts(Role::CompactionSummary, 30, None, 50.0),
+        facts(Role::User, 5, None, 51.0),
+        facts(Role::Assistant, 6, Some(700.0), 40.0),
+    ];
+    let read = |from: usize, to: usize| Ok::<_, ()>(all[from..to].to_vec());
+    assert_eq!(context_tokens(5, Some(2), read), Ok(30.0 + 5.0 + 6.0));
+    // A fresh one counts, and nothing before the summary is read.
+    let mut fresh = all.clone();
+    fresh[4] = facts(Role::Assistant, 6, Some(700.0), 60.0);
+    let mut lowest = usize::MAX;
+    let tokens = context_tokens(5, Some(2), |from, to| {
+        lowest = lowest.min(from);
+        Ok::<_, ()>(fresh[from..to].to_vec())
+    });
+    assert_eq!((tokens, lowest), (Ok(700.0), 2));
+    // A read that fails fails the count.
+    assert_eq!(
+        context_tokens(5, None, |_, _| Err::<Vec<MessageFacts>, _>("no")),
+        Err("no")
+    );
+    // An empty session.
+    assert_eq!(
+        context_tokens(0, None, |_, _| Ok::<_, ()>(Vec::new())),
+        Ok(0.0)
     );
 }
