@@ -10,6 +10,7 @@ pub mod cut_point;
 pub mod extractive;
 pub mod file_ops;
 pub mod flow;
+pub mod options;
 pub mod prepare;
 pub mod prompts;
 pub mod providers;
