@@ -31,8 +31,7 @@ use super::known::View;
 use super::packing::{self, KeyOf, Layout};
 use super::save_plan::{check_removals, durability, Durability, Edit, WriteKind};
 use super::session_meta::{saved_last_modified, SaveFields};
-use crate::message::role::Role;
-use crate::tokens::context_tokens::estimate_from_end;
+use crate::tokens::context_tokens::{estimate_from_end, read_back};
 use crate::tokens::estimate::MessageFacts;
 
 /// The method's name, as every error of a save starts.
@@ -269,22 +268,11 @@ pub fn context_tokens<E>(
     last_summary: Option<usize>,
     mut read: impl FnMut(usize, usize) -> Result<Vec<MessageFacts>, E>,
 ) -> Result<f64, E> {
-    let start = last_summary.unwrap_or(0);
     let stale_until = match last_summary {
         Some(s) => read(s, s + 1)?.first().map(|f| f.timestamp),
         None => None,
     };
-    let (mut chunk, mut chunk_start, mut size) = (Vec::new(), len, 4);
-    let facts = (start..len).rev().map(|i| {
-        if i < chunk_start {
-            let from = (i + 1).saturating_sub(size).max(start);
-            size = (size * 2).min(32);
-            chunk = read(from, i + 1)?;
-            chunk_start = from;
-        }
-        let missing = MessageFacts::new(Role::Other, 0, None, 0.0);
-        Ok((i, chunk.get(i - chunk_start).copied().unwrap_or(missing)))
-    });
+    let facts = read_back(len, last_summary.unwrap_or(0), 4, 32, read);
     Ok(estimate_from_end(facts, stale_until)?.tokens)
 }
 
