@@ -8,6 +8,7 @@
 //! of the sessions it saw.
 
 pub mod arguments;
+pub mod changes;
 pub mod connection;
 pub mod diff;
 pub mod error;

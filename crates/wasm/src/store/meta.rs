@@ -12,7 +12,7 @@ use agent_compaction_core::storage::session_meta::{OldRecord, Patch, SaveFields,
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-fn to_js(value: &impl Serialize) -> Result<JsValue, JsValue> {
+pub fn to_js(value: &impl Serialize) -> Result<JsValue, JsValue> {
     value
         .serialize(&serde_wasm_bindgen::Serializer::new().serialize_missing_as_null(true))
         .map_err(JsValue::from)
