@@ -13,9 +13,9 @@ use super::new_session::{meta_for, put};
 use super::records::{check_storable, get, public_meta, request, session_range, session_record};
 use super::records::{storage_error, store_error, thrown, Tx};
 use super::schema::{MESSAGES, SESSIONS};
-use super::sessions::fresh_id;
-use super::{options_arg, string_arg, Inner};
+use super::{optional_string, options_arg, string_arg, Inner};
 use crate::js::errors::describe;
+use crate::session_file::fresh_id;
 use agent_compaction_core::storage::arguments::{
     fork_index, fork_summary, fork_summary_unstorable, fork_within, SummaryFacts,
 };
@@ -40,14 +40,8 @@ pub async fn fork(
     let at = fork_index(at.as_f64(), || describe(&at)).map_err(thrown)?;
     let options = options_arg(&options, "options")?;
     let summary = summary_option(&get(&options, "summary"))?;
-    let optional = |key: &str| -> Result<Option<String>, JsValue> {
-        match get(&options, key) {
-            v if v.is_undefined() || v.is_null() => Ok(None),
-            v => string_arg(&v, &format!("options.{key}")).map(Some),
-        }
-    };
-    let new_id = optional("id")?.unwrap_or_else(fresh_id);
-    let title = optional("title")?;
+    let new_id = optional_string(&options, "id")?.unwrap_or_else(|| fresh_id(js_sys::Date::now()));
+    let title = optional_string(&options, "title")?;
     let (source, target) = (id.clone(), new_id.clone());
     // What the first attempt wrote, for a second one to recognize.
     let written: Written = Default::default();

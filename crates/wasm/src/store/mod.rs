@@ -335,6 +335,14 @@ fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue> {
     })
 }
 
+/// `options[key]`: absent (undefined or null), or a string.
+fn optional_string(options: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
+    match get(options, key) {
+        v if v.is_undefined() || v.is_null() => Ok(None),
+        v => string_arg(&v, &format!("options.{key}")).map(Some),
+    }
+}
+
 fn options_arg(value: &JsValue, name: &str) -> Result<JsValue, JsValue> {
     if value.is_undefined() || value.is_null() {
         Ok(js_sys::Object::new().into())
