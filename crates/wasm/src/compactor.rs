@@ -28,6 +28,7 @@ use agent_compaction_core::compaction::flow::{
 use agent_compaction_core::compaction::last_request::{
     budget_chars, summarized_request, Survivors,
 };
+use agent_compaction_core::compaction::options::{self, EstimatorChoice};
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
@@ -267,9 +268,6 @@ pub struct Compactor {
     hooks: RefCell<Option<JsValue>>,
 }
 
-/// A hung summarizer is a failure after this long (SPEC §3).
-const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
-
 /// Reads the optional fields of the options object.
 struct OptionsReader<'a>(&'a JsValue);
 
@@ -292,22 +290,19 @@ impl OptionsReader<'_> {
             })
     }
 
-    /// A non-negative safe integer, or `None` when absent.
+    /// A non-negative safe integer, or `None` when absent (`core::compaction::options`).
     fn token_count(&self, key: &'static str) -> Result<Option<u64>, InputError> {
         let v = get(self.0, key, || Self::path(key))?;
         if v.is_undefined() || v.is_null() {
             return Ok(None);
         }
-        match v.as_f64() {
-            Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= 9_007_199_254_740_991.0 => {
-                Ok(Some(x as u64))
-            }
-            _ => Err(InputError::WrongType {
+        options::token_count(v.as_f64())
+            .map(Some)
+            .map_err(|expected| InputError::WrongType {
                 path: Self::path(key),
-                expected: "a non-negative safe integer",
+                expected,
                 got: crate::js::errors::describe(&v),
-            }),
-        }
+            })
     }
 }
 
@@ -717,18 +712,8 @@ impl Compactor {
                 got: crate::js::errors::describe(&options),
             }));
         }
-        let on_event = get(&options, "onEvent", || path().field("onEvent")).map_err(type_error)?;
-        let on_event = match on_event.dyn_into::<Function>() {
-            Ok(f) => Some(f),
-            Err(v) if v.is_undefined() || v.is_null() => None,
-            Err(v) => {
-                return Err(type_error(InputError::WrongType {
-                    path: path().field("onEvent"),
-                    expected: "a function",
-                    got: crate::js::errors::describe(&v),
-                }))
-            }
-        };
+        let options_reader = OptionsReader(&options);
+        let on_event = options_reader.function("onEvent").map_err(type_error)?;
         let settings_input = crate::settings::settings_json(
             &get(&options, "settings", || path().field("settings")).map_err(type_error)?,
         )
@@ -744,49 +729,43 @@ impl Compactor {
             || path().field("contextWindow"),
         )
         .map_err(type_error)?;
-        let options_reader = OptionsReader(&options);
         let summarize = options_reader.function("summarize").map_err(type_error)?;
         let before_compact = options_reader
             .function("beforeCompact")
             .map_err(type_error)?;
         let fallback =
             get(&options, "fallback", || path().field("fallback")).map_err(type_error)?;
-        let fallback_extractive = match fallback.as_string().as_deref() {
-            Some("extractive") => true,
-            Some("none") => false,
-            None if fallback.is_undefined() => summarize.is_none(),
-            _ => {
-                return Err(type_error(InputError::WrongType {
-                    path: path().field("fallback"),
-                    expected: "\"extractive\" or \"none\"",
-                    got: crate::js::errors::describe(&fallback),
-                }))
-            }
+        let wrong = |key: &'static str, value: &JsValue, expected| {
+            type_error(InputError::WrongType {
+                path: path().field(key),
+                expected,
+                got: crate::js::errors::describe(value),
+            })
         };
+        let text = fallback.as_string();
+        let fallback_extractive = options::fallback_extractive(
+            fallback.is_undefined(),
+            text.as_deref(),
+            summarize.is_some(),
+        )
+        .map_err(|e| wrong("fallback", &fallback, e))?;
         let estimator_value =
             get(&options, "estimator", || path().field("estimator")).map_err(type_error)?;
-        let estimator = match estimator_value.as_string().as_deref() {
-            Some("calibrated") => Estimator::Calibrated,
-            Some("pi") => Estimator::Pi,
-            None if estimator_value.is_undefined() => Estimator::Calibrated,
-            _ => {
-                return Err(type_error(InputError::WrongType {
-                    path: path().field("estimator"),
-                    expected: "\"calibrated\" or \"pi\"",
-                    got: crate::js::errors::describe(&estimator_value),
-                }))
-            }
+        let text = estimator_value.as_string();
+        let estimator = match options::estimator(estimator_value.is_undefined(), text.as_deref())
+            .map_err(|e| wrong("estimator", &estimator_value, e))?
+        {
+            EstimatorChoice::Calibrated => Estimator::Calibrated,
+            EstimatorChoice::Pi => Estimator::Pi,
         };
         let summarizer_window = options_reader
             .token_count("summarizerContextWindow")
             .map_err(type_error)?;
-        let timeout_ms = match options_reader
-            .token_count("summarizeTimeoutMs")
-            .map_err(type_error)?
-        {
-            Some(ms) => ms as f64,
-            None => DEFAULT_TIMEOUT_MS,
-        };
+        let timeout_ms = options::timeout_ms(
+            options_reader
+                .token_count("summarizeTimeoutMs")
+                .map_err(type_error)?,
+        );
         let mut state = State {
             summarize,
             fallback_extractive,

@@ -8,7 +8,7 @@ use crate::js::message_access::{get, messages_array, JsArray};
 use crate::js::message_facts::gather;
 use crate::js::values::{expect_object, number, number_or_nan, object, optional_number};
 use agent_compaction_core::error::{FieldPath, InputError};
-use agent_compaction_core::tokens::context_tokens::{estimate_from_end, ContextTokens};
+use agent_compaction_core::tokens::context_tokens::{estimate_from_end, read_back, ContextTokens};
 use agent_compaction_core::tokens::estimate::{
     calculate_context_tokens as core_calculate, estimate_tokens as core_estimate, MessageFacts,
     UsageNumbers,
@@ -89,36 +89,9 @@ pub fn context_tokens_object(c: &ContextTokens) -> JsValue {
 pub fn facts_from_end(
     messages: &JsArray,
 ) -> impl Iterator<Item = Result<(usize, MessageFacts), InputError>> + '_ {
-    let mut end = messages.len();
-    let mut chunk: u32 = 16;
-    let mut pending: Vec<(usize, MessageFacts)> = Vec::new();
-    let mut failed = false;
-    std::iter::from_fn(move || {
-        if failed {
-            return None;
-        }
-        if pending.is_empty() {
-            if end == 0 {
-                return None;
-            }
-            let start = end.saturating_sub(chunk);
-            match gather(messages, start, end) {
-                Ok(raw) => {
-                    pending = raw
-                        .iter()
-                        .enumerate()
-                        .map(|(k, f)| (start as usize + k, MessageFacts::from_raw(f)))
-                        .collect();
-                }
-                Err(e) => {
-                    failed = true;
-                    return Some(Err(e));
-                }
-            }
-            end = start;
-            chunk = chunk.saturating_mul(2);
-        }
-        pending.pop().map(Ok)
+    read_back(messages.len() as usize, 0, 16, usize::MAX, |from, to| {
+        let raw = gather(messages, from as u32, to as u32)?;
+        Ok(raw.iter().map(MessageFacts::from_raw).collect())
     })
 }
 

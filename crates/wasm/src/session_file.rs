@@ -135,7 +135,7 @@ pub fn messages_to_pi_session(messages: JsValue, options: JsValue) -> Result<Str
     };
     let now = js_sys::Date::now();
     let defaults = ExportDefaults {
-        session_id: JsStr::from(uuid_v7(now, random_bytes())),
+        session_id: JsStr::from(fresh_id(now)),
         now_ms: now,
     };
     export_session(&messages, options.as_ref(), &defaults).map_err(type_error)
@@ -158,6 +158,11 @@ fn engine_json(value: &JsValue, name: &'static str) -> Result<Json, InputError> 
         .as_string()
         .ok_or_else(|| unreadable("JSON.stringify gave undefined".into()))?;
     parse(&text).map_err(|e| unreadable(e.to_string()))
+}
+
+/// A fresh session id made at `now`: a UUIDv7 (also the store's default).
+pub fn fresh_id(now: f64) -> String {
+    uuid_v7(now, random_bytes())
 }
 
 /// Ten bytes for a session id (not a secret: `Math.random` is enough).

@@ -12,6 +12,7 @@ pub mod extractive;
 pub mod file_ops;
 pub mod flow;
 pub mod last_request;
+pub mod options;
 pub mod prepare;
 pub mod prompts;
 pub mod providers;

@@ -281,6 +281,23 @@ impl fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+/// How a store call fails: a [`StoreError`] (a JavaScript `Error` with a
+/// stable `name`), or bad arguments (a `TypeError` or a `RangeError` with
+/// this message). The store's flows (`save_flow`, `arguments`) return it;
+/// the binding only turns it into the JavaScript error.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallError {
+    Store(StoreError),
+    Type(String),
+    Range(String),
+}
+
+impl From<StoreError> for CallError {
+    fn from(e: StoreError) -> CallError {
+        CallError::Store(e)
+    }
+}
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;

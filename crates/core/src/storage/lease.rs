@@ -58,6 +58,32 @@ pub fn lock_timeout(option: Option<Option<f64>>) -> Result<f64, TimeoutOptionErr
     }
 }
 
+impl TimeoutOptionError {
+    /// The error a bad `lockTimeoutMs` is, `got` describing the value.
+    pub fn call_error(self, got: &str) -> super::error::CallError {
+        use super::error::CallError;
+        match self {
+            TimeoutOptionError::NotANumber => CallError::Type(format!(
+                "options.lockTimeoutMs must be a number of milliseconds, got {got}"
+            )),
+            TimeoutOptionError::OutOfRange => CallError::Range(format!(
+                "options.lockTimeoutMs must be from 1 to {} milliseconds, got {got}",
+                crate::js::number::number_to_string(MAX_LOCK_TIMEOUT_MS)
+            )),
+        }
+    }
+}
+
+/// The Web Lock of session `id` of database `db`; every lock of the
+/// database starts with [`lock_prefix`] (released together on `close`).
+pub fn lock_name(db: &str, id: &str) -> String {
+    format!("{}{id}", lock_prefix(db))
+}
+
+pub fn lock_prefix(db: &str) -> String {
+    format!("agent-compaction:{db}:")
+}
+
 /// What the shim knows of a lease when it asks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LeaseFacts {
@@ -164,6 +190,25 @@ pub fn answer(question: u32, calls: u32, bits: u32) -> f64 {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lock_names_and_timeout_errors() {
+        assert_eq!(lock_name("db", "s1"), "agent-compaction:db:s1");
+        assert!(lock_name("db", "s1").starts_with(&lock_prefix("db")));
+        use super::super::error::CallError;
+        assert_eq!(
+            TimeoutOptionError::NotANumber.call_error("a string"),
+            CallError::Type(
+                "options.lockTimeoutMs must be a number of milliseconds, got a string".into()
+            )
+        );
+        assert_eq!(
+            TimeoutOptionError::OutOfRange.call_error("0"),
+            CallError::Range(
+                "options.lockTimeoutMs must be from 1 to 2147483647 milliseconds, got 0".into()
+            )
+        );
+    }
 
     const GRANTED: LeaseFacts = LeaseFacts {
         calls: 0,

@@ -81,6 +81,45 @@ pub fn after_failed_write(known: &[Position], touched: &[usize], stored: &[Posit
     repair
 }
 
+/// A store's copy of a session as records: each record's first message
+/// and message count (a pack's, or one loose message), in key order; and
+/// which record each message is in.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Records {
+    pub spans: Vec<(usize, usize)>,
+    record_of: Vec<usize>,
+}
+
+impl Records {
+    /// `len` messages laid out in `packs` (sorted); a pack running past
+    /// the copy's end is cut there.
+    pub fn of(len: usize, packs: &[super::packing::Pack]) -> Records {
+        let mut records = Records::default();
+        let mut j = 0;
+        while j < len {
+            let count = match super::packing::pack_of(packs, j) {
+                Some(p) => (packs[p].0 + packs[p].1).min(len).saturating_sub(j).max(1),
+                None => 1,
+            };
+            records
+                .record_of
+                .extend(std::iter::repeat_n(records.spans.len(), count));
+            records.spans.push((j, count));
+            j += count;
+        }
+        records
+    }
+
+    /// The records of old messages `touched` (those past the copy's end
+    /// left out), as [`after_failed_write`] takes them.
+    pub fn touched(&self, touched: &[usize]) -> Vec<usize> {
+        touched
+            .iter()
+            .filter_map(|&k| self.record_of.get(k).copied())
+            .collect()
+    }
+}
+
 /// Whether a write that failed with the store error named `name`
 /// (`StoreError::name`) may have left part of itself stored, so that a
 /// repair is worth a transaction: a quota failure, or another storage
@@ -113,6 +152,19 @@ fn compare(a: &[f64], b: &[f64]) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn records_follow_the_packs_and_loose_messages() {
+        let r = Records::of(7, &[(0, 3), (3, 2)]);
+        assert_eq!(r.spans, vec![(0, 3), (3, 2), (5, 1), (6, 1)]);
+        assert_eq!(r.touched(&[1, 4, 6, 9]), vec![0, 1, 3]);
+        // A pack cut by the copy's end (a pack longer than said).
+        assert_eq!(
+            Records::of(4, &[(2, 5)]).spans,
+            vec![(0, 1), (1, 1), (2, 2)]
+        );
+        assert_eq!(Records::of(0, &[]), Records::default());
+    }
 
     fn p(xs: &[f64]) -> Position {
         xs.to_vec()

@@ -8,9 +8,15 @@
 //! `compactionSummary`'s, or null) and `contextSlot` (the summary's place in
 //! that record when it is a pack). [`INTERNAL_FIELDS`] are left out of what
 //! the app sees.
+//!
+//! The records' shape (field names, what is left out, `contextKey` as the
+//! key `[id, ...position]`) is their `Serialize` here; the binding turns
+//! them into objects with serde-wasm-bindgen (absent values as null).
 
 use super::packing::{initial, pack_of, Pack};
 use super::save_plan::Position;
+use serde::ser::{SerializeSeq, SerializeStruct, Serializer};
+use serde::Serialize;
 
 /// A new session's title unless one is given.
 pub const DEFAULT_TITLE: &str = "New session";
@@ -41,6 +47,42 @@ pub struct SessionRecord {
     /// The position (key without the session id) of the record where the
     /// context starts, and the summary's slot in it.
     pub context: Option<(Position, u32)>,
+}
+
+impl Serialize for SessionRecord {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut r = s.serialize_struct("SessionRecord", 11)?;
+        r.serialize_field("id", &self.id)?;
+        r.serialize_field("title", &self.title)?;
+        r.serialize_field("createdAt", &self.created_at)?;
+        r.serialize_field("lastModified", &self.last_modified)?;
+        r.serialize_field("messageCount", &self.message_count)?;
+        r.serialize_field("contextTokens", &self.context_tokens)?;
+        r.serialize_field("preview", &self.preview)?;
+        match &self.model {
+            Some(model) => r.serialize_field("model", model)?,
+            None => r.skip_field("model")?,
+        }
+        r.serialize_field("revision", &self.revision)?;
+        let key = self.context.as_ref().map(|(p, _)| Key(&self.id, p));
+        r.serialize_field("contextKey", &key)?;
+        r.serialize_field("contextSlot", &self.context.as_ref().map_or(0, |c| c.1))?;
+        r.end()
+    }
+}
+
+/// A message record's key, `[sessionId, ...position]`.
+struct Key<'a>(&'a str, &'a [f64]);
+
+impl Serialize for Key<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut key = s.serialize_seq(Some(1 + self.1.len()))?;
+        key.serialize_element(self.0)?;
+        for x in self.1 {
+            key.serialize_element(x)?;
+        }
+        key.end()
+    }
 }
 
 /// `createSession`: no messages, revision 0.
@@ -131,8 +173,10 @@ pub fn model_key(provider: Option<String>, model_id: Option<String>) -> Option<S
     Some(format!("{}/{}", provider?, model_id?))
 }
 
-/// The fields a save writes over the stored record (the rest is kept).
-#[derive(Clone, Debug, PartialEq)]
+/// The fields a save writes over the stored record (the rest is kept;
+/// the binding adds `contextKey`, a key it holds).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SaveFields {
     pub last_modified: f64,
     pub message_count: u32,
@@ -168,18 +212,58 @@ pub struct OldRecord {
 /// The fields the upgrade sets on an old record (only those missing or of
 /// the wrong type). A numeric `lastModified` is what puts a record in the
 /// `byLastModified` index that `list()` reads.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Serialized as the fields to set (the upgrade's patch is [`Patch`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Defaults {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub preview: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub context_tokens: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub revision: Option<f64>,
     /// Set `contextKey` to null (the context is the whole session).
+    #[serde(
+        rename = "contextKey",
+        skip_serializing_if = "is_false",
+        serialize_with = "null"
+    )]
     pub context_key_null: bool,
     /// `messageCount` must be counted from the session's records.
+    #[serde(skip)]
     pub count_messages: bool,
+}
+
+/// What the upgrade does to one old record: `fields` set over it, and
+/// whether its `messageCount` is counted from its records; `None` (null)
+/// when nothing changes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Patch {
+    pub fields: Defaults,
+    pub count: bool,
+}
+
+impl Patch {
+    pub fn of(defaults: Defaults) -> Option<Patch> {
+        (!defaults.is_empty()).then_some(Patch {
+            count: defaults.count_messages,
+            fields: defaults,
+        })
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
+fn null<S: Serializer>(_: &bool, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_none()
 }
 
 impl Defaults {
@@ -207,6 +291,64 @@ pub fn defaults(old: &OldRecord) -> Defaults {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn records_serialize_as_the_store_writes_them() {
+        let mut r = new_session("a".into(), None, None, 5.0);
+        assert_eq!(
+            json(&r),
+            r#"{"id":"a","title":"New session","createdAt":5.0,"lastModified":5.0,"messageCount":0,"contextTokens":0.0,"preview":"","revision":0.0,"contextKey":null,"contextSlot":0}"#
+        );
+        r.model = Some("p/m".into());
+        r.context = Some((vec![3.0, 1.0], 2));
+        let out = json(&r);
+        assert!(out.contains(r#""model":"p/m","revision""#), "{out}");
+        assert!(
+            out.ends_with(r#""contextKey":["a",3.0,1.0],"contextSlot":2}"#),
+            "{out}"
+        );
+        let f = SaveFields {
+            last_modified: 1.0,
+            message_count: 2,
+            context_tokens: 3.0,
+            preview: "p".into(),
+            revision: 4.0,
+            context_slot: 5,
+        };
+        assert_eq!(
+            json(&f),
+            r#"{"lastModified":1.0,"messageCount":2,"contextTokens":3.0,"preview":"p","revision":4.0,"contextSlot":5}"#
+        );
+    }
+
+    #[test]
+    fn the_upgrade_patch_sets_only_what_is_missing() {
+        let whole = OldRecord {
+            created_at: Some(1.0),
+            last_modified: Some(2.0),
+            message_count: Some(0.0),
+            context_tokens: Some(0.0),
+            revision: Some(0.0),
+            title_is_text: true,
+            preview_is_text: true,
+            has_context_key: true,
+        };
+        assert_eq!(Patch::of(defaults(&whole)), None);
+        let old = OldRecord {
+            last_modified: Some(7.0),
+            title_is_text: true,
+            ..OldRecord::default()
+        };
+        let patch = Patch::of(defaults(&old)).unwrap();
+        assert_eq!(
+            serde_json::to_string(&patch).unwrap(),
+            r#"{"fields":{"createdAt":7.0,"preview":"","contextTokens":0.0,"revision":0.0,"contextKey":null},"count":true}"#
+        );
+    }
+
+    fn json(v: &impl Serialize) -> String {
+        serde_json::to_string(v).unwrap()
+    }
 
     #[test]
     fn a_new_session() {

@@ -108,9 +108,73 @@ pub fn should_compact(
     enabled && context_tokens > context_window - reserve_tokens
 }
 
+/// The facts of messages `[start, len)`, newest first, read in chunks from
+/// the end: `first` messages, then twice as many each time up to `cap`, so
+/// that a walk that stops early ([`estimate_from_end`] stops at the last
+/// usage) reads little of a long session. `read(from, to)` gives the facts
+/// of `[from, to)`; a failed read ends the walk with its error.
+pub fn read_back<E>(
+    len: usize,
+    start: usize,
+    first: usize,
+    cap: usize,
+    mut read: impl FnMut(usize, usize) -> Result<Vec<MessageFacts>, E>,
+) -> impl Iterator<Item = Result<(usize, MessageFacts), E>> {
+    let (mut end, mut size, mut failed) = (len, first.max(1), false);
+    let mut pending: Vec<(usize, MessageFacts)> = Vec::new();
+    std::iter::from_fn(move || {
+        if pending.is_empty() && !failed && end > start {
+            let from = end.saturating_sub(size).max(start);
+            match read(from, end) {
+                Ok(facts) => pending = (from..end).zip(facts).collect(),
+                Err(e) => {
+                    failed = true;
+                    return Some(Err(e));
+                }
+            }
+            (end, size) = (from, size.saturating_mul(2).min(cap));
+        }
+        pending.pop().map(Ok)
+    })
+}
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_back_reads_growing_chunks_newest_first_and_stops_when_asked() {
+        let all: Vec<MessageFacts> = (0..40)
+            .map(|i| MessageFacts::new(Role::User, 1, None, i as f64))
+            .collect();
+        let mut reads = Vec::new();
+        let indices: Vec<usize> = read_back(40, 3, 4, 16, |from, to| {
+            reads.push((from, to));
+            Ok::<_, ()>(all[from..to].to_vec())
+        })
+        .map(|r| r.unwrap().0)
+        .collect();
+        assert_eq!(indices, (3..40).rev().collect::<Vec<_>>());
+        assert_eq!(reads, vec![(36, 40), (28, 36), (12, 28), (3, 12)]);
+        // A walk that stops early reads only its chunks.
+        let mut reads = 0;
+        let first_five = read_back(40, 0, 4, usize::MAX, |from, to| {
+            reads += 1;
+            Ok::<_, ()>(all[from..to].to_vec())
+        })
+        .take(5)
+        .count();
+        assert_eq!((first_five, reads), (5, 2));
+        // A failed read is the last item.
+        let mut walk = read_back(40, 0, 4, 8, |_, _| Err::<Vec<MessageFacts>, _>("no"));
+        assert_eq!(walk.next(), Some(Err("no")));
+        assert_eq!(walk.next(), None);
+        assert_eq!(
+            read_back(0, 0, 4, 8, |_, _| Ok::<_, ()>(Vec::new())).count(),
+            0
+        );
+    }
+    use crate::message::role::Role;
 
     fn m(role: Role, tokens: u64, usage: Option<f64>, timestamp: f64) -> MessageFacts {
         MessageFacts::new(role, tokens, usage, timestamp)

@@ -8,10 +8,14 @@
 //! `SessionStore`s in the same page; BroadcastChannel never delivers a post
 //! to its own sender), updates what it caches, then calls the app's `onChange`
 //! listeners. Its own changes are not delivered: their promises say so.
+//! The notice's shape and what hearing one does are the core's
+//! (`core::storage::changes`); this opens the channel, posts and delivers.
 
-use super::records::{get, set};
+use super::records::get;
 use super::Inner;
-use js_sys::{Function, Object, Set};
+pub use agent_compaction_core::storage::changes::Change;
+use agent_compaction_core::storage::changes::{channel_name, heard, Notice};
+use js_sys::{Function, Set};
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -36,31 +40,6 @@ extern "C" {
 }
 
 /// The kinds of change a store announces.
-#[derive(Clone, Copy)]
-pub enum Change {
-    Created,
-    Saved,
-    Renamed,
-    Deleted,
-    Imported,
-    Forked,
-}
-
-impl Change {
-    fn name(self) -> &'static str {
-        match self {
-            Change::Created => "created",
-            Change::Saved => "saved",
-            Change::Renamed => "renamed",
-            Change::Deleted => "deleted",
-            Change::Imported => "imported",
-            Change::Forked => "forked",
-        }
-    }
-}
-
-/// The channel of a store on database `name` (none where the platform has
-/// no BroadcastChannel), and the closure that receives its messages.
 pub struct Channel {
     channel: JsValue,
     _on_message: Closure<dyn FnMut(JsValue)>,
@@ -73,7 +52,7 @@ impl Channel {
                 received(&inner, &data);
             }
         });
-        let channel = open_channel(&format!("agent-compaction:{name}"), &on_message);
+        let channel = open_channel(&channel_name(name), &on_message);
         Channel {
             channel,
             _on_message: on_message,
@@ -105,16 +84,15 @@ pub fn announce(
     if channel.is_null() {
         return;
     }
-    let event: JsValue = Object::new().into();
-    set(&event, "type", &change.name().into());
-    set(&event, "sessionId", &id.into());
-    if let Some(revision) = revision {
-        set(&event, "revision", &revision.into());
+    let notice = Notice {
+        change,
+        session_id: id,
+        revision,
+        source_id: source,
+    };
+    if let Ok(event) = super::meta::to_js(&notice) {
+        post_change(&channel, &event);
     }
-    if let Some(source) = source {
-        set(&event, "sourceId", &source.into());
-    }
-    post_change(&channel, &event);
 }
 
 /// A notice from another store: what this store cached of that session is
@@ -126,10 +104,8 @@ fn received(inner: &Rc<Inner>, data: &JsValue) {
     ) else {
         return;
     };
-    match (kind.as_str(), get(data, "revision").as_f64()) {
-        ("deleted", _) => inner.forget(&id),
-        (_, revision) => inner.outdated(&id, revision),
-    }
+    let revision = get(data, "revision").as_f64();
+    heard(&mut inner.sessions.borrow_mut(), &kind, &id, revision);
     // The listeners may call back into the store: no borrow is held here.
     deliver(&inner.listeners, data);
 }

@@ -11,11 +11,14 @@ use super::load::flatten;
 use super::locks::exclusive;
 use super::new_session::{meta_for, put};
 use super::records::{check_storable, get, public_meta, request, session_range, session_record};
-use super::records::{storage_error, store_error, Tx};
+use super::records::{storage_error, store_error, thrown, Tx};
 use super::schema::{MESSAGES, SESSIONS};
-use super::sessions::fresh_id;
-use super::{options_arg, string_arg, Inner};
+use super::{optional_string, options_arg, string_arg, Inner};
 use crate::js::errors::describe;
+use crate::session_file::fresh_id;
+use agent_compaction_core::storage::arguments::{
+    fork_index, fork_summary, fork_summary_unstorable, fork_within, SummaryFacts,
+};
 use agent_compaction_core::storage::connection::Landed;
 use agent_compaction_core::storage::error::StoreError;
 use agent_compaction_core::storage::save_plan::{durability, WriteKind};
@@ -34,17 +37,11 @@ pub async fn fork(
     options: JsValue,
 ) -> Result<JsValue, JsValue> {
     let id = string_arg(&id, "sessionId")?;
-    let at = index_arg(&at)?;
+    let at = fork_index(at.as_f64(), || describe(&at)).map_err(thrown)?;
     let options = options_arg(&options, "options")?;
     let summary = summary_option(&get(&options, "summary"))?;
-    let optional = |key: &str| -> Result<Option<String>, JsValue> {
-        match get(&options, key) {
-            v if v.is_undefined() || v.is_null() => Ok(None),
-            v => string_arg(&v, &format!("options.{key}")).map(Some),
-        }
-    };
-    let new_id = optional("id")?.unwrap_or_else(fresh_id);
-    let title = optional("title")?;
+    let new_id = optional_string(&options, "id")?.unwrap_or_else(|| fresh_id(js_sys::Date::now()));
+    let title = optional_string(&options, "title")?;
     let (source, target) = (id.clone(), new_id.clone());
     // What the first attempt wrote, for a second one to recognize.
     let written: Written = Default::default();
@@ -75,7 +72,7 @@ pub async fn fork(
 async fn fork_locked(
     inner: &Rc<Inner>,
     id: &str,
-    at: f64,
+    at: u32,
     summary: Option<JsValue>,
     new_id: &str,
     title: Option<String>,
@@ -88,16 +85,7 @@ async fn fork_locked(
     let records = tx.store(MESSAGES, ACTION)?;
     let source = session_record(&sessions, ACTION, id).await?;
     let count = get(&source, "messageCount").as_f64().unwrap_or(0.0);
-    if at > count {
-        return Err(js_sys::RangeError::new(&format!(
-            "{ACTION}: atIndex {} is past the end of session \"{id}\", which has {} messages \
-             (atIndex must be in 0..={})",
-            number(at),
-            number(count),
-            number(count)
-        ))
-        .into());
-    }
+    fork_within(id, at, count).map_err(thrown)?;
     let existing = request(sessions.get(&new_id.into()))
         .await
         .map_err(|e| storage_error(ACTION, &e))?;
@@ -117,13 +105,12 @@ async fn fork_locked(
     // getAll's count 0 means "all": ask only for a non-empty prefix. A
     // record holds one message or more (a pack): the first `at` records
     // hold the first `at` messages.
-    let messages: Array = if at >= 1.0 {
-        let values =
-            request(records.get_all_with_key_and_limit(&session_range(id)?.into(), at as u32))
-                .await
-                .map_err(|e| storage_error(ACTION, &e))?;
+    let messages: Array = if at >= 1 {
+        let values = request(records.get_all_with_key_and_limit(&session_range(id)?.into(), at))
+            .await
+            .map_err(|e| storage_error(ACTION, &e))?;
         let (messages, _, _) = flatten(&Array::of2(&values, &Array::new()), 0);
-        messages.slice(0, at as u32)
+        messages.slice(0, at)
     } else {
         Array::new()
     };
@@ -153,65 +140,32 @@ async fn fork_locked(
     Ok(public_meta(&meta))
 }
 
-/// `atIndex`: a non-negative integer (its upper bound is checked against
-/// the stored session).
-fn index_arg(at: &JsValue) -> Result<f64, JsValue> {
-    let Some(x) = at.as_f64() else {
-        return Err(js_sys::TypeError::new(&format!(
-            "{ACTION}: atIndex must be a number, got {}",
-            describe(at)
-        ))
-        .into());
-    };
-    if x.fract() != 0.0 || x < 0.0 || !x.is_finite() || x > u32::MAX as f64 {
-        return Err(js_sys::RangeError::new(&format!(
-            "{ACTION}: atIndex must be a whole number from 0 to the session's message count, got {}",
-            number(x)
-        ))
-        .into());
-    }
-    Ok(x)
-}
-
-/// `options.summary`: absent, or a storable `branchSummary` message.
+/// `options.summary`: absent, or a storable `branchSummary` message
+/// (`core::storage::arguments::fork_summary`).
 fn summary_option(value: &JsValue) -> Result<Option<JsValue>, JsValue> {
     if value.is_undefined() || value.is_null() {
         return Ok(None);
     }
-    let wrong = |what: String| -> JsValue {
-        js_sys::TypeError::new(&format!(
-            "{ACTION}: options.summary must be a branchSummary message \
-             ({{ role: \"branchSummary\", summary: string, timestamp: number }}), {what}"
-        ))
-        .into()
+    let (role, text) = (get(value, "role"), get(value, "summary"));
+    let (described, role_of, text_of) = (describe(value), describe(&role), describe(&text));
+    let role = role.as_string();
+    let facts = if !value.is_object() {
+        SummaryFacts::NotObject(&described)
+    } else if role.as_deref() != Some("branchSummary") {
+        SummaryFacts::Role(role.as_deref().ok_or(role_of.as_str()))
+    } else {
+        SummaryFacts::Summary(if text.is_string() {
+            Ok(())
+        } else {
+            Err(&text_of)
+        })
     };
-    if !value.is_object() {
-        return Err(wrong(format!("got {}", describe(value))));
-    }
-    let role = get(value, "role");
-    if role.as_string().as_deref() != Some("branchSummary") {
-        return Err(wrong(match role.as_string() {
-            Some(r) => format!("got role \"{r}\""),
-            None => format!("got role {}", describe(&role)),
-        }));
-    }
-    let text = get(value, "summary");
-    if !text.is_string() {
-        return Err(wrong(format!("got summary {}", describe(&text))));
-    }
+    fork_summary(facts).map_err(thrown)?;
     let problem = check_storable(&Array::of1(value), &[0]);
     if !problem.is_null() {
         let p: Array = problem.unchecked_into();
-        return Err(js_sys::TypeError::new(&format!(
-            "{ACTION}: options.summary{} {}: a message must be plain data to be stored",
-            p.get(1).as_string().unwrap_or_default(),
-            p.get(2).as_string().unwrap_or_default()
-        ))
-        .into());
+        let text = |i| p.get(i).as_string().unwrap_or_default();
+        return Err(thrown(fork_summary_unstorable(&text(1), &text(2))));
     }
     Ok(Some(value.clone()))
-}
-
-fn number(x: f64) -> String {
-    agent_compaction_core::js::number::number_to_string(x)
 }

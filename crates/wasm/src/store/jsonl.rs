@@ -8,12 +8,13 @@ use super::connection::{database, retrying};
 use super::load::read;
 use super::locks::exclusive;
 use super::new_session::{meta_for, put};
-use super::records::{get, merge_meta, public_meta, request, set, storage_error, Tx};
+use super::records::{get, merge_meta, public_meta, request, set, storage_error, thrown, Tx};
 use super::save::preview_of;
 use super::schema::{MESSAGES, SESSIONS};
-use super::sessions::fresh_id;
 use super::{options_arg, string_arg, Inner};
+use crate::session_file::fresh_id;
 use crate::session_file::{messages_to_pi_session, pi_session_to_messages};
+use agent_compaction_core::storage::arguments::{import_text, imported_created_at};
 use agent_compaction_core::storage::connection::{whole_landed, Landed};
 use agent_compaction_core::storage::save_plan::{durability, WriteKind};
 use agent_compaction_core::storage::session_meta::{
@@ -61,17 +62,10 @@ fn export_of(id: &str, stored: &super::load::Stored) -> Result<JsValue, JsValue>
 pub async fn import(inner: Rc<Inner>, text: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.importJsonl";
     if !text.is_string() {
-        return Err(js_sys::TypeError::new(&format!(
-            "{ACTION}: text must be a string (a pi session file), got {}",
-            crate::js::errors::describe(&text)
-        ))
-        .into());
+        return Err(thrown(import_text(&crate::js::errors::describe(&text))));
     }
     let options = options_arg(&options, "options")?;
-    let title_option = match get(&options, "title") {
-        v if v.is_undefined() || v.is_null() => None,
-        v => Some(string_arg(&v, "options.title")?),
-    };
+    let title_option = super::optional_string(&options, "title")?;
     let parsed = pi_session_to_messages(text).map_err(|e| prefixed(ACTION, e))?;
     let messages: Array = get(&parsed, "messages").unchecked_into();
     let session = get(&parsed, "session");
@@ -86,12 +80,10 @@ pub async fn import(inner: Rc<Inner>, text: JsValue, options: JsValue) -> Result
         get(&model, "provider").as_string(),
         get(&model, "modelId").as_string(),
     );
-    let created = get(&session, "timestamp")
-        .as_string()
-        .map(|iso| js_sys::Date::parse(&iso))
-        .filter(|ms| ms.is_finite())
-        .unwrap_or_else(js_sys::Date::now);
-    let wanted = file_id.unwrap_or_else(fresh_id);
+    let parsed = get(&session, "timestamp").as_string();
+    let parsed = parsed.map(|iso| js_sys::Date::parse(&iso));
+    let created = imported_created_at(parsed, js_sys::Date::now());
+    let wanted = file_id.unwrap_or_else(|| fresh_id(js_sys::Date::now()));
     let seed = Seed {
         id: wanted.clone(),
         title,
@@ -153,7 +145,7 @@ async fn import_locked(
     if !existing.is_undefined() {
         // The file was imported before (or is an export of a session
         // here): a new session beside it, never an overwrite.
-        seed.id = fresh_id();
+        seed.id = fresh_id(js_sys::Date::now());
     }
     let (meta, packs) = meta_for(&seed, messages)?;
     *written.borrow_mut() = Some((seed.id.clone(), meta.clone()));

@@ -9,6 +9,8 @@ use super::schema::{MESSAGES, SESSIONS};
 use super::{string_arg, Inner, Known};
 use crate::js::message_access::{roles, JsArray};
 use agent_compaction_core::message::role::Role;
+use agent_compaction_core::storage::known::View;
+use agent_compaction_core::storage::load_plan::{self as plan, Early};
 use agent_compaction_core::storage::packing::Pack;
 use js_sys::Array;
 use std::rc::Rc;
@@ -21,12 +23,8 @@ pub struct Stored {
     pub messages: Array,
     /// Each message's record key.
     pub keys: Array,
-    /// The pack records among them.
-    pub packs: Vec<Pack>,
-    /// Messages of the first record left out (before `messages[0]`).
-    pub lead: u32,
-    /// Stored messages before `messages[0]`.
-    pub offset: u32,
+    /// What the store knows of them (`core::storage::load_plan::loaded`).
+    pub view: View,
 }
 
 #[cfg_attr(
@@ -72,12 +70,11 @@ pub async fn read(
     context_only: bool,
     action: &'static str,
 ) -> Result<Stored, JsValue> {
-    let hint = match context_only {
-        true => inner.known(id).map(|k| match k.last_summary {
-            Some(j) => k.keys.get(j as u32),
-            None => JsValue::NULL,
-        }),
-        false => Some(JsValue::NULL),
+    let copy = inner.known(id);
+    let hint = match plan::early_start(context_only, copy.as_ref().map(|k| k.view.last_summary)) {
+        Early::All => Some(JsValue::NULL),
+        Early::From(j) => copy.map(|k| k.keys.get(j as u32)),
+        Early::Wait => None,
     };
     let db = database(inner, action).await?;
     let tx = Tx::open(&db, false, action)?;
@@ -94,7 +91,11 @@ pub async fn read(
     }
     let context_key = get(&record, "contextKey");
     let records = match early {
-        Some((records, start)) if !context_only || same_key(&start, &context_key) => records,
+        Some((records, start))
+            if plan::keep_early(context_only, same_key(&start, &context_key)) =>
+        {
+            records
+        }
         early => {
             let records = read_records(&messages, &range(id, &context_key)?);
             if let Some((wasted, _)) = early {
@@ -108,24 +109,22 @@ pub async fn read(
         .map_err(|e| storage_error(action, &e))?
         .unchecked_into();
     tx.done();
-    // Where the context starts inside its record (a pack's member).
-    let skip = match context_only {
-        true => get(&record, "contextSlot").as_f64().unwrap_or(0.0) as u32,
-        false => 0,
-    };
+    let skip = plan::skip(context_only, get(&record, "contextSlot").as_f64());
     let (values, keys, packs) = flatten(&parts, skip);
-    let lead = match packs.first() {
-        Some(&(0, _)) if skip > 0 => skip,
-        _ => 0,
+    let read = plan::Read {
+        context_only,
+        revision: get(&record, "revision").as_f64(),
+        message_count: get(&record, "messageCount").as_f64(),
+        len: values.length() as usize,
+        packs,
+        skip,
+        starts_with_summary: role_of_first(&values),
     };
-    let count = get(&record, "messageCount").as_f64().unwrap_or(0.0) as u32;
     Ok(Stored {
-        offset: count.saturating_sub(values.length()),
+        view: plan::loaded(read, || last_summary(&values)),
         record,
         messages: values,
         keys,
-        packs,
-        lead,
     })
 }
 
@@ -184,17 +183,9 @@ async fn load_once(
 ) -> Result<JsValue, JsValue> {
     let stored = read(&inner, &id, context_only, action).await?;
     let known = Known {
-        revision: get(&stored.record, "revision").as_f64().unwrap_or(0.0),
+        view: stored.view,
         messages: stored.messages.slice(0, stored.messages.length()),
-        // The context starts at the last summary: no need to look for it.
-        last_summary: match context_only && role_of_first(&stored.messages) {
-            true => Some(0),
-            false => last_summary(&stored.messages),
-        },
         keys: stored.keys,
-        packs: Rc::new(stored.packs),
-        lead: stored.lead,
-        offset: stored.offset,
         record: stored.record,
     };
     inner.remember(&id, known);

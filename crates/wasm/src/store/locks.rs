@@ -23,10 +23,10 @@
 //! takes it out of the queue and the call fails with `LockTimeoutError`
 //! without having run (nothing is written without the lock).
 
-use super::records::store_error;
+use super::records::{store_error, thrown};
 use super::{string_arg, Inner, Task};
 use agent_compaction_core::storage::error::StoreError;
-use agent_compaction_core::storage::lease::{self, TimeoutOptionError};
+use agent_compaction_core::storage::lease;
 use js_sys::{Function, Promise};
 use std::future::Future;
 use std::rc::Rc;
@@ -82,24 +82,12 @@ pub fn timeout_option(value: &JsValue) -> Result<f64, JsValue> {
         true => None,
         false => Some(value.as_f64()),
     };
-    lease::lock_timeout(option).map_err(|e| {
-        let got = crate::js::errors::describe(value);
-        match e {
-            TimeoutOptionError::NotANumber => JsValue::from(js_sys::TypeError::new(&format!(
-                "options.lockTimeoutMs must be a number of milliseconds, got {got}"
-            ))),
-            TimeoutOptionError::OutOfRange => JsValue::from(js_sys::RangeError::new(&format!(
-                "options.lockTimeoutMs must be from 1 to {} milliseconds, got {got}",
-                lease::MAX_LOCK_TIMEOUT_MS
-            ))),
-        }
-    })
+    lease::lock_timeout(option)
+        .map_err(|e| thrown(e.call_error(&crate::js::errors::describe(value))))
 }
 
-/// Lets go of the session locks this realm keeps for database `name`
-/// (once their current calls end): the store is closing.
 pub fn release(name: &str) {
-    release_locks(&format!("agent-compaction:{name}:"));
+    release_locks(&lease::lock_prefix(name));
 }
 
 /// Runs `body` holding session `id`'s lock (at once when this store
@@ -126,10 +114,10 @@ async fn locked(
     body: Task,
     direct: bool,
 ) -> Result<JsValue, JsValue> {
-    if inner.holds(id) {
+    if inner.sessions.borrow().holds(id) {
         return body.await;
     }
-    let name = format!("agent-compaction:{}:{id}", inner.name);
+    let name = lease::lock_name(&inner.name, id);
     if direct {
         let lease = take_lease(&name);
         if !lease.is_null() {
@@ -199,16 +187,13 @@ struct Held {
 
 impl Held {
     fn new(inner: Rc<Inner>, id: String) -> Held {
-        inner.held.borrow_mut().push(id.clone());
+        inner.sessions.borrow_mut().hold(&id);
         Held { inner, id }
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        let mut held = self.inner.held.borrow_mut();
-        if let Some(at) = held.iter().position(|h| *h == self.id) {
-            held.swap_remove(at);
-        }
+        self.inner.sessions.borrow_mut().release(&self.id);
     }
 }

@@ -29,6 +29,7 @@ mod schema;
 mod sessions;
 
 use agent_compaction_core::storage::error::StoreError;
+use agent_compaction_core::storage::known::{self, View};
 use js_sys::{Array, Promise};
 use records::get;
 use std::cell::{Cell, RefCell};
@@ -250,25 +251,23 @@ export class SessionStore {
 }
 "#;
 
-/// What this store last loaded or saved of a session.
+/// What this store last loaded or saved of a session: the core's facts
+/// (`core::storage::known::View`) and the JavaScript values they are of.
 #[derive(Clone)]
 struct Known {
-    revision: f64,
+    view: View,
     /// The caller's message objects (our own array: the caller may mutate theirs).
     messages: Array,
     /// Their record keys, in the same order (a pack's messages share its key).
     keys: Array,
-    /// Which of them share a pack record (see `core::packing`).
-    packs: Rc<Vec<agent_compaction_core::storage::packing::Pack>>,
-    /// Messages of the first record that come before `messages[0]` (when
-    /// `loadContext` started inside a pack).
-    lead: u32,
-    /// The last `compactionSummary` in `messages`.
-    last_summary: Option<usize>,
-    /// Stored messages before `messages[0]` (after `loadContext`).
-    offset: u32,
     /// The session record as this store last read or wrote it.
     record: JsValue,
+}
+
+impl known::Known for Known {
+    fn view(&self) -> &View {
+        &self.view
+    }
 }
 
 struct Inner {
@@ -282,18 +281,9 @@ struct Inner {
     link: connection::Link,
     /// How long a call waits for its session's lock (`lockTimeoutMs`).
     lock_timeout_ms: f64,
-    /// What this store knows of the sessions it read or wrote, by id: a
-    /// list searched in order (only the sessions this page opened; a
-    /// `HashMap` brought hashbrown and SipHash into the `.wasm`).
-    known: RefCell<Vec<(String, Known)>>,
-    /// Sessions another store changed after this one read them, with the
-    /// revision this store's callers last saw: a save made from that view
-    /// re-reads the records and is still checked against that revision.
-    /// (A few entries at most: a list is smaller in the `.wasm` than a map.)
-    outdated: RefCell<Vec<(String, f64)>>,
-    /// Sessions whose lock a `withSessionLock` callback of this store
-    /// holds, once per nesting level.
-    held: RefCell<Vec<String>>,
+    /// The sessions this store read or wrote, those changed elsewhere
+    /// since, the locks its callbacks hold (`core::storage::known`).
+    sessions: RefCell<known::Sessions<Known>>,
     /// The app's `onChange` listeners (a `Set` of functions).
     listeners: js_sys::Set,
     channel: RefCell<Option<changes::Channel>>,
@@ -316,48 +306,21 @@ impl Inner {
     }
 
     fn forget(&self, id: &str) {
-        self.known.borrow_mut().retain(|(k, _)| k != id);
-        self.outdated.borrow_mut().retain(|(o, _)| o != id);
+        self.sessions.borrow_mut().forget(id);
     }
 
     fn remember(&self, id: &str, known: Known) {
-        {
-            let mut all = self.known.borrow_mut();
-            match all.iter_mut().find(|(k, _)| k == id) {
-                Some(slot) => slot.1 = known,
-                None => all.push((id.to_owned(), known)),
-            }
-        }
-        self.outdated.borrow_mut().retain(|(o, _)| o != id);
-    }
-
-    /// Another store changed session `id` (now at `revision`): unless this
-    /// store's copy is at that revision, drop it and keep only its revision.
-    fn outdated(&self, id: &str, revision: Option<f64>) {
-        let mut known = self.known.borrow_mut();
-        if let Some(at) = known.iter().position(|(k, _)| k == id) {
-            let seen = known[at].1.revision;
-            if Some(seen) != revision {
-                known.remove(at);
-                self.outdated.borrow_mut().push((id.to_owned(), seen));
-            }
-        }
-    }
-
-    /// The revision a save of session `id` must start from when this
-    /// store's copy was dropped by [`Inner::outdated`].
-    fn outdated_revision(&self, id: &str) -> Option<f64> {
-        let outdated = self.outdated.borrow();
-        outdated.iter().find(|(o, _)| o == id).map(|&(_, r)| r)
-    }
-
-    fn holds(&self, id: &str) -> bool {
-        self.held.borrow().iter().any(|h| h == id)
+        self.sessions.borrow_mut().remember(id, known);
     }
 
     fn known(&self, id: &str) -> Option<Known> {
-        let known = self.known.borrow();
-        known.iter().find(|(k, _)| k == id).map(|(_, k)| k.clone())
+        self.sessions.borrow().get(id)
+    }
+
+    /// Counts a write's records in `stats()`.
+    fn count_writes(&self, puts: usize, deletes: usize) {
+        self.records_put.set(self.records_put.get() + puts as f64);
+        (self.records_deleted).set(self.records_deleted.get() + deletes as f64);
     }
 }
 
@@ -374,6 +337,14 @@ fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue> {
         ))
         .into()
     })
+}
+
+/// `options[key]`: absent (undefined or null), or a string.
+fn optional_string(options: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
+    match get(options, key) {
+        v if v.is_undefined() || v.is_null() => Ok(None),
+        v => string_arg(&v, &format!("options.{key}")).map(Some),
+    }
 }
 
 fn options_arg(value: &JsValue, name: &str) -> Result<JsValue, JsValue> {
@@ -408,9 +379,7 @@ impl SessionStore {
             lost: RefCell::new(None),
             link: connection::Link::default(),
             lock_timeout_ms,
-            known: RefCell::new(Vec::new()),
-            outdated: RefCell::new(Vec::new()),
-            held: RefCell::new(Vec::new()),
+            sessions: RefCell::default(),
             listeners: js_sys::Set::new(&JsValue::UNDEFINED),
             channel: RefCell::new(None),
             records_put: Cell::new(0.0),
@@ -439,8 +408,7 @@ impl SessionStore {
         drop(channel);
         locks::release(&self.inner.name);
         self.inner.listeners.clear();
-        self.inner.known.borrow_mut().clear();
-        self.inner.outdated.borrow_mut().clear();
+        self.inner.sessions.borrow_mut().clear();
     }
 
     #[wasm_bindgen(js_name = createSession)]

@@ -10,6 +10,7 @@ use super::save::{context_tokens, preview_of};
 use crate::js::errors::type_error;
 use crate::js::message_access::messages_array;
 use agent_compaction_core::storage::packing::Pack;
+use agent_compaction_core::storage::save_flow::whole_put_failure;
 use agent_compaction_core::storage::session_meta::{written_whole, Contents, Seed, PREVIEW_MAX};
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
@@ -54,16 +55,13 @@ pub fn put(
         .chain((loose_from..n).map(|i| (i, messages.get(i as u32))));
     for (i, record) in records {
         if let Err(e) = store.put_with_key(&record, &message_key(id, &[i as f64])) {
-            if super::records::get(&e, "name").as_string().as_deref() == Some("DataCloneError") {
-                return Err(js_sys::TypeError::new(&format!(
-                    "{action}: message {i} cannot be stored: {}",
-                    super::records::get(&e, "message")
-                        .as_string()
-                        .unwrap_or_default()
-                ))
-                .into());
-            }
-            return Err(storage_error(action, &e));
+            let text = |key| super::records::get(&e, key).as_string().unwrap_or_default();
+            return Err(
+                match whole_put_failure(action, i, &text("name"), &text("message")) {
+                    Some(message) => js_sys::TypeError::new(&message).into(),
+                    None => storage_error(action, &e),
+                },
+            );
         }
     }
     Ok(())

@@ -2,7 +2,7 @@
 //! store errors as JavaScript `Error`s (`core::storage::error`), and the
 //! origin's storage (`persist`, `estimate`).
 
-use agent_compaction_core::storage::error::StoreError;
+use agent_compaction_core::storage::error::{CallError, StoreError};
 use agent_compaction_core::storage::save_plan::{Durability, Position};
 use agent_compaction_core::storage::session_meta::INTERNAL_FIELDS;
 use js_sys::{Array, Int32Array, Reflect};
@@ -78,6 +78,16 @@ pub fn store_error(e: StoreError) -> JsValue {
 
 thread_local! {
     static INTERNAL: Array = INTERNAL_FIELDS.iter().map(|&f| JsValue::from_str(f)).collect();
+}
+
+/// A store call's failure as JavaScript throws it: a store error, a
+/// `TypeError` or a `RangeError` (`core::storage::error::CallError`).
+pub fn thrown(e: CallError) -> JsValue {
+    match e {
+        CallError::Store(e) => store_error(e),
+        CallError::Type(m) => js_sys::TypeError::new(&m).into(),
+        CallError::Range(m) => js_sys::RangeError::new(&m).into(),
+    }
 }
 
 /// A session record as the app sees it (the internal fields left out).

@@ -13,7 +13,7 @@ use super::schema::{MESSAGES, SESSIONS};
 use super::{Inner, Known};
 use agent_compaction_core::storage::packing;
 use agent_compaction_core::storage::repair::{
-    after_failed_write, session_record_changed, worth_repairing,
+    after_failed_write, session_record_changed, worth_repairing, Records,
 };
 use agent_compaction_core::storage::save_plan::Position;
 use js_sys::Array;
@@ -21,7 +21,7 @@ use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-const ACTION: &str = "SessionStore.save";
+use agent_compaction_core::storage::save_flow::ACTION;
 
 /// `base`: what the store had before the failed save; `read_before`: the
 /// session record the failed transaction read before writing; `touched`:
@@ -38,7 +38,7 @@ pub async fn put_back(
     read_before: &JsValue,
     touched: &[usize],
 ) {
-    if base.offset > 0 || base.lead > 0 {
+    if !base.view.whole() {
         return;
     }
     let _ = try_put_back(inner, db, id, base, read_before, touched).await;
@@ -73,33 +73,19 @@ async fn try_put_back(
     read_before: &JsValue,
     touched: &[usize],
 ) -> Result<(), JsValue> {
-    // The store's records: (first message, key, value) in key order.
-    let n = base.messages.length() as usize;
-    let mut records: Vec<(JsValue, JsValue)> = Vec::new();
-    let mut record_of = vec![0usize; n];
-    let mut j = 0;
-    while j < n {
-        let key = base.keys.get(j as u32);
-        let (len, value): (usize, JsValue) = match packing::pack_of(&base.packs, j) {
-            Some(p) => {
-                let (start, count) = base.packs[p];
-                let len = (start + count).min(n).saturating_sub(j).max(1);
-                (len, base.messages.slice(j as u32, (j + len) as u32).into())
-            }
-            None => (1, base.messages.get(j as u32)),
-        };
-        for r in record_of.iter_mut().skip(j).take(len) {
-            *r = records.len();
-        }
-        records.push((key, value));
-        j += len;
-    }
-    let known: Vec<Position> = records.iter().map(|(k, _)| position_of(k)).collect();
-    let touched: Vec<usize> = touched
-        .iter()
-        .filter(|&&k| k < n)
-        .map(|&k| record_of[k])
+    // The store's records in key order (`core::storage::repair::Records`).
+    let layout = Records::of(base.messages.length() as usize, &base.view.packs);
+    let records: Vec<(JsValue, JsValue)> = (layout.spans.iter())
+        .map(|&(j, len)| {
+            let value = match packing::pack_of(&base.view.packs, j) {
+                Some(_) => base.messages.slice(j as u32, (j + len) as u32).into(),
+                None => base.messages.get(j as u32),
+            };
+            (base.keys.get(j as u32), value)
+        })
         .collect();
+    let known: Vec<Position> = records.iter().map(|(k, _)| position_of(k)).collect();
+    let touched = layout.touched(touched);
 
     let tx = Tx::open(db, true, ACTION)?;
     let sessions = tx.store(SESSIONS, ACTION)?;
@@ -140,11 +126,6 @@ async fn try_put_back(
         }
         tx.commit(ACTION).await?;
     }
-    inner
-        .records_deleted
-        .set(inner.records_deleted.get() + repair.delete.len() as f64);
-    inner
-        .records_put
-        .set(inner.records_put.get() + repair.restore.len() as f64);
+    inner.count_writes(repair.restore.len(), repair.delete.len());
     Ok(())
 }

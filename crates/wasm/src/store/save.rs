@@ -1,7 +1,8 @@
 //! `save`: writes what changed since this store last loaded or saved the
 //! session, in one transaction, or nothing. A save that inserts a
-//! `compactionSummary` commits with strict durability
-//! (`core::storage::save_plan::durability`).
+//! `compactionSummary` commits with strict durability. Every decision is
+//! the core's (`core::storage::save_flow`); this reads the caller's array
+//! and the records, awaits IndexedDB and writes what the core planned.
 
 use super::changes::{announce, Change};
 use super::connection::{database, retrying};
@@ -10,27 +11,26 @@ use super::locks::exclusive;
 use super::meta::save_fields;
 use super::records::{
     adopt_equal, assemble_keys, check_storable, first_user_text, get, identity_facts, merge_meta,
-    message_key, pending, position_of, public_meta, range_before, storage_error, store_error, Tx,
+    message_key, pending, position_of, public_meta, range_before, request, storage_error,
+    store_error, Tx,
 };
 use super::schema::{MESSAGES, SESSIONS};
 use super::{options_arg, string_arg, Inner, Known};
 use crate::js::errors::type_error;
 use crate::js::message_access::{messages_array, role_at, JsArray};
 use crate::js::message_facts::gather;
-use agent_compaction_core::error::InputError;
+use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
-use agent_compaction_core::storage::connection::{save_landed, Landed};
+use agent_compaction_core::storage::connection::Landed;
 use agent_compaction_core::storage::diff::{self, key_runs, IdentityFacts};
-use agent_compaction_core::storage::error::{DropRefusal, StoreError};
-use agent_compaction_core::storage::packing::{self, KeyOf};
+use agent_compaction_core::storage::known::View;
+use agent_compaction_core::storage::packing::KeyOf;
+use agent_compaction_core::storage::save_flow as flow;
 use agent_compaction_core::storage::save_plan::{
-    check_removals, durability, inserted_positions, is_failed_attempt, last_summary_after,
-    positions_between, preview, Edit, LastSummary, WriteKind,
+    inserted_positions, is_failed_attempt, last_summary_after, positions_between, preview, Edit,
+    LastSummary,
 };
-use agent_compaction_core::storage::session_meta::{
-    saved_last_modified, SaveFields, PREVIEW_MAX, PREVIEW_SCAN,
-};
-use agent_compaction_core::tokens::context_tokens::estimate_from_end;
+use agent_compaction_core::storage::session_meta::{PREVIEW_MAX, PREVIEW_SCAN};
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::Array;
 use std::rc::Rc;
@@ -38,7 +38,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::IdbKeyRange;
 
-const ACTION: &str = "SessionStore.save";
+use agent_compaction_core::storage::save_flow::ACTION;
 
 pub async fn save(
     inner: Rc<Inner>,
@@ -78,6 +78,7 @@ pub async fn save(
 }
 
 /// One attempt at the save; `retry`: the second, after a lost connection.
+/// Each decision is the core's (`core::storage::save_flow`, in its order).
 async fn save_locked(
     inner: &Rc<Inner>,
     id: String,
@@ -90,82 +91,54 @@ async fn save_locked(
 
     // What the diff is against: what this store last loaded or saved, or
     // (an array it has never seen) the stored records, matched by value.
-    let cached = inner
-        .known(&id)
-        .filter(|k| k.offset == 0 || (k.messages.length() > 0 && new.get(0) == k.messages.get(0)));
+    let cached = inner.known(&id).filter(|k| {
+        let first_same = k.messages.length() > 0 && new.get(0) == k.messages.get(0);
+        flow::use_cached(k.view.offset, k.messages.length() as usize, first_same)
+    });
     let from_cache = cached.is_some();
     let mut base = match cached {
         Some(k) => k,
         None => {
             let stored = read(inner, &id, false, ACTION).await?;
-            let revision = get(&stored.record, "revision").as_f64().unwrap_or(0.0);
-            // Another store changed the session since the caller's array
-            // was read from this one: a conflict, whatever the records say.
-            if let Some(seen) = inner.outdated_revision(&id) {
-                if seen != revision {
-                    inner.forget(&id);
-                    return Err(conflict(&id, revision, seen));
-                }
-            }
+            let outdated = inner.sessions.borrow().outdated_revision(&id);
+            flow::check_outdated(&id, stored.view.revision, outdated)
+                .map_err(|e| forget(inner, &id, store_error(e)))?;
             Known {
-                revision,
+                // The whole session, whatever its record's count says.
+                view: View {
+                    offset: 0,
+                    ..stored.view
+                },
                 messages: adopt_equal(&stored.messages, &new),
                 keys: stored.keys,
-                packs: Rc::new(stored.packs),
-                lead: 0,
-                last_summary: last_summary(&stored.messages),
-                offset: 0,
                 record: stored.record,
             }
         }
     };
     let (mut inserted, mut edit) = diff(&base.messages, &new)?;
     let old_len = base.messages.length() as usize;
-    if from_cache && base.offset == 0 && !removals_allowed(&base, &edit).map_err(type_error)? {
-        // Not the objects this store last saw (the caller kept an older
-        // array than the one `load` gave it?): compare by value before
-        // calling anything a drop. Only on this path, never per turn.
+    let failed = failed_attempts(&base.messages).map_err(type_error)?;
+    let allowed = flow::removals_allowed(&edit, old_len, failed);
+    if flow::compare_by_value(from_cache, &base.view, allowed) {
         base.messages = adopt_equal(&base.messages, &new);
         (inserted, edit) = diff(&base.messages, &new)?;
     }
+    let failed = failed_attempts(&base.messages).map_err(type_error)?;
+    flow::refuse_drops(replace, &base.view, &edit, old_len, failed).map_err(store_error)?;
 
-    // Drops need `replace`, except trailing failed attempts.
-    if !replace {
-        if base.offset > 0 {
-            return Err(drop_error(DropRefusal::BeforeContext {
-                offset: base.offset,
-            }));
-        }
-        if let Err(k) = removal_check(&base, &edit).map_err(type_error)? {
-            return Err(drop_error(DropRefusal::NotFailedAttempts {
-                count: edit.removed.len(),
-                first: k,
-            }));
-        }
-    }
-
-    // The same messages: nothing is written and the revision stays (a save
-    // after every event must not make another tab's next save a conflict),
-    // once the stored revision is checked to be the one this save is from.
-    if edit.is_empty() && base.offset == 0 {
+    // The same messages: nothing is written once the stored revision is
+    // checked to be the one this save is from.
+    if flow::unchanged(&edit, &base.view) {
         changed.set(false);
         let db = database(inner, ACTION).await?;
         let tx = Tx::sessions(&db, false, ACTION)?;
         let sessions = tx.store(SESSIONS, ACTION)?;
-        let stored = pending(sessions.get(&id.as_str().into()))
-            .map_err(|e| storage_error(ACTION, &e))?
+        let stored = request(sessions.get(&id.as_str().into()))
             .await
             .map_err(|e| storage_error(ACTION, &e))?;
         tx.done();
-        if stored.is_undefined() {
-            inner.forget(&id);
-            return Err(super::records::no_session(ACTION, &id));
-        }
-        let revision = get(&stored, "revision").as_f64().unwrap_or(0.0);
-        if revision != base.revision {
-            inner.forget(&id);
-            return Err(conflict(&id, revision, base.revision));
-        }
+        flow::after_read(&id, base.view.revision, revision_of(&stored), false)
+            .map_err(|e| forget(inner, &id, store_error(e)))?;
         base.messages = new.slice(0, new.length());
         base.record = stored.clone();
         inner.remember(&id, base);
@@ -176,13 +149,9 @@ async fn save_locked(
     let problem = check_storable(&new, &inserted);
     if !problem.is_null() {
         let p: Array = problem.unchecked_into();
-        let index = p.get(0).as_f64().unwrap_or(0.0) as u64;
-        let path = p.get(1).as_string().unwrap_or_default();
-        let what = p.get(2).as_string().unwrap_or_default();
-        return Err(js_sys::TypeError::new(&format!(
-            "messages[{index}]{path} {what}: a message must be plain data to be stored"
-        ))
-        .into());
+        let subject = format!("messages[{}]", p.get(0).as_f64().unwrap_or(0.0));
+        let text = |i| p.get(i).as_string().unwrap_or_default();
+        return Err(js_sys::TypeError::new(&flow::unstorable(&subject, &text(1), &text(2))).into());
     }
 
     // Where the context starts now, and its size.
@@ -192,22 +161,30 @@ async fn save_locked(
             summaries.push(j);
         }
     }
-    let last = match last_summary_after(&edit, base.last_summary, &summaries) {
+    let last = match last_summary_after(&edit, base.view.last_summary, &summaries) {
         LastSummary::Known(last) => last,
         LastSummary::Removed => last_summary(&new),
     };
-    let context_tokens = context_tokens(&array, last).map_err(type_error)?;
-
-    // Which records hold which messages afterwards (core::packing), the
-    // keys of new records, and each message's record key.
-    let layout = packing::plan(
+    let now = js_sys::Date::now();
+    let saving = flow::Saving {
+        len: new.length() as usize,
+        last_summary: last,
+        inserts_summary: !summaries.is_empty(),
+        context_tokens: context_tokens(&array, last).map_err(type_error)?,
+        preview: preview_of(&new, PREVIEW_MAX),
+        last_modified: get(&base.record, "lastModified").as_f64(),
+        now,
+    };
+    let writes = flow::plan_writes(
+        &base.view,
         old_len,
-        &base.packs,
-        base.lead > 0,
+        base.keys.length() as usize,
         &edit,
-        new.length() as usize,
-        last,
+        saving,
     );
+    let layout = &writes.layout;
+
+    // The keys of new records, and each message's record key.
     let positions = inserted_positions(&edit, old_len, |k| position_of(&base.keys.get(k as u32)));
     let added: Array = positions.iter().map(|p| message_key(&id, p)).collect();
     let runs: Vec<u32> = key_runs(&edit, old_len)
@@ -233,23 +210,8 @@ async fn save_locked(
         keys.fill(&key, p.start as u32, (p.start + p.len) as u32);
         pack_keys.push(key);
     }
-
-    // The session record's new fields (what it keeps comes from the stored
-    // one); `lastModified` never goes back (core::session_meta).
-    let now = js_sys::Date::now();
-    let mut fields = SaveFields {
-        last_modified: saved_last_modified(get(&base.record, "lastModified").as_f64(), now),
-        message_count: new.length(),
-        context_tokens,
-        preview: preview_of(&new, PREVIEW_MAX),
-        revision: base.revision + 1.0,
-        context_slot: last.map_or(0, |j| packing::slot_of(&layout.packs, j)) as u32,
-    };
-    let context_key = match last {
-        Some(j) => keys.get(j as u32),
-        None => JsValue::NULL,
-    };
-    let fields_js = save_fields(&fields, context_key.clone())?;
+    let context_key = last.map_or(JsValue::NULL, |j| keys.get(j as u32));
+    let fields_js = save_fields(&writes.fields, &context_key)?;
 
     // One transaction. The session record is read first and the writes are
     // queued behind it at once (a transaction runs its requests in order),
@@ -259,31 +221,26 @@ async fn save_locked(
     // record is queued too, made from the one this store saw last, and put
     // again when the stored one turns out to differ (a rename elsewhere).
     let db = database(inner, ACTION).await?;
-    let kind = WriteKind::Save {
-        summary: !summaries.is_empty(),
-    };
-    let tx = Tx::writing(&db, durability(kind), ACTION)?;
+    let tx = Tx::writing(&db, writes.durability, ACTION)?;
     let sessions = tx.store(SESSIONS, ACTION)?;
     let records = tx.store(MESSAGES, ACTION)?;
-    let stored =
-        pending(sessions.get(&id.as_str().into())).map_err(|e| storage_error(ACTION, &e))?;
+    let fail = |e: JsValue| storage_error(ACTION, &e);
+    let stored = pending(sessions.get(&id.as_str().into())).map_err(fail)?;
     // The new session record first, before any message record: where an
     // engine commits part of an aborted transaction (Firefox at its storage
     // limit, see core::storage::repair), it is the later writes that stay.
-    let queued = if base.record.is_object() {
-        let meta = merge_meta(&base.record, &fields_js, &JsValue::UNDEFINED);
-        sessions.put(&meta).map_err(|e| storage_error(ACTION, &e))?;
-        meta
-    } else {
-        JsValue::UNDEFINED
+    let queued = match base.record.is_object() {
+        true => merge_meta(&base.record, &fields_js, &JsValue::UNDEFINED),
+        false => JsValue::UNDEFINED,
     };
-    if base.offset > 0 && base.keys.length() > 0 {
-        let prefix = range_before(&id, &base.keys.get(0))?;
-        records
-            .delete(&prefix)
-            .map_err(|e| storage_error(ACTION, &e))?;
+    if !queued.is_undefined() {
+        sessions.put(&queued).map_err(fail)?;
     }
-    let fail = |e: JsValue| storage_error(ACTION, &e);
+    if writes.delete_before {
+        records
+            .delete(&range_before(&id, &base.keys.get(0))?.into())
+            .map_err(fail)?;
+    }
     for &k in &layout.deletes {
         records.delete(&base.keys.get(k as u32)).map_err(fail)?;
     }
@@ -296,109 +253,73 @@ async fn save_locked(
         let pack = new.slice(p.start as u32, (p.start + p.len) as u32);
         records
             .put_with_key(&pack, key)
-            .map_err(|e| put_error(e, &inserted, p.start))?;
+            .map_err(|e| put_error(e, &edit, p.start))?;
     }
     for &j in &layout.singles {
         records
             .put_with_key(&new.get(j as u32), &keys.get(j as u32))
-            .map_err(|e| put_error(e, &inserted, j))?;
+            .map_err(|e| put_error(e, &edit, j))?;
     }
-    let stored = match stored.await {
-        Ok(record) if !record.is_undefined() => record,
-        outcome => {
-            inner.forget(&id);
-            return Err(match outcome {
-                Err(e) => storage_error(ACTION, &e),
-                Ok(_) => super::records::no_session(ACTION, &id),
-            });
-        }
+    let stored = (stored.await).map_err(|e| forget(inner, &id, fail(e)))?;
+    let landed = flow::after_read(&id, base.view.revision, revision_of(&stored), retry)
+        .map_err(|e| forget(inner, &id, store_error(e)))?;
+    let revision = revision_of(&stored).unwrap_or(0.0);
+    let view = View {
+        revision: revision + 1.0,
+        packs: Rc::new(writes.layout.packs.clone()),
+        lead: 0,
+        last_summary: last,
+        offset: 0,
     };
-    let revision = get(&stored, "revision").as_f64().unwrap_or(0.0);
-    let puts = layout.pack_puts.len() + layout.singles.len();
-    let deletes = layout.deletes.len() + layout.delete_ranges.len();
-    match save_landed(base.revision, revision, retry) {
-        Landed::No => {}
-        Landed::Yes => {
-            // The first attempt committed this very save (no one else can
-            // have: the lock is held across both): nothing is written
-            // again (dropping `tx` aborts what was queued).
-            drop(tx);
-            count_writes(inner, puts, deletes);
-            inner.remember(
-                &id,
-                Known {
-                    revision,
-                    messages: new.slice(0, new.length()),
-                    keys,
-                    packs: Rc::new(layout.packs),
-                    lead: 0,
-                    last_summary: last,
-                    offset: 0,
-                    record: stored.clone(),
-                },
-            );
-            return Ok(public_meta(&stored));
-        }
-        Landed::Other => {
-            inner.forget(&id);
-            return Err(conflict(&id, revision, base.revision));
-        }
+    let mut saved = Known {
+        view,
+        messages: new.slice(0, new.length()),
+        keys,
+        record: stored.clone(),
+    };
+    if landed == Landed::Yes {
+        // The first attempt committed this very save: nothing is written
+        // again (dropping `tx` aborts what was queued).
+        drop(tx);
+        inner.count_writes(writes.puts, writes.deletes);
+        saved.view.revision = revision;
+        inner.remember(&id, saved);
+        return Ok(public_meta(&stored));
     }
-    let last_modified = saved_last_modified(get(&stored, "lastModified").as_f64(), now);
-    let fields_js = match last_modified == fields.last_modified {
-        true => fields_js,
-        false => {
-            fields.last_modified = last_modified;
-            save_fields(&fields, context_key)?
-        }
-    };
+    let fields_js =
+        match flow::refreshed(&writes.fields, get(&stored, "lastModified").as_f64(), now) {
+            Some(fields) => save_fields(&fields, &context_key)?,
+            None => fields_js,
+        };
     let meta = match merge_meta(&stored, &fields_js, &queued) {
         same if same.is_null() => queued,
         meta => {
-            sessions.put(&meta).map_err(|e| storage_error(ACTION, &e))?;
+            sessions.put(&meta).map_err(fail)?;
             meta
         }
     };
     if let Err(e) = tx.commit(ACTION).await {
-        if !super::repair::after(&e) {
-            return Err(e);
-        }
         // Whatever the abort failed to undo is put back (core::storage::repair).
-        let mut touched: Vec<usize> = layout.deletes.clone();
-        for &(a, b) in &layout.delete_ranges {
-            touched.extend(a..=b);
+        if super::repair::after(&e) {
+            super::repair::put_back(inner, &db, &id, &base, &stored, &writes.touched).await;
         }
-        for p in &layout.pack_puts {
-            if let KeyOf::Old(k) = p.key {
-                touched.push(k);
-            }
-        }
-        super::repair::put_back(inner, &db, &id, &base, &stored, &touched).await;
         return Err(e);
     }
-
-    count_writes(inner, puts, deletes);
-    inner.remember(
-        &id,
-        Known {
-            revision: revision + 1.0,
-            messages: new.slice(0, new.length()),
-            keys,
-            packs: Rc::new(layout.packs),
-            lead: 0,
-            last_summary: last,
-            offset: 0,
-            record: meta.clone(),
-        },
-    );
+    inner.count_writes(writes.puts, writes.deletes);
+    saved.record = meta.clone();
+    inner.remember(&id, saved);
     Ok(public_meta(&meta))
 }
 
-fn count_writes(inner: &Inner, puts: usize, deletes: usize) {
-    inner.records_put.set(inner.records_put.get() + puts as f64);
-    inner
-        .records_deleted
-        .set(inner.records_deleted.get() + deletes as f64);
+/// The revision of a session record as read (`None`: there is none).
+fn revision_of(record: &JsValue) -> Option<f64> {
+    (!record.is_undefined()).then(|| get(record, "revision").as_f64().unwrap_or(0.0))
+}
+
+/// A failed save's error, after which this store forgets its copy.
+fn forget(inner: &Inner, id: &str, e: JsValue) -> JsValue {
+    inner.forget(id);
+    e
 }
 
 /// The list preview of `messages`: their first user text (among the first
@@ -413,19 +334,14 @@ pub fn preview_of(messages: &Array, max: usize) -> String {
     }
 }
 
-/// A failed put: a message the browser cannot clone is a `TypeError` naming
-/// it (the first new one from `from` on: an old one was stored before).
-fn put_error(e: JsValue, inserted: &[u32], from: usize) -> JsValue {
-    if get(&e, "name").as_string().as_deref() != Some("DataCloneError") {
-        return storage_error(ACTION, &e);
+/// A failed put: a message the browser cannot clone is a `TypeError`
+/// naming it (`core::storage::save_flow::put_failure`).
+fn put_error(e: JsValue, edit: &Edit, from: usize) -> JsValue {
+    let text = |key| get(&e, key).as_string().unwrap_or_default();
+    match flow::put_failure(&text("name"), &text("message"), &edit.inserted, from) {
+        Some(message) => js_sys::TypeError::new(&message).into(),
+        None => storage_error(ACTION, &e),
     }
-    let at = inserted.iter().find(|&&j| j as usize >= from).copied();
-    js_sys::TypeError::new(&format!(
-        "messages[{}] cannot be stored: {}",
-        at.map_or(from, |j| j as usize),
-        get(&e, "message").as_string().unwrap_or_default()
-    ))
-    .into()
 }
 
 /// The identity diff: the new array's inserted indices, and the edit. The
@@ -450,76 +366,27 @@ fn diff(known: &Array, new: &Array) -> Result<(Vec<u32>, Edit), JsValue> {
     Ok((inserted, edit))
 }
 
-/// Whether the removals are trailing failed attempts; `Err(k)` names the
-/// first stored index that is not.
-fn removal_check(base: &Known, edit: &Edit) -> Result<Result<(), usize>, InputError> {
-    let known = JsArray::new(&base.messages, || {
-        agent_compaction_core::error::FieldPath::argument("messages")
-    })?
-    .ok_or_else(|| InputError::Unreadable {
-        path: agent_compaction_core::error::FieldPath::argument("messages"),
-        reason: "the stored array could not be read".into(),
+/// Whether stored message `k` of `messages` is a failed attempt (the core
+/// asks only about removed ones).
+fn failed_attempts(messages: &Array) -> Result<impl Fn(usize) -> bool + '_, InputError> {
+    let known = JsArray::new(messages, || FieldPath::argument("messages"))?.ok_or_else(|| {
+        InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: "the stored array could not be read".into(),
+        }
     })?;
-    let failed = |k: usize| {
+    Ok(move |k: usize| {
         gather(&known, k as u32, k as u32 + 1)
             .ok()
             .and_then(|f| f.first().map(is_failed_attempt))
             .unwrap_or(false)
-    };
-    Ok(check_removals(
-        edit,
-        base.messages.length() as usize,
-        failed,
-    ))
-}
-
-fn removals_allowed(base: &Known, edit: &Edit) -> Result<bool, InputError> {
-    Ok(edit.removed.is_empty() || removal_check(base, edit)?.is_ok())
-}
-
-fn conflict(id: &str, stored: f64, seen: f64) -> JsValue {
-    store_error(StoreError::Conflict {
-        action: ACTION,
-        id: id.to_owned(),
-        stored,
-        seen,
     })
 }
 
-fn drop_error(why: DropRefusal) -> JsValue {
-    store_error(StoreError::RefusedDrop {
-        action: ACTION,
-        why,
-    })
-}
-
-/// The LLM context's estimated tokens: the last fresh usage plus estimates
-/// after it, walking back from the end (stale usage ignored, as the
-/// compactor does). Reads the messages after the last usage, in chunks of
-/// 4, 8, 16, then 32 from the end (a turn's save finds it among the last few).
+/// The LLM context's estimated tokens (`core::storage::save_flow::context_tokens`).
 pub fn context_tokens(array: &JsArray, last: Option<usize>) -> Result<f64, InputError> {
-    let n = array.len() as usize;
-    let start = last.unwrap_or(0);
-    let stale_until = match last {
-        Some(s) => gather(array, s as u32, s as u32 + 1)?
-            .first()
-            .map(|f| f.timestamp),
-        None => None,
-    };
-    let mut chunk: Vec<MessageFacts> = Vec::new();
-    let mut chunk_start = n;
-    let mut size = 4;
-    let facts = (start..n).rev().map(|i| {
-        if i < chunk_start {
-            let from = (i + 1).saturating_sub(size).max(start);
-            size = (size * 2).min(32);
-            chunk = gather(array, from as u32, i as u32 + 1)?
-                .iter()
-                .map(MessageFacts::from_raw)
-                .collect();
-            chunk_start = from;
-        }
-        Ok((i, chunk[i - chunk_start]))
-    });
-    Ok(estimate_from_end(facts, stale_until)?.tokens)
+    flow::context_tokens(array.len() as usize, last, |from, to| {
+        let raw = gather(array, from as u32, to as u32)?;
+        Ok(raw.iter().map(MessageFacts::from_raw).collect())
+    })
 }

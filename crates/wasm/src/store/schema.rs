@@ -32,7 +32,7 @@ use super::meta;
 use super::records::store_error;
 use agent_compaction_core::storage::connection::{open_failure_reason, OpenFailure};
 use agent_compaction_core::storage::error::StoreError;
-use agent_compaction_core::storage::session_meta::defaults;
+use agent_compaction_core::storage::session_meta::{defaults, Patch};
 use js_sys::Reflect;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -93,7 +93,7 @@ pub async fn open(name: &str) -> Result<IdbDatabase, JsValue> {
     // Called for each old record while the upgrade transaction runs, which
     // ends before the open settles: it lives as long as `step`.
     let decide: Rc<Decide> = Rc::new(Closure::new(|record: JsValue| {
-        meta::patch(&defaults(&meta::old_record(&record))).unwrap_or(JsValue::NULL)
+        meta::patch(Patch::of(defaults(&meta::old_record(&record)))).unwrap_or(JsValue::NULL)
     }));
     let step = Closure::<dyn FnMut(IdbDatabase, IdbTransaction, f64) -> Result<(), JsValue>>::new(
         move |db: IdbDatabase, tx: IdbTransaction, old: f64| {

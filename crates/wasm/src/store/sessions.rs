@@ -9,10 +9,11 @@ use super::records::{
     get, public_meta, request, session_range, session_record, set, storage_error, store_error, Tx,
 };
 use super::schema::{BY_LAST_MODIFIED, MESSAGES, SESSIONS};
-use super::{options_arg, string_arg, Inner, Known};
-use agent_compaction_core::session_file::uuid_v7;
+use super::{optional_string, options_arg, string_arg, Inner, Known};
+use crate::session_file::fresh_id;
 use agent_compaction_core::storage::connection::{delete_landed, Landed};
 use agent_compaction_core::storage::error::StoreError;
+use agent_compaction_core::storage::known::View;
 use agent_compaction_core::storage::session_meta::new_session;
 use js_sys::Array;
 use std::rc::Rc;
@@ -35,17 +36,9 @@ extern "C" {
 pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.createSession";
     let options = options_arg(&options, "options")?;
-    let optional = |key: &str| -> Result<Option<String>, JsValue> {
-        match get(&options, key) {
-            v if v.is_undefined() || v.is_null() => Ok(None),
-            v => string_arg(&v, &format!("options.{key}")).map(Some),
-        }
-    };
+    let optional = |key| optional_string(&options, key);
     let now = js_sys::Date::now();
-    let id = match optional("id")? {
-        Some(id) => id,
-        None => uuid_v7(now, random_bytes()),
-    };
+    let id = optional("id")?.unwrap_or_else(|| fresh_id(now));
     let seed = new_session(id.clone(), optional("title")?, optional("model")?, now);
     let record = meta::record(&seed)?;
 
@@ -59,13 +52,9 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
     inner.remember(
         &id,
         Known {
-            revision: 0.0,
+            view: View::empty(),
             messages: Array::new(),
             keys: Array::new(),
-            packs: Default::default(),
-            lead: 0,
-            last_summary: None,
-            offset: 0,
             record: record.clone(),
         },
     );
@@ -211,18 +200,4 @@ async fn delete_locked(inner: Rc<Inner>, id: String, retry: bool) -> Result<JsVa
     tx.commit(ACTION).await?;
     inner.forget(&id);
     Ok(JsValue::UNDEFINED)
-}
-
-/// A fresh session id: a UUIDv7.
-pub fn fresh_id() -> String {
-    uuid_v7(js_sys::Date::now(), random_bytes())
-}
-
-/// Ten bytes for a session id (not a secret: `Math.random` is enough).
-fn random_bytes() -> [u8; 10] {
-    let mut bytes = [0u8; 10];
-    for b in &mut bytes {
-        *b = (js_sys::Math::random() * 256.0) as u8;
-    }
-    bytes
 }

@@ -1,0 +1,356 @@
+//! Tests of the save flow's decisions: the base, conflicts, refused drops,
+//! the no-op save, what a save writes, a retry's landed commit, the repair's
+//! touched records and the error texts.
+
+use super::*;
+use crate::message::role::Role;
+use crate::storage::packing::{PackPut, SMALL};
+use std::rc::Rc;
+
+fn edit(inserted: &[usize], removed: &[usize]) -> Edit {
+    Edit {
+        inserted: inserted.to_vec(),
+        removed: removed.to_vec(),
+    }
+}
+
+fn view(revision: f64, offset: u32) -> View {
+    View {
+        revision,
+        offset,
+        ..View::default()
+    }
+}
+
+fn saving(len: usize, last_summary: Option<usize>) -> Saving {
+    Saving {
+        len,
+        last_summary,
+        inserts_summary: false,
+        context_tokens: 12.0,
+        preview: "hi".into(),
+        last_modified: Some(100.0),
+        now: 200.0,
+    }
+}
+
+#[test]
+fn the_cached_copy_is_the_base_unless_a_context_copy_does_not_start_the_array() {
+    assert!(use_cached(0, 0, false));
+    assert!(use_cached(0, 5, false));
+    // A loadContext copy: only when the array starts with its first object.
+    assert!(use_cached(3, 5, true));
+    assert!(!use_cached(3, 5, false));
+    assert!(!use_cached(3, 0, true));
+}
+
+#[test]
+fn reading_the_records_after_another_stores_change_is_a_conflict_unless_unchanged() {
+    assert_eq!(check_outdated("s", 4.0, None), Ok(()));
+    assert_eq!(check_outdated("s", 4.0, Some(4.0)), Ok(()));
+    let e = check_outdated("s", 5.0, Some(4.0)).unwrap_err();
+    assert_eq!(e, conflict("s", 5.0, 4.0));
+    assert_eq!(e.name(), "ConflictError");
+    assert!(e.to_string().starts_with(
+        "SessionStore.save: session \"s\" was saved elsewhere (now at revision 5) since this store read it at revision 4"
+    ));
+}
+
+#[test]
+fn only_trailing_failed_attempts_are_removals_allowed_without_replace() {
+    let failed = |k: usize| k >= 3;
+    assert!(removals_allowed(&edit(&[5], &[]), 5, |_| false));
+    assert!(removals_allowed(&edit(&[], &[3, 4]), 5, failed));
+    // Not trailing, or not failed.
+    assert!(!removals_allowed(&edit(&[], &[2]), 5, failed));
+    assert!(!removals_allowed(&edit(&[], &[4]), 5, |_| false));
+}
+
+#[test]
+fn compare_by_value_only_for_a_whole_cached_copy_with_a_refused_removal() {
+    assert!(compare_by_value(true, &view(1.0, 0), false));
+    assert!(!compare_by_value(true, &view(1.0, 0), true));
+    assert!(!compare_by_value(false, &view(1.0, 0), false));
+    assert!(!compare_by_value(true, &view(1.0, 2), false));
+}
+
+#[test]
+fn drops_are_refused_without_replace() {
+    let none = |_: usize| false;
+    // Appends and replace pass.
+    assert_eq!(
+        refuse_drops(false, &view(1.0, 0), &edit(&[3], &[]), 3, none),
+        Ok(())
+    );
+    assert_eq!(
+        refuse_drops(true, &view(1.0, 0), &edit(&[], &[0, 1]), 3, none),
+        Ok(())
+    );
+    assert_eq!(
+        refuse_drops(true, &view(1.0, 7), &edit(&[], &[]), 3, none),
+        Ok(())
+    );
+    // Trailing failed attempts pass.
+    assert_eq!(
+        refuse_drops(false, &view(1.0, 0), &edit(&[], &[2]), 3, |k| k == 2),
+        Ok(())
+    );
+    // A loadContext array: whatever the edit.
+    let e = refuse_drops(false, &view(1.0, 7), &edit(&[3], &[]), 3, none).unwrap_err();
+    assert_eq!(e.name(), "RefusedDropError");
+    assert_eq!(
+        e,
+        StoreError::RefusedDrop {
+            action: ACTION,
+            why: DropRefusal::BeforeContext { offset: 7 }
+        }
+    );
+    assert!(e
+        .to_string()
+        .contains("would drop the 7 messages before it"));
+    // Not failed attempts: the count and the first.
+    let e = refuse_drops(false, &view(1.0, 0), &edit(&[], &[1, 2]), 3, none).unwrap_err();
+    assert_eq!(
+        e,
+        StoreError::RefusedDrop {
+            action: ACTION,
+            why: DropRefusal::NotFailedAttempts { count: 2, first: 1 }
+        }
+    );
+    assert!(e.to_string().contains("pass { replace: true }"));
+}
+
+#[test]
+fn the_same_messages_of_a_whole_copy_write_nothing() {
+    assert!(unchanged(&edit(&[], &[]), &view(1.0, 0)));
+    assert!(!unchanged(&edit(&[2], &[]), &view(1.0, 0)));
+    assert!(!unchanged(&edit(&[], &[0]), &view(1.0, 0)));
+    // A loadContext copy saved as is still goes on (to be refused or to
+    // delete what is before it with replace).
+    assert!(!unchanged(&edit(&[], &[]), &view(1.0, 2)));
+}
+
+#[test]
+fn after_read_writes_reports_a_landed_retry_or_fails() {
+    assert_eq!(after_read("s", 3.0, Some(3.0), false), Ok(Landed::No));
+    assert_eq!(after_read("s", 3.0, Some(3.0), true), Ok(Landed::No));
+    assert_eq!(after_read("s", 3.0, Some(4.0), true), Ok(Landed::Yes));
+    // One ahead on a first attempt is someone else's save.
+    assert_eq!(
+        after_read("s", 3.0, Some(4.0), false),
+        Err(conflict("s", 4.0, 3.0))
+    );
+    assert_eq!(
+        after_read("s", 3.0, Some(6.0), true),
+        Err(conflict("s", 6.0, 3.0))
+    );
+    let gone = after_read("s", 3.0, None, true).unwrap_err();
+    assert_eq!(gone.name(), "SessionNotFoundError");
+    assert_eq!(
+        gone.to_string(),
+        "SessionStore.save: there is no session \"s\" in this store"
+    );
+}
+
+#[test]
+fn unstorable_messages_are_named_with_the_path() {
+    assert_eq!(
+        unstorable("messages[3]", ".details.f", "is a function"),
+        "messages[3].details.f is a function: a message must be plain data to be stored"
+    );
+    assert_eq!(
+        unstorable("SessionStore.fork: options.summary", "", "is an array, not a message object"),
+        "SessionStore.fork: options.summary is an array, not a message object: a message must be plain data to be stored"
+    );
+}
+
+#[test]
+fn an_append_writes_the_new_records_and_the_fields() {
+    let w = plan_writes(&view(4.0, 0), 3, 3, &edit(&[3, 4], &[]), saving(5, None));
+    assert_eq!(w.layout.singles, vec![3, 4]);
+    assert_eq!((w.puts, w.deletes), (2, 0));
+    assert!(w.touched.is_empty() && !w.delete_before);
+    assert_eq!(w.durability, Durability::Default);
+    assert_eq!(
+        w.fields,
+        SaveFields {
+            last_modified: 200.0,
+            message_count: 5,
+            context_tokens: 12.0,
+            preview: "hi".into(),
+            revision: 5.0,
+            context_slot: 0,
+        }
+    );
+    // lastModified never goes back.
+    let mut s = saving(5, None);
+    s.last_modified = Some(900.0);
+    assert_eq!(
+        plan_writes(&view(4.0, 0), 3, 3, &edit(&[3, 4], &[]), s)
+            .fields
+            .last_modified,
+        900.0
+    );
+}
+
+#[test]
+fn a_summary_makes_the_transaction_strict_and_sets_the_context_slot() {
+    let mut s = saving(6, Some(2));
+    s.inserts_summary = true;
+    let w = plan_writes(&view(0.0, 0), 5, 5, &edit(&[2], &[]), s);
+    assert_eq!(w.durability, Durability::Strict);
+    assert_eq!(w.fields.context_slot, 0);
+    assert_eq!(w.fields.revision, 1.0);
+}
+
+#[test]
+fn a_pack_rewritten_under_its_key_is_touched_for_the_repair() {
+    // 40 messages: one small pack then loose ones; a summary inserted
+    // inside the pack rewrites it (split where the context starts).
+    let v = View {
+        revision: 2.0,
+        packs: Rc::new(vec![(0, SMALL)]),
+        ..View::default()
+    };
+    let w = plan_writes(&v, 40, 40, &edit(&[10], &[]), saving(41, Some(10)));
+    assert!(w
+        .layout
+        .pack_puts
+        .iter()
+        .any(|p: &PackPut| p.key == KeyOf::Old(0)));
+    assert!(w.touched.contains(&0));
+    assert_eq!(w.puts, w.layout.pack_puts.len() + w.layout.singles.len());
+    // Where the context starts begins a record.
+    assert_eq!(w.fields.context_slot, 0);
+}
+
+#[test]
+fn removals_touch_the_deleted_records_and_ranges() {
+    let w = plan_writes(&view(2.0, 0), 5, 5, &edit(&[], &[3, 4]), saving(3, None));
+    let mut touched = w.touched.clone();
+    touched.sort();
+    assert_eq!(touched, vec![3, 4]);
+    assert_eq!(w.deletes, 2);
+    // A context copy saved with replace deletes what is before it.
+    let w = plan_writes(&view(2.0, 4), 2, 2, &edit(&[2], &[]), saving(3, None));
+    assert!(w.delete_before);
+    let w = plan_writes(&view(2.0, 4), 0, 0, &edit(&[0], &[]), saving(1, None));
+    assert!(!w.delete_before);
+}
+
+#[test]
+fn folding_loose_messages_into_a_pack_touches_each_of_them() {
+    // SMALL + LOOSE - 1 loose messages, one more: the oldest SMALL fold.
+    let n = SMALL + packing::LOOSE - 1;
+    let w = plan_writes(&view(1.0, 0), n, n, &edit(&[n], &[]), saving(n + 1, None));
+    let mut touched = w.touched.clone();
+    touched.sort();
+    touched.dedup();
+    assert_eq!(touched, (0..SMALL).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_fields_are_refreshed_only_when_the_stored_record_moved_ahead() {
+    let f = plan_writes(&view(1.0, 0), 0, 0, &edit(&[0], &[]), saving(1, None)).fields;
+    assert_eq!(refreshed(&f, Some(150.0), 200.0), None);
+    assert_eq!(refreshed(&f, None, 200.0), None);
+    let r = refreshed(&f, Some(500.0), 200.0).unwrap();
+    assert_eq!(r.last_modified, 500.0);
+    assert_eq!(
+        SaveFields {
+            last_modified: 200.0,
+            ..r
+        },
+        f
+    );
+}
+
+#[test]
+fn a_clone_failure_names_the_first_new_message_of_the_record() {
+    assert_eq!(
+        put_failure("DataCloneError", "could not be cloned", &[2, 5, 9], 4).as_deref(),
+        Some("messages[5] cannot be stored: could not be cloned")
+    );
+    // None inserted from there: the record's first message.
+    assert_eq!(
+        put_failure("DataCloneError", "x", &[2], 4).as_deref(),
+        Some("messages[4] cannot be stored: x")
+    );
+    assert_eq!(put_failure("QuotaExceededError", "full", &[2], 0), None);
+    assert_eq!(
+        whole_put_failure("SessionStore.fork", 3, "DataCloneError", "no").as_deref(),
+        Some("SessionStore.fork: message 3 cannot be stored: no")
+    );
+    assert_eq!(
+        whole_put_failure("SessionStore.fork", 3, "UnknownError", "no"),
+        None
+    );
+}
+
+fn facts(role: Role, tokens: u64, usage: Option<f64>, timestamp: f64) -> MessageFacts {
+    MessageFacts::new(role, tokens, usage, timestamp)
+}
+
+#[test]
+fn context_tokens_read_back_from_the_end_in_growing_chunks() {
+    // 100 user messages of 10 tokens, one assistant usage of 500 at 90.
+    let all: Vec<MessageFacts> = (0..100)
+        .map(|i| match i {
+            90 => facts(Role::Assistant, 7, Some(500.0), i as f64),
+            _ => facts(Role::User, 10, None, i as f64),
+        })
+        .collect();
+    let mut reads = Vec::new();
+    let tokens = context_tokens(100, None, |from, to| {
+        reads.push((from, to));
+        Ok::<_, ()>(all[from..to].to_vec())
+    });
+    assert_eq!(tokens, Ok(500.0 + 9.0 * 10.0));
+    assert_eq!(reads, vec![(96, 100), (88, 96)]);
+
+    // No usage: everything from the start, in chunks up to 32.
+    let users: Vec<MessageFacts> = (0..80)
+        .map(|i| facts(Role::User, 1, None, i as f64))
+        .collect();
+    let mut reads = Vec::new();
+    let tokens = context_tokens(80, None, |from, to| {
+        reads.push((from, to));
+        Ok::<_, ()>(users[from..to].to_vec())
+    });
+    assert_eq!(tokens, Ok(80.0));
+    assert_eq!(reads, vec![(76, 80), (68, 76), (52, 68), (20, 52), (0, 20)]);
+}
+
+#[test]
+fn usage_from_before_the_summary_is_stale() {
+    // A summary at 2 (timestamp 50); the assistant at 4 reports usage from
+    // a call made before it (timestamp 40): ignored, estimates summed.
+    let all = vec![
+        facts(Role::User, 5, None, 1.0),
+        facts(Role::Assistant, 5, Some(900.0), 2.0),
+        facts(Role::CompactionSummary, 30, None, 50.0),
+        facts(Role::User, 5, None, 51.0),
+        facts(Role::Assistant, 6, Some(700.0), 40.0),
+    ];
+    let read = |from: usize, to: usize| Ok::<_, ()>(all[from..to].to_vec());
+    assert_eq!(context_tokens(5, Some(2), read), Ok(30.0 + 5.0 + 6.0));
+    // A fresh one counts, and nothing before the summary is read.
+    let mut fresh = all.clone();
+    fresh[4] = facts(Role::Assistant, 6, Some(700.0), 60.0);
+    let mut lowest = usize::MAX;
+    let tokens = context_tokens(5, Some(2), |from, to| {
+        lowest = lowest.min(from);
+        Ok::<_, ()>(fresh[from..to].to_vec())
+    });
+    assert_eq!((tokens, lowest), (Ok(700.0), 2));
+    // A read that fails fails the count.
+    assert_eq!(
+        context_tokens(5, None, |_, _| Err::<Vec<MessageFacts>, _>("no")),
+        Err("no")
+    );
+    // An empty session.
+    assert_eq!(
+        context_tokens(0, None, |_, _| Ok::<_, ()>(Vec::new())),
+        Ok(0.0)
+    );
+}
