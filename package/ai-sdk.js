@@ -372,6 +372,32 @@ function assistantContentToModel(m) {
   });
 }
 
+/**
+ * Where the context's `toolOutputCleared` markers are: tool call id -> the
+ * last marker listing it and its index (markers come only from a compaction
+ * or setMessages, which start a new conversion).
+ */
+function clearedIn(flat, start) {
+  const cleared = new Map();
+  for (let i = start; i < flat.length; i++) {
+    const m = flat[i];
+    if (m?.role !== "toolOutputCleared" || !Array.isArray(m.toolCallIds)) continue;
+    for (const id of m.toolCallIds) cleared.set(id, { marker: m, at: i });
+  }
+  return cleared;
+}
+
+/** A cleared tool result as the model gets it: the core's placeholder (convertToLlm of the result and its marker), the same object each time. */
+const placeholders = new WeakMap();
+function placeholderOf(m, marker) {
+  let p = placeholders.get(m);
+  if (p === undefined || p.marker !== marker) {
+    p = { marker, msg: convertToLlm([m, marker])[0] ?? m };
+    placeholders.set(m, p);
+  }
+  return p.msg;
+}
+
 /** A pi-only message (summary, custom, bash): the user text pi sends, carrying the message itself. */
 function carried(m) {
   const llm = convertToLlm([m]);
@@ -602,16 +628,26 @@ class AiSdkConversation {
     const flat = this.#flat;
     let sent = this.#sent;
     if (!sent || sent.generation !== this.#generation) {
-      sent = this.#sent = { generation: this.#generation, end: this.#start, out: [] };
+      sent = this.#sent = { generation: this.#generation, end: this.#start, out: [], cleared: clearedIn(flat, this.#start) };
     }
     let stable = flat.length;
     while (stable > sent.end && isToolPart(flat[stable - 1])) stable--;
     const keep = (list) => (this.#systems.length ? list.filter((m) => m.role !== "system") : list);
+    // Tool results that a later marker cleared go as the core's placeholder.
+    const cleared = sent.cleared;
+    const view = (from, to) => {
+      const slice = flat.slice(from, to);
+      if (cleared.size === 0) return slice;
+      return slice.map((m, k) => {
+        const c = m?.role === "toolResult" ? cleared.get(m.toolCallId) : undefined;
+        return c && c.at > from + k ? placeholderOf(m, c.marker) : m;
+      });
+    };
     if (stable > sent.end) {
-      for (const m of keep(toModelMessages(flat.slice(sent.end, stable)))) sent.out.push(m);
+      for (const m of keep(toModelMessages(view(sent.end, stable)))) sent.out.push(m);
       sent.end = stable;
     }
-    return stable < flat.length ? sent.out.concat(keep(toModelMessages(flat.slice(stable)))) : sent.out.slice();
+    return stable < flat.length ? sent.out.concat(keep(toModelMessages(view(stable, flat.length)))) : sent.out.slice();
   }
 
   /**

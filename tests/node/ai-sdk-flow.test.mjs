@@ -141,6 +141,48 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.ok(flat.filter((m) => m.role === "assistant").every((m) => m.usage.input > 0 || m.timestamp < 2000));
   });
 
+  test("threshold: old tool output cleared (no summary), and the model is sent the core's placeholders", async () => {
+    const window = 20_000;
+    const flat = [];
+    let clock = 1000;
+    for (let i = 0; i < 6; i++) {
+      flat.push({ role: "user", content: `question ${i}`, timestamp: clock++ });
+      flat.push({
+        role: "assistant",
+        content: [{ type: "toolCall", id: `old_${i}`, name: "read", arguments: { path: `/f${i}` } }],
+        api: "ai-sdk", provider: "mock", model: "m", stopReason: "toolUse", timestamp: clock++,
+      });
+      flat.push({
+        role: "toolResult", toolCallId: `old_${i}`, toolName: "read",
+        content: [{ type: "text", text: `OUTPUT-${i}: ` + "o".repeat(12_000) }], isError: false, timestamp: clock++,
+      });
+      flat.push({ role: "assistant", content: [{ type: "text", text: `answer ${i}` }], api: "ai-sdk", provider: "mock", model: "m", stopReason: "stop", timestamp: clock++ });
+    }
+    const { model, calls } = windowedModel({ window, answer: () => ({ text: "done" }) });
+    const sum = summaryModel();
+    const compactor = new Compactor({
+      contextWindow: window,
+      estimator: "pi",
+      settings: { reserveTokens: 4000, keepRecentTokens: 3000, toolOutputClearing: { protectTokens: 1000, minFreedTokens: 1000 } },
+      summarize: aiSdkSummarizer(sum.model),
+    });
+    const conv = aiSdkConversation({ compactor, messages: flat });
+    await conv.append({ role: "user", content: "new question" });
+    const result = await conv.run((args) => generateText({ model, ...args }));
+    assert.equal(result.text, "done");
+    assert.equal(sum.prompts.length, 0, "no summarizer call: clearing was enough");
+    const markers = conv.messages.filter((m) => m.role === "toolOutputCleared");
+    assert.equal(markers.length, 1);
+    assert.equal(calls.length, 1);
+    const sent = promptText(calls[0].prompt);
+    assert.match(sent, /\[Output of read cleared to save context: ~3,0\d\d tokens\]/, "the placeholder is sent");
+    assert.ok(!sent.includes("OUTPUT-0: ooo"), "the cleared output is not");
+    assert.ok(sent.includes("OUTPUT-5: ooo"), "the last turns' output is");
+    assert.ok(calls[0].tokens < 16_000, `what was sent fits under the threshold: ${calls[0].tokens}`);
+    // Nothing was deleted from the flat array.
+    assert.equal(conv.messages.filter((m) => m.role === "toolResult").length, 6);
+  });
+
   test("overflow: compact, retry exactly once, the retry starts with the summary", async () => {
     const window = 8000;
     const { model, calls } = windowedModel({ window, answer: () => ({ text: "answered" }), forceOverflow: (i) => i === 0 });

@@ -89,7 +89,14 @@ void (() => initSync({ module: bytes }));
 void [onlyUsers, llm, dividers, noteContext, broken];
 
 // The Compactor's compaction API.
-import { Compactor, openAiSummarizer, type CompactionResult, type BranchSummaryMessage, type CompactorEvent } from "agent-compaction";
+import {
+  Compactor,
+  openAiSummarizer,
+  type CompactionResult,
+  type ToolOutputClearingResult,
+  type BranchSummaryMessage,
+  type CompactorEvent,
+} from "agent-compaction";
 const compactor = new Compactor({
   contextWindow: 200_000,
   summarize: openAiSummarizer({ baseUrl: "/proxy/v1", model: "m" }),
@@ -102,13 +109,18 @@ const compactor = new Compactor({
 async function useCompactor(): Promise<void> {
   const manual: CompactionResult = await compactor.compact(messages, { customInstructions: "x" });
   const kept: number = manual.firstKeptIndex;
-  const auto: CompactionResult | undefined = await compactor.compact(messages, { reason: "threshold" });
+  // A threshold compaction may clear old tool output instead of summarizing:
+  // `tier` tells the two results apart.
+  const auto: CompactionResult | ToolOutputClearingResult | undefined = await compactor.compact(messages, { reason: "threshold" });
+  const freed: number = auto?.tier === "clear" ? auto.tokensFreed : (auto?.firstKeptIndex ?? 0);
+  // @ts-expect-error an automatic compaction may have cleared instead of summarizing
+  const summarized: CompactionResult | undefined = await compactor.compact(messages, { reason: "threshold" });
   const branch: BranchSummaryMessage = await compactor.summarizeBranch(messages, { fromId: "e1" });
   const busy: boolean = compactor.isCompacting;
   compactor.abort();
   // @ts-expect-error an automatic compaction may resolve to undefined
   const notGuaranteed: CompactionResult = await compactor.compact(messages, { reason: "overflow" });
-  void [kept, auto, branch, busy, notGuaranteed];
+  void [kept, auto, freed, summarized, branch, busy, notGuaranteed];
 }
 void useCompactor;
 
