@@ -93,6 +93,9 @@ async function useWithoutStore(m) {
   out.llm = m.convertToLlm(messages).length;
   const compactor = new m.Compactor({
     contextWindow: 32_000,
+    // pi's estimate: the cut falls between turns, so the summary is the
+    // summarizer's one answer (no split turn).
+    estimator: "pi",
     settings: { reserveTokens: 4000, keepRecentTokens: 8000 },
     summarize: async () => "## Goal\nsummarized without a store",
   });
