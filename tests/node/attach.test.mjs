@@ -78,6 +78,39 @@ const summaries = (messages) => messages.filter((m) => m.role === "compactionSum
 const ends = (events) => events.filter((e) => e.type === "compaction_end");
 const big = (label, n = 12_000) => `${label}: ` + "lorem ipsum ".repeat(n / 12);
 
+/**
+ * A reopened session of six turns, each reading a file whose output is
+ * ~3,000 tokens by pi's estimate (12,000 characters): old tool output to
+ * clear. With `CLEARING` the compactor clears all but the last turns'.
+ */
+function toolSession() {
+  let clock = 1_000;
+  const out = [];
+  for (let i = 0; i < 6; i++) {
+    const id = `call_${i}`;
+    out.push({ role: "user", content: `question ${i}`, timestamp: clock++ });
+    out.push({
+      role: "assistant",
+      content: [{ type: "toolCall", id, name: "read", arguments: { path: `/f${i}` } }],
+      api: "openai-completions", provider: "local", model: "m", stopReason: "toolUse", timestamp: clock++,
+    });
+    out.push({
+      role: "toolResult", toolCallId: id, toolName: "read",
+      content: [{ type: "text", text: big(`output ${i}`, 12_000) }], isError: false, timestamp: clock++,
+    });
+    out.push({
+      role: "assistant", content: [{ type: "text", text: `answer ${i}` }],
+      api: "openai-completions", provider: "local", model: "m", stopReason: "stop", timestamp: clock++,
+    });
+  }
+  return out;
+}
+const CLEARING = {
+  // pi's estimate, so that the placeholder's size is 12,000 chars / 4.
+  estimator: "pi",
+  settings: { reserveTokens: 4_000, keepRecentTokens: 3_000, toolOutputClearing: { protectTokens: 1_000, minFreedTokens: 1_000 } },
+};
+
 /** Resolves once the agent is idle and any retry it scheduled has run. */
 async function settled(agent) {
   for (let i = 0; i < 50; i++) {
@@ -266,32 +299,10 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
   });
 
   test("before a prompt: old tool output is cleared (no summary) and the first request carries the placeholders", async () => {
-    let clock = 1_000;
-    const reopened = [];
-    for (let i = 0; i < 6; i++) {
-      const id = `call_${i}`;
-      reopened.push({ role: "user", content: `question ${i}`, timestamp: clock++ });
-      reopened.push({
-        role: "assistant",
-        content: [{ type: "toolCall", id, name: "read", arguments: { path: `/f${i}` } }],
-        api: "openai-completions", provider: "local", model: "m", stopReason: "toolUse", timestamp: clock++,
-      });
-      reopened.push({
-        role: "toolResult", toolCallId: id, toolName: "read",
-        content: [{ type: "text", text: big(`output ${i}`, 12_000) }], isError: false, timestamp: clock++,
-      });
-      reopened.push({
-        role: "assistant", content: [{ type: "text", text: `answer ${i}` }],
-        api: "openai-completions", provider: "local", model: "m", stopReason: "stop", timestamp: clock++,
-      });
-    }
+    const reopened = toolSession();
     const { agent, events, states } = setup({
       messages: reopened,
-      compactor: {
-        // pi's estimate, so that the placeholder's size is 12,000 chars / 4.
-        estimator: "pi",
-        settings: { reserveTokens: 4_000, keepRecentTokens: 3_000, toolOutputClearing: { protectTokens: 1_000, minFreedTokens: 1_000 } },
-      },
+      compactor: CLEARING,
     });
     mock.setMode((r) => answer(r));
     await agent.prompt("new question");
@@ -315,31 +326,10 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
   });
 
   test("before a prompt: after clearing, the run's later requests carry the placeholders too", async () => {
-    let clock = 1_000;
-    const reopened = [];
-    for (let i = 0; i < 6; i++) {
-      const id = `call_${i}`;
-      reopened.push({ role: "user", content: `question ${i}`, timestamp: clock++ });
-      reopened.push({
-        role: "assistant",
-        content: [{ type: "toolCall", id, name: "read", arguments: { path: `/f${i}` } }],
-        api: "openai-completions", provider: "local", model: "m", stopReason: "toolUse", timestamp: clock++,
-      });
-      reopened.push({
-        role: "toolResult", toolCallId: id, toolName: "read",
-        content: [{ type: "text", text: big(`output ${i}`, 12_000) }], isError: false, timestamp: clock++,
-      });
-      reopened.push({
-        role: "assistant", content: [{ type: "text", text: `answer ${i}` }],
-        api: "openai-completions", provider: "local", model: "m", stopReason: "stop", timestamp: clock++,
-      });
-    }
+    const reopened = toolSession();
     const { agent } = setup({
       messages: reopened,
-      compactor: {
-        estimator: "pi",
-        settings: { reserveTokens: 4_000, keepRecentTokens: 3_000, toolOutputClearing: { protectTokens: 1_000, minFreedTokens: 1_000 } },
-      },
+      compactor: CLEARING,
     });
     mock.setMode((r) => answer(r));
     const run = agent.prompt("new question");
