@@ -48,6 +48,10 @@ node scripts/build.mjs
 # given (capabilities in crates/wasm/webdriver.json). Never pass -q: the
 # runner rejects --quiet.
 export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner
+# The runner gives a whole test binary 20 s by default; the store suite takes
+# about 12 s on a quiet machine and went over 20 s on a loaded one (its lock
+# and timeout tests sleep). 240 s leaves room; a hung test still fails.
+export WASM_BINDGEN_TEST_TIMEOUT="${WASM_BINDGEN_TEST_TIMEOUT:-240}"
 # The runner's page sometimes never loads (its server stalls a module
 # request: "Failed to detect test as having been run", "Timed out receiving
 # message from renderer"; seen twice in a row for one test binary on one CI
