@@ -1,6 +1,6 @@
 // Builds pkg/: the npm package `agent-compaction`.
-//   for each of its three wasm modules (the main one, and the lazily loaded
-//   store and extractive summarizer): cargo (release, wasm32, one feature) → wasm-bindgen --target web
+//   for each of its four wasm modules (the main one, and the lazily loaded
+//   store, extractive summarizer and `run` module): cargo (release, wasm32, one feature) → wasm-bindgen --target web
 //   → wasm-opt -Oz (scripts/lib/wasm-steps.mjs); then the entry files and
 //   package.json from package/ (wasm-bindgen's JS minified) → sizes printed
 //   (gzip); `npm run size` breaks them down by area.
@@ -51,9 +51,10 @@ const at = (...files) => files.map((f) => join(pkg, f));
 // loaded module adds when it is first needed.
 const inline = (name) => readdirSync(join(pkg, "snippets")).filter((f) => f.startsWith(`${name}_inline`)).map((f) => `snippets/${f}`);
 const ownJs = {
-  agent_compaction: ["index.js", "session-store.js", "extractive.js", "snippets/shim.js"],
+  agent_compaction: ["index.js", "session-store.js", "extractive.js", "run.js", "snippets/shim.js"],
   agent_compaction_store: ["snippets/shim_store.js"],
   agent_compaction_extractive: [],
+  agent_compaction_run: [],
 };
 const row = (label, s) => console.log(`  ${label.padEnd(14)} ${kb(s.raw)} raw, ${kb(s.gzip)} gzipped`);
 console.log("\npkg/ built.");

@@ -1,5 +1,5 @@
 // `npm run size`: where the package's bytes go, by area, for each of its
-// three wasm modules (the main one, loaded at import; the store's, loaded
+// four wasm modules (the main one, loaded at import; the store's, loaded
 // by the first SessionStore.open; the extractive summarizer's, loaded by
 // the first compaction that needs it).
 //
@@ -394,8 +394,9 @@ function report(namedPath, shippedPath) {
 }
 
 // The JS each module comes with, from pkg/ (real sizes): its glue, its
-// inline snippets and its shim bundle (the extractive module has none); the
-// main module also the entry, session-store.js and extractive.js.
+// inline snippets and its shim bundle (the extractive and run modules have
+// none); the main module also the entry, session-store.js, extractive.js
+// and run.js.
 function shippedJs(module, main) {
   const pkg = join(root, "pkg");
   if (!existsSync(pkg)) return [];
@@ -403,7 +404,7 @@ function shippedJs(module, main) {
   const files = [
     `${module.name}.js`,
     ...(main
-      ? ["index.js", "session-store.js", "extractive.js", "snippets/shim.js"]
+      ? ["index.js", "session-store.js", "extractive.js", "run.js", "snippets/shim.js"]
       : existsSync(join(pkg, "snippets", `shim_${module.name.replace("agent_compaction_", "")}.js`))
         ? [`snippets/shim_${module.name.replace("agent_compaction_", "")}.js`]
         : []),

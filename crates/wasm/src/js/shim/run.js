@@ -1,0 +1,44 @@
+// The package's fourth wasm module (agent_compaction_run), loaded on first
+// use: what only runs inside a compaction, so that the module loaded at
+// import does not carry it. Today: the calls of the summarizers that
+// `openAiSummarizer` and `anthropicSummarizer` return (the factories stay in
+// the main module and check their options at once; the call is a Promise
+// anyway). The package's entry tells this module how to load it (from a URL
+// beside the entry, or from disk in Node), as for the extractive module.
+
+let loadModule;
+let loading;
+
+/** Sets how the run module is loaded: `load()` resolves to its exports, initialized. */
+export function setRunLoader(load) {
+  loadModule = load;
+  loading = undefined;
+}
+
+/**
+ * The run module's exports, loaded once. A load that failed is tried again
+ * next time, and rejects with an Error that says which file could not be
+ * loaded (its `cause` is the loader's error).
+ */
+export function runModule() {
+  loading ??= (async () => {
+    if (loadModule === undefined) throw new Error("the package's entry set no loader");
+    return loadModule();
+  })().catch((cause) => {
+    loading = undefined;
+    throw new Error(
+      `the compaction module (agent_compaction_run_bg.wasm) could not be loaded: ${cause?.message ?? cause}`,
+      { cause },
+    );
+  });
+  return loading;
+}
+
+/**
+ * The summarizer a fetch summarizer factory returns, for `endpoint` (what
+ * the factory read and checked from its options): each call loads the run
+ * module on first use and resolves as its `fetchSummarize` does.
+ */
+export function lazyFetchSummarizer(endpoint) {
+  return (request) => runModule().then((module) => module.fetchSummarize(endpoint, request));
+}
