@@ -6,13 +6,15 @@
 // anyway). The package's entry tells this module how to load it (from a URL
 // beside the entry, or from disk in Node), as for the extractive module.
 
-let loadModule;
-let loading;
+// Top-level names are unique across the shim's modules (build.rs bundles
+// them into one scope).
+let loadRun;
+let runLoading;
 
 /** Sets how the run module is loaded: `load()` resolves to its exports, initialized. */
 export function setRunLoader(load) {
-  loadModule = load;
-  loading = undefined;
+  loadRun = load;
+  runLoading = undefined;
 }
 
 /**
@@ -21,17 +23,17 @@ export function setRunLoader(load) {
  * loaded (its `cause` is the loader's error).
  */
 export function runModule() {
-  loading ??= (async () => {
-    if (loadModule === undefined) throw new Error("the package's entry set no loader");
-    return loadModule();
+  runLoading ??= (async () => {
+    if (loadRun === undefined) throw new Error("the package's entry set no loader");
+    return loadRun();
   })().catch((cause) => {
-    loading = undefined;
+    runLoading = undefined;
     throw new Error(
       `the compaction module (agent_compaction_run_bg.wasm) could not be loaded: ${cause?.message ?? cause}`,
       { cause },
     );
   });
-  return loading;
+  return runLoading;
 }
 
 /**
