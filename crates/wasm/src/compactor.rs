@@ -1177,6 +1177,35 @@ async fn compact_job(
     check_not_aborted(controller)?;
     let input = |e: InputError| Failure::Failed(e.to_string());
     // Prepare, from the index (only new messages are read).
+    // The cheap tier first (threshold compactions): clearing old tool
+    // output, when that alone brings the context to the threshold. The tier
+    // runs in the run module (loaded on first use): no borrow is held while
+    // it is awaited, and the index is synced again after it.
+    let tier = {
+        let mut s = state
+            .try_borrow_mut()
+            .map_err(|_| Failure::Failed(BUSY.into()))?;
+        if tries_clearing(opts.reason, &s.clearing) {
+            let array = s.tracked.sync(messages).map_err(input)?;
+            s.tracked.fill_context(&array).map_err(input)?;
+            let tokens = s.tracked.context_tokens(&array).map_err(input)?.tokens;
+            let threshold = s.context_window - s.settings.reserve_tokens as f64;
+            let tier =
+                crate::clearing::tier_input(&s.tracked.index, tokens, threshold, &s.clearing);
+            Some((array, tier))
+        } else {
+            None
+        }
+    };
+    if let Some((array, tier)) = tier {
+        let cleared = crate::clearing::clear_tier(&array, &tier)
+            .await
+            .map_err(Failure::Failed)?;
+        if let Some(result) = cleared {
+            return Ok(Some(result));
+        }
+        check_not_aborted(controller)?;
+    }
     let job = {
         let mut s = state
             .try_borrow_mut()
@@ -1185,23 +1214,6 @@ async fn compact_job(
         // The kept part is measured in the provider's tokens: with the
         // calibrated estimate scaled by the ratio, so is what is kept.
         let ratio = s.tracked.fill_context(&array).map_err(input)?;
-        // The cheap tier first (threshold compactions): clearing old tool
-        // output, when that alone brings the context to the threshold.
-        if tries_clearing(opts.reason, &s.clearing) {
-            let tokens = s.tracked.context_tokens(&array).map_err(input)?.tokens;
-            let threshold = s.context_window - s.settings.reserve_tokens as f64;
-            let cleared = crate::clearing::clear_tier(
-                &array,
-                &s.tracked.index,
-                tokens,
-                threshold,
-                &s.clearing,
-            )
-            .map_err(input)?;
-            if let Some(result) = cleared {
-                return Ok(Some(result));
-            }
-        }
         let facts = s.tracked.index.facts().to_vec();
         let settings = s.settings;
         let prepared = prepare(

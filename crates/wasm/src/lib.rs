@@ -16,7 +16,8 @@
 // first use (package/session-store.js); the extractive summarizer
 // (feature `extractive`), which the first compaction that needs it loads
 // (shim/extractive.js); and `run` (what only runs inside a compaction: the
-// fetch summarizers' calls), which the first call that needs it loads
+// fetch summarizers' calls, the clearing tier), which the first call that
+// needs it loads
 // (shim/run.js). The default build has all four, for the browser tests and
 // the lints. In a one-feature build the shared plumbing has parts another
 // module uses.
@@ -34,7 +35,7 @@
 pub mod attach;
 #[cfg(feature = "compactor")]
 pub mod branch;
-#[cfg(feature = "compactor")]
+#[cfg(any(feature = "compactor", feature = "run"))]
 pub mod clearing;
 #[cfg(feature = "compactor")]
 pub mod compaction;

@@ -1,9 +1,9 @@
 // The package's fourth wasm module (agent_compaction_run), loaded on first
 // use: what only runs inside a compaction, so that the module loaded at
-// import does not carry it. Today: the calls of the summarizers that
+// import does not carry it: the calls of the summarizers that
 // `openAiSummarizer` and `anthropicSummarizer` return (the factories stay in
 // the main module and check their options at once; the call is a Promise
-// anyway). The package's entry tells this module how to load it (from a URL
+// anyway), and the clearing tier of a threshold compaction. The package's entry tells this module how to load it (from a URL
 // beside the entry, or from disk in Node), as for the extractive module.
 
 // Top-level names are unique across the shim's modules (build.rs bundles
@@ -43,4 +43,13 @@ export function runModule() {
  */
 export function lazyFetchSummarizer(endpoint) {
   return (request) => runModule().then((module) => module.fetchSummarize(endpoint, request));
+}
+
+/**
+ * The clearing tier of a threshold compaction (the run module's `clearTier`:
+ * the result object, or `undefined` when clearing is not enough), after
+ * loading the module on first use.
+ */
+export function lazyClearTier(messages, input) {
+  return runModule().then((module) => module.clearTier(messages, input));
 }
