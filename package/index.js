@@ -3,8 +3,8 @@
 // init call. Touches no window, document or indexedDB. The store's own wasm
 // module loads at the first `SessionStore.open` (session-store.js), the
 // extractive summarizer's at the first compaction that needs it
-// (extractive.js), the `run` module's at the first call of a fetch
-// summarizer (run.js).
+// (extractive.js), the `run` module's at the first fetch summarizer call
+// or clearing tier (run.js).
 import init from "./agent_compaction.js";
 import { loadExtractiveModule, setExtractiveLoader } from "./extractive.js";
 import { loadRunModule, setRunLoader } from "./run.js";

@@ -3,7 +3,7 @@
 // `SessionStore.open` (which then fails clearly: Node has no IndexedDB,
 // unless the app installs one on globalThis), the extractive
 // summarizer's at the first compaction that needs it, and the `run`
-// module's at the first call of a fetch summarizer.
+// module's at the first fetch summarizer call or clearing tier.
 import { readFileSync } from "node:fs";
 import { initSync } from "./agent_compaction.js";
 import { setExtractiveLoader } from "./extractive.js";

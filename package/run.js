@@ -1,9 +1,8 @@
 // The package's fourth wasm module, `run` (agent_compaction_run.js and its
 // .wasm): what only runs inside a compaction, kept out of what loads at
-// import. Today the calls of the summarizers `openAiSummarizer` and
-// `anthropicSummarizer` return: the main module asks for it at the first
-// such call, so an app that summarizes with its own callback never
-// downloads it. Each entry tells the main module's shim how to load it:
+// import: the calls of the summarizers `openAiSummarizer` and
+// `anthropicSummarizer` return, and the clearing tier of a threshold
+// compaction. The main module asks for it at the first such call. Each entry tells the main module's shim how to load it:
 // here by URL beside this file (browsers, bundlers, workers); node.js
 // reads it from disk.
 import { setRunLoader } from "./snippets/shim.js";

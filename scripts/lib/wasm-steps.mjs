@@ -42,7 +42,11 @@ export const MODULES = [
     feature: "extractive",
     loadedBy: "the first compaction without a summarizer (or after its failure)",
   },
-  { name: "agent_compaction_run", feature: "run", loadedBy: "the first call of a fetch summarizer" },
+  {
+    name: "agent_compaction_run",
+    feature: "run",
+    loadedBy: "the first fetch summarizer call or threshold compaction that tries clearing",
+  },
 ];
 
 /** Compiles the binding crate for `module`; returns the path of its raw .wasm. */
