@@ -41,6 +41,7 @@ const AREAS = [
   ["store (IndexedDB)", [/agent_compaction::store\b/, /agent_compaction_core::storage\b/, /indexed_db_futures/, /web_sys::features::gen_Idb/, /\btokio\b/, /\bfutures_(channel|util|core)\b/]],
   ["extractive summarizer", [/compaction::extractive\b/]],
   ["fetch summarizers", [/agent_compaction::fetch_summarizers\b/]],
+  ["clearing tier (tool output)", [/agent_compaction_core::compaction::clearing\b/, /agent_compaction::clearing\b/]],
   ["compactor / flow", [/agent_compaction::(compactor|compaction|attach|undo)\b/, /agent_compaction_core::compaction::(flow|agent_flow)\b/]],
   ["core: JS semantics (json, numbers, dates, strings)", [/agent_compaction_core::js\b/, /agent_compaction::js::engine\b/]],
   ["core: tokens, cut point, prepare, serialize, messages, settings", [/agent_compaction_core::/]],
