@@ -1176,7 +1176,6 @@ async fn compact_job(
 ) -> Result<Option<JsValue>, JsFailure> {
     check_not_aborted(controller)?;
     let input = |e: InputError| Failure::Failed(e.to_string());
-    // Prepare, from the index (only new messages are read).
     // The cheap tier first (threshold compactions): clearing old tool
     // output, when that alone brings the context to the threshold. The tier
     // runs in the run module (loaded on first use): no borrow is held while
@@ -1206,6 +1205,7 @@ async fn compact_job(
         }
         check_not_aborted(controller)?;
     }
+    // Prepare, from the index (only new messages are read).
     let job = {
         let mut s = state
             .try_borrow_mut()
