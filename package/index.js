@@ -3,12 +3,15 @@
 // init call. Touches no window, document or indexedDB. The store's own wasm
 // module loads at the first `SessionStore.open` (session-store.js), the
 // extractive summarizer's at the first compaction that needs it
-// (extractive.js).
+// (extractive.js), the `run` module's at the first fetch summarizer call
+// or clearing tier (run.js).
 import init from "./agent_compaction.js";
 import { loadExtractiveModule, setExtractiveLoader } from "./extractive.js";
+import { loadRunModule, setRunLoader } from "./run.js";
 import { lazySessionStore, loadStoreModule } from "./session-store.js";
 
 setExtractiveLoader(loadExtractiveModule);
+setRunLoader(loadRunModule);
 await init({ module_or_path: new URL("./agent_compaction_bg.wasm", import.meta.url) });
 
 export * from "./agent_compaction.js";

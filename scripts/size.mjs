@@ -1,5 +1,5 @@
 // `npm run size`: where the package's bytes go, by area, for each of its
-// three wasm modules (the main one, loaded at import; the store's, loaded
+// four wasm modules (the main one, loaded at import; the store's, loaded
 // by the first SessionStore.open; the extractive summarizer's, loaded by
 // the first compaction that needs it).
 //
@@ -41,6 +41,7 @@ const AREAS = [
   ["store (IndexedDB)", [/agent_compaction::store\b/, /agent_compaction_core::storage\b/, /indexed_db_futures/, /web_sys::features::gen_Idb/, /\btokio\b/, /\bfutures_(channel|util|core)\b/]],
   ["extractive summarizer", [/compaction::extractive\b/]],
   ["fetch summarizers", [/agent_compaction::fetch_summarizers\b/]],
+  ["clearing tier (tool output)", [/agent_compaction_core::compaction::clearing\b/, /agent_compaction::clearing\b/]],
   ["compactor / flow", [/agent_compaction::(compactor|compaction|attach|undo)\b/, /agent_compaction_core::compaction::(flow|agent_flow)\b/]],
   ["core: JS semantics (json, numbers, dates, strings)", [/agent_compaction_core::js\b/, /agent_compaction::js::engine\b/]],
   ["core: tokens, cut point, prepare, serialize, messages, settings", [/agent_compaction_core::/]],
@@ -394,8 +395,9 @@ function report(namedPath, shippedPath) {
 }
 
 // The JS each module comes with, from pkg/ (real sizes): its glue, its
-// inline snippets and its shim bundle (the extractive module has none); the
-// main module also the entry, session-store.js and extractive.js.
+// inline snippets and its shim bundle (the extractive and run modules have
+// none); the main module also the entry, session-store.js, extractive.js
+// and run.js.
 function shippedJs(module, main) {
   const pkg = join(root, "pkg");
   if (!existsSync(pkg)) return [];
@@ -403,7 +405,7 @@ function shippedJs(module, main) {
   const files = [
     `${module.name}.js`,
     ...(main
-      ? ["index.js", "session-store.js", "extractive.js", "snippets/shim.js"]
+      ? ["index.js", "session-store.js", "extractive.js", "run.js", "snippets/shim.js"]
       : existsSync(join(pkg, "snippets", `shim_${module.name.replace("agent_compaction_", "")}.js`))
         ? [`snippets/shim_${module.name.replace("agent_compaction_", "")}.js`]
         : []),

@@ -32,6 +32,7 @@ const BUNDLES: [(&str, &[&str]); 2] = [
             "summarizer",
             "errors",
             "extractive",
+            "run",
         ],
     ),
     ("shim_store", &["store", "idb", "locks", "channel"]),

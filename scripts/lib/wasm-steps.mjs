@@ -30,8 +30,9 @@ const SIZE_BUILD = {
  * feature (crates/wasm/src/lib.rs): the main module, which the package's
  * entry instantiates at import; the store, which `SessionStore.open` loads
  * on first use (package/session-store.js); the extractive summarizer, which
- * the first compaction that needs it loads (package/extractive.js).
- * `loadedBy` says when, for the size reports.
+ * the first compaction that needs it loads (package/extractive.js); `run`,
+ * what only runs inside a compaction, which the first call that needs it
+ * loads (package/run.js). `loadedBy` says when, for the size reports.
  */
 export const MODULES = [
   { name: "agent_compaction", feature: "compactor", loadedBy: "import" },
@@ -40,6 +41,11 @@ export const MODULES = [
     name: "agent_compaction_extractive",
     feature: "extractive",
     loadedBy: "the first compaction without a summarizer (or after its failure)",
+  },
+  {
+    name: "agent_compaction_run",
+    feature: "run",
+    loadedBy: "the first fetch summarizer call or threshold compaction that tries clearing",
   },
 ];
 

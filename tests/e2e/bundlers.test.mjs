@@ -39,6 +39,7 @@ const EXPECTED_APP_RESULT = {
     "\n\n<read-files>\na.ts\n</read-files>\n</compaction_summary>",
   sameObject: true,
   summarizedBy: "extractive",
+  tier: "clear",
   storeTitle: "from a bundle",
 };
 
@@ -95,13 +96,13 @@ async function runPage(url, { selector = "#result" } = {}) {
 }
 
 /**
- * Each of the package's three wasm modules was fetched once, as wasm (the
- * app uses all three; `mainOnly`: an app that uses neither lazily loaded
- * module fetched only the main one); returns their responses, main first.
+ * Each of the package's four wasm modules was fetched once, as wasm (the
+ * app uses all four; `mainOnly`: an app that uses no lazily loaded module
+ * fetched only the main one); returns their responses, main first.
  */
 function assertWasmLoaded(responses, { mainOnly = false } = {}) {
   const wasm = responses.filter((r) => new URL(r.url).pathname.endsWith(".wasm"));
-  assert.equal(wasm.length, mainOnly ? 1 : 3, JSON.stringify(responses, null, 1));
+  assert.equal(wasm.length, mainOnly ? 1 : 4, JSON.stringify(responses, null, 1));
   const named = (re) => {
     const found = wasm.filter((r) => re.test(new URL(r.url).pathname));
     assert.equal(found.length, 1, `${re}: ${JSON.stringify(wasm)}`);
@@ -110,7 +111,12 @@ function assertWasmLoaded(responses, { mainOnly = false } = {}) {
     return found[0];
   };
   if (mainOnly) return [named(/\/agent_compaction_bg[-.]/)];
-  return [named(/\/agent_compaction_bg[-.]/), named(/\/agent_compaction_store_bg[-.]/), named(/\/agent_compaction_extractive_bg[-.]/)];
+  return [
+    named(/\/agent_compaction_bg[-.]/),
+    named(/\/agent_compaction_store_bg[-.]/),
+    named(/\/agent_compaction_extractive_bg[-.]/),
+    named(/\/agent_compaction_run_bg[-.]/),
+  ];
 }
 
 describe(`Vite ${viteVersion}`, () => {
@@ -133,7 +139,7 @@ describe(`Vite ${viteVersion}`, () => {
         const { result, responses, problems } = await runPage(server.url);
         assert.deepEqual(problems, []);
         assert.deepEqual(result, EXPECTED_APP_RESULT);
-        for (const [wasm, name] of assertWasmLoaded(responses).map((w, i) => [w, ["", "_store", "_extractive"][i]])) {
+        for (const [wasm, name] of assertWasmLoaded(responses).map((w, i) => [w, ["", "_store", "_extractive", "_run"][i]])) {
           assert.match(wasm.url, new RegExp(`/assets/agent_compaction${name}_bg-.*\\.wasm$`));
         }
       } finally {
@@ -162,12 +168,12 @@ describe(`Vite ${viteVersion}`, () => {
           // .vite/deps/): the wasm URL must still point at the package's file.
           assert.ok(prebundled, "agent-compaction was pre-bundled");
           assert.match(wasm.url, /\/node_modules\/agent-compaction\/agent_compaction_bg\.wasm$/);
-          for (const w of lazy) assert.match(w.url, /\/node_modules\/agent-compaction\/agent_compaction_(store|extractive)_bg\.wasm$/);
+          for (const w of lazy) assert.match(w.url, /\/node_modules\/agent-compaction\/agent_compaction_(store|extractive|run)_bg\.wasm$/);
         } else {
           // A linked package (symlink out of node_modules) is served as source.
           assert.ok(!prebundled, "a linked package is not pre-bundled");
           assert.match(wasm.url, /\/pkg\/agent_compaction_bg\.wasm$/);
-          for (const w of lazy) assert.match(w.url, /\/pkg\/agent_compaction_(store|extractive)_bg\.wasm$/);
+          for (const w of lazy) assert.match(w.url, /\/pkg\/agent_compaction_(store|extractive|run)_bg\.wasm$/);
         }
       } finally {
         await server.close();

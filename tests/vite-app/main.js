@@ -1,7 +1,8 @@
 // A plain app importing the package by name, no init call (SPEC §0); then
-// the two lazily loaded modules: the extractive summarizer (a compaction
-// without a summarizer) and the store (SessionStore.open), which a bundler
-// must emit and serve as it does the main module.
+// the three lazily loaded modules: the extractive summarizer (a compaction
+// without a summarizer), the run module (a threshold compaction that clears
+// old tool output) and the store (SessionStore.open), which a bundler must
+// emit and serve as it does the main module.
 import { Compactor, SessionStore, convertToLlm, transformContext } from "agent-compaction";
 
 const messages = [
@@ -23,6 +24,16 @@ for (let i = 0; i < 20; i++) {
   conversation.push({ role: "assistant", content: [{ type: "text", text: "a".repeat(4000) }], timestamp: 2 * i + 2 });
 }
 
+// Ten turns, each with a 80,000-character tool output: clearing old ones is enough.
+const toolTurns = [];
+for (let t = 0; t < 10; t++) {
+  const id = `call_${t}`;
+  toolTurns.push({ role: "user", content: `request ${t}`, timestamp: 4 * t + 1 });
+  toolTurns.push({ role: "assistant", content: [{ type: "toolCall", id, name: "read", arguments: { path: `/${t}.ts` } }], stopReason: "toolUse", timestamp: 4 * t + 2 });
+  toolTurns.push({ role: "toolResult", toolCallId: id, toolName: "read", content: [{ type: "text", text: "x".repeat(80_000) }], isError: false, timestamp: 4 * t + 3 });
+  toolTurns.push({ role: "assistant", content: [{ type: "text", text: `done ${t}` }], stopReason: "stop", timestamp: 4 * t + 4 });
+}
+
 const out = document.getElementById("result");
 try {
   const llm = convertToLlm(transformContext(messages));
@@ -30,6 +41,7 @@ try {
     contextWindow: 100_000,
     settings: { reserveTokens: 8000, keepRecentTokens: 10_000 },
   }).compact(conversation);
+  const cleared = await new Compactor({ contextWindow: 200_000, estimator: "pi" }).compact(toolTurns, { reason: "threshold" });
   const store = await SessionStore.open({ name: `vite-app-${Date.now()}` });
   const session = await store.createSession({ title: "from a bundle" });
   store.close();
@@ -39,6 +51,7 @@ try {
     first: llm[0].content[0].text,
     sameObject: llm[1] === messages[3],
     summarizedBy: compacted.summarizedBy,
+    tier: cleared.tier,
     storeTitle: session.title,
   });
 } catch (err) {

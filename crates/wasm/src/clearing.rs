@@ -2,21 +2,41 @@
 //! reading `toolOutputCleared` markers, the placeholder tool results
 //! `convertToLlm` sends for the outputs they list, the divider the user
 //! sees, and the marker a threshold compaction inserts.
+//!
+//! The tier itself (`clear_tier`: the plan and the marker) runs only inside
+//! a threshold compaction, so it lives in the package's `run` module
+//! (feature `run`), which the first such compaction loads (shim/run.js):
+//! the compactor hands it what it measured as a plain object
+//! (`TierInput`), and awaits the result. In the build with every feature
+//! (tests, lints) the call is direct.
 
 use crate::js::message_access::{get, message_at, JsArray};
+#[cfg(feature = "compactor")]
 use crate::js::text::JsText;
 use crate::js::values::object;
-use agent_compaction_core::compaction::clearing::{
-    placeholder_text, plan_clearing, ClearedOutputs, ClearingSettings, ToolOutput, DIVIDER_ROLE,
-    MARKER_ROLE,
-};
+#[cfg(feature = "compactor")]
+use agent_compaction_core::compaction::clearing::{placeholder_text, DIVIDER_ROLE};
+#[cfg(feature = "run")]
+use agent_compaction_core::compaction::clearing::{plan_clearing, ToolOutput, MARKER_ROLE};
+use agent_compaction_core::compaction::clearing::{ClearedOutputs, ClearingSettings};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
+#[cfg(feature = "compactor")]
 use agent_compaction_core::tokens::context_index::ContextIndex;
 use js_sys::{Array, JsString};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+#[cfg(all(feature = "compactor", not(feature = "run")))]
+#[cfg_attr(not(feature = "store"), wasm_bindgen(module = "/src/js/shim.js"))]
+#[cfg_attr(feature = "store", wasm_bindgen(module = "/src/js/shim_all.js"))]
+extern "C" {
+    /// `clearTier` of the run module, loaded first (shim/run.js).
+    #[wasm_bindgen(js_name = lazyClearTier)]
+    fn lazy_clear_tier(messages: &JsValue, input: &JsValue) -> js_sys::Promise;
+}
+
+#[cfg(feature = "compactor")]
 #[wasm_bindgen(typescript_custom_section)]
 const CLEARING_TS: &'static str = r#"
 /**
@@ -90,6 +110,7 @@ fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists, InputErro
     Ok((out, tokens))
 }
 
+#[cfg(feature = "compactor")]
 /// The outputs the markers of `array` clear; `roles` are its roles.
 pub fn cleared_outputs(
     array: &JsArray,
@@ -105,6 +126,7 @@ pub fn cleared_outputs(
     Ok(cleared)
 }
 
+#[cfg(feature = "compactor")]
 /// The placeholder for the tool result at `index` when a later marker
 /// clears it, else `None` (sent as it is).
 pub fn placeholder_for(
@@ -145,6 +167,7 @@ pub fn placeholder_for(
     ])))
 }
 
+#[cfg(feature = "compactor")]
 /// What the user sees of the marker at `index` (`divider: true`).
 pub fn divider(message: &JsValue, index: usize) -> Result<JsValue, InputError> {
     let path = || FieldPath::element("messages", index);
@@ -165,6 +188,7 @@ pub fn divider(message: &JsValue, index: usize) -> Result<JsValue, InputError> {
 }
 
 /// The marker a clearing inserts.
+#[cfg(feature = "run")]
 pub fn marker(ids: &Array, tokens: &[u64], tokens_freed: u64, timestamp: f64) -> JsValue {
     let sizes: Array = tokens.iter().map(|&t| JsValue::from(t as f64)).collect();
     object(&[
@@ -176,29 +200,137 @@ pub fn marker(ids: &Array, tokens: &[u64], tokens_freed: u64, timestamp: f64) ->
     ])
 }
 
-/// The clearing tier of a threshold compaction (`array` just synced into
-/// `index`, every estimate of the context measured): the result object
-/// `compact` resolves to when clearing alone brings the context to the
-/// threshold, else `None` (summarizing follows, and no marker is inserted).
-pub fn clear_tier(
-    array: &JsArray,
+/// What the clearing tier reads of the compactor (its context's facts,
+/// the estimates it measured, the settings), as a plain object, since the
+/// tier runs in another wasm module: `start` (where the context starts),
+/// `roles` (a Uint8Array of role codes from `start`), `tokens` (each
+/// message's estimate from `start`), `ratio`, `contextTokens`, `threshold`,
+/// and the settings (`protectTokens`, `minFreedTokens`, `protectTurns`,
+/// `neverClear`).
+#[cfg(feature = "compactor")]
+pub fn tier_input(
     index: &ContextIndex,
     context_tokens: f64,
     threshold: f64,
     settings: &ClearingSettings,
-) -> Result<Option<JsValue>, InputError> {
+) -> JsValue {
     let start = index.context_start();
     let facts = &index.facts()[start..];
-    let roles: Vec<Role> = facts.iter().map(|f| f.role).collect();
-    let tokens: Vec<u64> = facts.iter().map(|f| u64::from(f.tokens)).collect();
+    let roles: Vec<u8> = facts.iter().map(|f| f.role as u8).collect();
+    let tokens: Vec<f64> = facts.iter().map(|f| f64::from(f.tokens)).collect();
+    let never: Array = settings
+        .never_clear
+        .iter()
+        .map(|n| JsValue::from(crate::js::strings::to_js_string(n)))
+        .collect();
+    object(&[
+        ("start", (start as f64).into()),
+        ("roles", js_sys::Uint8Array::from(roles.as_slice()).into()),
+        (
+            "tokens",
+            js_sys::Float64Array::from(tokens.as_slice()).into(),
+        ),
+        ("ratio", index.ratio().into()),
+        ("contextTokens", context_tokens.into()),
+        ("threshold", threshold.into()),
+        ("protectTokens", (settings.protect_tokens as f64).into()),
+        ("minFreedTokens", (settings.min_freed_tokens as f64).into()),
+        ("protectTurns", (settings.protect_turns as f64).into()),
+        ("neverClear", never.into()),
+    ])
+}
+
+/// The clearing tier of a threshold compaction (`array` just synced, every
+/// estimate of the context measured, `input` from `tier_input`): the result
+/// object `compact` resolves to when clearing alone brings the context to
+/// the threshold, else `None` (summarizing follows, and no marker is
+/// inserted). An error is the message the compaction fails with; the
+/// messages are never touched (the marker goes into a new array).
+#[cfg(feature = "compactor")]
+pub async fn clear_tier(array: &JsArray, input: &JsValue) -> Result<Option<JsValue>, String> {
+    #[cfg(feature = "run")]
+    let result = clear_tier_js(array.as_array(), input).map_err(|e| thrown(&e))?;
+    #[cfg(not(feature = "run"))]
+    let result = wasm_bindgen_futures::JsFuture::from(lazy_clear_tier(array.as_array(), input))
+        .await
+        .map_err(|e| thrown(&e))?;
+    Ok((!result.is_undefined()).then_some(result))
+}
+
+#[cfg(feature = "compactor")]
+fn thrown(error: &JsValue) -> String {
+    crate::js::errors::thrown_message(error)
+}
+
+/// `clear_tier` in the run module: the result object, or `undefined`.
+#[cfg(feature = "run")]
+#[cfg_attr(
+    not(feature = "compactor"),
+    wasm_bindgen(js_name = clearTier, skip_typescript)
+)]
+pub fn clear_tier_js(messages: &JsValue, input: &JsValue) -> Result<JsValue, JsValue> {
+    let field =
+        |key: &str| js_sys::Reflect::get(input, &JsValue::from_str(key)).unwrap_or_default();
+    let number = |key: &str| field(key).as_f64().unwrap_or(0.0);
+    let roles: Vec<Role> = js_sys::Uint8Array::from(field("roles"))
+        .to_vec()
+        .into_iter()
+        .map(|code| Role::from_code(code).unwrap_or(Role::Other))
+        .collect();
+    let tokens: Vec<u64> = js_sys::Float64Array::from(field("tokens"))
+        .to_vec()
+        .into_iter()
+        .map(|t| t as u64)
+        .collect();
+    let never: Array = field("neverClear").unchecked_into();
+    let settings = ClearingSettings {
+        enabled: true,
+        protect_tokens: number("protectTokens") as u64,
+        min_freed_tokens: number("minFreedTokens") as u64,
+        protect_turns: number("protectTurns") as u64,
+        never_clear: never
+            .iter()
+            .map(|n| crate::js::strings::to_js_str(n.unchecked_ref()))
+            .collect(),
+    };
+    let fail = |e: InputError| JsValue::from(js_sys::Error::new(&e.to_string()));
+    let array =
+        JsArray::expect(messages, || FieldPath::argument("messages"), "an array").map_err(fail)?;
+    let out = plan_tier(
+        &array,
+        number("start") as usize,
+        &roles,
+        &tokens,
+        number("ratio"),
+        number("contextTokens"),
+        number("threshold"),
+        &settings,
+    )
+    .map_err(fail)?;
+    Ok(out.unwrap_or(JsValue::UNDEFINED))
+}
+
+/// The tier's plan and, when it is enough, its marker and result.
+#[cfg(feature = "run")]
+#[allow(clippy::too_many_arguments)]
+fn plan_tier(
+    array: &JsArray,
+    start: usize,
+    roles: &[Role],
+    tokens: &[u64],
+    ratio: f64,
+    context_tokens: f64,
+    threshold: f64,
+    settings: &ClearingSettings,
+) -> Result<Option<JsValue>, InputError> {
     // What the markers of the context cleared already (read only when the
     // decision reaches a tool result).
     let mut already: Option<ClearedOutputs<Vec<u16>>> = None;
     let plan = plan_clearing(
         start,
-        &roles,
-        &tokens,
-        index.ratio(),
+        roles,
+        tokens,
+        ratio,
         context_tokens,
         threshold,
         settings,

@@ -504,25 +504,7 @@ fn result_object(job: &Job, insert: Insert<JsString, JsValue, JsValue>) -> JsVal
     object(&fields)
 }
 
-pub(crate) fn usage_object(t: &UsageTotals) -> JsValue {
-    object(&[
-        ("input", t.input.into()),
-        ("output", t.output.into()),
-        ("cacheRead", t.cache_read.into()),
-        ("cacheWrite", t.cache_write.into()),
-        ("totalTokens", t.total_tokens.into()),
-        (
-            "cost",
-            object(&[
-                ("input", t.cost.input.into()),
-                ("output", t.cost.output.into()),
-                ("cacheRead", t.cost.cache_read.into()),
-                ("cacheWrite", t.cost.cache_write.into()),
-                ("total", t.cost.total.into()),
-            ]),
-        ),
-    ])
-}
+pub(crate) use crate::js::values::usage_object;
 
 #[wasm_bindgen(typescript_custom_section)]
 const COMPACTION_TS: &'static str = r#"

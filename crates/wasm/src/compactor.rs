@@ -37,7 +37,6 @@ use agent_compaction_core::tokens::context_index::ContextIndex;
 use agent_compaction_core::tokens::context_tokens::ContextTokens;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, Promise};
-use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -608,64 +607,30 @@ fn emit(on_event: Option<Function>, event: JsValue) {
 
 fn hook_error(state: &Rc<RefCell<State>>, hook: &'static str, error: JsValue) {
     let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
-    emit(
-        on_event,
-        to_event(&HookError {
-            kind: "hook_error",
-            hook,
-            error,
-        }),
-    );
+    emit(on_event, hook_error_event(hook, error));
 }
 
-// The events `onEvent` receives (`CompactorEvent`), written out by
-// serde-wasm-bindgen: plain objects, fields in this order; the values the
-// app gave or gets (results, errors) are passed through as they are.
+// The events `onEvent` receives (`CompactorEvent`): plain objects, fields
+// in the order written here; the values the app gave or gets (results,
+// errors) are passed through as they are. Built with `object` rather than
+// serde-wasm-bindgen, whose serializer and static-string cache cost the
+// module loaded at import about 2 KB gzipped.
 
-#[derive(Serialize)]
-struct CompactionStart {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    reason: &'static str,
+/// A `hook_error` event.
+fn hook_error_event(hook: &'static str, error: JsValue) -> JsValue {
+    object(&[
+        ("type", "hook_error".into()),
+        ("hook", hook.into()),
+        ("error", error),
+    ])
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CompactionEnd<'a> {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    reason: &'static str,
-    #[serde(with = "serde_wasm_bindgen::preserve")]
-    result: JsValue,
-    aborted: bool,
-    will_retry: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error_message: Option<&'a str>,
-    /// Which tier ran, when it did: `"clear"` or `"summarize"`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tier: Option<String>,
-}
-
-#[derive(Serialize)]
-struct HookError {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    hook: &'static str,
-    #[serde(with = "serde_wasm_bindgen::preserve")]
-    error: JsValue,
-}
-
-#[derive(Serialize)]
-struct SaveError {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    #[serde(with = "serde_wasm_bindgen::preserve")]
-    error: JsValue,
-}
-
-fn to_event(event: &impl Serialize) -> JsValue {
-    // Strings, booleans and passed-through values cannot fail to convert.
-    serde_wasm_bindgen::to_value(event).unwrap_or(JsValue::UNDEFINED)
+/// A `compaction_start` event.
+fn compaction_start_event(reason: &'static str) -> JsValue {
+    object(&[
+        ("type", "compaction_start".into()),
+        ("reason", reason.into()),
+    ])
 }
 
 /// A `compaction_end` event (also `attach`'s recovery failure).
@@ -681,23 +646,27 @@ pub(crate) fn compaction_end_event(
         .then(|| js_sys::Reflect::get(&result, &"tier".into()).ok())
         .flatten()
         .and_then(|t| t.as_string());
-    to_event(&CompactionEnd {
-        kind: "compaction_end",
-        reason,
-        result,
-        aborted,
-        will_retry,
-        error_message,
-        tier,
-    })
+    // `errorMessage` and `tier` are left out when there is none.
+    let mut fields = vec![
+        ("type", JsValue::from("compaction_end")),
+        ("reason", reason.into()),
+        ("result", result),
+        ("aborted", aborted.into()),
+        ("willRetry", will_retry.into()),
+    ];
+    if let Some(message) = error_message {
+        fields.push(("errorMessage", message.into()));
+    }
+    if let Some(tier) = tier {
+        // Which tier ran, when it did: `"clear"` or `"summarize"`.
+        fields.push(("tier", tier.into()));
+    }
+    object(&fields)
 }
 
 /// A `save_error` event (`attach` with a store).
 pub(crate) fn save_error_event(error: JsValue) -> JsValue {
-    to_event(&SaveError {
-        kind: "save_error",
-        error,
-    })
+    object(&[("type", "save_error".into()), ("error", error)])
 }
 
 #[wasm_bindgen]
@@ -1151,13 +1120,7 @@ async fn run_compact(
     let reason = opts.reason;
     let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
     let unlink = link_abort(&opts.signal, &controller);
-    emit(
-        on_event.clone(),
-        to_event(&CompactionStart {
-            kind: "compaction_start",
-            reason: reason.name(),
-        }),
-    );
+    emit(on_event.clone(), compaction_start_event(reason.name()));
     let outcome = compact_job(&state, &messages, &opts, &controller).await;
     let _ = unlink.call0(&JsValue::UNDEFINED);
     if let Ok(mut s) = state.try_borrow_mut() {
@@ -1213,6 +1176,35 @@ async fn compact_job(
 ) -> Result<Option<JsValue>, JsFailure> {
     check_not_aborted(controller)?;
     let input = |e: InputError| Failure::Failed(e.to_string());
+    // The cheap tier first (threshold compactions): clearing old tool
+    // output, when that alone brings the context to the threshold. The tier
+    // runs in the run module (loaded on first use): no borrow is held while
+    // it is awaited, and the index is synced again after it.
+    let tier = {
+        let mut s = state
+            .try_borrow_mut()
+            .map_err(|_| Failure::Failed(BUSY.into()))?;
+        if tries_clearing(opts.reason, &s.clearing) {
+            let array = s.tracked.sync(messages).map_err(input)?;
+            s.tracked.fill_context(&array).map_err(input)?;
+            let tokens = s.tracked.context_tokens(&array).map_err(input)?.tokens;
+            let threshold = s.context_window - s.settings.reserve_tokens as f64;
+            let tier =
+                crate::clearing::tier_input(&s.tracked.index, tokens, threshold, &s.clearing);
+            Some((array, tier))
+        } else {
+            None
+        }
+    };
+    if let Some((array, tier)) = tier {
+        let cleared = crate::clearing::clear_tier(&array, &tier)
+            .await
+            .map_err(Failure::Failed)?;
+        if let Some(result) = cleared {
+            return Ok(Some(result));
+        }
+        check_not_aborted(controller)?;
+    }
     // Prepare, from the index (only new messages are read).
     let job = {
         let mut s = state
@@ -1222,23 +1214,6 @@ async fn compact_job(
         // The kept part is measured in the provider's tokens: with the
         // calibrated estimate scaled by the ratio, so is what is kept.
         let ratio = s.tracked.fill_context(&array).map_err(input)?;
-        // The cheap tier first (threshold compactions): clearing old tool
-        // output, when that alone brings the context to the threshold.
-        if tries_clearing(opts.reason, &s.clearing) {
-            let tokens = s.tracked.context_tokens(&array).map_err(input)?.tokens;
-            let threshold = s.context_window - s.settings.reserve_tokens as f64;
-            let cleared = crate::clearing::clear_tier(
-                &array,
-                &s.tracked.index,
-                tokens,
-                threshold,
-                &s.clearing,
-            )
-            .map_err(input)?;
-            if let Some(result) = cleared {
-                return Ok(Some(result));
-            }
-        }
         let facts = s.tracked.index.facts().to_vec();
         let settings = s.settings;
         let prepared = prepare(

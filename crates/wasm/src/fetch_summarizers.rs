@@ -8,6 +8,13 @@
 //! from the request object into the JSON body, and from the parsed reply
 //! into the result, as the engine's own strings.
 //!
+//! The factories (feature `compactor`, the module loaded at import) check
+//! the options at once and hand what they read, as a plain object, to the
+//! returned function; its calls (feature `run`) live in the package's `run`
+//! module, which the first call loads (shim/run.js): an app that summarizes
+//! with its own callback never downloads them. In the build with every
+//! feature (tests, lints) the function calls them directly.
+//!
 //! Every choice (URL, token-limit field, headers, body shape, where the
 //! reply's text is, usage, error texts) is made by the core's
 //! `compaction::providers`; this file converts, calls `fetch`, awaits it and
@@ -26,18 +33,26 @@
 //!   failure.
 
 use crate::js::errors::{describe, thrown_message};
-use crate::js::message_access::{get, JsArray};
-use crate::js::strings::{to_js_str, to_js_string};
+use crate::js::message_access::get;
+#[cfg(feature = "compactor")]
+use crate::js::message_access::JsArray;
+use crate::js::strings::to_js_str;
+#[cfg(feature = "compactor")]
+use crate::js::strings::to_js_string;
 use crate::js::values::object;
-use agent_compaction_core::compaction::providers::{
-    self as core, BodyValue, HeaderValue, Json, MaxTokensField, MessageText, Provider,
-};
+#[cfg(feature = "compactor")]
+use agent_compaction_core::compaction::providers::HeaderValue;
+use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
+#[cfg(feature = "run")]
+use agent_compaction_core::compaction::providers::{BodyValue, Json, MessageText};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::string::JsStr;
-use js_sys::{Array, Function, JsString, Promise, Reflect};
-use std::rc::Rc;
+#[cfg(feature = "run")]
+use js_sys::Promise;
+use js_sys::{Array, Function, JsString, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+#[cfg(feature = "run")]
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 #[wasm_bindgen]
@@ -52,6 +67,16 @@ extern "C" {
     fn array_from(value: &JsValue) -> Result<Array, JsValue>;
 }
 
+#[cfg(all(feature = "compactor", not(feature = "run")))]
+#[cfg_attr(not(feature = "store"), wasm_bindgen(module = "/src/js/shim.js"))]
+#[cfg_attr(feature = "store", wasm_bindgen(module = "/src/js/shim_all.js"))]
+extern "C" {
+    /// The summarizer whose calls load the run module first (shim/run.js).
+    #[wasm_bindgen(js_name = lazyFetchSummarizer)]
+    fn lazy_fetch_summarizer(endpoint: &JsValue) -> Function;
+}
+
+#[cfg(feature = "compactor")]
 #[wasm_bindgen(typescript_custom_section)]
 const FETCH_SUMMARIZERS_TS: &'static str = r#"
 export type SummarizeKind = "history" | "turnPrefix" | "branch";
@@ -140,26 +165,57 @@ struct Endpoint {
     max_tokens_field: MaxTokensField,
 }
 
+/// The endpoint as the factory hands it to the call: a plain object, since
+/// the call runs in another wasm module (shim/run.js).
+#[cfg(feature = "compactor")]
+fn endpoint_object(
+    provider: Provider,
+    base_url: Option<&JsString>,
+    model: JsString,
+    headers: Array,
+    max_tokens_field: MaxTokensField,
+) -> JsValue {
+    let url = core::endpoint_url(provider, base_url.map(to_js_str).as_ref());
+    let provider = match provider {
+        Provider::OpenAi => 0,
+        Provider::Anthropic => 1,
+    };
+    let field = match max_tokens_field {
+        MaxTokensField::MaxTokens => 0,
+        MaxTokensField::MaxCompletionTokens => 1,
+    };
+    object(&[
+        ("provider", provider.into()),
+        ("url", to_js_string(&url).into()),
+        ("model", model.into()),
+        ("headers", headers.into()),
+        ("maxTokensField", field.into()),
+    ])
+}
+
 impl Endpoint {
-    fn new(
-        provider: Provider,
-        base_url: Option<&JsString>,
-        model: JsString,
-        headers: Array,
-        max_tokens_field: MaxTokensField,
-    ) -> Endpoint {
-        let url_str = core::endpoint_url(provider, base_url.map(to_js_str).as_ref());
+    /// What `endpoint_object` wrote.
+    fn read(endpoint: &JsValue) -> Endpoint {
+        let field = |key: &str| prop(endpoint, key);
+        let url: JsString = field("url").unchecked_into();
         Endpoint {
-            provider,
-            url: to_js_string(&url_str),
-            url_str,
-            model: model.into(),
-            headers,
-            max_tokens_field,
+            provider: match field("provider").as_f64() {
+                Some(1.0) => Provider::Anthropic,
+                _ => Provider::OpenAi,
+            },
+            url_str: to_js_str(&url),
+            url,
+            model: field("model"),
+            headers: field("headers").unchecked_into(),
+            max_tokens_field: match field("maxTokensField").as_f64() {
+                Some(1.0) => MaxTokensField::MaxCompletionTokens,
+                _ => MaxTokensField::MaxTokens,
+            },
         }
     }
 }
 
+#[cfg(feature = "compactor")]
 #[wasm_bindgen(js_name = openAiSummarizer, skip_typescript)]
 pub fn open_ai_summarizer(options: JsValue) -> Result<Function, JsValue> {
     let provider = Provider::OpenAi;
@@ -177,10 +233,11 @@ pub fn open_ai_summarizer(options: JsValue) -> Result<Function, JsValue> {
         options.wrong("maxTokensField", expected, got)
     })?;
     let headers = options.headers(api_key.as_ref())?;
-    let endpoint = Endpoint::new(provider, Some(&base_url), model, headers, max_tokens_field);
+    let endpoint = endpoint_object(provider, Some(&base_url), model, headers, max_tokens_field);
     Ok(summarizer(endpoint))
 }
 
+#[cfg(feature = "compactor")]
 #[wasm_bindgen(js_name = anthropicSummarizer, skip_typescript)]
 pub fn anthropic_summarizer(options: JsValue) -> Result<Function, JsValue> {
     let provider = Provider::Anthropic;
@@ -195,27 +252,43 @@ pub fn anthropic_summarizer(options: JsValue) -> Result<Function, JsValue> {
     let headers = options.headers(api_key.as_ref())?;
     // Anthropic has one field; the core names it in the body.
     let field = MaxTokensField::MaxTokens;
-    let endpoint = Endpoint::new(provider, base_url.as_ref(), model, headers, field);
+    let endpoint = endpoint_object(provider, base_url.as_ref(), model, headers, field);
     Ok(summarizer(endpoint))
 }
 
-/// The JavaScript function: each call returns a Promise. The endpoint is
-/// never mutated, so no borrow exists to be held across an await.
-fn summarizer(endpoint: Endpoint) -> Function {
-    let endpoint = Rc::new(endpoint);
-    let call = Closure::<dyn Fn(JsValue) -> Promise>::new(move |request: JsValue| {
-        future_to_promise(summarize(endpoint.clone(), request))
-    });
-    call.into_js_value().unchecked_into()
+/// The JavaScript function: each call returns a Promise.
+#[cfg(feature = "compactor")]
+fn summarizer(endpoint: JsValue) -> Function {
+    #[cfg(feature = "run")]
+    {
+        let call = Closure::<dyn Fn(JsValue) -> Promise>::new(move |request: JsValue| {
+            fetch_summarize(&endpoint, request)
+        });
+        call.into_js_value().unchecked_into()
+    }
+    #[cfg(not(feature = "run"))]
+    lazy_fetch_summarizer(&endpoint)
+}
+
+/// One call of a fetch summarizer: `endpoint` is what its factory read.
+#[cfg(feature = "run")]
+#[cfg_attr(
+    not(feature = "compactor"),
+    wasm_bindgen(js_name = fetchSummarize, skip_typescript)
+)]
+pub fn fetch_summarize(endpoint: &JsValue, request: JsValue) -> Promise {
+    future_to_promise(summarize(Endpoint::read(endpoint), request))
 }
 
 /// The `options` argument of a factory, for reading with errors that name
 /// the factory and the field.
+#[cfg(feature = "compactor")]
 struct Options {
     provider: Provider,
     value: JsValue,
 }
 
+#[cfg(feature = "compactor")]
 impl Options {
     fn read(provider: Provider, value: JsValue) -> Result<Options, JsValue> {
         if !value.is_object() {
@@ -360,6 +433,7 @@ impl Options {
     }
 }
 
+#[cfg(feature = "compactor")]
 /// `[name, value]`, both strings; `None` for anything else.
 fn string_pair(entry: &JsValue) -> Option<(JsValue, JsValue)> {
     let path = || FieldPath::argument("headers");
@@ -372,6 +446,7 @@ fn string_pair(entry: &JsValue) -> Option<(JsValue, JsValue)> {
     (name.is_string() && value.is_string()).then_some((name, value))
 }
 
+#[cfg(feature = "compactor")]
 /// An object literal (or `Object.create(null)`), not an instance of a class.
 fn is_plain_object(value: &JsValue) -> bool {
     match Reflect::get_prototype_of(value) {
@@ -382,6 +457,7 @@ fn is_plain_object(value: &JsValue) -> bool {
     }
 }
 
+#[cfg(feature = "compactor")]
 fn type_error(provider: Provider, error: InputError) -> JsValue {
     js_sys::TypeError::new(&core::factory_error(provider, &error)).into()
 }
@@ -390,6 +466,7 @@ fn no_fetch(provider: Provider) -> JsValue {
     js_sys::Error::new(&core::no_fetch(provider.label())).into()
 }
 
+#[cfg(feature = "compactor")]
 fn describe_for_error(value: &JsValue) -> String {
     core::describe_option(value.as_string().is_some_and(|s| s.is_empty()), || {
         describe(value)
@@ -400,11 +477,13 @@ fn string_of(value: &JsValue) -> String {
     value.as_string().unwrap_or_default()
 }
 
+#[cfg(feature = "compactor")]
 fn quoted(value: &JsValue) -> String {
     agent_compaction_core::js::string::quote_str(&string_of(value))
 }
 
 /// What a call reads from the request.
+#[cfg(feature = "run")]
 struct Request {
     system_prompt: JsString,
     prompt: JsString,
@@ -412,6 +491,7 @@ struct Request {
     signal: JsValue,
 }
 
+#[cfg(feature = "run")]
 impl Request {
     fn read(provider: Provider, request: &JsValue) -> Result<Request, JsValue> {
         let fail = |e: InputError| -> JsValue {
@@ -449,7 +529,8 @@ impl Request {
     }
 }
 
-async fn summarize(endpoint: Rc<Endpoint>, request: JsValue) -> Result<JsValue, JsValue> {
+#[cfg(feature = "run")]
+async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsValue> {
     let provider = endpoint.provider;
     let label = provider.label();
     let request = Request::read(provider, &request)?;
@@ -523,12 +604,13 @@ async fn summarize(endpoint: Rc<Endpoint>, request: JsValue) -> Result<JsValue, 
     })?;
     let mut result = vec![("text", JsValue::from(reply.text))];
     if let Some(usage) = reply.usage {
-        result.push(("usage", crate::compaction::usage_object(&usage)));
+        result.push(("usage", crate::js::values::usage_object(&usage)));
     }
     Ok(object(&result))
 }
 
 /// The body in the core's shape, with the engine's strings plugged in.
+#[cfg(feature = "run")]
 fn request_body(endpoint: &Endpoint, request: &Request) -> JsValue {
     let has_system = request.system_prompt.length() > 0;
     let text = |which: MessageText| -> JsValue {
@@ -569,8 +651,10 @@ fn prop(value: &JsValue, key: &str) -> JsValue {
 }
 
 /// A parsed reply (or a thrown error) as the core reads it, in place.
+#[cfg(feature = "run")]
 struct Reply(JsValue);
 
+#[cfg(feature = "run")]
 impl Json for Reply {
     type Text = JsString;
     fn get(&self, key: &str) -> Reply {

@@ -9,17 +9,25 @@
 //!
 //! The crate is empty outside wasm32; the core is tested natively on its own.
 #![cfg(target_arch = "wasm32")]
-// The npm package ships three modules built from this crate: the main one
+// The npm package ships four modules built from this crate: the main one
 // (feature `compactor`: everything but the store and the extractive
 // summarizer), instantiated at import; the store (feature `store`:
 // `SessionStore` and what it alone uses), which `SessionStore.open` loads on
-// first use (package/session-store.js); and the extractive summarizer
+// first use (package/session-store.js); the extractive summarizer
 // (feature `extractive`), which the first compaction that needs it loads
-// (shim/extractive.js). The default build has all three, for the browser
-// tests and the lints. In a one-feature build the shared plumbing has parts
-// another module uses.
+// (shim/extractive.js); and `run` (what only runs inside a compaction: the
+// fetch summarizers' calls, the clearing tier), which the first call that
+// needs it loads
+// (shim/run.js). The default build has all four, for the browser tests and
+// the lints. In a one-feature build the shared plumbing has parts another
+// module uses.
 #![cfg_attr(
-    not(all(feature = "compactor", feature = "store", feature = "extractive")),
+    not(all(
+        feature = "compactor",
+        feature = "store",
+        feature = "extractive",
+        feature = "run"
+    )),
     allow(dead_code)
 )]
 
@@ -27,7 +35,7 @@
 pub mod attach;
 #[cfg(feature = "compactor")]
 pub mod branch;
-#[cfg(feature = "compactor")]
+#[cfg(any(feature = "compactor", feature = "run"))]
 pub mod clearing;
 #[cfg(feature = "compactor")]
 pub mod compaction;
@@ -37,7 +45,7 @@ pub mod compactor;
 pub mod estimate;
 #[cfg(feature = "extractive")]
 pub mod extractive;
-#[cfg(feature = "compactor")]
+#[cfg(any(feature = "compactor", feature = "run"))]
 pub mod fetch_summarizers;
 // Every module links `js::engine` (the core's engine hooks).
 pub mod js;

@@ -5,17 +5,17 @@
 //! extractive summarizer's module needs only the engine hooks.
 
 pub mod engine;
-#[cfg(any(feature = "compactor", feature = "store"))]
+#[cfg(any(feature = "compactor", feature = "store", feature = "run"))]
 pub mod errors;
-#[cfg(any(feature = "compactor", feature = "store"))]
+#[cfg(any(feature = "compactor", feature = "store", feature = "run"))]
 pub mod message_access;
 #[cfg(any(feature = "compactor", feature = "store"))]
 pub mod message_facts;
 #[cfg(any(feature = "compactor", feature = "store"))]
 pub mod message_source;
-#[cfg(any(feature = "compactor", feature = "store"))]
+#[cfg(any(feature = "compactor", feature = "store", feature = "run"))]
 pub mod strings;
 #[cfg(any(feature = "compactor", feature = "store"))]
 pub mod text;
-#[cfg(any(feature = "compactor", feature = "store"))]
+#[cfg(any(feature = "compactor", feature = "store", feature = "run"))]
 pub mod values;

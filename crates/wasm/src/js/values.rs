@@ -122,3 +122,24 @@ pub fn optional_text(
         }),
     }
 }
+
+/// A pi `Usage` object (the compaction's result, a fetch summarizer's reply).
+pub fn usage_object(t: &agent_compaction_core::compaction::flow::UsageTotals) -> JsValue {
+    object(&[
+        ("input", t.input.into()),
+        ("output", t.output.into()),
+        ("cacheRead", t.cache_read.into()),
+        ("cacheWrite", t.cache_write.into()),
+        ("totalTokens", t.total_tokens.into()),
+        (
+            "cost",
+            object(&[
+                ("input", t.cost.input.into()),
+                ("output", t.cost.output.into()),
+                ("cacheRead", t.cost.cache_read.into()),
+                ("cacheWrite", t.cost.cache_write.into()),
+                ("total", t.cost.total.into()),
+            ]),
+        ),
+    ])
+}
