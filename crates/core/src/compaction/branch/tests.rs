@@ -47,22 +47,12 @@ fn empty() {
 
 /// The fake host: texts are Rust strings (UTF-16 lengths), usages and
 /// abort errors are labels.
+#[derive(Default)]
 struct Fake {
     serialize_throws: bool,
     start_throws: bool,
     calls: Vec<Request<String>>,
     aborted: Option<&'static str>,
-}
-
-impl Default for Fake {
-    fn default() -> Self {
-        Fake {
-            serialize_throws: false,
-            start_throws: false,
-            calls: Vec::new(),
-            aborted: None,
-        }
-    }
 }
 
 struct Texts;
@@ -221,11 +211,12 @@ fn without_a_summarizer_the_extractive_summary_is_used() {
     );
 }
 
-type FakeAnswer = Answer<String, &'static str, &'static str>;
+/// A failing answer, made afresh for each run.
+type MakeAnswer = fn() -> Answer<String, &'static str, &'static str>;
 
 #[test]
 fn failures_fall_back_when_allowed_and_fail_otherwise() {
-    let failures: Vec<(fn() -> FakeAnswer, &str)> = vec![
+    let failures: Vec<(MakeAnswer, &str)> = vec![
         (
             || Answer::Failed("rate limited".into()),
             "Branch summary failed: rate limited",
