@@ -20,6 +20,9 @@
 //! (never a fallback) versus failure (timeout included: a fallback when
 //! allowed); and every error text, with pi's reason prefixes.
 
+mod hook;
+pub use hook::SummaryField;
+
 use super::chunking::{chunk_ranges, conversation_budget};
 use super::last_request::{with_latest_request, without_section, Survivors};
 use super::prompts::{
