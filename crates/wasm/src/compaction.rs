@@ -67,18 +67,13 @@ extern "C" {
 
 /// `options.reason`: `undefined` is `manual`.
 pub fn parse_reason(value: &JsValue) -> Result<Reason, InputError> {
-    if value.is_undefined() {
-        return Ok(Reason::Manual);
-    }
-    value
-        .as_string()
-        .as_deref()
-        .and_then(Reason::from_name)
-        .ok_or_else(|| InputError::WrongType {
-            path: FieldPath::argument("options").field("reason"),
-            expected: "\"manual\", \"threshold\" or \"overflow\"",
-            got: describe(value),
-        })
+    let name = value.as_string();
+    let given = (!value.is_undefined()).then_some(name.as_deref());
+    Reason::from_option(given).map_err(|expected| InputError::WrongType {
+        path: FieldPath::argument("options").field("reason"),
+        expected,
+        got: describe(value),
+    })
 }
 
 /// Everything one compaction needs, copied out of the compactor before the

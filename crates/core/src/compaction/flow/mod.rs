@@ -55,6 +55,18 @@ impl Reason {
         }
     }
 
+    /// `options.reason`: absent (`None`) is `manual`; a name is its reason;
+    /// anything else (`Some(None)`: not a string) is `Err` with what was
+    /// expected.
+    pub fn from_option(given: Option<Option<&str>>) -> Result<Reason, &'static str> {
+        match given {
+            None => Ok(Reason::Manual),
+            Some(name) => name
+                .and_then(Reason::from_name)
+                .ok_or("\"manual\", \"threshold\" or \"overflow\""),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Reason::Manual => "manual",
