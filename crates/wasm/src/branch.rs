@@ -1,6 +1,9 @@
 //! `compactor.summarizeBranch()`: a `branchSummary` message for messages the
 //! conversation leaves behind, the way pi summarizes a branch (newest first
-//! within the budget, tool results skipped, file lists carried).
+//! within the budget, tool results skipped, file lists carried). The walk
+//! and the flow (summarizer or extractive, fallback, abort, error texts)
+//! are the core's (`core::compaction::branch`); this reads the options and
+//! messages, awaits the calls and builds the message.
 
 use crate::compaction::{
     abort_reason, extractive_of, finish_call, link_abort, new_abort_controller, start_call, JsHost,
