@@ -1,29 +1,28 @@
 //! `compactor.summarizeBranch()`: a `branchSummary` message for messages the
 //! conversation leaves behind, the way pi summarizes a branch (newest first
-//! within the budget, tool results skipped, file lists carried).
+//! within the budget, tool results skipped, file lists carried). The walk
+//! and the flow (summarizer or extractive, fallback, abort, error texts)
+//! are the core's (`core::compaction::branch`); this reads the options and
+//! messages, awaits the calls and builds the message.
 
 use crate::compaction::{
-    check_not_aborted, extractive_of, finish_call, link_abort, new_abort_controller, start_call,
-    JsFailure, JsHost,
+    abort_reason, extractive_of, finish_call, link_abort, new_abort_controller, start_call, JsHost,
+    Pending,
 };
 use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
 use crate::js::message_access::{get, message_at, messages_array, summary_files, JsArray};
 use crate::js::message_facts::gather;
 use crate::js::strings::to_js_str;
-use crate::js::text::JsText;
 use crate::js::values::object;
 use crate::message::convert_to_llm;
 use crate::prepare::{add_tool_calls, string_array};
 use crate::serialize::serialize_conversation;
-use agent_compaction_core::compaction::branch::select_branch;
+use agent_compaction_core::compaction::branch::{
+    select_branch, BranchEvent, BranchFailure, BranchFlow, BranchHost, BranchStep,
+};
 use agent_compaction_core::compaction::file_ops::FileOps;
-use agent_compaction_core::compaction::flow::{
-    accept, branch_failed_message, fall_back, Answer, Failure, Request, CANCELLED,
-};
-use agent_compaction_core::compaction::prompts::{
-    branch_prompt, SummaryKind, BRANCH_MAX_TOKENS, SYSTEM_PROMPT,
-};
+use agent_compaction_core::compaction::flow::{Answer, Request};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::MessageFacts;
@@ -111,6 +110,47 @@ fn branch_file_ops(
     Ok(ops)
 }
 
+/// What the core's branch flow asks of JavaScript: the selection
+/// serialized, the one summarizer call started (awaited by the driver) and
+/// the abort signal read.
+struct Host<'a> {
+    selected: &'a Array,
+    summarize: Option<&'a Function>,
+    timeout_ms: f64,
+    controller: &'a JsValue,
+    pending: Option<Pending>,
+}
+
+impl BranchHost for Host<'_> {
+    type Ops = JsHost<'static>;
+    type Usage = JsValue;
+    type AbortError = JsValue;
+
+    fn conversation(&mut self) -> Result<JsString, String> {
+        let llm = convert_to_llm(self.selected.clone().into()).map_err(|e| thrown_message(&e))?;
+        serialize_conversation(llm.into()).map_err(|e| thrown_message(&e))
+    }
+
+    fn start_call(&mut self, request: Request<JsString>) -> Result<(), String> {
+        let summarize = self.summarize.ok_or("no summarizer")?;
+        let pending = start_call(
+            summarize,
+            self.timeout_ms,
+            self.controller,
+            "manual",
+            request,
+        )?;
+        self.pending = Some(pending);
+        Ok(())
+    }
+
+    fn aborted(&mut self) -> Option<JsValue> {
+        abort_reason(self.controller)
+    }
+}
+
+/// Drives the core's [`BranchFlow`] (`core::compaction::branch`): every
+/// branch and error text is the core's.
 pub async fn summarize_branch(
     job: BranchJob,
     messages: JsValue,
@@ -124,12 +164,14 @@ pub async fn summarize_branch(
         .map(MessageFacts::from_raw)
         .collect();
     let selection = select_branch(&facts, job.budget_tokens);
-    if selection.included.is_empty() {
-        return Err(js_sys::Error::new(
-            "Nothing to summarize: the branch has no messages besides tool results",
-        )
-        .into());
-    }
+    let mut flow = BranchFlow::new(
+        &selection,
+        job.summarize.is_some(),
+        job.fallback_extractive,
+        opts.custom.clone(),
+        opts.replace,
+    )
+    .map_err(|nothing| JsValue::from(js_sys::Error::new(nothing)))?;
     let file_ops =
         branch_file_ops(&array, &facts, selection.visited.clone()).map_err(type_error)?;
     let selected = Array::new();
@@ -138,56 +180,33 @@ pub async fn summarize_branch(
     }
     let controller = new_abort_controller();
     let unlink = link_abort(&opts.signal, &controller);
-    let max_chars = (BRANCH_MAX_TOKENS as usize) * 4;
-    let extractive = || async {
-        extractive_of(&selected, &file_ops, None, opts.custom.as_ref(), max_chars)
-            .await
-            .map(|text| (text, None))
-            .map_err(Failure::Failed)
+    let mut host = Host {
+        selected: &selected,
+        summarize: job.summarize.as_ref(),
+        timeout_ms: job.timeout_ms,
+        controller: &controller,
+        pending: None,
     };
-    let outcome: Result<(JsString, Option<JsValue>), JsFailure> = async {
-        let Some(summarize) = &job.summarize else {
-            return extractive().await;
+    let mut step = flow.step(&mut host, BranchEvent::Start);
+    let outcome = loop {
+        let event = match step {
+            BranchStep::Await => BranchEvent::Answer(match host.pending.take() {
+                Some(pending) => finish_call(&controller, pending).await,
+                None => Answer::Failed("internal error: no call under way".into()),
+            }),
+            BranchStep::Extract { max_chars } => BranchEvent::Extracted(
+                extractive_of(&selected, &file_ops, None, opts.custom.as_ref(), max_chars).await,
+            ),
+            BranchStep::Done { text, usage } => break Ok((text, usage)),
+            BranchStep::Fail(failure) => break Err(failure),
         };
-        let llm = convert_to_llm(selected.clone().into())
-            .map_err(|e| Failure::Failed(thrown_message(&e)))?;
-        let conversation =
-            serialize_conversation(llm.into()).map_err(|e| Failure::Failed(thrown_message(&e)))?;
-        let mut prompt = JsText::default();
-        branch_prompt(
-            &mut prompt,
-            &conversation,
-            opts.custom.as_ref(),
-            opts.replace,
-        );
-        let request = Request {
-            kind: SummaryKind::Branch,
-            system_prompt: SYSTEM_PROMPT,
-            prompt: prompt.into_inner(),
-            max_tokens: BRANCH_MAX_TOKENS,
-        };
-        let answer = match start_call(summarize, job.timeout_ms, &controller, "manual", request) {
-            Ok(pending) => finish_call(&controller, pending).await,
-            Err(message) => Answer::Failed(message),
-        };
-        match accept::<JsHost, _, _>(answer, BRANCH_MAX_TOKENS) {
-            Err(failure) => {
-                fall_back(failure, job.fallback_extractive)?;
-                extractive().await
-            }
-            answer => answer,
-        }
-    }
-    .await
-    .and_then(|answer| check_not_aborted(&controller).map(|()| answer));
+        step = flow.step(&mut host, event);
+    };
     let _ = unlink.call0(&JsValue::UNDEFINED);
     let (text, usage) = match outcome {
         Ok(answer) => answer,
-        Err(Failure::Aborted(e)) => return Err(e),
-        Err(Failure::Cancelled) => return Err(js_sys::Error::new(CANCELLED).into()),
-        Err(Failure::Failed(message)) => {
-            return Err(js_sys::Error::new(&branch_failed_message(&message)).into())
-        }
+        Err(BranchFailure::Aborted(e)) => return Err(e),
+        Err(BranchFailure::Error(message)) => return Err(js_sys::Error::new(&message).into()),
     };
     let (read, modified) = file_ops.file_lists();
     let mut fields: Vec<(&str, JsValue)> =

@@ -15,7 +15,7 @@ use crate::serialize::serialize_conversation;
 use crate::settings::settings_object;
 use agent_compaction_core::compaction::flow::{
     Answer, CompactionFlow, Event, Failure, FlowConfig, FlowHost, FlowInput, HookAnswer, Insert,
-    Reason, Request, Step, TextOps, UsageOut, UsageTotals,
+    Reason, Request, Step, SummaryField, TextOps, UsageOut, UsageTotals,
 };
 use agent_compaction_core::compaction::last_request::Survivors;
 use agent_compaction_core::compaction::prompts::SummaryKind;
@@ -67,18 +67,13 @@ extern "C" {
 
 /// `options.reason`: `undefined` is `manual`.
 pub fn parse_reason(value: &JsValue) -> Result<Reason, InputError> {
-    if value.is_undefined() {
-        return Ok(Reason::Manual);
-    }
-    value
-        .as_string()
-        .as_deref()
-        .and_then(Reason::from_name)
-        .ok_or_else(|| InputError::WrongType {
-            path: FieldPath::argument("options").field("reason"),
-            expected: "\"manual\", \"threshold\" or \"overflow\"",
-            got: describe(value),
-        })
+    let name = value.as_string();
+    let given = (!value.is_undefined()).then_some(name.as_deref());
+    Reason::from_option(given).map_err(|expected| InputError::WrongType {
+        path: FieldPath::argument("options").field("reason"),
+        expected,
+        got: describe(value),
+    })
 }
 
 /// Everything one compaction needs, copied out of the compactor before the
@@ -429,35 +424,26 @@ async fn ask_hook(job: &Job, messages: &JsValue) -> HookAnswer<JsString, JsValue
         Ok(v) => v,
         Err(e) => return HookAnswer::Threw(thrown_message(&e)),
     };
-    read_hook_answer(&answer).unwrap_or_else(|e| HookAnswer::Threw(e.to_string()))
+    read_hook_answer(&answer)
 }
 
-fn read_hook_answer(
-    answer: &JsValue,
-) -> Result<HookAnswer<JsString, JsValue, JsValue>, InputError> {
-    if !answer.is_object() {
-        return Ok(HookAnswer::Nothing);
-    }
+/// Reads the hook's answer for the core, which says what it means.
+fn read_hook_answer(answer: &JsValue) -> HookAnswer<JsString, JsValue, JsValue> {
     let path = || FieldPath::argument("beforeCompact result");
-    if get(answer, "cancel", || path().field("cancel"))?.is_truthy() {
-        return Ok(HookAnswer::Cancel);
-    }
-    let summary = get(answer, "summary", || path().field("summary"))?;
-    if let Some(text) = summary.dyn_ref::<JsString>() {
-        let details = get(answer, "details", || path().field("details"))?;
-        let usage = get(answer, "usage", || path().field("usage"))?;
-        return Ok(HookAnswer::Summary {
-            text: text.clone(),
-            details: details.is_object().then_some(details),
-            usage: usage.is_object().then_some(usage),
-        });
-    }
-    if summary.is_undefined() {
-        return Ok(HookAnswer::Nothing);
-    }
-    Ok(HookAnswer::SummaryNotText {
-        got: describe(&summary),
-    })
+    let read = |key| get(answer, key, || path().field(key)).map_err(|e| e.to_string());
+    let object = |v: JsValue| v.is_object().then_some(v);
+    HookAnswer::read(
+        answer.is_object(),
+        || Ok(read("cancel")?.is_truthy()),
+        || {
+            Ok(match read("summary")?.dyn_into::<JsString>() {
+                Ok(text) => SummaryField::Text(text),
+                Err(v) if v.is_undefined() => SummaryField::Undefined,
+                Err(v) => SummaryField::Other(describe(&v)),
+            })
+        },
+        || Ok((object(read("details")?), object(read("usage")?))),
+    )
 }
 
 /// The `compactionSummary` message, the new array with it inserted (the

@@ -15,7 +15,8 @@ use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::context::last_compaction_index;
 use agent_compaction_core::message::display::{display_action, DisplayAction};
 use agent_compaction_core::message::llm::{
-    bash_execution_text, llm_action, summary_text, BashExecution, LlmAction, SummaryKind,
+    bash_execution_text, failed_exit_code, llm_action, non_empty, summary_text, BashExecution,
+    ExitCode, LlmAction, SummaryKind,
 };
 use agent_compaction_core::message::role::Role;
 use js_sys::{Array, JsString};
@@ -153,41 +154,23 @@ fn summary_for_model(
 
 fn bash_for_model(message: &JsValue, index: usize) -> Result<JsValue, InputError> {
     let command = string_field(message, index, "command")?;
-    let output = optional_string_field(message, index, "output")?.filter(|o| o.length() > 0);
+    let read = |key| move || optional_string_field(message, index, key);
+    let output = non_empty(true, read("output"), |o| o.length() == 0)?;
     let cancelled = truthy_field(message, index, "cancelled")?;
     let exit_path = || FieldPath::element("messages", index).field("exitCode");
     let exit_code = get(message, "exitCode", exit_path)?;
-    // pi prints the code when it is neither null, undefined nor 0.
-    let failed_exit_code = if exit_code.is_undefined() || exit_code.is_null() {
-        None
-    } else {
-        match exit_code.as_f64() {
-            // -0 matches too, as `!== 0` says.
-            Some(0.0) => None,
-            Some(_) => Some(
-                exit_code
-                    .unchecked_ref::<js_sys::Number>()
-                    .to_string_with_radix(10)
-                    .map_err(|_| InputError::WrongType {
-                        path: exit_path(),
-                        expected: "a number",
-                        got: describe(&exit_code),
-                    })?,
-            ),
-            None => {
-                return Err(InputError::WrongType {
-                    path: exit_path(),
-                    expected: "a number or undefined",
-                    got: describe(&exit_code),
-                })
-            }
-        }
+    let code = match exit_code.as_f64() {
+        _ if exit_code.is_undefined() || exit_code.is_null() => ExitCode::Nullish,
+        Some(x) => ExitCode::Number(x),
+        None => ExitCode::Other,
     };
-    let truncated_to = if truthy_field(message, index, "truncated")? {
-        optional_string_field(message, index, "fullOutputPath")?.filter(|p| p.length() > 0)
-    } else {
-        None
-    };
+    let failed_exit_code = failed_exit_code(code).map_err(|expected| InputError::WrongType {
+        path: exit_path(),
+        expected,
+        got: describe(&exit_code),
+    })?;
+    let truncated = truthy_field(message, index, "truncated")?;
+    let truncated_to = non_empty(truncated, read("fullOutputPath"), |p| p.length() == 0)?;
     let mut text = JsText::default();
     bash_execution_text(
         &mut text,
@@ -195,7 +178,7 @@ fn bash_for_model(message: &JsValue, index: usize) -> Result<JsValue, InputError
             command: &command,
             output: output.as_ref(),
             cancelled,
-            failed_exit_code: failed_exit_code.as_ref(),
+            failed_exit_code: failed_exit_code.as_deref(),
             truncated_to: truncated_to.as_ref(),
         },
     );

@@ -1,5 +1,6 @@
 //! pi-compatible `findCutPoint` and `prepareCompaction` on the flat array.
 
+use crate::js::errors::describe;
 use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
 use crate::js::message_access::{
@@ -7,8 +8,10 @@ use crate::js::message_access::{
 };
 use crate::js::message_facts::{gather, gather_lazy, EstimateChunks, Estimator};
 use crate::js::strings::{to_js_str, to_js_string};
-use crate::js::values::{expect_object, index_argument, number, object};
-use agent_compaction_core::compaction::cut_point::find_cut_point as core_find_cut_point;
+use crate::js::values::{expect_object, number, object};
+use agent_compaction_core::compaction::cut_point::{
+    find_cut_point as core_find_cut_point, index_argument,
+};
 use agent_compaction_core::compaction::file_ops::FileOps;
 use agent_compaction_core::compaction::prepare::prepare_compaction_with;
 use agent_compaction_core::error::{FieldPath, InputError};
@@ -124,8 +127,11 @@ pub fn find_cut_point(
     keep_recent_tokens: JsValue,
 ) -> Result<JsValue, JsValue> {
     let array = messages_array(&messages).map_err(type_error)?;
-    let end = index_argument(&end, "end", array.len()).map_err(type_error)?;
-    let start = index_argument(&start, "start", end).map_err(type_error)?;
+    let index = |value: &JsValue, name, max| {
+        index_argument(value.as_f64(), name, max, || describe(value)).map_err(type_error)
+    };
+    let end = index(&end, "end", array.len())?;
+    let start = index(&start, "start", end)?;
     let keep = number(&keep_recent_tokens, || {
         FieldPath::argument("keepRecentTokens")
     })

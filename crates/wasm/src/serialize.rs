@@ -5,8 +5,9 @@
 
 use crate::js::errors::type_error;
 use crate::js::message_access::messages_array;
-use crate::js::message_source::{JsMessages, TextOps};
+use crate::js::message_source::{assemble, JsMessages};
 use agent_compaction_core::compaction::serialize::serialize;
+use agent_compaction_core::compaction::serialize::words::PieceOps;
 use js_sys::JsString;
 use wasm_bindgen::prelude::*;
 
@@ -24,7 +25,7 @@ export function serializeConversation(messages: readonly Message[]): string;
 pub fn serialize_conversation(messages: JsValue) -> Result<JsString, JsValue> {
     let messages = messages_array(&messages).map_err(type_error)?;
     let mut source = JsMessages::gather(&messages).map_err(type_error)?;
-    let mut text = TextOps::default();
+    let mut text = PieceOps::default();
     serialize(&mut source, &mut text).map_err(type_error)?;
-    text.assemble(source.pieces()).map_err(type_error)
+    assemble(&text, source.pieces()).map_err(type_error)
 }

@@ -1,7 +1,12 @@
 //! Summarizing a branch the conversation leaves (pi's `prepareBranchEntries`
 //! on the flat array): which of the abandoned messages fit the budget,
-//! newest first, tool results left out.
+//! newest first, tool results left out; then `summarizeBranch` as a flow
+//! the binding (`wasm::branch`) drives, as it drives the compaction flow:
+//! nothing to summarize, no summarizer, the prompt, the answer checked, the
+//! fallback, a late abort and every error text are decided here.
 
+use super::flow::{accept, branch_failed_message, fall_back, Answer, Failure, Request, TextOps};
+use super::prompts::{branch_prompt, SummaryKind, BRANCH_MAX_TOKENS, SYSTEM_PROMPT};
 use crate::message::role::Role;
 use crate::tokens::estimate::MessageFacts;
 use std::ops::Range;
@@ -51,49 +56,198 @@ pub fn select_branch(facts: &[MessageFacts], token_budget: u64) -> BranchSelecti
     }
 }
 
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod tests {
-    use super::*;
-    use Role::*;
+/// What `summarizeBranch` rejects with when the walk found nothing.
+pub const NOTHING_IN_BRANCH: &str =
+    "Nothing to summarize: the branch has no messages besides tool results";
 
-    fn facts(items: &[(Role, u64)]) -> Vec<MessageFacts> {
-        items
-            .iter()
-            .map(|&(r, t)| MessageFacts::new(r, t, None, 0.0))
-            .collect()
+/// The text type of a branch host.
+pub type BranchText<H> = <<H as BranchHost>::Ops as TextOps>::Text;
+
+/// What the binding does for a branch summary synchronously.
+pub trait BranchHost {
+    /// How its texts are composed and measured.
+    type Ops: TextOps;
+    /// The app's usage object, passed through untouched.
+    type Usage;
+    /// What an abort rejects with.
+    type AbortError;
+    /// The serialized conversation of the selected messages.
+    fn conversation(&mut self) -> Result<BranchText<Self>, String>;
+    /// Starts the summarizer call (it runs until [`BranchStep::Await`]).
+    fn start_call(&mut self, request: Request<BranchText<Self>>) -> Result<(), String>;
+    /// Whether the caller cancelled meanwhile (a passed deadline is not).
+    fn aborted(&mut self) -> Option<Self::AbortError>;
+}
+
+/// What the binding feeds a [`BranchFlow`].
+pub enum BranchEvent<H: BranchHost> {
+    Start,
+    /// The answer of the call [`BranchStep::Await`] waits for.
+    Answer(Answer<BranchText<H>, H::Usage, H::AbortError>),
+    /// The extractive summary [`BranchStep::Extract`] asked for.
+    Extracted(Result<BranchText<H>, String>),
+}
+
+/// How `summarizeBranch` rejects.
+#[derive(Debug, PartialEq)]
+pub enum BranchFailure<A> {
+    /// With what the abort rejected with.
+    Aborted(A),
+    /// With an `Error` of this message.
+    Error(String),
+}
+
+/// What the binding does next.
+pub enum BranchStep<H: BranchHost> {
+    /// Await the summarizer call and feed [`BranchEvent::Answer`].
+    Await,
+    /// Build the extractive summary of the selected messages within
+    /// `max_chars` (UTF-16 code units) and feed [`BranchEvent::Extracted`].
+    Extract {
+        max_chars: usize,
+    },
+    /// The `branchSummary`'s text, and the usage of the call that wrote it.
+    Done {
+        text: BranchText<H>,
+        usage: Option<H::Usage>,
+    },
+    Fail(BranchFailure<H::AbortError>),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum BranchPhase {
+    Start,
+    Awaiting,
+    Extracting,
+    Done,
+}
+
+/// One `summarizeBranch` call, from the selection to the summary's text.
+pub struct BranchFlow<T> {
+    has_summarizer: bool,
+    fallback_extractive: bool,
+    custom_instructions: Option<T>,
+    replace_instructions: bool,
+    phase: BranchPhase,
+}
+
+impl<T> BranchFlow<T> {
+    /// The flow for `selection`; `Err` with the rejection's message when it
+    /// holds nothing to summarize.
+    pub fn new(
+        selection: &BranchSelection,
+        has_summarizer: bool,
+        fallback_extractive: bool,
+        custom_instructions: Option<T>,
+        replace_instructions: bool,
+    ) -> Result<Self, &'static str> {
+        if selection.included.is_empty() {
+            return Err(NOTHING_IN_BRANCH);
+        }
+        Ok(BranchFlow {
+            has_summarizer,
+            fallback_extractive,
+            custom_instructions,
+            replace_instructions,
+            phase: BranchPhase::Start,
+        })
     }
 
-    #[test]
-    fn newest_first_within_the_budget_without_tool_results() {
-        let f = facts(&[
-            (User, 50),
-            (Assistant, 50),
-            (ToolResult, 1000),
-            (User, 30),
-            (Assistant, 30),
-        ]);
-        let s = select_branch(&f, 100);
-        assert_eq!(s.included, vec![3, 4]);
-        assert_eq!(s.total_tokens, 60);
-        // The message that stopped the walk was visited (its file operations count).
-        assert_eq!(s.visited, 1..5);
-        assert_eq!(select_branch(&f, 0).included, vec![0, 1, 3, 4]);
+    /// The next step after `event`.
+    pub fn step<H>(&mut self, host: &mut H, event: BranchEvent<H>) -> BranchStep<H>
+    where
+        H: BranchHost<Ops: TextOps<Text = T>>,
+    {
+        match (std::mem::replace(&mut self.phase, BranchPhase::Done), event) {
+            (BranchPhase::Start, BranchEvent::Start) if !self.has_summarizer => self.extract(),
+            (BranchPhase::Start, BranchEvent::Start) => match self.start(host) {
+                Ok(Ok(())) => {
+                    self.phase = BranchPhase::Awaiting;
+                    BranchStep::Await
+                }
+                // The call did not start: a failure like any answer's.
+                Ok(Err(message)) => self.failed(Failure::Failed(message)),
+                // The selection could not be serialized: no fallback.
+                Err(message) => BranchStep::Fail(branch_failure(Failure::Failed(message))),
+            },
+            (BranchPhase::Awaiting, BranchEvent::Answer(answer)) => {
+                match accept::<H::Ops, _, _>(answer, BRANCH_MAX_TOKENS) {
+                    Ok((text, usage)) => done(host, text, usage),
+                    Err(failure) => self.failed(failure),
+                }
+            }
+            (BranchPhase::Extracting, BranchEvent::Extracted(Ok(text))) => done(host, text, None),
+            (BranchPhase::Extracting, BranchEvent::Extracted(Err(message))) => {
+                BranchStep::Fail(branch_failure(Failure::Failed(message)))
+            }
+            _ => BranchStep::Fail(branch_failure(Failure::Failed(
+                "internal error: an event out of order".into(),
+            ))),
+        }
     }
 
-    #[test]
-    fn a_summary_that_does_not_fit_is_kept_below_ninety_percent() {
-        let f = facts(&[(CompactionSummary, 500), (User, 10)]);
-        assert_eq!(select_branch(&f, 100).included, vec![0, 1]);
-        let f = facts(&[(BranchSummary, 500), (User, 95)]);
-        assert_eq!(select_branch(&f, 100).included, vec![1]);
-        let f = facts(&[(User, 500), (User, 10)]);
-        assert_eq!(select_branch(&f, 100).included, vec![1]);
+    /// Serializes the selection (the outer `Err`) and starts the one
+    /// summarizer call (the inner one).
+    fn start<H>(&self, host: &mut H) -> Result<Result<(), String>, String>
+    where
+        H: BranchHost<Ops: TextOps<Text = T>>,
+    {
+        let conversation = host.conversation()?;
+        let custom = self.custom_instructions.as_ref().map(H::Ops::borrow);
+        let prompt = H::Ops::compose(|out| {
+            branch_prompt(
+                out,
+                H::Ops::borrow(&conversation),
+                custom,
+                self.replace_instructions,
+            )
+        });
+        Ok(host.start_call(Request {
+            kind: SummaryKind::Branch,
+            system_prompt: SYSTEM_PROMPT,
+            prompt,
+            max_tokens: BRANCH_MAX_TOKENS,
+        }))
     }
 
-    #[test]
-    fn empty() {
-        let s = select_branch(&[], 10);
-        assert!(s.included.is_empty());
-        assert!(s.visited.is_empty());
+    /// A failure falls back to the extractive summary when allowed; an
+    /// abort never does.
+    fn failed<H: BranchHost>(&mut self, failure: Failure<H::AbortError>) -> BranchStep<H> {
+        match fall_back(failure, self.fallback_extractive) {
+            Ok(_) => self.extract(),
+            Err(failure) => BranchStep::Fail(branch_failure(failure)),
+        }
+    }
+
+    fn extract<H: BranchHost>(&mut self) -> BranchStep<H> {
+        self.phase = BranchPhase::Extracting;
+        BranchStep::Extract {
+            max_chars: (BRANCH_MAX_TOKENS as usize) * 4,
+        }
     }
 }
+
+/// How a failure rejects: an abort with its own value, anything else with
+/// an `Error` whose message says the branch summary failed and why.
+pub fn branch_failure<A>(failure: Failure<A>) -> BranchFailure<A> {
+    match failure {
+        Failure::Aborted(a) => BranchFailure::Aborted(a),
+        Failure::Cancelled => BranchFailure::Error(super::flow::CANCELLED.into()),
+        Failure::Failed(m) => BranchFailure::Error(branch_failed_message(&m)),
+    }
+}
+
+/// The summary stands unless the caller aborted meanwhile.
+fn done<H: BranchHost>(
+    host: &mut H,
+    text: BranchText<H>,
+    usage: Option<H::Usage>,
+) -> BranchStep<H> {
+    match host.aborted() {
+        Some(a) => BranchStep::Fail(BranchFailure::Aborted(a)),
+        None => BranchStep::Done { text, usage },
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;

@@ -8,6 +8,8 @@
 //! `compaction` entry is never a cut point and stops the walk back; the cut
 //! moves back over `custom_message` / `branch_summary` entries before it.
 
+use crate::error::{FieldPath, InputError};
+use crate::js::number::number_to_string;
 use crate::message::role::Role;
 use crate::tokens::estimate::MessageFacts;
 use std::convert::Infallible;
@@ -72,6 +74,32 @@ pub fn find_cut_point(
         Ok::<u64, Infallible>(u64::from(facts[i].tokens))
     });
     cut
+}
+
+/// `findCutPoint`'s `start` or `end` argument (`name`): a whole number from
+/// 0 to `max` (`end`: the array's length; `start`: `end`). `value` is the
+/// argument when it is a number; `described` says what it is otherwise.
+pub fn index_argument(
+    value: Option<f64>,
+    name: &'static str,
+    max: u32,
+    described: impl FnOnce() -> String,
+) -> Result<u32, InputError> {
+    match value {
+        Some(x) if x.fract() == 0.0 && x >= 0.0 && x <= max as f64 => Ok(x as u32),
+        _ => Err(InputError::WrongType {
+            path: FieldPath::argument(name),
+            expected: if max == 0 {
+                "0"
+            } else {
+                "an integer index within the array"
+            },
+            got: match value {
+                Some(x) => number_to_string(x),
+                None => described(),
+            },
+        }),
+    }
 }
 
 /// [`find_cut_point`] with the estimates supplied by `tokens(index)`, asked
@@ -139,6 +167,37 @@ pub fn find_cut_point_with<E>(
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn index_arguments_are_whole_numbers_within_the_array() {
+        let what = || "a string".to_string();
+        assert_eq!(index_argument(Some(3.0), "end", 5, what), Ok(3));
+        assert_eq!(index_argument(Some(0.0), "start", 0, what), Ok(0));
+        assert_eq!(index_argument(Some(5.0), "end", 5, what), Ok(5));
+        let e = |v, max| index_argument(v, "end", max, what).unwrap_err().to_string();
+        assert_eq!(
+            e(Some(6.0), 5),
+            "end must be an integer index within the array, got 6"
+        );
+        assert_eq!(
+            e(Some(1.5), 5),
+            "end must be an integer index within the array, got 1.5"
+        );
+        assert_eq!(
+            e(Some(-1.0), 5),
+            "end must be an integer index within the array, got -1"
+        );
+        assert_eq!(
+            e(Some(f64::NAN), 5),
+            "end must be an integer index within the array, got NaN"
+        );
+        assert_eq!(
+            e(None, 5),
+            "end must be an integer index within the array, got a string"
+        );
+        // An empty array has one index: 0.
+        assert_eq!(e(Some(1.0), 0), "end must be 0, got 1");
+    }
     use Role::*;
 
     fn session(items: &[(Role, u64)]) -> Vec<MessageFacts> {

@@ -64,6 +64,8 @@ use crate::js::number::number_to_js_string;
 use crate::js::string::JsStr;
 use std::borrow::Cow;
 
+pub mod words;
+
 /// Tool results longer than this many UTF-16 code units are cut (pi's
 /// `TOOL_RESULT_MAX_CHARS`).
 pub const TOOL_RESULT_MAX_CHARS: usize = 2000;

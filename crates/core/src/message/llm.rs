@@ -6,6 +6,7 @@
 //! from the engine's own strings (exact UTF-16, lone surrogates included)
 //! while the native tests build Rust `String`s with the same code.
 
+use crate::js::number::number_to_string;
 use crate::message::role::Role;
 
 /// What `convertToLlm` does with one message.
@@ -143,8 +144,9 @@ pub struct BashExecution<'a, T: ?Sized> {
     /// The output when it is a non-empty string.
     pub output: Option<&'a T>,
     pub cancelled: bool,
-    /// The exit code as text, when it is present and not zero.
-    pub failed_exit_code: Option<&'a T>,
+    /// The exit code as text, when it is present and not zero
+    /// ([`failed_exit_code`]).
+    pub failed_exit_code: Option<&'a str>,
     /// The full-output path, when the output was truncated and a path given.
     pub truncated_to: Option<&'a T>,
 }
@@ -166,13 +168,49 @@ pub fn bash_execution_text<S: TextSink>(out: &mut S, b: &BashExecution<'_, S::Te
         out.literal("\n\n(command cancelled)");
     } else if let Some(code) = b.failed_exit_code {
         out.literal("\n\nCommand exited with code ");
-        out.text(code);
+        out.literal(code);
     }
     if let Some(path) = b.truncated_to {
         out.literal("\n\n[Output truncated. Full output: ");
         out.text(path);
         out.literal("]");
     }
+}
+
+/// A `bashExecution`'s `exitCode` as read: `null` or `undefined`, a
+/// number, or anything else.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ExitCode {
+    Nullish,
+    Number(f64),
+    Other,
+}
+
+/// The exit code pi prints: none for `null`, `undefined` and 0 (-0 too, as
+/// `!== 0` says), else the number as JavaScript prints it. `Err` with what
+/// was expected when it is not a number.
+pub fn failed_exit_code(code: ExitCode) -> Result<Option<String>, &'static str> {
+    match code {
+        ExitCode::Nullish => Ok(None),
+        // -0 matches too.
+        ExitCode::Number(0.0) => Ok(None),
+        ExitCode::Number(x) => Ok(Some(number_to_string(x))),
+        ExitCode::Other => Err("a number or undefined"),
+    }
+}
+
+/// A text field that counts only when it is a non-empty string (`output`;
+/// `fullOutputPath`, read only when `wanted`: when the output was
+/// truncated). `is_empty` measures the caller's text.
+pub fn non_empty<T, E>(
+    wanted: bool,
+    read: impl FnOnce() -> Result<Option<T>, E>,
+    is_empty: impl Fn(&T) -> bool,
+) -> Result<Option<T>, E> {
+    if !wanted {
+        return Ok(None);
+    }
+    Ok(read()?.filter(|t| !is_empty(t)))
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -275,6 +313,42 @@ mod tests {
             }),
             "Ran `ls -la`\n```\na\nb\n```\n\n(command cancelled)\n\n[Output truncated. Full output: /tmp/out.txt]"
         );
+    }
+
+    #[test]
+    fn the_exit_code_is_printed_unless_absent_or_zero() {
+        assert_eq!(failed_exit_code(ExitCode::Nullish), Ok(None));
+        assert_eq!(failed_exit_code(ExitCode::Number(0.0)), Ok(None));
+        assert_eq!(failed_exit_code(ExitCode::Number(-0.0)), Ok(None));
+        assert_eq!(
+            failed_exit_code(ExitCode::Number(2.0)),
+            Ok(Some("2".into()))
+        );
+        assert_eq!(
+            failed_exit_code(ExitCode::Number(-1.5)),
+            Ok(Some("-1.5".into()))
+        );
+        assert_eq!(
+            failed_exit_code(ExitCode::Number(f64::NAN)),
+            Ok(Some("NaN".into()))
+        );
+        assert_eq!(
+            failed_exit_code(ExitCode::Other),
+            Err("a number or undefined")
+        );
+    }
+
+    #[test]
+    fn output_and_path_count_only_when_non_empty_and_the_path_only_when_truncated() {
+        let read = |t: Option<&'static str>| move || Ok::<_, ()>(t);
+        let empty = |t: &&str| t.is_empty();
+        assert_eq!(non_empty(true, read(Some("a")), empty), Ok(Some("a")));
+        assert_eq!(non_empty(true, read(Some("")), empty), Ok(None));
+        assert_eq!(non_empty(true, read(None), empty), Ok(None));
+        // Not truncated: the path is not even read.
+        let unread = || -> Result<Option<&str>, ()> { panic!("read") };
+        assert_eq!(non_empty(false, unread, empty), Ok(None));
+        assert_eq!(non_empty(true, || Err::<Option<&str>, _>(7), empty), Err(7));
     }
 
     fn action(role: Role, excluded: Option<bool>) -> LlmAction {

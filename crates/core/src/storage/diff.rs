@@ -31,6 +31,25 @@ pub struct IdentityFacts {
     pub new_class: Vec<i32>,
 }
 
+impl IdentityFacts {
+    /// The facts from the shim's words (`identityFacts` in shim/store.js):
+    /// `[prefix]` when the known array is a prefix of the new one, else
+    /// `[prefix, class of each known[prefix..], class of each new[prefix..]]`,
+    /// for a known array of `known_len` and a new one of `new_len`.
+    pub fn from_words(words: &[i32], known_len: usize, new_len: usize) -> IdentityFacts {
+        let prefix = words.first().map_or(0, |&p| p.max(0) as usize);
+        let rest = words.get(1..).unwrap_or(&[]);
+        let split = known_len.saturating_sub(prefix).min(rest.len());
+        IdentityFacts {
+            prefix,
+            known_len,
+            new_len,
+            known_class: rest[..split].to_vec(),
+            new_class: rest[split..].to_vec(),
+        }
+    }
+}
+
 /// Why the facts cannot be turned into a plan (a shim bug, never bad input).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("inconsistent identity facts: {0}")]
@@ -161,6 +180,29 @@ pub fn key_runs(edit: &Edit, old_len: usize) -> Vec<KeyRun> {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shims_words_decode_into_facts() {
+        // A turn: the known array is a prefix.
+        let turn = IdentityFacts::from_words(&[3], 3, 5);
+        assert_eq!((turn.prefix, turn.known_len, turn.new_len), (3, 3, 5));
+        assert!(turn.known_class.is_empty() && turn.new_class.is_empty());
+        assert_eq!(edit(&turn).unwrap().inserted, vec![3, 4]);
+        // known [a b c], new [a c x]: classes after the common prefix.
+        let f = IdentityFacts::from_words(&[1, 0, 1, 1, -1], 3, 3);
+        assert_eq!(f.known_class, vec![0, 1]);
+        assert_eq!(f.new_class, vec![1, -1]);
+        let e = edit(&f).unwrap();
+        assert_eq!((e.inserted, e.removed), (vec![2], vec![1]));
+        // Words cut short or empty never panic.
+        let short = IdentityFacts::from_words(&[0, 5], 3, 1);
+        assert_eq!((short.known_class, short.new_class), (vec![5], vec![]));
+        assert_eq!(
+            IdentityFacts::from_words(&[], 0, 0),
+            IdentityFacts::default()
+        );
+        assert_eq!(IdentityFacts::from_words(&[-4], 2, 2).prefix, 0);
+    }
 
     /// The identity scan as the shim makes it, over arrays of object ids.
     fn facts(known: &[u32], new: &[u32]) -> IdentityFacts {

@@ -94,9 +94,25 @@ pub fn loaded(read: Read, last_summary: impl FnOnce() -> Option<usize>) -> View 
     }
 }
 
+/// The packs `flattenRecords` (shim/store.js) found, from its flat
+/// `(first index, count)` pairs (an odd last word is ignored).
+pub fn packs_from_pairs(pairs: &[u32]) -> Vec<Pack> {
+    pairs
+        .chunks_exact(2)
+        .map(|p| (p[0] as usize, p[1] as usize))
+        .collect()
+}
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packs_come_in_pairs() {
+        assert_eq!(packs_from_pairs(&[0, 3, 5, 2]), vec![(0, 3), (5, 2)]);
+        assert_eq!(packs_from_pairs(&[4, 2, 9]), vec![(4, 2)]);
+        assert!(packs_from_pairs(&[]).is_empty());
+    }
 
     fn read(context_only: bool, len: usize, packs: Vec<Pack>, skip: u32) -> Read {
         Read {

@@ -23,6 +23,8 @@
 //!    [`refreshed`]: the fields again when the stored record moved;
 //! 8. [`put_failure`]: a message the browser cannot clone names itself.
 //!
+//! [`pack_keys`] says where each pack record's key comes from.
+//!
 //! [`context_tokens`] is the record's context size, read from the end.
 
 use super::connection::{save_landed, Landed};
@@ -208,6 +210,33 @@ pub fn plan_writes(view: &View, old_len: usize, old_keys: usize, edit: &Edit, s:
         fields,
         layout,
     }
+}
+
+/// Where a pack record's key comes from; the binding makes the key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PackKey {
+    /// Old message `k`'s record key.
+    Old(usize),
+    /// The new key of inserted message `j`.
+    Inserted(usize),
+    /// A new position between the key of new message `before` (the first
+    /// part of a split pack, keyed just before) and that of `after` (none:
+    /// the pack ends the session).
+    Between { before: usize, after: Option<usize> },
+}
+
+/// The key of each pack [`plan_writes`] puts, in order (`layout.pack_puts`)
+/// for a new array of `new_len` messages.
+pub fn pack_keys(layout: &Layout, new_len: usize) -> Vec<PackKey> {
+    let key = |p: &packing::PackPut| match p.key {
+        KeyOf::Old(k) => PackKey::Old(k),
+        KeyOf::Inserted(j) => PackKey::Inserted(j),
+        KeyOf::Split => PackKey::Between {
+            before: p.start.saturating_sub(1),
+            after: Some(p.start + p.len).filter(|&end| end < new_len),
+        },
+    };
+    layout.pack_puts.iter().map(key).collect()
 }
 
 /// The fields again when the stored record's `lastModified` (read inside

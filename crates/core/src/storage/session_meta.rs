@@ -173,6 +173,34 @@ pub fn model_key(provider: Option<String>, model_id: Option<String>) -> Option<S
     Some(format!("{}/{}", provider?, model_id?))
 }
 
+/// What `exportJsonl` tells the session-file writer of a stored session:
+/// its id, and its title, model and creation time where the record has
+/// them (a string; a finite number).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ExportOptions {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<f64>,
+}
+
+pub fn export_options(
+    id: &str,
+    title: Option<String>,
+    model: Option<String>,
+    created_at: Option<f64>,
+) -> ExportOptions {
+    ExportOptions {
+        id: id.to_owned(),
+        title,
+        model,
+        timestamp: created_at.filter(|t| t.is_finite()),
+    }
+}
+
 /// The fields a save writes over the stored record (the rest is kept;
 /// the binding adds `contextKey`, a key it holds).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -291,6 +319,18 @@ pub fn defaults(old: &OldRecord) -> Defaults {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_export_carries_what_the_record_has() {
+        let o = export_options("s", Some("T".into()), None, Some(5.0));
+        assert_eq!((o.id.as_str(), o.title.as_deref()), ("s", Some("T")));
+        assert_eq!((o.model, o.timestamp), (None, Some(5.0)));
+        assert_eq!(
+            export_options("s", None, None, Some(f64::NAN)).timestamp,
+            None
+        );
+        assert_eq!(export_options("s", None, None, None).timestamp, None);
+    }
 
     #[test]
     fn records_serialize_as_the_store_writes_them() {

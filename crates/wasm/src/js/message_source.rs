@@ -5,16 +5,16 @@
 //! reads from every message and converts it as JavaScript converts it,
 //! recording every read or conversion that throws; the strings stay in a
 //! JavaScript array (`pieces`) and only their indices and lengths cross into
-//! wasm, as a `Uint32Array` of words. The core decides the text as a list of
-//! operations on those pieces ([`TextOps`]), and one more call
+//! wasm, as a `Uint32Array` of words, which the core decodes
+//! (`core::compaction::serialize::words`). The core decides the text as a
+//! list of operations on those pieces (`PieceOps`), and one more call
 //! (`assembleText`) concatenates them. So the caller's text is never copied
 //! into wasm memory and comes back exactly, lone surrogates included.
 
 use crate::js::errors::thrown_message;
 use crate::js::message_access::JsArray;
-use agent_compaction_core::compaction::serialize::{
-    Arguments, Block, Content, Message, MessageSource, Piece, Sink, ToolCall, Value,
-};
+use agent_compaction_core::compaction::serialize::words::{PieceOps, WordFault, WordPiece, Words};
+use agent_compaction_core::compaction::serialize::{Message, MessageSource};
 use agent_compaction_core::error::{FieldPath, InputError};
 use js_sys::{Array, JsString, Uint32Array};
 use wasm_bindgen::prelude::*;
@@ -38,53 +38,10 @@ extern "C" {
     fn assemble_text(pieces: &Array, ops: &[u32], literals: &str) -> Result<JsString, JsValue>;
 }
 
-// The words' codes: must match the shim's `M_`, `C_`, `B_`, `V_`, `A_` and
-// `J_` constants. The rest (`M_SKIPPED`, `C_OTHER`, `B_OTHER`, `V_NONE`,
-// `A_ENTRIES`, `J_TEXT`) are the default branches below.
-const M_NULLISH: u32 = 0;
-const M_THREW: u32 = 1;
-const M_ROLE_THREW: u32 = 2;
-const M_USER: u32 = 4;
-const M_ASSISTANT: u32 = 5;
-const M_TOOL_RESULT: u32 = 6;
-const C_THREW: u32 = 0;
-const C_STRING: u32 = 1;
-const C_BLOCKS: u32 = 2;
-const B_HOLE: u32 = 0;
-const B_NULLISH: u32 = 1;
-const B_THREW: u32 = 2;
-const B_TYPE_THREW: u32 = 3;
-const B_TEXT: u32 = 5;
-const B_THINKING: u32 = 6;
-const B_TOOL_CALL: u32 = 7;
-const V_READ_THREW: u32 = 0;
-const V_TEXT: u32 = 2;
-const V_NOT_TEXT: u32 = 3;
-const A_READ_THREW: u32 = 0;
-const A_NULLISH: u32 = 1;
-const A_ENTRIES_THREW: u32 = 2;
-const J_THREW: u32 = 1;
-
-/// A string in `pieces`, with its length in UTF-16 code units.
-#[derive(Clone, Copy)]
-pub struct JsPiece {
-    index: u32,
-    units: u32,
-}
-
-impl Piece for JsPiece {
-    fn units(&self) -> usize {
-        self.units as usize
-    }
-}
-
-/// A fault is the index of its explanation in `pieces`.
-type Fault = u32;
-
-/// The gathered facts of a conversation, read one message at a time.
+/// The gathered facts of a conversation, decoded one message at a time by
+/// the core (`core::compaction::serialize::words`).
 pub struct JsMessages {
-    words: Vec<u32>,
-    at: usize,
+    words: Words,
     pieces: Array,
 }
 
@@ -99,8 +56,7 @@ impl JsMessages {
             })?
             .to_vec();
         Ok(JsMessages {
-            words,
-            at: 0,
+            words: Words::new(words),
             pieces,
         })
     }
@@ -108,166 +64,31 @@ impl JsMessages {
     pub fn pieces(&self) -> &Array {
         &self.pieces
     }
-
-    /// The next word; past the end (never, for the shim's words) a code
-    /// that decodes as nothing more to read.
-    fn word(&mut self) -> u32 {
-        let w = self.words.get(self.at).copied().unwrap_or(u32::MAX);
-        self.at += 1;
-        w
-    }
-
-    fn more(&self) -> bool {
-        self.at < self.words.len()
-    }
-
-    fn piece(&mut self) -> JsPiece {
-        JsPiece {
-            index: self.word(),
-            units: self.word(),
-        }
-    }
-
-    /// A list of `n` items, never longer than the words left.
-    fn list<T>(&mut self, item: impl Fn(&mut Self) -> T) -> Vec<T> {
-        let n = self.word() as usize;
-        let mut items = Vec::with_capacity(n.min(self.words.len().saturating_sub(self.at)));
-        for _ in 0..n {
-            if !self.more() {
-                break;
-            }
-            items.push(item(self));
-        }
-        items
-    }
-
-    fn content(&mut self) -> Content<JsPiece, Fault> {
-        match self.word() {
-            C_THREW => Content::Threw(self.word()),
-            C_STRING => Content::String(self.piece()),
-            C_BLOCKS => Content::Blocks(self.list(Self::block)),
-            _ => Content::Other(self.word()),
-        }
-    }
-
-    fn block(&mut self) -> Block<JsPiece, Fault> {
-        match self.word() {
-            B_HOLE => Block::Hole,
-            B_NULLISH => Block::Nullish(self.word()),
-            B_THREW => Block::Threw(self.word()),
-            B_TYPE_THREW => Block::TypeThrew(self.word()),
-            B_TEXT => Block::Text(self.value()),
-            B_THINKING => Block::Thinking(self.value()),
-            B_TOOL_CALL => Block::ToolCall(ToolCall {
-                arguments: self.arguments(),
-                name: self.value(),
-            }),
-            _ => Block::Other,
-        }
-    }
-
-    fn value(&mut self) -> Value<JsPiece, Fault> {
-        match self.word() {
-            V_READ_THREW => Value::ReadThrew(self.word()),
-            V_TEXT => Value::Text(Some(self.piece())),
-            V_NOT_TEXT => Value::NotText(self.word()),
-            _ => Value::Text(None),
-        }
-    }
-
-    fn arguments(&mut self) -> Arguments<JsPiece, Fault> {
-        match self.word() {
-            A_READ_THREW => Arguments::ReadThrew(self.word()),
-            A_NULLISH => Arguments::Nullish(self.word()),
-            A_ENTRIES_THREW => Arguments::EntriesThrew(self.word()),
-            _ => Arguments::Entries(self.list(|s| {
-                let key = s.piece();
-                let json = match s.word() {
-                    J_THREW => Err(s.word()),
-                    _ => Ok(s.piece()),
-                };
-                (key, json)
-            })),
-        }
-    }
 }
 
 impl MessageSource for JsMessages {
-    type Text = JsPiece;
-    type Fault = Fault;
+    type Text = WordPiece;
+    type Fault = WordFault;
 
-    fn next_message(&mut self) -> Option<Message<JsPiece, Fault>> {
-        if !self.more() {
-            return None;
-        }
-        Some(match self.word() {
-            M_NULLISH => Message::Nullish(self.word()),
-            M_THREW => Message::Threw(self.word()),
-            M_ROLE_THREW => Message::RoleThrew(self.word()),
-            M_USER => Message::User(self.content()),
-            M_ASSISTANT => Message::Assistant(self.content()),
-            M_TOOL_RESULT => Message::ToolResult(self.content()),
-            _ => Message::Skipped,
-        })
+    fn next_message(&mut self) -> Option<Message<WordPiece, WordFault>> {
+        self.words.next_message()
     }
 
-    fn explain(&self, fault: &Fault) -> String {
+    fn explain(&self, fault: &WordFault) -> String {
         self.pieces.get(*fault).as_string().unwrap_or_default()
     }
 }
 
-/// The output as operations on the pieces, for `assembleText`.
-#[derive(Default)]
-pub struct TextOps {
-    ops: Vec<u32>,
-    literals: String,
-    /// The length of `literals` in UTF-16 code units.
-    literal_units: u32,
-    /// Where the last operation starts, when it is a literal (which the next
-    /// literal then extends).
-    last_literal: Option<usize>,
-}
-
-const OP_PIECE: u32 = 0;
-const OP_PREFIX: u32 = 1;
-const OP_LITERAL: u32 = 2;
-
-impl TextOps {
-    /// The text, concatenated by the engine.
-    pub fn assemble(&self, pieces: &Array) -> Result<JsString, InputError> {
-        if self.ops.is_empty() {
-            return Ok(JsString::from(""));
-        }
-        assemble_text(pieces, &self.ops, &self.literals).map_err(|thrown| InputError::Unreadable {
-            path: FieldPath::argument("messages"),
-            reason: thrown_message(&thrown),
-        })
+/// The text the core's operations on the pieces make, concatenated by the
+/// engine.
+pub fn assemble(ops: &PieceOps, pieces: &Array) -> Result<JsString, InputError> {
+    if ops.ops().is_empty() {
+        return Ok(JsString::from(""));
     }
-}
-
-impl Sink<JsPiece> for TextOps {
-    fn literal(&mut self, s: &str) {
-        let start = self.literal_units;
-        self.literals.push_str(s);
-        self.literal_units += s.encode_utf16().count() as u32;
-        match self.last_literal.and_then(|op| self.ops.get_mut(op + 2)) {
-            Some(end) => *end = self.literal_units,
-            None => {
-                self.last_literal = Some(self.ops.len());
-                self.ops.extend([OP_LITERAL, start, self.literal_units]);
-            }
-        }
-    }
-
-    fn text(&mut self, t: &JsPiece) {
-        self.last_literal = None;
-        self.ops.extend([OP_PIECE, t.index]);
-    }
-
-    fn text_prefix(&mut self, t: &JsPiece, units: usize) {
-        self.last_literal = None;
-        self.ops.extend([OP_PREFIX, t.index, units as u32]);
-    }
+    assemble_text(pieces, ops.ops(), ops.literals()).map_err(|thrown| InputError::Unreadable {
+        path: FieldPath::argument("messages"),
+        reason: thrown_message(&thrown),
+    })
 }
 
 /// The caller's own JavaScript values, in a real headless Chromium: values

@@ -84,25 +84,6 @@ fn expect_object_at(value: &JsValue, path: &dyn Fn() -> FieldPath) -> Result<(),
     }
 }
 
-/// An index argument: an integer in `0..=max`.
-pub fn index_argument(value: &JsValue, name: &'static str, max: u32) -> Result<u32, InputError> {
-    match value.as_f64() {
-        Some(x) if x.fract() == 0.0 && x >= 0.0 && x <= max as f64 => Ok(x as u32),
-        _ => Err(InputError::WrongType {
-            path: FieldPath::argument(name),
-            expected: if max == 0 {
-                "0"
-            } else {
-                "an integer index within the array"
-            },
-            got: match value.as_f64() {
-                Some(x) => agent_compaction_core::js::number::number_to_string(x),
-                None => describe(value),
-            },
-        }),
-    }
-}
-
 /// `options[key]` as a non-empty string, `None` when absent, null or empty.
 pub fn optional_text(
     options: &JsValue,

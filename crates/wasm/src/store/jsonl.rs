@@ -8,7 +8,7 @@ use super::connection::{database, retrying};
 use super::load::read;
 use super::locks::exclusive;
 use super::new_session::{meta_for, put};
-use super::records::{get, merge_meta, public_meta, request, set, storage_error, thrown, Tx};
+use super::records::{get, merge_meta, public_meta, request, storage_error, thrown, Tx};
 use super::save::preview_of;
 use super::schema::{MESSAGES, SESSIONS};
 use super::{options_arg, string_arg, Inner};
@@ -18,7 +18,7 @@ use agent_compaction_core::storage::arguments::{import_text, imported_created_at
 use agent_compaction_core::storage::connection::{whole_landed, Landed};
 use agent_compaction_core::storage::save_plan::{durability, WriteKind};
 use agent_compaction_core::storage::session_meta::{
-    import_title, model_key, Seed, IMPORT_TITLE_MAX,
+    export_options, import_title, model_key, Seed, IMPORT_TITLE_MAX,
 };
 use js_sys::{Array, Object};
 use std::rc::Rc;
@@ -42,18 +42,14 @@ pub async fn export(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
 
 fn export_of(id: &str, stored: &super::load::Stored) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.exportJsonl";
-    let options: JsValue = Object::new().into();
-    set(&options, "id", &id.into());
-    for key in ["title", "model"] {
-        let value = get(&stored.record, key);
-        if value.is_string() {
-            set(&options, key, &value);
-        }
-    }
-    let created = get(&stored.record, "createdAt");
-    if created.as_f64().is_some_and(f64::is_finite) {
-        set(&options, "timestamp", &created);
-    }
+    let record = |key| get(&stored.record, key);
+    let options = export_options(
+        id,
+        record("title").as_string(),
+        record("model").as_string(),
+        record("createdAt").as_f64(),
+    );
+    let options = super::meta::to_js(&options)?;
     messages_to_pi_session(stored.messages.clone().into(), options)
         .map(JsValue::from)
         .map_err(|e| prefixed(ACTION, e))

@@ -44,14 +44,8 @@ extern "C" {
 /// leaving out `skip` messages of the first record when it is a pack.
 pub fn flatten(records: &Array, skip: u32) -> (Array, Array, Vec<Pack>) {
     let parts = flatten_records(&records.get(0), &records.get(1), skip);
-    let pairs = parts
-        .get(2)
-        .unchecked_into::<js_sys::Uint32Array>()
-        .to_vec();
-    let packs = pairs
-        .chunks_exact(2)
-        .map(|p| (p[0] as usize, p[1] as usize))
-        .collect();
+    let pairs = parts.get(2).unchecked_into::<js_sys::Uint32Array>();
+    let packs = plan::packs_from_pairs(&pairs.to_vec());
     (
         parts.get(0).unchecked_into(),
         parts.get(1).unchecked_into(),

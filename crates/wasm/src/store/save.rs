@@ -24,8 +24,7 @@ use agent_compaction_core::message::role::Role;
 use agent_compaction_core::storage::connection::Landed;
 use agent_compaction_core::storage::diff::{self, key_runs, IdentityFacts};
 use agent_compaction_core::storage::known::View;
-use agent_compaction_core::storage::packing::KeyOf;
-use agent_compaction_core::storage::save_flow as flow;
+use agent_compaction_core::storage::save_flow::{self as flow, PackKey};
 use agent_compaction_core::storage::save_plan::{
     inserted_positions, is_failed_attempt, last_summary_after, positions_between, preview, Edit,
     LastSummary,
@@ -195,14 +194,14 @@ async fn save_locked(
     // Pack keys in order: a split's second part is keyed between its first
     // part (keyed just before) and the next record.
     let mut pack_keys: Vec<JsValue> = Vec::with_capacity(layout.pack_puts.len());
-    for p in &layout.pack_puts {
-        let key = match p.key {
-            KeyOf::Old(k) => base.keys.get(k as u32),
-            KeyOf::Inserted(j) => keys.get(j as u32),
-            KeyOf::Split => {
-                let before = position_of(&keys.get(p.start as u32 - 1));
-                let after = (p.start + p.len < new.length() as usize)
-                    .then(|| position_of(&keys.get((p.start + p.len) as u32)));
+    let sources = flow::pack_keys(layout, new.length() as usize);
+    for (p, source) in layout.pack_puts.iter().zip(sources) {
+        let position = |j: usize| position_of(&keys.get(j as u32));
+        let key = match source {
+            PackKey::Old(k) => base.keys.get(k as u32),
+            PackKey::Inserted(j) => keys.get(j as u32),
+            PackKey::Between { before, after } => {
+                let (before, after) = (position(before), after.map(position));
                 let position = positions_between(Some(&before), after.as_deref(), 1);
                 message_key(&id, &position[0]).into()
             }
@@ -350,17 +349,7 @@ fn put_error(e: JsValue, edit: &Edit, from: usize) -> JsValue {
 fn diff(known: &Array, new: &Array) -> Result<(Vec<u32>, Edit), JsValue> {
     let words = identity_facts(known, new).to_vec();
     let (m, n) = (known.length() as usize, new.length() as usize);
-    let prefix = words.first().map_or(0, |&p| p.max(0) as usize);
-    let rest = words.get(1..).unwrap_or(&[]);
-    let split = (m.saturating_sub(prefix)).min(rest.len());
-    let facts = IdentityFacts {
-        prefix,
-        known_len: m,
-        new_len: n,
-        known_class: rest[..split].to_vec(),
-        new_class: rest[split..].to_vec(),
-    };
-    let edit = diff::edit(&facts)
+    let edit = diff::edit(&IdentityFacts::from_words(&words, m, n))
         .map_err(|e| JsValue::from(js_sys::Error::new(&format!("{ACTION}: {e}"))))?;
     let inserted = edit.inserted.iter().map(|&i| i as u32).collect();
     Ok((inserted, edit))

@@ -20,6 +20,9 @@
 //! (never a fallback) versus failure (timeout included: a fallback when
 //! allowed); and every error text, with pi's reason prefixes.
 
+mod hook;
+pub use hook::SummaryField;
+
 use super::chunking::{chunk_ranges, conversation_budget};
 use super::last_request::{with_latest_request, without_section, Survivors};
 use super::prompts::{
@@ -49,6 +52,18 @@ impl Reason {
             "threshold" => Some(Reason::Threshold),
             "overflow" => Some(Reason::Overflow),
             _ => None,
+        }
+    }
+
+    /// `options.reason`: absent (`None`) is `manual`; a name is its reason;
+    /// anything else (`Some(None)`: not a string) is `Err` with what was
+    /// expected.
+    pub fn from_option(given: Option<Option<&str>>) -> Result<Reason, &'static str> {
+        match given {
+            None => Ok(Reason::Manual),
+            Some(name) => name
+                .and_then(Reason::from_name)
+                .ok_or("\"manual\", \"threshold\" or \"overflow\""),
         }
     }
 

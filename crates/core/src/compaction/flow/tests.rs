@@ -904,3 +904,19 @@ fn the_fallback_rule_and_the_branch_failure_text_are_shared_with_branch_summarie
 }
 
 mod survivors;
+
+#[test]
+fn the_reason_option_defaults_to_manual_and_names_what_it_accepts() {
+    assert_eq!(Reason::from_option(None), Ok(Reason::Manual));
+    assert_eq!(
+        Reason::from_option(Some(Some("overflow"))),
+        Ok(Reason::Overflow)
+    );
+    assert_eq!(
+        Reason::from_option(Some(Some("threshold"))),
+        Ok(Reason::Threshold)
+    );
+    let expected = Err("\"manual\", \"threshold\" or \"overflow\"");
+    assert_eq!(Reason::from_option(Some(Some("Manual"))), expected);
+    assert_eq!(Reason::from_option(Some(None)), expected);
+}

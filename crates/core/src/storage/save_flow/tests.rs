@@ -354,3 +354,35 @@ fn usage_from_before_the_summary_is_stale() {
         Ok(0.0)
     );
 }
+
+#[test]
+fn pack_keys_come_from_old_keys_inserted_keys_or_between_two_records() {
+    let put = |start, len, key| PackPut { start, len, key };
+    let layout = Layout {
+        pack_puts: vec![
+            put(0, 4, KeyOf::Old(0)),
+            put(4, 3, KeyOf::Inserted(4)),
+            put(7, 2, KeyOf::Split),
+            put(12, 3, KeyOf::Split),
+        ],
+        ..Layout::default()
+    };
+    assert_eq!(
+        pack_keys(&layout, 15),
+        vec![
+            PackKey::Old(0),
+            PackKey::Inserted(4),
+            // Between the first part (keyed just before) and the next record.
+            PackKey::Between {
+                before: 6,
+                after: Some(9)
+            },
+            // At the end of the session: nothing after.
+            PackKey::Between {
+                before: 11,
+                after: None
+            },
+        ]
+    );
+    assert!(pack_keys(&Layout::default(), 3).is_empty());
+}

@@ -1,6 +1,7 @@
 // Strings across the boundary: UTF-16 code units both ways, and what pi's
 // serializeConversation reads from every message gathered in one call (the
-// Rust core composes the text, crates/wasm/src/js/message_source.rs), then
+// Rust core decodes it and composes the text,
+// crates/core/src/compaction/serialize/words.rs), then
 // the composed text assembled from pieces. Imported by strings.rs,
 // message_source.rs and (through summarizer.js) compaction.rs.
 
@@ -26,7 +27,7 @@ export function fromCodeUnits(units) {
 // call. A read or conversion that throws is recorded and gathering goes on:
 // the Rust core reports the failure pi meets first. Strings go into `pieces`
 // (indices and lengths in the words); the codes must match
-// crates/wasm/src/js/message_source.rs.
+// crates/core/src/compaction/serialize/words.rs.
 const M_NULLISH = 0, M_THREW = 1, M_ROLE_THREW = 2, M_SKIPPED = 3, M_USER = 4, M_ASSISTANT = 5,
   M_TOOL_RESULT = 6, C_THREW = 0, C_STRING = 1, C_BLOCKS = 2, C_OTHER = 3, B_HOLE = 0,
   B_NULLISH = 1, B_THREW = 2, B_TYPE_THREW = 3, B_OTHER = 4, B_TEXT = 5, B_THINKING = 6,
