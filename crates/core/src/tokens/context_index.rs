@@ -20,7 +20,12 @@
 //! code unit, far above what text costs): `exceeds` then measures the
 //! pending messages with the largest bounds first, one at a time, and stops
 //! as soon as the answer is decided, so that the turn after a summary is
-//! inserted reads one or two texts rather than every kept message.
+//! inserted reads one or two texts rather than every kept message. With
+//! [`ContextIndex::exceeds_tightening`] a message's bound is first tightened
+//! (the calibrated estimate's bound from its texts' UTF-8 lengths, 1.115
+//! tokens per byte: about half the length bound on ASCII, and some 30 times
+//! cheaper to find than the estimate), and it is measured only if that does
+//! not settle the answer.
 //!
 //! Self-correction ([`ContextIndex::self_correcting`]): the provider counts
 //! with its own tokenizer, so the estimates after the last reported usage
@@ -623,6 +628,25 @@ impl ContextIndex {
     pub fn exceeds<E>(
         &mut self,
         threshold: f64,
+        fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<bool, E> {
+        self.exceeds_tightening(threshold, |_| Ok(None), fill)
+    }
+
+    /// [`exceeds`](Self::exceeds), with a cheaper step before measuring:
+    /// the unmeasured message with the largest bound has its bound
+    /// tightened first (`tighten(index)`: a tighter upper bound of its
+    /// estimate, such as the calibrated estimate's from the texts' UTF-8
+    /// lengths, some 30 times cheaper to find than the estimate; `None`
+    /// when there is none), and is measured only if, tightened, it is still
+    /// the largest while the answer is open. A tightened bound is kept
+    /// ([`MessageFacts::bound_tight`]), so a message is tightened once.
+    /// The answer is the same whatever `tighten` gives, as long as it gives
+    /// upper bounds.
+    pub fn exceeds_tightening<E>(
+        &mut self,
+        threshold: f64,
+        mut tighten: impl FnMut(usize) -> Result<Option<u64>, E>,
         mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<bool, E> {
         // Pending messages that count, largest bound last (popped first).
@@ -649,6 +673,21 @@ impl ContextIndex {
                 q
             });
             match queue.pop() {
+                Some((bound, i))
+                    if self.facts[i].tokens_pending && !self.facts[i].bound_tight() =>
+                {
+                    let tighter = match tighten(i)? {
+                        Some(b) => self.facts[i].tighten(b),
+                        None => {
+                            self.facts[i].tighten(u64::from(bound));
+                            bound
+                        }
+                    };
+                    self.slack = self.slack.saturating_sub(u64::from(bound - tighter));
+                    // Back in its place among the others (the queue sorted).
+                    let at = queue.partition_point(|&e| e < (tighter, i));
+                    queue.insert(at, (tighter, i));
+                }
                 Some((bound, i)) if self.facts[i].tokens_pending => {
                     let tokens = self.tokens_of(i, &mut fill)?;
                     self.trailing += tokens;
@@ -1051,6 +1090,76 @@ mod tests {
         assert_eq!(asked.len(), 28);
     }
 
+    #[test]
+    fn tightening_settles_the_answer_before_anything_is_read() {
+        let session = || {
+            let mut ix = ContextIndex::default();
+            ix.push(f(Role::User, 10, None, 1.0));
+            ix.push(pending(90_000, 150_000.0, 2.0));
+            for t in 3..30 {
+                ix.push(pending(1000, 150_000.0 + t as f64, t as f64));
+            }
+            ix.insert_bounded(0, f(Role::CompactionSummary, 100, None, 50.0));
+            ix
+        };
+        let mut exact = vec![100, 10, 9_000];
+        exact.resize(30, 200);
+        // Tighter bounds: half the loose ones (still above the estimates).
+        let half = |i: usize| [0, 0, 45_000].get(i).copied().unwrap_or(500);
+        let mut tightened = Vec::new();
+        let mut asked = Vec::new();
+        let mut ix = session();
+        // Upper end 117,110; tightening the largest (90,000 → 45,000) makes
+        // it 72,110: 100,000 is decided with nothing read.
+        let answer = ix.exceeds_tightening(
+            100_000.0,
+            |i| {
+                tightened.push(i);
+                Ok::<_, ()>(Some(half(i)))
+            },
+            measure(&exact, &mut asked),
+        );
+        assert_eq!(answer, Ok(false));
+        assert_eq!(
+            (tightened.as_slice(), asked.as_slice()),
+            (&[2][..], &[][..])
+        );
+        assert!(ix.facts()[2].bound_tight() && ix.facts()[2].tokens_pending);
+        assert_eq!(ix.facts()[2].tokens, 45_000);
+        // 60,000: the largest, tight already, is measured (never tightened
+        // again), which settles it.
+        tightened.clear();
+        let answer = ix.exceeds_tightening(
+            60_000.0,
+            |i| {
+                tightened.push(i);
+                Ok::<_, ()>(Some(half(i)))
+            },
+            measure(&exact, &mut asked),
+        );
+        assert_eq!(answer, Ok(false));
+        assert!(!tightened.contains(&2));
+        assert_eq!(asked, vec![2]);
+        // A bound above the loose one is ignored (the lower is kept), and
+        // `None` measures.
+        let mut ix = session();
+        let mut asked = Vec::new();
+        let answer = ix.exceeds_tightening(
+            100_000.0,
+            |_| Ok::<_, ()>(Some(u64::MAX)),
+            measure(&exact, &mut asked),
+        );
+        assert_eq!((answer, asked.as_slice()), (Ok(false), &[2][..]));
+        let mut ix = session();
+        let mut asked = Vec::new();
+        let answer = ix.exceeds_tightening(
+            100_000.0,
+            |_| Ok::<_, ()>(None),
+            measure(&exact, &mut asked),
+        );
+        assert_eq!((answer, asked.as_slice()), (Ok(false), &[2][..]));
+    }
+
     /// A self-correcting session: a system prompt of `overhead` tokens the
     /// estimates never see, then user/assistant pairs of `step` estimated
     /// tokens each, the provider counting `factor` × the estimate.
@@ -1226,6 +1335,46 @@ mod tests {
             for th in offsets.iter().map(|o| truth.tokens + o.round()) {
                 let mut b = ix.clone();
                 prop_assert_eq!(b.exceeds(th, measure(&exact, &mut asked)).unwrap(), truth.tokens > th, "threshold {}", th);
+                prop_assert_eq!(b.context_tokens_exact(measure(&exact, &mut asked)).unwrap(), truth);
+            }
+        }
+
+        /// Tightening (with any bounds between the estimate and the loose
+        /// bound, or none) never changes an answer or a number.
+        #[test]
+        fn tightened_exceeds_answers_as_the_exact_number(
+            (facts, exact) in arb_session(),
+            at in 0usize..60,
+            learn in any::<bool>(),
+            slack in proptest::collection::vec(proptest::option::of(0u64..4000), 64),
+            offsets in proptest::collection::vec(-3000.0f64..3000.0, 1..6),
+        ) {
+            let mut ix = ContextIndex::self_correcting();
+            for m in &facts {
+                let mut d = *m;
+                d.tokens_pending = true;
+                if !m.tokens_pending {
+                    d.tokens = m.tokens.saturating_mul(3);
+                }
+                ix.push_deferred(d);
+            }
+            let mut exact = exact;
+            let at = at % (facts.len() + 1);
+            exact.insert(at, 77);
+            let mut s = f(Role::CompactionSummary, 200, None, 1000.0);
+            s.tokens_pending = true;
+            ix.insert_bounded(at, s);
+            let mut asked = Vec::new();
+            if learn {
+                ix.learn_ratio(measure(&exact, &mut asked)).unwrap();
+            }
+            let truth = ix.clone().context_tokens_exact(measure(&exact, &mut asked)).unwrap();
+            let tighter = |i: usize| Ok::<_, ()>(slack[i % slack.len()].map(|extra| exact[i] + extra));
+            for th in offsets.iter().map(|o| truth.tokens + o.round()) {
+                let mut b = ix.clone();
+                prop_assert_eq!(b.exceeds_tightening(th, tighter, measure(&exact, &mut asked)).unwrap(), truth.tokens > th, "threshold {}", th);
+                // Again, on the tightened bounds.
+                prop_assert_eq!(b.exceeds_tightening(th, tighter, measure(&exact, &mut asked)).unwrap(), truth.tokens > th, "threshold {} again", th);
                 prop_assert_eq!(b.context_tokens_exact(measure(&exact, &mut asked)).unwrap(), truth);
             }
         }
