@@ -116,6 +116,9 @@ pub const MAX_RATIO: f64 = 2.5;
 /// mostly per-message framing and rounding.
 pub const MIN_RATIO_SPAN: u64 = 1000;
 
+/// Pending messages as `(bound, index)`, sorted (largest last).
+type Queue = Vec<(u32, usize)>;
+
 /// `tokens × ratio`, rounded up (exactly `tokens` when the ratio is 1).
 fn scale(tokens: u64, ratio: f64) -> u64 {
     if ratio == 1.0 {
@@ -630,27 +633,39 @@ impl ContextIndex {
         threshold: f64,
         fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<bool, E> {
-        self.exceeds_tightening(threshold, |_| Ok(None), fill)
+        self.exceeds_with(threshold, None::<fn(usize) -> Result<Option<u64>, E>>, fill)
     }
 
     /// [`exceeds`](Self::exceeds), with a cheaper step before measuring:
-    /// the unmeasured message with the largest bound has its bound
-    /// tightened first (`tighten(index)`: a tighter upper bound of its
-    /// estimate, such as the calibrated estimate's from the texts' UTF-8
-    /// lengths, some 30 times cheaper to find than the estimate; `None`
-    /// when there is none), and is measured only if, tightened, it is still
-    /// the largest while the answer is open. A tightened bound is kept
-    /// ([`MessageFacts::bound_tight`]), so a message is tightened once.
-    /// The answer is the same whatever `tighten` gives, as long as it gives
-    /// upper bounds.
+    /// unmeasured messages have their bounds tightened first (`tighten(index)`:
+    /// a tighter upper bound of the estimate, such as the calibrated
+    /// estimate's from the texts' UTF-8 lengths, some 30 times cheaper to
+    /// find than the estimate; `None` when there is none), the largest
+    /// first, for as long as tightening alone could still settle the answer
+    /// (what is known plus the bounds already tight leaves the threshold
+    /// out of reach); then the largest bound is measured, one at a time. A
+    /// tightened bound is kept ([`MessageFacts::bound_tight`]), so a message
+    /// is tightened once. The answer is the same whatever `tighten` gives,
+    /// as long as it gives upper bounds.
     pub fn exceeds_tightening<E>(
         &mut self,
         threshold: f64,
-        mut tighten: impl FnMut(usize) -> Result<Option<u64>, E>,
+        tighten: impl FnMut(usize) -> Result<Option<u64>, E>,
+        fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<bool, E> {
+        self.exceeds_with(threshold, Some(tighten), fill)
+    }
+
+    fn exceeds_with<E>(
+        &mut self,
+        threshold: f64,
+        mut tighten: Option<impl FnMut(usize) -> Result<Option<u64>, E>>,
         mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<bool, E> {
-        // Pending messages that count, largest bound last (popped first).
-        let mut queue: Option<Vec<(u32, usize)>> = None;
+        // Pending messages that count, by bound (largest last, popped
+        // first): those whose bound is still loose, and those tight (or
+        // with no tightening to be had); and the sum of the tight bounds.
+        let mut queues: Option<(Queue, Queue, u64)> = None;
         loop {
             // Lower and upper ends: measuring puts the number between them
             // (f64 addition and multiplication are monotonic, so is ceil).
@@ -662,41 +677,72 @@ impl ContextIndex {
             if self.tokens_with_trailing(scale(most, self.ratio)).tokens <= threshold {
                 return Ok(false);
             }
-            let queue = queue.get_or_insert_with(|| {
+            let (loose, tight, tight_sum) = queues.get_or_insert_with(|| {
                 let from = self.trailing_from();
-                let mut q: Vec<(u32, usize)> = (self.counted_resent().into_iter())
+                let (mut loose, mut tight) = (Vec::new(), Vec::new());
+                let mut tight_sum = 0u64;
+                for i in self
+                    .counted_resent()
+                    .into_iter()
                     .chain(from..self.facts.len())
-                    .filter(|&i| self.facts[i].tokens_pending)
-                    .map(|i| (self.facts[i].tokens, i))
-                    .collect();
-                q.sort_unstable();
-                q
-            });
-            match queue.pop() {
-                Some((bound, i))
-                    if self.facts[i].tokens_pending && !self.facts[i].bound_tight() =>
                 {
-                    let tighter = match tighten(i)? {
-                        Some(b) => self.facts[i].tighten(b),
-                        None => {
-                            self.facts[i].tighten(u64::from(bound));
-                            bound
-                        }
-                    };
-                    self.slack = self.slack.saturating_sub(u64::from(bound - tighter));
-                    // Back in its place among the others (the queue sorted).
-                    let at = queue.partition_point(|&e| e < (tighter, i));
-                    queue.insert(at, (tighter, i));
+                    let f = &self.facts[i];
+                    if !f.tokens_pending {
+                        continue;
+                    }
+                    if f.bound_tight() || tighten.is_none() {
+                        tight.push((f.tokens, i));
+                        tight_sum = tight_sum.saturating_add(u64::from(f.tokens));
+                    } else {
+                        loose.push((f.tokens, i));
+                    }
                 }
-                Some((bound, i)) if self.facts[i].tokens_pending => {
-                    let tokens = self.tokens_of(i, &mut fill)?;
-                    self.trailing += tokens;
-                    self.unmeasured = self.unmeasured.saturating_sub(1);
-                    self.slack = self.slack.saturating_sub(u64::from(bound));
-                }
-                Some(_) => {}
+                loose.sort_unstable();
+                tight.sort_unstable();
+                (loose, tight, tight_sum)
+            });
+            // Tightening alone can settle it only while the tight bounds
+            // leave the threshold out of reach.
+            let known_and_tight = self.trailing.saturating_add(*tight_sum);
+            let worth_tightening = !loose.is_empty()
+                && self
+                    .tokens_with_trailing(scale(known_and_tight, self.ratio))
+                    .tokens
+                    <= threshold;
+            if let (true, Some(tighten)) = (worth_tightening, tighten.as_mut()) {
+                let Some((bound, i)) = loose.pop() else {
+                    continue;
+                };
+                let tighter = match tighten(i)? {
+                    Some(b) => self.facts[i].tighten(b),
+                    None => self.facts[i].tighten(u64::from(bound)),
+                };
+                self.slack = self.slack.saturating_sub(u64::from(bound - tighter));
+                let at = tight.partition_point(|&e| e < (tighter, i));
+                tight.insert(at, (tighter, i));
+                *tight_sum = tight_sum.saturating_add(u64::from(tighter));
+                continue;
+            }
+            // Measure the largest bound, tight or not.
+            let from_tight = match (loose.last(), tight.last()) {
+                (Some(l), Some(t)) => t >= l,
+                (None, Some(_)) => true,
+                (Some(_), None) => false,
                 // Everything measured: the bounds met (a NaN usage).
-                None => return Ok(lower > threshold),
+                (None, None) => return Ok(lower > threshold),
+            };
+            let (bound, i) = if from_tight {
+                let e = tight.pop().unwrap_or_default();
+                *tight_sum = tight_sum.saturating_sub(u64::from(e.0));
+                e
+            } else {
+                loose.pop().unwrap_or_default()
+            };
+            if self.facts[i].tokens_pending {
+                let tokens = self.tokens_of(i, &mut fill)?;
+                self.trailing += tokens;
+                self.unmeasured = self.unmeasured.saturating_sub(1);
+                self.slack = self.slack.saturating_sub(u64::from(bound));
             }
         }
     }
@@ -1126,8 +1172,8 @@ mod tests {
         );
         assert!(ix.facts()[2].bound_tight() && ix.facts()[2].tokens_pending);
         assert_eq!(ix.facts()[2].tokens, 45_000);
-        // 60,000: the largest, tight already, is measured (never tightened
-        // again), which settles it.
+        // 60,000: the others tightened too (1,000 → 500 each), largest
+        // first, until it is settled (25 of them: 59,610), nothing read.
         tightened.clear();
         let answer = ix.exceeds_tightening(
             60_000.0,
@@ -1138,8 +1184,44 @@ mod tests {
             measure(&exact, &mut asked),
         );
         assert_eq!(answer, Ok(false));
-        assert!(!tightened.contains(&2));
+        assert_eq!(tightened.len(), 25);
+        assert!(asked.is_empty());
+        // 50,000: tightening cannot settle it (110 and the tight bounds:
+        // 57,610), so the largest is measured (9,000: 23,610 at most),
+        // which does; a tight bound is never tightened again.
+        let mut no_more = |_: usize| -> Result<Option<u64>, ()> { panic!("tightened again") };
+        let answer = ix.exceeds_tightening(50_000.0, &mut no_more, measure(&exact, &mut asked));
+        assert_eq!(answer, Ok(false));
         assert_eq!(asked, vec![2]);
+        // The estimate is 110 + 9,000 + 27 × 200 = 14,510: over 14,000,
+        // not over 14,510, everything measured to tell.
+        let answer = ix.exceeds_tightening(14_000.0, &mut no_more, measure(&exact, &mut asked));
+        assert_eq!(answer, Ok(true));
+        assert!(!ix
+            .exceeds_tightening(14_510.0, &mut no_more, measure(&exact, &mut asked))
+            .unwrap());
+        assert_eq!(ix.unmeasured(), 0);
+        // Nothing known settles it and tightening cannot: what is known
+        // plus the tight bounds already over the threshold, the largest is
+        // measured without tightening the rest.
+        let mut ix = session();
+        let mut asked = Vec::new();
+        let mut tightened = Vec::new();
+        ix.facts[2].tighten(45_000);
+        ix.recompute_bounded();
+        let answer = ix.exceeds_tightening(
+            30_000.0,
+            |i| {
+                tightened.push(i);
+                Ok::<_, ()>(Some(half(i)))
+            },
+            measure(&exact, &mut asked),
+        );
+        assert_eq!(answer, Ok(false));
+        assert_eq!(asked, vec![2]);
+        // Then as many of the rest tightened as settle it (36,110 at most
+        // after the measuring, 500 less for each).
+        assert_eq!(tightened.len(), 13);
         // A bound above the loose one is ignored (the lower is kept), and
         // `None` measures.
         let mut ix = session();
