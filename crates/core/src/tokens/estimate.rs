@@ -48,6 +48,11 @@ pub struct RawFacts {
     /// upper bound of their JSON length found from sizes alone, so the
     /// estimate is an upper bound. Without it nothing is known of them.
     pub tool_calls_bounded: bool,
+    /// With `tool_calls_bounded`: how much of `tool_calls` is that bound
+    /// (the rest: the names). It bounds the JSON's UTF-8 bytes as well (six
+    /// per code unit of a string, the most an escape or a character takes),
+    /// so the calibrated bound counts it per byte.
+    pub tool_call_arguments_bound: u64,
     /// `pinned === true` (see [`crate::message::pinned`]).
     pub pinned: bool,
 }
@@ -150,9 +155,17 @@ pub fn calibrated_tokens(m: &MessageTexts) -> u64 {
 /// read): every counted unit at the most any unit can cost, images at what
 /// they cost.
 pub fn calibrated_bound(f: &RawFacts) -> u64 {
-    use crate::tokens::calibrated::MAX_TOKENS_PER_UNIT;
+    use crate::tokens::calibrated::{MAX_TOKENS_PER_BYTE, MAX_TOKENS_PER_UNIT};
     let (units, images) = counted_parts(f);
-    bound_with_images(units as f64 * MAX_TOKENS_PER_UNIT, images)
+    // Bounded tool-call arguments (assistants only) are bounded in bytes.
+    let bytes = match f.role {
+        Some(Role::Assistant) if f.tool_calls_bounded => f.tool_call_arguments_bound.min(units),
+        _ => 0,
+    };
+    bound_with_images(
+        (units - bytes) as f64 * MAX_TOKENS_PER_UNIT + bytes as f64 * MAX_TOKENS_PER_BYTE,
+        images,
+    )
 }
 
 /// A tighter upper bound of [`calibrated_tokens`], from the UTF-8 byte
@@ -570,6 +583,43 @@ mod tests {
                 ..bytes
             };
             proptest::prop_assert!(exact <= calibrated_bound(&lengths));
+        }
+    }
+
+    proptest::proptest! {
+        /// Bounded tool-call arguments count per byte of their bound (which
+        /// bounds their JSON's UTF-8 length), the names per code unit: the
+        /// bound holds however tight the arguments' bound is.
+        #[test]
+        fn bounded_arguments_count_per_byte(
+            name in "\\PC{0,12}",
+            json in "(\\PC|[\\n\"\\\\]|aA|1\u{20E3}){0,60}",
+            text in "\\PC{0,20}",
+            slack in 0u64..50,
+        ) {
+            let call = format!("{name}{json}");
+            let m = MessageTexts {
+                role: Some(Role::Assistant),
+                text: vec![text.as_bytes()],
+                tool_calls: vec![call.as_bytes()],
+                ..MessageTexts::default()
+            };
+            let args = json.len() as u64 + slack;
+            let units = |s: &str| s.encode_utf16().count() as u64;
+            let raw = RawFacts {
+                role: Some(Role::Assistant),
+                text: units(&text),
+                tool_calls: units(&name) + args,
+                tool_calls_pending: true,
+                tool_calls_bounded: true,
+                tool_call_arguments_bound: args,
+                ..RawFacts::default()
+            };
+            let bound = calibrated_bound(&raw);
+            proptest::prop_assert!(calibrated_tokens(&m) <= bound);
+            // Tighter than counting the arguments' bound per code unit.
+            let per_unit = calibrated_bound(&RawFacts { tool_calls_bounded: false, ..raw });
+            proptest::prop_assert!(bound <= per_unit);
         }
     }
 

@@ -38,7 +38,7 @@ extern "C" {
 }
 
 /// Must match `FACTS_STRIDE` and the slot layout in shim/facts.js.
-const STRIDE: usize = 21;
+const STRIDE: usize = 22;
 
 /// Facts of `messages[from..to)`; an error names the message and field.
 pub fn gather(messages: &JsArray, from: u32, to: u32) -> Result<Vec<RawFacts>, InputError> {
@@ -129,6 +129,7 @@ fn decode(messages: &JsArray, index: usize, r: &[f64]) -> Result<RawFacts, Input
         timestamp: r[16],
         tool_calls_pending: r[19] >= 1.0,
         tool_calls_bounded: r[19] == 1.0,
+        tool_call_arguments_bound: count(r[21]),
         pinned: r[20] == 1.0,
     })
 }

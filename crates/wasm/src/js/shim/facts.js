@@ -9,7 +9,7 @@
 import { OTHER_ROLE, roleCode } from "./roles.js";
 import { describeValue, thrownMessage } from "./values.js";
 
-export const FACTS_STRIDE = 21;
+export const FACTS_STRIDE = 22;
 const STOP_REASONS = new Map([["stop", 0], ["length", 1], ["toolUse", 2], ["error", 3], ["aborted", 4]]);
 let lastThrown;
 let lastBad;
@@ -63,11 +63,13 @@ function contentFacts(content, out, o, skipArguments) {
         toolCalls += lengthOf(block.name, out, o, NAME_TYPE, b);
         if (skipArguments) {
           // Measured later, only if the estimate is ever needed (slot 19: 1,
-          // and toolCalls counts an upper bound instead; 2, no bound known).
+          // and toolCalls counts an upper bound instead, slot 21 the part of
+          // it that is the arguments'; 2, no bound known).
           const bound = block.arguments === undefined ? 0 : argumentsBound(block.arguments);
           if (bound < 0) out[o + 19] = 2;
           else {
             toolCalls += bound;
+            out[o + 21] += bound;
             if (out[o + 19] !== 2) out[o + 19] = 1;
           }
         } else if (block.arguments !== undefined) {
@@ -171,10 +173,12 @@ export function gatherFacts(messages, from, to, lazy) {
 // An upper bound of JSON.stringify(args).length found from sizes alone,
 // without building the text (a string counts 6 units per code unit, every one
 // escaped as \uXXXX, plus its quotes; a number 25, the longest a finite one
-// prints); -1 when there is no cheap bound: a toJSON method, a BigInt, an
-// object that is neither a plain object nor an array, nesting deeper than 64
-// or more than 10,000 objects, or a getter that throws. Then the estimate is
-// measured if it is ever needed (and meets any error JSON.stringify raises).
+// prints), and so of its UTF-8 length too (no character or escape takes more
+// than 6 bytes per code unit, and the rest is ASCII); -1 when there is no
+// cheap bound: a toJSON method, a BigInt, an object that is neither a plain
+// object nor an array, nesting deeper than 64 or more than 10,000 objects, or
+// a getter that throws. Then the estimate is measured if it is ever needed
+// (and meets any error JSON.stringify raises).
 function argumentsBound(args) {
   const type = typeof args;
   if (type !== "object") return type === "function" || type === "symbol" || type === "bigint" ? -1 : valueBound(args, 0);
