@@ -65,6 +65,7 @@ const median = (xs) => {
 
 const sides = [
   ["A", A, undefined],
+  ["A pi", A, "pi"],
   ["B", B, undefined],
   ["B pi", B, "pi"],
   ["B calibrated", B, "calibrated"],
