@@ -19,7 +19,8 @@
 // Rounds alternate (pi then ours, ours then pi); each turn's cost is the
 // median over rounds. Also: prepareCompaction + serialization per fixture,
 // and the wasm heap's growth over the 10,000-message replay (child process,
-// scripts/bench/memory.mjs).
+// scripts/bench/memory.mjs). PER_TURN_ONLY=1 stops after these tables
+// (without the SessionStore benchmark in browsers and the fidelity run).
 import { execFileSync } from "node:child_process";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
@@ -421,7 +422,7 @@ for (const r of results) {
 p();
 p(
   'The calibrated estimate (`estimator: "calibrated"`, the default) against pi\'s (`"pi"`, the columns above), ours both, in the same rounds. ' +
-    "It reads a message's text only when the bounds from lengths leave a decision open; after a summary the app inserts itself, every kept message is unmeasured and the largest are read until the threshold check is settled:",
+    "It reads a message's text only when the bounds leave a decision open: bounds from lengths first (2.1 tokens per code unit; tool-call arguments 1.115 per byte of their size bound), then, largest first, bounds from the texts' UTF-8 lengths (1.115 tokens per byte: the texts encoded, not classified), and only then the largest are read (classified) until the threshold check is settled. After a summary the app inserts itself every kept message is unmeasured, so that is where it shows:",
 );
 p();
 p("| replay | median per turn, pi's estimate / calibrated | total, pi's estimate / calibrated | total ratio | summary insertions: median turn, pi's estimate / calibrated |");
@@ -450,6 +451,9 @@ for (const m of memory) {
 p();
 p("(JS heap retained = `heapUsed` after GC with the compactors alive minus after `free()` and GC, the messages alive in both: their own copies of the arrays. `heapUsed` is noisy by ~100 KB, so the one-compactor figure is rough.)");
 console.log(lines.join("\n"));
+
+// PER_TURN_ONLY=1: the tables above only (no browsers, no fidelity run).
+if (process.env.PER_TURN_ONLY === "1") process.exit(0);
 
 // The SessionStore benchmark, in Chromium, Firefox and WebKit (scripts/bench/store.mjs; ENGINES= narrows it).
 log("SessionStore in each engine");

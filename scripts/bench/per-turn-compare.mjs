@@ -1,7 +1,11 @@
 // Compares the per-turn path of two builds of the package in one Node
 // process (alternating rounds, median per turn over rounds), on the replays
 // `npm run bench` uses: `node scripts/bench/per-turn-compare.mjs <pkgA> <pkgB>`
-// (each a built package directory, e.g. pkg/ and a copy of an older build).
+// (each a built package directory, e.g. pkg/ and a copy of an older build;
+// REPLAYS= picks replays, ROUNDS= the rounds). Per build and estimator: the
+// median turn, the sum of per-turn medians, and the median and least CPU
+// time of a whole replay (the least: the round least disturbed by other
+// processes).
 // Used to check that a change (issue 15's calibrated estimate) costs no
 // more per turn; prints one line per replay and build, for both estimators
 // where the build knows the option. A measurement tool, not a test.
@@ -21,13 +25,22 @@ const synthetic = repeatedMessages([large, before], 10_000);
 const settings = A.resolveSettings({});
 const cutAt = (flat) => A.prepareCompaction(flat, settings).firstKeptIndex;
 const s200k = syntheticTurns(synthetic, 300, { cutAt, summaryText: realSummaryText() });
+const s1m = syntheticTurns(synthetic, 3000, { cutAt, summaryText: realSummaryText() });
+// REPLAYS=large,before,200k,1m picks some (default: all four).
+const picked = (process.env.REPLAYS ?? "large,before,200k,1m").split(",");
 const replays = [
-  ["fixture pi-large-session", large.turns, 200_000],
-  ["fixture pi-before-compaction", before.turns, 200_000],
-  ["10,000 messages, summary every 300 (200k)", s200k.turns, 200_000],
-];
+  ["large", "fixture pi-large-session", large.turns, 200_000],
+  ["before", "fixture pi-before-compaction", before.turns, 200_000],
+  ["200k", "10,000 messages, summary every 300 (200k)", s200k.turns, 200_000],
+  ["1m", "10,000 messages, summary every 3,000 (1M)", s1m.turns, 1_000_000],
+]
+  .filter(([key]) => picked.includes(key))
+  .map(([, ...rest]) => rest);
 
+// CPU time (user + system, process.cpuUsage) of each timed replay, by side:
+// less disturbed than wall time by other processes on a shared machine.
 async function timed(mod, turns, window, estimator) {
+  const cpu0 = process.cpuUsage();
   const c = new mod.Compactor({ contextWindow: window, ...(estimator ? { estimator } : {}) });
   const hooks = c.agentHooks();
   const times = new Float64Array(turns.length);
@@ -41,6 +54,8 @@ async function timed(mod, turns, window, estimator) {
     sink += llm.length + (need ? 1 : 0);
   });
   c.free();
+  const used = process.cpuUsage(cpu0);
+  times.cpu = used.user + used.system;
   return times;
 }
 const median = (xs) => {
@@ -50,6 +65,7 @@ const median = (xs) => {
 
 const sides = [
   ["A", A, undefined],
+  ["A pi", A, "pi"],
   ["B", B, undefined],
   ["B pi", B, "pi"],
   ["B calibrated", B, "calibrated"],
@@ -64,6 +80,8 @@ for (const [name, turns, window] of replays) {
   for (const [k, [label]] of sides.entries()) {
     const per = Float64Array.from(turns, (_, t) => median(rounds[k].map((x) => x[t])));
     const total = per.reduce((a, b) => a + b, 0);
-    console.log(`${name} | ${label} | median ${(median(per) / 1000).toFixed(2)} µs | total ${(total / 1e6).toFixed(1)} ms`);
+    const cpus = rounds[k].map((x) => x.cpu);
+    const cpuText = `cpu per replay median ${(median(cpus) / 1000).toFixed(1)} ms, least ${(Math.min(...cpus) / 1000).toFixed(1)} ms`;
+    console.log(`${name} | ${label} | median ${(median(per) / 1000).toFixed(2)} µs | total ${(total / 1e6).toFixed(1)} ms | ${cpuText}`);
   }
 }

@@ -7,7 +7,8 @@
 // and that measuring is indeed spared when the answer is clear. The first
 // three are about pi's estimates (estimator: "pi": the numbers are
 // estimateTokens'); the calibrated estimate, whose every message is left
-// unmeasured under a bound from its length, has its own tests here.
+// unmeasured under a bound from its length (tightened from the texts' UTF-8
+// lengths before any is classified), has its own tests here.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Compactor, estimateTokens } from "agent-compaction";
@@ -183,10 +184,13 @@ test("calibrated: texts are read only when the bounds leave the answer open, the
   // Measured once: asking again reads nothing more.
   assert.deepEqual(countingStringify(() => near.needsCompaction(after)), { value: false, calls: 0 });
   near.free();
-  // Between the two: the largest bounds are measured first, and measuring
-  // stops once the answer is clear, before every kept message is read.
+  // Between the two: the largest bounds are tightened (from the texts'
+  // UTF-8 lengths, which stringifies the arguments) or measured first, and
+  // reading stops once the answer is clear, before every kept message is
+  // read. (×3: the bounds from lengths count bounded arguments per byte,
+  // so ×4 is settled with nothing read.)
   const keptAssistants = after.slice(10).filter((m) => m.role === "assistant").length;
-  const some = compactorAt(calibratedExact * 4, "calibrated");
+  const some = compactorAt(calibratedExact * 3, "calibrated");
   const r = countingStringify(() => some.needsCompaction(after));
   assert.equal(r.value, false);
   assert.ok(r.calls > 0 && r.calls < keptAssistants, `${r.calls} of ${keptAssistants} arguments read`);
@@ -209,5 +213,33 @@ test("a message inserted before, at or after the context start is followed like 
     assert.equal(c.needsCompaction(next), fresh.needsCompaction(next));
     c.free();
     fresh.free();
+  }
+});
+
+test("calibrated: bounds tightened from UTF-8 lengths answer as the measured number, on every kind of text", () => {
+  // Large outputs after the last usage (ASCII code, CJK, emoji, escapes in
+  // arguments): their bounds from lengths leave the threshold open, their
+  // bounds from UTF-8 lengths sometimes settle it, and any answer must be
+  // the measured number's.
+  const texts = [
+    "fn main() {\n    let x = 42;\n}\n".repeat(400),
+    "這是一個測試。日本語のテキストです。".repeat(300),
+    "😀👍🏽🇫🇷 ok\n".repeat(500),
+    "\n".repeat(3000),
+    "aAbB.cC\n".repeat(900),
+  ];
+  const messages = [user("start"), toolTurn(1), ...texts.map((text, i) => ({ ...result(100 + i), content: [{ type: "text", text }] })), toolTurn(2)];
+  const outputs = [...messages.slice(0, 2), ...messages.slice(2, 2 + texts.length)];
+  const full = new Compactor({ contextWindow: 10_000_000, estimator: "calibrated" });
+  const exactNow = full.contextTokens(outputs);
+  full.free();
+  const usageTokens = 51_010; // toolTurn(1)'s usage
+  assert.ok(exactNow > usageTokens + 10_000, `${exactNow}`);
+  for (const d of [-5000, -50, -1, 0, 1, 50, 5000, 20_000, 40_000]) {
+    const threshold = exactNow + d;
+    const c = new Compactor({ contextWindow: threshold + reserveTokens, settings: { reserveTokens }, estimator: "calibrated" });
+    assert.equal(c.needsCompaction(outputs), exactNow > threshold, `threshold ${threshold}`);
+    assert.equal(c.contextTokens(outputs), exactNow, `threshold ${threshold}`);
+    c.free();
   }
 });

@@ -14,7 +14,7 @@ use crate::estimate::context_tokens_object;
 use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
 use crate::js::message_access::{get, message_at, messages_array, role_at, JsArray};
-use crate::js::message_facts::{gather, gather_lazy, EstimateChunks, Estimator};
+use crate::js::message_facts::{gather, gather_lazy, tight_bound, EstimateChunks, Estimator};
 use crate::js::values::object;
 use crate::message::convert_message;
 use crate::prepare::prepare;
@@ -574,8 +574,15 @@ impl State {
         let threshold = self.context_window - self.settings.reserve_tokens as f64;
         // Kept messages whose usage an edit made stale are left unmeasured
         // by sync (their bounds known): measured only if the answer needs.
-        let mut chunks = EstimateChunks::with(array, self.tracked.estimator);
-        self.tracked.index.exceeds(threshold, |i| chunks.get(i))
+        // The calibrated estimate's bounds are tightened from the texts'
+        // UTF-8 lengths before any text is classified.
+        let estimator = self.tracked.estimator;
+        let mut chunks = EstimateChunks::with(array, estimator);
+        self.tracked.index.exceeds_tightening(
+            threshold,
+            |i| tight_bound(array, estimator, i),
+            |i| chunks.get(i),
+        )
     }
 
     fn resolve(&mut self, model: ModelInfo, context_window: Option<f64>) -> Result<(), JsValue> {

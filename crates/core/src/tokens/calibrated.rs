@@ -121,6 +121,27 @@ pub const WEIGHTS: Weights = Weights {
 /// upper bound of the estimate from a text's length alone.
 pub const MAX_TOKENS_PER_UNIT: f64 = 2.1;
 
+/// The most tokens any one UTF-8 byte can add under [`WEIGHTS`] (with a
+/// little margin for rounding): an upper bound of the estimate from a text's
+/// UTF-8 length, about half the length bound on ASCII text, and known as
+/// soon as a text is encoded (`TextEncoder.encodeInto`, some 30 times
+/// cheaper than classifying it).
+///
+/// Why it holds: every count belongs to a run or a character, and none
+/// costs more than 1.114 per byte it covers. A line-break run costs 1.114
+/// (the most: one `\n` byte); a word 1.005 per piece, a new piece needing a
+/// letter of its own after the first (a lower→upper hump: at most one per
+/// two letters); a punctuation run 0.828; a digit group 0.671 per up to three
+/// digits; a space run 0.448 over at least two; a long run's extra unit 0.25
+/// per character beyond [`LONG_RUN`]; base64 and hex 0.712 at most per byte;
+/// an ASCII control or a malformed byte 0.7. Everything else is at least two
+/// bytes long: CJK 0.679, other scripts 0.82 for a run's first letter, a
+/// symbol or stray mark 0.7, an emoji's first code point 0.84 + 1.177 over
+/// three or four bytes and each further one 1.177 over two or more (a
+/// keycap's ASCII base included: 3.19 over four bytes). `tests.rs` checks
+/// it on worst-case and random texts and bytes.
+pub const MAX_TOKENS_PER_BYTE: f64 = 1.115;
+
 impl Features {
     /// The estimate these counts make under `w`.
     pub fn tokens(&self, w: &Weights) -> f64 {

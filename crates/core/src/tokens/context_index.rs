@@ -20,7 +20,12 @@
 //! code unit, far above what text costs): `exceeds` then measures the
 //! pending messages with the largest bounds first, one at a time, and stops
 //! as soon as the answer is decided, so that the turn after a summary is
-//! inserted reads one or two texts rather than every kept message.
+//! inserted reads one or two texts rather than every kept message. With
+//! [`ContextIndex::exceeds_tightening`] a message's bound is first tightened
+//! (the calibrated estimate's bound from its texts' UTF-8 lengths, 1.115
+//! tokens per byte: about half the length bound on ASCII, and some 30 times
+//! cheaper to find than the estimate), and it is measured only if that does
+//! not settle the answer.
 //!
 //! Self-correction ([`ContextIndex::self_correcting`]): the provider counts
 //! with its own tokenizer, so the estimates after the last reported usage
@@ -110,6 +115,9 @@ pub const MAX_RATIO: f64 = 2.5;
 /// The least estimate a ratio is taken over (tokens): shorter spans are
 /// mostly per-message framing and rounding.
 pub const MIN_RATIO_SPAN: u64 = 1000;
+
+/// Pending messages as `(bound, index)`, sorted (largest last).
+type Queue = Vec<(u32, usize)>;
 
 /// `tokens × ratio`, rounded up (exactly `tokens` when the ratio is 1).
 fn scale(tokens: u64, ratio: f64) -> u64 {
@@ -623,10 +631,41 @@ impl ContextIndex {
     pub fn exceeds<E>(
         &mut self,
         threshold: f64,
+        fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<bool, E> {
+        self.exceeds_with(threshold, None::<fn(usize) -> Result<Option<u64>, E>>, fill)
+    }
+
+    /// [`exceeds`](Self::exceeds), with a cheaper step before measuring:
+    /// unmeasured messages have their bounds tightened first (`tighten(index)`:
+    /// a tighter upper bound of the estimate, such as the calibrated
+    /// estimate's from the texts' UTF-8 lengths, some 30 times cheaper to
+    /// find than the estimate; `None` when there is none), the largest
+    /// first, for as long as tightening alone could still settle the answer
+    /// (what is known plus the bounds already tight leaves the threshold
+    /// out of reach); then the largest bound is measured, one at a time. A
+    /// tightened bound is kept ([`MessageFacts::bound_tight`]), so a message
+    /// is tightened once. The answer is the same whatever `tighten` gives,
+    /// as long as it gives upper bounds.
+    pub fn exceeds_tightening<E>(
+        &mut self,
+        threshold: f64,
+        tighten: impl FnMut(usize) -> Result<Option<u64>, E>,
+        fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<bool, E> {
+        self.exceeds_with(threshold, Some(tighten), fill)
+    }
+
+    fn exceeds_with<E>(
+        &mut self,
+        threshold: f64,
+        mut tighten: Option<impl FnMut(usize) -> Result<Option<u64>, E>>,
         mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<bool, E> {
-        // Pending messages that count, largest bound last (popped first).
-        let mut queue: Option<Vec<(u32, usize)>> = None;
+        // Pending messages that count, by bound (largest last, popped
+        // first): those whose bound is still loose, and those tight (or
+        // with no tightening to be had); and the sum of the tight bounds.
+        let mut queues: Option<(Queue, Queue, u64)> = None;
         loop {
             // Lower and upper ends: measuring puts the number between them
             // (f64 addition and multiplication are monotonic, so is ceil).
@@ -638,26 +677,72 @@ impl ContextIndex {
             if self.tokens_with_trailing(scale(most, self.ratio)).tokens <= threshold {
                 return Ok(false);
             }
-            let queue = queue.get_or_insert_with(|| {
+            let (loose, tight, tight_sum) = queues.get_or_insert_with(|| {
                 let from = self.trailing_from();
-                let mut q: Vec<(u32, usize)> = (self.counted_resent().into_iter())
+                let (mut loose, mut tight) = (Vec::new(), Vec::new());
+                let mut tight_sum = 0u64;
+                for i in self
+                    .counted_resent()
+                    .into_iter()
                     .chain(from..self.facts.len())
-                    .filter(|&i| self.facts[i].tokens_pending)
-                    .map(|i| (self.facts[i].tokens, i))
-                    .collect();
-                q.sort_unstable();
-                q
-            });
-            match queue.pop() {
-                Some((bound, i)) if self.facts[i].tokens_pending => {
-                    let tokens = self.tokens_of(i, &mut fill)?;
-                    self.trailing += tokens;
-                    self.unmeasured = self.unmeasured.saturating_sub(1);
-                    self.slack = self.slack.saturating_sub(u64::from(bound));
+                {
+                    let f = &self.facts[i];
+                    if !f.tokens_pending {
+                        continue;
+                    }
+                    if f.bound_tight() || tighten.is_none() {
+                        tight.push((f.tokens, i));
+                        tight_sum = tight_sum.saturating_add(u64::from(f.tokens));
+                    } else {
+                        loose.push((f.tokens, i));
+                    }
                 }
-                Some(_) => {}
+                loose.sort_unstable();
+                tight.sort_unstable();
+                (loose, tight, tight_sum)
+            });
+            // Tightening alone can settle it only while the tight bounds
+            // leave the threshold out of reach.
+            let known_and_tight = self.trailing.saturating_add(*tight_sum);
+            let worth_tightening = !loose.is_empty()
+                && self
+                    .tokens_with_trailing(scale(known_and_tight, self.ratio))
+                    .tokens
+                    <= threshold;
+            if let (true, Some(tighten)) = (worth_tightening, tighten.as_mut()) {
+                let Some((bound, i)) = loose.pop() else {
+                    continue;
+                };
+                let tighter = match tighten(i)? {
+                    Some(b) => self.facts[i].tighten(b),
+                    None => self.facts[i].tighten(u64::from(bound)),
+                };
+                self.slack = self.slack.saturating_sub(u64::from(bound - tighter));
+                let at = tight.partition_point(|&e| e < (tighter, i));
+                tight.insert(at, (tighter, i));
+                *tight_sum = tight_sum.saturating_add(u64::from(tighter));
+                continue;
+            }
+            // Measure the largest bound, tight or not.
+            let from_tight = match (loose.last(), tight.last()) {
+                (Some(l), Some(t)) => t >= l,
+                (None, Some(_)) => true,
+                (Some(_), None) => false,
                 // Everything measured: the bounds met (a NaN usage).
-                None => return Ok(lower > threshold),
+                (None, None) => return Ok(lower > threshold),
+            };
+            let (bound, i) = if from_tight {
+                let e = tight.pop().unwrap_or_default();
+                *tight_sum = tight_sum.saturating_sub(u64::from(e.0));
+                e
+            } else {
+                loose.pop().unwrap_or_default()
+            };
+            if self.facts[i].tokens_pending {
+                let tokens = self.tokens_of(i, &mut fill)?;
+                self.trailing += tokens;
+                self.unmeasured = self.unmeasured.saturating_sub(1);
+                self.slack = self.slack.saturating_sub(u64::from(bound));
             }
         }
     }
@@ -1051,6 +1136,112 @@ mod tests {
         assert_eq!(asked.len(), 28);
     }
 
+    #[test]
+    fn tightening_settles_the_answer_before_anything_is_read() {
+        let session = || {
+            let mut ix = ContextIndex::default();
+            ix.push(f(Role::User, 10, None, 1.0));
+            ix.push(pending(90_000, 150_000.0, 2.0));
+            for t in 3..30 {
+                ix.push(pending(1000, 150_000.0 + t as f64, t as f64));
+            }
+            ix.insert_bounded(0, f(Role::CompactionSummary, 100, None, 50.0));
+            ix
+        };
+        let mut exact = vec![100, 10, 9_000];
+        exact.resize(30, 200);
+        // Tighter bounds: half the loose ones (still above the estimates).
+        let half = |i: usize| [0, 0, 45_000].get(i).copied().unwrap_or(500);
+        let mut tightened = Vec::new();
+        let mut asked = Vec::new();
+        let mut ix = session();
+        // Upper end 117,110; tightening the largest (90,000 → 45,000) makes
+        // it 72,110: 100,000 is decided with nothing read.
+        let answer = ix.exceeds_tightening(
+            100_000.0,
+            |i| {
+                tightened.push(i);
+                Ok::<_, ()>(Some(half(i)))
+            },
+            measure(&exact, &mut asked),
+        );
+        assert_eq!(answer, Ok(false));
+        assert_eq!(
+            (tightened.as_slice(), asked.as_slice()),
+            (&[2][..], &[][..])
+        );
+        assert!(ix.facts()[2].bound_tight() && ix.facts()[2].tokens_pending);
+        assert_eq!(ix.facts()[2].tokens, 45_000);
+        // 60,000: the others tightened too (1,000 → 500 each), largest
+        // first, until it is settled (25 of them: 59,610), nothing read.
+        tightened.clear();
+        let answer = ix.exceeds_tightening(
+            60_000.0,
+            |i| {
+                tightened.push(i);
+                Ok::<_, ()>(Some(half(i)))
+            },
+            measure(&exact, &mut asked),
+        );
+        assert_eq!(answer, Ok(false));
+        assert_eq!(tightened.len(), 25);
+        assert!(asked.is_empty());
+        // 50,000: tightening cannot settle it (110 and the tight bounds:
+        // 57,610), so the largest is measured (9,000: 23,610 at most),
+        // which does; a tight bound is never tightened again.
+        let mut no_more = |_: usize| -> Result<Option<u64>, ()> { panic!("tightened again") };
+        let answer = ix.exceeds_tightening(50_000.0, &mut no_more, measure(&exact, &mut asked));
+        assert_eq!(answer, Ok(false));
+        assert_eq!(asked, vec![2]);
+        // The estimate is 110 + 9,000 + 27 × 200 = 14,510: over 14,000,
+        // not over 14,510, everything measured to tell.
+        let answer = ix.exceeds_tightening(14_000.0, &mut no_more, measure(&exact, &mut asked));
+        assert_eq!(answer, Ok(true));
+        assert!(!ix
+            .exceeds_tightening(14_510.0, &mut no_more, measure(&exact, &mut asked))
+            .unwrap());
+        assert_eq!(ix.unmeasured(), 0);
+        // Nothing known settles it and tightening cannot: what is known
+        // plus the tight bounds already over the threshold, the largest is
+        // measured without tightening the rest.
+        let mut ix = session();
+        let mut asked = Vec::new();
+        let mut tightened = Vec::new();
+        ix.facts[2].tighten(45_000);
+        ix.recompute_bounded();
+        let answer = ix.exceeds_tightening(
+            30_000.0,
+            |i| {
+                tightened.push(i);
+                Ok::<_, ()>(Some(half(i)))
+            },
+            measure(&exact, &mut asked),
+        );
+        assert_eq!(answer, Ok(false));
+        assert_eq!(asked, vec![2]);
+        // Then as many of the rest tightened as settle it (36,110 at most
+        // after the measuring, 500 less for each).
+        assert_eq!(tightened.len(), 13);
+        // A bound above the loose one is ignored (the lower is kept), and
+        // `None` measures.
+        let mut ix = session();
+        let mut asked = Vec::new();
+        let answer = ix.exceeds_tightening(
+            100_000.0,
+            |_| Ok::<_, ()>(Some(u64::MAX)),
+            measure(&exact, &mut asked),
+        );
+        assert_eq!((answer, asked.as_slice()), (Ok(false), &[2][..]));
+        let mut ix = session();
+        let mut asked = Vec::new();
+        let answer = ix.exceeds_tightening(
+            100_000.0,
+            |_| Ok::<_, ()>(None),
+            measure(&exact, &mut asked),
+        );
+        assert_eq!((answer, asked.as_slice()), (Ok(false), &[2][..]));
+    }
+
     /// A self-correcting session: a system prompt of `overhead` tokens the
     /// estimates never see, then user/assistant pairs of `step` estimated
     /// tokens each, the provider counting `factor` × the estimate.
@@ -1226,6 +1417,46 @@ mod tests {
             for th in offsets.iter().map(|o| truth.tokens + o.round()) {
                 let mut b = ix.clone();
                 prop_assert_eq!(b.exceeds(th, measure(&exact, &mut asked)).unwrap(), truth.tokens > th, "threshold {}", th);
+                prop_assert_eq!(b.context_tokens_exact(measure(&exact, &mut asked)).unwrap(), truth);
+            }
+        }
+
+        /// Tightening (with any bounds between the estimate and the loose
+        /// bound, or none) never changes an answer or a number.
+        #[test]
+        fn tightened_exceeds_answers_as_the_exact_number(
+            (facts, exact) in arb_session(),
+            at in 0usize..60,
+            learn in any::<bool>(),
+            slack in proptest::collection::vec(proptest::option::of(0u64..4000), 64),
+            offsets in proptest::collection::vec(-3000.0f64..3000.0, 1..6),
+        ) {
+            let mut ix = ContextIndex::self_correcting();
+            for m in &facts {
+                let mut d = *m;
+                d.tokens_pending = true;
+                if !m.tokens_pending {
+                    d.tokens = m.tokens.saturating_mul(3);
+                }
+                ix.push_deferred(d);
+            }
+            let mut exact = exact;
+            let at = at % (facts.len() + 1);
+            exact.insert(at, 77);
+            let mut s = f(Role::CompactionSummary, 200, None, 1000.0);
+            s.tokens_pending = true;
+            ix.insert_bounded(at, s);
+            let mut asked = Vec::new();
+            if learn {
+                ix.learn_ratio(measure(&exact, &mut asked)).unwrap();
+            }
+            let truth = ix.clone().context_tokens_exact(measure(&exact, &mut asked)).unwrap();
+            let tighter = |i: usize| Ok::<_, ()>(slack[i % slack.len()].map(|extra| exact[i] + extra));
+            for th in offsets.iter().map(|o| truth.tokens + o.round()) {
+                let mut b = ix.clone();
+                prop_assert_eq!(b.exceeds_tightening(th, tighter, measure(&exact, &mut asked)).unwrap(), truth.tokens > th, "threshold {}", th);
+                // Again, on the tightened bounds.
+                prop_assert_eq!(b.exceeds_tightening(th, tighter, measure(&exact, &mut asked)).unwrap(), truth.tokens > th, "threshold {} again", th);
                 prop_assert_eq!(b.context_tokens_exact(measure(&exact, &mut asked)).unwrap(), truth);
             }
         }

@@ -48,6 +48,11 @@ pub struct RawFacts {
     /// upper bound of their JSON length found from sizes alone, so the
     /// estimate is an upper bound. Without it nothing is known of them.
     pub tool_calls_bounded: bool,
+    /// With `tool_calls_bounded`: how much of `tool_calls` is that bound
+    /// (the rest: the names). It bounds the JSON's UTF-8 bytes as well (six
+    /// per code unit of a string, the most an escape or a character takes),
+    /// so the calibrated bound counts it per byte.
+    pub tool_call_arguments_bound: u64,
     /// `pinned === true` (see [`crate::message::pinned`]).
     pub pinned: bool,
 }
@@ -80,15 +85,23 @@ pub fn estimate_tokens(f: &RawFacts) -> u64 {
 /// The characters pi's estimate counts for a message (by role; images as
 /// [`IMAGE_CHARS`] each where they count).
 pub fn counted_chars(f: &RawFacts) -> u64 {
+    let (text, images) = counted_parts(f);
+    text.saturating_add(IMAGE_CHARS.saturating_mul(images))
+}
+
+/// What counts for a message, by role: the length of its counted texts
+/// (summed; whatever unit `f` holds them in) and the images that count.
+fn counted_parts(f: &RawFacts) -> (u64, u64) {
     match f.role {
-        Some(Role::User) => f.content_string.unwrap_or(f.text),
-        Some(Role::Assistant) => f.text + f.thinking + f.tool_calls,
-        Some(Role::ToolResult | Role::Custom) => f
-            .content_string
-            .unwrap_or(f.text.saturating_add(IMAGE_CHARS.saturating_mul(f.images))),
-        Some(Role::BashExecution) => f.command + f.output,
-        Some(Role::BranchSummary | Role::CompactionSummary) => f.summary,
-        Some(Role::ToolOutputCleared | Role::Other) | None => 0,
+        Some(Role::User) => (f.content_string.unwrap_or(f.text), 0),
+        Some(Role::Assistant) => (f.text + f.thinking + f.tool_calls, 0),
+        Some(Role::ToolResult | Role::Custom) => match f.content_string {
+            Some(s) => (s, 0),
+            None => (f.text, f.images),
+        },
+        Some(Role::BashExecution) => (f.command + f.output, 0),
+        Some(Role::BranchSummary | Role::CompactionSummary) => (f.summary, 0),
+        Some(Role::ToolOutputCleared | Role::Other) | None => (0, 0),
     }
 }
 
@@ -139,10 +152,37 @@ pub fn calibrated_tokens(m: &MessageTexts) -> u64 {
 }
 
 /// An upper bound of [`calibrated_tokens`] from the lengths alone (no text
-/// read): every counted unit at the most any unit can cost.
+/// read): every counted unit at the most any unit can cost, images at what
+/// they cost.
 pub fn calibrated_bound(f: &RawFacts) -> u64 {
-    use crate::tokens::calibrated::MAX_TOKENS_PER_UNIT;
-    (counted_chars(f) as f64 * MAX_TOKENS_PER_UNIT).ceil() as u64
+    use crate::tokens::calibrated::{MAX_TOKENS_PER_BYTE, MAX_TOKENS_PER_UNIT};
+    let (units, images) = counted_parts(f);
+    // Bounded tool-call arguments (assistants only) are bounded in bytes.
+    let bytes = match f.role {
+        Some(Role::Assistant) if f.tool_calls_bounded => f.tool_call_arguments_bound.min(units),
+        _ => 0,
+    };
+    bound_with_images(
+        (units - bytes) as f64 * MAX_TOKENS_PER_UNIT + bytes as f64 * MAX_TOKENS_PER_BYTE,
+        images,
+    )
+}
+
+/// A tighter upper bound of [`calibrated_tokens`], from the UTF-8 byte
+/// lengths of the texts (`bytes`: a [`RawFacts`] whose text fields hold
+/// byte lengths, as the boundary finds them by encoding the texts without
+/// classifying them): every counted byte at the most any byte can cost
+/// ([`crate::tokens::calibrated::MAX_TOKENS_PER_BYTE`], about half the
+/// length bound on ASCII text), images at what they cost.
+pub fn calibrated_byte_bound(bytes: &RawFacts) -> u64 {
+    use crate::tokens::calibrated::MAX_TOKENS_PER_BYTE;
+    let (bytes, images) = counted_parts(bytes);
+    bound_with_images(bytes as f64 * MAX_TOKENS_PER_BYTE, images)
+}
+
+/// `ceil(texts)` plus what `images` cost in [`calibrated_tokens`].
+fn bound_with_images(texts: f64, images: u64) -> u64 {
+    (texts.ceil() as u64).saturating_add(IMAGE_CHARS.saturating_mul(images).div_ceil(4))
 }
 
 /// The context size an assistant message reports, as pi reads it
@@ -158,8 +198,12 @@ pub fn reported_usage(f: &RawFacts) -> Option<f64> {
     f.usage.as_ref().map(calculate_context_tokens)
 }
 
+const HAS_USAGE: u8 = 1;
+const BOUND_TIGHT: u8 = 2;
+
 /// What the engine keeps about each message: small and fixed-size (24
-/// bytes), so a 10,000-message session costs a quarter of a megabyte.
+/// bytes, checked by a test), so a 10,000-message session costs a quarter
+/// of a megabyte.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MessageFacts {
     pub timestamp: f64,
@@ -169,7 +213,9 @@ pub struct MessageFacts {
     /// known).
     pub tokens: u32,
     pub role: Role,
-    has_usage: bool,
+    /// [`HAS_USAGE`] and [`BOUND_TIGHT`] (one byte, so that the facts stay
+    /// 24 bytes).
+    flags: u8,
     /// The estimate was not computed (an assistant message that reports
     /// usage, gathered lazily): fill it in before it is used.
     pub tokens_pending: bool,
@@ -186,7 +232,7 @@ impl MessageFacts {
             usage_tokens: usage.unwrap_or(0.0),
             tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
             role,
-            has_usage: usage.is_some(),
+            flags: if usage.is_some() { HAS_USAGE } else { 0 },
             tokens_pending: false,
             pinned: false,
         }
@@ -254,7 +300,24 @@ impl MessageFacts {
 
     /// The context size this message reported, when it counts (pi's rules).
     pub fn usage(&self) -> Option<f64> {
-        self.has_usage.then_some(self.usage_tokens)
+        (self.flags & HAS_USAGE != 0).then_some(self.usage_tokens)
+    }
+
+    /// While `tokens_pending`: `tokens` is the bound the texts' UTF-8
+    /// lengths give ([`calibrated_byte_bound`]), as tight as a bound gets
+    /// without classifying them.
+    pub fn bound_tight(&self) -> bool {
+        self.flags & BOUND_TIGHT != 0
+    }
+
+    /// A pending estimate's bound tightened to `bound` (kept if it was
+    /// lower already: both are bounds) and marked tight. Returns the bound
+    /// now in force.
+    pub fn tighten(&mut self, bound: u64) -> u32 {
+        let bound = u32::try_from(bound).unwrap_or(u32::MAX);
+        self.tokens = self.tokens.min(bound);
+        self.flags |= BOUND_TIGHT;
+        self.tokens
     }
 
     /// Completes a lazily gathered message with its estimate.
@@ -426,6 +489,138 @@ mod tests {
             u32::MAX
         );
         assert!(!MessageFacts::calibrated_pending(&facts(Role::Other)).tokens_pending);
+    }
+
+    /// The facts the boundary gathers of `m`'s texts for the byte bound:
+    /// every length a byte length.
+    fn byte_lengths(m: &MessageTexts) -> RawFacts {
+        let sum = |v: &Vec<&[u8]>| v.iter().map(|t| t.len() as u64).sum();
+        RawFacts {
+            role: m.role,
+            content_string: m.content_string.map(|s| s.len() as u64),
+            text: sum(&m.text),
+            thinking: sum(&m.thinking),
+            tool_calls: sum(&m.tool_calls),
+            images: m.images,
+            summary: m.summary.len() as u64,
+            command: m.command.len() as u64,
+            output: m.output.len() as u64,
+            ..RawFacts::default()
+        }
+    }
+
+    #[test]
+    fn the_byte_bound_is_tighter_than_the_length_bound_on_ascii() {
+        let text = "fn main() {\n    println!(\"hello\");\n}\n".repeat(50);
+        let m = MessageTexts {
+            role: Some(Role::ToolResult),
+            text: vec![text.as_bytes()],
+            images: 2,
+            ..MessageTexts::default()
+        };
+        let exact = calibrated_tokens(&m);
+        let bytes = calibrated_byte_bound(&byte_lengths(&m));
+        let units = calibrated_bound(&RawFacts {
+            text: text.len() as u64,
+            ..byte_lengths(&m)
+        });
+        assert!(exact <= bytes && bytes < units, "{exact} {bytes} {units}");
+        // Images at what they cost, in both.
+        assert_eq!(bytes, (text.len() as f64 * 1.115).ceil() as u64 + 2400);
+        assert_eq!(units, (text.len() as f64 * 2.1).ceil() as u64 + 2400);
+    }
+
+    #[test]
+    fn facts_stay_24_bytes_and_a_tightened_bound_only_goes_down() {
+        assert_eq!(std::mem::size_of::<MessageFacts>(), 24);
+        let mut f = MessageFacts::new(Role::Assistant, 500, Some(10.0), 1.0);
+        f.tokens_pending = true;
+        assert!(!f.bound_tight());
+        assert_eq!(f.tighten(900), 500);
+        assert!(f.bound_tight());
+        assert_eq!(f.tighten(300), 300);
+        assert_eq!(f.usage(), Some(10.0));
+        assert_eq!(MessageFacts::new(Role::User, 1, None, 1.0).usage(), None);
+    }
+
+    proptest::proptest! {
+        /// Both bounds hold for any message of any role: its texts any
+        /// Unicode, lengths in UTF-16 units for the one, UTF-8 bytes for the
+        /// other.
+        #[test]
+        fn bounds_never_fall_below_the_calibrated_estimate(
+            role in 0u8..9,
+            texts in proptest::collection::vec("(\\PC|[\\n\\r\\t]|aA|1\u{20E3}){0,40}", 9),
+            images in 0u64..3,
+            string_content in proptest::prelude::any::<bool>(),
+        ) {
+            let role = [Role::User, Role::Assistant, Role::ToolResult, Role::BashExecution, Role::Custom,
+                Role::BranchSummary, Role::CompactionSummary, Role::ToolOutputCleared, Role::Other][role as usize];
+            let t: Vec<&[u8]> = texts.iter().map(|s| s.as_bytes()).collect();
+            let m = MessageTexts {
+                role: Some(role),
+                content_string: string_content.then_some(t[0]),
+                text: vec![t[1], t[2]],
+                thinking: vec![t[3]],
+                tool_calls: vec![t[4], t[5]],
+                images,
+                summary: t[6],
+                command: t[7],
+                output: t[8],
+            };
+            let exact = calibrated_tokens(&m);
+            let bytes = byte_lengths(&m);
+            proptest::prop_assert!(exact <= calibrated_byte_bound(&bytes));
+            let units = |i: usize| texts[i].encode_utf16().count() as u64;
+            let lengths = RawFacts {
+                content_string: string_content.then(|| units(0)),
+                text: units(1) + units(2),
+                thinking: units(3),
+                tool_calls: units(4) + units(5),
+                summary: units(6),
+                command: units(7),
+                output: units(8),
+                ..bytes
+            };
+            proptest::prop_assert!(exact <= calibrated_bound(&lengths));
+        }
+    }
+
+    proptest::proptest! {
+        /// Bounded tool-call arguments count per byte of their bound (which
+        /// bounds their JSON's UTF-8 length), the names per code unit: the
+        /// bound holds however tight the arguments' bound is.
+        #[test]
+        fn bounded_arguments_count_per_byte(
+            name in "\\PC{0,12}",
+            json in "(\\PC|[\\n\"\\\\]|aA|1\u{20E3}){0,60}",
+            text in "\\PC{0,20}",
+            slack in 0u64..50,
+        ) {
+            let call = format!("{name}{json}");
+            let m = MessageTexts {
+                role: Some(Role::Assistant),
+                text: vec![text.as_bytes()],
+                tool_calls: vec![call.as_bytes()],
+                ..MessageTexts::default()
+            };
+            let args = json.len() as u64 + slack;
+            let units = |s: &str| s.encode_utf16().count() as u64;
+            let raw = RawFacts {
+                role: Some(Role::Assistant),
+                text: units(&text),
+                tool_calls: units(&name) + args,
+                tool_calls_pending: true,
+                tool_calls_bounded: true,
+                tool_call_arguments_bound: args,
+                ..RawFacts::default()
+            };
+            let bound = calibrated_bound(&raw);
+            proptest::prop_assert!(calibrated_tokens(&m) <= bound);
+            // Tighter than counting the arguments' bound per code unit.
+            let per_unit = calibrated_bound(&RawFacts { tool_calls_bounded: false, ..raw });
+            proptest::prop_assert!(bound <= per_unit);
+        }
     }
 
     fn usage(total: f64) -> UsageNumbers {

@@ -5,7 +5,7 @@ use crate::js::message_access::{role_from_code, JsArray};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::{
-    calibrated_tokens, estimate_tokens, MessageTexts, RawFacts, UsageNumbers,
+    calibrated_byte_bound, calibrated_tokens, estimate_tokens, MessageTexts, RawFacts, UsageNumbers,
 };
 use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, Float64Array, Uint8Array};
@@ -29,6 +29,8 @@ extern "C" {
     ) -> Result<Float64Array, JsValue>;
     #[wasm_bindgen(js_name = gatherTexts, catch)]
     fn gather_texts_js(messages: &Array, from: u32, to: u32) -> Result<Array, JsValue>;
+    #[wasm_bindgen(js_name = gatherTextBytes, catch)]
+    fn gather_text_bytes_js(messages: &Array, from: u32, to: u32) -> Result<Float64Array, JsValue>;
     #[wasm_bindgen(js_name = takeThrown)]
     fn take_thrown() -> String;
     #[wasm_bindgen(js_name = takeBadDescription)]
@@ -36,7 +38,7 @@ extern "C" {
 }
 
 /// Must match `FACTS_STRIDE` and the slot layout in shim/facts.js.
-const STRIDE: usize = 21;
+const STRIDE: usize = 22;
 
 /// Facts of `messages[from..to)`; an error names the message and field.
 pub fn gather(messages: &JsArray, from: u32, to: u32) -> Result<Vec<RawFacts>, InputError> {
@@ -127,6 +129,7 @@ fn decode(messages: &JsArray, index: usize, r: &[f64]) -> Result<RawFacts, Input
         timestamp: r[16],
         tool_calls_pending: r[19] >= 1.0,
         tool_calls_bounded: r[19] == 1.0,
+        tool_call_arguments_bound: count(r[21]),
         pinned: r[20] == 1.0,
     })
 }
@@ -211,6 +214,56 @@ pub fn calibrated(messages: &JsArray, from: u32, to: u32) -> Result<Vec<u64>, In
             }))
         })
         .collect()
+}
+
+/// The calibrated estimate's bound from the UTF-8 lengths of the texts of
+/// `messages[index]` (gathered, and so checked, before): the texts encoded
+/// but not classified (`gatherTextBytes`), the bound made in the core
+/// (`calibrated_byte_bound`). `None` with pi's estimate, whose measuring
+/// costs only lengths.
+pub fn tight_bound(
+    messages: &JsArray,
+    estimator: Estimator,
+    index: usize,
+) -> Result<Option<u64>, InputError> {
+    if estimator != Estimator::Calibrated || index >= messages.len() as usize {
+        return Ok(None);
+    }
+    let layout = gather_text_bytes_js(messages.as_array(), index as u32, index as u32 + 1)
+        .map_err(|thrown| InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: crate::js::errors::thrown_message(&thrown),
+        })?
+        .to_vec();
+    let mut r = TextsReader {
+        bytes: &[],
+        at: 0,
+        layout: &layout,
+        next: 0,
+    };
+    let role = role_from_code(messages, index, r.number() as u8)?;
+    let images = count(r.number());
+    let content_string = match r.number() {
+        n if n < 0.0 => None,
+        n => Some(count(n)),
+    };
+    let mut sum = || -> u64 { (0..count(r.number())).map(|_| count(r.number())).sum() };
+    let text = sum();
+    let thinking = sum();
+    let tool_calls = sum();
+    let bytes = RawFacts {
+        role: Some(role),
+        content_string,
+        text,
+        thinking,
+        tool_calls,
+        images,
+        summary: count(r.number()),
+        command: count(r.number()),
+        output: count(r.number()),
+        ..RawFacts::default()
+    };
+    Ok(Some(calibrated_byte_bound(&bytes)))
 }
 
 /// Reads `gatherTexts`' layout and the texts it describes, in order.

@@ -247,4 +247,46 @@ proptest::proptest! {
     fn any_bytes_are_classified(b in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
         proptest::prop_assert!(estimate_text(&b) <= MAX_TOKENS_PER_UNIT * b.len() as f64 + 1e-9);
     }
+
+    /// The bound a UTF-8 length gives holds for any text.
+    #[test]
+    fn the_estimate_never_exceeds_its_byte_bound(u in proptest::collection::vec(proptest::prelude::any::<u16>(), 0..64)) {
+        let b = encoded(&u);
+        proptest::prop_assert!(estimate_text(&b) <= MAX_TOKENS_PER_BYTE * b.len() as f64);
+    }
+
+    /// Texts made of the costliest pieces there are (line breaks, camelCase
+    /// humps, lone punctuation, keycaps, emoji, marks after CJK).
+    #[test]
+    fn the_byte_bound_holds_for_worst_case_text(s in "([\\n\\r]|aA|A|a|[.#]|1\u{20E3}|1\u{FE0F}\u{20E3}|😀|🇫|\u{FE0F}|\u{200D}|中|é|\\x01| |  |[0-9a-f]{8}){0,40}") {
+        proptest::prop_assert!(estimate_text(s.as_bytes()) <= MAX_TOKENS_PER_BYTE * s.len() as f64);
+    }
+
+    /// Any bytes at all, malformed ones included.
+    #[test]
+    fn the_byte_bound_holds_for_any_bytes(b in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64)) {
+        proptest::prop_assert!(estimate_text(&b) <= MAX_TOKENS_PER_BYTE * b.len() as f64);
+    }
+}
+
+/// The costliest bytes: a text that is one line break (what sets the
+/// bound), and long runs of the other worst cases, stay under it.
+#[test]
+fn the_byte_bound_is_met_by_the_worst_texts() {
+    let worst = estimate_text(b"\n");
+    assert!(worst > 1.11 && worst <= MAX_TOKENS_PER_BYTE);
+    for s in [
+        "\na".repeat(500),
+        "aA".repeat(500),
+        "a.".repeat(500),
+        "\n.".repeat(500),
+        "1\u{20E3}".repeat(200),
+        "😀".repeat(200),
+        "\u{1}\n".repeat(300),
+    ] {
+        assert!(
+            estimate_text(s.as_bytes()) <= MAX_TOKENS_PER_BYTE * s.len() as f64,
+            "{s:?}"
+        );
+    }
 }
