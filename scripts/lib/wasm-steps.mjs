@@ -86,6 +86,7 @@ export function bindgen(root, input, outDir, name) {
   const js = join(outDir, `${name}.js`);
   const wasm = join(outDir, `${name}_bg.wasm`);
   shortenImports(js, wasm, `./${name}_bg.js`);
+  shortenExports(js, wasm, [join(outDir, `${name}.d.ts`), join(outDir, `${name}_bg.wasm.d.ts`)]);
   // Then the snippets move: their import statements are what is left of
   // their paths (shortenImports renamed their keys in the imports object).
   // The shim bundles keep their names, so that both modules import the
@@ -277,4 +278,95 @@ export function shortenImports(jsPath, wasmPath, glueModule) {
     js = js.replace(re, `"${short}":`);
   }
   writeFileSync(jsPath, js);
+}
+
+/**
+ * Shortens the names the wasm exports its functions by, as shortenImports
+ * does for imports. wasm-bindgen names a closure's entry point after its
+ * whole type (`wasm_bindgen_<16 hex digits>___convert__closures_____invoke___…`,
+ * up to 300 characters with several hashes that do not compress), and every
+ * export's name is written twice: in the .wasm's export section and as
+ * `wasm.<name>` in the glue, the only way the glue reaches the exports (the
+ * build stops if it finds `wasm[` or a name it cannot account for). Each
+ * export but `memory` (apps read `initSync().memory`) gets a name of one or two letters;
+ * the `.d.ts` files' `InitOutput` says the same.
+ */
+export function shortenExports(jsPath, wasmPath, dtsPaths) {
+  const bytes = readFileSync(wasmPath);
+  let js = readFileSync(jsPath, "utf8");
+  if (/\bwasm\[/.test(js)) throw new Error(`${jsPath}: the glue indexes the exports (wasm[…]); expected wasm.<name> only`);
+  const leb = (n) => {
+    const out = [];
+    do {
+      let byte = n & 0x7f;
+      n >>>= 7;
+      if (n) byte |= 0x80;
+      out.push(byte);
+    } while (n);
+    return out;
+  };
+  let p = 8;
+  const u = () => {
+    let r = 0, s = 0, x;
+    do {
+      x = bytes[p++];
+      r += (x & 0x7f) * 2 ** s;
+      s += 7;
+    } while (x & 0x80);
+    return r;
+  };
+  const short = (n) => {
+    const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    let s = "";
+    do {
+      s = letters[n % 52] + s;
+      n = Math.floor(n / 52) - 1;
+    } while (n >= 0);
+    return s;
+  };
+  const renamed = new Map();
+  while (p < bytes.length) {
+    const id = bytes[p++];
+    const sizeAt = p;
+    const len = u();
+    const begin = p;
+    if (id !== 7) {
+      p = begin + len;
+      continue;
+    }
+    const count = u();
+    const out = [...leb(count)];
+    for (let k = 0; k < count; k++) {
+      const n = u();
+      const old = bytes.subarray(p, p + n).toString();
+      p += n;
+      const kind = bytes[p++];
+      const index = u();
+      // `memory` keeps its name: apps read `initSync().memory` (InitOutput).
+      const name = old === "memory" ? old : short(renamed.size);
+      renamed.set(old, name);
+      const b = Buffer.from(name);
+      out.push(...leb(b.length), ...b, kind, ...leb(index));
+    }
+    if (p !== begin + len) throw new Error("the export section was not read to its end");
+    const section = Buffer.from([7, ...leb(out.length), ...out]);
+    writeFileSync(wasmPath, Buffer.concat([bytes.subarray(0, sizeAt - 1), section, bytes.subarray(begin + len)]));
+    break;
+  }
+  const escape = (t) => t.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+  // One pass, so that a new name is never mistaken for an old one.
+  js = js.replace(/\bwasm\.([A-Za-z_$][\w$]*)/g, (whole, old) => {
+    const name = renamed.get(old);
+    if (name === undefined) throw new Error(`${jsPath}: wasm.${old} is not an export of ${wasmPath}`);
+    return `wasm.${name}`;
+  });
+  writeFileSync(jsPath, js);
+  for (const d of dtsPaths) {
+    if (!existsSync(d)) continue;
+    let text = readFileSync(d, "utf8");
+    for (const [old, name] of renamed) {
+      text = text.replace(new RegExp(`(readonly |export const )${escape(old)}(?=[:?])`, "g"), `$1${name}`);
+    }
+    writeFileSync(d, text);
+  }
 }
