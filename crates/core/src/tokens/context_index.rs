@@ -433,6 +433,7 @@ impl ContextIndex {
         if len < self.facts.len() {
             self.facts.truncate(len);
             self.pinned.truncate(len);
+            self.markers.retain(|&m| m < len);
             return self.recompute(Some(&mut fill));
         }
         Ok(())
@@ -448,6 +449,7 @@ impl ContextIndex {
         let at = at.min(self.facts.len());
         self.facts.insert(at, f);
         self.pinned.insert(at, f.pinned);
+        self.marker_inserted(at);
         self.recompute(Some(&mut fill))
     }
 
@@ -460,6 +462,7 @@ impl ContextIndex {
         if at < self.facts.len() {
             self.facts.remove(at);
             self.pinned.remove(at);
+            self.marker_removed(at);
             return self.recompute(Some(&mut fill));
         }
         Ok(())
@@ -470,6 +473,7 @@ impl ContextIndex {
         if len < self.facts.len() {
             self.facts.truncate(len);
             self.pinned.truncate(len);
+            self.markers.retain(|&m| m < len);
             self.recompute_bounded();
         }
     }
@@ -479,6 +483,7 @@ impl ContextIndex {
         let at = at.min(self.facts.len());
         self.facts.insert(at, f);
         self.pinned.insert(at, f.pinned);
+        self.marker_inserted(at);
         self.recompute_bounded();
     }
 
@@ -487,7 +492,31 @@ impl ContextIndex {
         if at < self.facts.len() {
             self.facts.remove(at);
             self.pinned.remove(at);
+            self.marker_removed(at);
             self.recompute_bounded();
+        }
+    }
+
+    /// The markers' positions after a message was inserted at `at` (its
+    /// facts already in place): those from `at` on move up one, and `at`
+    /// joins them if the new message is a marker. Costs the markers, not
+    /// the session (a full scan here made every compaction's insert cost
+    /// the whole array).
+    fn marker_inserted(&mut self, at: usize) {
+        for m in self.markers.iter_mut().filter(|m| **m >= at) {
+            *m += 1;
+        }
+        if self.facts[at].role == Role::ToolOutputCleared {
+            let k = self.markers.partition_point(|&m| m < at);
+            self.markers.insert(k, at);
+        }
+    }
+
+    /// The markers' positions after the message at `at` was taken out.
+    fn marker_removed(&mut self, at: usize) {
+        self.markers.retain(|&m| m != at);
+        for m in self.markers.iter_mut().filter(|m| **m > at) {
+            *m -= 1;
         }
     }
 
@@ -508,10 +537,6 @@ impl ContextIndex {
             .facts
             .iter()
             .rposition(|f| f.role == Role::CompactionSummary);
-        // After a change in the middle (rare: a compaction, an undo).
-        self.markers = (0..self.facts.len())
-            .filter(|&i| self.facts[i].role == Role::ToolOutputCleared)
-            .collect();
         self.last_usage = None;
         self.reset_trailing(0);
         for i in (self.context_start()..self.facts.len()).rev() {
