@@ -525,8 +525,13 @@ for (const engine of ENGINES) {
           const afterImport = { ids: await ids(), records: await recordIds() };
           await req(indexedDB.deleteDatabase("ballast-whole"));
           const forked = await store.fork(id, 200, { id: "f" });
+          const forkEqual = deepEqual(await store.load("f"), before);
+          // The fork goes before the import, so that the import's room does
+          // not hang on how soon Firefox counts the other database as gone
+          // (CI once refused the import here, with the fork still stored).
+          await store.delete("f");
           const again = await store.importJsonl(jsonl);
-          const equal = deepEqual(await store.load("f"), before) && deepEqual(await store.load(again.id), before);
+          const equal = forkEqual && deepEqual(await store.load(again.id), before);
           store.close();
           await req(indexedDB.deleteDatabase("limit-whole"));
           return { fork, afterFork, imported, afterImport, forked: forked.messageCount, reimported: again.messageCount, equal };
