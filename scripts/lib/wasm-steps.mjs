@@ -164,6 +164,29 @@ export async function minifyJs(dir) {
   }
 }
 
+/** `n` as an unsigned LEB128 number, the wasm binary format's integers. */
+function leb(n) {
+  const out = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n) byte |= 0x80;
+    out.push(byte);
+  } while (n);
+  return out;
+}
+
+/** The `n`th short name: a, b, …, z, A, …, Z, aa, ab, … (valid identifiers and object keys). */
+function shortName(n) {
+  const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  let s = "";
+  do {
+    s = letters[n % 52] + s;
+    n = Math.floor(n / 52) - 1;
+  } while (n >= 0);
+  return s;
+}
+
 /**
  * Shortens the names the wasm imports its JS functions by. wasm-bindgen
  * names each import `__wbg_<name>_<16 hex digits>` and repeats the module
@@ -179,16 +202,6 @@ export async function minifyJs(dir) {
 export function shortenImports(jsPath, wasmPath, glueModule) {
   const bytes = readFileSync(wasmPath);
   let js = readFileSync(jsPath, "utf8");
-  const leb = (n) => {
-    const out = [];
-    do {
-      let byte = n & 0x7f;
-      n >>>= 7;
-      if (n) byte |= 0x80;
-      out.push(byte);
-    } while (n);
-    return out;
-  };
   let p = 8;
   const u = () => {
     let r = 0, s = 0, x;
@@ -204,16 +217,6 @@ export function shortenImports(jsPath, wasmPath, glueModule) {
     const t = bytes.subarray(p, p + n).toString();
     p += n;
     return t;
-  };
-  const name = (n) => {
-    // a, b, …, z, A, …, Z, aa, ab, …: valid identifiers and object keys.
-    const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    let s = "";
-    do {
-      s = letters[n % 52] + s;
-      n = Math.floor(n / 52) - 1;
-    } while (n >= 0);
-    return s;
   };
   const modules = new Map();
   const fields = new Map();
@@ -252,7 +255,7 @@ export function shortenImports(jsPath, wasmPath, glueModule) {
       if (!modules.has(module)) modules.set(module, String(modules.size));
       let newField = field;
       if (module === glueModule && kind === 0) {
-        if (!fields.has(field)) fields.set(field, name(fields.size));
+        if (!fields.has(field)) fields.set(field, shortName(fields.size));
         newField = fields.get(field);
       }
       for (const s of [modules.get(module), newField]) {
@@ -295,16 +298,6 @@ export function shortenExports(jsPath, wasmPath, dtsPaths) {
   const bytes = readFileSync(wasmPath);
   let js = readFileSync(jsPath, "utf8");
   if (/\bwasm\[/.test(js)) throw new Error(`${jsPath}: the glue indexes the exports (wasm[…]); expected wasm.<name> only`);
-  const leb = (n) => {
-    const out = [];
-    do {
-      let byte = n & 0x7f;
-      n >>>= 7;
-      if (n) byte |= 0x80;
-      out.push(byte);
-    } while (n);
-    return out;
-  };
   let p = 8;
   const u = () => {
     let r = 0, s = 0, x;
@@ -314,15 +307,6 @@ export function shortenExports(jsPath, wasmPath, dtsPaths) {
       s += 7;
     } while (x & 0x80);
     return r;
-  };
-  const short = (n) => {
-    const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    let s = "";
-    do {
-      s = letters[n % 52] + s;
-      n = Math.floor(n / 52) - 1;
-    } while (n >= 0);
-    return s;
   };
   const renamed = new Map();
   while (p < bytes.length) {
@@ -343,7 +327,7 @@ export function shortenExports(jsPath, wasmPath, dtsPaths) {
       const kind = bytes[p++];
       const index = u();
       // `memory` keeps its name: apps read `initSync().memory` (InitOutput).
-      const name = old === "memory" ? old : short(renamed.size);
+      const name = old === "memory" ? old : shortName(renamed.size);
       renamed.set(old, name);
       const b = Buffer.from(name);
       out.push(...leb(b.length), ...b, kind, ...leb(index));
