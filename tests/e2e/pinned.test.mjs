@@ -4,7 +4,12 @@
 // another page; the loaded rule is still pinned and the model's view (the
 // stateless transformContext and a new Compactor's hooks) has it right after
 // the summary; a second compaction keeps it there, and the session's pi
-// export and import keep the flag.
+// export and import keep the flag. And `loadContext`: a store that never
+// read the session returns the pinned messages before the summary (found
+// by the keys the session record keeps of them, inside packs too), then the
+// context, also for a fork, an import, and a record written before the keys
+// were kept; the record's `contextTokens` counts them as the Compactor does
+// and takes off what a clearing marker freed.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ENGINES, launch } from "../support/browsers.mjs";
@@ -110,6 +115,116 @@ for (const engine of ENGINES) {
       assert.deepEqual(seen.afterSecond[1], ["user", true, RULE], "still right after the second summary");
       assert.equal(seen.afterSecond.filter((x) => x[1]).length, 1);
       assert.deepEqual(seen.reimportedPinned, [RULE], "pi export and import keep the flag");
+    });
+    test("loadContext returns the pinned messages before the summary; contextTokens counts them and what a marker freed", async () => {
+      const name = "pinned-context-" + Math.random().toString(36).slice(2);
+      const first = await open();
+      const seen = await first.evaluate(
+        async ({ name, rule }) => {
+          const m = window.m;
+          let t = 1_750_000_000_000;
+          const usage = (input) => ({ input, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: input + 10,
+            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
+          const assistant = (text, input) => ({ role: "assistant", content: [{ type: "text", text }],
+            api: "openai-completions", provider: "local", model: "m", usage: usage(input), stopReason: "stop", timestamp: t++ });
+          // 300 messages, pinned at 0 and 201 (long enough for packed records).
+          let messages = [{ role: "user", content: rule, timestamp: t++, pinned: true }];
+          for (let i = 0; messages.length < 300; i++) {
+            if (messages.length === 201) {
+              messages.push({ role: "custom", customType: "note", content: "Second rule: answer in British English.", display: true, timestamp: t++, pinned: true });
+              continue;
+            }
+            messages.push({ role: "user", content: `request ${i}: ` + "u".repeat(300), timestamp: t++ });
+            messages.push(assistant(`answer ${i}: ` + "a".repeat(300), 200 * (i + 1)));
+          }
+          const store = await m.SessionStore.open({ name });
+          const { id } = await store.createSession({ title: "pinned context" });
+          await store.save(id, messages);
+          const compactor = new m.Compactor({ contextWindow: 200_000, estimator: "pi", settings: { keepRecentTokens: 2_000 } });
+          messages = (await compactor.compact(messages)).messages;
+          const metas = [await store.save(id, messages)];
+          const tokens = [compactor.contextTokens(messages)];
+          // A clearing marker after the summary (stamped after it), then a
+          // user turn: what it freed comes off; then an answer with usage:
+          // that usage stands.
+          t = Date.now() + 1_000;
+          messages = [...messages,
+            { role: "toolOutputCleared", toolCallIds: ["c1"], outputTokens: [900], tokensFreed: 880, timestamp: t++ },
+            { role: "user", content: "next request", timestamp: t++ }];
+          metas.push(await store.save(id, messages));
+          tokens.push(compactor.contextTokens(messages));
+          messages = [...messages, assistant("done", 5_000)];
+          metas.push(await store.save(id, messages));
+          tokens.push(compactor.contextTokens(messages));
+          store.close();
+
+          // A store that never read the session (another page's would do the same).
+          const fresh = await m.SessionStore.open({ name });
+          const whole = await fresh.load(id);
+          const context = await fresh.loadContext(id);
+          const fork = await fresh.fork(id, whole.length);
+          const forkContext = await fresh.loadContext(fork.id);
+          const imported = await fresh.importJsonl(await fresh.exportJsonl(id));
+          const importedContext = await fresh.loadContext(imported.id);
+          fresh.close();
+
+          // A record written before `pinnedKeys` existed: the field removed
+          // by hand; loadContext reads the whole session to find them.
+          await new Promise((resolve, reject) => {
+            const open = indexedDB.open(name);
+            open.onsuccess = () => {
+              const tx = open.result.transaction("sessions", "readwrite");
+              const sessions = tx.objectStore("sessions");
+              const get = sessions.get(id);
+              get.onsuccess = () => {
+                const record = get.result;
+                delete record.pinnedKeys;
+                sessions.put(record);
+              };
+              tx.oncomplete = () => (open.result.close(), resolve());
+              tx.onerror = () => reject(tx.error);
+            };
+            open.onerror = () => reject(open.error);
+          });
+          const legacy = await m.SessionStore.open({ name });
+          const legacyContext = await legacy.loadContext(id);
+          legacy.close();
+
+          const last = whole.findLastIndex((x) => x.role === "compactionSummary");
+          const expected = [...whole.slice(0, last).filter((x) => x.pinned === true), ...whole.slice(last)];
+          // Key order aside (an import builds its objects afresh).
+          const sorted = (v) => Array.isArray(v) ? v.map(sorted)
+            : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])])) : v;
+          const json = (a) => JSON.stringify(sorted(a));
+          return {
+            last,
+            pinnedBefore: whole.slice(0, last).filter((x) => x.pinned === true).map((x) => x.content),
+            context: json(context) === json(expected),
+            contextLength: [context.length, expected.length, whole.length],
+            sameView: json(m.transformContext(context)) === json(m.transformContext(whole)),
+            fork: json(forkContext) === json(expected),
+            imported: json(importedContext) === json(expected),
+            legacy: json(legacyContext) === json(expected),
+            metaTokens: metas.map((x) => x.contextTokens),
+            tokens,
+            noInternal: metas.every((x) => !("pinnedKeys" in x) && !("contextKey" in x)),
+          };
+        },
+        { name, rule: RULE },
+      );
+      await first.close();
+
+      assert.ok(seen.last > 201, `the summary comes after both pinned messages (at ${seen.last})`);
+      assert.deepEqual(seen.pinnedBefore, [RULE, "Second rule: answer in British English."]);
+      assert.equal(seen.context, true, `loadContext: pinned, then the summary on (${seen.contextLength})`);
+      assert.equal(seen.sameView, true, "the model's view of loadContext is the view of the whole array");
+      assert.equal(seen.fork, true, "a fork's loadContext");
+      assert.equal(seen.imported, true, "an imported copy's loadContext");
+      assert.equal(seen.legacy, true, "a record without pinnedKeys");
+      assert.deepEqual(seen.metaTokens, seen.tokens, "the record's contextTokens is the Compactor's (pi's estimate)");
+      assert.ok(seen.tokens[1] < seen.tokens[0], "what the marker freed comes off");
+      assert.equal(seen.tokens[2], 5_000 + 10, "usage after the marker stands");
+      assert.equal(seen.noInternal, true, "the app's meta has no internal fields");
     });
   });
 }

@@ -4,8 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  commitTransaction, fillSessionDefaults, onUpgradeNeeded, readRecords, requestPromise, sameKey, storeTransaction,
-  valuesDescending,
+  commitTransaction, fillSessionDefaults, onUpgradeNeeded, readPinned, readRecords, requestPromise, sameKey,
+  storeTransaction, valuesDescending,
 } from "../../crates/wasm/src/js/shim/idb.js";
 
 const later = (f) => setTimeout(f, 0);
@@ -23,6 +23,18 @@ test("requestPromise and readRecords: results, errors and a throwing store", asy
   assert.deepEqual(await readRecords(store, null), [["a", "b"], [1, 2]]);
   const closed = { getAll() { throw new Error("closed"); } };
   await assert.rejects(readRecords(closed, null), /closed/);
+});
+
+test("readPinned: each listed record once, a pack's message at its slot, a missing record skipped", async () => {
+  const records = new Map([["k1", { role: "user", content: "rule" }], ["k2", [{ n: 0 }, { n: 1 }, { n: 2 }]]]);
+  const asked = [];
+  const store = { get: (key) => (asked.push(key), request(records.get(key))) };
+  const out = await readPinned(store, [["k1", 0], ["k2", 2], ["gone", 0], ["k2", 0]]);
+  assert.deepEqual(out, [{ role: "user", content: "rule" }, { n: 2 }, { n: 0 }]);
+  assert.deepEqual(asked, ["k1", "k2", "gone", "k2"]);
+  assert.deepEqual(await readPinned(store, []), []);
+  const closed = { get() { throw new Error("closed"); } };
+  await assert.rejects(readPinned(closed, [["k1", 0]]), /closed/);
 });
 
 test("storeTransaction and commitTransaction", async () => {

@@ -1,6 +1,7 @@
 // Unit tests of shim/store.js: the identity facts the core plans a save's
 // diff from (crates/core/src/storage/diff.rs), the key runs assembled, the
-// value comparisons and storability checks, records to messages, session
+// value comparisons and storability checks, the pinned messages and
+// clearing markers found by position, records to messages, session
 // records merged and shown, store errors with stable names, and the
 // origin's storage asked to persist and estimated, with and without
 // navigator.storage.
@@ -9,7 +10,7 @@ import assert from "node:assert/strict";
 import { ConflictError } from "../../crates/wasm/src/js/shim/errors.js";
 import {
   adoptEqual, assembleKeys, checkStorable, conflictErrorClass, firstUserText, flattenRecords,
-  estimateStorage, identityFacts, mergeMeta, persistStorage, publicMeta, storeError,
+  estimateStorage, identityFacts, markWords, mergeMeta, persistStorage, publicMeta, storeError,
 } from "../../crates/wasm/src/js/shim/store.js";
 
 const objs = (n) => Array.from({ length: n }, (_, i) => ({ role: "user", content: `m${i}` }));
@@ -25,6 +26,24 @@ test("identityFacts: a turn is one number; otherwise classes of first occurrence
   assert.deepEqual([...identityFacts([a, b, b, c], [a, d, b])], [1, 0, 0, 2, -1, 0]);
   // Truncated: messages are a prefix of known.
   assert.deepEqual([...identityFacts([a, b, c], [a])], [1, 0, 1]);
+});
+
+test("markWords: pinned messages and clearing markers in a range, as [index, role code, pinned] triples", () => {
+  const throwing = { get role() { throw new Error("no"); } };
+  const messages = [
+    { role: "user", content: "rule", pinned: true },
+    { role: "user", content: "x", pinned: "yes" },
+    { role: "toolOutputCleared", toolCallIds: [] },
+    null,
+    throwing,
+    { role: "custom", content: "c", pinned: true },
+    { role: "compactionSummary", summary: "s", pinned: true },
+  ];
+  // user = 0, toolOutputCleared = 7, custom = 4, compactionSummary = 6
+  // (roles.js); the core decides a pinned summary is not pinned.
+  assert.deepEqual([...markWords(messages, 0, messages.length)], [0, 0, 1, 2, 7, 0, 5, 4, 1, 6, 6, 1]);
+  assert.deepEqual([...markWords(messages, 1, 3)], [2, 7, 0]);
+  assert.deepEqual([...markWords(messages, 3, 5)], []);
 });
 
 test("assembleKeys: a turn concatenates; other runs pick old and added keys", () => {

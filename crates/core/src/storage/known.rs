@@ -11,6 +11,7 @@
 //! Lists searched in order, not maps: a page opens a few sessions, and a
 //! `HashMap` brought hashbrown and SipHash into the `.wasm`.
 
+use super::marks::Marks;
 use super::packing::Pack;
 use std::rc::Rc;
 
@@ -28,6 +29,8 @@ pub struct View {
     pub last_summary: Option<usize>,
     /// Stored messages before the first one (after `loadContext`).
     pub offset: u32,
+    /// The pinned messages and clearing markers among the messages.
+    pub marks: Rc<Marks>,
 }
 
 impl View {

@@ -13,6 +13,7 @@
 //! - [`loaded`]: the [`View`] of what was read.
 
 use super::known::View;
+use super::marks::Marks;
 use super::packing::Pack;
 use std::rc::Rc;
 
@@ -72,8 +73,9 @@ pub struct Read {
 }
 
 /// The [`View`] of a read; `last_summary` finds the last summary among the
-/// messages read (asked only when the read does not start at it).
-pub fn loaded(read: Read, last_summary: impl FnOnce() -> Option<usize>) -> View {
+/// messages read (asked only when the read does not start at it); `marks`
+/// are the pinned messages and markers among them.
+pub fn loaded(read: Read, marks: Marks, last_summary: impl FnOnce() -> Option<usize>) -> View {
     let count = read
         .message_count
         .unwrap_or(0.0)
@@ -91,6 +93,7 @@ pub fn loaded(read: Read, last_summary: impl FnOnce() -> Option<usize>) -> View 
             false => last_summary(),
         },
         packs: Rc::new(read.packs),
+        marks: Rc::new(marks),
     }
 }
 
@@ -152,7 +155,11 @@ mod tests {
     #[test]
     fn a_whole_load_is_a_whole_view() {
         let mut asked = false;
-        let v = loaded(read(false, 10, vec![(0, 4)], 0), || {
+        let marks = Marks {
+            pinned: vec![2],
+            markers: vec![8],
+        };
+        let v = loaded(read(false, 10, vec![(0, 4)], 0), marks.clone(), || {
             asked = true;
             Some(6)
         });
@@ -165,6 +172,7 @@ mod tests {
                 lead: 0,
                 last_summary: Some(6),
                 offset: 0,
+                marks: Rc::new(marks),
             }
         );
         assert!(v.whole());
@@ -172,16 +180,18 @@ mod tests {
 
     #[test]
     fn a_context_inside_a_pack_has_a_lead_and_an_offset() {
-        let v = loaded(read(true, 4, vec![(0, 2)], 3), || panic!("not asked"));
+        let v = loaded(read(true, 4, vec![(0, 2)], 3), Marks::default(), || {
+            panic!("not asked")
+        });
         assert_eq!((v.lead, v.offset, v.last_summary), (3, 6, Some(0)));
         // A context that begins its record: no lead.
-        let v = loaded(read(true, 4, vec![(2, 2)], 3), || None);
+        let v = loaded(read(true, 4, vec![(2, 2)], 3), Marks::default(), || None);
         assert_eq!((v.lead, v.offset), (0, 6));
         // A record of an older version: no revision, no count.
         let mut r = read(false, 2, vec![], 0);
         r.revision = None;
         r.message_count = None;
-        let v = loaded(r, || None);
+        let v = loaded(r, Marks::default(), || None);
         assert_eq!((v.revision, v.offset, v.last_summary), (0.0, 0, None));
     }
 }

@@ -15,6 +15,7 @@ pub mod error;
 pub mod known;
 pub mod lease;
 pub mod load_plan;
+pub mod marks;
 pub mod packing;
 pub mod repair;
 pub mod save_flow;

@@ -30,10 +30,12 @@
 use super::connection::{save_landed, Landed};
 use super::error::{DropRefusal, StoreError};
 use super::known::View;
+use super::marks::Marks;
 use super::packing::{self, KeyOf, Layout};
 use super::save_plan::{check_removals, durability, Durability, Edit, WriteKind};
 use super::session_meta::{saved_last_modified, SaveFields};
-use crate::tokens::context_tokens::{estimate_from_end, read_back};
+use crate::compaction::clearing::marker_counts;
+use crate::tokens::context_tokens::{estimate_from_end, less_freed, read_back};
 use crate::tokens::estimate::MessageFacts;
 
 /// The method's name, as every error of a save starts.
@@ -287,22 +289,60 @@ pub fn whole_put_failure(
 }
 
 /// The session record's `contextTokens` for `len` messages whose LLM
-/// context starts at `last_summary`: the last fresh usage plus estimates
-/// after it, walking back from the end (usage older than the summary is
-/// stale and ignored, as the compactor does). `read(from, to)` gives the
-/// facts of messages `[from, to)`; they are asked for in chunks of 4, 8, 16,
-/// then 32 from the end (a turn's save finds the usage among the last few).
+/// context starts at `last_summary`, counted as the compactor counts it
+/// with pi's estimate: the last fresh usage plus estimates after it,
+/// walking back from the end (usage older than the summary is stale and
+/// ignored); while no fresh usage follows the summary, the pinned messages
+/// re-sent after it count too; what clearing markers after the summary
+/// freed comes off until usage is reported after them
+/// (`compaction::clearing::marker_counts`). `marks` are the array's pinned
+/// messages and markers. `read(from, to)` gives the facts of messages
+/// `[from, to)`; the walk asks for them in chunks of 4, 8, 16, then 32 from
+/// the end (a turn's save finds the usage among the last few), then one by
+/// one for the marks that count.
 pub fn context_tokens<E>(
     len: usize,
     last_summary: Option<usize>,
+    marks: &Marks,
     mut read: impl FnMut(usize, usize) -> Result<Vec<MessageFacts>, E>,
 ) -> Result<f64, E> {
     let stale_until = match last_summary {
-        Some(s) => read(s, s + 1)?.first().map(|f| f.timestamp),
+        Some(s) => one(&mut read, s)?.map(|f| f.timestamp),
         None => None,
     };
-    let facts = read_back(len, last_summary.unwrap_or(0), 4, 32, read);
-    Ok(estimate_from_end(facts, stale_until)?.tokens)
+    let facts = read_back(len, last_summary.unwrap_or(0), 4, 32, &mut read);
+    let c = estimate_from_end(facts, stale_until)?;
+    let mut tokens = c.tokens;
+    if c.last_usage_index.is_none() {
+        for &i in marks.resent(last_summary) {
+            tokens += one(&mut read, i)?.map_or(0.0, |f| f64::from(f.tokens));
+        }
+    }
+    let markers = marks.markers_after(last_summary);
+    if !markers.is_empty() {
+        let usage_ts = match c.last_usage_index {
+            Some(i) => one(&mut read, i)?.map(|f| f.timestamp),
+            None => None,
+        };
+        let mut freed = 0u64;
+        for &m in markers {
+            if let Some(f) = one(&mut read, m)? {
+                if marker_counts(f.timestamp, stale_until, usage_ts) {
+                    freed = freed.saturating_add(f.tokens_freed());
+                }
+            }
+        }
+        tokens = less_freed(tokens, freed);
+    }
+    Ok(tokens)
+}
+
+/// The facts of message `i`, through `read`.
+fn one<E>(
+    read: &mut impl FnMut(usize, usize) -> Result<Vec<MessageFacts>, E>,
+    i: usize,
+) -> Result<Option<MessageFacts>, E> {
+    Ok(read(i, i + 1)?.first().copied())
 }
 
 /// The conflict of a save from revision `seen` finding `stored`.

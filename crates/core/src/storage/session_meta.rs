@@ -6,8 +6,10 @@
 //! Besides the public `SessionMeta` fields, a record holds `contextKey` (the
 //! key of the record where the LLM context starts: the last
 //! `compactionSummary`'s, or null) and `contextSlot` (the summary's place in
-//! that record when it is a pack). [`INTERNAL_FIELDS`] are left out of what
-//! the app sees.
+//! that record when it is a pack), and `pinnedKeys` (where each pinned
+//! message before that summary is stored: `[key, slot]` pairs, read by
+//! `loadContext` alongside the context, see `storage::marks`).
+//! [`INTERNAL_FIELDS`] are left out of what the app sees.
 //!
 //! The records' shape (field names, what is left out, `contextKey` as the
 //! key `[id, ...position]`) is their `Serialize` here; the binding turns
@@ -30,7 +32,7 @@ pub const IMPORT_TITLE_MAX: usize = 60;
 /// The preview is the first user text among this many first messages.
 pub const PREVIEW_SCAN: u32 = 64;
 /// Record fields the app does not see.
-pub const INTERNAL_FIELDS: [&str; 2] = ["contextKey", "contextSlot"];
+pub const INTERNAL_FIELDS: [&str; 3] = ["contextKey", "contextSlot", "pinnedKeys"];
 
 /// A session record as this library writes it whole.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,11 +49,13 @@ pub struct SessionRecord {
     /// The position (key without the session id) of the record where the
     /// context starts, and the summary's slot in it.
     pub context: Option<(Position, u32)>,
+    /// The same for each pinned message before that summary, in order.
+    pub pinned: Vec<(Position, u32)>,
 }
 
 impl Serialize for SessionRecord {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut r = s.serialize_struct("SessionRecord", 11)?;
+        let mut r = s.serialize_struct("SessionRecord", 12)?;
         r.serialize_field("id", &self.id)?;
         r.serialize_field("title", &self.title)?;
         r.serialize_field("createdAt", &self.created_at)?;
@@ -67,6 +71,12 @@ impl Serialize for SessionRecord {
         let key = self.context.as_ref().map(|(p, _)| Key(&self.id, p));
         r.serialize_field("contextKey", &key)?;
         r.serialize_field("contextSlot", &self.context.as_ref().map_or(0, |c| c.1))?;
+        let pinned: Vec<(Key, u32)> = self
+            .pinned
+            .iter()
+            .map(|(p, slot)| (Key(&self.id, p), *slot))
+            .collect();
+        r.serialize_field("pinnedKeys", &pinned)?;
         r.end()
     }
 }
@@ -103,6 +113,7 @@ pub fn new_session(
         model,
         revision: 0.0,
         context: None,
+        pinned: Vec::new(),
     }
 }
 
@@ -124,6 +135,8 @@ pub struct Contents {
     pub last_summary: Option<usize>,
     pub context_tokens: f64,
     pub preview: String,
+    /// The pinned messages before the last summary (`storage::marks`).
+    pub pinned: Vec<usize>,
 }
 
 /// The record of a session written whole at `now`, and the layout of its
@@ -133,10 +146,12 @@ pub struct Contents {
 /// (an imported file's creation time may be in the future of this clock).
 pub fn written_whole(seed: Seed, contents: Contents, now: f64) -> (SessionRecord, Vec<Pack>) {
     let packs = initial(contents.message_count, contents.last_summary);
-    let context = contents.last_summary.map(|j| match pack_of(&packs, j) {
+    let stored_at = |j: usize| match pack_of(&packs, j) {
         Some(p) => (vec![packs[p].0 as f64], (j - packs[p].0) as u32),
         None => (vec![j as f64], 0),
-    });
+    };
+    let context = contents.last_summary.map(stored_at);
+    let pinned = contents.pinned.iter().map(|&j| stored_at(j)).collect();
     let record = SessionRecord {
         last_modified: now.max(seed.created_at),
         id: seed.id,
@@ -148,6 +163,7 @@ pub fn written_whole(seed: Seed, contents: Contents, now: f64) -> (SessionRecord
         model: seed.model,
         revision: 1.0,
         context,
+        pinned,
     };
     (record, packs)
 }
@@ -337,14 +353,15 @@ mod tests {
         let mut r = new_session("a".into(), None, None, 5.0);
         assert_eq!(
             json(&r),
-            r#"{"id":"a","title":"New session","createdAt":5.0,"lastModified":5.0,"messageCount":0,"contextTokens":0.0,"preview":"","revision":0.0,"contextKey":null,"contextSlot":0}"#
+            r#"{"id":"a","title":"New session","createdAt":5.0,"lastModified":5.0,"messageCount":0,"contextTokens":0.0,"preview":"","revision":0.0,"contextKey":null,"contextSlot":0,"pinnedKeys":[]}"#
         );
         r.model = Some("p/m".into());
         r.context = Some((vec![3.0, 1.0], 2));
+        r.pinned = vec![(vec![0.0], 1), (vec![2.0, 5.0], 0)];
         let out = json(&r);
         assert!(out.contains(r#""model":"p/m","revision""#), "{out}");
         assert!(
-            out.ends_with(r#""contextKey":["a",3.0,1.0],"contextSlot":2}"#),
+            out.ends_with(r#""contextKey":["a",3.0,1.0],"contextSlot":2,"pinnedKeys":[[["a",0.0],1],[["a",2.0,5.0],0]]}"#),
             "{out}"
         );
         let f = SaveFields {
@@ -419,6 +436,7 @@ mod tests {
             last_summary: last,
             context_tokens: 7.0,
             preview: "hi".into(),
+            pinned: Vec::new(),
         };
         let (r, packs) = written_whole(seed.clone(), contents(3, Some(1)), 20.0);
         assert_eq!(
@@ -431,7 +449,7 @@ mod tests {
         let (r, _) = written_whole(seed.clone(), contents(0, None), 5.0);
         assert_eq!((r.last_modified, r.context), (10.0, None));
         // A long session: the summary inside a pack is located by its slot.
-        let (r, packs) = written_whole(seed, contents(5000, Some(4000)), 20.0);
+        let (r, packs) = written_whole(seed.clone(), contents(5000, Some(4000)), 20.0);
         let p = pack_of(&packs, 4000);
         let (position, slot) = r.context.unwrap();
         match p {
@@ -441,6 +459,18 @@ mod tests {
             }
             None => assert_eq!((position, slot), (vec![4000.0], 0)),
         }
+        // Pinned messages before the summary are located the same way.
+        let mut pinned = contents(5000, Some(4000));
+        pinned.pinned = vec![3, 3999];
+        let (r, packs) = written_whole(seed, pinned, 20.0);
+        for (&j, (position, slot)) in [3usize, 3999].iter().zip(&r.pinned) {
+            let start = pack_of(&packs, j).map_or(j, |p| packs[p].0);
+            assert_eq!(
+                (position.clone(), *slot as usize),
+                (vec![start as f64], j - start)
+            );
+        }
+        assert_eq!(r.pinned.len(), 2);
     }
 
     #[test]

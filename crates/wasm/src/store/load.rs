@@ -1,9 +1,12 @@
-//! `load` (the whole array) and `loadContext` (the last summary on, read
-//! with a key range that starts at the summary's record).
+//! `load` (the whole array) and `loadContext` (the pinned messages before
+//! the last summary, read by the keys the session record keeps of them,
+//! then the last summary on, read with a key range that starts at the
+//! summary's record).
 
 use super::connection::{database, retrying};
 use super::records::{
-    get, pending, range_from, read_records, same_key, session_range, storage_error, Tx,
+    get, marks_among, pending, range_from, read_pinned, read_records, same_key, session_range,
+    storage_error, Tx,
 };
 use super::schema::{MESSAGES, SESSIONS};
 use super::{string_arg, Inner, Known};
@@ -11,6 +14,7 @@ use crate::js::message_access::{roles, JsArray};
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::storage::known::View;
 use agent_compaction_core::storage::load_plan::{self as plan, Early};
+use agent_compaction_core::storage::marks::{pinned_read, PinnedRead};
 use agent_compaction_core::storage::packing::Pack;
 use js_sys::Array;
 use std::rc::Rc;
@@ -25,6 +29,10 @@ pub struct Stored {
     pub keys: Array,
     /// What the store knows of them (`core::storage::load_plan::loaded`).
     pub view: View,
+    /// For `loadContext`: the pinned messages before the context, or
+    /// `None` when the session record does not list them (written by an
+    /// older version) though the context starts at a summary.
+    pub pinned: Option<Array>,
 }
 
 #[cfg_attr(
@@ -84,6 +92,13 @@ pub async fn read(
         return Err(super::records::no_session(action, id));
     }
     let context_key = get(&record, "contextKey");
+    let pinned_keys = get(&record, "pinnedKeys");
+    let listed = pinned_keys.dyn_ref::<Array>().map(|a| a.length() as usize);
+    let pinned = match pinned_read(context_only && !context_key.is_null(), listed) {
+        PinnedRead::Nothing => Some(None),
+        PinnedRead::Keys(_) => Some(Some(read_pinned(&messages, pinned_keys.unchecked_ref()))),
+        PinnedRead::Everything => None,
+    };
     let records = match early {
         Some((records, start))
             if plan::keep_early(context_only, same_key(&start, &context_key)) =>
@@ -102,6 +117,15 @@ pub async fn read(
         .await
         .map_err(|e| storage_error(action, &e))?
         .unchecked_into();
+    let pinned = match pinned {
+        Some(Some(read)) => Some(
+            read.await
+                .map_err(|e| storage_error(action, &e))?
+                .unchecked_into(),
+        ),
+        Some(None) => Some(Array::new()),
+        None => None,
+    };
     tx.done();
     let skip = plan::skip(context_only, get(&record, "contextSlot").as_f64());
     let (values, keys, packs) = flatten(&parts, skip);
@@ -114,11 +138,13 @@ pub async fn read(
         skip,
         starts_with_summary: role_of_first(&values),
     };
+    let marks = marks_among(&values, 0, values.length() as usize);
     Ok(Stored {
-        view: plan::loaded(read, || last_summary(&values)),
+        view: plan::loaded(read, marks, || last_summary(&values)),
         record,
         messages: values,
         keys,
+        pinned,
     })
 }
 
@@ -175,13 +201,31 @@ async fn load_once(
     context_only: bool,
     action: &'static str,
 ) -> Result<JsValue, JsValue> {
-    let stored = read(&inner, &id, context_only, action).await?;
+    let mut stored = read(&inner, &id, context_only, action).await?;
+    let out = match stored.pinned.take() {
+        // A record of an older version does not list the pinned messages:
+        // the whole session is read to find them (its next save lists them).
+        None => {
+            stored = read(&inner, &id, false, action).await?;
+            let view = &stored.view;
+            let from = view.last_summary.unwrap_or(0) as u32;
+            let pinned: Array = view
+                .marks
+                .resent(view.last_summary)
+                .iter()
+                .map(|&i| stored.messages.get(i as u32))
+                .collect();
+            pinned.concat(&stored.messages.slice(from, stored.messages.length()))
+        }
+        Some(pinned) if pinned.length() > 0 => pinned.concat(&stored.messages),
+        Some(_) => stored.messages.slice(0, stored.messages.length()),
+    };
     let known = Known {
         view: stored.view,
-        messages: stored.messages.slice(0, stored.messages.length()),
+        messages: stored.messages,
         keys: stored.keys,
         record: stored.record,
     };
     inner.remember(&id, known);
-    Ok(stored.messages.into())
+    Ok(out.into())
 }

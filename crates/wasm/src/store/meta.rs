@@ -1,8 +1,9 @@
 //! Session records out to JavaScript: the core's `SessionRecord`,
 //! `SaveFields` and upgrade `Patch` (`core::storage::session_meta`, whose
 //! `Serialize` gives their shape) as the objects IndexedDB stores, through
-//! serde-wasm-bindgen. A save's `contextKey` is a key this store already
-//! holds as a JavaScript array, set on the fields as it is. Reading a
+//! serde-wasm-bindgen. A save's `contextKey` and `pinnedKeys` are made of
+//! keys this store already holds as JavaScript arrays, set on the fields
+//! as they are. Reading a
 //! record stays field by field (`records::get`): a record of an older
 //! version may hold any type, and the app's result keeps every field the
 //! record has.
@@ -24,10 +25,16 @@ pub fn record(r: &SessionRecord) -> Result<JsValue, JsValue> {
 }
 
 /// The fields a save writes over the stored record; `context_key` is the
-/// key of the record where the context starts, or null.
-pub fn save_fields(f: &SaveFields, context_key: &JsValue) -> Result<JsValue, JsValue> {
+/// key of the record where the context starts, or null; `pinned_keys` the
+/// `[key, slot]` pairs of the pinned messages before it.
+pub fn save_fields(
+    f: &SaveFields,
+    context_key: &JsValue,
+    pinned_keys: &JsValue,
+) -> Result<JsValue, JsValue> {
     let fields = to_js(f)?;
     set(&fields, "contextKey", context_key);
+    set(&fields, "pinnedKeys", pinned_keys);
     Ok(fields)
 }
 

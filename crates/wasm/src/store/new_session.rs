@@ -5,7 +5,7 @@
 
 use super::load::last_summary;
 use super::meta;
-use super::records::{message_key, storage_error};
+use super::records::{marks_among, message_key, storage_error};
 use super::save::{context_tokens, preview_of};
 use crate::js::errors::type_error;
 use crate::js::message_access::messages_array;
@@ -22,11 +22,13 @@ use web_sys::IdbObjectStore;
 pub fn meta_for(seed: &Seed, messages: &Array) -> Result<(JsValue, Vec<Pack>), JsValue> {
     let array = messages_array(messages).map_err(type_error)?;
     let last = last_summary(messages);
+    let marks = marks_among(messages, 0, messages.length() as usize);
     let contents = Contents {
         message_count: messages.length() as usize,
         last_summary: last,
-        context_tokens: context_tokens(&array, last).map_err(type_error)?,
+        context_tokens: context_tokens(&array, last, &marks).map_err(type_error)?,
         preview: preview_of(messages, PREVIEW_MAX),
+        pinned: marks.resent(last).to_vec(),
     };
     let (record, packs) = written_whole(seed.clone(), contents, js_sys::Date::now());
     Ok((meta::record(&record)?, packs))

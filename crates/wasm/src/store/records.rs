@@ -3,6 +3,7 @@
 //! origin's storage (`persist`, `estimate`).
 
 use agent_compaction_core::storage::error::{CallError, StoreError};
+use agent_compaction_core::storage::marks::Marks;
 use agent_compaction_core::storage::save_plan::{Durability, Position};
 use agent_compaction_core::storage::session_meta::INTERNAL_FIELDS;
 use js_sys::{Array, Int32Array, Reflect};
@@ -32,6 +33,8 @@ extern "C" {
     pub fn check_storable(messages: &Array, indices: &[u32]) -> JsValue;
     #[wasm_bindgen(js_name = assembleKeys)]
     pub fn assemble_keys(keys: &Array, added: &Array, runs: &[u32]) -> Array;
+    #[wasm_bindgen(js_name = markWords)]
+    fn mark_words_js(messages: &Array, from: u32, to: u32) -> js_sys::Uint32Array;
     #[wasm_bindgen(js_name = firstUserText)]
     pub fn first_user_text(messages: &Array, limit: u32) -> JsValue;
     #[wasm_bindgen(js_name = mergeMeta)]
@@ -68,6 +71,8 @@ extern "C" {
     fn read_records_js(store: &IdbObjectStore, range: &JsValue) -> js_sys::Promise;
     #[wasm_bindgen(js_name = sameKey)]
     pub fn same_key(a: &JsValue, b: &JsValue) -> bool;
+    #[wasm_bindgen(js_name = readPinned)]
+    fn read_pinned_js(store: &IdbObjectStore, pinned_keys: &Array) -> js_sys::Promise;
 }
 
 /// A store error as the JavaScript `Error` the app gets: its `name` is the
@@ -148,6 +153,23 @@ pub async fn request(r: Result<IdbRequest, JsValue>) -> Result<JsValue, JsValue>
 /// A request's outcome, listened for from now on: await it later.
 pub fn pending(r: Result<IdbRequest, JsValue>) -> Result<JsFuture, JsValue> {
     Ok(JsFuture::from(request_promise(&r?)))
+}
+
+/// The pinned messages the session record's `pinnedKeys` name, in order.
+pub fn read_pinned(store: &IdbObjectStore, pinned_keys: &Array) -> JsFuture {
+    JsFuture::from(read_pinned_js(store, pinned_keys))
+}
+
+/// The shim's words for the pinned messages and clearing markers among
+/// `messages[from, to)` (`core::storage::marks::Marks::from_words`).
+pub fn mark_words(messages: &Array, from: usize, to: usize) -> Vec<u32> {
+    mark_words_js(messages, from as u32, to as u32).to_vec()
+}
+
+/// The pinned messages and clearing markers among `messages[from, to)`,
+/// at their indices in `messages`.
+pub fn marks_among(messages: &Array, from: usize, to: usize) -> Marks {
+    Marks::from_words(&mark_words(messages, from, to))
 }
 
 /// The records of `range` in `store`: `[values, keys]`.

@@ -10,9 +10,9 @@ use super::load::{last_summary, read};
 use super::locks::exclusive;
 use super::meta::save_fields;
 use super::records::{
-    adopt_equal, assemble_keys, check_storable, first_user_text, get, identity_facts, merge_meta,
-    message_key, pending, position_of, public_meta, range_before, request, storage_error,
-    store_error, Tx,
+    adopt_equal, assemble_keys, check_storable, first_user_text, get, identity_facts, mark_words,
+    merge_meta, message_key, pending, position_of, public_meta, range_before, request,
+    storage_error, store_error, Tx,
 };
 use super::schema::{MESSAGES, SESSIONS};
 use super::{options_arg, string_arg, Inner, Known};
@@ -24,6 +24,7 @@ use agent_compaction_core::message::role::Role;
 use agent_compaction_core::storage::connection::Landed;
 use agent_compaction_core::storage::diff::{self, key_runs, IdentityFacts};
 use agent_compaction_core::storage::known::View;
+use agent_compaction_core::storage::marks::{pinned_slots, Marks};
 use agent_compaction_core::storage::save_flow::{self as flow, PackKey};
 use agent_compaction_core::storage::save_plan::{
     inserted_positions, is_failed_attempt, last_summary_after, positions_between, preview, Edit,
@@ -153,7 +154,13 @@ async fn save_locked(
         return Err(js_sys::TypeError::new(&flow::unstorable(&subject, &text(1), &text(2))).into());
     }
 
-    // Where the context starts now, and its size.
+    // Where the context starts now, its pinned messages and markers, and
+    // its size. Only the inserted messages are looked at for marks.
+    let mut found = Vec::new();
+    for run in edit.inserted.chunk_by(|a, b| a + 1 == *b) {
+        found.extend(mark_words(&new, run[0], run[run.len() - 1] + 1));
+    }
+    let marks = base.view.marks.after_edit(&edit, Marks::from_words(&found));
     let mut summaries = Vec::new();
     for &j in &edit.inserted {
         if role_at(&array, j).map_err(type_error)? == Role::CompactionSummary {
@@ -169,7 +176,7 @@ async fn save_locked(
         len: new.length() as usize,
         last_summary: last,
         inserts_summary: !summaries.is_empty(),
-        context_tokens: context_tokens(&array, last).map_err(type_error)?,
+        context_tokens: context_tokens(&array, last, &marks).map_err(type_error)?,
         preview: preview_of(&new, PREVIEW_MAX),
         last_modified: get(&base.record, "lastModified").as_f64(),
         now,
@@ -210,7 +217,11 @@ async fn save_locked(
         pack_keys.push(key);
     }
     let context_key = last.map_or(JsValue::NULL, |j| keys.get(j as u32));
-    let fields_js = save_fields(&writes.fields, &context_key)?;
+    let pinned_keys: Array = pinned_slots(&marks, last, &layout.packs)
+        .into_iter()
+        .map(|(j, slot)| Array::of2(&keys.get(j as u32), &slot.into()))
+        .collect();
+    let fields_js = save_fields(&writes.fields, &context_key, &pinned_keys)?;
 
     // One transaction. The session record is read first and the writes are
     // queued behind it at once (a transaction runs its requests in order),
@@ -269,6 +280,7 @@ async fn save_locked(
         lead: 0,
         last_summary: last,
         offset: 0,
+        marks: Rc::new(marks),
     };
     let mut saved = Known {
         view,
@@ -287,7 +299,7 @@ async fn save_locked(
     }
     let fields_js =
         match flow::refreshed(&writes.fields, get(&stored, "lastModified").as_f64(), now) {
-            Some(fields) => save_fields(&fields, &context_key)?,
+            Some(fields) => save_fields(&fields, &context_key, &pinned_keys)?,
             None => fields_js,
         };
     let meta = match merge_meta(&stored, &fields_js, &queued) {
@@ -373,8 +385,12 @@ fn failed_attempts(messages: &Array) -> Result<impl Fn(usize) -> bool + '_, Inpu
 }
 
 /// The LLM context's estimated tokens (`core::storage::save_flow::context_tokens`).
-pub fn context_tokens(array: &JsArray, last: Option<usize>) -> Result<f64, InputError> {
-    flow::context_tokens(array.len() as usize, last, |from, to| {
+pub fn context_tokens(
+    array: &JsArray,
+    last: Option<usize>,
+    marks: &Marks,
+) -> Result<f64, InputError> {
+    flow::context_tokens(array.len() as usize, last, marks, |from, to| {
         let raw = gather(array, from as u32, to as u32)?;
         Ok(raw.iter().map(MessageFacts::from_raw).collect())
     })

@@ -301,7 +301,7 @@ fn context_tokens_read_back_from_the_end_in_growing_chunks() {
         })
         .collect();
     let mut reads = Vec::new();
-    let tokens = context_tokens(100, None, |from, to| {
+    let tokens = context_tokens(100, None, &Marks::default(), |from, to| {
         reads.push((from, to));
         Ok::<_, ()>(all[from..to].to_vec())
     });
@@ -313,7 +313,7 @@ fn context_tokens_read_back_from_the_end_in_growing_chunks() {
         .map(|i| facts(Role::User, 1, None, i as f64))
         .collect();
     let mut reads = Vec::new();
-    let tokens = context_tokens(80, None, |from, to| {
+    let tokens = context_tokens(80, None, &Marks::default(), |from, to| {
         reads.push((from, to));
         Ok::<_, ()>(users[from..to].to_vec())
     });
@@ -333,26 +333,112 @@ fn usage_from_before_the_summary_is_stale() {
         facts(Role::Assistant, 6, Some(700.0), 40.0),
     ];
     let read = |from: usize, to: usize| Ok::<_, ()>(all[from..to].to_vec());
-    assert_eq!(context_tokens(5, Some(2), read), Ok(30.0 + 5.0 + 6.0));
+    assert_eq!(
+        context_tokens(5, Some(2), &Marks::default(), read),
+        Ok(30.0 + 5.0 + 6.0)
+    );
     // A fresh one counts, and nothing before the summary is read.
     let mut fresh = all.clone();
     fresh[4] = facts(Role::Assistant, 6, Some(700.0), 60.0);
     let mut lowest = usize::MAX;
-    let tokens = context_tokens(5, Some(2), |from, to| {
+    let tokens = context_tokens(5, Some(2), &Marks::default(), |from, to| {
         lowest = lowest.min(from);
         Ok::<_, ()>(fresh[from..to].to_vec())
     });
     assert_eq!((tokens, lowest), (Ok(700.0), 2));
     // A read that fails fails the count.
     assert_eq!(
-        context_tokens(5, None, |_, _| Err::<Vec<MessageFacts>, _>("no")),
+        context_tokens(
+            5,
+            None,
+            &Marks::default(),
+            |_, _| Err::<Vec<MessageFacts>, _>("no")
+        ),
         Err("no")
     );
     // An empty session.
     assert_eq!(
-        context_tokens(0, None, |_, _| Ok::<_, ()>(Vec::new())),
+        context_tokens(0, None, &Marks::default(), |_, _| Ok::<_, ()>(Vec::new())),
         Ok(0.0)
     );
+}
+
+#[test]
+fn re_sent_pinned_messages_count_until_usage_and_markers_free_until_usage() {
+    // Pinned at 1 (8 tokens), a summary at 2 (timestamp 50), a marker at 4
+    // that freed 100, the rest users of 5 tokens.
+    let mut all = vec![
+        facts(Role::User, 5, None, 1.0),
+        facts(Role::User, 8, None, 2.0),
+        facts(Role::CompactionSummary, 30, None, 50.0),
+        facts(Role::User, 5, None, 51.0),
+        MessageFacts::cleared(100, 52.0),
+        facts(Role::User, 5, None, 53.0),
+    ];
+    let marks = Marks {
+        pinned: vec![1],
+        markers: vec![4],
+    };
+    let read = |all: &Vec<MessageFacts>| {
+        let all = all.clone();
+        move |from: usize, to: usize| Ok::<_, ()>(all[from..to].to_vec())
+    };
+    // No usage after the summary: summary, pinned and the rest, less what
+    // the marker freed (never below 0).
+    let estimated = 30.0 + 8.0 + 5.0 + 5.0;
+    assert_eq!(
+        context_tokens(6, Some(2), &Marks::default(), read(&all)),
+        Ok(30.0 + 10.0)
+    );
+    assert_eq!(
+        context_tokens(
+            6,
+            Some(2),
+            &Marks {
+                markers: vec![],
+                ..marks.clone()
+            },
+            read(&all)
+        ),
+        Ok(estimated)
+    );
+    assert_eq!(context_tokens(6, Some(2), &marks, read(&all)), Ok(0.0));
+    all[4] = MessageFacts::cleared(10, 52.0);
+    assert_eq!(
+        context_tokens(6, Some(2), &marks, read(&all)),
+        Ok(estimated - 10.0)
+    );
+    // Usage reported after the marker saw the pinned messages and the
+    // placeholders: it stands, plus what follows.
+    all.push(facts(Role::Assistant, 6, Some(700.0), 60.0));
+    all.push(facts(Role::User, 5, None, 61.0));
+    assert_eq!(context_tokens(8, Some(2), &marks, read(&all)), Ok(705.0));
+    // Usage reported before the marker (a clearing after the last answer):
+    // what it freed comes off it.
+    let mut before = all[..4].to_vec();
+    before.push(facts(Role::Assistant, 6, Some(700.0), 51.5));
+    before.push(MessageFacts::cleared(100, 62.0));
+    assert_eq!(
+        context_tokens(
+            6,
+            Some(2),
+            &Marks {
+                pinned: vec![1],
+                markers: vec![5]
+            },
+            read(&before)
+        ),
+        Ok(600.0)
+    );
+    // A marker before the summary and a pinned message after it do not
+    // count apart: the one is in the summarized part, the other where it is.
+    let marks = Marks {
+        pinned: vec![3],
+        markers: vec![0],
+    };
+    let mut plain = all[..4].to_vec();
+    plain[0] = MessageFacts::cleared(100, 1.0);
+    assert_eq!(context_tokens(4, Some(2), &marks, read(&plain)), Ok(35.0));
 }
 
 #[test]

@@ -2,7 +2,8 @@
 // transactions, reading records, the schema upgrade's event and cursor. No
 // decisions: what an upgrade writes into an old record is decided in Rust
 // (core::storage::session_meta::defaults) through the `decide` callback.
-// Imported by crates/wasm/src/store/records.rs, schema.rs and sessions.rs.
+// Imported by crates/wasm/src/store/records.rs, load.rs, schema.rs and
+// sessions.rs.
 
 // Resolves with an IDBRequest's result; rejects with its error.
 export function requestPromise(request) {
@@ -47,6 +48,28 @@ export function readRecords(store, range) {
     return Promise.reject(e);
   }
   return Promise.all([requestPromise(values), requestPromise(keys)]);
+}
+
+// The pinned messages `loadContext` returns besides the context, from the
+// session record's `pinnedKeys` ([key, slot] pairs, core::storage::marks):
+// each record is asked for at once, and a pack (an array of messages) gives
+// the message at the slot. A record gone missing gives nothing. Rejects
+// rather than throws, as readRecords.
+export function readPinned(store, pinnedKeys) {
+  let requests;
+  try {
+    requests = pinnedKeys.map(([key]) => requestPromise(store.get(key)));
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return Promise.all(requests).then((values) => {
+    const out = [];
+    values.forEach((value, i) => {
+      const message = Array.isArray(value) ? value[pinnedKeys[i][1]] : value;
+      if (message !== undefined) out.push(message);
+    });
+    return out;
+  });
 }
 
 // Whether two record keys (or nulls) are the same.

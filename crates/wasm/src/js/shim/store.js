@@ -8,6 +8,7 @@
 
 import { ConflictError } from "./errors.js";
 import { sameRun } from "./known.js";
+import { roleCode } from "./roles.js";
 
 // A store error (crates/core/src/storage/error.rs): a ConflictError, or an
 // Error whose `name` is the variant's stable name.
@@ -167,6 +168,26 @@ export function firstUserText(messages, limit) {
     }
   }
   return undefined;
+}
+
+// The messages of messages[from, to) the store keeps track of by position
+// (core::storage::marks decides what they are): for each whose `pinned` is
+// `true` or whose role is "toolOutputCleared", the triple [index, role code,
+// pinned flag], all in one Uint32Array. A message that cannot be read is
+// left out (the save's checks name it).
+export function markWords(messages, from, to) {
+  const out = [];
+  for (let i = from; i < to; i++) {
+    try {
+      const m = messages[i];
+      if (m === null || typeof m !== "object") continue;
+      const pinned = m.pinned === true;
+      if (pinned || m.role === "toolOutputCleared") out.push(i, roleCode(m), pinned ? 1 : 0);
+    } catch {
+      // Unreadable: not a mark.
+    }
+  }
+  return Uint32Array.from(out);
 }
 
 // Records as read ([values, keys]) to messages: a pack record (an array of
