@@ -193,9 +193,10 @@ export class SessionStore {
   /** The whole array, in order. */
   load<M extends AnyMessage = AgentMessage>(sessionId: string): Promise<M[]>;
   /**
-   * The last `compactionSummary` and everything after it, reading only those
-   * records. Pinned messages before that summary are not among them: an app
-   * that pins messages loads with `load` (the model's view re-sends them).
+   * What the model needs, reading only those records: the pinned messages
+   * (`pinned: true`) before the last `compactionSummary`, in their order,
+   * then that summary and everything after it. The Compactor's view of this
+   * array is its view of the whole one. Without a summary, the whole array.
    */
   loadContext<M extends AnyMessage = AgentMessage>(sessionId: string): Promise<M[]>;
   /**

@@ -24,6 +24,13 @@
 //!   they are; the step changes no data. The version is raised so that a
 //!   library of version 2 refuses the database rather than misread a pack.
 //!
+//! Within version 3, a session record written by a save, a fork or an
+//! import also has `pinnedKeys`: where each pinned message before the last
+//! summary is stored (`[key, slot]` pairs, `core::storage::marks`), which
+//! `loadContext` reads besides the context. No upgrade step adds it: a
+//! record without it has its session read whole by `loadContext` until its
+//! next save writes it.
+//!
 //! Upgrades run one step per version from the stored version up, inside the
 //! browser's version-change transaction: a later version adds a step and
 //! never drops a store that holds data.
