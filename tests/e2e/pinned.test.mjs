@@ -166,6 +166,17 @@ for (const engine of ENGINES) {
           const forkContext = await fresh.loadContext(fork.id);
           const imported = await fresh.importJsonl(await fresh.exportJsonl(id));
           const importedContext = await fresh.loadContext(imported.id);
+          // What loadContext returned, and a turn, saved with `replace` into
+          // a fork: the pinned messages stay, in front of the summary.
+          const replaced = (await fresh.fork(id, whole.length)).id;
+          const replacedContext = await fresh.loadContext(replaced);
+          const turnAfter = { role: "user", content: "after the replace", timestamp: t++ };
+          const refused = await fresh.save(replaced, [...replacedContext, turnAfter]).then(() => "saved", (e) => e.name);
+          await fresh.save(replaced, [...replacedContext, turnAfter], { replace: true });
+          const reopened = await m.SessionStore.open({ name });
+          const replacedWhole = await reopened.load(replaced);
+          const replacedAgain = await reopened.loadContext(replaced);
+          reopened.close();
           fresh.close();
 
           // A record written before `pinnedKeys` existed: the field removed
@@ -205,6 +216,8 @@ for (const engine of ENGINES) {
             fork: json(forkContext) === json(expected),
             imported: json(importedContext) === json(expected),
             legacy: json(legacyContext) === json(expected),
+            refused,
+            replaced: json(replacedWhole) === json([...expected, turnAfter]) && json(replacedAgain) === json([...expected, turnAfter]),
             metaTokens: metas.map((x) => x.contextTokens),
             tokens,
             noInternal: metas.every((x) => !("pinnedKeys" in x) && !("contextKey" in x)),
@@ -221,6 +234,8 @@ for (const engine of ENGINES) {
       assert.equal(seen.fork, true, "a fork's loadContext");
       assert.equal(seen.imported, true, "an imported copy's loadContext");
       assert.equal(seen.legacy, true, "a record without pinnedKeys");
+      assert.equal(seen.refused, "RefusedDropError", "saving loadContext's array drops messages: refused");
+      assert.equal(seen.replaced, true, "saved with replace: pinned, summary, the rest, the turn; loadContext the same");
       assert.deepEqual(seen.metaTokens, seen.tokens, "the record's contextTokens is the Compactor's (pi's estimate)");
       assert.ok(seen.tokens[1] < seen.tokens[0], "what the marker freed comes off");
       assert.equal(seen.tokens[2], 5_000 + 10, "usage after the marker stands");
