@@ -3,10 +3,9 @@
 //! calls a provider with the page's own global `fetch` (windows, workers,
 //! Node ≥ 18), so the app's network stack, proxies and CORS rules apply.
 //!
-//! Everything is read through `Reflect` (no web-sys features needed), and
-//! the prompts and the summary are never copied into wasm memory: they go
-//! from the request object into the JSON body, and from the parsed reply
-//! into the result, as the engine's own strings.
+//! Everything is read through `Reflect` (no web-sys features needed). The
+//! body's JSON text is written, and the reply's text parsed, by the core
+//! (`JSON.stringify` / `JSON.parse` semantics, `core::js::json`).
 //!
 //! The factories (feature `compactor`, the module loaded at import) check
 //! the options at once and hand what they read, as a plain object, to the
@@ -36,15 +35,11 @@ use crate::js::errors::{describe, thrown_message};
 use crate::js::message_access::get;
 #[cfg(feature = "compactor")]
 use crate::js::message_access::JsArray;
-use crate::js::strings::to_js_str;
-#[cfg(feature = "compactor")]
-use crate::js::strings::to_js_string;
+use crate::js::strings::{to_js_str, to_js_string};
 use crate::js::values::object;
 #[cfg(feature = "compactor")]
 use agent_compaction_core::compaction::providers::HeaderValue;
 use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
-#[cfg(feature = "run")]
-use agent_compaction_core::compaction::providers::{BodyValue, Json, MessageText};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::string::JsStr;
 #[cfg(feature = "run")]
@@ -57,10 +52,6 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
-    fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
-    fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = Object, js_name = entries, catch)]
     fn object_entries(value: &JsValue) -> Result<Array, JsValue>;
     #[wasm_bindgen(js_namespace = Array, js_name = from, catch)]
@@ -159,7 +150,7 @@ struct Endpoint {
     url: JsString,
     /// The URL as the core's string, for error messages.
     url_str: JsStr,
-    model: JsValue,
+    model: JsStr,
     /// `[name, value]` pairs, already merged and checked by `Headers`.
     headers: Array,
     max_tokens_field: MaxTokensField,
@@ -205,7 +196,7 @@ impl Endpoint {
             },
             url_str: to_js_str(&url),
             url,
-            model: field("model"),
+            model: to_js_str(field("model").unchecked_ref()),
             headers: field("headers").unchecked_into(),
             max_tokens_field: match field("maxTokensField").as_f64() {
                 Some(1.0) => MaxTokensField::MaxCompletionTokens,
@@ -485,8 +476,8 @@ fn quoted(value: &JsValue) -> String {
 /// What a call reads from the request.
 #[cfg(feature = "run")]
 struct Request {
-    system_prompt: JsString,
-    prompt: JsString,
+    system_prompt: JsStr,
+    prompt: JsStr,
     max_tokens: f64,
     signal: JsValue,
 }
@@ -505,14 +496,15 @@ impl Request {
             }));
         }
         let field = |key: &'static str| get(request, key, || core::request_path(key)).map_err(fail);
-        let string = |key: &'static str| -> Result<JsString, JsValue> {
-            field(key)?.dyn_into::<JsString>().map_err(|v| {
+        let string = |key: &'static str| -> Result<JsStr, JsValue> {
+            let value = field(key)?.dyn_into::<JsString>().map_err(|v| {
                 fail(InputError::WrongType {
                     path: core::request_path(key),
                     expected: core::A_STRING,
                     got: describe(&v),
                 })
-            })
+            })?;
+            Ok(to_js_str(&value))
         };
         let system_prompt = string("systemPrompt")?;
         let prompt = string("prompt")?;
@@ -534,7 +526,15 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
     let provider = endpoint.provider;
     let label = provider.label();
     let request = Request::read(provider, &request)?;
-    let body = json_stringify(&request_body(&endpoint, &request))?;
+    let body = core::request_body(
+        provider,
+        endpoint.max_tokens_field,
+        &endpoint.model,
+        &request.system_prompt,
+        &request.prompt,
+        request.max_tokens,
+    );
+    let body = JsValue::from(to_js_string(&body));
 
     let global = js_sys::global();
     let fetch = Reflect::get(&global, &JsValue::from_str("fetch"))
@@ -555,14 +555,14 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
     let init = object(&init);
 
     let failed = |thrown: JsValue| -> JsValue {
-        let name = Reply(thrown.clone()).get("name").string();
+        let name = prop(&thrown, "name").as_string();
         if core::is_abort(
             prop(&request.signal, "aborted").is_truthy(),
             name.as_deref(),
         ) {
             return thrown;
         }
-        let inner = Reply(prop(&thrown, "cause")).get("message").string();
+        let inner = prop(&prop(&thrown, "cause"), "message").as_string();
         let message = core::network_error(
             label,
             &endpoint.url_str,
@@ -587,12 +587,10 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
         .map(|p| Promise::resolve(&p))
         .map_err(failed)?;
     let text = JsFuture::from(text).await.map_err(failed)?;
-    let parsed = json_parse(&text).ok().map(Reply);
-    let reply = core::read_reply(
+    let reply = core::read_reply_text(
         provider,
         status,
-        parsed,
-        || text.as_string().unwrap_or_default(),
+        &text.as_string().unwrap_or_default(),
         || prop(&response, "statusText").as_string(),
     )
     .map_err(|failure| {
@@ -602,43 +600,11 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
         }
         JsValue::from(error)
     })?;
-    let mut result = vec![("text", JsValue::from(reply.text))];
+    let mut result = vec![("text", to_js_string(&reply.text).into())];
     if let Some(usage) = reply.usage {
         result.push(("usage", crate::js::values::usage_object(&usage)));
     }
     Ok(object(&result))
-}
-
-/// The body in the core's shape, with the engine's strings plugged in.
-#[cfg(feature = "run")]
-fn request_body(endpoint: &Endpoint, request: &Request) -> JsValue {
-    let has_system = request.system_prompt.length() > 0;
-    let text = |which: MessageText| -> JsValue {
-        match which {
-            MessageText::SystemPrompt => request.system_prompt.clone().into(),
-            MessageText::Prompt => request.prompt.clone().into(),
-        }
-    };
-    let messages = Array::new();
-    for (role, which) in core::messages(endpoint.provider, has_system) {
-        messages.push(&object(&[("role", role.into()), ("content", text(which))]));
-    }
-    let messages: JsValue = messages.into();
-    let fields = core::body_fields(endpoint.provider, endpoint.max_tokens_field, has_system);
-    let fields: Vec<(&str, JsValue)> = fields
-        .into_iter()
-        .map(|(name, value)| {
-            let value = match value {
-                BodyValue::Model => endpoint.model.clone(),
-                BodyValue::Messages => messages.clone(),
-                BodyValue::MaxTokens => JsValue::from_f64(request.max_tokens),
-                BodyValue::SystemPrompt => text(MessageText::SystemPrompt),
-                BodyValue::Bool(b) => b.into(),
-            };
-            (name, value)
-        })
-        .collect();
-    object(&fields)
 }
 
 /// `value[key]`, or `undefined` when it cannot be read (a primitive, a
@@ -648,44 +614,4 @@ fn prop(value: &JsValue, key: &str) -> JsValue {
         return JsValue::UNDEFINED;
     }
     Reflect::get(value, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// A parsed reply (or a thrown error) as the core reads it, in place.
-#[cfg(feature = "run")]
-struct Reply(JsValue);
-
-#[cfg(feature = "run")]
-impl Json for Reply {
-    type Text = JsString;
-    fn get(&self, key: &str) -> Reply {
-        Reply(prop(&self.0, key))
-    }
-    fn items(&self) -> Vec<Reply> {
-        if Array::is_array(&self.0) {
-            self.0.unchecked_ref::<Array>().iter().map(Reply).collect()
-        } else {
-            Vec::new()
-        }
-    }
-    fn number(&self) -> Option<f64> {
-        self.0.as_f64()
-    }
-    fn text(&self) -> Option<JsString> {
-        self.0.dyn_ref::<JsString>().cloned()
-    }
-    fn string(&self) -> Option<String> {
-        self.0.as_string()
-    }
-    fn is_object(&self) -> bool {
-        self.0.is_object()
-    }
-    fn is_present(&self) -> bool {
-        !(self.0.is_undefined() || self.0.is_null())
-    }
-    fn join(joined: JsString, separator: &str, next: JsString) -> JsString {
-        joined.concat(&JsString::from(separator)).concat(&next)
-    }
-    fn is_blank(text: &JsString) -> bool {
-        text.trim().length() == 0
-    }
 }

@@ -521,3 +521,151 @@ fn aborts_and_network_and_factory_texts() {
     assert_eq!(describe_option(false, || "a string".into()), "a string");
     assert!(no_fetch("L").starts_with("L: this environment has no global fetch"));
 }
+
+#[test]
+fn request_bodies_are_the_json_text_of_the_body_shapes() {
+    let js = |s: &str| JsStr::from(s);
+    let body = |provider, field, system: &str| {
+        request_body(
+            provider,
+            field,
+            &js("gpt-x"),
+            &js(system),
+            &js("Summarize \"this\"\n"),
+            512.0,
+        )
+        .to_string_lossy()
+    };
+    assert_eq!(
+        body(
+            Provider::OpenAi,
+            MaxTokensField::MaxCompletionTokens,
+            "Be brief."
+        ),
+        r#"{"model":"gpt-x","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Summarize \"this\"\n"}],"max_completion_tokens":512,"stream":false}"#
+    );
+    // No system message for an empty system prompt.
+    assert_eq!(
+        body(Provider::OpenAi, MaxTokensField::MaxTokens, ""),
+        r#"{"model":"gpt-x","messages":[{"role":"user","content":"Summarize \"this\"\n"}],"max_tokens":512,"stream":false}"#
+    );
+    assert_eq!(
+        body(Provider::Anthropic, MaxTokensField::MaxTokens, "Be brief."),
+        r#"{"model":"gpt-x","max_tokens":512,"system":"Be brief.","messages":[{"role":"user","content":"Summarize \"this\"\n"}]}"#
+    );
+    assert_eq!(
+        body(Provider::Anthropic, MaxTokensField::MaxTokens, ""),
+        r#"{"model":"gpt-x","max_tokens":512,"messages":[{"role":"user","content":"Summarize \"this\"\n"}]}"#
+    );
+    // A lone surrogate is escaped, as JSON.stringify escapes it.
+    let lone = JsStr::from_units(vec![0x61, 0xD800]);
+    let text = request_body(
+        Provider::Anthropic,
+        MaxTokensField::MaxTokens,
+        &js("m"),
+        &JsStr::new(),
+        &lone,
+        1.0,
+    );
+    assert!(text.to_string_lossy().contains(r#""content":"a\ud800""#));
+}
+
+#[test]
+fn replies_are_read_from_their_text() {
+    let read = |provider, status, body: &str| {
+        read_reply_text(provider, status, body, || Some("Bad Gateway".into()))
+    };
+    let r = read(
+        Provider::OpenAi,
+        200.0,
+        r#"{"choices":[{"message":{"content":"The summary \ud83d\ude00"}}],"usage":{"prompt_tokens":10,"completion_tokens":3}}"#,
+    )
+    .unwrap();
+    assert_eq!(r.text.to_string_lossy(), "The summary 😀");
+    let usage = r.usage.unwrap();
+    assert_eq!(
+        (usage.input, usage.output, usage.total_tokens),
+        (10.0, 3.0, 13.0)
+    );
+    // Content parts, and Anthropic's text blocks joined by "\n".
+    let r = read(
+        Provider::OpenAi,
+        200.0,
+        r#"{"choices":[{"message":{"content":[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}]}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(r.text.to_string_lossy(), "ab");
+    assert!(r.usage.is_none());
+    let r = read(
+        Provider::Anthropic,
+        200.0,
+        r#"{"content":[{"type":"text","text":"one"},{"type":"text","text":"two"}],"usage":null}"#,
+    )
+    .unwrap();
+    assert_eq!(r.text.to_string_lossy(), "one\ntwo");
+    assert!(r.usage.is_none());
+    // A lone surrogate escape survives as the unit it names.
+    let r = read(
+        Provider::Anthropic,
+        200.0,
+        r#"{"content":[{"type":"text","text":"\ud800"}]}"#,
+    );
+    assert_eq!(r.unwrap().text.as_units(), &[0xD800]);
+    // JavaScript's white space (U+FEFF among it) is no text.
+    let e = read(
+        Provider::Anthropic,
+        200.0,
+        "{\"content\":[{\"type\":\"text\",\"text\":\"\u{feff} \u{3000}\"}],\"stop_reason\":\"max_tokens\"}",
+    )
+    .err()
+    .unwrap();
+    assert_eq!(
+        e.message,
+        "Anthropic summarizer: no text in the response (stop_reason: \"max_tokens\")"
+    );
+    // Errors: the provider's message; null error is no error; not JSON.
+    let e = read(
+        Provider::OpenAi,
+        429.0,
+        r#"{"error":{"message":"Slow down"}}"#,
+    );
+    assert_eq!(
+        e.err().unwrap(),
+        Failure {
+            message: "OpenAI-compatible summarizer: HTTP 429: Slow down".into(),
+            status: Some(429.0)
+        }
+    );
+    let r = read(
+        Provider::OpenAi,
+        200.0,
+        r#"{"error":null,"choices":[{"message":{"content":"ok"}}]}"#,
+    );
+    assert_eq!(r.unwrap().text.to_string_lossy(), "ok");
+    assert_eq!(
+        read(Provider::OpenAi, 200.0, "<html>")
+            .err()
+            .unwrap()
+            .message,
+        "OpenAI-compatible summarizer: HTTP 200: the response is not JSON: <html>"
+    );
+    assert_eq!(
+        read(Provider::OpenAi, 502.0, "").err().unwrap().message,
+        "OpenAI-compatible summarizer: HTTP 502: Bad Gateway"
+    );
+    // A JSON string or number is not a reply object.
+    assert_eq!(
+        read(Provider::OpenAi, 200.0, "\"text\"")
+            .err()
+            .unwrap()
+            .message,
+        "OpenAI-compatible summarizer: HTTP 200: the response is not JSON: \"text\""
+    );
+    // Deeper than the parser's limit: not JSON, never a crash.
+    let deep = format!("{}{}", "[".repeat(2000), "]".repeat(2000));
+    assert!(read(Provider::OpenAi, 200.0, &deep)
+        .err()
+        .unwrap()
+        .message
+        .contains("the response is not JSON"));
+}
