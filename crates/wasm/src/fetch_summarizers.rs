@@ -31,15 +31,21 @@
 //!   signal's reason) unchanged: the compactor must see a cancellation, not a
 //!   failure.
 
-use crate::js::errors::{describe, thrown_message};
+#[cfg(feature = "compactor")]
+use crate::js::errors::describe;
+use crate::js::errors::thrown_message;
+#[cfg(feature = "compactor")]
 use crate::js::message_access::get;
 #[cfg(feature = "compactor")]
 use crate::js::message_access::JsArray;
 use crate::js::strings::{to_js_str, to_js_string};
 use crate::js::values::object;
+#[cfg(feature = "run")]
+use crate::js::values::read_fields;
 #[cfg(feature = "compactor")]
 use agent_compaction_core::compaction::providers::HeaderValue;
 use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
+#[cfg(feature = "compactor")]
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::string::JsStr;
 #[cfg(feature = "run")]
@@ -473,65 +479,19 @@ fn quoted(value: &JsValue) -> String {
     agent_compaction_core::js::string::quote_str(&string_of(value))
 }
 
-/// What a call reads from the request.
-#[cfg(feature = "run")]
-struct Request {
-    system_prompt: JsStr,
-    prompt: JsStr,
-    max_tokens: f64,
-    signal: JsValue,
-}
-
-#[cfg(feature = "run")]
-impl Request {
-    fn read(provider: Provider, request: &JsValue) -> Result<Request, JsValue> {
-        let fail = |e: InputError| -> JsValue {
-            js_sys::TypeError::new(&format!("{}: {e}", provider.label())).into()
-        };
-        if !request.is_object() {
-            return Err(fail(InputError::WrongType {
-                path: FieldPath::argument("request"),
-                expected: core::AN_OBJECT,
-                got: describe(request),
-            }));
-        }
-        let field = |key: &'static str| get(request, key, || core::request_path(key)).map_err(fail);
-        let string = |key: &'static str| -> Result<JsStr, JsValue> {
-            let value = field(key)?.dyn_into::<JsString>().map_err(|v| {
-                fail(InputError::WrongType {
-                    path: core::request_path(key),
-                    expected: core::A_STRING,
-                    got: describe(&v),
-                })
-            })?;
-            Ok(to_js_str(&value))
-        };
-        let system_prompt = string("systemPrompt")?;
-        let prompt = string("prompt")?;
-        let max_tokens = field("maxTokens")?;
-        let max_tokens =
-            core::max_tokens(max_tokens.as_f64(), || describe(&max_tokens)).map_err(fail)?;
-        let signal = field("signal")?;
-        Ok(Request {
-            system_prompt,
-            prompt,
-            max_tokens,
-            signal,
-        })
-    }
-}
-
 #[cfg(feature = "run")]
 async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsValue> {
     let provider = endpoint.provider;
     let label = provider.label();
-    let request = Request::read(provider, &request)?;
+    let request = read_fields("request", &request, core::read_request)
+        .map_err(|e| JsValue::from(js_sys::TypeError::new(&core::call_error(provider, &e))))?;
+    let signal = request.signal.0;
     let body = core::request_body(
         provider,
         endpoint.max_tokens_field,
         &endpoint.model,
-        &request.system_prompt,
-        &request.prompt,
+        &to_js_str(&request.system_prompt),
+        &to_js_str(&request.prompt),
         request.max_tokens,
     );
     let body = JsValue::from(to_js_string(&body));
@@ -549,17 +509,14 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
         ),
         ("body", body),
     ];
-    if !(request.signal.is_undefined() || request.signal.is_null()) {
-        init.push(("signal", request.signal.clone()));
+    if !(signal.is_undefined() || signal.is_null()) {
+        init.push(("signal", signal.clone()));
     }
     let init = object(&init);
 
     let failed = |thrown: JsValue| -> JsValue {
         let name = prop(&thrown, "name").as_string();
-        if core::is_abort(
-            prop(&request.signal, "aborted").is_truthy(),
-            name.as_deref(),
-        ) {
+        if core::is_abort(prop(&signal, "aborted").is_truthy(), name.as_deref()) {
             return thrown;
         }
         let inner = prop(&prop(&thrown, "cause"), "message").as_string();

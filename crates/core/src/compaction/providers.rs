@@ -12,6 +12,7 @@ use crate::compaction::flow::UsageTotals;
 use crate::error::{FieldPath, InputError};
 use crate::js::json::{self, JsonObject};
 use crate::js::number::number_to_string;
+use crate::js::options::{expect_object, Reader, Value};
 use crate::js::string::{quote_str, JsStr};
 use crate::session_file::js_semantics::trim_units;
 
@@ -275,6 +276,38 @@ pub fn request_body(
 /// The path of a `request` field, for errors.
 pub fn request_path(key: &'static str) -> FieldPath {
     FieldPath::argument("request").field(key)
+}
+
+/// What a summarizer's call reads from its `request`, in this order.
+pub struct SummarizeRequest<V: Value> {
+    pub system_prompt: V::Text,
+    pub prompt: V::Text,
+    pub max_tokens: f64,
+    pub signal: V,
+}
+
+/// Reads a call's `request` (an object; the prompts strings, even empty;
+/// `maxTokens` as [`max_tokens`] takes it; `signal` as given).
+pub fn read_request<V: Value>(
+    request: &V,
+    r: &Reader<V>,
+) -> Result<SummarizeRequest<V>, InputError> {
+    expect_object(r.root, request, AN_OBJECT)?;
+    let system_prompt = r.string("systemPrompt")?;
+    let prompt = r.string("prompt")?;
+    let given = r.field("maxTokens")?;
+    let max_tokens = max_tokens(given.number(), || given.describe())?;
+    Ok(SummarizeRequest {
+        system_prompt,
+        prompt,
+        max_tokens,
+        signal: r.field("signal")?,
+    })
+}
+
+/// A call's `TypeError` message (its request was bad).
+pub fn call_error(provider: Provider, error: &InputError) -> String {
+    format!("{}: {error}", provider.label())
 }
 
 /// `request.maxTokens` as the integer sent: rounded down (the budget is a

@@ -85,6 +85,15 @@ impl<V: Value> Reader<'_, V> {
             .ok_or_else(|| self.wrong(key, "a number", &value))
     }
 
+    /// A string (any, even empty).
+    pub fn string(&self, key: &'static str) -> Result<V::Text, InputError> {
+        let value = self.field(key)?;
+        match value.text() {
+            Some((text, _)) => Ok(text),
+            None => Err(self.wrong(key, "a string", &value)),
+        }
+    }
+
     /// A non-empty string; `None` when empty, `undefined` or `null`.
     pub fn text(&self, key: &'static str) -> Result<Option<V::Text>, InputError> {
         let value = self.field(key)?;

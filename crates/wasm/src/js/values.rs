@@ -133,19 +133,25 @@ pub fn read_options<T>(
     options: &JsValue,
     read: impl FnOnce(&Opt, &Reader<Opt>) -> Result<T, InputError>,
 ) -> Result<T, InputError> {
-    let get = fields_of(options);
-    read(
-        &Opt(options.clone()),
-        &Reader {
-            root: "options",
-            get: &get,
-        },
-    )
+    read_fields("options", options, read)
 }
 
-/// The property reads of [`read_options`]: not generic, one copy in the `.wasm`.
-fn fields_of(options: &JsValue) -> impl Fn(&'static str) -> Result<Opt, InputError> + '_ {
-    move |key| get(options, key, || FieldPath::argument("options").field(key)).map(Opt)
+/// [`read_options`] for the argument named `root`.
+pub fn read_fields<T>(
+    root: &'static str,
+    value: &JsValue,
+    read: impl FnOnce(&Opt, &Reader<Opt>) -> Result<T, InputError>,
+) -> Result<T, InputError> {
+    let get = fields_of(root, value);
+    read(&Opt(value.clone()), &Reader { root, get: &get })
+}
+
+/// The property reads of [`read_fields`]: not generic, one copy in the `.wasm`.
+fn fields_of<'a>(
+    root: &'static str,
+    value: &'a JsValue,
+) -> impl Fn(&'static str) -> Result<Opt, InputError> + 'a {
+    move |key| get(value, key, || FieldPath::argument(root).field(key)).map(Opt)
 }
 
 /// A pi `Usage` object (the compaction's result, a fetch summarizer's reply).

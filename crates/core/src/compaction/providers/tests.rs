@@ -669,3 +669,55 @@ fn replies_are_read_from_their_text() {
         .message
         .contains("the response is not JSON"));
 }
+
+#[test]
+fn a_call_reads_its_request_in_order() {
+    use crate::js::options::tests::{Fields, Js};
+    use crate::js::options::Reader;
+    let o = Fields::new(vec![
+        ("systemPrompt", Js::Str("")),
+        ("prompt", Js::Str("p")),
+        ("maxTokens", Js::Num(99.9)),
+        ("signal", Js::Obj),
+    ]);
+    let get = |k| o.get(k);
+    let r = Reader {
+        root: "request",
+        get: &get,
+    };
+    let got = read_request(&Js::Obj, &r).unwrap();
+    assert_eq!((got.system_prompt, got.prompt), ("", "p"));
+    assert_eq!((got.max_tokens, got.signal), (99.0, Js::Obj));
+    assert_eq!(
+        *o.reads.borrow(),
+        ["systemPrompt", "prompt", "maxTokens", "signal"]
+    );
+    let error = |fields, request: Js| {
+        let o = Fields::new(fields);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "request",
+            get: &get,
+        };
+        call_error(Provider::OpenAi, &read_request(&request, &r).err().unwrap())
+    };
+    assert_eq!(
+        error(vec![], Js::Str("x")),
+        "OpenAI-compatible summarizer: request must be an object, got a string"
+    );
+    assert_eq!(
+        error(vec![("systemPrompt", Js::Num(1.0))], Js::Obj),
+        "OpenAI-compatible summarizer: request.systemPrompt must be a string, got a number"
+    );
+    assert_eq!(
+        error(
+            vec![
+                ("systemPrompt", Js::Str("s")),
+                ("prompt", Js::Str("p")),
+                ("maxTokens", Js::Null)
+            ],
+            Js::Obj
+        ),
+        "OpenAI-compatible summarizer: request.maxTokens must be a number ≥ 1, got null"
+    );
+}

@@ -140,6 +140,11 @@ fn each_kind_of_option_has_its_absent_values_and_its_error() {
         message(r.number("nul")),
         "options.nul must be a number, got null"
     );
+    assert_eq!(r.string("e").unwrap(), "");
+    assert_eq!(
+        message(r.string("nul")),
+        "options.nul must be a string, got null"
+    );
     assert_eq!(r.text("s").unwrap(), Some("hi"));
     assert_eq!(r.text("e").unwrap(), None);
     assert_eq!(r.text("nul").unwrap(), None);
