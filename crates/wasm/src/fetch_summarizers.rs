@@ -43,6 +43,8 @@ use crate::js::values::object;
 #[cfg(feature = "run")]
 use crate::js::values::read_fields;
 #[cfg(feature = "compactor")]
+use crate::js::values::read_options;
+#[cfg(feature = "compactor")]
 use agent_compaction_core::compaction::providers::HeaderValue;
 use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
 #[cfg(feature = "compactor")]
@@ -215,42 +217,36 @@ impl Endpoint {
 #[cfg(feature = "compactor")]
 #[wasm_bindgen(js_name = openAiSummarizer, skip_typescript)]
 pub fn open_ai_summarizer(options: JsValue) -> Result<Function, JsValue> {
-    let provider = Provider::OpenAi;
-    let options = Options::read(provider, options)?;
-    let base_url = options.required("baseUrl", core::NON_EMPTY_STRING)?;
-    let model = options.required("model", core::NON_EMPTY_STRING)?;
-    let api_key = options.string("apiKey")?;
-    let given_field = options.string("maxTokensField")?;
-    let max_tokens_field = MaxTokensField::for_open_ai(
-        given_field.as_ref().map(to_js_str).as_ref(),
-        &to_js_str(&base_url),
-    )
-    .map_err(|expected| {
-        let got = quoted(&given_field.clone().unwrap_or_default().into());
-        options.wrong("maxTokensField", expected, got)
-    })?;
-    let headers = options.headers(api_key.as_ref())?;
-    let endpoint = endpoint_object(provider, Some(&base_url), model, headers, max_tokens_field);
-    Ok(summarizer(endpoint))
+    factory(Provider::OpenAi, options)
 }
 
 #[cfg(feature = "compactor")]
 #[wasm_bindgen(js_name = anthropicSummarizer, skip_typescript)]
 pub fn anthropic_summarizer(options: JsValue) -> Result<Function, JsValue> {
-    let provider = Provider::Anthropic;
-    let options = Options::read(provider, options)?;
-    let base_url = options.string("baseUrl")?;
-    let model = options.required("model", core::NON_EMPTY_STRING)?;
-    let api_key = options.string("apiKey")?;
-    let api_key = match core::anthropic_key_check(api_key.is_some(), base_url.is_some()) {
-        Err(expected) => Some(options.required("apiKey", expected)?),
-        Ok(()) => api_key,
-    };
-    let headers = options.headers(api_key.as_ref())?;
-    // Anthropic has one field; the core names it in the body.
-    let field = MaxTokensField::MaxTokens;
-    let endpoint = endpoint_object(provider, base_url.as_ref(), model, headers, field);
-    Ok(summarizer(endpoint))
+    factory(Provider::Anthropic, options)
+}
+
+/// A factory: the options checked (the core reads them), the headers
+/// merged, the summarizer made.
+#[cfg(feature = "compactor")]
+fn factory(provider: Provider, options: JsValue) -> Result<Function, JsValue> {
+    let o = read_options(&options, |options, r| {
+        core::factory_options(provider, options, r, to_js_str)
+    })
+    .map_err(|e| type_error(provider, e))?;
+    let headers = Options {
+        provider,
+        value: options,
+    }
+    .headers(o.api_key.as_ref())?;
+    let (url, model) = (o.base_url.as_ref(), o.model);
+    Ok(summarizer(endpoint_object(
+        provider,
+        url,
+        model,
+        headers,
+        o.max_tokens_field,
+    )))
 }
 
 /// The JavaScript function: each call returns a Promise.
@@ -287,20 +283,6 @@ struct Options {
 
 #[cfg(feature = "compactor")]
 impl Options {
-    fn read(provider: Provider, value: JsValue) -> Result<Options, JsValue> {
-        if !value.is_object() {
-            return Err(type_error(
-                provider,
-                InputError::WrongType {
-                    path: FieldPath::argument("options"),
-                    expected: core::AN_OBJECT,
-                    got: describe(&value),
-                },
-            ));
-        }
-        Ok(Options { provider, value })
-    }
-
     fn field(&self, key: &'static str) -> Result<JsValue, JsValue> {
         get(&self.value, key, || core::option_path(key)).map_err(|e| type_error(self.provider, e))
     }
@@ -315,34 +297,6 @@ impl Options {
                 got,
             },
         )
-    }
-
-    /// A string option that must be given and not be empty.
-    fn required(&self, key: &'static str, expected: &'static str) -> Result<JsString, JsValue> {
-        let (raw, value) = self.read_string(key, expected)?;
-        value.ok_or_else(|| self.wrong(key, expected, describe_for_error(&raw)))
-    }
-
-    /// An optional string option: `None` when `undefined`, `null` or empty.
-    fn string(&self, key: &'static str) -> Result<Option<JsString>, JsValue> {
-        Ok(self.read_string(key, core::A_STRING)?.1)
-    }
-
-    /// The option as given, and as a non-empty string.
-    fn read_string(
-        &self,
-        key: &'static str,
-        expected: &'static str,
-    ) -> Result<(JsValue, Option<JsString>), JsValue> {
-        let value = self.field(key)?;
-        if value.is_undefined() || value.is_null() {
-            return Ok((value, None));
-        }
-        match value.dyn_ref::<JsString>().cloned() {
-            Some(s) if s.length() == 0 => Ok((value, None)),
-            Some(s) => Ok((value, Some(s))),
-            None => Err(self.wrong(key, expected, describe_for_error(&value))),
-        }
     }
 
     /// The request headers: the core's defaults, then `options.headers`,
@@ -463,20 +417,8 @@ fn no_fetch(provider: Provider) -> JsValue {
     js_sys::Error::new(&core::no_fetch(provider.label())).into()
 }
 
-#[cfg(feature = "compactor")]
-fn describe_for_error(value: &JsValue) -> String {
-    core::describe_option(value.as_string().is_some_and(|s| s.is_empty()), || {
-        describe(value)
-    })
-}
-
 fn string_of(value: &JsValue) -> String {
     value.as_string().unwrap_or_default()
-}
-
-#[cfg(feature = "compactor")]
-fn quoted(value: &JsValue) -> String {
-    agent_compaction_core::js::string::quote_str(&string_of(value))
 }
 
 #[cfg(feature = "run")]

@@ -598,6 +598,97 @@ pub fn no_fetch(label: &str) -> String {
     )
 }
 
+/// A factory's options, read and checked in this order: OpenAI's
+/// `baseUrl`, `model`, `apiKey`, `maxTokensField`; Anthropic's `baseUrl`,
+/// `model`, `apiKey` (read again when the key rule refuses it, for the
+/// error). `units` gives a string's code units (for the URL guess).
+pub struct FactoryOptions<V: Value> {
+    pub base_url: Option<V::Text>,
+    pub model: V::Text,
+    pub api_key: Option<V::Text>,
+    pub max_tokens_field: MaxTokensField,
+}
+
+pub fn factory_options<V: Value>(
+    provider: Provider,
+    options: &V,
+    r: &Reader<V>,
+    units: impl Fn(&V::Text) -> JsStr,
+) -> Result<FactoryOptions<V>, InputError> {
+    expect_object(r.root, options, AN_OBJECT)?;
+    let base_url = match provider {
+        Provider::OpenAi => Some(required(r, "baseUrl", NON_EMPTY_STRING)?),
+        Provider::Anthropic => string_option(r, "baseUrl", A_STRING)?.1,
+    };
+    let model = required(r, "model", NON_EMPTY_STRING)?;
+    let mut api_key = string_option(r, "apiKey", A_STRING)?.1;
+    let mut max_tokens_field = MaxTokensField::MaxTokens;
+    match (provider, &base_url) {
+        (Provider::OpenAi, Some(base_url)) => {
+            let given = string_option(r, "maxTokensField", A_STRING)?.1;
+            let given = given.as_ref().map(&units);
+            max_tokens_field = MaxTokensField::for_open_ai(given.as_ref(), &units(base_url))
+                .map_err(|expected| InputError::WrongType {
+                    path: r.path("maxTokensField"),
+                    expected,
+                    got: quote_str(&given.unwrap_or_default().to_string_lossy()),
+                })?;
+        }
+        _ => {
+            if let Err(expected) = anthropic_key_check(api_key.is_some(), base_url.is_some()) {
+                api_key = Some(required(r, "apiKey", expected)?);
+            }
+        }
+    }
+    Ok(FactoryOptions {
+        base_url,
+        model,
+        api_key,
+        max_tokens_field,
+    })
+}
+
+/// A string option as given, and as a non-empty string (`None` when
+/// `undefined`, `null` or empty); anything else is refused as not
+/// `expected`.
+fn string_option<V: Value>(
+    r: &Reader<V>,
+    key: &'static str,
+    expected: &'static str,
+) -> Result<(V, Option<V::Text>), InputError> {
+    let value = r.field(key)?;
+    match value.text() {
+        Some((text, len)) => Ok((value, (len > 0).then_some(text))),
+        None if value.is_nullish() => Ok((value, None)),
+        None => Err(wrong_option(r, key, expected, &value)),
+    }
+}
+
+/// A string option that must be given and not be empty.
+fn required<V: Value>(
+    r: &Reader<V>,
+    key: &'static str,
+    expected: &'static str,
+) -> Result<V::Text, InputError> {
+    let (value, text) = string_option(r, key, expected)?;
+    text.ok_or_else(|| wrong_option(r, key, expected, &value))
+}
+
+/// A refused option, named by [`describe_option`].
+fn wrong_option<V: Value>(
+    r: &Reader<V>,
+    key: &'static str,
+    expected: &'static str,
+    value: &V,
+) -> InputError {
+    let empty = matches!(value.text(), Some((_, 0)));
+    InputError::WrongType {
+        path: r.path(key),
+        expected,
+        got: describe_option(empty, || value.describe()),
+    }
+}
+
 /// A factory's `TypeError` message.
 pub fn factory_error(provider: Provider, error: &InputError) -> String {
     format!("{}: {error}", provider.factory())

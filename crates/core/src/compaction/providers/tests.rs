@@ -721,3 +721,116 @@ fn a_call_reads_its_request_in_order() {
         "OpenAI-compatible summarizer: request.maxTokens must be a number ≥ 1, got null"
     );
 }
+
+#[test]
+fn factories_read_their_options_in_order_and_name_the_bad_one() {
+    use crate::js::options::tests::{Fields, Js};
+    use crate::js::options::Reader;
+    let read = |provider, fields: Vec<(&'static str, Js)>| {
+        let o = Fields::new(fields);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        let got = factory_options(provider, &Js::Obj, &r, |t: &&str| JsStr::from(*t));
+        let reads = o.reads.borrow().clone();
+        (got.map_err(|e| factory_error(provider, &e)), reads)
+    };
+    let (got, reads) = read(
+        Provider::OpenAi,
+        vec![
+            ("baseUrl", Js::Str("https://api.openai.com/v1")),
+            ("model", Js::Str("m")),
+        ],
+    );
+    let got = got.unwrap();
+    assert_eq!(
+        (got.base_url, got.model, got.api_key),
+        (Some("https://api.openai.com/v1"), "m", None)
+    );
+    assert_eq!(got.max_tokens_field, MaxTokensField::MaxCompletionTokens);
+    assert_eq!(reads, ["baseUrl", "model", "apiKey", "maxTokensField"]);
+    let (got, _) = read(
+        Provider::OpenAi,
+        vec![
+            ("baseUrl", Js::Str("http://localhost:8080/v1")),
+            ("model", Js::Str("m")),
+            ("apiKey", Js::Str("")),
+            ("maxTokensField", Js::Str("max_completion_tokens")),
+        ],
+    );
+    let got = got.unwrap();
+    assert_eq!(got.api_key, None);
+    assert_eq!(got.max_tokens_field, MaxTokensField::MaxCompletionTokens);
+    let error = |provider, fields| read(provider, fields).0.err().unwrap();
+    assert_eq!(
+        error(Provider::OpenAi, vec![("baseUrl", Js::Str(""))]),
+        "openAiSummarizer: options.baseUrl must be a non-empty string, got \"\""
+    );
+    assert_eq!(
+        error(
+            Provider::OpenAi,
+            vec![("baseUrl", Js::Str("/v1")), ("model", Js::Num(1.0))]
+        ),
+        "openAiSummarizer: options.model must be a non-empty string, got a number"
+    );
+    assert_eq!(
+        error(
+            Provider::OpenAi,
+            vec![
+                ("baseUrl", Js::Str("/v1")),
+                ("model", Js::Str("m")),
+                ("apiKey", Js::Obj)
+            ]
+        ),
+        "openAiSummarizer: options.apiKey must be a string, got an object"
+    );
+    assert_eq!(
+        error(
+            Provider::OpenAi,
+            vec![
+                ("baseUrl", Js::Str("/v1")),
+                ("model", Js::Str("m")),
+                ("maxTokensField", Js::Str("tokens"))
+            ]
+        ),
+        "openAiSummarizer: options.maxTokensField must be \"max_tokens\" or \"max_completion_tokens\", got \"tokens\""
+    );
+    // Anthropic: the default URL, and a key or a proxy.
+    let (got, reads) = read(
+        Provider::Anthropic,
+        vec![("model", Js::Str("c")), ("apiKey", Js::Str("k"))],
+    );
+    let got = got.unwrap();
+    assert_eq!((got.base_url, got.api_key), (None, Some("k")));
+    assert_eq!(got.max_tokens_field, MaxTokensField::MaxTokens);
+    assert_eq!(reads, ["baseUrl", "model", "apiKey"]);
+    let (got, _) = read(
+        Provider::Anthropic,
+        vec![("model", Js::Str("c")), ("baseUrl", Js::Str("/llm"))],
+    );
+    assert_eq!(got.unwrap().api_key, None);
+    let (got, reads) = read(
+        Provider::Anthropic,
+        vec![("model", Js::Str("c")), ("apiKey", Js::Null)],
+    );
+    assert_eq!(
+        got.err().unwrap(),
+        "anthropicSummarizer: options.apiKey must be a non-empty string (or give a baseUrl: your own proxy, which adds the key), got null"
+    );
+    assert_eq!(reads, ["baseUrl", "model", "apiKey", "apiKey"]);
+    let o = Fields::new(vec![]);
+    let get = |k| o.get(k);
+    let r = Reader {
+        root: "options",
+        get: &get,
+    };
+    let e = factory_options(Provider::Anthropic, &Js::Null, &r, |t: &&str| {
+        JsStr::from(*t)
+    });
+    assert_eq!(
+        factory_error(Provider::Anthropic, &e.err().unwrap()),
+        "anthropicSummarizer: options must be an object, got null"
+    );
+}
