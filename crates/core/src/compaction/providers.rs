@@ -618,14 +618,14 @@ pub fn factory_options<V: Value>(
     expect_object(r.root, options, AN_OBJECT)?;
     let base_url = match provider {
         Provider::OpenAi => Some(required(r, "baseUrl", NON_EMPTY_STRING)?),
-        Provider::Anthropic => string_option(r, "baseUrl", A_STRING)?.1,
+        Provider::Anthropic => r.text("baseUrl")?,
     };
     let model = required(r, "model", NON_EMPTY_STRING)?;
-    let mut api_key = string_option(r, "apiKey", A_STRING)?.1;
+    let mut api_key = r.text("apiKey")?;
     let mut max_tokens_field = MaxTokensField::MaxTokens;
     match (provider, &base_url) {
         (Provider::OpenAi, Some(base_url)) => {
-            let given = string_option(r, "maxTokensField", A_STRING)?.1;
+            let given = r.text("maxTokensField")?;
             let given = given.as_ref().map(&units);
             max_tokens_field = MaxTokensField::for_open_ai(given.as_ref(), &units(base_url))
                 .map_err(|expected| InputError::WrongType {
@@ -648,44 +648,21 @@ pub fn factory_options<V: Value>(
     })
 }
 
-/// A string option as given, and as a non-empty string (`None` when
-/// `undefined`, `null` or empty); anything else is refused as not
-/// `expected`.
-fn string_option<V: Value>(
-    r: &Reader<V>,
-    key: &'static str,
-    expected: &'static str,
-) -> Result<(V, Option<V::Text>), InputError> {
-    let value = r.field(key)?;
-    match value.text() {
-        Some((text, len)) => Ok((value, (len > 0).then_some(text))),
-        None if value.is_nullish() => Ok((value, None)),
-        None => Err(wrong_option(r, key, expected, &value)),
-    }
-}
-
-/// A string option that must be given and not be empty.
+/// A string option that must be given and not be empty; a refusal names
+/// the value by [`describe_option`].
 fn required<V: Value>(
     r: &Reader<V>,
     key: &'static str,
     expected: &'static str,
 ) -> Result<V::Text, InputError> {
-    let (value, text) = string_option(r, key, expected)?;
-    text.ok_or_else(|| wrong_option(r, key, expected, &value))
-}
-
-/// A refused option, named by [`describe_option`].
-fn wrong_option<V: Value>(
-    r: &Reader<V>,
-    key: &'static str,
-    expected: &'static str,
-    value: &V,
-) -> InputError {
-    let empty = matches!(value.text(), Some((_, 0)));
-    InputError::WrongType {
-        path: r.path(key),
-        expected,
-        got: describe_option(empty, || value.describe()),
+    let value = r.field(key)?;
+    match value.text() {
+        Some((text, len)) if len > 0 => Ok(text),
+        given => Err(InputError::WrongType {
+            path: r.path(key),
+            expected,
+            got: describe_option(given.is_some(), || value.describe()),
+        }),
     }
 }
 
