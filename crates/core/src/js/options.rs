@@ -94,6 +94,14 @@ impl<V: Value> Reader<'_, V> {
         }
     }
 
+    /// A number that must be given.
+    pub fn required_number(&self, key: &'static str) -> Result<f64, InputError> {
+        let value = self.field(key)?;
+        value
+            .number()
+            .ok_or_else(|| self.wrong(key, "a number", &value))
+    }
+
     /// A non-empty string; `None` when empty, `undefined` or `null`.
     pub fn text(&self, key: &'static str) -> Result<Option<V::Text>, InputError> {
         let value = self.field(key)?;

@@ -135,6 +135,11 @@ fn each_kind_of_option_has_its_absent_values_and_its_error() {
     );
     assert_eq!(r.number("n").unwrap(), Some(3.0));
     assert_eq!(r.number("missing").unwrap(), None);
+    assert_eq!(r.required_number("n").unwrap(), 3.0);
+    assert_eq!(
+        message(r.required_number("missing")),
+        "options.missing must be a number, got undefined"
+    );
     // null is not a number here.
     assert_eq!(
         message(r.number("nul")),
