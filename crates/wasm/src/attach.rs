@@ -17,9 +17,9 @@
 //! messages of that copy.
 
 use crate::compactor::Compactor;
-use crate::js::values::object;
+use crate::js::values::{object, Opt};
 use agent_compaction_core::compaction::agent_flow::{
-    after_run, Flow, RetryGuard, RunEnd, RECOVERY_FAILED,
+    after_run, attach_options, Flow, RetryGuard, RunEnd, ALREADY_ATTACHED, RECOVERY_FAILED,
 };
 use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, Function, Promise, Reflect};
@@ -461,53 +461,11 @@ impl Compactor {
     /// the hooks, runs the automatic flows after each run, saves to `store`.
     /// Returns the function that detaches it.
     pub fn attach(&self, agent: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
-        if !agent.is_object()
-            || !prop(&agent, "subscribe").is_function()
-            || !prop(&agent, "state").is_object()
-        {
-            return Err(type_error(&format!(
-                "attach: agent must be a pi-agent-core Agent (with subscribe() and state), got {}",
-                crate::js::errors::describe(&agent)
-            )));
-        }
-        if !(options.is_undefined() || options.is_null() || options.is_object()) {
-            return Err(type_error(&format!(
-                "attach: options must be an object or undefined, got {}",
-                crate::js::errors::describe(&options)
-            )));
-        }
-        let store = prop(&options, "store");
-        let session_id = prop(&options, "sessionId");
-        let store = if store.is_undefined() || store.is_null() {
-            None
-        } else {
-            if !prop(&store, "save").is_function() {
-                return Err(type_error(
-                    "attach: options.store must have a save() method (a SessionStore)",
-                ));
-            }
-            if session_id.as_string().is_none() {
-                return Err(type_error(&format!(
-                    "attach: options.sessionId must be a string when options.store is given, got {}",
-                    crate::js::errors::describe(&session_id)
-                )));
-            }
-            Some((store, session_id))
-        };
-        let on_state_change = match prop(&options, "onStateChange") {
-            v if v.is_undefined() || v.is_null() => None,
-            v => Some(v.dyn_into::<Function>().map_err(|v| {
-                type_error(&format!(
-                    "attach: options.onStateChange must be a function, got {}",
-                    crate::js::errors::describe(&v)
-                ))
-            })?),
-        };
+        let read = |value: &Opt, key| Opt(prop(&value.0, key));
+        let o =
+            attach_options(&Opt(agent.clone()), &Opt(options), read).map_err(|e| type_error(&e))?;
         if self.attachment().is_some() {
-            return Err(js_sys::Error::new(
-                "attach: this Compactor is already attached to an agent; call the function attach returned to detach it first",
-            )
-            .into());
+            return Err(js_sys::Error::new(ALREADY_ATTACHED).into());
         }
 
         // The hooks: the agent reads them at the start of every run.
@@ -530,8 +488,8 @@ impl Compactor {
         let attachment = Rc::new(Attachment {
             compactor: self.shared(),
             agent: agent.clone(),
-            store,
-            on_state_change,
+            store: o.store.map(|(store, id)| (store.0, id.0)),
+            on_state_change: o.on_state_change,
             on_event: self.on_event(),
             guard: Cell::new(RetryGuard::default()),
             last_assistant: RefCell::new(None),

@@ -14,7 +14,7 @@ use crate::js::errors::type_error;
 use crate::js::message_access::{get, message_at, messages_array, summary_files, JsArray};
 use crate::js::message_facts::gather;
 use crate::js::strings::to_js_str;
-use crate::js::values::object;
+use crate::js::values::{object, read_options};
 use crate::message::convert_to_llm;
 use crate::prepare::{add_tool_calls, string_array};
 use crate::serialize::serialize_conversation;
@@ -23,7 +23,8 @@ use agent_compaction_core::compaction::branch::{
 };
 use agent_compaction_core::compaction::file_ops::FileOps;
 use agent_compaction_core::compaction::flow::{Answer, Request};
-use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::compaction::options::branch_options;
+use agent_compaction_core::error::InputError;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, JsString};
@@ -47,44 +48,6 @@ pub struct BranchJob {
     pub fallback_extractive: bool,
     pub timeout_ms: f64,
     pub budget_tokens: u64,
-}
-
-struct BranchOptions {
-    custom: Option<JsString>,
-    replace: bool,
-    signal: JsValue,
-    from_id: JsValue,
-}
-
-fn branch_options(options: &JsValue) -> Result<BranchOptions, InputError> {
-    let path = || FieldPath::argument("options");
-    if options.is_undefined() || options.is_null() {
-        return Ok(BranchOptions {
-            custom: None,
-            replace: false,
-            signal: JsValue::UNDEFINED,
-            from_id: JsValue::UNDEFINED,
-        });
-    }
-    crate::js::values::expect_object(options, path)?;
-    let custom = crate::js::values::optional_text(options, "customInstructions", path)?;
-    let from_id = get(options, "fromId", || path().field("fromId"))?;
-    if !(from_id.is_undefined() || from_id.is_string()) {
-        return Err(InputError::WrongType {
-            path: path().field("fromId"),
-            expected: "a string",
-            got: crate::js::errors::describe(&from_id),
-        });
-    }
-    Ok(BranchOptions {
-        custom,
-        replace: get(options, "replaceInstructions", || {
-            path().field("replaceInstructions")
-        })?
-        .is_truthy(),
-        signal: get(options, "signal", || path().field("signal"))?,
-        from_id,
-    })
 }
 
 /// File lists: earlier branch summaries' details (unless a hook wrote them)
@@ -156,7 +119,8 @@ pub async fn summarize_branch(
     messages: JsValue,
     options: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let opts = branch_options(&options).map_err(type_error)?;
+    let opts = read_options(&options, branch_options).map_err(type_error)?;
+    let signal = opts.signal.map(|s| s.0).unwrap_or_default();
     let array = messages_array(&messages).map_err(type_error)?;
     let facts: Vec<MessageFacts> = gather(&array, 0, array.len())
         .map_err(type_error)?
@@ -168,8 +132,8 @@ pub async fn summarize_branch(
         &selection,
         job.summarize.is_some(),
         job.fallback_extractive,
-        opts.custom.clone(),
-        opts.replace,
+        opts.custom_instructions.clone(),
+        opts.replace_instructions,
     )
     .map_err(|nothing| JsValue::from(js_sys::Error::new(nothing)))?;
     let file_ops =
@@ -179,7 +143,7 @@ pub async fn summarize_branch(
         selected.push(&message_at(&array, i).map_err(type_error)?);
     }
     let controller = new_abort_controller();
-    let unlink = link_abort(&opts.signal, &controller);
+    let unlink = link_abort(&signal, &controller);
     let mut host = Host {
         selected: &selected,
         summarize: job.summarize.as_ref(),
@@ -195,7 +159,14 @@ pub async fn summarize_branch(
                 None => Answer::Failed("internal error: no call under way".into()),
             }),
             BranchStep::Extract { max_chars } => BranchEvent::Extracted(
-                extractive_of(&selected, &file_ops, None, opts.custom.as_ref(), max_chars).await,
+                extractive_of(
+                    &selected,
+                    &file_ops,
+                    None,
+                    opts.custom_instructions.as_ref(),
+                    max_chars,
+                )
+                .await,
             ),
             BranchStep::Done { text, usage } => break Ok((text, usage)),
             BranchStep::Fail(failure) => break Err(failure),
@@ -211,8 +182,8 @@ pub async fn summarize_branch(
     let (read, modified) = file_ops.file_lists();
     let mut fields: Vec<(&str, JsValue)> =
         vec![("role", "branchSummary".into()), ("summary", text.into())];
-    if !opts.from_id.is_undefined() {
-        fields.push(("fromId", opts.from_id));
+    if let Some(from_id) = opts.from_id.filter(|id| !id.0.is_undefined()) {
+        fields.push(("fromId", from_id.0));
     }
     fields.push(("timestamp", js_sys::Date::now().into()));
     fields.push((

@@ -20,7 +20,7 @@ use agent_compaction_core::compaction::flow::{
 use agent_compaction_core::compaction::last_request::Survivors;
 use agent_compaction_core::compaction::prompts::SummaryKind;
 use agent_compaction_core::compaction::settings::CompactionSettings;
-use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::error::FieldPath;
 #[cfg(feature = "extractive")]
 use agent_compaction_core::js::string::JsStr;
 use agent_compaction_core::tokens::estimate::MessageFacts;
@@ -63,17 +63,6 @@ extern "C" {
         custom_instructions: Option<JsString>,
         max_chars: f64,
     ) -> Promise;
-}
-
-/// `options.reason`: `undefined` is `manual`.
-pub fn parse_reason(value: &JsValue) -> Result<Reason, InputError> {
-    let name = value.as_string();
-    let given = (!value.is_undefined()).then_some(name.as_deref());
-    Reason::from_option(given).map_err(|expected| InputError::WrongType {
-        path: FieldPath::argument("options").field("reason"),
-        expected,
-        got: describe(value),
-    })
 }
 
 /// Everything one compaction needs, copied out of the compactor before the

@@ -7,15 +7,13 @@
 //! new range, and slice with the engine's own `Array.prototype.slice`.
 
 use crate::clearing::cleared_outputs;
-use crate::compaction::{
-    check_not_aborted, link_abort, new_abort_controller, parse_reason, Job, JsFailure,
-};
+use crate::compaction::{check_not_aborted, link_abort, new_abort_controller, Job, JsFailure};
 use crate::estimate::context_tokens_object;
 use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
-use crate::js::message_access::{get, message_at, messages_array, role_at, JsArray};
+use crate::js::message_access::{message_at, messages_array, role_at, JsArray};
 use crate::js::message_facts::{gather, gather_lazy, tight_bound, EstimateChunks, Estimator};
-use crate::js::values::object;
+use crate::js::values::{object, read_options, Opt};
 use crate::message::convert_message;
 use crate::prepare::prepare;
 use crate::settings::{model_from_js, resolve_from_js, ModelInfo};
@@ -265,44 +263,6 @@ struct State {
 pub struct Compactor {
     state: Rc<RefCell<State>>,
     hooks: RefCell<Option<JsValue>>,
-}
-
-/// Reads the optional fields of the options object.
-struct OptionsReader<'a>(&'a JsValue);
-
-impl OptionsReader<'_> {
-    fn path(key: &'static str) -> FieldPath {
-        FieldPath::argument("options").field(key)
-    }
-
-    fn function(&self, key: &'static str) -> Result<Option<Function>, InputError> {
-        let v = get(self.0, key, || Self::path(key))?;
-        if v.is_undefined() || v.is_null() {
-            return Ok(None);
-        }
-        v.dyn_into::<Function>()
-            .map(Some)
-            .map_err(|v| InputError::WrongType {
-                path: Self::path(key),
-                expected: "a function",
-                got: crate::js::errors::describe(&v),
-            })
-    }
-
-    /// A non-negative safe integer, or `None` when absent (`core::compaction::options`).
-    fn token_count(&self, key: &'static str) -> Result<Option<u64>, InputError> {
-        let v = get(self.0, key, || Self::path(key))?;
-        if v.is_undefined() || v.is_null() {
-            return Ok(None);
-        }
-        options::token_count(v.as_f64())
-            .map(Some)
-            .map_err(|expected| InputError::WrongType {
-                path: Self::path(key),
-                expected,
-                got: crate::js::errors::describe(&v),
-            })
-    }
 }
 
 const BUSY: &str = "the Compactor was called again while it was reading messages (from a getter?)";
@@ -680,81 +640,29 @@ pub(crate) fn save_error_event(error: JsValue) -> JsValue {
 impl Compactor {
     #[wasm_bindgen(constructor)]
     pub fn new(options: JsValue) -> Result<Compactor, JsValue> {
-        let path = || FieldPath::argument("options");
-        if !options.is_object() {
-            return Err(type_error(InputError::WrongType {
-                path: path(),
-                expected: "an object",
-                got: crate::js::errors::describe(&options),
-            }));
-        }
-        let options_reader = OptionsReader(&options);
-        let on_event = options_reader.function("onEvent").map_err(type_error)?;
-        let settings_input = crate::settings::settings_json(
-            &get(&options, "settings", || path().field("settings")).map_err(type_error)?,
-        )
+        let o = read_options(&options, |options, r| {
+            let settings = |v: Opt| crate::settings::settings_json(&v.0);
+            let model = |v: Opt| model_from_js(&v.0, "options.model");
+            options::compactor_options(options, r, settings, model)
+        })
         .map_err(type_error)?;
-        let model = model_from_js(
-            &get(&options, "model", || path().field("model")).map_err(type_error)?,
-            "options.model",
-        )
-        .map_err(type_error)?;
-        let window = crate::js::values::optional_number(
-            &get(&options, "contextWindow", || path().field("contextWindow"))
-                .map_err(type_error)?,
-            || path().field("contextWindow"),
-        )
-        .map_err(type_error)?;
-        let summarize = options_reader.function("summarize").map_err(type_error)?;
-        let before_compact = options_reader
-            .function("beforeCompact")
-            .map_err(type_error)?;
-        let fallback =
-            get(&options, "fallback", || path().field("fallback")).map_err(type_error)?;
-        let wrong = |key: &'static str, value: &JsValue, expected| {
-            type_error(InputError::WrongType {
-                path: path().field(key),
-                expected,
-                got: crate::js::errors::describe(value),
-            })
-        };
-        let text = fallback.as_string();
-        let fallback_extractive = options::fallback_extractive(
-            fallback.is_undefined(),
-            text.as_deref(),
-            summarize.is_some(),
-        )
-        .map_err(|e| wrong("fallback", &fallback, e))?;
-        let estimator_value =
-            get(&options, "estimator", || path().field("estimator")).map_err(type_error)?;
-        let text = estimator_value.as_string();
-        let estimator = match options::estimator(estimator_value.is_undefined(), text.as_deref())
-            .map_err(|e| wrong("estimator", &estimator_value, e))?
-        {
+        let estimator = match o.estimator {
             EstimatorChoice::Calibrated => Estimator::Calibrated,
             EstimatorChoice::Pi => Estimator::Pi,
         };
-        let summarizer_window = options_reader
-            .token_count("summarizerContextWindow")
-            .map_err(type_error)?;
-        let timeout_ms = options::timeout_ms(
-            options_reader
-                .token_count("summarizeTimeoutMs")
-                .map_err(type_error)?,
-        );
         let mut state = State {
-            summarize,
-            fallback_extractive,
-            before_compact,
-            summarizer_window,
-            timeout_ms,
+            summarize: o.summarize,
+            fallback_extractive: o.fallback_extractive,
+            before_compact: o.before_compact,
+            summarizer_window: o.summarizer_window,
+            timeout_ms: o.timeout_ms,
             running: None,
             context_window: 0.0,
             model_key: None,
-            settings_input,
+            settings_input: o.settings,
             settings: CompactionSettings::default(),
             clearing: ClearingSettings::default(),
-            on_event,
+            on_event: o.on_event,
             tracked: Tracked {
                 estimator,
                 index: Tracked::new_index(estimator),
@@ -764,7 +672,7 @@ impl Compactor {
             llm: LlmCache::default(),
             attached: None,
         };
-        state.resolve(model, window)?;
+        state.resolve(o.model, o.context_window)?;
         Ok(Compactor {
             state: Rc::new(RefCell::new(state)),
             hooks: RefCell::new(None),
@@ -856,7 +764,7 @@ impl Compactor {
     pub fn compact(&self, messages: JsValue, options: JsValue) -> Promise {
         // Options are checked and the compactor claimed right away, so
         // `isCompacting` is true as soon as `compact` returns.
-        let claimed = compact_options(&options)
+        let claimed = read_options(&options, options::compact_options)
             .map_err(type_error)
             .and_then(|opts| {
                 let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
@@ -1056,42 +964,7 @@ fn abort_controller(controller: &JsValue) {
     }
 }
 
-struct CompactOptions {
-    reason: Reason,
-    custom_instructions: Option<js_sys::JsString>,
-    signal: JsValue,
-    will_retry: bool,
-}
-
-fn compact_options(options: &JsValue) -> Result<CompactOptions, InputError> {
-    let path = || FieldPath::argument("options");
-    if options.is_undefined() || options.is_null() {
-        return Ok(CompactOptions {
-            reason: Reason::Manual,
-            custom_instructions: None,
-            signal: JsValue::UNDEFINED,
-            will_retry: false,
-        });
-    }
-    if !options.is_object() {
-        return Err(InputError::WrongType {
-            path: path(),
-            expected: "an object",
-            got: crate::js::errors::describe(options),
-        });
-    }
-    let reason = parse_reason(&get(options, "reason", || path().field("reason"))?)?;
-    let custom_instructions =
-        crate::js::values::optional_text(options, "customInstructions", path)?;
-    let signal = get(options, "signal", || path().field("signal"))?;
-    let will_retry = get(options, "willRetry", || path().field("willRetry"))?.is_truthy();
-    Ok(CompactOptions {
-        reason,
-        custom_instructions,
-        signal,
-        will_retry,
-    })
-}
+type CompactOptions = options::CompactOptions<Opt>;
 
 /// Reports `compaction_end` as the core words it.
 fn emit_end(
@@ -1126,7 +999,8 @@ async fn run_compact(
 ) -> Result<JsValue, JsValue> {
     let reason = opts.reason;
     let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
-    let unlink = link_abort(&opts.signal, &controller);
+    let signal = opts.signal.clone().map(|s| s.0).unwrap_or_default();
+    let unlink = link_abort(&signal, &controller);
     emit(on_event.clone(), compaction_start_event(reason.name()));
     let outcome = compact_job(&state, &messages, &opts, &controller).await;
     let _ = unlink.call0(&JsValue::UNDEFINED);

@@ -6,9 +6,13 @@ use crate::js::errors::describe;
 use crate::js::errors::type_error;
 use crate::js::message_access::{get, messages_array, JsArray};
 use crate::js::message_facts::gather;
-use crate::js::values::{expect_object, number, number_or_nan, object, optional_number};
+use crate::js::values::{
+    expect_object, number, number_or_nan, object, optional_number, read_fields,
+};
 use agent_compaction_core::error::{FieldPath, InputError};
-use agent_compaction_core::tokens::context_tokens::{estimate_from_end, read_back, ContextTokens};
+use agent_compaction_core::tokens::context_tokens::{
+    estimate_from_end, read_back, should_compact_settings, ContextTokens,
+};
 use agent_compaction_core::tokens::estimate::{
     calculate_context_tokens as core_calculate, estimate_tokens as core_estimate, MessageFacts,
     UsageNumbers,
@@ -133,22 +137,11 @@ pub fn should_compact(
         number(&context_tokens, || FieldPath::argument("contextTokens")).map_err(type_error)?;
     let window =
         number(&context_window, || FieldPath::argument("contextWindow")).map_err(type_error)?;
-    let settings_path = || FieldPath::argument("settings");
-    expect_object(&settings, settings_path).map_err(type_error)?;
-    let enabled =
-        get(&settings, "enabled", || settings_path().field("enabled")).map_err(type_error)?;
-    let reserve = get(&settings, "reserveTokens", || {
-        settings_path().field("reserveTokens")
-    })
-    .map_err(type_error)?;
-    let reserve =
-        number(&reserve, || settings_path().field("reserveTokens")).map_err(type_error)?;
+    let (enabled, reserve) =
+        read_fields("settings", &settings, should_compact_settings).map_err(type_error)?;
     Ok(
         agent_compaction_core::tokens::context_tokens::should_compact(
-            tokens,
-            window,
-            enabled.is_truthy(),
-            reserve,
+            tokens, window, enabled, reserve,
         ),
     )
 }

@@ -3,10 +3,9 @@
 //! calls a provider with the page's own global `fetch` (windows, workers,
 //! Node ≥ 18), so the app's network stack, proxies and CORS rules apply.
 //!
-//! Everything is read through `Reflect` (no web-sys features needed), and
-//! the prompts and the summary are never copied into wasm memory: they go
-//! from the request object into the JSON body, and from the parsed reply
-//! into the result, as the engine's own strings.
+//! Everything is read through `Reflect` (no web-sys features needed). The
+//! body's JSON text is written, and the reply's text parsed, by the core
+//! (`JSON.stringify` / `JSON.parse` semantics, `core::js::json`).
 //!
 //! The factories (feature `compactor`, the module loaded at import) check
 //! the options at once and hand what they read, as a plain object, to the
@@ -32,19 +31,23 @@
 //!   signal's reason) unchanged: the compactor must see a cancellation, not a
 //!   failure.
 
-use crate::js::errors::{describe, thrown_message};
+#[cfg(feature = "compactor")]
+use crate::js::errors::describe;
+use crate::js::errors::thrown_message;
+#[cfg(feature = "compactor")]
 use crate::js::message_access::get;
 #[cfg(feature = "compactor")]
 use crate::js::message_access::JsArray;
-use crate::js::strings::to_js_str;
-#[cfg(feature = "compactor")]
-use crate::js::strings::to_js_string;
+use crate::js::strings::{to_js_str, to_js_string};
 use crate::js::values::object;
+#[cfg(feature = "run")]
+use crate::js::values::read_fields;
+#[cfg(feature = "compactor")]
+use crate::js::values::read_options;
 #[cfg(feature = "compactor")]
 use agent_compaction_core::compaction::providers::HeaderValue;
 use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
-#[cfg(feature = "run")]
-use agent_compaction_core::compaction::providers::{BodyValue, Json, MessageText};
+#[cfg(feature = "compactor")]
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::string::JsStr;
 #[cfg(feature = "run")]
@@ -57,10 +60,6 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
-    fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
-    fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = Object, js_name = entries, catch)]
     fn object_entries(value: &JsValue) -> Result<Array, JsValue>;
     #[wasm_bindgen(js_namespace = Array, js_name = from, catch)]
@@ -159,7 +158,7 @@ struct Endpoint {
     url: JsString,
     /// The URL as the core's string, for error messages.
     url_str: JsStr,
-    model: JsValue,
+    model: JsStr,
     /// `[name, value]` pairs, already merged and checked by `Headers`.
     headers: Array,
     max_tokens_field: MaxTokensField,
@@ -205,7 +204,7 @@ impl Endpoint {
             },
             url_str: to_js_str(&url),
             url,
-            model: field("model"),
+            model: to_js_str(field("model").unchecked_ref()),
             headers: field("headers").unchecked_into(),
             max_tokens_field: match field("maxTokensField").as_f64() {
                 Some(1.0) => MaxTokensField::MaxCompletionTokens,
@@ -218,42 +217,36 @@ impl Endpoint {
 #[cfg(feature = "compactor")]
 #[wasm_bindgen(js_name = openAiSummarizer, skip_typescript)]
 pub fn open_ai_summarizer(options: JsValue) -> Result<Function, JsValue> {
-    let provider = Provider::OpenAi;
-    let options = Options::read(provider, options)?;
-    let base_url = options.required("baseUrl", core::NON_EMPTY_STRING)?;
-    let model = options.required("model", core::NON_EMPTY_STRING)?;
-    let api_key = options.string("apiKey")?;
-    let given_field = options.string("maxTokensField")?;
-    let max_tokens_field = MaxTokensField::for_open_ai(
-        given_field.as_ref().map(to_js_str).as_ref(),
-        &to_js_str(&base_url),
-    )
-    .map_err(|expected| {
-        let got = quoted(&given_field.clone().unwrap_or_default().into());
-        options.wrong("maxTokensField", expected, got)
-    })?;
-    let headers = options.headers(api_key.as_ref())?;
-    let endpoint = endpoint_object(provider, Some(&base_url), model, headers, max_tokens_field);
-    Ok(summarizer(endpoint))
+    factory(Provider::OpenAi, options)
 }
 
 #[cfg(feature = "compactor")]
 #[wasm_bindgen(js_name = anthropicSummarizer, skip_typescript)]
 pub fn anthropic_summarizer(options: JsValue) -> Result<Function, JsValue> {
-    let provider = Provider::Anthropic;
-    let options = Options::read(provider, options)?;
-    let base_url = options.string("baseUrl")?;
-    let model = options.required("model", core::NON_EMPTY_STRING)?;
-    let api_key = options.string("apiKey")?;
-    let api_key = match core::anthropic_key_check(api_key.is_some(), base_url.is_some()) {
-        Err(expected) => Some(options.required("apiKey", expected)?),
-        Ok(()) => api_key,
-    };
-    let headers = options.headers(api_key.as_ref())?;
-    // Anthropic has one field; the core names it in the body.
-    let field = MaxTokensField::MaxTokens;
-    let endpoint = endpoint_object(provider, base_url.as_ref(), model, headers, field);
-    Ok(summarizer(endpoint))
+    factory(Provider::Anthropic, options)
+}
+
+/// A factory: the options checked (the core reads them), the headers
+/// merged, the summarizer made.
+#[cfg(feature = "compactor")]
+fn factory(provider: Provider, options: JsValue) -> Result<Function, JsValue> {
+    let o = read_options(&options, |options, r| {
+        core::factory_options(provider, options, r, to_js_str)
+    })
+    .map_err(|e| type_error(provider, e))?;
+    let headers = Options {
+        provider,
+        value: options,
+    }
+    .headers(o.api_key.as_ref())?;
+    let (url, model) = (o.base_url.as_ref(), o.model);
+    Ok(summarizer(endpoint_object(
+        provider,
+        url,
+        model,
+        headers,
+        o.max_tokens_field,
+    )))
 }
 
 /// The JavaScript function: each call returns a Promise.
@@ -290,20 +283,6 @@ struct Options {
 
 #[cfg(feature = "compactor")]
 impl Options {
-    fn read(provider: Provider, value: JsValue) -> Result<Options, JsValue> {
-        if !value.is_object() {
-            return Err(type_error(
-                provider,
-                InputError::WrongType {
-                    path: FieldPath::argument("options"),
-                    expected: core::AN_OBJECT,
-                    got: describe(&value),
-                },
-            ));
-        }
-        Ok(Options { provider, value })
-    }
-
     fn field(&self, key: &'static str) -> Result<JsValue, JsValue> {
         get(&self.value, key, || core::option_path(key)).map_err(|e| type_error(self.provider, e))
     }
@@ -318,34 +297,6 @@ impl Options {
                 got,
             },
         )
-    }
-
-    /// A string option that must be given and not be empty.
-    fn required(&self, key: &'static str, expected: &'static str) -> Result<JsString, JsValue> {
-        let (raw, value) = self.read_string(key, expected)?;
-        value.ok_or_else(|| self.wrong(key, expected, describe_for_error(&raw)))
-    }
-
-    /// An optional string option: `None` when `undefined`, `null` or empty.
-    fn string(&self, key: &'static str) -> Result<Option<JsString>, JsValue> {
-        Ok(self.read_string(key, core::A_STRING)?.1)
-    }
-
-    /// The option as given, and as a non-empty string.
-    fn read_string(
-        &self,
-        key: &'static str,
-        expected: &'static str,
-    ) -> Result<(JsValue, Option<JsString>), JsValue> {
-        let value = self.field(key)?;
-        if value.is_undefined() || value.is_null() {
-            return Ok((value, None));
-        }
-        match value.dyn_ref::<JsString>().cloned() {
-            Some(s) if s.length() == 0 => Ok((value, None)),
-            Some(s) => Ok((value, Some(s))),
-            None => Err(self.wrong(key, expected, describe_for_error(&value))),
-        }
     }
 
     /// The request headers: the core's defaults, then `options.headers`,
@@ -466,75 +417,26 @@ fn no_fetch(provider: Provider) -> JsValue {
     js_sys::Error::new(&core::no_fetch(provider.label())).into()
 }
 
-#[cfg(feature = "compactor")]
-fn describe_for_error(value: &JsValue) -> String {
-    core::describe_option(value.as_string().is_some_and(|s| s.is_empty()), || {
-        describe(value)
-    })
-}
-
 fn string_of(value: &JsValue) -> String {
     value.as_string().unwrap_or_default()
-}
-
-#[cfg(feature = "compactor")]
-fn quoted(value: &JsValue) -> String {
-    agent_compaction_core::js::string::quote_str(&string_of(value))
-}
-
-/// What a call reads from the request.
-#[cfg(feature = "run")]
-struct Request {
-    system_prompt: JsString,
-    prompt: JsString,
-    max_tokens: f64,
-    signal: JsValue,
-}
-
-#[cfg(feature = "run")]
-impl Request {
-    fn read(provider: Provider, request: &JsValue) -> Result<Request, JsValue> {
-        let fail = |e: InputError| -> JsValue {
-            js_sys::TypeError::new(&format!("{}: {e}", provider.label())).into()
-        };
-        if !request.is_object() {
-            return Err(fail(InputError::WrongType {
-                path: FieldPath::argument("request"),
-                expected: core::AN_OBJECT,
-                got: describe(request),
-            }));
-        }
-        let field = |key: &'static str| get(request, key, || core::request_path(key)).map_err(fail);
-        let string = |key: &'static str| -> Result<JsString, JsValue> {
-            field(key)?.dyn_into::<JsString>().map_err(|v| {
-                fail(InputError::WrongType {
-                    path: core::request_path(key),
-                    expected: core::A_STRING,
-                    got: describe(&v),
-                })
-            })
-        };
-        let system_prompt = string("systemPrompt")?;
-        let prompt = string("prompt")?;
-        let max_tokens = field("maxTokens")?;
-        let max_tokens =
-            core::max_tokens(max_tokens.as_f64(), || describe(&max_tokens)).map_err(fail)?;
-        let signal = field("signal")?;
-        Ok(Request {
-            system_prompt,
-            prompt,
-            max_tokens,
-            signal,
-        })
-    }
 }
 
 #[cfg(feature = "run")]
 async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsValue> {
     let provider = endpoint.provider;
     let label = provider.label();
-    let request = Request::read(provider, &request)?;
-    let body = json_stringify(&request_body(&endpoint, &request))?;
+    let request = read_fields("request", &request, core::read_request)
+        .map_err(|e| JsValue::from(js_sys::TypeError::new(&core::call_error(provider, &e))))?;
+    let signal = request.signal.0;
+    let body = core::request_body(
+        provider,
+        endpoint.max_tokens_field,
+        &endpoint.model,
+        &to_js_str(&request.system_prompt),
+        &to_js_str(&request.prompt),
+        request.max_tokens,
+    );
+    let body = JsValue::from(to_js_string(&body));
 
     let global = js_sys::global();
     let fetch = Reflect::get(&global, &JsValue::from_str("fetch"))
@@ -549,20 +451,17 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
         ),
         ("body", body),
     ];
-    if !(request.signal.is_undefined() || request.signal.is_null()) {
-        init.push(("signal", request.signal.clone()));
+    if !(signal.is_undefined() || signal.is_null()) {
+        init.push(("signal", signal.clone()));
     }
     let init = object(&init);
 
     let failed = |thrown: JsValue| -> JsValue {
-        let name = Reply(thrown.clone()).get("name").string();
-        if core::is_abort(
-            prop(&request.signal, "aborted").is_truthy(),
-            name.as_deref(),
-        ) {
+        let name = prop(&thrown, "name").as_string();
+        if core::is_abort(prop(&signal, "aborted").is_truthy(), name.as_deref()) {
             return thrown;
         }
-        let inner = Reply(prop(&thrown, "cause")).get("message").string();
+        let inner = prop(&prop(&thrown, "cause"), "message").as_string();
         let message = core::network_error(
             label,
             &endpoint.url_str,
@@ -587,12 +486,10 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
         .map(|p| Promise::resolve(&p))
         .map_err(failed)?;
     let text = JsFuture::from(text).await.map_err(failed)?;
-    let parsed = json_parse(&text).ok().map(Reply);
-    let reply = core::read_reply(
+    let reply = core::read_reply_text(
         provider,
         status,
-        parsed,
-        || text.as_string().unwrap_or_default(),
+        &text.as_string().unwrap_or_default(),
         || prop(&response, "statusText").as_string(),
     )
     .map_err(|failure| {
@@ -602,43 +499,11 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
         }
         JsValue::from(error)
     })?;
-    let mut result = vec![("text", JsValue::from(reply.text))];
+    let mut result = vec![("text", to_js_string(&reply.text).into())];
     if let Some(usage) = reply.usage {
         result.push(("usage", crate::js::values::usage_object(&usage)));
     }
     Ok(object(&result))
-}
-
-/// The body in the core's shape, with the engine's strings plugged in.
-#[cfg(feature = "run")]
-fn request_body(endpoint: &Endpoint, request: &Request) -> JsValue {
-    let has_system = request.system_prompt.length() > 0;
-    let text = |which: MessageText| -> JsValue {
-        match which {
-            MessageText::SystemPrompt => request.system_prompt.clone().into(),
-            MessageText::Prompt => request.prompt.clone().into(),
-        }
-    };
-    let messages = Array::new();
-    for (role, which) in core::messages(endpoint.provider, has_system) {
-        messages.push(&object(&[("role", role.into()), ("content", text(which))]));
-    }
-    let messages: JsValue = messages.into();
-    let fields = core::body_fields(endpoint.provider, endpoint.max_tokens_field, has_system);
-    let fields: Vec<(&str, JsValue)> = fields
-        .into_iter()
-        .map(|(name, value)| {
-            let value = match value {
-                BodyValue::Model => endpoint.model.clone(),
-                BodyValue::Messages => messages.clone(),
-                BodyValue::MaxTokens => JsValue::from_f64(request.max_tokens),
-                BodyValue::SystemPrompt => text(MessageText::SystemPrompt),
-                BodyValue::Bool(b) => b.into(),
-            };
-            (name, value)
-        })
-        .collect();
-    object(&fields)
 }
 
 /// `value[key]`, or `undefined` when it cannot be read (a primitive, a
@@ -648,44 +513,4 @@ fn prop(value: &JsValue, key: &str) -> JsValue {
         return JsValue::UNDEFINED;
     }
     Reflect::get(value, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
-}
-
-/// A parsed reply (or a thrown error) as the core reads it, in place.
-#[cfg(feature = "run")]
-struct Reply(JsValue);
-
-#[cfg(feature = "run")]
-impl Json for Reply {
-    type Text = JsString;
-    fn get(&self, key: &str) -> Reply {
-        Reply(prop(&self.0, key))
-    }
-    fn items(&self) -> Vec<Reply> {
-        if Array::is_array(&self.0) {
-            self.0.unchecked_ref::<Array>().iter().map(Reply).collect()
-        } else {
-            Vec::new()
-        }
-    }
-    fn number(&self) -> Option<f64> {
-        self.0.as_f64()
-    }
-    fn text(&self) -> Option<JsString> {
-        self.0.dyn_ref::<JsString>().cloned()
-    }
-    fn string(&self) -> Option<String> {
-        self.0.as_string()
-    }
-    fn is_object(&self) -> bool {
-        self.0.is_object()
-    }
-    fn is_present(&self) -> bool {
-        !(self.0.is_undefined() || self.0.is_null())
-    }
-    fn join(joined: JsString, separator: &str, next: JsString) -> JsString {
-        joined.concat(&JsString::from(separator)).concat(&next)
-    }
-    fn is_blank(text: &JsString) -> bool {
-        text.trim().length() == 0
-    }
 }

@@ -10,7 +10,9 @@ use crate::js::message_access::{
     string_field, summary_files, text_user_message, truthy_field, user_message, JsArray,
 };
 use crate::js::text::JsText;
+use crate::js::values::read_options;
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
+use agent_compaction_core::compaction::options::divider_option;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::context::last_compaction_index;
 use agent_compaction_core::message::display::{display_action, DisplayAction};
@@ -199,36 +201,13 @@ fn custom_for_model(message: &JsValue, index: usize) -> Result<JsValue, InputErr
     Ok(user_message(&content, &timestamp))
 }
 
-fn divider_option(options: &JsValue) -> Result<bool, InputError> {
-    if options.is_undefined() || options.is_null() {
-        return Ok(false);
-    }
-    if !options.is_object() {
-        return Err(InputError::WrongType {
-            path: FieldPath::argument("options"),
-            expected: "an object or undefined",
-            got: describe(options),
-        });
-    }
-    let path = || FieldPath::argument("options").field("divider");
-    let divider = get(options, "divider", path)?;
-    if divider.is_undefined() {
-        return Ok(false);
-    }
-    divider.as_bool().ok_or_else(|| InputError::WrongType {
-        path: path(),
-        expected: "a boolean",
-        got: describe(&divider),
-    })
-}
-
 #[wasm_bindgen(js_name = agentMessagesToChatMessages, skip_typescript)]
 pub fn agent_messages_to_chat_messages(
     messages: JsValue,
     options: JsValue,
 ) -> Result<Array, JsValue> {
     let array = messages_array(&messages).map_err(type_error)?;
-    let divider = divider_option(&options).map_err(type_error)?;
+    let divider = read_options(&options, divider_option).map_err(type_error)?;
     let out = Array::new();
     for (i, role) in roles(&array).map_err(type_error)?.into_iter().enumerate() {
         let message = message_at(&array, i).map_err(type_error)?;

@@ -8,12 +8,12 @@ use crate::js::message_access::{
 };
 use crate::js::message_facts::{gather, gather_lazy, EstimateChunks, Estimator};
 use crate::js::strings::{to_js_str, to_js_string};
-use crate::js::values::{expect_object, number, object};
+use crate::js::values::{number, object, read_fields};
 use agent_compaction_core::compaction::cut_point::{
     find_cut_point as core_find_cut_point, index_argument,
 };
 use agent_compaction_core::compaction::file_ops::FileOps;
-use agent_compaction_core::compaction::prepare::prepare_compaction_with;
+use agent_compaction_core::compaction::prepare::{keep_recent_setting, prepare_compaction_with};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::string::JsStr;
 use agent_compaction_core::tokens::estimate::MessageFacts;
@@ -151,15 +151,6 @@ pub fn find_cut_point(
         ),
         ("isSplitTurn", cut.is_split_turn.into()),
     ]))
-}
-
-fn keep_recent_setting(settings: &JsValue) -> Result<f64, InputError> {
-    let path = || FieldPath::argument("settings");
-    expect_object(settings, path)?;
-    let keep = get(settings, "keepRecentTokens", || {
-        path().field("keepRecentTokens")
-    })?;
-    number(&keep, || path().field("keepRecentTokens"))
 }
 
 /// File operations of the messages in `ranges`, plus the previous summary's
@@ -306,7 +297,7 @@ pub fn prepare(
 #[wasm_bindgen(js_name = prepareCompaction, skip_typescript)]
 pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
     let array = messages_array(&messages).map_err(type_error)?;
-    let keep = keep_recent_setting(&settings).map_err(type_error)?;
+    let keep = read_fields("settings", &settings, keep_recent_setting).map_err(type_error)?;
     let facts: Vec<MessageFacts> = gather_lazy(&array, 0, array.len())
         .map_err(type_error)?
         .iter()

@@ -2,18 +2,15 @@
 
 use crate::js::errors::type_error;
 use crate::js::errors::{describe, thrown_message};
-use crate::js::message_access::get;
 use crate::js::strings::to_js_str;
-use crate::js::values::{object, optional_number};
+use crate::js::values::{object, read_fields, read_options};
 use agent_compaction_core::compaction::settings::{
-    resolve_settings as core_resolve, CompactionSettings, SettingsError,
+    model_info, model_options, resolve_settings as core_resolve, CompactionSettings, SettingsError,
 };
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::{self, Json};
 use agent_compaction_core::js::string::JsStr;
-use js_sys::JsString;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(typescript_custom_section)]
 const SETTINGS_TS: &'static str = r#"
@@ -38,53 +35,13 @@ export function resolveSettings(
 "#;
 
 /// The model a compactor or `resolveSettings` is told about.
-#[derive(Clone, Debug, Default)]
-pub struct ModelInfo {
-    /// `"provider/modelId"`, the key of `settings.modelOverrides`.
-    pub key: Option<JsStr>,
-    pub context_window: Option<f64>,
-}
+pub use agent_compaction_core::compaction::settings::ModelInfo;
 
-/// A `"provider/modelId"` string or a pi-ai `Model` (`provider`, `id`,
-/// `contextWindow`).
+/// The `model` option (argument `name`), read by the core.
 pub fn model_from_js(value: &JsValue, name: &'static str) -> Result<ModelInfo, InputError> {
-    let path = || FieldPath::argument(name);
-    if value.is_undefined() || value.is_null() {
-        return Ok(ModelInfo::default());
-    }
-    if let Some(key) = value.dyn_ref::<JsString>() {
-        return Ok(ModelInfo {
-            key: Some(to_js_str(key)),
-            context_window: None,
-        });
-    }
-    if !value.is_object() {
-        return Err(InputError::WrongType {
-            path: path(),
-            expected: "a \"provider/modelId\" string or a model object",
-            got: describe(value),
-        });
-    }
-    let text = |key: &'static str| -> Result<JsString, InputError> {
-        let v = get(value, key, || path().field(key))?;
-        v.dyn_into::<JsString>().map_err(|v| InputError::WrongType {
-            path: path().field(key),
-            expected: "a string",
-            got: describe(&v),
-        })
-    };
-    let mut key = to_js_str(&text("provider")?);
-    key.push_str("/");
-    key.push_js(&to_js_str(&text("id")?));
-    let window = get(value, "contextWindow", || path().field("contextWindow"))?;
-    Ok(ModelInfo {
-        key: Some(key),
-        context_window: optional_number(&window, || path().field("contextWindow"))?,
-    })
+    read_fields(name, value, |model, r| model_info(model, r, to_js_str))
 }
 
-/// A settings object as a core JSON value (through the engine's
-/// `JSON.stringify`, so it is read exactly as JavaScript sees it).
 pub fn settings_json(value: &JsValue) -> Result<Option<Json>, InputError> {
     let path = || FieldPath::argument("settings");
     if value.is_undefined() || value.is_null() {
@@ -138,31 +95,10 @@ pub fn settings_object(s: &CompactionSettings) -> JsValue {
 #[wasm_bindgen(js_name = resolveSettings, skip_typescript)]
 pub fn resolve_settings(settings: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let settings = settings_json(&settings).map_err(type_error)?;
-    let (model, window) = if options.is_undefined() || options.is_null() {
-        (ModelInfo::default(), None)
-    } else {
-        let path = || FieldPath::argument("options");
-        if !options.is_object() {
-            return Err(type_error(InputError::WrongType {
-                path: path(),
-                expected: "an object",
-                got: describe(&options),
-            }));
-        }
-        let model = model_from_js(
-            &get(&options, "model", || path().field("model")).map_err(type_error)?,
-            "options.model",
-        )
-        .map_err(type_error)?;
-        let window = optional_number(
-            &get(&options, "contextWindow", || path().field("contextWindow"))
-                .map_err(type_error)?,
-            || path().field("contextWindow"),
-        )
-        .map_err(type_error)?;
-        let window = window.or(model.context_window);
-        (model, window)
-    };
+    let (model, window) = read_options(&options, |options, r| {
+        model_options(options, r, |model| model_from_js(&model.0, "options.model"))
+    })
+    .map_err(type_error)?;
     let resolved = resolve_from_js(settings.as_ref(), model.key.as_ref(), window)?;
     Ok(settings_object(&resolved))
 }

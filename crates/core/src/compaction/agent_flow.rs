@@ -9,6 +9,7 @@
 //! input exceeded the window) keeps its answer and is not retried, where pi
 //! drops the answer and runs the turn again.
 
+use crate::js::options::Value;
 use crate::tokens::overflow::StopReason;
 
 /// The facts about a run's last assistant message that the decision needs.
@@ -98,6 +99,60 @@ impl RetryGuard {
     }
 }
 
+/// What `attach(agent, options)` was given, checked.
+pub struct AttachOptions<V: Value> {
+    /// The store and the session id, when a store is given.
+    pub store: Option<(V, V)>,
+    pub on_state_change: Option<V::Function>,
+}
+
+/// Checks `attach`'s arguments: an agent with `subscribe()` and `state`;
+/// options an object or absent; a store with `save()` and then a string
+/// `sessionId`; `onStateChange` a function or absent. `prop` reads a
+/// property (`undefined` when it cannot). `Err` is the `TypeError`'s text.
+pub fn attach_options<V: Value>(
+    agent: &V,
+    options: &V,
+    prop: impl Fn(&V, &'static str) -> V,
+) -> Result<AttachOptions<V>, String> {
+    let refused = |what: &str, value: &V| format!("attach: {what}, got {}", value.describe());
+    let is_agent = agent.is_object()
+        && prop(agent, "subscribe").function().is_some()
+        && prop(agent, "state").is_object();
+    if !is_agent {
+        let what = "agent must be a pi-agent-core Agent (with subscribe() and state)";
+        return Err(refused(what, agent));
+    }
+    if !(options.is_nullish() || options.is_object()) {
+        return Err(refused("options must be an object or undefined", options));
+    }
+    let store = prop(options, "store");
+    let session_id = prop(options, "sessionId");
+    let store = if store.is_nullish() {
+        None
+    } else if prop(&store, "save").function().is_none() {
+        return Err("attach: options.store must have a save() method (a SessionStore)".into());
+    } else if session_id.name().is_none() {
+        let what = "options.sessionId must be a string when options.store is given";
+        return Err(refused(what, &session_id));
+    } else {
+        Some((store, session_id))
+    };
+    let given = prop(options, "onStateChange");
+    let on_state_change = match given.function() {
+        _ if given.is_nullish() => None,
+        Some(f) => Some(f),
+        None => return Err(refused("options.onStateChange must be a function", &given)),
+    };
+    Ok(AttachOptions {
+        store,
+        on_state_change,
+    })
+}
+
+/// `attach` on a compactor that is attached already (an `Error`).
+pub const ALREADY_ATTACHED: &str = "attach: this Compactor is already attached to an agent; call the function attach returned to detach it first";
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
@@ -183,5 +238,62 @@ mod tests {
         g.on_retry();
         g.on_user_message();
         assert!(!g.used());
+    }
+
+    use crate::js::options::tests::Js;
+
+    /// Objects by name: `agent`, `agent.state`, `store` with `save`, …
+    fn prop(value: &Js, key: &'static str) -> Js {
+        match (value, key) {
+            (Js::Fun("agent"), "subscribe") => Js::Fun("subscribe"),
+            (Js::Fun("agent"), "state") => Js::Obj,
+            (Js::Fun("store"), "save") => Js::Fun("save"),
+            (Js::Fun("options"), "store") => Js::Fun("store"),
+            (Js::Fun("options"), "sessionId") => Js::Str("s1"),
+            (Js::Fun("options"), "onStateChange") => Js::Fun("changed"),
+            (Js::Fun("bad store"), "store") => Js::Obj,
+            (Js::Fun("no id"), "store") => Js::Fun("store"),
+            (Js::Fun("no id"), "sessionId") => Js::Num(1.0),
+            (Js::Fun("bad hook"), "onStateChange") => Js::Num(1.0),
+            _ => Js::Undefined,
+        }
+    }
+
+    fn error(agent: Js, options: Js) -> String {
+        match attach_options(&agent, &options, prop) {
+            Ok(_) => panic!("accepted"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn attach_checks_the_agent_and_its_options() {
+        let o = attach_options(&Js::Fun("agent"), &Js::Fun("options"), prop).unwrap();
+        assert_eq!(o.store, Some((Js::Fun("store"), Js::Str("s1"))));
+        assert_eq!(o.on_state_change, Some("changed"));
+        for none in [Js::Undefined, Js::Null, Js::Obj] {
+            let o = attach_options(&Js::Fun("agent"), &none, prop).unwrap();
+            assert_eq!((o.store, o.on_state_change), (None, None));
+        }
+        assert_eq!(
+            error(Js::Obj, Js::Undefined),
+            "attach: agent must be a pi-agent-core Agent (with subscribe() and state), got an object"
+        );
+        assert_eq!(
+            error(Js::Fun("agent"), Js::Str("x")),
+            "attach: options must be an object or undefined, got a string"
+        );
+        assert_eq!(
+            error(Js::Fun("agent"), Js::Fun("bad store")),
+            "attach: options.store must have a save() method (a SessionStore)"
+        );
+        assert_eq!(
+            error(Js::Fun("agent"), Js::Fun("no id")),
+            "attach: options.sessionId must be a string when options.store is given, got a number"
+        );
+        assert_eq!(
+            error(Js::Fun("agent"), Js::Fun("bad hook")),
+            "attach: options.onStateChange must be a function, got a number"
+        );
     }
 }

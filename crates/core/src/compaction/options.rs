@@ -1,9 +1,14 @@
 //! The `Compactor`'s options that are choices rather than conversions: the
 //! fallback when the summarizer fails, which estimator measures the
 //! context, what a token count or a timeout may be, and their defaults.
-//! The binding reads each value (undefined, a string, a number) and asks
-//! these; a refusal is what the value should have been, for the
-//! `TypeError` that names the field.
+//! The option sets of `new Compactor`, `compact`, `summarizeBranch` and
+//! `agentMessagesToChatMessages` are read here too, in their order, through
+//! `js::options` (the binding supplies the values and the property reads);
+//! a refusal names the field and what it should have been.
+
+use crate::compaction::flow::Reason;
+use crate::error::InputError;
+use crate::js::options::{expect_object, Reader, Value};
 
 /// A hung summarizer is a failure after this long (SPEC §3).
 pub const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
@@ -61,6 +66,142 @@ pub fn timeout_ms(given: Option<u64>) -> f64 {
     given.map_or(DEFAULT_TIMEOUT_MS, |ms| ms as f64)
 }
 
+/// `new Compactor(options)`'s options, read in this order (a getter runs
+/// once, and the first bad option is the error). `settings` and `model`
+/// are parsed by the caller's readers as soon as they are read.
+pub struct CompactorOptions<V: Value, S, M> {
+    pub on_event: Option<V::Function>,
+    pub settings: S,
+    pub model: M,
+    pub context_window: Option<f64>,
+    pub summarize: Option<V::Function>,
+    pub before_compact: Option<V::Function>,
+    pub fallback_extractive: bool,
+    pub estimator: EstimatorChoice,
+    pub summarizer_window: Option<u64>,
+    pub timeout_ms: f64,
+}
+
+pub fn compactor_options<V: Value, S, M>(
+    options: &V,
+    r: &Reader<V>,
+    settings: impl FnOnce(V) -> Result<S, InputError>,
+    model: impl FnOnce(V) -> Result<M, InputError>,
+) -> Result<CompactorOptions<V, S, M>, InputError> {
+    expect_object(r.root, options, "an object")?;
+    let on_event = r.function("onEvent")?;
+    let settings = settings(r.field("settings")?)?;
+    let model = model(r.field("model")?)?;
+    let context_window = r.number("contextWindow")?;
+    let summarize = r.function("summarize")?;
+    let before_compact = r.function("beforeCompact")?;
+    let given = r.field("fallback")?;
+    let fallback_extractive = fallback_extractive(
+        given.is_undefined(),
+        given.name().as_deref(),
+        summarize.is_some(),
+    )
+    .map_err(|e| r.wrong("fallback", e, &given))?;
+    let given = r.field("estimator")?;
+    let estimator = estimator(given.is_undefined(), given.name().as_deref())
+        .map_err(|e| r.wrong("estimator", e, &given))?;
+    Ok(CompactorOptions {
+        on_event,
+        settings,
+        model,
+        context_window,
+        summarize,
+        before_compact,
+        fallback_extractive,
+        estimator,
+        summarizer_window: r.token_count("summarizerContextWindow")?,
+        timeout_ms: timeout_ms(r.token_count("summarizeTimeoutMs")?),
+    })
+}
+
+/// `compact(messages, options)`'s options: all optional, `undefined` or
+/// `null` for none.
+pub struct CompactOptions<V: Value> {
+    pub reason: Reason,
+    pub custom_instructions: Option<V::Text>,
+    pub signal: Option<V>,
+    pub will_retry: bool,
+}
+
+pub fn compact_options<V: Value>(
+    options: &V,
+    r: &Reader<V>,
+) -> Result<CompactOptions<V>, InputError> {
+    if options.is_nullish() {
+        return Ok(CompactOptions {
+            reason: Reason::Manual,
+            custom_instructions: None,
+            signal: None,
+            will_retry: false,
+        });
+    }
+    expect_object(r.root, options, "an object")?;
+    let given = r.field("reason")?;
+    let name = given.name();
+    let reason = Reason::from_option((!given.is_undefined()).then_some(name.as_deref()))
+        .map_err(|e| r.wrong("reason", e, &given))?;
+    Ok(CompactOptions {
+        reason,
+        custom_instructions: r.text("customInstructions")?,
+        signal: Some(r.field("signal")?),
+        will_retry: r.truthy("willRetry")?,
+    })
+}
+
+/// `summarizeBranch(messages, options)`'s options.
+pub struct BranchOptions<V: Value> {
+    pub custom_instructions: Option<V::Text>,
+    pub from_id: Option<V>,
+    pub replace_instructions: bool,
+    pub signal: Option<V>,
+}
+
+pub fn branch_options<V: Value>(
+    options: &V,
+    r: &Reader<V>,
+) -> Result<BranchOptions<V>, InputError> {
+    if options.is_nullish() {
+        return Ok(BranchOptions {
+            custom_instructions: None,
+            from_id: None,
+            replace_instructions: false,
+            signal: None,
+        });
+    }
+    expect_object(r.root, options, "an object")?;
+    let custom_instructions = r.text("customInstructions")?;
+    let from_id = r.field("fromId")?;
+    if !(from_id.is_undefined() || from_id.text().is_some()) {
+        return Err(r.wrong("fromId", "a string", &from_id));
+    }
+    Ok(BranchOptions {
+        custom_instructions,
+        from_id: Some(from_id),
+        replace_instructions: r.truthy("replaceInstructions")?,
+        signal: Some(r.field("signal")?),
+    })
+}
+
+/// `agentMessagesToChatMessages`'s `options.divider`: off unless `true`.
+pub fn divider_option<V: Value>(options: &V, r: &Reader<V>) -> Result<bool, InputError> {
+    if options.is_nullish() {
+        return Ok(false);
+    }
+    expect_object(r.root, options, "an object or undefined")?;
+    let divider = r.field("divider")?;
+    if divider.is_undefined() {
+        return Ok(false);
+    }
+    divider
+        .boolean()
+        .ok_or_else(|| r.wrong("divider", "a boolean", &divider))
+}
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
@@ -114,5 +255,244 @@ mod tests {
         }
         assert_eq!(timeout_ms(None), 120_000.0);
         assert_eq!(timeout_ms(Some(5)), 5.0);
+    }
+
+    use crate::js::options::tests::{Fields, Js};
+    use crate::js::options::Reader;
+
+    fn message<T>(r: Result<T, InputError>) -> String {
+        match r {
+            Ok(_) => panic!("no error"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn compactor_options_are_read_in_order_with_their_defaults() {
+        let o = Fields::new(vec![("summarize", Js::Fun("s")), ("settings", Js::Obj)]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        let got = compactor_options(&Js::Obj, &r, Ok, Ok).unwrap();
+        assert_eq!(got.settings, Js::Obj);
+        assert_eq!(got.model, Js::Undefined);
+        assert_eq!(got.summarize, Some("s"));
+        assert_eq!((got.on_event, got.before_compact), (None, None));
+        // With a summarizer the fallback is off unless asked for.
+        assert!(!got.fallback_extractive);
+        assert_eq!(got.estimator, EstimatorChoice::Calibrated);
+        assert_eq!((got.summarizer_window, got.timeout_ms), (None, 120_000.0));
+        assert_eq!(got.context_window, None);
+        assert_eq!(
+            *o.reads.borrow(),
+            [
+                "onEvent",
+                "settings",
+                "model",
+                "contextWindow",
+                "summarize",
+                "beforeCompact",
+                "fallback",
+                "estimator",
+                "summarizerContextWindow",
+                "summarizeTimeoutMs"
+            ]
+        );
+        let o = Fields::new(vec![
+            ("fallback", Js::Str("extractive")),
+            ("estimator", Js::Str("pi")),
+            ("contextWindow", Js::Num(8000.0)),
+            ("summarizerContextWindow", Js::Num(4096.0)),
+            ("summarizeTimeoutMs", Js::Num(50.0)),
+        ]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        let got = compactor_options(&Js::Obj, &r, |_| Ok(()), |_| Ok(())).unwrap();
+        assert!(got.fallback_extractive);
+        assert_eq!(got.estimator, EstimatorChoice::Pi);
+        assert_eq!(got.context_window, Some(8000.0));
+        assert_eq!((got.summarizer_window, got.timeout_ms), (Some(4096), 50.0));
+    }
+
+    #[test]
+    fn compactor_options_name_the_first_bad_one() {
+        let bad = |fields: Vec<(&'static str, Js)>| {
+            let o = Fields::new(fields);
+            let get = |k| o.get(k);
+            let r = Reader {
+                root: "options",
+                get: &get,
+            };
+            message(compactor_options(&Js::Obj, &r, |_| Ok(()), |_| Ok(())))
+        };
+        assert_eq!(
+            bad(vec![
+                ("fallback", Js::Str("never")),
+                ("estimator", Js::Num(1.0))
+            ]),
+            "options.fallback must be \"extractive\" or \"none\", got a string"
+        );
+        assert_eq!(
+            bad(vec![("estimator", Js::Null)]),
+            "options.estimator must be \"calibrated\" or \"pi\", got null"
+        );
+        assert_eq!(
+            bad(vec![("onEvent", Js::Obj)]),
+            "options.onEvent must be a function, got an object"
+        );
+        assert_eq!(
+            bad(vec![("summarizeTimeoutMs", Js::Num(-1.0))]),
+            "options.summarizeTimeoutMs must be a non-negative safe integer, got a number"
+        );
+        // The settings reader's error comes before later options'.
+        let o = Fields::new(vec![("summarize", Js::Num(1.0))]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        let e = compactor_options(
+            &Js::Obj,
+            &r,
+            |_| -> Result<(), InputError> { Err(r.wrong("settings", "an object", &Js::Num(2.0))) },
+            |_| Ok(()),
+        );
+        assert_eq!(
+            message(e),
+            "options.settings must be an object, got a number"
+        );
+        assert_eq!(
+            message(compactor_options(&Js::Null, &r, |_| Ok(()), |_| Ok(()))),
+            "options must be an object, got null"
+        );
+    }
+
+    #[test]
+    fn compact_options_default_to_a_manual_compaction() {
+        let o = Fields::new(vec![]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        for none in [Js::Undefined, Js::Null] {
+            let got = compact_options(&none, &r).unwrap();
+            assert_eq!(got.reason, Reason::Manual);
+            assert_eq!(
+                (got.custom_instructions, got.signal, got.will_retry),
+                (None, None, false)
+            );
+        }
+        assert!(o.reads.borrow().is_empty());
+        assert_eq!(
+            message(compact_options(&Js::Str("x"), &r)),
+            "options must be an object, got a string"
+        );
+        let o = Fields::new(vec![
+            ("reason", Js::Str("overflow")),
+            ("customInstructions", Js::Str("")),
+            ("signal", Js::Obj),
+            ("willRetry", Js::Num(1.0)),
+        ]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        let got = compact_options(&Js::Obj, &r).unwrap();
+        assert_eq!(got.reason, Reason::Overflow);
+        assert_eq!(got.custom_instructions, None);
+        assert_eq!((got.signal, got.will_retry), (Some(Js::Obj), true));
+        assert_eq!(
+            *o.reads.borrow(),
+            ["reason", "customInstructions", "signal", "willRetry"]
+        );
+        let o = Fields::new(vec![("reason", Js::Null)]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        assert_eq!(
+            message(compact_options(&Js::Obj, &r)),
+            "options.reason must be \"manual\", \"threshold\" or \"overflow\", got null"
+        );
+    }
+
+    #[test]
+    fn branch_options_check_from_id_and_read_the_rest() {
+        let o = Fields::new(vec![
+            ("customInstructions", Js::Str("focus")),
+            ("fromId", Js::Str("")),
+            ("replaceInstructions", Js::Bool(true)),
+        ]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        let got = branch_options(&Js::Obj, &r).unwrap();
+        assert_eq!(got.custom_instructions, Some("focus"));
+        assert_eq!(got.from_id, Some(Js::Str("")));
+        assert!(got.replace_instructions);
+        assert_eq!(got.signal, Some(Js::Undefined));
+        assert_eq!(
+            *o.reads.borrow(),
+            [
+                "customInstructions",
+                "fromId",
+                "replaceInstructions",
+                "signal"
+            ]
+        );
+        let got = branch_options(&Js::Null, &r).unwrap();
+        assert_eq!(
+            (got.from_id, got.signal, got.replace_instructions),
+            (None, None, false)
+        );
+        let o = Fields::new(vec![("fromId", Js::Num(3.0))]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        assert_eq!(
+            message(branch_options(&Js::Obj, &r)),
+            "options.fromId must be a string, got a number"
+        );
+        assert_eq!(
+            message(branch_options(&Js::Bool(true), &r)),
+            "options must be an object, got a boolean"
+        );
+    }
+
+    #[test]
+    fn the_divider_is_off_unless_true() {
+        let read = |options: Js, divider: Js| {
+            let o = Fields::new(vec![("divider", divider)]);
+            let get = |k| o.get(k);
+            let r = Reader {
+                root: "options",
+                get: &get,
+            };
+            divider_option(&options, &r)
+        };
+        assert_eq!(read(Js::Undefined, Js::Bool(true)), Ok(false));
+        assert_eq!(read(Js::Obj, Js::Undefined), Ok(false));
+        assert_eq!(read(Js::Obj, Js::Bool(true)), Ok(true));
+        assert_eq!(read(Js::Obj, Js::Bool(false)), Ok(false));
+        assert_eq!(
+            message(read(Js::Obj, Js::Null)),
+            "options.divider must be a boolean, got null"
+        );
+        assert_eq!(
+            message(read(Js::Num(1.0), Js::Undefined)),
+            "options must be an object or undefined, got a number"
+        );
     }
 }

@@ -3,6 +3,8 @@
 //! message objects and gathers file operations from them).
 
 use crate::compaction::cut_point::{find_cut_point_with, CutPoint};
+use crate::error::InputError;
+use crate::js::options::{expect_object, Reader, Value};
 use crate::message::role::Role;
 use crate::tokens::context_tokens::estimate_from_end;
 use crate::tokens::estimate::MessageFacts;
@@ -98,6 +100,13 @@ pub fn prepare_compaction_with<E>(
     }))
 }
 
+/// `prepareCompaction`'s `settings`: an object with a numeric
+/// `keepRecentTokens` (the rest is handed back as given).
+pub fn keep_recent_setting<V: Value>(settings: &V, r: &Reader<V>) -> Result<f64, InputError> {
+    expect_object(r.root, settings, "an object")?;
+    r.required_number("keepRecentTokens")
+}
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
@@ -178,5 +187,34 @@ mod tests {
             (ToolResult, 10, None),
         ]);
         assert_eq!(prepare_compaction(&odd, 1.0), None);
+    }
+
+    #[test]
+    fn prepare_needs_keep_recent_tokens() {
+        use crate::js::options::tests::{Fields, Js};
+        use crate::js::options::Reader;
+        let o = Fields::new(vec![("keepRecentTokens", Js::Num(20.0))]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "settings",
+            get: &get,
+        };
+        assert_eq!(keep_recent_setting(&Js::Obj, &r), Ok(20.0));
+        assert_eq!(
+            keep_recent_setting(&Js::Num(1.0), &r)
+                .unwrap_err()
+                .to_string(),
+            "settings must be an object, got a number"
+        );
+        let o = Fields::new(vec![("keepRecentTokens", Js::Str("5"))]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "settings",
+            get: &get,
+        };
+        assert_eq!(
+            keep_recent_setting(&Js::Obj, &r).unwrap_err().to_string(),
+            "settings.keepRecentTokens must be a number, got a string"
+        );
     }
 }

@@ -3,16 +3,18 @@
 //! the request headers and body shape, where the reply's text is, pi-ai's
 //! usage mapping, option checks and every error text.
 //!
-//! The binding calls `fetch`, awaits it and propagates aborts; it builds the
-//! body from [`body_fields`] and [`messages`], plugging in the prompts as the
-//! engine's own strings, and reads the reply through [`Json`], so neither the
-//! prompts nor the summary are ever copied into wasm memory. Only small
-//! metadata (URLs, model-independent names, error bodies) is seen here.
+//! The binding calls `fetch`, awaits it and propagates aborts: the body's
+//! text is [`request_body`] (the core's `JSON.stringify` of [`body_fields`]
+//! and [`messages`]) and the reply is read from its text by
+//! [`read_reply_text`] (the core's `JSON.parse`, read through [`Json`]).
 
 use crate::compaction::flow::UsageTotals;
 use crate::error::{FieldPath, InputError};
+use crate::js::json::{self, JsonObject};
 use crate::js::number::number_to_string;
+use crate::js::options::{expect_object, Reader, Value};
 use crate::js::string::{quote_str, JsStr};
+use crate::session_file::js_semantics::trim_units;
 
 /// Anthropic's API root, when `baseUrl` is not given.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -227,9 +229,85 @@ pub fn messages(provider: Provider, has_system: bool) -> Vec<(&'static str, Mess
     out
 }
 
+/// The request body's text (`JSON.stringify` of the body): [`body_fields`]
+/// in order, the prompts in [`messages`] as `{ role, content }` objects.
+pub fn request_body(
+    provider: Provider,
+    field: MaxTokensField,
+    model: &JsStr,
+    system_prompt: &JsStr,
+    prompt: &JsStr,
+    max_tokens: f64,
+) -> JsStr {
+    let has_system = !system_prompt.is_empty();
+    let text = |which: MessageText| match which {
+        MessageText::SystemPrompt => json::Json::String(system_prompt.clone()),
+        MessageText::Prompt => json::Json::String(prompt.clone()),
+    };
+    let object = |entries: Vec<(&str, json::Json)>| {
+        json::Json::Object(JsonObject::from_entries(
+            entries
+                .into_iter()
+                .map(|(k, v)| (JsStr::from(k), v))
+                .collect(),
+        ))
+    };
+    let messages = messages(provider, has_system)
+        .into_iter()
+        .map(|(role, which)| object(vec![("role", role.into()), ("content", text(which))]))
+        .collect();
+    let mut messages = Some(json::Json::Array(messages));
+    let fields = body_fields(provider, field, has_system)
+        .into_iter()
+        .map(|(name, value)| {
+            let value = match value {
+                BodyValue::Model => json::Json::String(model.clone()),
+                BodyValue::Messages => messages.take().unwrap_or(json::Json::Null),
+                BodyValue::MaxTokens => json::Json::Number(max_tokens),
+                BodyValue::SystemPrompt => text(MessageText::SystemPrompt),
+                BodyValue::Bool(b) => json::Json::Bool(b),
+            };
+            (name, value)
+        })
+        .collect();
+    json::stringified(&object(fields))
+}
+
 /// The path of a `request` field, for errors.
 pub fn request_path(key: &'static str) -> FieldPath {
     FieldPath::argument("request").field(key)
+}
+
+/// What a summarizer's call reads from its `request`, in this order.
+pub struct SummarizeRequest<V: Value> {
+    pub system_prompt: V::Text,
+    pub prompt: V::Text,
+    pub max_tokens: f64,
+    pub signal: V,
+}
+
+/// Reads a call's `request` (an object; the prompts strings, even empty;
+/// `maxTokens` as [`max_tokens`] takes it; `signal` as given).
+pub fn read_request<V: Value>(
+    request: &V,
+    r: &Reader<V>,
+) -> Result<SummarizeRequest<V>, InputError> {
+    expect_object(r.root, request, AN_OBJECT)?;
+    let system_prompt = r.string("systemPrompt")?;
+    let prompt = r.string("prompt")?;
+    let given = r.field("maxTokens")?;
+    let max_tokens = max_tokens(given.number(), || given.describe())?;
+    Ok(SummarizeRequest {
+        system_prompt,
+        prompt,
+        max_tokens,
+        signal: r.field("signal")?,
+    })
+}
+
+/// A call's `TypeError` message (its request was bad).
+pub fn call_error(provider: Provider, error: &InputError) -> String {
+    format!("{}: {error}", provider.label())
 }
 
 /// `request.maxTokens` as the integer sent: rounded down (the budget is a
@@ -434,6 +512,59 @@ fn provider_message<J: Json>(parsed: &J, body: impl Fn() -> String) -> String {
         .unwrap_or_else(|| quote_body(&body()))
 }
 
+/// [`read_reply`] on the body's text, parsed by the core's `JSON.parse`
+/// (which refuses nesting deeper than [`json::MAX_DEPTH`]: such a body is
+/// "not JSON" here).
+pub fn read_reply_text(
+    provider: Provider,
+    status: f64,
+    body: &str,
+    status_text: impl FnOnce() -> Option<String>,
+) -> Result<Reply<JsStr>, Failure> {
+    let parsed = json::parse(body).ok();
+    let parsed = parsed.as_ref().map(|value| Parsed(Some(value)));
+    read_reply(provider, status, parsed, || body.to_owned(), status_text)
+}
+
+/// A node of a reply parsed by the core: `None` where a key or an item is
+/// missing.
+#[derive(Clone, Copy)]
+pub struct Parsed<'a>(Option<&'a json::Json>);
+
+impl Json for Parsed<'_> {
+    type Text = JsStr;
+    fn get(&self, key: &str) -> Self {
+        Parsed(self.0.and_then(|v| v.get(key)))
+    }
+    fn items(&self) -> Vec<Self> {
+        let items = self.0.and_then(json::Json::as_array).unwrap_or_default();
+        items.iter().map(|v| Parsed(Some(v))).collect()
+    }
+    fn number(&self) -> Option<f64> {
+        self.0.and_then(json::Json::as_f64)
+    }
+    fn text(&self) -> Option<JsStr> {
+        self.0.and_then(json::Json::as_str).cloned()
+    }
+    fn string(&self) -> Option<String> {
+        self.text().map(|t| t.to_string_lossy())
+    }
+    fn is_object(&self) -> bool {
+        matches!(self.0, Some(json::Json::Object(_) | json::Json::Array(_)))
+    }
+    fn is_present(&self) -> bool {
+        !matches!(self.0, None | Some(json::Json::Null))
+    }
+    fn join(mut joined: JsStr, separator: &str, next: JsStr) -> JsStr {
+        joined.push_str(separator);
+        joined.push_js(&next);
+        joined
+    }
+    fn is_blank(text: &JsStr) -> bool {
+        trim_units(text.as_units()).is_empty()
+    }
+}
+
 /// The start of a body, for an error message.
 pub fn quote_body(text: &str) -> String {
     let text = text.trim();
@@ -465,6 +596,74 @@ pub fn no_fetch(label: &str) -> String {
     format!(
         "{label}: this environment has no global fetch and Headers (browsers, workers and Node ≥ 18 have them)"
     )
+}
+
+/// A factory's options, read and checked in this order: OpenAI's
+/// `baseUrl`, `model`, `apiKey`, `maxTokensField`; Anthropic's `baseUrl`,
+/// `model`, `apiKey` (read again when the key rule refuses it, for the
+/// error). `units` gives a string's code units (for the URL guess).
+pub struct FactoryOptions<V: Value> {
+    pub base_url: Option<V::Text>,
+    pub model: V::Text,
+    pub api_key: Option<V::Text>,
+    pub max_tokens_field: MaxTokensField,
+}
+
+pub fn factory_options<V: Value>(
+    provider: Provider,
+    options: &V,
+    r: &Reader<V>,
+    units: impl Fn(&V::Text) -> JsStr,
+) -> Result<FactoryOptions<V>, InputError> {
+    expect_object(r.root, options, AN_OBJECT)?;
+    let base_url = match provider {
+        Provider::OpenAi => Some(required(r, "baseUrl", NON_EMPTY_STRING)?),
+        Provider::Anthropic => r.text("baseUrl")?,
+    };
+    let model = required(r, "model", NON_EMPTY_STRING)?;
+    let mut api_key = r.text("apiKey")?;
+    let mut max_tokens_field = MaxTokensField::MaxTokens;
+    match (provider, &base_url) {
+        (Provider::OpenAi, Some(base_url)) => {
+            let given = r.text("maxTokensField")?;
+            let given = given.as_ref().map(&units);
+            max_tokens_field = MaxTokensField::for_open_ai(given.as_ref(), &units(base_url))
+                .map_err(|expected| InputError::WrongType {
+                    path: r.path("maxTokensField"),
+                    expected,
+                    got: quote_str(&given.unwrap_or_default().to_string_lossy()),
+                })?;
+        }
+        _ => {
+            if let Err(expected) = anthropic_key_check(api_key.is_some(), base_url.is_some()) {
+                api_key = Some(required(r, "apiKey", expected)?);
+            }
+        }
+    }
+    Ok(FactoryOptions {
+        base_url,
+        model,
+        api_key,
+        max_tokens_field,
+    })
+}
+
+/// A string option that must be given and not be empty; a refusal names
+/// the value by [`describe_option`].
+fn required<V: Value>(
+    r: &Reader<V>,
+    key: &'static str,
+    expected: &'static str,
+) -> Result<V::Text, InputError> {
+    let value = r.field(key)?;
+    match value.text() {
+        Some((text, len)) if len > 0 => Ok(text),
+        given => Err(InputError::WrongType {
+            path: r.path(key),
+            expected,
+            got: describe_option(given.is_some(), || value.describe()),
+        }),
+    }
 }
 
 /// A factory's `TypeError` message.

@@ -31,8 +31,10 @@
 //! compaction settings); they are this package's addition.
 
 use crate::compaction::serialize::describe;
+use crate::error::InputError;
 use crate::js::json::{stringified, Json, JsonObject};
 use crate::js::number::number_to_string;
+use crate::js::options::{expect_object, Reader, Value};
 use crate::js::string::JsStr;
 
 /// The resolved compaction settings.
@@ -120,6 +122,60 @@ impl SettingsError {
     pub fn is_range_error(&self) -> bool {
         !matches!(self, SettingsError::WrongType { .. })
     }
+}
+
+/// What the options say of the model: its settings key
+/// ("provider/modelId") and, when it says, its context window.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModelInfo {
+    pub key: Option<JsStr>,
+    pub context_window: Option<f64>,
+}
+
+/// A `model` option: absent (nothing known), a "provider/modelId" string,
+/// or an object with string `provider` and `id` and a numeric
+/// `contextWindow` or none. `units` gives a string's code units.
+pub fn model_info<V: Value>(
+    value: &V,
+    r: &Reader<V>,
+    units: impl Fn(&V::Text) -> JsStr,
+) -> Result<ModelInfo, InputError> {
+    if value.is_nullish() {
+        return Ok(ModelInfo::default());
+    }
+    if let Some((key, _)) = value.text() {
+        let key = Some(units(&key));
+        return Ok(ModelInfo {
+            key,
+            context_window: None,
+        });
+    }
+    let expected = "a \"provider/modelId\" string or a model object";
+    expect_object(r.root, value, expected)?;
+    let mut key = units(&r.string("provider")?);
+    key.push_str("/");
+    key.push_js(&units(&r.string("id")?));
+    let context_window = r.number("contextWindow")?;
+    Ok(ModelInfo {
+        key: Some(key),
+        context_window,
+    })
+}
+
+/// `resolveSettings`' `options`: the model (read by `model`) and the
+/// context window given, else the model's own.
+pub fn model_options<V: Value>(
+    options: &V,
+    r: &Reader<V>,
+    model: impl FnOnce(V) -> Result<ModelInfo, InputError>,
+) -> Result<(ModelInfo, Option<f64>), InputError> {
+    if options.is_nullish() {
+        return Ok((ModelInfo::default(), None));
+    }
+    expect_object(r.root, options, "an object")?;
+    let model = model(r.field("model")?)?;
+    let window = r.number("contextWindow")?.or(model.context_window);
+    Ok((model, window))
 }
 
 /// Resolves `settings` for the model `model_key` ("provider/modelId") and,

@@ -7,4 +7,5 @@ pub mod engine;
 pub mod iso_time;
 pub mod json;
 pub mod number;
+pub mod options;
 pub mod string;

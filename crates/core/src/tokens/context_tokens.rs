@@ -3,6 +3,8 @@
 //! `estimateContextTokens`), and the threshold check (`shouldCompact`).
 
 use crate::compaction::clearing::marker_counts;
+use crate::error::InputError;
+use crate::js::options::{expect_object, Reader, Value};
 use crate::message::role::Role;
 use crate::tokens::estimate::MessageFacts;
 use std::convert::Infallible;
@@ -106,6 +108,17 @@ pub fn should_compact(
     reserve_tokens: f64,
 ) -> bool {
     enabled && context_tokens > context_window - reserve_tokens
+}
+
+/// `shouldCompact`'s `settings`: an object; `enabled` (truthy) and
+/// `reserveTokens` (a number), read in that order.
+pub fn should_compact_settings<V: Value>(
+    settings: &V,
+    r: &Reader<V>,
+) -> Result<(bool, f64), InputError> {
+    expect_object(r.root, settings, "an object")?;
+    let enabled = r.truthy("enabled")?;
+    Ok((enabled, r.required_number("reserveTokens")?))
 }
 
 /// The facts of messages `[start, len)`, newest first, read in chunks from
@@ -272,5 +285,34 @@ mod tests {
         assert!(should_compact(183_617.0, 200_000.0, true, 16_384.0));
         assert!(!should_compact(1e9, 200_000.0, false, 16_384.0));
         assert!(!should_compact(f64::NAN, 200_000.0, true, 16_384.0));
+    }
+
+    #[test]
+    fn should_compact_reads_enabled_then_the_reserve() {
+        use crate::js::options::tests::{Fields, Js};
+        use crate::js::options::Reader;
+        let o = Fields::new(vec![
+            ("enabled", Js::Num(1.0)),
+            ("reserveTokens", Js::Num(16.0)),
+        ]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "settings",
+            get: &get,
+        };
+        assert_eq!(should_compact_settings(&Js::Obj, &r), Ok((true, 16.0)));
+        assert_eq!(*o.reads.borrow(), ["enabled", "reserveTokens"]);
+        let o = Fields::new(vec![]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "settings",
+            get: &get,
+        };
+        let error = |v: Js| should_compact_settings(&v, &r).unwrap_err().to_string();
+        assert_eq!(
+            error(Js::Obj),
+            "settings.reserveTokens must be a number, got undefined"
+        );
+        assert_eq!(error(Js::Null), "settings must be an object, got null");
     }
 }

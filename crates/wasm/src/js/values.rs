@@ -3,8 +3,10 @@
 use crate::js::errors::describe;
 use crate::js::message_access::get;
 use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::js::options::{Reader, Value};
 use js_sys::{Object, Reflect};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 /// A plain object with these properties, in this order.
 pub fn object(entries: &[(&str, JsValue)]) -> JsValue {
@@ -84,24 +86,72 @@ fn expect_object_at(value: &JsValue, path: &dyn Fn() -> FieldPath) -> Result<(),
     }
 }
 
-/// `options[key]` as a non-empty string, `None` when absent, null or empty.
-pub fn optional_text(
-    options: &JsValue,
-    key: &'static str,
-    path: impl Fn() -> FieldPath,
-) -> Result<Option<js_sys::JsString>, InputError> {
-    use wasm_bindgen::JsCast;
-    let value = get(options, key, || path().field(key))?;
-    match value.dyn_into::<js_sys::JsString>() {
-        Ok(s) if s.length() > 0 => Ok(Some(s)),
-        Ok(_) => Ok(None),
-        Err(v) if v.is_undefined() || v.is_null() => Ok(None),
-        Err(v) => Err(InputError::WrongType {
-            path: path().field(key),
-            expected: "a string",
-            got: describe(&v),
-        }),
+/// An options argument's value, as the core's option readers ask about it
+/// (`core::js::options`).
+#[derive(Clone, Default)]
+pub struct Opt(pub JsValue);
+
+impl Value for Opt {
+    type Text = js_sys::JsString;
+    type Function = js_sys::Function;
+    fn is_undefined(&self) -> bool {
+        self.0.is_undefined()
     }
+    fn is_null(&self) -> bool {
+        self.0.is_null()
+    }
+    fn is_object(&self) -> bool {
+        self.0.is_object()
+    }
+    fn is_truthy(&self) -> bool {
+        self.0.is_truthy()
+    }
+    fn number(&self) -> Option<f64> {
+        self.0.as_f64()
+    }
+    fn boolean(&self) -> Option<bool> {
+        self.0.as_bool()
+    }
+    fn text(&self) -> Option<(js_sys::JsString, usize)> {
+        let text = self.0.dyn_ref::<js_sys::JsString>()?;
+        Some((text.clone(), text.length() as usize))
+    }
+    fn name(&self) -> Option<String> {
+        self.0.as_string()
+    }
+    fn function(&self) -> Option<js_sys::Function> {
+        self.0.dyn_ref().cloned()
+    }
+    fn describe(&self) -> String {
+        describe(&self.0)
+    }
+}
+
+/// Reads the `options` argument with `read` (a core option set), each
+/// field through [`get`] (a throwing getter names the field).
+pub fn read_options<T>(
+    options: &JsValue,
+    read: impl FnOnce(&Opt, &Reader<Opt>) -> Result<T, InputError>,
+) -> Result<T, InputError> {
+    read_fields("options", options, read)
+}
+
+/// [`read_options`] for the argument named `root`.
+pub fn read_fields<T>(
+    root: &'static str,
+    value: &JsValue,
+    read: impl FnOnce(&Opt, &Reader<Opt>) -> Result<T, InputError>,
+) -> Result<T, InputError> {
+    let get = fields_of(root, value);
+    read(&Opt(value.clone()), &Reader { root, get: &get })
+}
+
+/// The property reads of [`read_fields`]: not generic, one copy in the `.wasm`.
+fn fields_of<'a>(
+    root: &'static str,
+    value: &'a JsValue,
+) -> impl Fn(&'static str) -> Result<Opt, InputError> + 'a {
+    move |key| get(value, key, || FieldPath::argument(root).field(key)).map(Opt)
 }
 
 /// A pi `Usage` object (the compaction's result, a fetch summarizer's reply).

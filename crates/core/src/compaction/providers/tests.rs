@@ -521,3 +521,316 @@ fn aborts_and_network_and_factory_texts() {
     assert_eq!(describe_option(false, || "a string".into()), "a string");
     assert!(no_fetch("L").starts_with("L: this environment has no global fetch"));
 }
+
+#[test]
+fn request_bodies_are_the_json_text_of_the_body_shapes() {
+    let js = |s: &str| JsStr::from(s);
+    let body = |provider, field, system: &str| {
+        request_body(
+            provider,
+            field,
+            &js("gpt-x"),
+            &js(system),
+            &js("Summarize \"this\"\n"),
+            512.0,
+        )
+        .to_string_lossy()
+    };
+    assert_eq!(
+        body(
+            Provider::OpenAi,
+            MaxTokensField::MaxCompletionTokens,
+            "Be brief."
+        ),
+        r#"{"model":"gpt-x","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Summarize \"this\"\n"}],"max_completion_tokens":512,"stream":false}"#
+    );
+    // No system message for an empty system prompt.
+    assert_eq!(
+        body(Provider::OpenAi, MaxTokensField::MaxTokens, ""),
+        r#"{"model":"gpt-x","messages":[{"role":"user","content":"Summarize \"this\"\n"}],"max_tokens":512,"stream":false}"#
+    );
+    assert_eq!(
+        body(Provider::Anthropic, MaxTokensField::MaxTokens, "Be brief."),
+        r#"{"model":"gpt-x","max_tokens":512,"system":"Be brief.","messages":[{"role":"user","content":"Summarize \"this\"\n"}]}"#
+    );
+    assert_eq!(
+        body(Provider::Anthropic, MaxTokensField::MaxTokens, ""),
+        r#"{"model":"gpt-x","max_tokens":512,"messages":[{"role":"user","content":"Summarize \"this\"\n"}]}"#
+    );
+    // A lone surrogate is escaped, as JSON.stringify escapes it.
+    let lone = JsStr::from_units(vec![0x61, 0xD800]);
+    let text = request_body(
+        Provider::Anthropic,
+        MaxTokensField::MaxTokens,
+        &js("m"),
+        &JsStr::new(),
+        &lone,
+        1.0,
+    );
+    assert!(text.to_string_lossy().contains(r#""content":"a\ud800""#));
+}
+
+#[test]
+fn replies_are_read_from_their_text() {
+    let read = |provider, status, body: &str| {
+        read_reply_text(provider, status, body, || Some("Bad Gateway".into()))
+    };
+    let r = read(
+        Provider::OpenAi,
+        200.0,
+        r#"{"choices":[{"message":{"content":"The summary \ud83d\ude00"}}],"usage":{"prompt_tokens":10,"completion_tokens":3}}"#,
+    )
+    .unwrap();
+    assert_eq!(r.text.to_string_lossy(), "The summary 😀");
+    let usage = r.usage.unwrap();
+    assert_eq!(
+        (usage.input, usage.output, usage.total_tokens),
+        (10.0, 3.0, 13.0)
+    );
+    // Content parts, and Anthropic's text blocks joined by "\n".
+    let r = read(
+        Provider::OpenAi,
+        200.0,
+        r#"{"choices":[{"message":{"content":[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}]}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(r.text.to_string_lossy(), "ab");
+    assert!(r.usage.is_none());
+    let r = read(
+        Provider::Anthropic,
+        200.0,
+        r#"{"content":[{"type":"text","text":"one"},{"type":"text","text":"two"}],"usage":null}"#,
+    )
+    .unwrap();
+    assert_eq!(r.text.to_string_lossy(), "one\ntwo");
+    assert!(r.usage.is_none());
+    // A lone surrogate escape survives as the unit it names.
+    let r = read(
+        Provider::Anthropic,
+        200.0,
+        r#"{"content":[{"type":"text","text":"\ud800"}]}"#,
+    );
+    assert_eq!(r.unwrap().text.as_units(), &[0xD800]);
+    // JavaScript's white space (U+FEFF among it) is no text.
+    let e = read(
+        Provider::Anthropic,
+        200.0,
+        "{\"content\":[{\"type\":\"text\",\"text\":\"\u{feff} \u{3000}\"}],\"stop_reason\":\"max_tokens\"}",
+    )
+    .err()
+    .unwrap();
+    assert_eq!(
+        e.message,
+        "Anthropic summarizer: no text in the response (stop_reason: \"max_tokens\")"
+    );
+    // Errors: the provider's message; null error is no error; not JSON.
+    let e = read(
+        Provider::OpenAi,
+        429.0,
+        r#"{"error":{"message":"Slow down"}}"#,
+    );
+    assert_eq!(
+        e.err().unwrap(),
+        Failure {
+            message: "OpenAI-compatible summarizer: HTTP 429: Slow down".into(),
+            status: Some(429.0)
+        }
+    );
+    let r = read(
+        Provider::OpenAi,
+        200.0,
+        r#"{"error":null,"choices":[{"message":{"content":"ok"}}]}"#,
+    );
+    assert_eq!(r.unwrap().text.to_string_lossy(), "ok");
+    assert_eq!(
+        read(Provider::OpenAi, 200.0, "<html>")
+            .err()
+            .unwrap()
+            .message,
+        "OpenAI-compatible summarizer: HTTP 200: the response is not JSON: <html>"
+    );
+    assert_eq!(
+        read(Provider::OpenAi, 502.0, "").err().unwrap().message,
+        "OpenAI-compatible summarizer: HTTP 502: Bad Gateway"
+    );
+    // A JSON string or number is not a reply object.
+    assert_eq!(
+        read(Provider::OpenAi, 200.0, "\"text\"")
+            .err()
+            .unwrap()
+            .message,
+        "OpenAI-compatible summarizer: HTTP 200: the response is not JSON: \"text\""
+    );
+    // Deeper than the parser's limit: not JSON, never a crash.
+    let deep = format!("{}{}", "[".repeat(2000), "]".repeat(2000));
+    assert!(read(Provider::OpenAi, 200.0, &deep)
+        .err()
+        .unwrap()
+        .message
+        .contains("the response is not JSON"));
+}
+
+#[test]
+fn a_call_reads_its_request_in_order() {
+    use crate::js::options::tests::{Fields, Js};
+    use crate::js::options::Reader;
+    let o = Fields::new(vec![
+        ("systemPrompt", Js::Str("")),
+        ("prompt", Js::Str("p")),
+        ("maxTokens", Js::Num(99.9)),
+        ("signal", Js::Obj),
+    ]);
+    let get = |k| o.get(k);
+    let r = Reader {
+        root: "request",
+        get: &get,
+    };
+    let got = read_request(&Js::Obj, &r).unwrap();
+    assert_eq!((got.system_prompt, got.prompt), ("", "p"));
+    assert_eq!((got.max_tokens, got.signal), (99.0, Js::Obj));
+    assert_eq!(
+        *o.reads.borrow(),
+        ["systemPrompt", "prompt", "maxTokens", "signal"]
+    );
+    let error = |fields, request: Js| {
+        let o = Fields::new(fields);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "request",
+            get: &get,
+        };
+        call_error(Provider::OpenAi, &read_request(&request, &r).err().unwrap())
+    };
+    assert_eq!(
+        error(vec![], Js::Str("x")),
+        "OpenAI-compatible summarizer: request must be an object, got a string"
+    );
+    assert_eq!(
+        error(vec![("systemPrompt", Js::Num(1.0))], Js::Obj),
+        "OpenAI-compatible summarizer: request.systemPrompt must be a string, got a number"
+    );
+    assert_eq!(
+        error(
+            vec![
+                ("systemPrompt", Js::Str("s")),
+                ("prompt", Js::Str("p")),
+                ("maxTokens", Js::Null)
+            ],
+            Js::Obj
+        ),
+        "OpenAI-compatible summarizer: request.maxTokens must be a number ≥ 1, got null"
+    );
+}
+
+#[test]
+fn factories_read_their_options_in_order_and_name_the_bad_one() {
+    use crate::js::options::tests::{Fields, Js};
+    use crate::js::options::Reader;
+    let read = |provider, fields: Vec<(&'static str, Js)>| {
+        let o = Fields::new(fields);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        let got = factory_options(provider, &Js::Obj, &r, |t: &&str| JsStr::from(*t));
+        let reads = o.reads.borrow().clone();
+        (got.map_err(|e| factory_error(provider, &e)), reads)
+    };
+    let (got, reads) = read(
+        Provider::OpenAi,
+        vec![
+            ("baseUrl", Js::Str("https://api.openai.com/v1")),
+            ("model", Js::Str("m")),
+        ],
+    );
+    let got = got.unwrap();
+    assert_eq!(
+        (got.base_url, got.model, got.api_key),
+        (Some("https://api.openai.com/v1"), "m", None)
+    );
+    assert_eq!(got.max_tokens_field, MaxTokensField::MaxCompletionTokens);
+    assert_eq!(reads, ["baseUrl", "model", "apiKey", "maxTokensField"]);
+    let (got, _) = read(
+        Provider::OpenAi,
+        vec![
+            ("baseUrl", Js::Str("http://localhost:8080/v1")),
+            ("model", Js::Str("m")),
+            ("apiKey", Js::Str("")),
+            ("maxTokensField", Js::Str("max_completion_tokens")),
+        ],
+    );
+    let got = got.unwrap();
+    assert_eq!(got.api_key, None);
+    assert_eq!(got.max_tokens_field, MaxTokensField::MaxCompletionTokens);
+    let error = |provider, fields| read(provider, fields).0.err().unwrap();
+    assert_eq!(
+        error(Provider::OpenAi, vec![("baseUrl", Js::Str(""))]),
+        "openAiSummarizer: options.baseUrl must be a non-empty string, got \"\""
+    );
+    assert_eq!(
+        error(
+            Provider::OpenAi,
+            vec![("baseUrl", Js::Str("/v1")), ("model", Js::Num(1.0))]
+        ),
+        "openAiSummarizer: options.model must be a non-empty string, got a number"
+    );
+    assert_eq!(
+        error(
+            Provider::OpenAi,
+            vec![
+                ("baseUrl", Js::Str("/v1")),
+                ("model", Js::Str("m")),
+                ("apiKey", Js::Obj)
+            ]
+        ),
+        "openAiSummarizer: options.apiKey must be a string, got an object"
+    );
+    assert_eq!(
+        error(
+            Provider::OpenAi,
+            vec![
+                ("baseUrl", Js::Str("/v1")),
+                ("model", Js::Str("m")),
+                ("maxTokensField", Js::Str("tokens"))
+            ]
+        ),
+        "openAiSummarizer: options.maxTokensField must be \"max_tokens\" or \"max_completion_tokens\", got \"tokens\""
+    );
+    // Anthropic: the default URL, and a key or a proxy.
+    let (got, reads) = read(
+        Provider::Anthropic,
+        vec![("model", Js::Str("c")), ("apiKey", Js::Str("k"))],
+    );
+    let got = got.unwrap();
+    assert_eq!((got.base_url, got.api_key), (None, Some("k")));
+    assert_eq!(got.max_tokens_field, MaxTokensField::MaxTokens);
+    assert_eq!(reads, ["baseUrl", "model", "apiKey"]);
+    let (got, _) = read(
+        Provider::Anthropic,
+        vec![("model", Js::Str("c")), ("baseUrl", Js::Str("/llm"))],
+    );
+    assert_eq!(got.unwrap().api_key, None);
+    let (got, reads) = read(
+        Provider::Anthropic,
+        vec![("model", Js::Str("c")), ("apiKey", Js::Null)],
+    );
+    assert_eq!(
+        got.err().unwrap(),
+        "anthropicSummarizer: options.apiKey must be a non-empty string (or give a baseUrl: your own proxy, which adds the key), got null"
+    );
+    assert_eq!(reads, ["baseUrl", "model", "apiKey", "apiKey"]);
+    let o = Fields::new(vec![]);
+    let get = |k| o.get(k);
+    let r = Reader {
+        root: "options",
+        get: &get,
+    };
+    let e = factory_options(Provider::Anthropic, &Js::Null, &r, |t: &&str| {
+        JsStr::from(*t)
+    });
+    assert_eq!(
+        factory_error(Provider::Anthropic, &e.err().unwrap()),
+        "anthropicSummarizer: options must be an object, got null"
+    );
+}

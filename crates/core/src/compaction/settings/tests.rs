@@ -735,3 +735,100 @@ fn arb_json() -> impl Strategy<Value = Json> {
         ]
     })
 }
+
+#[test]
+fn a_model_is_a_key_string_or_an_object() {
+    use crate::js::options::tests::{Fields, Js};
+    use crate::js::options::Reader;
+    let read = |value: Js, fields: Vec<(&'static str, Js)>| {
+        let o = Fields::new(fields);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options.model",
+            get: &get,
+        };
+        model_info(&value, &r, |t: &&str| JsStr::from(*t)).map_err(|e| e.to_string())
+    };
+    assert_eq!(read(Js::Undefined, vec![]), Ok(ModelInfo::default()));
+    assert_eq!(read(Js::Null, vec![]), Ok(ModelInfo::default()));
+    let got = read(Js::Str("anthropic/claude"), vec![]).unwrap();
+    assert_eq!(
+        (got.key.unwrap().to_string_lossy(), got.context_window),
+        ("anthropic/claude".into(), None)
+    );
+    let got = read(
+        Js::Obj,
+        vec![
+            ("provider", Js::Str("openai")),
+            ("id", Js::Str("gpt")),
+            ("contextWindow", Js::Num(8000.0)),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        (got.key.unwrap().to_string_lossy(), got.context_window),
+        ("openai/gpt".into(), Some(8000.0))
+    );
+    assert_eq!(
+        read(Js::Num(1.0), vec![]),
+        Err(
+            "options.model must be a \"provider/modelId\" string or a model object, got a number"
+                .into()
+        )
+    );
+    assert_eq!(
+        read(
+            Js::Obj,
+            vec![("provider", Js::Str("p")), ("id", Js::Undefined)]
+        ),
+        Err("options.model.id must be a string, got undefined".into())
+    );
+    assert_eq!(
+        read(
+            Js::Obj,
+            vec![
+                ("provider", Js::Str("p")),
+                ("id", Js::Str("i")),
+                ("contextWindow", Js::Null)
+            ]
+        ),
+        Err("options.model.contextWindow must be a number, got null".into())
+    );
+}
+
+#[test]
+fn resolve_options_give_the_window_or_the_models_own() {
+    use crate::js::options::tests::{Fields, Js};
+    use crate::js::options::Reader;
+    let o = Fields::new(vec![("model", Js::Obj), ("contextWindow", Js::Undefined)]);
+    let get = |k| o.get(k);
+    let r = Reader {
+        root: "options",
+        get: &get,
+    };
+    let own = |_| {
+        Ok(ModelInfo {
+            key: None,
+            context_window: Some(5.0),
+        })
+    };
+    assert_eq!(model_options(&Js::Obj, &r, own).unwrap().1, Some(5.0));
+    assert_eq!(*o.reads.borrow(), ["model", "contextWindow"]);
+    let o = Fields::new(vec![("contextWindow", Js::Num(7.0))]);
+    let get = |k| o.get(k);
+    let r = Reader {
+        root: "options",
+        get: &get,
+    };
+    assert_eq!(model_options(&Js::Obj, &r, own).unwrap().1, Some(7.0));
+    assert_eq!(
+        model_options(&Js::Null, &r, own).unwrap(),
+        (ModelInfo::default(), None)
+    );
+    assert_eq!(
+        model_options(&Js::Bool(true), &r, own)
+            .unwrap_err()
+            .to_string(),
+        "options must be an object, got a boolean"
+    );
+}
