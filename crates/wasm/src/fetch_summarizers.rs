@@ -3,9 +3,10 @@
 //! calls a provider with the page's own global `fetch` (windows, workers,
 //! Node ≥ 18), so the app's network stack, proxies and CORS rules apply.
 //!
-//! Everything is read through `Reflect` (no web-sys features needed). The
-//! body's JSON text is written, and the reply's text parsed, by the core
-//! (`JSON.stringify` / `JSON.parse` semantics, `core::js::json`).
+//! Everything is read through `Reflect` (no web-sys features needed), and
+//! the prompts and the summary are never copied into wasm memory: they go
+//! from the request object into the JSON body, and from the parsed reply
+//! into the result, as the engine's own strings.
 //!
 //! The factories (feature `compactor`, the module loaded at import) check
 //! the options at once and hand what they read, as a plain object, to the
@@ -38,15 +39,19 @@ use crate::js::errors::thrown_message;
 use crate::js::message_access::get;
 #[cfg(feature = "compactor")]
 use crate::js::message_access::JsArray;
-use crate::js::strings::{to_js_str, to_js_string};
+use crate::js::strings::to_js_str;
+#[cfg(feature = "compactor")]
+use crate::js::strings::to_js_string;
 use crate::js::values::object;
-#[cfg(feature = "run")]
-use crate::js::values::read_fields;
 #[cfg(feature = "compactor")]
 use crate::js::values::read_options;
+#[cfg(feature = "run")]
+use crate::js::values::{read_fields, Opt};
 #[cfg(feature = "compactor")]
 use agent_compaction_core::compaction::providers::HeaderValue;
 use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
+#[cfg(feature = "run")]
+use agent_compaction_core::compaction::providers::{BodyValue, Json, MessageText};
 #[cfg(feature = "compactor")]
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::string::JsStr;
@@ -60,6 +65,10 @@ use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 #[wasm_bindgen]
 extern "C" {
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    fn json_parse(text: &JsValue) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
+    fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_namespace = Object, js_name = entries, catch)]
     fn object_entries(value: &JsValue) -> Result<Array, JsValue>;
     #[wasm_bindgen(js_namespace = Array, js_name = from, catch)]
@@ -158,7 +167,7 @@ struct Endpoint {
     url: JsString,
     /// The URL as the core's string, for error messages.
     url_str: JsStr,
-    model: JsStr,
+    model: JsValue,
     /// `[name, value]` pairs, already merged and checked by `Headers`.
     headers: Array,
     max_tokens_field: MaxTokensField,
@@ -204,7 +213,7 @@ impl Endpoint {
             },
             url_str: to_js_str(&url),
             url,
-            model: to_js_str(field("model").unchecked_ref()),
+            model: field("model"),
             headers: field("headers").unchecked_into(),
             max_tokens_field: match field("maxTokensField").as_f64() {
                 Some(1.0) => MaxTokensField::MaxCompletionTokens,
@@ -427,16 +436,8 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
     let label = provider.label();
     let request = read_fields("request", &request, core::read_request)
         .map_err(|e| JsValue::from(js_sys::TypeError::new(&core::call_error(provider, &e))))?;
-    let signal = request.signal.0;
-    let body = core::request_body(
-        provider,
-        endpoint.max_tokens_field,
-        &endpoint.model,
-        &to_js_str(&request.system_prompt),
-        &to_js_str(&request.prompt),
-        request.max_tokens,
-    );
-    let body = JsValue::from(to_js_string(&body));
+    let body = json_stringify(&request_body(&endpoint, &request))?;
+    let signal = &request.signal.0;
 
     let global = js_sys::global();
     let fetch = Reflect::get(&global, &JsValue::from_str("fetch"))
@@ -458,10 +459,10 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
 
     let failed = |thrown: JsValue| -> JsValue {
         let name = prop(&thrown, "name").as_string();
-        if core::is_abort(prop(&signal, "aborted").is_truthy(), name.as_deref()) {
+        if core::is_abort(prop(signal, "aborted").is_truthy(), name.as_deref()) {
             return thrown;
         }
-        let inner = prop(&prop(&thrown, "cause"), "message").as_string();
+        let inner = Reply(prop(&thrown, "cause")).get("message").string();
         let message = core::network_error(
             label,
             &endpoint.url_str,
@@ -486,10 +487,12 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
         .map(|p| Promise::resolve(&p))
         .map_err(failed)?;
     let text = JsFuture::from(text).await.map_err(failed)?;
-    let reply = core::read_reply_text(
+    let parsed = json_parse(&text).ok().map(Reply);
+    let reply = core::read_reply(
         provider,
         status,
-        &text.as_string().unwrap_or_default(),
+        parsed,
+        || text.as_string().unwrap_or_default(),
         || prop(&response, "statusText").as_string(),
     )
     .map_err(|failure| {
@@ -499,11 +502,43 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
         }
         JsValue::from(error)
     })?;
-    let mut result = vec![("text", to_js_string(&reply.text).into())];
+    let mut result = vec![("text", JsValue::from(reply.text))];
     if let Some(usage) = reply.usage {
         result.push(("usage", crate::js::values::usage_object(&usage)));
     }
     Ok(object(&result))
+}
+
+/// The body in the core's shape, with the engine's strings plugged in.
+#[cfg(feature = "run")]
+fn request_body(endpoint: &Endpoint, request: &core::SummarizeRequest<Opt>) -> JsValue {
+    let has_system = request.system_prompt.length() > 0;
+    let text = |which: MessageText| -> JsValue {
+        match which {
+            MessageText::SystemPrompt => request.system_prompt.clone().into(),
+            MessageText::Prompt => request.prompt.clone().into(),
+        }
+    };
+    let messages = Array::new();
+    for (role, which) in core::messages(endpoint.provider, has_system) {
+        messages.push(&object(&[("role", role.into()), ("content", text(which))]));
+    }
+    let messages: JsValue = messages.into();
+    let fields = core::body_fields(endpoint.provider, endpoint.max_tokens_field, has_system);
+    let fields: Vec<(&str, JsValue)> = fields
+        .into_iter()
+        .map(|(name, value)| {
+            let value = match value {
+                BodyValue::Model => endpoint.model.clone(),
+                BodyValue::Messages => messages.clone(),
+                BodyValue::MaxTokens => JsValue::from_f64(request.max_tokens),
+                BodyValue::SystemPrompt => text(MessageText::SystemPrompt),
+                BodyValue::Bool(b) => b.into(),
+            };
+            (name, value)
+        })
+        .collect();
+    object(&fields)
 }
 
 /// `value[key]`, or `undefined` when it cannot be read (a primitive, a
@@ -513,4 +548,44 @@ fn prop(value: &JsValue, key: &str) -> JsValue {
         return JsValue::UNDEFINED;
     }
     Reflect::get(value, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A parsed reply (or a thrown error) as the core reads it, in place.
+#[cfg(feature = "run")]
+struct Reply(JsValue);
+
+#[cfg(feature = "run")]
+impl Json for Reply {
+    type Text = JsString;
+    fn get(&self, key: &str) -> Reply {
+        Reply(prop(&self.0, key))
+    }
+    fn items(&self) -> Vec<Reply> {
+        if Array::is_array(&self.0) {
+            self.0.unchecked_ref::<Array>().iter().map(Reply).collect()
+        } else {
+            Vec::new()
+        }
+    }
+    fn number(&self) -> Option<f64> {
+        self.0.as_f64()
+    }
+    fn text(&self) -> Option<JsString> {
+        self.0.dyn_ref::<JsString>().cloned()
+    }
+    fn string(&self) -> Option<String> {
+        self.0.as_string()
+    }
+    fn is_object(&self) -> bool {
+        self.0.is_object()
+    }
+    fn is_present(&self) -> bool {
+        !(self.0.is_undefined() || self.0.is_null())
+    }
+    fn join(joined: JsString, separator: &str, next: JsString) -> JsString {
+        joined.concat(&JsString::from(separator)).concat(&next)
+    }
+    fn is_blank(text: &JsString) -> bool {
+        text.trim().length() == 0
+    }
 }

@@ -3,18 +3,17 @@
 //! the request headers and body shape, where the reply's text is, pi-ai's
 //! usage mapping, option checks and every error text.
 //!
-//! The binding calls `fetch`, awaits it and propagates aborts: the body's
-//! text is [`request_body`] (the core's `JSON.stringify` of [`body_fields`]
-//! and [`messages`]) and the reply is read from its text by
-//! [`read_reply_text`] (the core's `JSON.parse`, read through [`Json`]).
+//! The binding calls `fetch`, awaits it and propagates aborts; it builds the
+//! body from [`body_fields`] and [`messages`], plugging in the prompts as the
+//! engine's own strings, and reads the reply through [`Json`], so neither the
+//! prompts nor the summary are ever copied into wasm memory. Only small
+//! metadata (URLs, model-independent names, error bodies) is seen here.
 
 use crate::compaction::flow::UsageTotals;
 use crate::error::{FieldPath, InputError};
-use crate::js::json::{self, JsonObject};
 use crate::js::number::number_to_string;
 use crate::js::options::{expect_object, Reader, Value};
 use crate::js::string::{quote_str, JsStr};
-use crate::session_file::js_semantics::trim_units;
 
 /// Anthropic's API root, when `baseUrl` is not given.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
@@ -227,50 +226,6 @@ pub fn messages(provider: Provider, has_system: bool) -> Vec<(&'static str, Mess
     }
     out.push(("user", MessageText::Prompt));
     out
-}
-
-/// The request body's text (`JSON.stringify` of the body): [`body_fields`]
-/// in order, the prompts in [`messages`] as `{ role, content }` objects.
-pub fn request_body(
-    provider: Provider,
-    field: MaxTokensField,
-    model: &JsStr,
-    system_prompt: &JsStr,
-    prompt: &JsStr,
-    max_tokens: f64,
-) -> JsStr {
-    let has_system = !system_prompt.is_empty();
-    let text = |which: MessageText| match which {
-        MessageText::SystemPrompt => json::Json::String(system_prompt.clone()),
-        MessageText::Prompt => json::Json::String(prompt.clone()),
-    };
-    let object = |entries: Vec<(&str, json::Json)>| {
-        json::Json::Object(JsonObject::from_entries(
-            entries
-                .into_iter()
-                .map(|(k, v)| (JsStr::from(k), v))
-                .collect(),
-        ))
-    };
-    let messages = messages(provider, has_system)
-        .into_iter()
-        .map(|(role, which)| object(vec![("role", role.into()), ("content", text(which))]))
-        .collect();
-    let mut messages = Some(json::Json::Array(messages));
-    let fields = body_fields(provider, field, has_system)
-        .into_iter()
-        .map(|(name, value)| {
-            let value = match value {
-                BodyValue::Model => json::Json::String(model.clone()),
-                BodyValue::Messages => messages.take().unwrap_or(json::Json::Null),
-                BodyValue::MaxTokens => json::Json::Number(max_tokens),
-                BodyValue::SystemPrompt => text(MessageText::SystemPrompt),
-                BodyValue::Bool(b) => json::Json::Bool(b),
-            };
-            (name, value)
-        })
-        .collect();
-    json::stringified(&object(fields))
 }
 
 /// The path of a `request` field, for errors.
@@ -510,59 +465,6 @@ fn provider_message<J: Json>(parsed: &J, body: impl Fn() -> String) -> String {
         .or_else(|| parsed.get("detail").string())
         .filter(|m| !m.trim().is_empty())
         .unwrap_or_else(|| quote_body(&body()))
-}
-
-/// [`read_reply`] on the body's text, parsed by the core's `JSON.parse`
-/// (which refuses nesting deeper than [`json::MAX_DEPTH`]: such a body is
-/// "not JSON" here).
-pub fn read_reply_text(
-    provider: Provider,
-    status: f64,
-    body: &str,
-    status_text: impl FnOnce() -> Option<String>,
-) -> Result<Reply<JsStr>, Failure> {
-    let parsed = json::parse(body).ok();
-    let parsed = parsed.as_ref().map(|value| Parsed(Some(value)));
-    read_reply(provider, status, parsed, || body.to_owned(), status_text)
-}
-
-/// A node of a reply parsed by the core: `None` where a key or an item is
-/// missing.
-#[derive(Clone, Copy)]
-pub struct Parsed<'a>(Option<&'a json::Json>);
-
-impl Json for Parsed<'_> {
-    type Text = JsStr;
-    fn get(&self, key: &str) -> Self {
-        Parsed(self.0.and_then(|v| v.get(key)))
-    }
-    fn items(&self) -> Vec<Self> {
-        let items = self.0.and_then(json::Json::as_array).unwrap_or_default();
-        items.iter().map(|v| Parsed(Some(v))).collect()
-    }
-    fn number(&self) -> Option<f64> {
-        self.0.and_then(json::Json::as_f64)
-    }
-    fn text(&self) -> Option<JsStr> {
-        self.0.and_then(json::Json::as_str).cloned()
-    }
-    fn string(&self) -> Option<String> {
-        self.text().map(|t| t.to_string_lossy())
-    }
-    fn is_object(&self) -> bool {
-        matches!(self.0, Some(json::Json::Object(_) | json::Json::Array(_)))
-    }
-    fn is_present(&self) -> bool {
-        !matches!(self.0, None | Some(json::Json::Null))
-    }
-    fn join(mut joined: JsStr, separator: &str, next: JsStr) -> JsStr {
-        joined.push_str(separator);
-        joined.push_js(&next);
-        joined
-    }
-    fn is_blank(text: &JsStr) -> bool {
-        trim_units(text.as_units()).is_empty()
-    }
 }
 
 /// The start of a body, for an error message.

@@ -17,7 +17,7 @@ mod error;
 mod export;
 mod fields;
 mod import;
-pub(crate) mod js_semantics;
+mod js_semantics;
 mod summary_text;
 
 pub use error::SessionFileError;
