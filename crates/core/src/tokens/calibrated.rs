@@ -484,8 +484,9 @@ struct Run {
 }
 
 impl Run {
-    /// Counts the run and closes it.
-    #[inline(always)]
+    /// Counts the run and closes it. Not inlined: called from every
+    /// path, it would be copied into each (the package's size).
+    #[inline(never)]
     fn flush(&mut self, f: &mut Features) {
         let len = self.len;
         let long = len.saturating_sub(LONG_RUN);
@@ -603,7 +604,7 @@ pub fn classify(units: &[u8]) -> Features {
 /// The whitespace run `run` holds goes on with the ASCII whitespace from
 /// `i`: spaces and tabs join any whitespace run, line breaks only a
 /// line-break run. Returns where it ends.
-#[inline(always)]
+#[inline]
 fn whitespace_rest(units: &[u8], mut i: usize, run: &mut Run) -> usize {
     let joins = if run.kind == BREAK { S | N } else { S };
     let start = i;
