@@ -655,33 +655,69 @@ fn blob_bytes(units: &[u8], start: usize, run: &mut Run, f: &mut Features) -> us
     let keycap =
         classes & (D | BP) != 0 && class(units[end - 1]) & (D | BP) != 0 && is_keycap(units, end);
     let stop = if keycap { end - 1 } else { end };
+    // Its words, digit runs and punctuation runs: the first joins the run
+    // before it, the last stays open (what follows may join it), those
+    // between are counted at once.
     let mut j = start;
+    let mut first = true;
     while j < stop {
         let c = class(units[j]);
+        let from = j;
         j += 1;
-        if c & (L | U) != 0 {
-            run.letter(c == U, f);
-            // The rest of the word: only humps matter.
-            let mut prev_lower = run.prev_lower;
-            let from = j;
+        let word = c & (L | U) != 0;
+        let (mut humps, mut prev_lower) = (0, c == L);
+        if word {
             while j < stop {
                 let c = class(units[j]);
                 if c & (L | U) == 0 {
                     break;
                 }
-                f.word_pieces += u64::from(prev_lower && c == U);
+                humps += u64::from(prev_lower && c == U);
                 prev_lower = c == L;
                 j += 1;
             }
-            run.prev_lower = prev_lower;
-            run.len += (j - from) as u64;
         } else {
-            run.push(if c == D { DIGITS } else { PUNCT }, f);
-            let from = j;
             while j < stop && class(units[j]) == c {
                 j += 1;
             }
-            run.len += (j - from) as u64;
+        }
+        let len = (j - from) as u64;
+        if first {
+            first = false;
+            if word {
+                run.letter(c == U, f);
+                run.prev_lower = prev_lower;
+                f.word_pieces += humps;
+            } else {
+                run.push(if c == D { DIGITS } else { PUNCT }, f);
+            }
+            run.len += len - 1;
+            if j < stop {
+                run.flush(f);
+            }
+        } else if j < stop {
+            if word {
+                f.word_pieces += 1 + humps;
+                f.word_letters += len;
+                f.long_run_units += len.saturating_sub(LONG_RUN);
+            } else if c == D {
+                f.digit_groups += len.div_ceil(3);
+            } else {
+                f.punct_runs += 1;
+                f.punct_chars += len;
+                f.long_run_units += len.saturating_sub(LONG_RUN);
+            }
+        } else {
+            run.kind = if word {
+                f.word_pieces += 1 + humps;
+                WORD
+            } else if c == D {
+                DIGITS
+            } else {
+                PUNCT
+            };
+            run.len = len;
+            run.prev_lower = word && prev_lower;
         }
     }
     if keycap {
@@ -723,8 +759,15 @@ fn non_ascii(units: &[u8], i: usize, run: &mut Run, f: &mut Features) -> usize {
             run.push(if k == Kind::Space { SPACES } else { BREAK }, f);
             return whitespace_rest(units, i + width, run);
         }
-        // Letters outside ASCII (accented Latin, other scripts).
+        // Letters outside ASCII (accented Latin); an overlong encoding of
+        // an ASCII character (malformed UTF-8) counts as that character.
         Kind::Lower | Kind::Upper => run.letter(k == Kind::Upper, f),
+        Kind::Digit | Kind::Punct if is_keycap(units, i + width) => {
+            run.flush(f);
+            return emoji_cluster(units, i, f);
+        }
+        Kind::Digit => run.push(DIGITS, f),
+        Kind::Punct => run.push(PUNCT, f),
         _ => run.push(OTHER, f),
     }
     i + width

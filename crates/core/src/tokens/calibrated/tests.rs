@@ -2,6 +2,7 @@
 //! boundaries between runs, emoji grapheme clusters, lone surrogates.
 
 use super::*;
+use proptest::strategy::Strategy as _;
 
 /// What the boundary hands the classifier for JavaScript's UTF-16 `units`:
 /// `TextEncoder`'s UTF-8, a lone surrogate made U+FFFD.
@@ -540,5 +541,40 @@ fn collect_strings(v: &serde_json::Value, out: &mut Vec<String>) {
             o.values().for_each(|x| collect_strings(x, out));
         }
         _ => {}
+    }
+}
+
+/// Overlong encodings of ASCII characters (malformed UTF-8 that decodes to
+/// a letter, digit, punctuation or whitespace) count as those characters,
+/// as they always did: a keycap on an overlong digit included.
+#[test]
+fn overlong_encodings_count_as_the_oracle_counts() {
+    for b in [
+        &[0xE0, 0x80, 0xA1][..],
+        &[0xE0, 0x80, 0xB1, 0xE2, 0x83, 0xA3],
+        &[0xE0, 0x80, 0xA3, 0xEF, 0xB8, 0x8F, 0xE2, 0x83, 0xA3],
+        &[0xF0, 0x80, 0x80, 0xB1, b'2', b'3'],
+        &[b'a', 0xE0, 0x81, 0x81, b'b'],
+        &[0xE0, 0x80, 0xA0, 0xE0, 0x80, 0xA0, b'x'],
+        &[b'\n', 0xE0, 0x80, 0x8A, b' '],
+        &[b'=', 0xE0, 0x80, 0xBD, b'-', b'-'],
+    ] {
+        same_as_the_oracle(b).unwrap();
+    }
+    assert_eq!(classify(&[0xE0, 0x80, 0xA1]).punct_runs, 1);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(3000))]
+
+    /// Malformed UTF-8 of every shape: any lead byte (overlong and
+    /// out-of-range ones included) with zero to three continuation bytes,
+    /// between ASCII.
+    #[test]
+    fn counts_as_the_oracle_on_malformed_utf8(parts in proptest::collection::vec(proptest::prop_oneof![
+        (0u8..0x80).prop_map(|b| vec![b]),
+        (0xC0u8..=0xFF, proptest::collection::vec(0x80u8..0xC0, 0..4)).prop_map(|(lead, rest)| [vec![lead], rest].concat()),
+    ], 0..40)) {
+        same_as_the_oracle(&parts.concat())?;
     }
 }
