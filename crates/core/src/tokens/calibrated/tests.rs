@@ -424,7 +424,7 @@ fn piece() -> impl proptest::strategy::Strategy<Value = String> {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::test_runner::Config::with_cases(3000))]
+    #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
 
     /// Texts strung together from pieces of every kind.
     #[test]
@@ -565,7 +565,7 @@ fn overlong_encodings_count_as_the_oracle_counts() {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::test_runner::Config::with_cases(3000))]
+    #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
 
     /// Malformed UTF-8 of every shape: any lead byte (overlong and
     /// out-of-range ones included) with zero to three continuation bytes,
