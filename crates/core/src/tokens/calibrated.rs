@@ -324,30 +324,6 @@ const fn kind(cp: u32) -> Kind {
     }
 }
 
-/// [`kind`] of every ASCII byte, looked up rather than matched: most text
-/// is ASCII, and this is the classifier's innermost step.
-const ASCII_KINDS: [Kind; 128] = {
-    let mut table = [Kind::Symbol; 128];
-    let mut u = 0;
-    while u < 128 {
-        table[u] = kind(u as u32);
-        u += 1;
-    }
-    table
-};
-
-/// The kind of the character at `i` and how many bytes it takes.
-#[inline(always)]
-fn kind_at(text: &[u8], i: usize) -> (Kind, usize) {
-    let b = text[i];
-    if b < 0x80 {
-        (ASCII_KINDS[usize::from(b)], 1)
-    } else {
-        let (cp, width) = decode(text, i);
-        (kind(cp), width)
-    }
-}
-
 /// The code point at `i` of UTF-8 `text` and how many bytes it takes; a
 /// malformed or cut sequence is U+FFFD, one byte.
 #[inline(always)]
@@ -382,23 +358,50 @@ fn decode(text: &[u8], i: usize) -> (u32, usize) {
     (0xFFFD, 1)
 }
 
-/// Characters a base64 or hex run is made of.
-#[inline(always)]
-fn is_blob_unit(u: u8) -> bool {
-    BLOB_UNITS[usize::from(u)]
-}
+// What a byte is, for the classifier's ASCII paths: one lookup in
+// [`BYTES`] instead of decoding and matching [`kind`]. One bit per class,
+// so that a run's classes are OR-ed together as it is found; `L`..`BP`
+// (the low four bits) are the bytes base64 and hex runs are made of
+// ("blob" bytes); 0 is any byte of a non-ASCII character.
+/// ASCII lowercase, uppercase, digit ([`kind`]'s `Lower`, `Upper`, `Digit`).
+const L: u8 = 0x01;
+const U: u8 = 0x02;
+const D: u8 = 0x04;
+/// The punctuation base64 and hex runs hold: `+ / = _ -`.
+const BP: u8 = 0x08;
+const BLOB: u8 = L | U | D | BP;
+/// Other ASCII punctuation and symbols.
+const P: u8 = 0x10;
+/// Spaces and tabs; line breaks.
+const S: u8 = 0x20;
+const N: u8 = 0x40;
+/// ASCII controls (symbols).
+const C: u8 = 0x80;
 
-/// [`is_blob_unit`] of every byte, looked up: it is asked of every
-/// character of a run's start and of every character of a run.
-const BLOB_UNITS: [bool; 256] = {
-    let mut table = [false; 256];
+/// The class of every byte, made from [`kind`] so the two cannot disagree.
+const BYTES: [u8; 256] = {
+    let mut table = [0; 256];
     let mut u = 0;
-    while u < 256 {
-        table[u] = matches!(u as u8, 0x30..=0x39 | 0x41..=0x5A | 0x61..=0x7A | 0x2B | 0x2F | 0x3D | 0x5F | 0x2D);
+    while u < 128 {
+        table[u] = match kind(u as u32) {
+            Kind::Lower => L,
+            Kind::Upper => U,
+            Kind::Digit => D,
+            Kind::Punct if matches!(u as u8, b'+' | b'/' | b'=' | b'_' | b'-') => BP,
+            Kind::Punct => P,
+            Kind::Space => S,
+            Kind::Newline => N,
+            _ => C,
+        };
         u += 1;
     }
     table
 };
+
+#[inline(always)]
+fn class(b: u8) -> u8 {
+    BYTES[usize::from(b)]
+}
 
 /// Runs this short are never base64 or hex.
 const MIN_BASE64: usize = 16;
@@ -409,218 +412,365 @@ enum Blob {
     Hex,
 }
 
-/// Whether `run` (blob characters only) reads as random data rather than
-/// words: hex (hex digits with both digits and letters), or base64 (the
-/// class among lower/upper/digit changes often, as random text does and
-/// words and camelCase identifiers do not).
-fn blob_kind(run: &[u8]) -> Option<Blob> {
-    if run.len() < MIN_HEX {
+/// Whether `run` (blob bytes only, of the classes OR-ed in `classes`) reads
+/// as random data rather than words: hex (hex digits with both digits and
+/// letters), or base64 (the class among lower/upper/digit changes often, as
+/// random text does and words and camelCase identifiers do not).
+#[inline(always)]
+fn blob_kind(run: &[u8], classes: u8) -> Option<Blob> {
+    // Both need a digit, or base64 two capitals in a row: most runs (words,
+    // identifiers, paths) are over here, unread.
+    let maybe_hex = run.len() >= MIN_HEX && classes & D != 0;
+    let maybe_base64 = run.len() >= MIN_BASE64 && classes & (D | U) != 0;
+    if !(maybe_hex || maybe_base64) {
         return None;
     }
-    let is_hex_digit = |u: u8| matches!(u, 0x30..=0x39 | 0x41..=0x46 | 0x61..=0x66);
-    // Hex needs a digit: most long runs (words, paths) have none, and are
-    // over after one pass.
-    if run.iter().any(|u| matches!(u, 0x30..=0x39))
-        && run.iter().any(|u| matches!(u, 0x41..=0x5A | 0x61..=0x7A))
-        && run.iter().all(|&u| is_hex_digit(u) || u == 0x2D)
-        && run.iter().filter(|&&u| is_hex_digit(u)).count() >= MIN_HEX
+    blob_kind_read(run)
+}
+
+/// [`blob_kind`] once the classes leave it open: one pass over the run.
+#[inline(never)]
+fn blob_kind_read(run: &[u8]) -> Option<Blob> {
+    let (mut changes, mut alnum, mut digits, mut upper_pairs) = (0usize, 0usize, 0usize, 0usize);
+    let (mut hex_digits, mut hex_or_dash, mut prev) = (0usize, 0usize, 0u8);
+    for &u in run {
+        let hex = u.is_ascii_hexdigit();
+        hex_digits += usize::from(hex);
+        hex_or_dash += usize::from(hex || u == b'-');
+        let c = class(u);
+        if c & (L | U | D) != 0 {
+            changes += usize::from(prev != 0 && c != prev);
+            digits += usize::from(c == D);
+            upper_pairs += usize::from(c == U && prev == U);
+            prev = c;
+            alnum += 1;
+        }
+    }
+    // Hex needs both digits and letters, and nothing but hex digits and
+    // dashes.
+    if run.len() >= MIN_HEX
+        && digits > 0
+        && alnum > digits
+        && hex_or_dash == run.len()
+        && hex_digits >= MIN_HEX
     {
         return Some(Blob::Hex);
-    }
-    if run.len() < MIN_BASE64 {
-        return None;
-    }
-    let class = |u: u8| match u {
-        0x61..=0x7A => 1u8,
-        0x41..=0x5A => 2,
-        0x30..=0x39 => 3,
-        _ => 0,
-    };
-    let (mut changes, mut alnum, mut prev) = (0usize, 0usize, 0u8);
-    let (mut digits, mut upper_pairs) = (0usize, 0usize);
-    for &u in run {
-        let c = class(u);
-        if c == 0 {
-            continue;
-        }
-        if prev != 0 && c != prev {
-            changes += 1;
-        }
-        digits += usize::from(c == 3);
-        upper_pairs += usize::from(c == 2 && prev == 2);
-        prev = c;
-        alnum += 1;
     }
     // camelCase changes class often too, but has neither digits nor two
     // capitals in a row; random text of this length almost always has one.
     let random = digits > 0 || upper_pairs > 0;
-    (alnum >= MIN_BASE64 && changes * 10 >= alnum * 3 && random).then_some(Blob::Base64)
+    (run.len() >= MIN_BASE64 && alnum >= MIN_BASE64 && changes * 10 >= alnum * 3 && random)
+        .then_some(Blob::Base64)
 }
 
+// The kinds of run the classifier builds (a run's kind; 0: none open).
+const NO_RUN: u8 = 0;
+/// Latin letters, split at camelCase humps into pieces.
+const WORD: u8 = 1;
+const DIGITS: u8 = 2;
+const PUNCT: u8 = 3;
+const SPACES: u8 = 4;
+/// A line break with the whitespace after it.
+const BREAK: u8 = 5;
+/// Letters of other scripts.
+const OTHER: u8 = 6;
+
 /// The run being built, flushed into the counts when the kind changes.
-#[derive(Default)]
 struct Run {
-    kind: Option<Kind>,
+    kind: u8,
     len: u64,
-    /// Latin words: camelCase pieces so far.
-    pieces: u64,
+    /// Words: the last letter was lowercase (the next capital is a hump).
     prev_lower: bool,
 }
 
 impl Run {
-    #[inline(always)]
+    /// Counts the run and closes it. Not inlined: called from every
+    /// path, it would be copied into each (the package's size).
+    #[inline(never)]
     fn flush(&mut self, f: &mut Features) {
-        if !matches!(self.kind, Some(Kind::Digit) | None) {
-            f.long_run_units += self.len.saturating_sub(LONG_RUN);
-        }
+        let len = self.len;
+        let long = len.saturating_sub(LONG_RUN);
         match self.kind {
-            Some(Kind::Lower | Kind::Upper) => {
-                f.word_pieces += self.pieces;
-                f.word_letters += self.len;
+            WORD => {
+                f.word_letters += len;
+                f.long_run_units += long;
             }
-            Some(Kind::Digit) => f.digit_groups += self.len.div_ceil(3),
-            Some(Kind::Punct) => {
+            DIGITS => f.digit_groups += len.div_ceil(3),
+            PUNCT => {
                 f.punct_runs += 1;
-                f.punct_chars += self.len;
+                f.punct_chars += len;
+                f.long_run_units += long;
             }
-            Some(Kind::Space) if self.len >= 2 => f.space_runs += 1,
-            Some(Kind::Newline) => f.newline_runs += 1,
-            Some(Kind::OtherLetter) => {
+            SPACES => {
+                f.space_runs += u64::from(len >= 2);
+                f.long_run_units += long;
+            }
+            BREAK => {
+                f.newline_runs += 1;
+                f.long_run_units += long;
+            }
+            OTHER => {
                 f.other_runs += 1;
-                f.other_chars += self.len;
+                f.other_chars += len;
+                f.long_run_units += long;
             }
             _ => {}
         }
-        *self = Run::default();
+        self.kind = NO_RUN;
+        self.len = 0;
+        self.prev_lower = false;
     }
 
-    /// Adds one character of `kind` (a run-building kind).
+    /// Adds one character of run kind `kind` (not [`WORD`]: [`Run::letter`]).
     #[inline(always)]
-    fn push(&mut self, kind: Kind, f: &mut Features) {
-        let word = |k: Kind| matches!(k, Kind::Lower | Kind::Upper);
-        let same = match (self.kind, kind) {
-            (Some(a), b) if word(a) && word(b) => true,
-            // Indentation after a line break joins it.
-            (Some(Kind::Newline), Kind::Space | Kind::Newline) => true,
-            (Some(a), b) => a == b,
-            (None, _) => false,
-        };
-        if !same {
+    fn push(&mut self, kind: u8, f: &mut Features) {
+        // Indentation after a line break joins it.
+        if kind != self.kind && !(self.kind == BREAK && kind == SPACES) {
             self.flush(f);
-            self.kind = Some(kind);
+            self.kind = kind;
         }
-        if word(kind) {
-            // A new piece at the start and at each lower→upper hump.
-            if self.len == 0 || (kind == Kind::Upper && self.prev_lower) {
-                self.pieces += 1;
-            }
-            self.prev_lower = kind == Kind::Lower;
+        self.len += 1;
+    }
+
+    /// Adds one Latin letter: a new piece at a word's start and at each
+    /// lower→upper hump (pieces are counted as they start).
+    #[inline(always)]
+    fn letter(&mut self, upper: bool, f: &mut Features) {
+        if self.kind != WORD {
+            self.flush(f);
+            self.kind = WORD;
+            f.word_pieces += 1;
+        } else if upper && self.prev_lower {
+            f.word_pieces += 1;
         }
+        self.prev_lower = !upper;
         self.len += 1;
     }
 }
 
 /// Counts the kinds of text in `units` (UTF-8).
+///
+/// ASCII, most of any text, is read a run at a time through [`BYTES`]:
+/// a run of blob bytes (letters, digits, `+/=_-`) is found whole with its
+/// classes, tested for base64 or hex only when those classes leave it open,
+/// and otherwise counted as its words (a lowercase one at once), digit runs
+/// and punctuation in tight loops; whitespace and other punctuation
+/// likewise. Only non-ASCII characters are decoded and matched with
+/// [`kind`]. The counts are those of the character-by-character definition
+/// (the test oracle in `reference.rs`; `tests.rs` checks them equal).
 pub fn classify(units: &[u8]) -> Features {
     let mut f = Features::default();
-    let mut run = Run::default();
-    // Blob runs already examined up to here (and found to be words).
-    let mut checked_until = 0;
+    let mut run = Run {
+        kind: NO_RUN,
+        len: 0,
+        prev_lower: false,
+    };
     let mut i = 0;
-    while i < units.len() {
-        if i >= checked_until && is_blob_unit(units[i]) {
-            let end = units[i..]
-                .iter()
-                .position(|&u| !is_blob_unit(u))
-                .map_or(units.len(), |k| i + k);
-            match blob_kind(&units[i..end]) {
-                Some(blob) => {
-                    run.flush(&mut f);
-                    let n = (end - i) as u64;
-                    match blob {
-                        Blob::Base64 => f.base64_chars += n,
-                        Blob::Hex => f.hex_chars += n,
-                    }
-                    i = end;
-                    continue;
-                }
-                None => checked_until = end,
-            }
-        }
-        let (k, width) = kind_at(units, i);
-        match k {
-            Kind::Pictographic | Kind::Regional => {
+    while let Some(&b) = units.get(i) {
+        let c = class(b);
+        if c & BLOB != 0 {
+            i = blob_bytes(units, i, &mut run, &mut f);
+        } else if c & (S | N) != 0 {
+            run.push(if c == S { SPACES } else { BREAK }, &mut f);
+            i = whitespace_rest(units, i + 1, &mut run);
+        } else if c == P {
+            if is_keycap(units, i + 1) {
                 run.flush(&mut f);
                 i = emoji_cluster(units, i, &mut f);
                 continue;
             }
-            Kind::Digit | Kind::Punct if is_keycap(units, i + width) => {
-                run.flush(&mut f);
-                i = emoji_cluster(units, i, &mut f);
-                continue;
-            }
-            Kind::Han | Kind::Kana | Kind::Hangul | Kind::CjkPunct | Kind::Symbol => {
-                run.flush(&mut f);
-                match k {
-                    Kind::Han => f.han += 1,
-                    Kind::Kana => f.kana += 1,
-                    Kind::Hangul => f.hangul += 1,
-                    Kind::CjkPunct => f.cjk_punct += 1,
-                    _ => f.symbols += 1,
+            run.push(PUNCT, &mut f);
+            i += 1;
+            // The rest of the punctuation run (up to a keycap's base).
+            while let Some(&u) = units.get(i) {
+                if class(u) != P || is_keycap(units, i + 1) {
+                    break;
                 }
+                run.len += 1;
+                i += 1;
             }
-            // A mark or joiner belongs to what precedes it: free, unless it
-            // starts the text or follows a break.
-            Kind::Mark | Kind::Zwj => {
-                if run.kind.is_none() {
-                    f.symbols += 1;
-                }
-            }
-            Kind::Lower | Kind::Upper => {
-                run.push(k, &mut f);
-                i += width;
-                // The rest of an ASCII word in one tight loop: its letters
-                // lie inside the blob run already examined (so no check is
-                // skipped), and only humps matter.
-                while i < checked_until {
-                    let u = units[i];
-                    let lower = matches!(u, 0x61..=0x7A);
-                    let upper = matches!(u, 0x41..=0x5A);
-                    if !(lower || upper) {
-                        break;
-                    }
-                    if upper && run.prev_lower {
-                        run.pieces += 1;
-                    }
-                    run.prev_lower = lower;
-                    run.len += 1;
-                    i += 1;
-                }
-                continue;
-            }
-            Kind::Space | Kind::Newline => {
-                run.push(k, &mut f);
-                i += width;
-                // The rest of an ASCII whitespace run: spaces and tabs join
-                // any whitespace run, line breaks only a line-break run.
-                let newline = run.kind == Some(Kind::Newline);
-                while let Some(&u) = units.get(i) {
-                    match u {
-                        0x20 | 0x09 | 0x0B | 0x0C => {}
-                        0x0A | 0x0D if newline => {}
-                        _ => break,
-                    }
-                    run.len += 1;
-                    i += 1;
-                }
-                continue;
-            }
-            _ => run.push(k, &mut f),
+        } else if c == C {
+            run.flush(&mut f);
+            f.symbols += 1;
+            i += 1;
+        } else {
+            i = non_ascii(units, i, &mut run, &mut f);
         }
-        i += width;
     }
     run.flush(&mut f);
     f
+}
+
+/// The whitespace run `run` holds goes on with the ASCII whitespace from
+/// `i`: spaces and tabs join any whitespace run, line breaks only a
+/// line-break run. Returns where it ends.
+#[inline]
+fn whitespace_rest(units: &[u8], mut i: usize, run: &mut Run) -> usize {
+    let joins = if run.kind == BREAK { S | N } else { S };
+    let start = i;
+    while let Some(&u) = units.get(i) {
+        if class(u) & joins == 0 {
+            break;
+        }
+        i += 1;
+    }
+    run.len += (i - start) as u64;
+    i
+}
+
+/// Counts the run of blob bytes starting at `start` (whole: the byte before
+/// it is not one): base64 or hex, or else its words (split at humps), digit
+/// runs and punctuation, the first joining the run before it as a
+/// character at a time would. Returns where it ends.
+#[inline(always)]
+fn blob_bytes(units: &[u8], start: usize, run: &mut Run, f: &mut Features) -> usize {
+    // The run's end and its classes, in one pass.
+    let mut classes = 0;
+    let mut end = start;
+    while let Some(&u) = units.get(end) {
+        let c = class(u);
+        if c & BLOB == 0 {
+            break;
+        }
+        classes |= c;
+        end += 1;
+    }
+    let len = end - start;
+    if classes == L {
+        // One lowercase word (or the rest of one): no humps, no blob.
+        run.letter(false, f);
+        run.len += len as u64 - 1;
+        return end;
+    }
+    if let Some(blob) = blob_kind(units.get(start..end).unwrap_or_default(), classes) {
+        run.flush(f);
+        match blob {
+            Blob::Base64 => f.base64_chars += len as u64,
+            Blob::Hex => f.hex_chars += len as u64,
+        }
+        return end;
+    }
+    // A digit or `+/=_-` before a keycap mark is the keycap's base: only
+    // the run's last byte can be one (the next is not ASCII).
+    let keycap =
+        classes & (D | BP) != 0 && class(units[end - 1]) & (D | BP) != 0 && is_keycap(units, end);
+    let stop = if keycap { end - 1 } else { end };
+    // Its words, digit runs and punctuation runs: the first joins the run
+    // before it, the last stays open (what follows may join it), those
+    // between are counted at once.
+    let mut j = start;
+    let mut first = true;
+    while j < stop {
+        let c = class(units[j]);
+        let from = j;
+        j += 1;
+        let word = c & (L | U) != 0;
+        let (mut humps, mut prev_lower) = (0, c == L);
+        if word {
+            while j < stop {
+                let c = class(units[j]);
+                if c & (L | U) == 0 {
+                    break;
+                }
+                humps += u64::from(prev_lower && c == U);
+                prev_lower = c == L;
+                j += 1;
+            }
+        } else {
+            while j < stop && class(units[j]) == c {
+                j += 1;
+            }
+        }
+        let len = (j - from) as u64;
+        if first {
+            first = false;
+            if word {
+                run.letter(c == U, f);
+                run.prev_lower = prev_lower;
+                f.word_pieces += humps;
+            } else {
+                run.push(if c == D { DIGITS } else { PUNCT }, f);
+            }
+            run.len += len - 1;
+            if j < stop {
+                run.flush(f);
+            }
+        } else if j < stop {
+            if word {
+                f.word_pieces += 1 + humps;
+                f.word_letters += len;
+                f.long_run_units += len.saturating_sub(LONG_RUN);
+            } else if c == D {
+                f.digit_groups += len.div_ceil(3);
+            } else {
+                f.punct_runs += 1;
+                f.punct_chars += len;
+                f.long_run_units += len.saturating_sub(LONG_RUN);
+            }
+        } else {
+            run.kind = if word {
+                f.word_pieces += 1 + humps;
+                WORD
+            } else if c == D {
+                DIGITS
+            } else {
+                PUNCT
+            };
+            run.len = len;
+            run.prev_lower = word && prev_lower;
+        }
+    }
+    if keycap {
+        run.flush(f);
+        return emoji_cluster(units, end - 1, f);
+    }
+    end
+}
+
+/// Counts the non-ASCII character at `i` (or a malformed byte: a symbol);
+/// returns where it ends.
+#[inline(never)]
+fn non_ascii(units: &[u8], i: usize, run: &mut Run, f: &mut Features) -> usize {
+    let (cp, width) = decode(units, i);
+    let k = kind(cp);
+    match k {
+        Kind::Pictographic | Kind::Regional => {
+            run.flush(f);
+            return emoji_cluster(units, i, f);
+        }
+        Kind::Han | Kind::Kana | Kind::Hangul | Kind::CjkPunct | Kind::Symbol => {
+            run.flush(f);
+            match k {
+                Kind::Han => f.han += 1,
+                Kind::Kana => f.kana += 1,
+                Kind::Hangul => f.hangul += 1,
+                Kind::CjkPunct => f.cjk_punct += 1,
+                _ => f.symbols += 1,
+            }
+        }
+        // A mark or joiner belongs to what precedes it: free, unless it
+        // starts the text or follows a break.
+        Kind::Mark | Kind::Zwj => {
+            if run.kind == NO_RUN {
+                f.symbols += 1;
+            }
+        }
+        Kind::Space | Kind::Newline => {
+            run.push(if k == Kind::Space { SPACES } else { BREAK }, f);
+            return whitespace_rest(units, i + width, run);
+        }
+        // Letters outside ASCII (accented Latin); an overlong encoding of
+        // an ASCII character (malformed UTF-8) counts as that character.
+        Kind::Lower | Kind::Upper => run.letter(k == Kind::Upper, f),
+        Kind::Digit | Kind::Punct if is_keycap(units, i + width) => {
+            run.flush(f);
+            return emoji_cluster(units, i, f);
+        }
+        Kind::Digit => run.push(DIGITS, f),
+        Kind::Punct => run.push(PUNCT, f),
+        _ => run.push(OTHER, f),
+    }
+    i + width
 }
 
 /// `units[at..]` starts with U+FE0F U+20E3 or U+20E3 (a keycap).
@@ -679,5 +829,7 @@ fn emoji_cluster(units: &[u8], start: usize, f: &mut Features) -> usize {
     i
 }
 
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod reference;
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests;

@@ -2,6 +2,7 @@
 //! boundaries between runs, emoji grapheme clusters, lone surrogates.
 
 use super::*;
+use proptest::strategy::Strategy as _;
 
 /// What the boundary hands the classifier for JavaScript's UTF-16 `units`:
 /// `TextEncoder`'s UTF-8, a lone surrogate made U+FFFD.
@@ -288,5 +289,292 @@ fn the_byte_bound_is_met_by_the_worst_texts() {
             estimate_text(s.as_bytes()) <= MAX_TOKENS_PER_BYTE * s.len() as f64,
             "{s:?}"
         );
+    }
+}
+
+/// Times the classifier against the oracle ([`super::reference`]) on a dump
+/// of texts (u32 little-endian length, then the UTF-8 bytes, repeated; e.g.
+/// every text of the pi fixtures), alternating the two in one process, and
+/// prints ns per byte (the median and the least of the rounds). A
+/// measuring tool, not a test: run it in release mode (the package's
+/// profile), e.g. `CLASSIFY_TEXTS=texts.bin cargo test --release -p
+/// agent-compaction-core time_the_classifier -- --ignored --nocapture`.
+#[test]
+#[ignore = "a tool: CLASSIFY_TEXTS=path cargo test --release -p agent-compaction-core time_the_classifier -- --ignored --nocapture"]
+fn time_the_classifier() {
+    let Ok(path) = std::env::var("CLASSIFY_TEXTS") else {
+        return;
+    };
+    let bytes = std::fs::read(path).expect("the texts dump");
+    let mut texts = Vec::new();
+    let mut i = 0;
+    while i + 4 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap()) as usize;
+        texts.push(&bytes[i + 4..i + 4 + len]);
+        i += 4 + len;
+    }
+    let total: usize = texts.iter().map(|t| t.len()).sum();
+    let big: Vec<&[u8]> = texts
+        .iter()
+        .copied()
+        .filter(|t| t.len() >= 20_000)
+        .collect();
+    let big_total: usize = big.iter().map(|t| t.len()).sum();
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(15);
+    let time = |set: &[&[u8]], f: fn(&[u8]) -> Features| {
+        let start = std::time::Instant::now();
+        let mut sum = 0u64;
+        for t in set {
+            sum = sum.wrapping_add(std::hint::black_box(f(std::hint::black_box(t))).word_pieces);
+        }
+        std::hint::black_box(sum);
+        start.elapsed().as_nanos() as f64
+    };
+    for (name, set, n) in [
+        ("all texts", &texts, total),
+        ("texts >= 20k", &big, big_total),
+    ] {
+        let (mut new, mut old) = (Vec::new(), Vec::new());
+        // CLASSIFY_SIDE=new or oracle times one side only (for counting
+        // instructions under valgrind, the other side's count then 0).
+        let side = std::env::var("CLASSIFY_SIDE").unwrap_or_default();
+        for _ in 0..rounds {
+            new.push(if side == "oracle" {
+                0.0
+            } else {
+                time(set, classify) / n as f64
+            });
+            old.push(if side == "new" {
+                0.0
+            } else {
+                time(set, super::reference::classify) / n as f64
+            });
+        }
+        new.sort_by(f64::total_cmp);
+        old.sort_by(f64::total_cmp);
+        println!(
+            "{name} ({} texts, {n} bytes): ns/byte new {:.3} (least {:.3}), oracle {:.3} (least {:.3}), new/oracle {:.2}",
+            set.len(),
+            new[rounds / 2],
+            new[0],
+            old[rounds / 2],
+            old[0],
+            new[rounds / 2] / old[rounds / 2]
+        );
+    }
+}
+
+/// The fast classifier counts exactly what the character-by-character
+/// oracle ([`super::reference`], the classifier as it was) counts: every
+/// feature, so every estimate, unchanged.
+fn same_as_the_oracle(bytes: &[u8]) -> Result<(), proptest::test_runner::TestCaseError> {
+    let (fast, oracle) = (classify(bytes), super::reference::classify(bytes));
+    proptest::prop_assert_eq!(fast, oracle, "{:?}", String::from_utf8_lossy(bytes));
+    proptest::prop_assert_eq!(
+        fast.tokens(&WEIGHTS).to_bits(),
+        oracle.tokens(&WEIGHTS).to_bits()
+    );
+    Ok(())
+}
+
+/// Pieces of every kind of text the classifier tells apart, to be strung
+/// together (their boundaries are where runs merge, split, or turn out to
+/// be base64 or hex).
+fn piece() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    prop_oneof![
+        // Words, camelCase and ALL CAPS, accented, long.
+        "[a-z]{1,12}",
+        "([A-Z][a-z]{0,6}){1,4}",
+        "[A-Z]{2,8}",
+        "[a-zA-Z]{14,40}",
+        "[a-zàéîõüÀÉß]{1,10}",
+        // Digits, numbers, punctuation, the blob punctuation.
+        "[0-9]{1,12}",
+        "-?[0-9]{1,5}\\.[0-9]{1,4}",
+        "[!-/:-@\\[-`{-~]{1,6}",
+        "[+/=_-]{1,4}",
+        "[=#*-]{14,30}",
+        // Whitespace and line breaks, indentation, Unicode spaces and breaks.
+        "[ \\t]{1,20}",
+        "(\\r?\\n[ \\t]{0,8}){1,4}",
+        "[\u{A0}\u{2000}-\u{200A}\u{202F}\u{205F}\u{2028}\u{2029}\\x0B\\x0C]{1,3}",
+        // Base64, hex, UUIDs, ids, near misses.
+        "[A-Za-z0-9+/]{8,64}={0,2}",
+        "[0-9a-f]{6,48}",
+        "[0-9A-F]{8,40}",
+        "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+        "call_[A-Za-z0-9]{10,30}",
+        "[a-f0-9-]{8,20}",
+        "[a-z0-9_-]{6,30}",
+        // CJK, other scripts, symbols, controls.
+        "[一-龥ぁ-んァ-ン가-힣。、，！？（）「」]{1,12}",
+        "[Α-ωА-я\u{5D0}-\u{5EA}\u{627}-\u{64A}\u{915}-\u{939}]{1,12}",
+        "[×÷€£¥©®™→←↔§¶•…\u{1}-\u{8}\u{E}-\u{1F}\u{7F}]{1,4}",
+        // Emoji: ZWJ sequences, skin tones, flags, tags, keycaps, marks.
+        "(👨\u{200D}👩\u{200D}👧|🧑\u{200D}🚀|🏳\u{FE0F}\u{200D}🌈|👍🏽|🇫🇷|🇯|⚠\u{FE0F}|😀|©|\u{2122}){1,3}",
+        "[0-9#*+/=_-]\u{FE0F}?\u{20E3}",
+        "\u{1F3F4}[\u{E0061}-\u{E007A}]{0,5}\u{E007F}?",
+        "[\u{300}-\u{36F}\u{FE0F}\u{200D}\u{200B}\u{FEFF}\u{20E3}\u{1F3FB}]{1,3}",
+        "\u{20B9F}|\u{1D518}{1,20}|\u{10000}|\u{E01EF}",
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+
+    /// Texts strung together from pieces of every kind.
+    #[test]
+    fn counts_as_the_oracle_on_mixed_text(parts in proptest::collection::vec(piece(), 0..24)) {
+        same_as_the_oracle(parts.concat().as_bytes())?;
+    }
+
+    /// Any UTF-16 (lone surrogates included), as the boundary encodes it.
+    #[test]
+    fn counts_as_the_oracle_on_any_utf16(u in proptest::collection::vec(proptest::prelude::any::<u16>(), 0..160)) {
+        same_as_the_oracle(&encoded(&u))?;
+    }
+
+    /// Any bytes, malformed UTF-8 included.
+    #[test]
+    fn counts_as_the_oracle_on_any_bytes(b in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..160)) {
+        same_as_the_oracle(&b)?;
+    }
+
+    /// ASCII-heavy text: every ASCII byte, now and then something else.
+    #[test]
+    fn counts_as_the_oracle_on_ascii_heavy_text(s in "([\\x00-\\x7F]{1,30}|é|中|😀|\u{20E3}|\u{FE0F}\u{20E3}|\u{200D}|\u{301}){0,20}") {
+        same_as_the_oracle(s.as_bytes())?;
+    }
+
+    /// Code: identifiers, calls, numbers, strings, indentation.
+    #[test]
+    fn counts_as_the_oracle_on_code(s in "((fn|let|const|return|if|pub) |[a-z][a-zA-Z0-9_]{0,20}|[A-Z][A-Za-z]{0,12}|[0-9]{1,6}|\\(|\\)|\\{|\\}|\\[|\\]|;|,|\\.|::|->|=>|==|&&|\"[a-z ]{0,10}\"|//[ a-z]{0,20}|\\n {0,12}| ){0,60}") {
+        same_as_the_oracle(s.as_bytes())?;
+    }
+
+    /// JSON as tool-call arguments are: keys, strings with escapes, numbers.
+    #[test]
+    fn counts_as_the_oracle_on_json(s in "(\\{|\\}|\\[|\\]|,|:|\"[a-z_]{1,10}\":|\"([a-zA-Z0-9 ./_-]|\\\\n|\\\\\"|\\\\u00e9|é|中){0,24}\"|-?[0-9]{1,8}(\\.[0-9]{1,4})?|true|false|null){0,50}") {
+        same_as_the_oracle(s.as_bytes())?;
+    }
+
+    /// CJK with Latin, digits and punctuation between.
+    #[test]
+    fn counts_as_the_oracle_on_cjk(s in "[一-龥ぁ-んァ-ン가-힣ㄱ-ㆎ。、，！？ａ-ｚ　a-z0-9 \\n.,]{0,80}") {
+        same_as_the_oracle(s.as_bytes())?;
+    }
+
+    /// Emoji, joiners, selectors, skin tones, flags, tags and keycaps in
+    /// any order (broken sequences included).
+    #[test]
+    fn counts_as_the_oracle_on_emoji(s in "[😀👨👩👧🚀🌈🏳⚠©®™↔🇫🇷🇯🇵\u{200D}\u{FE0F}\u{20E3}\u{1F3FB}-\u{1F3FF}\u{E0067}\u{E007F}0-9#*a+= \\n]{0,48}") {
+        same_as_the_oracle(s.as_bytes())?;
+    }
+
+    /// Base64 and hex runs, and near misses, between other text.
+    #[test]
+    fn counts_as_the_oracle_on_blobs(s in "([A-Za-z0-9+/=_-]{1,70}|[0-9a-fA-F-]{1,48}|[a-z]{1,20}|[A-Z0-9]{1,20}| |\\n|é|\u{20E3}|\\.|:|\"){0,16}") {
+        same_as_the_oracle(s.as_bytes())?;
+    }
+
+    /// Runs of line breaks, spaces and tabs of every length and mix.
+    #[test]
+    fn counts_as_the_oracle_on_line_breaks(s in "([\\n\\r \\t\\x0B\\x0C]{1,24}|[a-z]{1,5}|\u{2028}|\u{2029}|\u{A0}|\u{3000}|\u{2003}|-{1,3}|#){0,30}") {
+        same_as_the_oracle(s.as_bytes())?;
+    }
+
+    /// The byte bound's worst-case pieces (`the_byte_bound_holds_for_worst_case_text`).
+    #[test]
+    fn counts_as_the_oracle_on_worst_case_text(s in "([\\n\\r]|aA|A|a|[.#]|1\u{20E3}|1\u{FE0F}\u{20E3}|😀|🇫|\u{FE0F}|\u{200D}|中|é|\\x01| |  |[0-9a-f]{8}){0,40}") {
+        same_as_the_oracle(s.as_bytes())?;
+    }
+
+    /// Mixed text cut at any byte (a character cut in two included).
+    #[test]
+    fn counts_as_the_oracle_on_cut_text(parts in proptest::collection::vec(piece(), 1..12), cut in 0usize..400, from in 0usize..40) {
+        let s = parts.concat();
+        let b = s.as_bytes();
+        let end = cut.min(b.len());
+        same_as_the_oracle(&b[from.min(end)..end])?;
+    }
+}
+
+/// Every text of the pi fixtures (the benchmark's replays' texts: code,
+/// tool output, JSON arguments, prose), whole and cut at arbitrary bytes.
+#[test]
+fn counts_as_the_oracle_on_the_fixtures_texts() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let mut texts = 0;
+    for name in ["pi-before-compaction.jsonl", "pi-large-session.jsonl"] {
+        let file = std::fs::read_to_string(dir.join(name)).expect("the fixture");
+        for line in file.lines().filter(|l| !l.is_empty()) {
+            let entry: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            let mut strings = Vec::new();
+            collect_strings(&entry, &mut strings);
+            for s in strings {
+                let b = s.as_bytes();
+                same_as_the_oracle(b).unwrap();
+                for cut in [b.len() / 3, b.len() / 2 + 1, b.len().saturating_sub(2)] {
+                    same_as_the_oracle(&b[cut.min(b.len())..]).unwrap();
+                    same_as_the_oracle(&b[..cut.min(b.len())]).unwrap();
+                }
+                texts += 1;
+            }
+        }
+        // Arguments as the boundary hands them: JSON.stringify'd.
+    }
+    assert!(texts > 3000, "{texts}");
+}
+
+/// Every string in `v` (and every object's JSON, as tool-call arguments
+/// reach the classifier).
+fn collect_strings(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        serde_json::Value::Object(o) => {
+            out.push(v.to_string());
+            o.values().for_each(|x| collect_strings(x, out));
+        }
+        _ => {}
+    }
+}
+
+/// Overlong encodings of ASCII characters (malformed UTF-8 that decodes to
+/// a letter, digit, punctuation or whitespace) count as those characters,
+/// as they always did: a keycap on an overlong digit included.
+#[test]
+fn overlong_encodings_count_as_the_oracle_counts() {
+    for b in [
+        &[0xE0, 0x80, 0xA1][..],
+        &[0xE0, 0x80, 0xB1, 0xE2, 0x83, 0xA3],
+        &[0xE0, 0x80, 0xA3, 0xEF, 0xB8, 0x8F, 0xE2, 0x83, 0xA3],
+        &[0xF0, 0x80, 0x80, 0xB1, b'2', b'3'],
+        &[b'a', 0xE0, 0x81, 0x81, b'b'],
+        &[0xE0, 0x80, 0xA0, 0xE0, 0x80, 0xA0, b'x'],
+        &[b'\n', 0xE0, 0x80, 0x8A, b' '],
+        &[b'=', 0xE0, 0x80, 0xBD, b'-', b'-'],
+    ] {
+        same_as_the_oracle(b).unwrap();
+    }
+    assert_eq!(classify(&[0xE0, 0x80, 0xA1]).punct_runs, 1);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+
+    /// Malformed UTF-8 of every shape: any lead byte (overlong and
+    /// out-of-range ones included) with zero to three continuation bytes,
+    /// between ASCII.
+    #[test]
+    fn counts_as_the_oracle_on_malformed_utf8(parts in proptest::collection::vec(proptest::prop_oneof![
+        (0u8..0x80).prop_map(|b| vec![b]),
+        (0xC0u8..=0xFF, proptest::collection::vec(0x80u8..0xC0, 0..4)).prop_map(|(lead, rest)| [vec![lead], rest].concat()),
+    ], 0..40)) {
+        same_as_the_oracle(&parts.concat())?;
     }
 }
