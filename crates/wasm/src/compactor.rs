@@ -538,9 +538,11 @@ impl LlmCache {
         if moved {
             self.follow_moved_context(array, rebased)?;
         }
+        // Anything but an append may have taken a marker out (a cut back
+        // past one, too).
         let (mut from, edited) = match change {
-            Sync::Appended(from) | Sync::NewFrom(from) => (from, false),
-            Sync::Inserted { at, .. } | Sync::Removed { at, .. } => (at, true),
+            Sync::Appended(from) => (from, false),
+            Sync::NewFrom(at) | Sync::Inserted { at, .. } | Sync::Removed { at, .. } => (at, true),
         };
         let len = array.len() as usize;
         // The new messages and their roles, each read once.
