@@ -3,7 +3,7 @@
 // cancellation around the app's summarizer promise).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { insertAt, rebaseKnown, rebaseOut, sameRun, syncKnown } from "../../crates/wasm/src/js/shim/known.js";
+import { insertAt, rebaseKnown, rebaseOut, sameRun, syncKnown, syncLlm, takeSync } from "../../crates/wasm/src/js/shim/known.js";
 import {
   SummarizerTimeout, isAbortError, isTimeout, linkAbort, newAbortController, settleWithin,
 } from "../../crates/wasm/src/js/shim/summarizer.js";
@@ -15,16 +15,48 @@ test("syncKnown: appended, one inserted, one removed, anything else cut back", (
   let known = [a, b];
   assert.equal(syncKnown(known, [a, b, c], 0, 0), 2);
   assert.deepEqual(known, [a, b, c]);
-  assert.deepEqual(syncKnown(known, [a, s, b, c, d], 0, 0), [1, 1, 4]);
+  // Anything but an append: -1, and the details from takeSync().
+  assert.equal(syncKnown(known, [a, s, b, c, d], 0, 0), -1);
+  assert.deepEqual(takeSync(), [1, 1, 4]);
   assert.deepEqual(known, [a, s, b, c, d]);
-  assert.deepEqual(syncKnown(known, [a, s, c, d], 0, 0), [2, 2, 4]);
+  assert.equal(syncKnown(known, [a, s, c, d], 0, 0), -1);
+  assert.deepEqual(takeSync(), [2, 2, 4]);
   assert.deepEqual(known, [a, s, c, d]);
   known = [a, b, c];
-  assert.equal(syncKnown(known, [a, d, s, b], 0, 0), 1);
+  assert.equal(syncKnown(known, [a, d, s, b], 0, 0), -1);
+  assert.deepEqual(takeSync(), [0, 1, 1]);
   assert.deepEqual(known, [a, d, s, b]);
   // A message replaced inside the scanned context is seen.
   known = [a, b, c, d];
-  assert.equal(syncKnown(known, [a, b, s, d], 0, 1), 2);
+  assert.equal(syncKnown(known, [a, b, s, d], 0, 1), -1);
+  assert.deepEqual(takeSync(), [0, 2, 2]);
+  // ... and not when the scan starts past it (the caller trusts the array).
+  known = [a, b, c, d];
+  assert.equal(syncKnown(known, [a, b, s, d, c], 0, 4), 4);
+});
+
+test("syncLlm: rebases a context that moved to a new summary, then syncs", () => {
+  const [s0, a, b, c, d, s1] = objs(6);
+  // An append, nothing rebased: the number alone.
+  let known = [s0, a, b];
+  assert.equal(syncLlm(known, [s0, a, b, c], 0), 3);
+  assert.deepEqual(known, [s0, a, b, c]);
+  // The context moved to s1 and goes on with b, c, then d is new: -1,
+  // syncKnown's details ([0, from, from] for an append) and the cut.
+  assert.equal(syncLlm(known, [s1, b, c, d], 0xffffffff), -1);
+  assert.deepEqual(takeSync(), [0, 3, 3, 2]);
+  assert.deepEqual(known, [s1, b, c, d]);
+  // Moved, but a message in the kept part was replaced: no rebase (three
+  // numbers), cut back to the start.
+  known = [s0, a, b, c];
+  assert.equal(syncLlm(known, [s1, b, d], 0), -1);
+  assert.deepEqual(takeSync(), [0, 0, 0]);
+  assert.deepEqual(known, [s1, b, d]);
+  // Moved, and the last message taken out: the rebase, then the removal.
+  known = [s0, a, b, c, d];
+  assert.equal(syncLlm(known, [s1, b, c], 0), -1);
+  assert.deepEqual(takeSync(), [2, 3, 3, 2]);
+  assert.deepEqual(known, [s1, b, c]);
 });
 
 test("rebaseKnown and rebaseOut follow a context that moved to a new summary", () => {

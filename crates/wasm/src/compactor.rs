@@ -11,7 +11,7 @@ use crate::compaction::{check_not_aborted, link_abort, new_abort_controller, Job
 use crate::estimate::context_tokens_object;
 use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
-use crate::js::message_access::{message_at, messages_array, role_at, JsArray};
+use crate::js::message_access::{message_and_role, message_at, messages_array, role_at, JsArray};
 use crate::js::message_facts::{gather, gather_lazy, tight_bound, EstimateChunks, Estimator};
 use crate::js::values::{object, read_options, Opt};
 use crate::message::convert_message;
@@ -49,8 +49,8 @@ use wasm_bindgen::JsCast;
     wasm_bindgen(module = "/src/js/shim_all.js")
 )]
 extern "C" {
-    #[wasm_bindgen(js_name = rebaseKnown, catch)]
-    fn rebase_known(known: &Array, messages: &Array) -> Result<i32, JsValue>;
+    #[wasm_bindgen(js_name = syncLlm, catch)]
+    fn sync_llm(known: &Array, messages: &Array, scan_from: u32) -> Result<f64, JsValue>;
     #[wasm_bindgen(js_name = rebaseOut)]
     fn rebase_out(out: &Array, dropped: u32, first: &JsValue);
     #[wasm_bindgen(js_name = syncKnown, catch)]
@@ -59,7 +59,9 @@ extern "C" {
         messages: &Array,
         context_start: u32,
         scan_from: u32,
-    ) -> Result<JsValue, JsValue>;
+    ) -> Result<f64, JsValue>;
+    #[wasm_bindgen(js_name = takeSync)]
+    fn take_sync() -> Array;
 }
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -311,14 +313,13 @@ impl Tracked {
         }
         self.synced = None;
         let context_start = self.index.context_start() as u32;
-        let old_len = self.known.length() as usize;
         let mut chunks = EstimateChunks::with(array, self.estimator);
         let change = sync(&self.known, array, context_start, context_start)?;
-        if !matches!(change, Sync::NewFrom(from) if from == old_len) {
+        if !matches!(change, Sync::Appended(_)) {
             self.generation = self.generation.wrapping_add(1);
         }
         let from = match change {
-            Sync::NewFrom(from) => {
+            Sync::Appended(from) | Sync::NewFrom(from) => {
                 self.index.truncate_bounded(from);
                 from
             }
@@ -407,11 +408,28 @@ impl Tracked {
     }
 }
 
-/// How `messages` differs from the compactor's copy (see `syncKnown`).
+/// How `messages` differs from the compactor's copy (see `syncKnown`),
+/// which is now equal to it.
 enum Sync {
+    /// The same messages, and new ones from this index (the old length) on.
+    Appended(usize),
+    /// Cut back to the first difference; new from there.
     NewFrom(usize),
-    Inserted { at: usize, from: usize },
-    Removed { at: usize, from: usize },
+    Inserted {
+        at: usize,
+        from: usize,
+    },
+    Removed {
+        at: usize,
+        from: usize,
+    },
+}
+
+fn sync_error(thrown: JsValue) -> InputError {
+    InputError::Unreadable {
+        path: FieldPath::argument("messages"),
+        reason: thrown_message(&thrown),
+    }
 }
 
 fn sync(
@@ -420,31 +438,42 @@ fn sync(
     context_start: u32,
     scan_from: u32,
 ) -> Result<Sync, InputError> {
-    let v = sync_known(known, array.as_array(), context_start, scan_from).map_err(|thrown| {
-        InputError::Unreadable {
-            path: FieldPath::argument("messages"),
-            reason: thrown_message(&thrown),
-        }
-    })?;
-    if let Some(from) = v.as_f64() {
-        return Ok(Sync::NewFrom(from as usize));
+    let result =
+        sync_known(known, array.as_array(), context_start, scan_from).map_err(sync_error)?;
+    Ok(synced(result).0)
+}
+
+/// The change a sync's result describes (its details read from
+/// `takeSync()` only when it was not an append), and where the LLM cache's
+/// rebase cut `known` (0: not rebased).
+fn synced(result: f64) -> (Sync, usize) {
+    if result >= 0.0 {
+        return (Sync::Appended(result as usize), 0);
     }
-    let parts: Array = v.unchecked_into();
-    let at = parts.get(1).as_f64().unwrap_or(0.0) as usize;
-    let from = parts.get(2).as_f64().unwrap_or(0.0) as usize;
-    Ok(match parts.get(0).as_f64() {
-        Some(1.0) => Sync::Inserted { at, from },
-        _ => Sync::Removed { at, from },
-    })
+    let parts = take_sync();
+    let part = |i| parts.get(i).as_f64().unwrap_or_default() as usize;
+    let (at, from) = (part(1), part(2));
+    let change = match part(0) {
+        1 => Sync::Inserted { at, from },
+        2 => Sync::Removed { at, from },
+        _ => Sync::NewFrom(from),
+    };
+    (change, part(3))
 }
 
 impl LlmCache {
-    /// `trusted`: `messages` is the context `transformContext` just returned
-    /// and only appends were found since this cache was last in line with
-    /// such a context, so its known part needs no identity scan.
-    fn convert(&mut self, messages: &JsValue, trusted: bool) -> Result<Array, InputError> {
-        let array = messages_array(messages)?;
-        let result = self.convert_array(&array, trusted);
+    /// `trusted(array)`: `messages` is the context `transformContext` just
+    /// returned and only appends were found since this cache was last in
+    /// line with such a context, so its known part needs no identity scan.
+    fn convert(
+        &mut self,
+        messages: &JsValue,
+        trusted: impl FnOnce(&JsArray) -> bool,
+    ) -> Result<Array, InputError> {
+        let result = messages_array(messages).and_then(|array| {
+            let trusted = trusted(&array);
+            self.convert_array(&array, trusted)
+        });
         if result.is_err() {
             self.known.set_length(0);
             self.out.set_length(0);
@@ -455,64 +484,67 @@ impl LlmCache {
     }
 
     fn convert_array(&mut self, array: &JsArray, trusted: bool) -> Result<Array, InputError> {
-        let moved = self.follow_moved_context(array)?;
         // Outputs follow inputs one to one up to the first change: found by
-        // checking every known input, unless trusted.
-        let scan_from = if trusted { self.known.length() } else { 0 };
-        let (mut from, edited) = match sync(&self.known, array, 0, scan_from)? {
-            Sync::NewFrom(from) => (from, false),
-            Sync::Inserted { at, .. } | Sync::Removed { at, .. } => {
-                self.known.set_length(at as u32);
-                for i in at..array.len() as usize {
-                    self.known.push(&message_at(array, i)?);
-                }
-                (at, true)
-            }
+        // checking every known input, unless trusted (the shim then checks
+        // from the known length on: `Math.min`). `known` follows a context
+        // that moved to a new summary, then is brought in line with `array`,
+        // in one crossing.
+        let scan_from = if trusted { u32::MAX } else { 0 };
+        let result = sync_llm(&self.known, array.as_array(), scan_from).map_err(sync_error)?;
+        let (change, rebased) = synced(result);
+        let moved = rebased >= 1;
+        if moved {
+            self.follow_moved_context(array, rebased)?;
+        }
+        // Anything but an append may have taken a marker out (a cut back
+        // past one, too).
+        let (mut from, edited) = match change {
+            Sync::Appended(from) => (from, false),
+            Sync::NewFrom(at) | Sync::Inserted { at, .. } | Sync::Removed { at, .. } => (at, true),
         };
-        let mut roles = Vec::with_capacity(array.len() as usize - from);
-        for i in from..array.len() as usize {
-            roles.push(role_at(array, i)?);
+        let len = array.len() as usize;
+        // The new messages and their roles, each read once.
+        let mut fresh = Vec::with_capacity(len - from);
+        for i in from..len {
+            fresh.push(message_and_role(array, i)?);
         }
         // A marker added, or one perhaps taken out or moved: outputs before
         // it may change, so everything is converted again (rare: once per
         // clearing or undo).
-        if roles.contains(&Role::ToolOutputCleared)
+        if fresh.iter().any(|(_, r)| *r == Role::ToolOutputCleared)
             || ((edited || moved) && !self.cleared.is_empty())
         {
             let all = crate::js::message_access::roles(array)?;
             self.cleared = cleared_outputs(array, &all)?;
-            from = 0;
-            roles = all;
-        }
-        self.out_len_at.truncate(from);
-        self.out
-            .set_length(self.out_len_at.last().copied().unwrap_or(0));
-        for (i, role) in (from..array.len() as usize).zip(roles) {
-            if let Some(converted) =
-                convert_message(&message_at(array, i)?, i, role, &self.cleared)?
-            {
-                self.out.push(&converted);
+            fresh = Vec::with_capacity(len);
+            for (i, role) in all.into_iter().enumerate() {
+                fresh.push((message_at(array, i)?, role));
             }
-            self.out_len_at.push(self.out.length());
+            from = 0;
         }
-        Ok(self.out.slice(0, self.out.length()))
+        // `out` holds the outputs of known[..out_len_at.len()]: cut back
+        // only when something before the end changed.
+        if from < self.out_len_at.len() {
+            self.out_len_at.truncate(from);
+            self.out
+                .set_length(self.out_len_at.last().copied().unwrap_or(0));
+        }
+        let mut out_len = self.out_len_at.last().copied().unwrap_or(0);
+        for (i, (message, role)) in (from..).zip(fresh) {
+            if let Some(converted) = convert_message(&message, i, role, &self.cleared)? {
+                out_len = self.out.push(&converted);
+            }
+            self.out_len_at.push(out_len);
+        }
+        Ok(self.out.slice(0, out_len))
     }
 
     /// After a compaction the context starts at the new summary and goes
-    /// on with messages this cache has converted already: keep their
-    /// outputs (drop the ones before them, put the summary's in front)
-    /// instead of converting the whole context again. Says whether it did.
-    fn follow_moved_context(&mut self, array: &JsArray) -> Result<bool, InputError> {
-        let p = rebase_known(&self.known, array.as_array()).map_err(|thrown| {
-            InputError::Unreadable {
-                path: FieldPath::argument("messages"),
-                reason: thrown_message(&thrown),
-            }
-        })?;
-        if p < 1 {
-            return Ok(false);
-        }
-        let p = p as usize;
+    /// on with messages this cache has converted already (`known`, rebased
+    /// by the shim, dropped its first `p`): keep their outputs (drop the
+    /// ones before them, put the summary's in front) instead of converting
+    /// the whole context again.
+    fn follow_moved_context(&mut self, array: &JsArray, p: usize) -> Result<(), InputError> {
         let dropped = self.out_len_at.get(p - 1).copied().unwrap_or(0);
         let first = convert_message(&message_at(array, 0)?, 0, role_at(array, 0)?, &self.cleared)?;
         let added = u32::from(first.is_some());
@@ -521,7 +553,7 @@ impl LlmCache {
         lens.push(added);
         lens.extend(self.out_len_at[p..].iter().map(|&n| n - dropped + added));
         self.out_len_at = lens;
-        Ok(true)
+        Ok(())
     }
 }
 
@@ -834,17 +866,18 @@ impl Compactor {
         let convert = Closure::<dyn Fn(JsValue) -> Promise>::new(move |messages: JsValue| {
             let result = match state.try_borrow_mut() {
                 Ok(mut s) => {
+                    let s = &mut *s;
                     let generation = s.tracked.generation;
-                    let is_context = s.last_context.as_ref().is_some_and(|(c, len, g)| {
-                        *c == messages
-                            && *g == generation
-                            && messages
-                                .dyn_ref::<Array>()
-                                .is_some_and(|a| a.length() == *len)
+                    let mut is_context = false;
+                    let (llm, last_context) = (&mut s.llm, &s.last_context);
+                    let was_in_line = llm.generation == Some(generation);
+                    let result = llm.convert(&messages, |array| {
+                        is_context = last_context.as_ref().is_some_and(|(c, len, g)| {
+                            *c == messages && *g == generation && array.len() == *len
+                        });
+                        is_context && was_in_line
                     });
-                    let trusted = is_context && s.llm.generation == Some(generation);
-                    let result = s.llm.convert(&messages, trusted);
-                    s.llm.generation = (is_context && result.is_ok()).then_some(generation);
+                    llm.generation = (is_context && result.is_ok()).then_some(generation);
                     result.map(JsValue::from).map_err(type_error)
                 }
                 Err(_) => Err(busy()),

@@ -206,8 +206,14 @@ pub fn role_from_code(messages: &JsArray, index: usize, code: u8) -> Result<Role
 
 /// The role of `messages[index]`, in one crossing of the boundary.
 pub fn role_at(messages: &JsArray, index: usize) -> Result<Role, InputError> {
+    message_and_role(messages, index).map(|(_, role)| role)
+}
+
+/// `messages[index]` and its role, each read once.
+pub fn message_and_role(messages: &JsArray, index: usize) -> Result<(JsValue, Role), InputError> {
     let message = message_at(messages, index)?;
-    role_from_code(messages, index, role_code(&message))
+    let role = role_from_code(messages, index, role_code(&message))?;
+    Ok((message, role))
 }
 
 /// The roles of all messages, gathered in one crossing.

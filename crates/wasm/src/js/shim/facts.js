@@ -155,17 +155,30 @@ function gatherOne(message, out, o, lazy) {
   }
 }
 
-// Facts of messages[from..to).
+// Facts of messages[from..to). For one message (every turn's case) the
+// array is reused: read it before the next call (the binding copies it at
+// once). A new Float64Array of this size costs more than gathering a
+// message's facts. A call made while one is filling it (a getter that calls
+// into the package) gets an array of its own.
+const one = new Float64Array(FACTS_STRIDE);
+let filling = false;
+
 export function gatherFacts(messages, from, to, lazy) {
-  const out = new Float64Array((to - from) * FACTS_STRIDE);
-  for (let i = from; i < to; i++) {
-    const o = (i - from) * FACTS_STRIDE;
-    try {
-      gatherOne(messages[i], out, o, lazy);
-    } catch (e) {
-      lastThrown = e;
-      out[o + 17] = THREW;
+  const reuse = to - from === 1 && !filling;
+  const out = reuse ? one.fill(0) : new Float64Array((to - from) * FACTS_STRIDE);
+  filling ||= reuse;
+  try {
+    for (let i = from; i < to; i++) {
+      const o = (i - from) * FACTS_STRIDE;
+      try {
+        gatherOne(messages[i], out, o, lazy);
+      } catch (e) {
+        lastThrown = e;
+        out[o + 17] = THREW;
+      }
     }
+  } finally {
+    if (reuse) filling = false;
   }
   return out;
 }

@@ -18,14 +18,24 @@ export function sameRun(known, messages, from, to) {
 // start, and every known message from `scanFrom` on (the caller scans the LLM
 // context, whose size the context window bounds, so that a message replaced
 // there by a new object is seen; or nothing, when it knows the array is the
-// one it checked), and returns the index from which `messages` is new. Otherwise the
-// first difference is found by a scan (from the context start when the array
-// agrees there, as the common case trusts what lies before), and one inserted message (a
-// compaction's summary) or one removed message (a failed attempt, an undone
-// summary) is recognised: then it returns [1, at, from] (inserted at `at`)
-// or [2, at, from] (removed at `at`), `from` being where new messages begin.
-// Anything else cuts `known` back to where they agree and returns that
-// index. May throw on hostile input; imported with `catch`.
+// one it checked), and returns the index from which `messages` is new (the
+// old length of `known`). Otherwise the first difference is found by a scan
+// (from the context start when the array agrees there, as the common case
+// trusts what lies before), and one inserted message (a compaction's
+// summary) or one removed message (a failed attempt, an undone summary) is
+// recognised: then it returns -1 and `takeSync()` gives [1, at, from]
+// (inserted at `at`) or [2, at, from] (removed at `at`), `from` being where
+// new messages begin. Anything else cuts `known` back to where they agree,
+// d, and gives [0, d, d]. A number, not an array, in the common case: no
+// allocation, and the binding reads it without a conversion. `known` always
+// ends up equal to `messages`. May throw on hostile input; imported with
+// `catch`.
+let synced = [0, 0, 0];
+
+export function takeSync() {
+  return synced;
+}
+
 export function syncKnown(known, messages, contextStart, scanFrom) {
   const n = messages.length;
   const m = known.length;
@@ -57,7 +67,8 @@ export function syncKnown(known, messages, contextStart, scanFrom) {
     if (k === m) {
       known.splice(d, 0, messages[d]);
       for (let i = m + 1; i < n; i++) known.push(messages[i]);
-      return [1, d, m + 1];
+      synced = [1, d, m + 1];
+      return -1;
     }
   }
   // One message removed at d: messages[d .. m-1) is known[d+1 .. m).
@@ -67,12 +78,29 @@ export function syncKnown(known, messages, contextStart, scanFrom) {
     if (k === m - 1) {
       known.splice(d, 1);
       for (let i = m - 1; i < n; i++) known.push(messages[i]);
-      return [2, d, m - 1];
+      synced = [2, d, m - 1];
+      return -1;
     }
   }
   known.length = d;
   for (let i = d; i < n; i++) known.push(messages[i]);
-  return d;
+  synced = [0, d, d];
+  return -1;
+}
+
+// The LLM cache's sync: rebaseKnown (a context that moved to a new summary),
+// then syncKnown from the start. Returns syncKnown's number when nothing was
+// rebased; otherwise -1, and `takeSync()` gives syncKnown's three numbers
+// ([0, from, from] for an append) followed by where the rebase cut `known`.
+// One crossing for both on every turn. May throw on hostile input; imported
+// with `catch`.
+export function syncLlm(known, messages, scanFrom) {
+  const p = rebaseKnown(known, messages);
+  const r = syncKnown(known, messages, 0, scanFrom);
+  if (p < 1) return r;
+  if (r >= 0) synced = [0, r, r];
+  synced = [...synced, p];
+  return -1;
 }
 
 // messages[0..at) + [item] + messages[at..), as a new array.

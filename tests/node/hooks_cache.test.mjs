@@ -1,0 +1,199 @@
+// The agent hooks' per-turn caches against a fresh computation, turn by turn.
+// The compactor keeps its own copy of the array and of the LLM messages it
+// converted (crates/wasm/src/compactor.rs: Tracked, LlmCache; the shim's
+// syncKnown/syncLlm in js/shim/known.js) so that a turn costs only what is
+// new. Here a random session is edited the ways an app edits it — appends of
+// every role, a summary inserted inside the context (the LLM cache follows
+// the moved context), a message removed, the array cut back, a message
+// replaced by a new object inside the context, clearing markers inserted
+// and taken out again, pinned messages before a summary — and after every
+// edit the cached hooks must give exactly what the stateless functions and a
+// fresh compactor give: the same context, the same LLM messages, the same
+// threshold answer and token count.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Compactor, convertToLlm, transformContext } from "agent-compaction";
+
+// A small deterministic generator (mulberry32).
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function session(seed) {
+  const rand = rng(seed);
+  const pick = (n) => Math.floor(rand() * n);
+  let clock = 1_000;
+  let ids = 0;
+  const usage = (input) => ({
+    input,
+    output: 10,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: input + 10,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  });
+  const text = () => "word ".repeat(1 + pick(400));
+  const make = {
+    user: () => ({ role: "user", content: text(), timestamp: clock++, ...(rand() < 0.1 ? { pinned: true } : {}) }),
+    call: () => {
+      const id = `t${ids++}`;
+      return {
+        role: "assistant",
+        content: [{ type: "toolCall", id, name: "read", arguments: { path: `/src/${id}.ts` } }],
+        api: "openai-completions",
+        provider: "local",
+        model: "m",
+        stopReason: "toolUse",
+        timestamp: clock++,
+        ...(rand() < 0.5 ? { usage: usage(1_000 + pick(50_000)) } : {}),
+      };
+    },
+    result: () => ({
+      role: "toolResult",
+      toolCallId: `t${Math.max(0, ids - 1)}`,
+      toolName: "read",
+      content: [{ type: "text", text: text() }],
+      isError: false,
+      timestamp: clock++,
+    }),
+    answer: () => ({
+      role: "assistant",
+      content: [{ type: "text", text: text() }],
+      api: "openai-completions",
+      provider: "local",
+      model: "m",
+      stopReason: "stop",
+      timestamp: clock++,
+      ...(rand() < 0.7 ? { usage: usage(1_000 + pick(50_000)) } : {}),
+    }),
+    bash: () => ({ role: "bashExecution", command: "ls", output: text(), exitCode: 0, cancelled: false, truncated: false, timestamp: clock++ }),
+    custom: () => ({ role: "custom", customType: "note", content: text(), display: true, timestamp: clock++ }),
+    summary: () => ({ role: "compactionSummary", summary: `summary ${clock}\n${text()}`, tokensBefore: 50_000, timestamp: clock++ }),
+    branch: () => ({ role: "branchSummary", summary: text(), fromId: "x", timestamp: clock++ }),
+  };
+  const lastSummary = (a) => a.findLastIndex((m) => m.role === "compactionSummary");
+  const edits = [
+    // appends, the common turn (weighted)
+    ...Array(12).fill((a) => [...a, make[["user", "call", "result", "answer", "answer", "bash", "custom", "branch"][pick(8)]]()]),
+    // a summary inserted inside the context, as a compaction inserts it
+    (a) => {
+      const from = Math.max(0, lastSummary(a) + 1);
+      const at = from + pick(a.length - from + 1);
+      return [...a.slice(0, at), make.summary(), ...a.slice(at)];
+    },
+    // a summary appended at the end
+    (a) => [...a, make.summary()],
+    // one message taken out (a failed attempt, an undone summary)
+    (a) => (a.length ? a.toSpliced(pick(a.length), 1) : a),
+    // cut back (a branch)
+    (a) => a.slice(0, Math.max(0, a.length - 1 - pick(5))),
+    // a message inside the context replaced by an edited copy
+    (a) => {
+      if (!a.length) return a;
+      const from = Math.max(0, lastSummary(a));
+      const i = from + pick(a.length - from);
+      return a.with(i, { ...a[i], timestamp: a[i].timestamp });
+    },
+    // a clearing marker for the results so far (inserted after them)
+    (a) => {
+      const ids = a.filter((m) => m.role === "toolResult").map((m) => m.toolCallId).slice(0, 3);
+      if (!ids.length) return a;
+      const marker = { role: "toolOutputCleared", toolCallIds: ids, tokensFreed: 100, timestamp: clock++ };
+      return [...a, marker];
+    },
+    // a clearing marker taken out again
+    (a) => {
+      const i = a.findLastIndex((m) => m.role === "toolOutputCleared");
+      return i < 0 ? a : a.toSpliced(i, 1);
+    },
+    // the same array again (a second call in the same turn)
+    (a) => a,
+  ];
+  return { next: (a) => edits[pick(edits.length)](a) };
+}
+
+for (const estimator of ["pi", "calibrated"]) {
+  test(`the hooks' caches give what a fresh computation gives, through every kind of edit (${estimator})`, async () => {
+    for (const seed of [1, 2, 3, 4]) {
+      const { next } = session(seed);
+      const options = { contextWindow: 60_000, estimator };
+      const cached = new Compactor(options);
+      const hooks = cached.agentHooks();
+      let messages = [];
+      for (let turn = 0; turn < 400; turn++) {
+        messages = next(messages);
+        const where = `seed ${seed}, turn ${turn}`;
+        const ctx = await hooks.transformContext(messages);
+        assert.deepEqual(ctx, transformContext(messages), `context, ${where}`);
+        const llm = await hooks.convertToLlm(ctx);
+        assert.deepEqual(llm, convertToLlm(ctx), `LLM messages, ${where}`);
+        // The kept messages are passed through, not copied.
+        const fresh = convertToLlm(ctx);
+        llm.forEach((m, i) => {
+          if (ctx.includes(fresh[i])) assert.equal(m, fresh[i], `message ${i} passed through, ${where}`);
+        });
+        const cold = new Compactor(options);
+        assert.equal(cached.needsCompaction(messages), cold.needsCompaction(messages), `needsCompaction, ${where}`);
+        assert.equal(cached.contextTokens(messages), cold.contextTokens(messages), `contextTokens, ${where}`);
+        cold.free();
+      }
+      cached.free();
+    }
+  });
+}
+
+test("the LLM messages are a new array every turn, and the caller's edits to one do not reach the next", async () => {
+  const c = new Compactor({ contextWindow: 200_000 });
+  const hooks = c.agentHooks();
+  const a = [{ role: "user", content: "one", timestamp: 1 }];
+  const first = await hooks.convertToLlm(await hooks.transformContext(a));
+  first.push({ role: "user", content: "injected", timestamp: 2 });
+  first[0] = null;
+  const b = [...a, { role: "user", content: "two", timestamp: 3 }];
+  const second = await hooks.convertToLlm(await hooks.transformContext(b));
+  assert.notEqual(second, first);
+  assert.deepEqual(second, convertToLlm(b));
+  c.free();
+});
+
+test("an array cut back past a clearing marker sends the outputs it cleared again", async () => {
+  // (The LLM cache used to keep the marker's cleared outputs after a cut of
+  // more than one message: the model was sent placeholders for outputs no
+  // marker cleared any more.)
+  const call = (id) => ({
+    role: "assistant",
+    content: [{ type: "toolCall", id, name: "read", arguments: { path: "a" } }],
+    stopReason: "toolUse",
+    timestamp: 1,
+  });
+  const result = (id) => ({
+    role: "toolResult",
+    toolCallId: id,
+    toolName: "read",
+    content: [{ type: "text", text: `output ${id}` }],
+    isError: false,
+    timestamp: 2,
+  });
+  const user = (text) => ({ role: "user", content: text, timestamp: 3 });
+  const c = new Compactor({ contextWindow: 200_000 });
+  const hooks = c.agentHooks();
+  const turn = async (a) => hooks.convertToLlm(await hooks.transformContext(a));
+  let a = [user("hi"), call("t1"), result("t1"), user("more")];
+  await turn(a);
+  a = [...a, { role: "toolOutputCleared", toolCallIds: ["t1"], tokensFreed: 10, timestamp: 4 }];
+  assert.match((await turn(a))[2].content[0].text, /cleared/);
+  a = [...a, user("x"), user("y")];
+  await turn(a);
+  a = a.slice(0, 4);
+  const llm = await turn(a);
+  assert.equal(llm[2], a[2]);
+  assert.deepEqual(llm, convertToLlm(a));
+  c.free();
+});
