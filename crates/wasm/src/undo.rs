@@ -8,10 +8,14 @@ use agent_compaction_core::message::role::Role;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(inline_js = "export function withoutIndex(messages, i) { \
-    const out = Array.prototype.slice.call(messages, 0, i); \
-    for (let k = i + 1; k < messages.length; k++) out.push(messages[k]); \
-    return out; }")]
+#[cfg_attr(
+    not(all(feature = "compactor", feature = "store")),
+    wasm_bindgen(module = "/src/js/shim.js")
+)]
+#[cfg_attr(
+    all(feature = "compactor", feature = "store"),
+    wasm_bindgen(module = "/src/js/shim_all.js")
+)]
 extern "C" {
     #[wasm_bindgen(js_name = withoutIndex, catch)]
     fn without_index(messages: &Array, i: u32) -> Result<Array, JsValue>;

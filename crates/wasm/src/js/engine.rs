@@ -6,9 +6,14 @@
 use agent_compaction_core::js::engine::Engine;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(inline_js = "export function numberText(x) { return String(x); }\n\
-    export function textNumber(text) { return Number(text); }\n\
-    export function lowerCase(text) { return text.toLowerCase(); }")]
+#[cfg_attr(
+    not(all(feature = "compactor", feature = "store")),
+    wasm_bindgen(module = "/src/js/shim.js")
+)]
+#[cfg_attr(
+    all(feature = "compactor", feature = "store"),
+    wasm_bindgen(module = "/src/js/shim_all.js")
+)]
 extern "C" {
     #[wasm_bindgen(js_name = numberText)]
     fn number_text(x: f64) -> String;

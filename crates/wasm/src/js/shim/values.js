@@ -2,7 +2,8 @@
 // getters, revoked proxies): an exception must never unwind through wasm
 // frames, so each of these either cannot throw or is imported with `catch`.
 // Also the descriptions of values and of what was thrown that error messages
-// use. Imported by crates/wasm/src/js/errors.rs and message_access.rs.
+// use, the engine's number and case conversions, and undo's copy. Imported
+// by crates/wasm/src/js/errors.rs, message_access.rs, engine.rs and undo.rs.
 
 // Length of an array argument: -1 when it is not an array. May throw (a
 // proxy's trap); imported with `catch`.
@@ -46,4 +47,29 @@ export function thrownMessage(thrown) {
     // fall through
   }
   return `${describeValue(thrown)} was thrown`;
+}
+
+// The engine's own number text, number parsing and lowercasing, which the
+// core is linked with in the wasm build (crates/wasm/src/js/engine.rs):
+// exact by definition, and Rust's float formatting, float parsing and case
+// tables stay out of the .wasm. Called with numbers and strings only: they
+// cannot throw.
+export function numberText(x) {
+  return String(x);
+}
+
+export function textNumber(text) {
+  return Number(text);
+}
+
+export function lowerCase(text) {
+  return text.toLowerCase();
+}
+
+// `messages` without element `i` (removeLastCompaction, undo.rs): the same
+// objects otherwise. May throw (a proxy); imported with `catch`.
+export function withoutIndex(messages, i) {
+  const out = Array.prototype.slice.call(messages, 0, i);
+  for (let k = i + 1; k < messages.length; k++) out.push(messages[k]);
+  return out;
 }
