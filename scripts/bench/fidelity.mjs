@@ -30,6 +30,7 @@
 //     with the same structure-only summarizer): the baseline.
 import { fileURLToPath } from "node:url";
 import * as ours from "agent-compaction";
+import { rng as random } from "../../tests/node/estimator-corpus.mjs";
 
 const piDist = new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/", import.meta.url);
 
@@ -40,18 +41,6 @@ const SETTINGS = { reserveTokens: 4_000, keepRecentTokens: 3_000 };
 
 // ---------------------------------------------------------------------------
 // The session.
-
-/** A small deterministic PRNG (mulberry32). */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const MODULES = ["parser", "cache", "router", "scheduler", "auth", "billing", "search", "upload", "metrics", "export"];
 const VERBS = ["refactor", "fix the bug in", "add tests for", "speed up", "document", "simplify"];

@@ -13,18 +13,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Compactor, convertToLlm, transformContext } from "agent-compaction";
-
-// A small deterministic generator (mulberry32).
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from "./estimator-corpus.mjs";
 
 function session(seed) {
   const rand = rng(seed);
