@@ -104,8 +104,8 @@ pub fn pinned_slots(
 pub enum PinnedRead {
     /// No summary, or none pinned before it: nothing.
     Nothing,
-    /// The records the field names (`count` of them).
-    Keys(usize),
+    /// The records the field names.
+    Keys,
     /// A record written by a version without the field, with a summary:
     /// the whole session is read to find them.
     Everything,
@@ -117,7 +117,7 @@ pub enum PinnedRead {
 pub fn pinned_read(context_start: bool, pinned_keys: Option<usize>) -> PinnedRead {
     match (context_start, pinned_keys) {
         (false, _) | (true, Some(0)) => PinnedRead::Nothing,
-        (true, Some(n)) => PinnedRead::Keys(n),
+        (true, Some(_)) => PinnedRead::Keys,
         (true, None) => PinnedRead::Everything,
     }
 }
@@ -215,7 +215,7 @@ mod tests {
         assert_eq!(pinned_read(false, None), PinnedRead::Nothing);
         assert_eq!(pinned_read(false, Some(3)), PinnedRead::Nothing);
         assert_eq!(pinned_read(true, Some(0)), PinnedRead::Nothing);
-        assert_eq!(pinned_read(true, Some(2)), PinnedRead::Keys(2));
+        assert_eq!(pinned_read(true, Some(2)), PinnedRead::Keys);
         assert_eq!(pinned_read(true, None), PinnedRead::Everything);
     }
 }

@@ -96,7 +96,7 @@ pub async fn read(
     let listed = pinned_keys.dyn_ref::<Array>().map(|a| a.length() as usize);
     let pinned = match pinned_read(context_only && !context_key.is_null(), listed) {
         PinnedRead::Nothing => Some(None),
-        PinnedRead::Keys(_) => Some(Some(read_pinned(&messages, pinned_keys.unchecked_ref()))),
+        PinnedRead::Keys => Some(Some(read_pinned(&messages, pinned_keys.unchecked_ref()))),
         PinnedRead::Everything => None,
     };
     let records = match early {
