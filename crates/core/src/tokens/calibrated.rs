@@ -193,38 +193,6 @@ impl Features {
             self.long_run_units,
         ]
     }
-
-    fn add(&mut self, other: &Features) {
-        let mut row = self.to_row();
-        for (a, b) in row.iter_mut().zip(other.to_row()) {
-            *a += b;
-        }
-        *self = Features::from_row(row);
-    }
-
-    fn from_row(r: [u64; 19]) -> Features {
-        Features {
-            word_pieces: r[0],
-            word_letters: r[1],
-            digit_groups: r[2],
-            punct_runs: r[3],
-            punct_chars: r[4],
-            space_runs: r[5],
-            newline_runs: r[6],
-            han: r[7],
-            kana: r[8],
-            hangul: r[9],
-            cjk_punct: r[10],
-            other_runs: r[11],
-            other_chars: r[12],
-            emoji_clusters: r[13],
-            emoji_code_points: r[14],
-            base64_chars: r[15],
-            hex_chars: r[16],
-            symbols: r[17],
-            long_run_units: r[18],
-        }
-    }
 }
 
 /// The calibrated estimate of one text (UTF-8), in tokens (not rounded).
@@ -237,7 +205,7 @@ pub fn estimate_text(text: &[u8]) -> f64 {
 pub fn estimate_texts<'a>(texts: impl IntoIterator<Item = &'a [u8]>) -> u64 {
     let mut total = Features::default();
     for t in texts {
-        total.add(&classify(t));
+        classify_into(t, &mut total);
     }
     total.tokens(&WEIGHTS).ceil() as u64
 }
@@ -428,39 +396,141 @@ fn blob_kind(run: &[u8], classes: u8) -> Option<Blob> {
     blob_kind_read(run)
 }
 
-/// [`blob_kind`] once the classes leave it open: one pass over the run.
+/// [`blob_kind`] once the classes leave it open: one pass over the run,
+/// eight bytes at a time where they are all letters and digits (most of a
+/// hash or of encoded data), a byte at a time up to each `+/=_-`.
 #[inline(never)]
 fn blob_kind_read(run: &[u8]) -> Option<Blob> {
-    let (mut changes, mut alnum, mut digits, mut upper_pairs) = (0usize, 0usize, 0usize, 0usize);
-    let (mut hex_digits, mut hex_or_dash, mut prev) = (0usize, 0usize, 0u8);
-    for &u in run {
-        let hex = u.is_ascii_hexdigit();
-        hex_digits += usize::from(hex);
-        hex_or_dash += usize::from(hex || u == b'-');
-        let c = class(u);
-        if c & (L | U | D) != 0 {
-            changes += usize::from(prev != 0 && c != prev);
-            digits += usize::from(c == D);
-            upper_pairs += usize::from(c == U && prev == U);
-            prev = c;
-            alnum += 1;
+    let mut s = BlobStats::default();
+    let mut i = 0;
+    while i + 8 <= run.len() {
+        match s.eight(eight_at(run, i), HIGH) {
+            0 => i += 8,
+            // Up to the last lane that is not a letter or digit.
+            others => {
+                let n = (64 - others.leading_zeros() as usize) / 8;
+                run[i..i + n].iter().for_each(|&u| s.byte(u));
+                i += n;
+            }
         }
     }
-    // Hex needs both digits and letters, and nothing but hex digits and
-    // dashes.
-    if run.len() >= MIN_HEX
-        && digits > 0
-        && alnum > digits
-        && hex_or_dash == run.len()
-        && hex_digits >= MIN_HEX
-    {
-        return Some(Blob::Hex);
+    // The last bytes: the run's last eight, counting only the lanes not
+    // counted yet, if those are letters and digits.
+    let rest = run.len() - i;
+    if rest > 0 && (i < 8 || s.eight(eight_at(run, run.len() - 8), HIGH << (64 - 8 * rest)) != 0) {
+        run[i..].iter().for_each(|&u| s.byte(u));
     }
-    // camelCase changes class often too, but has neither digits nor two
-    // capitals in a row; random text of this length almost always has one.
-    let random = digits > 0 || upper_pairs > 0;
-    (run.len() >= MIN_BASE64 && alnum >= MIN_BASE64 && changes * 10 >= alnum * 3 && random)
-        .then_some(Blob::Base64)
+    s.kind(run.len())
+}
+
+/// The eight bytes of `run` from `i` (there are), the first in the low lane.
+#[inline(always)]
+fn eight_at(run: &[u8], i: usize) -> u64 {
+    let mut x = [0; 8];
+    x.copy_from_slice(&run[i..i + 8]);
+    u64::from_le_bytes(x)
+}
+
+/// What [`blob_kind_read`] counts in a run of blob bytes.
+#[derive(Default)]
+struct BlobStats {
+    /// Class changes between consecutive letters and digits (`+/=_-`
+    /// skipped), letters and digits, digits, capitals after a capital (a
+    /// `+/=_-` between them skipped too), hex digits, hex digits and dashes.
+    changes: usize,
+    alnum: usize,
+    digits: usize,
+    upper_pairs: usize,
+    hex_digits: usize,
+    hex_or_dash: usize,
+    /// The class of the last letter or digit ([`L`], [`U`] or [`D`]; 0:
+    /// none yet).
+    prev: u8,
+}
+
+/// A byte in every lane of a `u64`, and every lane's high bit.
+const LANES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = LANES * 0x80;
+
+/// The high bit of each lane of `x` (bytes below 0x80) that is in
+/// `lo..=hi`: `b + 0x80 - lo` reaches 0x80 when `b >= lo`, `b + 0x7F - hi`
+/// when `b > hi`, and neither sum carries into the next lane.
+#[inline(always)]
+fn within(x: u64, lo: u8, hi: u8) -> u64 {
+    let from = x.wrapping_add(LANES * u64::from(0x80 - lo));
+    let above = x.wrapping_add(LANES * u64::from(0x7F - hi));
+    from & !above & HIGH
+}
+
+impl BlobStats {
+    /// Counts one byte.
+    #[inline(always)]
+    fn byte(&mut self, u: u8) {
+        let hex = u.is_ascii_hexdigit();
+        self.hex_digits += usize::from(hex);
+        self.hex_or_dash += usize::from(hex || u == b'-');
+        let c = class(u);
+        if c & (L | U | D) != 0 {
+            self.changes += usize::from(self.prev != 0 && c != self.prev);
+            self.digits += usize::from(c == D);
+            self.upper_pairs += usize::from(c == U && self.prev == U);
+            self.prev = c;
+            self.alnum += 1;
+        }
+    }
+
+    /// Counts the lanes of `x` (eight bytes of the run, the first in the
+    /// low lane) whose high bit `keep` holds (the last ones), as
+    /// [`byte`](Self::byte) would one by one, if they are all letters and
+    /// digits; otherwise counts nothing and returns those that are not.
+    #[inline(always)]
+    fn eight(&mut self, x: u64, keep: u64) -> u64 {
+        let digit = within(x, b'0', b'9') & keep;
+        let upper = within(x, b'A', b'Z') & keep;
+        let others = keep & !(digit | upper | within(x, b'a', b'z'));
+        if others != 0 {
+            return others;
+        }
+        let hex = (digit | within(x | LANES * 0x20, b'a', b'f') & keep).count_ones() as usize;
+        self.hex_digits += hex;
+        self.hex_or_dash += hex;
+        self.digits += digit.count_ones() as usize;
+        self.alnum += keep.count_ones() as usize;
+        let lane = |bit: u32| match (digit >> bit & 1, upper >> bit & 1) {
+            (1, _) => D,
+            (_, 1) => U,
+            _ => L,
+        };
+        // Each lane against the next, and the first against the letter or
+        // digit before.
+        let pairs = HIGH >> 8 & keep;
+        let (first, last) = (lane(keep.trailing_zeros()), lane(63));
+        self.changes += ((digit ^ digit >> 8 | upper ^ upper >> 8) & pairs).count_ones() as usize
+            + usize::from(self.prev != 0 && first != self.prev);
+        self.upper_pairs += (upper & upper >> 8 & pairs).count_ones() as usize
+            + usize::from(first == U && self.prev == U);
+        self.prev = last;
+        0
+    }
+
+    fn kind(&self, len: usize) -> Option<Blob> {
+        // Hex needs both digits and letters, and nothing but hex digits and
+        // dashes.
+        if len >= MIN_HEX
+            && self.digits > 0
+            && self.alnum > self.digits
+            && self.hex_or_dash == len
+            && self.hex_digits >= MIN_HEX
+        {
+            return Some(Blob::Hex);
+        }
+        // camelCase changes class often too, but has neither digits nor two
+        // capitals in a row; random text of this length almost always has
+        // one.
+        let random = self.digits > 0 || self.upper_pairs > 0;
+        (len >= MIN_BASE64 && self.alnum >= MIN_BASE64 && self.changes * 10 >= self.alnum * 3 && random)
+            .then_some(Blob::Base64)
+    }
 }
 
 // The kinds of run the classifier builds (a run's kind; 0: none open).
@@ -560,6 +630,12 @@ impl Run {
 /// (the test oracle in `reference.rs`; `tests.rs` checks them equal).
 pub fn classify(units: &[u8]) -> Features {
     let mut f = Features::default();
+    classify_into(units, &mut f);
+    f
+}
+
+/// [`classify`], the counts added to `f` (several texts counted together).
+fn classify_into(units: &[u8], f: &mut Features) {
     let mut run = Run {
         kind: NO_RUN,
         len: 0,
@@ -569,17 +645,17 @@ pub fn classify(units: &[u8]) -> Features {
     while let Some(&b) = units.get(i) {
         let c = class(b);
         if c & BLOB != 0 {
-            i = blob_bytes(units, i, &mut run, &mut f);
+            i = blob_bytes(units, i, &mut run, f);
         } else if c & (S | N) != 0 {
-            run.push(if c == S { SPACES } else { BREAK }, &mut f);
+            run.push(if c == S { SPACES } else { BREAK }, f);
             i = whitespace_rest(units, i + 1, &mut run);
         } else if c == P {
             if is_keycap(units, i + 1) {
-                run.flush(&mut f);
-                i = emoji_cluster(units, i, &mut f);
+                run.flush(f);
+                i = emoji_cluster(units, i, f);
                 continue;
             }
-            run.push(PUNCT, &mut f);
+            run.push(PUNCT, f);
             i += 1;
             // The rest of the punctuation run (up to a keycap's base).
             while let Some(&u) = units.get(i) {
@@ -590,15 +666,14 @@ pub fn classify(units: &[u8]) -> Features {
                 i += 1;
             }
         } else if c == C {
-            run.flush(&mut f);
+            run.flush(f);
             f.symbols += 1;
             i += 1;
         } else {
-            i = non_ascii(units, i, &mut run, &mut f);
+            i = non_ascii(units, i, &mut run, f);
         }
     }
-    run.flush(&mut f);
-    f
+    run.flush(f);
 }
 
 /// The whitespace run `run` holds goes on with the ASCII whitespace from
@@ -796,30 +871,20 @@ fn emoji_cluster(units: &[u8], start: usize, f: &mut Features) -> usize {
     let (cp, width) = decode(units, start);
     let mut i = start + width;
     let mut code_points = 1;
-    if kind(cp) == Kind::Regional {
-        if let Some((next, w)) = (i < units.len()).then(|| decode(units, i)) {
-            if kind(next) == Kind::Regional {
-                i += w;
-                code_points += 1;
-            }
-        }
-    }
+    // What the last code point leaves open: a flag's second regional
+    // indicator (right after the first), a pictograph after a joiner.
+    let mut regional = kind(cp) == Kind::Regional;
+    let mut joined = false;
     while i < units.len() {
         let (next, w) = decode(units, i);
-        match kind(next) {
-            Kind::Mark => {}
-            _ if next == 0x20E3 => {}
-            Kind::Zwj => {
-                let after = i + w;
-                if after < units.len() && kind(decode(units, after).0) == Kind::Pictographic {
-                    let (_, w2) = decode(units, after);
-                    i = after + w2;
-                    code_points += 2;
-                    continue;
-                }
-                // A trailing joiner still belongs to the cluster.
-            }
-            _ => break,
+        let k = kind(next);
+        let open = (regional && k == Kind::Regional) || (joined && k == Kind::Pictographic);
+        regional = false;
+        // A joiner belongs to the cluster, followed by a pictograph or not.
+        joined = k == Kind::Zwj;
+        // (U+20E3, the keycap mark, is a `Mark`.)
+        if !(open || joined || k == Kind::Mark) {
+            break;
         }
         i += w;
         code_points += 1;
