@@ -578,3 +578,41 @@ proptest::proptest! {
         same_as_the_oracle(&parts.concat())?;
     }
 }
+
+/// Runs of blob bytes are tested for base64 and hex eight bytes at a time
+/// (`blob_kind_read`): every run length from 8 to 40, a `+/=_-` (or two) at
+/// every place in it, the letters and digits around it changing class at
+/// every place, count as the oracle counts, base64, hex or words.
+#[test]
+fn blob_runs_count_as_the_oracle_at_every_lane() {
+    let alnum = [
+        "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0",
+        "d9964aa40a9cfda93fa00ce59812881150180a3b",
+        "ABCDEFGHijklmnopQRSTUVWXyz0123456789abcd",
+        "0123456789ABCDEF0123456789abcdef01234567",
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1111",
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA1",
+        // No digit: base64 only with two capitals in a row.
+        "aBcDeFghIjKlMnOpqRsTuVwXyZaBcDeFgHiJkLmN",
+        "abcDEfghIJklmnOPqrsTUvwxYZabcdEFghijKLmn",
+    ];
+    for base in alnum {
+        for len in 8..=base.len() {
+            let run = &base.as_bytes()[..len];
+            same_as_the_oracle(run).unwrap();
+            for at in 0..len {
+                for punct in [b'+', b'/', b'=', b'_', b'-'] {
+                    let mut one = run.to_vec();
+                    one[at] = punct;
+                    same_as_the_oracle(&one).unwrap();
+                    let mut two = one.clone();
+                    two[len - 1 - at] = b'-';
+                    same_as_the_oracle(&two).unwrap();
+                    // After other text, and before more.
+                    let framed = [b"x.".as_slice(), &two, b"\n"].concat();
+                    same_as_the_oracle(&framed).unwrap();
+                }
+            }
+        }
+    }
+}
