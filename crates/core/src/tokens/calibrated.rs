@@ -397,38 +397,23 @@ fn blob_kind(run: &[u8], classes: u8) -> Option<Blob> {
 }
 
 /// [`blob_kind`] once the classes leave it open: one pass over the run,
-/// eight bytes at a time where they are all letters and digits (most of a
-/// hash or of encoded data), a byte at a time up to each `+/=_-`.
+/// eight bytes at a time.
 #[inline(never)]
 fn blob_kind_read(run: &[u8]) -> Option<Blob> {
     let mut s = BlobStats::default();
     let mut i = 0;
-    while i + 8 <= run.len() {
-        match s.eight(eight_at(run, i), HIGH) {
-            0 => i += 8,
-            // Up to the last lane that is not a letter or digit.
-            others => {
-                let n = (64 - others.leading_zeros() as usize) / 8;
-                run[i..i + n].iter().for_each(|&u| s.byte(u));
-                i += n;
-            }
-        }
-    }
-    // The last bytes: the run's last eight, counting only the lanes not
-    // counted yet, if those are letters and digits.
-    let rest = run.len() - i;
-    if rest > 0 && (i < 8 || s.eight(eight_at(run, run.len() - 8), HIGH << (64 - 8 * rest)) != 0) {
-        run[i..].iter().for_each(|&u| s.byte(u));
+    while i < run.len() {
+        // (Not `copy_from_slice`, which the package's size-optimized build
+        // leaves a call.) The last bytes with the lanes after them 0, a byte
+        // that counts as nothing: neither a letter, a digit nor a dash.
+        let x = match <[u8; 8]>::try_from(run.get(i..i + 8).unwrap_or_default()) {
+            Ok(eight) => u64::from_le_bytes(eight),
+            Err(_) => run[i..].iter().rev().fold(0, |x, &b| x << 8 | u64::from(b)),
+        };
+        s.eight(x);
+        i += 8;
     }
     s.kind(run.len())
-}
-
-/// The eight bytes of `run` from `i` (there are), the first in the low lane.
-#[inline(always)]
-fn eight_at(run: &[u8], i: usize) -> u64 {
-    let mut x = [0; 8];
-    x.copy_from_slice(&run[i..i + 8]);
-    u64::from_le_bytes(x)
 }
 
 /// What [`blob_kind_read`] counts in a run of blob bytes.
@@ -462,55 +447,53 @@ fn within(x: u64, lo: u8, hi: u8) -> u64 {
     from & !above & HIGH
 }
 
-impl BlobStats {
-    /// Counts one byte.
-    #[inline(always)]
-    fn byte(&mut self, u: u8) {
-        let hex = u.is_ascii_hexdigit();
-        self.hex_digits += usize::from(hex);
-        self.hex_or_dash += usize::from(hex || u == b'-');
-        let c = class(u);
-        if c & (L | U | D) != 0 {
-            self.changes += usize::from(self.prev != 0 && c != self.prev);
-            self.digits += usize::from(c == D);
-            self.upper_pairs += usize::from(c == U && self.prev == U);
-            self.prev = c;
-            self.alnum += 1;
-        }
-    }
+/// The high bit of each lane of `x` (bytes below 0x80) that is not 0.
+#[inline(always)]
+fn nonzero(x: u64) -> u64 {
+    x.wrapping_add(LANES * 0x7F) & HIGH
+}
 
-    /// Counts the lanes of `x` (eight bytes of the run, the first in the
-    /// low lane) whose high bit `keep` holds (the last ones), as
-    /// [`byte`](Self::byte) would one by one, if they are all letters and
-    /// digits; otherwise counts nothing and returns those that are not.
+/// Each lane of `x` (values below 8) that is 0 takes the value of the
+/// nearest lane below it that is not (or stays 0): three doubling steps
+/// reach the seven lanes below.
+#[inline(always)]
+fn fill_up(x: u64) -> u64 {
+    let step = |x: u64, shift: u32| x | (x << shift) & ((HIGH & !nonzero(x)) >> 7) * 0xFF;
+    step(step(step(x, 8), 16), 32)
+}
+
+#[inline(always)]
+fn count(mask: u64) -> usize {
+    mask.count_ones() as usize
+}
+
+impl BlobStats {
+    /// Counts the eight bytes of `x` (the first in the low lane) as one
+    /// pass a byte at a time would: each lane's class against that of the
+    /// last letter or digit before it, found for all lanes at once.
     #[inline(always)]
-    fn eight(&mut self, x: u64, keep: u64) -> u64 {
-        let digit = within(x, b'0', b'9') & keep;
-        let upper = within(x, b'A', b'Z') & keep;
-        let others = keep & !(digit | upper | within(x, b'a', b'z'));
-        if others != 0 {
-            return others;
-        }
-        let hex = (digit | within(x | LANES * 0x20, b'a', b'f') & keep).count_ones() as usize;
-        self.hex_digits += hex;
-        self.hex_or_dash += hex;
-        self.digits += digit.count_ones() as usize;
-        self.alnum += keep.count_ones() as usize;
-        let lane = |bit: u32| match (digit >> bit & 1, upper >> bit & 1) {
-            (1, _) => D,
-            (_, 1) => U,
-            _ => L,
+    fn eight(&mut self, x: u64) {
+        let digit = within(x, b'0', b'9');
+        let upper = within(x, b'A', b'Z');
+        let lower = within(x, b'a', b'z');
+        let alnum = digit | upper | lower;
+        let hex = digit | within(x | LANES * 0x20, b'a', b'f');
+        let dash = HIGH & !nonzero(x ^ LANES * u64::from(b'-'));
+        self.hex_digits += count(hex);
+        self.hex_or_dash += count(hex | dash);
+        self.digits += count(digit);
+        self.alnum += count(alnum);
+        // Each lane's class (D, U or L; 0 for the rest), and the class of
+        // the last letter or digit before it.
+        let class = digit >> 5 | upper >> 6 | lower >> 7;
+        let before = fill_up(class << 8 | u64::from(self.prev));
+        self.changes += count(alnum & nonzero(before) & nonzero(class ^ before));
+        self.upper_pairs += count(upper & before << 6);
+        // The last lane's class, or the one before it.
+        self.prev = match (class >> 56) as u8 {
+            0 => (before >> 56) as u8,
+            last => last,
         };
-        // Each lane against the next, and the first against the letter or
-        // digit before.
-        let pairs = HIGH >> 8 & keep;
-        let (first, last) = (lane(keep.trailing_zeros()), lane(63));
-        self.changes += ((digit ^ digit >> 8 | upper ^ upper >> 8) & pairs).count_ones() as usize
-            + usize::from(self.prev != 0 && first != self.prev);
-        self.upper_pairs += (upper & upper >> 8 & pairs).count_ones() as usize
-            + usize::from(first == U && self.prev == U);
-        self.prev = last;
-        0
     }
 
     fn kind(&self, len: usize) -> Option<Blob> {
@@ -528,7 +511,10 @@ impl BlobStats {
         // capitals in a row; random text of this length almost always has
         // one.
         let random = self.digits > 0 || self.upper_pairs > 0;
-        (len >= MIN_BASE64 && self.alnum >= MIN_BASE64 && self.changes * 10 >= self.alnum * 3 && random)
+        (len >= MIN_BASE64
+            && self.alnum >= MIN_BASE64
+            && self.changes * 10 >= self.alnum * 3
+            && random)
             .then_some(Blob::Base64)
     }
 }

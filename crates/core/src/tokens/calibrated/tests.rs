@@ -581,8 +581,9 @@ proptest::proptest! {
 
 /// Runs of blob bytes are tested for base64 and hex eight bytes at a time
 /// (`blob_kind_read`): every run length from 8 to 40, a `+/=_-` (or two) at
-/// every place in it, the letters and digits around it changing class at
-/// every place, count as the oracle counts, base64, hex or words.
+/// every place in it (and runs of them, up to nine long), the letters and
+/// digits around them changing class at every place, count as the oracle
+/// counts, base64, hex or words.
 #[test]
 fn blob_runs_count_as_the_oracle_at_every_lane() {
     let alnum = [
@@ -611,6 +612,12 @@ fn blob_runs_count_as_the_oracle_at_every_lane() {
                     // After other text, and before more.
                     let framed = [b"x.".as_slice(), &two, b"\n"].concat();
                     same_as_the_oracle(&framed).unwrap();
+                }
+                // A run of them, up to a whole lane's width and beyond.
+                for width in 2..=9.min(len - at) {
+                    let mut many = run.to_vec();
+                    many[at..at + width].fill(b"+/=_-"[width % 5]);
+                    same_as_the_oracle(&many).unwrap();
                 }
             }
         }
