@@ -458,7 +458,7 @@ fn nonzero(x: u64) -> u64 {
 /// reach the seven lanes below.
 #[inline(always)]
 fn fill_up(x: u64) -> u64 {
-    let step = |x: u64, shift: u32| x | (x << shift) & ((HIGH & !nonzero(x)) >> 7) * 0xFF;
+    let step = |x: u64, shift: u32| x | (x << shift) & (((HIGH & !nonzero(x)) >> 7) * 0xFF);
     step(step(step(x, 8), 16), 32)
 }
 
@@ -477,8 +477,8 @@ impl BlobStats {
         let upper = within(x, b'A', b'Z');
         let lower = within(x, b'a', b'z');
         let alnum = digit | upper | lower;
-        let hex = digit | within(x | LANES * 0x20, b'a', b'f');
-        let dash = HIGH & !nonzero(x ^ LANES * u64::from(b'-'));
+        let hex = digit | within(x | (LANES * 0x20), b'a', b'f');
+        let dash = HIGH & !nonzero(x ^ (LANES * u64::from(b'-')));
         self.hex_digits += count(hex);
         self.hex_or_dash += count(hex | dash);
         self.digits += count(digit);
