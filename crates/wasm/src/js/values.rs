@@ -182,8 +182,3 @@ fn fields_of<'a>(
 ) -> impl Fn(&'static str) -> Result<Opt, InputError> + 'a {
     move |key| get(value, key, || FieldPath::argument(root).field(key)).map(Opt)
 }
-
-/// A pi `Usage` object (the compaction's result, a fetch summarizer's reply).
-pub fn usage_object(t: &agent_compaction_core::compaction::flow::UsageTotals) -> JsValue {
-    shape(agent_compaction_core::compaction::shapes::usage(t))
-}
