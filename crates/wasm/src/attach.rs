@@ -17,7 +17,7 @@
 //! messages of that copy.
 
 use crate::compactor::Compactor;
-use crate::js::values::{object, Opt};
+use crate::js::values::{object, shape, Opt};
 use agent_compaction_core::compaction::agent_flow::{
     after_run, attach_options, Flow, RetryGuard, RunEnd, ALREADY_ATTACHED, RECOVERY_FAILED,
 };
@@ -150,13 +150,11 @@ impl Attachment {
             .compactor
             .context_tokens(self.messages())
             .unwrap_or(f64::NAN);
-        let state = object(&[
-            ("isCompacting", self.compactor.is_compacting().into()),
-            ("contextTokens", tokens.into()),
-        ]);
-        if let Some(tier) = &*self.last_tier.borrow() {
-            let _ = Reflect::set(&state, &"lastTier".into(), tier);
-        }
+        let state = shape(agent_compaction_core::compaction::shapes::attach_state(
+            self.compactor.is_compacting(),
+            tokens,
+            self.last_tier.borrow().clone(),
+        ));
         let _ = f.call1(&JsValue::UNDEFINED, &state);
     }
 

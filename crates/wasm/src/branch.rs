@@ -14,7 +14,7 @@ use crate::js::errors::type_error;
 use crate::js::message_access::{get, message_at, messages_array, summary_files, JsArray};
 use crate::js::message_facts::gather;
 use crate::js::strings::to_js_str;
-use crate::js::values::{object, read_options};
+use crate::js::values::{read_options, shape};
 use crate::message::convert_to_llm;
 use crate::prepare::{add_tool_calls, string_array};
 use crate::serialize::serialize_conversation;
@@ -24,6 +24,7 @@ use agent_compaction_core::compaction::branch::{
 use agent_compaction_core::compaction::file_ops::FileOps;
 use agent_compaction_core::compaction::flow::{Answer, Request};
 use agent_compaction_core::compaction::options::branch_options;
+use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::InputError;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::MessageFacts;
@@ -180,21 +181,11 @@ pub async fn summarize_branch(
         Err(BranchFailure::Error(message)) => return Err(js_sys::Error::new(&message).into()),
     };
     let (read, modified) = file_ops.file_lists();
-    let mut fields: Vec<(&str, JsValue)> =
-        vec![("role", "branchSummary".into()), ("summary", text.into())];
-    if let Some(from_id) = opts.from_id.filter(|id| !id.0.is_undefined()) {
-        fields.push(("fromId", from_id.0));
-    }
-    fields.push(("timestamp", js_sys::Date::now().into()));
-    fields.push((
-        "details",
-        object(&[
-            ("readFiles", string_array(read)),
-            ("modifiedFiles", string_array(modified)),
-        ]),
-    ));
-    if let Some(u) = usage {
-        fields.push(("usage", u));
-    }
-    Ok(object(&fields))
+    Ok(shape(shapes::branch_summary(
+        text.into(),
+        opts.from_id.map(|id| id.0).filter(|id| !id.is_undefined()),
+        js_sys::Date::now(),
+        shapes::file_details(string_array(read), string_array(modified)),
+        usage,
+    )))
 }

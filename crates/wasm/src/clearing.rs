@@ -13,12 +13,15 @@
 use crate::js::message_access::{get, message_at, JsArray};
 #[cfg(feature = "compactor")]
 use crate::js::text::JsText;
-use crate::js::values::object;
 #[cfg(feature = "compactor")]
-use agent_compaction_core::compaction::clearing::{placeholder_text, DIVIDER_ROLE};
+use crate::js::values::object;
+use crate::js::values::shape;
+#[cfg(feature = "compactor")]
+use agent_compaction_core::compaction::clearing::placeholder_text;
 #[cfg(feature = "run")]
-use agent_compaction_core::compaction::clearing::{plan_clearing, ToolOutput, MARKER_ROLE};
+use agent_compaction_core::compaction::clearing::{plan_clearing, ToolOutput};
 use agent_compaction_core::compaction::clearing::{ClearedOutputs, ClearingSettings};
+use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
 #[cfg(feature = "compactor")]
@@ -148,23 +151,15 @@ pub fn placeholder_for(
     let name = get(message, "toolName", || path().field("toolName"))?;
     let mut text = JsText::default();
     placeholder_text(&mut text, name.dyn_ref::<JsString>(), size);
-    let block = object(&[("type", "text".into()), ("text", text.into_inner().into())]);
-    Ok(Some(object(&[
-        ("role", "toolResult".into()),
-        ("toolCallId", id.clone().into()),
-        ("toolName", name),
-        ("content", Array::of1(&block).into()),
-        (
-            "isError",
-            get(message, "isError", || path().field("isError"))?
-                .is_truthy()
-                .into(),
-        ),
-        (
-            "timestamp",
-            get(message, "timestamp", || path().field("timestamp"))?,
-        ),
-    ])))
+    let is_error = get(message, "isError", || path().field("isError"))?.is_truthy();
+    let timestamp = get(message, "timestamp", || path().field("timestamp"))?;
+    Ok(Some(shape(shapes::cleared_placeholder(
+        id.clone().into(),
+        name,
+        text.into_inner().into(),
+        is_error,
+        timestamp,
+    ))))
 }
 
 #[cfg(feature = "compactor")]
@@ -173,31 +168,13 @@ pub fn divider(message: &JsValue, index: usize) -> Result<JsValue, InputError> {
     let path = || FieldPath::element("messages", index);
     let ids = get(message, "toolCallIds", || path().field("toolCallIds"))?;
     let count = ids.dyn_ref::<Array>().map_or(0, |a| a.length());
-    Ok(object(&[
-        ("role", DIVIDER_ROLE.into()),
-        (
-            "tokensFreed",
-            get(message, "tokensFreed", || path().field("tokensFreed"))?,
-        ),
-        ("toolCount", count.into()),
-        (
-            "timestamp",
-            get(message, "timestamp", || path().field("timestamp"))?,
-        ),
-    ]))
-}
-
-/// The marker a clearing inserts.
-#[cfg(feature = "run")]
-pub fn marker(ids: &Array, tokens: &[u64], tokens_freed: u64, timestamp: f64) -> JsValue {
-    let sizes: Array = tokens.iter().map(|&t| JsValue::from(t as f64)).collect();
-    object(&[
-        ("role", MARKER_ROLE.into()),
-        ("toolCallIds", ids.clone().into()),
-        ("outputTokens", sizes.into()),
-        ("tokensFreed", (tokens_freed as f64).into()),
-        ("timestamp", timestamp.into()),
-    ])
+    let freed = get(message, "tokensFreed", || path().field("tokensFreed"))?;
+    let timestamp = get(message, "timestamp", || path().field("timestamp"))?;
+    Ok(shape(shapes::clearing_divider(
+        freed,
+        count as usize,
+        timestamp,
+    )))
 }
 
 /// What the clearing tier reads of the compactor (its context's facts,
@@ -384,18 +361,19 @@ fn plan_tier(
         })?);
     }
     let sizes: Vec<u64> = plan.cleared.iter().map(|c| c.tokens).collect();
-    let marker = marker(&ids, &sizes, plan.tokens_freed, js_sys::Date::now());
+    let marker = shape(shapes::clearing_marker(
+        ids.clone().into(),
+        &sizes,
+        plan.tokens_freed,
+        js_sys::Date::now(),
+    ));
     let messages = insert_at(array.as_array(), plan.insert_at as u32, &marker);
-    Ok(Some(object(&[
-        ("messages", messages.into()),
-        ("tier", "clear".into()),
-        ("marker", marker),
-        ("tokensBefore", plan.tokens_before.into()),
-        ("tokensAfter", plan.tokens_after.into()),
-        ("tokensFreed", (plan.tokens_freed as f64).into()),
-        ("toolCallIds", ids.into()),
-        ("markerIndex", (plan.insert_at as f64).into()),
-    ])))
+    Ok(Some(shape(shapes::clearing_result(
+        messages.into(),
+        marker,
+        &plan,
+        ids.into(),
+    ))))
 }
 
 /// `messages` with `item` inserted at `at` (a new array, the same objects).

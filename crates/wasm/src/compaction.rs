@@ -8,19 +8,20 @@
 use crate::js::errors::{describe, thrown_message};
 use crate::js::message_access::{get, JsArray};
 use crate::js::text::JsText;
-use crate::js::values::object;
+use crate::js::values::shape;
 use crate::message::convert_to_llm;
 use crate::prepare::{string_array, Prepared};
 use crate::serialize::serialize_conversation;
-use crate::settings::settings_object;
 use agent_compaction_core::compaction::flow::{
     Answer, CompactionFlow, Event, Failure, FlowConfig, FlowHost, FlowInput, HookAnswer, Insert,
-    Reason, Request, Step, SummaryField, TextOps, UsageOut, UsageTotals,
+    Reason, Request, Step, SummaryField, TextOps, UsageTotals,
 };
 use agent_compaction_core::compaction::last_request::Survivors;
 use agent_compaction_core::compaction::prompts::SummaryKind;
 use agent_compaction_core::compaction::settings::CompactionSettings;
+use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::FieldPath;
+use agent_compaction_core::js::shape::Field;
 #[cfg(feature = "extractive")]
 use agent_compaction_core::js::string::JsStr;
 use agent_compaction_core::tokens::estimate::MessageFacts;
@@ -110,17 +111,14 @@ pub fn start_call(
     summarize: &Function,
     timeout_ms: f64,
     controller: &JsValue,
-    reason: &str,
+    reason: &'static str,
     request: Request<JsString>,
 ) -> Result<Pending, String> {
-    let request = object(&[
-        ("kind", request.kind.name().into()),
-        ("systemPrompt", request.system_prompt.into()),
-        ("prompt", request.prompt.into()),
-        ("maxTokens", (request.max_tokens as f64).into()),
-        ("signal", signal_of(controller)),
-        ("reason", reason.into()),
-    ]);
+    let request = shape(shapes::summarizer_request(
+        request,
+        signal_of(controller),
+        reason,
+    ));
     let returned = summarize
         .call1(&JsValue::UNDEFINED, &request)
         .map_err(|e| thrown_message(&e))?;
@@ -389,22 +387,15 @@ async fn ask_hook(job: &Job, messages: &JsValue) -> HookAnswer<JsString, JsValue
     let Some(hook) = &job.before_compact else {
         return HookAnswer::Nothing;
     };
-    let event = object(&[
-        (
-            "preparation",
-            job.prepared.to_js(settings_object(&job.settings)),
-        ),
-        ("messages", messages.clone()),
-        ("reason", job.reason.name().into()),
-        (
-            "customInstructions",
-            job.custom_instructions
-                .clone()
-                .map_or(JsValue::UNDEFINED, JsValue::from),
-        ),
-        ("willRetry", job.will_retry.into()),
-        ("signal", signal_of(&job.controller)),
-    ]);
+    let event = shape(shapes::before_compact_event(
+        job.prepared
+            .shape(Field::Object(shapes::settings(&job.settings))),
+        messages.clone(),
+        job.reason.name(),
+        job.custom_instructions.clone().map(JsValue::from),
+        job.will_retry,
+        signal_of(&job.controller),
+    ));
     let returned = match hook.call1(&JsValue::UNDEFINED, &event) {
         Ok(v) => v,
         Err(e) => return HookAnswer::Threw(thrown_message(&e)),
@@ -439,47 +430,20 @@ fn read_hook_answer(answer: &JsValue) -> HookAnswer<JsString, JsValue, JsValue> 
 /// caller's other objects unchanged), and the object `compact` resolves to.
 fn result_object(job: &Job, insert: Insert<JsString, JsValue, JsValue>) -> JsValue {
     let p = &job.prepared;
-    let details = insert.details.unwrap_or_else(|| {
+    let (summary, outcome) = shapes::compaction_summary(insert, || {
         let (read, modified) = p.file_ops.file_lists();
-        object(&[
-            ("readFiles", string_array(read)),
-            ("modifiedFiles", string_array(modified)),
-        ])
+        (string_array(read), string_array(modified))
     });
-    let mut fields: Vec<(&str, JsValue)> = vec![
-        ("role", "compactionSummary".into()),
-        ("summary", insert.text.into()),
-        ("timestamp", insert.timestamp.into()),
-        ("tokensBefore", insert.tokens_before.into()),
-        ("details", details),
-    ];
-    match insert.usage {
-        Some(UsageOut::One(u)) => fields.push(("usage", u)),
-        Some(UsageOut::Sum(t)) => fields.push(("usage", usage_object(&t))),
-        None => {}
-    }
-    if insert.from_hook {
-        fields.push(("fromHook", true.into()));
-    }
-    let summary = object(&fields);
+    let summary = shape(summary);
     let at = p.plan.first_kept_index;
     let messages = insert_at(job.messages.as_array(), at as u32, &summary);
-    let mut fields: Vec<(&str, JsValue)> = vec![
-        ("messages", messages.into()),
-        ("summary", summary),
-        ("tokensBefore", insert.tokens_before.into()),
-        ("tokensAfter", insert.tokens_after.into()),
-        ("firstKeptIndex", (at as f64).into()),
-        ("summarizedBy", insert.summarized_by.name().into()),
-        ("tier", "summarize".into()),
-    ];
-    if let Some(reason) = insert.fallback_reason {
-        fields.push(("fallbackReason", reason.into()));
-    }
-    object(&fields)
+    shape(shapes::compaction_result(
+        messages.into(),
+        summary,
+        outcome,
+        at,
+    ))
 }
-
-pub(crate) use crate::js::values::usage_object;
 
 #[wasm_bindgen(typescript_custom_section)]
 const COMPACTION_TS: &'static str = r#"

@@ -13,7 +13,7 @@ use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
 use crate::js::message_access::{message_and_role, message_at, messages_array, role_at, JsArray};
 use crate::js::message_facts::{gather, gather_lazy, tight_bound, EstimateChunks, Estimator};
-use crate::js::values::{object, read_options, Opt};
+use crate::js::values::{object, read_options, shape, Opt};
 use crate::message::convert_message;
 use crate::prepare::prepare;
 use crate::settings::{model_from_js, resolve_from_js, ModelInfo};
@@ -28,6 +28,7 @@ use agent_compaction_core::compaction::last_request::{
 };
 use agent_compaction_core::compaction::options::{self, EstimatorChoice};
 use agent_compaction_core::compaction::settings::CompactionSettings;
+use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
 use agent_compaction_core::message::role::Role;
@@ -609,30 +610,19 @@ fn hook_error(state: &Rc<RefCell<State>>, hook: &'static str, error: JsValue) {
     emit(on_event, hook_error_event(hook, error));
 }
 
-// The events `onEvent` receives (`CompactorEvent`): plain objects, fields
-// in the order written here; the values the app gave or gets (results,
-// errors) are passed through as they are. Built with `object` rather than
-// serde-wasm-bindgen, whose serializer and static-string cache cost the
-// module loaded at import about 2 KB gzipped.
+// The events `onEvent` receives (`CompactorEvent`): laid out by the core
+// (`core::compaction::shapes`); the values the app gave or gets (results,
+// errors) are passed through as they are. Built as plain objects rather
+// than through serde-wasm-bindgen, whose serializer and static-string cache
+// cost the module loaded at import about 2 KB gzipped.
 
 /// A `hook_error` event.
 fn hook_error_event(hook: &'static str, error: JsValue) -> JsValue {
-    object(&[
-        ("type", "hook_error".into()),
-        ("hook", hook.into()),
-        ("error", error),
-    ])
+    shape(shapes::hook_error_event(hook, error))
 }
 
-/// A `compaction_start` event.
-fn compaction_start_event(reason: &'static str) -> JsValue {
-    object(&[
-        ("type", "compaction_start".into()),
-        ("reason", reason.into()),
-    ])
-}
-
-/// A `compaction_end` event (also `attach`'s recovery failure).
+/// A `compaction_end` event (also `attach`'s recovery failure): the
+/// result's `tier`, when it has one, is named.
 pub(crate) fn compaction_end_event(
     reason: &'static str,
     result: JsValue,
@@ -645,27 +635,19 @@ pub(crate) fn compaction_end_event(
         .then(|| js_sys::Reflect::get(&result, &"tier".into()).ok())
         .flatten()
         .and_then(|t| t.as_string());
-    // `errorMessage` and `tier` are left out when there is none.
-    let mut fields = vec![
-        ("type", JsValue::from("compaction_end")),
-        ("reason", reason.into()),
-        ("result", result),
-        ("aborted", aborted.into()),
-        ("willRetry", will_retry.into()),
-    ];
-    if let Some(message) = error_message {
-        fields.push(("errorMessage", message.into()));
-    }
-    if let Some(tier) = tier {
-        // Which tier ran, when it did: `"clear"` or `"summarize"`.
-        fields.push(("tier", tier.into()));
-    }
-    object(&fields)
+    shape(shapes::compaction_end_event(
+        reason,
+        result,
+        aborted,
+        will_retry,
+        error_message,
+        tier,
+    ))
 }
 
 /// A `save_error` event (`attach` with a store).
 pub(crate) fn save_error_event(error: JsValue) -> JsValue {
-    object(&[("type", "save_error".into()), ("error", error)])
+    shape(shapes::save_error_event(error))
 }
 
 #[wasm_bindgen]
@@ -714,14 +696,7 @@ impl Compactor {
     #[wasm_bindgen(getter)]
     pub fn settings(&self) -> Result<JsValue, JsValue> {
         let s = self.state.try_borrow().map_err(|_| busy())?;
-        Ok(object(&[
-            ("enabled", s.settings.enabled.into()),
-            ("reserveTokens", (s.settings.reserve_tokens as f64).into()),
-            (
-                "keepRecentTokens",
-                (s.settings.keep_recent_tokens as f64).into(),
-            ),
-        ]))
+        Ok(shape(shapes::settings(&s.settings)))
     }
 
     #[wasm_bindgen(getter, js_name = contextWindow)]
@@ -1034,7 +1009,10 @@ async fn run_compact(
     let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
     let signal = opts.signal.clone().map(|s| s.0).unwrap_or_default();
     let unlink = link_abort(&signal, &controller);
-    emit(on_event.clone(), compaction_start_event(reason.name()));
+    emit(
+        on_event.clone(),
+        shape(shapes::compaction_start_event(reason.name())),
+    );
     let outcome = compact_job(&state, &messages, &opts, &controller).await;
     let _ = unlink.call0(&JsValue::UNDEFINED);
     if let Ok(mut s) = state.try_borrow_mut() {

@@ -42,16 +42,17 @@ use crate::js::message_access::JsArray;
 use crate::js::strings::to_js_str;
 #[cfg(feature = "compactor")]
 use crate::js::strings::to_js_string;
+#[cfg(feature = "compactor")]
 use crate::js::values::object;
 #[cfg(feature = "compactor")]
 use crate::js::values::read_options;
 #[cfg(feature = "run")]
-use crate::js::values::{read_fields, Opt};
+use crate::js::values::{read_fields, shape, Opt};
 #[cfg(feature = "compactor")]
 use agent_compaction_core::compaction::providers::HeaderValue;
-use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
 #[cfg(feature = "run")]
-use agent_compaction_core::compaction::providers::{BodyValue, Json, MessageText};
+use agent_compaction_core::compaction::providers::Json;
+use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
 #[cfg(feature = "compactor")]
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::string::JsStr;
@@ -444,18 +445,11 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
         .ok()
         .and_then(|f| f.dyn_into::<Function>().ok())
         .ok_or_else(|| no_fetch(provider))?;
-    let mut init = vec![
-        ("method", JsValue::from_str("POST")),
-        (
-            "headers",
-            endpoint.headers.slice(0, endpoint.headers.length()).into(),
-        ),
-        ("body", body),
-    ];
-    if !(signal.is_undefined() || signal.is_null()) {
-        init.push(("signal", signal.clone()));
-    }
-    let init = object(&init);
+    let init = shape(core::fetch_init(
+        endpoint.headers.slice(0, endpoint.headers.length()).into(),
+        body,
+        (!(signal.is_undefined() || signal.is_null())).then(|| signal.clone()),
+    ));
 
     let failed = |thrown: JsValue| -> JsValue {
         let name = prop(&thrown, "name").as_string();
@@ -502,43 +496,24 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
         }
         JsValue::from(error)
     })?;
-    let mut result = vec![("text", JsValue::from(reply.text))];
-    if let Some(usage) = reply.usage {
-        result.push(("usage", crate::js::values::usage_object(&usage)));
-    }
-    Ok(object(&result))
+    Ok(shape(core::result_shape(core::Reply {
+        text: reply.text.into(),
+        usage: reply.usage,
+    })))
 }
 
 /// The body in the core's shape, with the engine's strings plugged in.
 #[cfg(feature = "run")]
 fn request_body(endpoint: &Endpoint, request: &core::SummarizeRequest<Opt>) -> JsValue {
-    let has_system = request.system_prompt.length() > 0;
-    let text = |which: MessageText| -> JsValue {
-        match which {
-            MessageText::SystemPrompt => request.system_prompt.clone().into(),
-            MessageText::Prompt => request.prompt.clone().into(),
-        }
-    };
-    let messages = Array::new();
-    for (role, which) in core::messages(endpoint.provider, has_system) {
-        messages.push(&object(&[("role", role.into()), ("content", text(which))]));
-    }
-    let messages: JsValue = messages.into();
-    let fields = core::body_fields(endpoint.provider, endpoint.max_tokens_field, has_system);
-    let fields: Vec<(&str, JsValue)> = fields
-        .into_iter()
-        .map(|(name, value)| {
-            let value = match value {
-                BodyValue::Model => endpoint.model.clone(),
-                BodyValue::Messages => messages.clone(),
-                BodyValue::MaxTokens => JsValue::from_f64(request.max_tokens),
-                BodyValue::SystemPrompt => text(MessageText::SystemPrompt),
-                BodyValue::Bool(b) => b.into(),
-            };
-            (name, value)
-        })
-        .collect();
-    object(&fields)
+    shape(core::body_shape(
+        endpoint.provider,
+        endpoint.max_tokens_field,
+        request.system_prompt.length() > 0,
+        endpoint.model.clone(),
+        request.system_prompt.clone().into(),
+        request.prompt.clone().into(),
+        request.max_tokens,
+    ))
 }
 
 /// `value[key]`, or `undefined` when it cannot be read (a primitive, a

@@ -8,13 +8,15 @@ use crate::js::message_access::{
 };
 use crate::js::message_facts::{gather, gather_lazy, EstimateChunks, Estimator};
 use crate::js::strings::{to_js_str, to_js_string};
-use crate::js::values::{number, object, read_fields};
+use crate::js::values::{number, read_fields, shape};
 use agent_compaction_core::compaction::cut_point::{
     find_cut_point as core_find_cut_point, index_argument,
 };
 use agent_compaction_core::compaction::file_ops::FileOps;
 use agent_compaction_core::compaction::prepare::{keep_recent_setting, prepare_compaction_with};
+use agent_compaction_core::compaction::shapes::{self, PreparedValues};
 use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::js::shape::{Field, Shape};
 use agent_compaction_core::js::string::JsStr;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, JsString};
@@ -142,15 +144,12 @@ pub fn find_cut_point(
         .map(MessageFacts::from_raw)
         .collect();
     let cut = core_find_cut_point(&facts, 0, facts.len(), keep);
-    let at = |i: usize| (i + start as usize) as f64;
-    Ok(object(&[
-        ("firstKeptIndex", at(cut.first_kept_index).into()),
-        (
-            "turnStartIndex",
-            cut.turn_start_index.map_or(-1.0, at).into(),
-        ),
-        ("isSplitTurn", cut.is_split_turn.into()),
-    ]))
+    Ok(shape(shapes::cut_point(
+        cut.first_kept_index,
+        cut.turn_start_index,
+        cut.is_split_turn,
+        start as usize,
+    )))
 }
 
 /// File operations of the messages in `ranges`, plus the previous summary's
@@ -217,37 +216,17 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// The JavaScript object `prepareCompaction` returns.
-    pub fn to_js(&self, settings: JsValue) -> JsValue {
+    /// The object `prepareCompaction` returns (laid out by the core).
+    pub fn shape(&self, settings: Field<JsValue>) -> Shape<JsValue> {
         let ops = &self.file_ops;
-        object(&[
-            ("firstKeptIndex", (self.plan.first_kept_index as f64).into()),
-            (
-                "messagesToSummarize",
-                self.messages_to_summarize.clone().into(),
-            ),
-            (
-                "turnPrefixMessages",
-                self.turn_prefix_messages.clone().into(),
-            ),
-            ("isSplitTurn", self.plan.is_split_turn.into()),
-            ("tokensBefore", self.plan.tokens_before.into()),
-            (
-                "previousSummary",
-                self.previous_summary
-                    .clone()
-                    .map_or(JsValue::UNDEFINED, JsValue::from),
-            ),
-            (
-                "fileOps",
-                object(&[
-                    ("read", string_array(ops.read.iter().cloned())),
-                    ("written", string_array(ops.written.iter().cloned())),
-                    ("edited", string_array(ops.edited.iter().cloned())),
-                ]),
-            ),
-            ("settings", settings),
-        ])
+        let values = PreparedValues {
+            messages_to_summarize: self.messages_to_summarize.clone().into(),
+            turn_prefix_messages: self.turn_prefix_messages.clone().into(),
+            previous_summary: self.previous_summary.clone().map(JsValue::from),
+            file_ops: [&ops.read, &ops.written, &ops.edited]
+                .map(|l| string_array(l.iter().cloned())),
+        };
+        shapes::preparation(&self.plan, values, settings)
     }
 }
 
@@ -305,7 +284,7 @@ pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValu
         .collect();
     Ok(
         match prepare(&array, &facts, keep, Estimator::Pi).map_err(type_error)? {
-            Some(p) => p.to_js(settings),
+            Some(p) => shape(p.shape(Field::Value(settings))),
             None => JsValue::UNDEFINED,
         },
     )

@@ -3,7 +3,7 @@
 use crate::js::errors::type_error;
 use crate::js::errors::{describe, thrown_message};
 use crate::js::strings::to_js_str;
-use crate::js::values::{object, read_fields, read_options};
+use crate::js::values::{read_fields, read_options, shape};
 use agent_compaction_core::compaction::settings::{
     model_info, model_options, resolve_settings as core_resolve, CompactionSettings, SettingsError,
 };
@@ -85,11 +85,7 @@ pub fn resolve_from_js(
 }
 
 pub fn settings_object(s: &CompactionSettings) -> JsValue {
-    object(&[
-        ("enabled", s.enabled.into()),
-        ("reserveTokens", (s.reserve_tokens as f64).into()),
-        ("keepRecentTokens", (s.keep_recent_tokens as f64).into()),
-    ])
+    shape(agent_compaction_core::compaction::shapes::settings(s))
 }
 
 #[wasm_bindgen(js_name = resolveSettings, skip_typescript)]

@@ -18,3 +18,4 @@ pub mod prompts;
 pub mod providers;
 pub mod serialize;
 pub mod settings;
+pub mod shapes;

@@ -13,6 +13,7 @@ use crate::compaction::flow::UsageTotals;
 use crate::error::{FieldPath, InputError};
 use crate::js::number::number_to_string;
 use crate::js::options::{expect_object, Reader, Value};
+use crate::js::shape::{Field, Shape};
 use crate::js::string::{quote_str, JsStr};
 
 /// Anthropic's API root, when `baseUrl` is not given.
@@ -226,6 +227,72 @@ pub fn messages(provider: Provider, has_system: bool) -> Vec<(&'static str, Mess
     }
     out.push(("user", MessageText::Prompt));
     out
+}
+
+/// The request body as an object: [`body_fields`] with the engine's values
+/// plugged in, the messages as `{ role, content }` objects ([`messages`]).
+pub fn body_shape<V: Clone>(
+    provider: Provider,
+    field: MaxTokensField,
+    has_system: bool,
+    model: V,
+    system_prompt: V,
+    prompt: V,
+    max_tokens: f64,
+) -> Shape<V> {
+    let text = |which: MessageText| match which {
+        MessageText::SystemPrompt => Field::Value(system_prompt.clone()),
+        MessageText::Prompt => Field::Value(prompt.clone()),
+    };
+    let message = |(role, which)| {
+        Field::Object(Shape(vec![
+            ("role", Field::Str(role)),
+            ("content", text(which)),
+        ]))
+    };
+    let fields = body_fields(provider, field, has_system)
+        .into_iter()
+        .map(|(name, value)| {
+            let value = match value {
+                BodyValue::Model => Field::Value(model.clone()),
+                BodyValue::Messages => Field::List(
+                    messages(provider, has_system)
+                        .into_iter()
+                        .map(message)
+                        .collect(),
+                ),
+                BodyValue::MaxTokens => Field::Number(max_tokens),
+                BodyValue::SystemPrompt => text(MessageText::SystemPrompt),
+                BodyValue::Bool(b) => Field::Bool(b),
+            };
+            (name, value)
+        });
+    Shape(fields.collect())
+}
+
+/// `fetch`'s options: a POST of `body` with `headers`, and the request's
+/// `signal` when it has one.
+pub fn fetch_init<V>(headers: V, body: V, signal: Option<V>) -> Shape<V> {
+    let mut s = Shape(vec![
+        ("method", Field::Str("POST")),
+        ("headers", Field::Value(headers)),
+        ("body", Field::Value(body)),
+    ]);
+    s.push_some("signal", signal.map(Field::Value));
+    s
+}
+
+/// What a fetch summarizer resolves to: the text, and `usage` when the
+/// provider reported it.
+pub fn result_shape<V>(reply: Reply<V>) -> Shape<V> {
+    let mut s = Shape(vec![("text", Field::Value(reply.text))]);
+    s.push_some(
+        "usage",
+        reply
+            .usage
+            .map(|u| Field::Object(crate::compaction::shapes::usage(&u))),
+    );
+    s
 }
 
 /// The path of a `request` field, for errors.

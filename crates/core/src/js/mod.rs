@@ -8,4 +8,5 @@ pub mod iso_time;
 pub mod json;
 pub mod number;
 pub mod options;
+pub mod shape;
 pub mod string;

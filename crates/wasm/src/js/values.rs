@@ -4,6 +4,7 @@ use crate::js::errors::describe;
 use crate::js::message_access::get;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::options::{Reader, Value};
+use agent_compaction_core::js::shape::{Field, Shape};
 use js_sys::{Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -16,6 +17,34 @@ pub fn object(entries: &[(&str, JsValue)]) -> JsValue {
         let _ = Reflect::set(&o, &JsValue::from_str(key), value);
     }
     o.into()
+}
+
+/// The plain object the core laid out (`core::js::shape`).
+pub fn shape(shape: Shape<JsValue>) -> JsValue {
+    let o = Object::new();
+    for (key, value) in shape.0 {
+        // Setting a property on a fresh plain object cannot fail.
+        let _ = Reflect::set(&o, &JsValue::from_str(key), &field(value));
+    }
+    o.into()
+}
+
+fn field(value: Field<JsValue>) -> JsValue {
+    match value {
+        Field::Str(s) => s.into(),
+        Field::String(s) => s.into(),
+        Field::Number(n) => n.into(),
+        Field::Bool(b) => b.into(),
+        Field::Null => JsValue::NULL,
+        Field::Undefined => JsValue::UNDEFINED,
+        Field::Value(v) => v,
+        Field::Object(o) => shape(o),
+        Field::List(items) => items
+            .into_iter()
+            .map(field)
+            .collect::<js_sys::Array>()
+            .into(),
+    }
 }
 
 /// A number argument or field; `None` when it is `undefined`.
@@ -152,25 +181,4 @@ fn fields_of<'a>(
     value: &'a JsValue,
 ) -> impl Fn(&'static str) -> Result<Opt, InputError> + 'a {
     move |key| get(value, key, || FieldPath::argument(root).field(key)).map(Opt)
-}
-
-/// A pi `Usage` object (the compaction's result, a fetch summarizer's reply).
-pub fn usage_object(t: &agent_compaction_core::compaction::flow::UsageTotals) -> JsValue {
-    object(&[
-        ("input", t.input.into()),
-        ("output", t.output.into()),
-        ("cacheRead", t.cache_read.into()),
-        ("cacheWrite", t.cache_write.into()),
-        ("totalTokens", t.total_tokens.into()),
-        (
-            "cost",
-            object(&[
-                ("input", t.cost.input.into()),
-                ("output", t.cost.output.into()),
-                ("cacheRead", t.cost.cache_read.into()),
-                ("cacheWrite", t.cost.cache_write.into()),
-                ("total", t.cost.total.into()),
-            ]),
-        ),
-    ])
 }

@@ -686,3 +686,104 @@ fn factories_read_their_options_in_order_and_name_the_bad_one() {
         "anthropicSummarizer: options must be an object, got null"
     );
 }
+
+#[test]
+fn the_body_fetch_options_and_result_as_objects() {
+    let msg = |role, content| {
+        Field::Object(Shape(vec![
+            ("role", Field::Str(role)),
+            ("content", Field::Value(content)),
+        ]))
+    };
+    let b = body_shape(
+        Provider::OpenAi,
+        MaxTokensField::MaxCompletionTokens,
+        true,
+        "m",
+        "sys",
+        "p",
+        512.0,
+    );
+    assert_eq!(
+        b.0,
+        vec![
+            ("model", Field::Value("m")),
+            (
+                "messages",
+                Field::List(vec![msg("system", "sys"), msg("user", "p")])
+            ),
+            ("max_completion_tokens", Field::Number(512.0)),
+            ("stream", Field::Bool(false)),
+        ]
+    );
+    let b = body_shape(
+        Provider::OpenAi,
+        MaxTokensField::MaxTokens,
+        false,
+        "m",
+        "",
+        "p",
+        512.0,
+    );
+    assert_eq!(
+        b.get("messages"),
+        Some(&Field::List(vec![msg("user", "p")]))
+    );
+    assert_eq!(b.keys(), ["model", "messages", "max_tokens", "stream"]);
+    let b = body_shape(
+        Provider::Anthropic,
+        MaxTokensField::MaxTokens,
+        true,
+        "m",
+        "sys",
+        "p",
+        100.0,
+    );
+    assert_eq!(
+        b.keys(),
+        body_fields(Provider::Anthropic, MaxTokensField::MaxTokens, true)
+            .iter()
+            .map(|f| f.0)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(b.get("system"), Some(&Field::Value("sys")));
+    assert_eq!(
+        b.get("messages"),
+        Some(&Field::List(vec![msg("user", "p")]))
+    );
+    let b = body_shape(
+        Provider::Anthropic,
+        MaxTokensField::MaxTokens,
+        false,
+        "m",
+        "",
+        "p",
+        100.0,
+    );
+    assert_eq!(b.get("system"), None);
+
+    let i = fetch_init("H", "B", None);
+    assert_eq!(
+        i.0,
+        vec![
+            ("method", Field::Str("POST")),
+            ("headers", Field::Value("H")),
+            ("body", Field::Value("B"))
+        ]
+    );
+    assert_eq!(
+        fetch_init("H", "B", Some("S")).get("signal"),
+        Some(&Field::Value("S"))
+    );
+
+    let r = result_shape(Reply {
+        text: "t",
+        usage: None,
+    });
+    assert_eq!(r.0, vec![("text", Field::Value("t"))]);
+    let r = result_shape(Reply {
+        text: "t",
+        usage: Some(UsageTotals::default()),
+    });
+    assert_eq!(r.keys(), ["text", "usage"]);
+}
