@@ -920,7 +920,10 @@ fn context_of(state: &Rc<RefCell<State>>, messages: &JsValue) -> Result<JsValue,
             // The summary, the pinned messages before it, then the rest.
             let resent = s.tracked.index.resent();
             let context = crate::pinned::view(&array, start, resent).map_err(type_error)?;
-            (context.into(), array.len() - start as u32 + resent.len() as u32)
+            (
+                context.into(),
+                array.len() - start as u32 + resent.len() as u32,
+            )
         }
     };
     s.last_context = Some((context.clone(), len, s.tracked.generation));
