@@ -220,6 +220,17 @@ test("a message replaced inside the context after a summary, and then put back, 
     await check(a, "replaced with an append");
     a = a.with(3, original);
     await check(a, "put back again");
+    // Far from the end (the scan's newest-first part covers 32): with and
+    // without a summary before it.
+    for (let i = 0; i < 60; i++) a = [...a, user(`more ${i}`, 20 + i)];
+    await check(a, "sixty appends");
+    a = a.with(3, edited);
+    await check(a, "replaced, 60 messages from the end");
+    a = a.with(3, original);
+    await check(a, "put back, 60 messages from the end");
+    const flat = a.filter((m) => m !== summary);
+    await check(flat, "the summary taken out");
+    await check(flat.with(5, edited), "replaced without a summary, far from the end");
     c.free();
   }
 });

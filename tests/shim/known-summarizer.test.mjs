@@ -89,6 +89,25 @@ test("sameRun: from s to the end of known, holes read as undefined", () => {
   assert.equal(sameRun([a, b, c], [a, , c], 1), false); // eslint-disable-line no-sparse-arrays
 });
 
+test("sameRun and syncKnown see a message replaced far from the end", () => {
+  const many = objs(100);
+  const [x] = objs(1);
+  const replaced = many.with(10, x);
+  assert.equal(sameRun(many.slice(), many, 0), true);
+  assert.equal(sameRun(many.slice(), replaced, 0), false);
+  assert.equal(sameRun(many.slice(), replaced, 5), false);
+  assert.equal(sameRun(many.slice(), replaced, 11), true);
+  // From a context start (the copy), and from the start.
+  for (const start of [5, 0]) {
+    const known = [];
+    assert.equal(syncKnown(known, many.slice(0, 99), start, start), 0);
+    assert.equal(syncKnown(known, many, start, start), 99);
+    assert.equal(syncKnown(known, [...replaced, x], start, start), -1);
+    assert.deepEqual(takeSync(), [0, 10, 10]);
+    assert.deepEqual(known, [...replaced, x]);
+  }
+});
+
 test("syncKnown: the copy of the context it scans follows every change", () => {
   const [p, s0, a, b, c, d, x, s1] = objs(8);
   // The copy of known[s..] (s the context start) that the scan runs over.
