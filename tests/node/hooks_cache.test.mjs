@@ -186,3 +186,51 @@ test("an array cut back past a clearing marker sends the outputs it cleared agai
   assert.deepEqual(llm, convertToLlm(a));
   c.free();
 });
+
+test("a message replaced inside the context after a summary, and then put back, is seen both times", async () => {
+  // (The identity scan of a context that starts after a summary runs over a
+  // copy of its end kept beside the compactor's array, shim/known.js
+  // sameRun: that copy must follow every change, or putting the old object
+  // back would look like no change at all.)
+  const user = (text, timestamp) => ({ role: "user", content: text, timestamp });
+  const summary = { role: "compactionSummary", summary: "what happened", tokensBefore: 1_000, timestamp: 10 };
+  const original = user("the original words ".repeat(40), 12);
+  const edited = user("edited", 12);
+  for (const estimator of ["pi", "calibrated"]) {
+    const options = { contextWindow: 200_000, estimator };
+    const c = new Compactor(options);
+    const hooks = c.agentHooks();
+    const check = async (a, what) => {
+      const ctx = await hooks.transformContext(a);
+      assert.deepEqual(ctx, transformContext(a), `context, ${what} (${estimator})`);
+      assert.deepEqual(await hooks.convertToLlm(ctx), convertToLlm(ctx), `LLM messages, ${what} (${estimator})`);
+      const cold = new Compactor(options);
+      assert.equal(c.contextTokens(a), cold.contextTokens(a), `contextTokens, ${what} (${estimator})`);
+      cold.free();
+    };
+    let a = [user("before", 1), summary, user("a", 11), original, user("b", 13)];
+    await check(a, "first turn");
+    a = [...a, user("c", 14)];
+    await check(a, "an append");
+    a = a.with(3, edited);
+    await check(a, "replaced");
+    a = a.with(3, original);
+    await check(a, "put back");
+    a = [...a.with(3, edited), user("d", 15)];
+    await check(a, "replaced with an append");
+    a = a.with(3, original);
+    await check(a, "put back again");
+    // Far from the end (the scan's newest-first part covers 32): with and
+    // without a summary before it.
+    for (let i = 0; i < 60; i++) a = [...a, user(`more ${i}`, 20 + i)];
+    await check(a, "sixty appends");
+    a = a.with(3, edited);
+    await check(a, "replaced, 60 messages from the end");
+    a = a.with(3, original);
+    await check(a, "put back, 60 messages from the end");
+    const flat = a.filter((m) => m !== summary);
+    await check(flat, "the summary taken out");
+    await check(flat.with(5, edited), "replaced without a summary, far from the end");
+    c.free();
+  }
+});

@@ -71,8 +71,103 @@ test("rebaseKnown and rebaseOut follow a context that moved to a new summary", (
   rebaseOut(out, 1, undefined);
   assert.deepEqual(out, [3, 4]);
   assert.deepEqual(insertAt([1, 2, 3], 1, 7), [1, 7, 2, 3]);
-  assert.equal(sameRun([a, b], [a, b], 0, 2), true);
-  assert.equal(sameRun([a, b], [a, c], 0, 2), false);
+  assert.equal(sameRun([a, b], [a, b], 0), true);
+  assert.equal(sameRun([a, b], [a, c], 0), false);
+});
+
+test("sameRun: from s to the end of known, holes read as undefined", () => {
+  const [a, b, c, d] = objs(4);
+  assert.equal(sameRun([a, b, c], [a, b, c, d], 0), true);
+  assert.equal(sameRun([a, b, c], [d, b, c], 0), false);
+  assert.equal(sameRun([a, b, c], [d, b, c], 1), true);
+  assert.equal(sameRun([a, b, c], [a, b, d], 1), false);
+  // A hole is undefined, as a plain loop reads it (`every` would skip it).
+  assert.equal(sameRun([a, undefined], [a, , ], 0), true); // eslint-disable-line no-sparse-arrays
+  assert.equal(sameRun([a, b], [a, , ], 0), false); // eslint-disable-line no-sparse-arrays
+  assert.equal(sameRun([a, , ], [a, undefined], 0), true); // eslint-disable-line no-sparse-arrays
+  assert.equal(sameRun([a, , ], [a, b], 0), false); // eslint-disable-line no-sparse-arrays
+  assert.equal(sameRun([a, b, c], [a, , c], 1), false); // eslint-disable-line no-sparse-arrays
+});
+
+test("sameRun and syncKnown see a message replaced far from the end", () => {
+  const many = objs(100);
+  const [x] = objs(1);
+  const replaced = many.with(10, x);
+  assert.equal(sameRun(many.slice(), many, 0), true);
+  assert.equal(sameRun(many.slice(), replaced, 0), false);
+  assert.equal(sameRun(many.slice(), replaced, 5), false);
+  assert.equal(sameRun(many.slice(), replaced, 11), true);
+  // From a context start (the copy), and from the start.
+  for (const start of [5, 0]) {
+    const known = [];
+    assert.equal(syncKnown(known, many.slice(0, 99), start, start), 0);
+    assert.equal(syncKnown(known, many, start, start), 99);
+    assert.equal(syncKnown(known, [...replaced, x], start, start), -1);
+    assert.deepEqual(takeSync(), [0, 10, 10]);
+    assert.deepEqual(known, [...replaced, x]);
+  }
+});
+
+test("syncKnown: the copy of the context it scans follows every change", () => {
+  const [p, s0, a, b, c, d, x, s1] = objs(8);
+  // The copy of known[s..] (s the context start) that the scan runs over.
+  const copy = (known, s) => {
+    assert.deepEqual(known.c, known.slice(s));
+  };
+  const known = [];
+  assert.equal(syncKnown(known, [p, s0, a], 1, 1), 0);
+  assert.equal(known.c, undefined);
+  // Made by the first scan from the context start, then pushed to.
+  assert.equal(syncKnown(known, [p, s0, a, b], 1, 1), 3);
+  copy(known, 1);
+  assert.equal(syncKnown(known, [p, s0, a, b, c], 1, 1), 4);
+  copy(known, 1);
+  // A message replaced in the context: a change, the copy dropped ...
+  assert.equal(syncKnown(known, [p, s0, x, b, c], 1, 1), -1);
+  assert.deepEqual(takeSync(), [0, 2, 2]);
+  assert.equal(known.c, undefined);
+  // ... so that putting the old one back is seen too (a copy kept from
+  // before would still hold it, and match).
+  assert.equal(syncKnown(known, [p, s0, a, b, c], 1, 1), -1);
+  assert.deepEqual(takeSync(), [0, 2, 2]);
+  assert.equal(syncKnown(known, [p, s0, a, b, c, d], 1, 1), 5);
+  copy(known, 1);
+  assert.equal(syncKnown(known, [p, s0, x, b, c, d], 1, 1), -1);
+  assert.deepEqual(known, [p, s0, x, b, c, d]);
+  assert.equal(syncKnown(known, [p, s0, a, b, c, d], 1, 1), -1);
+  assert.deepEqual(known, [p, s0, a, b, c, d]);
+  // The context start moved (a summary appended): made again from there.
+  assert.equal(syncKnown(known, [p, s0, a, b, c, d, s1], 1, 1), 6);
+  copy(known, 1);
+  assert.equal(syncKnown(known, [p, s0, a, b, c, d, s1, x], 6, 6), 7);
+  copy(known, 6);
+  assert.equal(syncKnown(known, [p, s0, a, b, c, d, s1, x, b], 6, 6), 8);
+  copy(known, 6);
+  // Emptied from outside (the binding's reset after a failure) and filled
+  // again: the old copy is not used, a replacement is still seen.
+  known.length = 0;
+  assert.equal(syncKnown(known, [p, s0, a, b, c, d, s1, x, b], 6, 6), 0);
+  assert.equal(syncKnown(known, [p, s0, a, b, c, d, s1, a, b], 6, 6), -1);
+  assert.deepEqual(takeSync(), [0, 7, 7]);
+  assert.equal(syncKnown(known, [p, s0, a, b, c, d, s1, a, b, c], 6, 6), 9);
+  copy(known, 6);
+  // Trusted (scanFrom past the end): no scan, a replacement inside is not seen.
+  assert.equal(syncKnown(known, [p, s0, a, b, c, d, s1, x, b, c, d], 6, 0xffffffff), 10);
+});
+
+test("syncKnown: the copy holds what known holds, each message read once", () => {
+  // A getter that gives another object at every read (hostile input): the
+  // copy must still be known's end, object for object.
+  const [p, s0, a] = objs(3);
+  let reads = 0;
+  const messages = [p, s0, a];
+  Object.defineProperty(messages, 3, { get: () => ({ read: reads++ }), enumerable: true, configurable: true });
+  const known = [p, s0, a];
+  assert.equal(syncKnown(known, [p, s0, a], 1, 1), 3);
+  assert.ok(Array.isArray(known.c));
+  assert.equal(syncKnown(known, messages, 1, 1), 3);
+  assert.deepEqual(known.c, known.slice(1));
+  assert.equal(known.c[2], known[3]);
 });
 
 test("settleWithin resolves with the value, or times out and aborts the controller", async () => {

@@ -325,14 +325,10 @@ impl Tracked {
                 from
             }
             Sync::Inserted { at, from } => {
-                let raw = gather(array, at as u32, at as u32 + 1)?;
-                let f = raw.first().map(|r| self.facts_of(r)).ok_or_else(|| {
-                    InputError::Unreadable {
-                        path: array.path(at),
-                        reason: "it could not be read".into(),
-                    }
-                })?;
-                self.index.insert_bounded(at, f);
+                // One message's facts (`at` is below the array's length).
+                for raw in gather(array, at as u32, at as u32 + 1)? {
+                    self.index.insert_bounded(at, self.facts_of(&raw));
+                }
                 from
             }
             Sync::Removed { at, from } => {
@@ -899,8 +895,10 @@ fn context_of(state: &Rc<RefCell<State>>, messages: &JsValue) -> Result<JsValue,
             // The summary, the pinned messages before it, then the rest.
             let resent = s.tracked.index.resent();
             let context = crate::pinned::view(&array, start, resent).map_err(type_error)?;
-            let len = context.length();
-            (context.into(), len)
+            (
+                context.into(),
+                array.len() - start as u32 + resent.len() as u32,
+            )
         }
     };
     s.last_context = Some((context.clone(), len, s.tracked.generation));

@@ -35,7 +35,7 @@ export function conflictErrorClass() {
 export function identityFacts(known, messages) {
   const n = messages.length;
   const m = known.length;
-  if (n >= m && sameRun(known, messages, 0, m)) return Int32Array.of(m);
+  if (n >= m && sameRun(known, messages, 0)) return Int32Array.of(m);
   let p = 0;
   while (p < n && p < m && messages[p] === known[p]) p++;
   const out = new Int32Array(1 + (m - p) + (n - p));
