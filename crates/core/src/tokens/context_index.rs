@@ -1536,6 +1536,71 @@ mod tests {
             }
         }
 
+        /// Tightening a batch per call answers as one at a time, with the
+        /// same numbers, in no more calls (when every bound is given); a
+        /// batch holds distinct loose
+        /// messages, largest bounds first, and none is tightened twice.
+        #[test]
+        fn batched_tightening_answers_as_one_at_a_time(
+            (facts, exact) in arb_session(),
+            at in 0usize..60,
+            learn in any::<bool>(),
+            slack in proptest::collection::vec(proptest::option::of(0u64..4000), 64),
+            short in any::<bool>(),
+            offsets in proptest::collection::vec(-3000.0f64..3000.0, 1..6),
+        ) {
+            let mut ix = ContextIndex::self_correcting();
+            for m in &facts {
+                let mut d = *m;
+                d.tokens_pending = true;
+                if !m.tokens_pending {
+                    d.tokens = m.tokens.saturating_mul(3);
+                }
+                ix.push_deferred(d);
+            }
+            let mut exact = exact;
+            let at = at % (facts.len() + 1);
+            exact.insert(at, 77);
+            let mut s = f(Role::CompactionSummary, 200, None, 1000.0);
+            s.tokens_pending = true;
+            ix.insert_bounded(at, s);
+            let mut asked = Vec::new();
+            if learn {
+                ix.learn_ratio(measure(&exact, &mut asked)).unwrap();
+            }
+            let truth = ix.clone().context_tokens_exact(measure(&exact, &mut asked)).unwrap();
+            let tighter = |i: usize| slack[i % slack.len()].map(|extra| exact[i] + extra);
+            for th in offsets.iter().map(|o| truth.tokens + o.round()) {
+                let mut one = ix.clone();
+                let mut one_calls = 0;
+                let answer = one.exceeds_tightening(th, |i| { one_calls += 1; Ok::<_, ()>(tighter(i)) }, measure(&exact, &mut asked)).unwrap();
+                let mut b = ix.clone();
+                let mut calls = 0;
+                let mut seen = std::collections::BTreeSet::new();
+                let before = b.clone();
+                let batched = b.exceeds_tightening_batched(th, |batch: &[usize]| {
+                    calls += 1;
+                    prop_assert!(!batch.is_empty());
+                    for w in batch.windows(2) {
+                        prop_assert!(before.facts[w[0]].tokens >= before.facts[w[1]].tokens);
+                    }
+                    for &i in batch {
+                        prop_assert!(seen.insert(i), "{} tightened twice", i);
+                        prop_assert!(!before.facts[i].bound_tight());
+                    }
+                    // Bounds for all, or (short) for all but the last.
+                    let n = batch.len() - usize::from(short);
+                    Ok(batch[..n].iter().map(|&i| tighter(i).unwrap_or(u64::MAX)).collect())
+                }, |i| Ok(exact[i])).unwrap();
+                prop_assert_eq!(batched, answer, "threshold {}", th);
+                prop_assert_eq!(batched, truth.tokens > th);
+                if !short {
+                    prop_assert!(calls <= one_calls, "{} batches, {} one at a time", calls, one_calls);
+                }
+                prop_assert_eq!(b.context_tokens_exact(measure(&exact, &mut asked)).unwrap(), truth);
+            }
+        }
+
         #[test]
         fn edits_in_the_middle_equal_recomputed(
             items in proptest::collection::vec(arb_facts(), 1..60),
