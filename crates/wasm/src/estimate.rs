@@ -108,7 +108,9 @@ pub fn estimate_context_tokens(messages: JsValue) -> Result<JsValue, JsValue> {
     Ok(context_tokens_object(&c))
 }
 
-/// Read through `dyn` (one copy for both callers: size at import).
+/// Read through `dyn` (one copy for both callers: size at import). The
+/// borrowed `&path` makes a smaller module than `path` (28 bytes gzipped).
+#[allow(clippy::needless_borrows_for_generic_args)]
 fn usage_numbers(usage: &JsValue, path: &Path) -> Result<UsageNumbers, InputError> {
     expect_object(usage, path)?;
     Ok(UsageNumbers {
