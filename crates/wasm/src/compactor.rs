@@ -12,7 +12,7 @@ use crate::estimate::context_tokens_object;
 use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
 use crate::js::message_access::{message_and_role, message_at, messages_array, role_at, JsArray};
-use crate::js::message_facts::{gather, gather_lazy, tight_bound, EstimateChunks, Estimator};
+use crate::js::message_facts::{gather, gather_lazy, tight_bounds, EstimateChunks, Estimator};
 use crate::js::values::{object, read_options, shape, Opt};
 use crate::message::convert_message;
 use crate::prepare::prepare;
@@ -564,12 +564,12 @@ impl State {
         // Kept messages whose usage an edit made stale are left unmeasured
         // by sync (their bounds known): measured only if the answer needs.
         // The calibrated estimate's bounds are tightened from the texts'
-        // UTF-8 lengths before any text is classified.
+        // UTF-8 lengths before any text is classified, a batch per crossing.
         let estimator = self.tracked.estimator;
         let mut chunks = EstimateChunks::with(array, estimator);
-        self.tracked.index.exceeds_tightening(
+        self.tracked.index.exceeds_tightening_batched(
             threshold,
-            |i| tight_bound(array, estimator, i),
+            |at| tight_bounds(array, estimator, at),
             |i| chunks.get(i),
         )
     }

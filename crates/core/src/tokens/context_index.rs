@@ -116,6 +116,13 @@ pub const MAX_RATIO: f64 = 2.5;
 /// mostly per-message framing and rounding.
 pub const MIN_RATIO_SPAN: u64 = 1000;
 
+/// The share of a loose bound that tightening is expected to shed, for
+/// sizing a batch ([`ContextIndex::exceeds_tightening_batched`]): the
+/// calibrated estimate's byte bound is about half its length bound on
+/// ASCII text (1.115 per byte against 2.1 per code unit) and far less on
+/// tool-call arguments. Only the number of crossings depends on it.
+pub const TIGHTENING_EXPECTED: f64 = 0.85;
+
 /// Pending messages as `(bound, index)`, sorted (largest last).
 type Queue = Vec<(u32, usize)>;
 
@@ -658,7 +665,12 @@ impl ContextIndex {
         threshold: f64,
         fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<bool, E> {
-        self.exceeds_with(threshold, None::<fn(usize) -> Result<Option<u64>, E>>, fill)
+        self.exceeds_with(
+            threshold,
+            None::<fn(&[usize]) -> Result<Vec<u64>, E>>,
+            false,
+            fill,
+        )
     }
 
     /// [`exceeds`](Self::exceeds), with a cheaper step before measuring:
@@ -675,16 +687,40 @@ impl ContextIndex {
     pub fn exceeds_tightening<E>(
         &mut self,
         threshold: f64,
-        tighten: impl FnMut(usize) -> Result<Option<u64>, E>,
+        mut tighten: impl FnMut(usize) -> Result<Option<u64>, E>,
         fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<bool, E> {
-        self.exceeds_with(threshold, Some(tighten), fill)
+        let one_by_one = |at: &[usize]| {
+            at.iter()
+                .map(|&i| Ok(tighten(i)?.unwrap_or(u64::MAX)))
+                .collect()
+        };
+        self.exceeds_with(threshold, Some(one_by_one), false, fill)
+    }
+
+    /// [`exceeds_tightening`](Self::exceeds_tightening), the bounds
+    /// tightened several at a time (`tighten(indices)`: one bound or `None`
+    /// per index, in order), so that a caller for whom each call costs a
+    /// crossing pays one per batch: the largest loose bounds, as many as
+    /// would settle the answer if each shed [`TIGHTENING_EXPECTED`] of its
+    /// bound, at least one. `tighten` may give fewer bounds than indices
+    /// (none: no tightening to be had for the rest). The answer and every number
+    /// are the same as one at a time; only which bounds end up tight may
+    /// differ (a batch can tighten a few more than needed).
+    pub fn exceeds_tightening_batched<E>(
+        &mut self,
+        threshold: f64,
+        tighten: impl FnMut(&[usize]) -> Result<Vec<u64>, E>,
+        fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<bool, E> {
+        self.exceeds_with(threshold, Some(tighten), true, fill)
     }
 
     fn exceeds_with<E>(
         &mut self,
         threshold: f64,
-        mut tighten: Option<impl FnMut(usize) -> Result<Option<u64>, E>>,
+        mut tighten: Option<impl FnMut(&[usize]) -> Result<Vec<u64>, E>>,
+        batched: bool,
         mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<bool, E> {
         // Pending messages that count, by bound (largest last, popped
@@ -699,7 +735,8 @@ impl ContextIndex {
                 return Ok(true);
             }
             let most = self.trailing.saturating_add(self.slack);
-            if self.tokens_with_trailing(scale(most, self.ratio)).tokens <= threshold {
+            let upper = self.tokens_with_trailing(scale(most, self.ratio)).tokens;
+            if upper <= threshold {
                 return Ok(false);
             }
             let (loose, tight, tight_sum) = queues.get_or_insert_with(|| {
@@ -735,17 +772,30 @@ impl ContextIndex {
                     .tokens
                     <= threshold;
             if let (true, Some(tighten)) = (worth_tightening, tighten.as_mut()) {
-                let Some((bound, i)) = loose.pop() else {
-                    continue;
-                };
-                let tighter = match tighten(i)? {
-                    Some(b) => self.facts[i].tighten(b),
-                    None => self.facts[i].tighten(u64::from(bound)),
-                };
-                self.slack = self.slack.saturating_sub(u64::from(bound - tighter));
-                let at = tight.partition_point(|&e| e < (tighter, i));
-                tight.insert(at, (tighter, i));
-                *tight_sum = tight_sum.saturating_add(u64::from(tighter));
+                // How much the bounds must shed (unscaled) for the answer
+                // to be "no"; a batch takes the largest loose bounds until
+                // their expected saving covers it.
+                let need = (upper - threshold) / self.ratio;
+                let mut at = Vec::new();
+                let mut expected = 0.0;
+                while let Some(&(bound, i)) = loose.last() {
+                    if !at.is_empty() && (!batched || expected >= need) {
+                        break;
+                    }
+                    loose.pop();
+                    at.push(i);
+                    expected += f64::from(bound) * TIGHTENING_EXPECTED;
+                }
+                let bounds = tighten(&at)?;
+                for (k, &i) in at.iter().enumerate() {
+                    // A loose bound is the message's `tokens` (queued as is).
+                    let bound = self.facts[i].tokens;
+                    let tighter = self.facts[i].tighten(bounds.get(k).copied().unwrap_or(u64::MAX));
+                    self.slack = self.slack.saturating_sub(u64::from(bound - tighter));
+                    let at = tight.partition_point(|&e| e < (tighter, i));
+                    tight.insert(at, (tighter, i));
+                    *tight_sum = tight_sum.saturating_add(u64::from(tighter));
+                }
                 continue;
             }
             // Measure the largest bound, tight or not.
@@ -1482,6 +1532,71 @@ mod tests {
                 prop_assert_eq!(b.exceeds_tightening(th, tighter, measure(&exact, &mut asked)).unwrap(), truth.tokens > th, "threshold {}", th);
                 // Again, on the tightened bounds.
                 prop_assert_eq!(b.exceeds_tightening(th, tighter, measure(&exact, &mut asked)).unwrap(), truth.tokens > th, "threshold {} again", th);
+                prop_assert_eq!(b.context_tokens_exact(measure(&exact, &mut asked)).unwrap(), truth);
+            }
+        }
+
+        /// Tightening a batch per call answers as one at a time, with the
+        /// same numbers, in no more calls (when every bound is given); a
+        /// batch holds distinct loose
+        /// messages, largest bounds first, and none is tightened twice.
+        #[test]
+        fn batched_tightening_answers_as_one_at_a_time(
+            (facts, exact) in arb_session(),
+            at in 0usize..60,
+            learn in any::<bool>(),
+            slack in proptest::collection::vec(proptest::option::of(0u64..4000), 64),
+            short in any::<bool>(),
+            offsets in proptest::collection::vec(-3000.0f64..3000.0, 1..6),
+        ) {
+            let mut ix = ContextIndex::self_correcting();
+            for m in &facts {
+                let mut d = *m;
+                d.tokens_pending = true;
+                if !m.tokens_pending {
+                    d.tokens = m.tokens.saturating_mul(3);
+                }
+                ix.push_deferred(d);
+            }
+            let mut exact = exact;
+            let at = at % (facts.len() + 1);
+            exact.insert(at, 77);
+            let mut s = f(Role::CompactionSummary, 200, None, 1000.0);
+            s.tokens_pending = true;
+            ix.insert_bounded(at, s);
+            let mut asked = Vec::new();
+            if learn {
+                ix.learn_ratio(measure(&exact, &mut asked)).unwrap();
+            }
+            let truth = ix.clone().context_tokens_exact(measure(&exact, &mut asked)).unwrap();
+            let tighter = |i: usize| slack[i % slack.len()].map(|extra| exact[i] + extra);
+            for th in offsets.iter().map(|o| truth.tokens + o.round()) {
+                let mut one = ix.clone();
+                let mut one_calls = 0;
+                let answer = one.exceeds_tightening(th, |i| { one_calls += 1; Ok::<_, ()>(tighter(i)) }, measure(&exact, &mut asked)).unwrap();
+                let mut b = ix.clone();
+                let mut calls = 0;
+                let mut seen = std::collections::BTreeSet::new();
+                let before = b.clone();
+                let batched = b.exceeds_tightening_batched(th, |batch: &[usize]| {
+                    calls += 1;
+                    prop_assert!(!batch.is_empty());
+                    for w in batch.windows(2) {
+                        prop_assert!(before.facts[w[0]].tokens >= before.facts[w[1]].tokens);
+                    }
+                    for &i in batch {
+                        prop_assert!(seen.insert(i), "{} tightened twice", i);
+                        prop_assert!(!before.facts[i].bound_tight());
+                    }
+                    // Bounds for all, or (short) for all but the last.
+                    let n = batch.len() - usize::from(short);
+                    Ok(batch[..n].iter().map(|&i| tighter(i).unwrap_or(u64::MAX)).collect())
+                }, |i| Ok(exact[i])).unwrap();
+                prop_assert_eq!(batched, answer, "threshold {}", th);
+                prop_assert_eq!(batched, truth.tokens > th);
+                if !short {
+                    prop_assert!(calls <= one_calls, "{} batches, {} one at a time", calls, one_calls);
+                }
                 prop_assert_eq!(b.context_tokens_exact(measure(&exact, &mut asked)).unwrap(), truth);
             }
         }

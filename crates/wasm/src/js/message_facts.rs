@@ -30,7 +30,7 @@ extern "C" {
     #[wasm_bindgen(js_name = gatherTexts, catch)]
     fn gather_texts_js(messages: &Array, from: u32, to: u32) -> Result<Array, JsValue>;
     #[wasm_bindgen(js_name = gatherTextBytes, catch)]
-    fn gather_text_bytes_js(messages: &Array, from: u32, to: u32) -> Result<Float64Array, JsValue>;
+    fn gather_text_bytes_js(messages: &Array, at: &[usize]) -> Result<Float64Array, JsValue>;
     #[wasm_bindgen(js_name = takeThrown)]
     fn take_thrown() -> String;
     #[wasm_bindgen(js_name = takeBadDescription)]
@@ -216,20 +216,21 @@ pub fn calibrated(messages: &JsArray, from: u32, to: u32) -> Result<Vec<u64>, In
         .collect()
 }
 
-/// The calibrated estimate's bound from the UTF-8 lengths of the texts of
-/// `messages[index]` (gathered, and so checked, before): the texts encoded
-/// but not classified (`gatherTextBytes`), the bound made in the core
-/// (`calibrated_byte_bound`). `None` with pi's estimate, whose measuring
+/// The calibrated estimate's bounds from the UTF-8 lengths of the texts of
+/// `messages[i]` for each `i` of `at` (gathered, and so checked, before),
+/// in one crossing: the texts encoded but not classified
+/// (`gatherTextBytes`), each bound made in the core
+/// (`calibrated_byte_bound`). None with pi's estimate, whose measuring
 /// costs only lengths.
-pub fn tight_bound(
+pub fn tight_bounds(
     messages: &JsArray,
     estimator: Estimator,
-    index: usize,
-) -> Result<Option<u64>, InputError> {
-    if estimator != Estimator::Calibrated || index >= messages.len() as usize {
-        return Ok(None);
+    at: &[usize],
+) -> Result<Vec<u64>, InputError> {
+    if estimator != Estimator::Calibrated {
+        return Ok(Vec::new());
     }
-    let layout = gather_text_bytes_js(messages.as_array(), index as u32, index as u32 + 1)
+    let layout = gather_text_bytes_js(messages.as_array(), at)
         .map_err(|thrown| InputError::Unreadable {
             path: FieldPath::argument("messages"),
             reason: crate::js::errors::thrown_message(&thrown),
@@ -241,29 +242,32 @@ pub fn tight_bound(
         layout: &layout,
         next: 0,
     };
-    let role = role_from_code(messages, index, r.number() as u8)?;
-    let images = count(r.number());
-    let content_string = match r.number() {
-        n if n < 0.0 => None,
-        n => Some(count(n)),
-    };
-    let mut sum = || -> u64 { (0..count(r.number())).map(|_| count(r.number())).sum() };
-    let text = sum();
-    let thinking = sum();
-    let tool_calls = sum();
-    let bytes = RawFacts {
-        role: Some(role),
-        content_string,
-        text,
-        thinking,
-        tool_calls,
-        images,
-        summary: count(r.number()),
-        command: count(r.number()),
-        output: count(r.number()),
-        ..RawFacts::default()
-    };
-    Ok(Some(calibrated_byte_bound(&bytes)))
+    at.iter()
+        .map(|&index| {
+            let role = role_from_code(messages, index, r.number() as u8)?;
+            let images = count(r.number());
+            let content_string = match r.number() {
+                n if n < 0.0 => None,
+                n => Some(count(n)),
+            };
+            let mut sum = || -> u64 { (0..count(r.number())).map(|_| count(r.number())).sum() };
+            let text = sum();
+            let thinking = sum();
+            let tool_calls = sum();
+            Ok(calibrated_byte_bound(&RawFacts {
+                role: Some(role),
+                content_string,
+                text,
+                thinking,
+                tool_calls,
+                images,
+                summary: count(r.number()),
+                command: count(r.number()),
+                output: count(r.number()),
+                ..RawFacts::default()
+            }))
+        })
+        .collect()
 }
 
 /// Reads `gatherTexts`' layout and the texts it describes, in order.

@@ -342,7 +342,7 @@ let scratch = new Uint8Array(1 << 16);
 // The texts of messages[from..to) and the layout gatherTexts describes them
 // with (byte lengths still 0), each text with the layout slot its byte
 // length is added to (a tool call's name and arguments share one).
-function collectTexts(messages, from, to) {
+function collectTexts(messages, from, to, at) {
   const str = (v) => (typeof v === "string" ? v : "");
   const texts = [];
   const slots = [];
@@ -355,7 +355,7 @@ function collectTexts(messages, from, to) {
     return slot;
   };
   for (let i = from; i < to; i++) {
-    const m = messages[i];
+    const m = messages[at ? at[i] : i];
     const code = roleCode(m);
     if (code > OTHER_ROLE) {
       layout.push(code, 0, -1, 0, 0, 0, 0, 0, 0);
@@ -425,8 +425,10 @@ export function gatherTexts(messages, from, to) {
 // each into the scratch buffer and keeping nothing (some 30 times cheaper
 // than classifying them). The calibrated estimate's tighter bound
 // (crates/core/src/tokens/estimate.rs, calibrated_byte_bound) is made of them.
-export function gatherTextBytes(messages, from, to) {
-  const { texts, slots, layout } = collectTexts(messages, from, to);
+// Of the messages at the indices `at` (a Uint32Array), in their order: the
+// threshold check tightens a batch of bounds per crossing.
+export function gatherTextBytes(messages, at) {
+  const { texts, slots, layout } = collectTexts(messages, 0, at.length, at);
   for (let k = 0; k < texts.length; k++) {
     const t = texts[k];
     if (t.length === 0) continue;
