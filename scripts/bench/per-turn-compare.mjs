@@ -11,7 +11,7 @@
 // where the build knows the option. A measurement tool, not a test.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { loadFixture, realSummaryText, repeatedMessages, replay, syntheticTurns } from "./sessions.mjs";
+import { loadFixture, realSummaryText, repeatedMessages, syntheticTurns, timedHooks } from "./sessions.mjs";
 
 const [dirA, dirB] = process.argv.slice(2);
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
@@ -37,27 +37,9 @@ const replays = [
   .filter(([key]) => picked.includes(key))
   .map(([, ...rest]) => rest);
 
-// CPU time (user + system, process.cpuUsage) of each timed replay, by side:
-// less disturbed than wall time by other processes on a shared machine.
-async function timed(mod, turns, window, estimator) {
-  const cpu0 = process.cpuUsage();
-  const c = new mod.Compactor({ contextWindow: window, ...(estimator ? { estimator } : {}) });
-  const hooks = c.agentHooks();
-  const times = new Float64Array(turns.length);
-  let sink = 0;
-  await replay(turns, async (messages, _s, t) => {
-    const t0 = process.hrtime.bigint();
-    const ctx = await hooks.transformContext(messages);
-    const llm = await hooks.convertToLlm(ctx);
-    const need = c.needsCompaction(messages);
-    times[t] = Number(process.hrtime.bigint() - t0);
-    sink += llm.length + (need ? 1 : 0);
-  });
-  c.free();
-  const used = process.cpuUsage(cpu0);
-  times.cpu = used.user + used.system;
-  return times;
-}
+// Per turn, and the replay's CPU time (less disturbed than wall time by
+// other processes on a shared machine): sessions.mjs's timedHooks.
+const timed = timedHooks;
 const median = (xs) => {
   const s = Float64Array.from(xs).sort();
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;

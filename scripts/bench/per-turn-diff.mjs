@@ -13,7 +13,7 @@
 // A measurement tool (issue 15 deliverable 1's totals), not a test.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { loadFixture, realSummaryText, repeatedMessages, replay, syntheticTurns } from "./sessions.mjs";
+import { loadFixture, realSummaryText, repeatedMessages, replay, syntheticTurns, timedHooks } from "./sessions.mjs";
 
 const dir = process.argv[2] ?? "pkg";
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
@@ -33,22 +33,7 @@ const all = {
   "1m": () => ["1M", syntheticTurns(synthetic, 3000, { cutAt, summaryText: realSummaryText() }).turns, 1_000_000],
 };
 
-async function timed(turns, window, estimator) {
-  const c = new M.Compactor({ contextWindow: window, estimator });
-  const hooks = c.agentHooks();
-  const times = new Float64Array(turns.length);
-  let sink = 0;
-  await replay(turns, async (messages, _s, t) => {
-    const t0 = process.hrtime.bigint();
-    const ctx = await hooks.transformContext(messages);
-    const llm = await hooks.convertToLlm(ctx);
-    const need = c.needsCompaction(messages);
-    times[t] = Number(process.hrtime.bigint() - t0);
-    sink += llm.length + (need ? 1 : 0);
-  });
-  c.free();
-  return times;
-}
+const timed = (turns, window, estimator) => timedHooks(M, turns, window, estimator);
 
 // What the calibrated side encodes per turn (untimed).
 async function reads(turns, window) {

@@ -2,7 +2,8 @@
 // 10,000-message session built by repeating their messages, with a
 // compaction summary inserted every N messages. A replay is a list of turns;
 // each turn appends one message, and some first insert a summary (a new
-// array, as a compaction makes it). Nothing here is timed.
+// array, as a compaction makes it). Nothing here is timed, except by
+// `timedHooks`, the per-turn path the measurement tools share.
 import { readFileSync } from "node:fs";
 
 const FIXTURES = new URL("../../fixtures/", import.meta.url);
@@ -152,4 +153,32 @@ export async function replay(turns, visit) {
     await visit(messages, summaryIndex, t);
   }
   return messages;
+}
+
+/**
+ * One replay through a package's compactor (`mod`, a loaded build), timing
+ * each turn's per-turn path as the bench does: the hooks' transformContext
+ * and convertToLlm, then needsCompaction. Returns the per-turn nanoseconds,
+ * with `.cpu` the replay's CPU time (user + system, µs). `estimator`
+ * undefined leaves the option out (builds that predate it).
+ */
+export async function timedHooks(mod, turns, window, estimator) {
+  const cpu0 = process.cpuUsage();
+  const c = new mod.Compactor({ contextWindow: window, ...(estimator ? { estimator } : {}) });
+  const hooks = c.agentHooks();
+  const times = new Float64Array(turns.length);
+  let sink = 0;
+  await replay(turns, async (messages, _s, t) => {
+    const t0 = process.hrtime.bigint();
+    const ctx = await hooks.transformContext(messages);
+    const llm = await hooks.convertToLlm(ctx);
+    const need = c.needsCompaction(messages);
+    times[t] = Number(process.hrtime.bigint() - t0);
+    sink += llm.length + (need ? 1 : 0);
+  });
+  c.free();
+  const used = process.cpuUsage(cpu0);
+  times.cpu = used.user + used.system;
+  times.sink = sink;
+  return times;
 }
