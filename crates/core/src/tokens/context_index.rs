@@ -1457,6 +1457,37 @@ mod tests {
         })
     }
 
+    /// `facts` pushed deferred (every estimate pending; those measured
+    /// get a loose bound, three times theirs), a pending summary inserted
+    /// at `at` (its estimate 77 in the returned `exact`), and the usage
+    /// ratio learned first when `learn`: the index the tightening
+    /// properties start from.
+    fn deferred_with_summary(
+        facts: &[MessageFacts],
+        mut exact: Vec<u64>,
+        at: usize,
+        learn: bool,
+    ) -> (ContextIndex, Vec<u64>) {
+        let mut ix = ContextIndex::self_correcting();
+        for m in facts {
+            let mut d = *m;
+            d.tokens_pending = true;
+            if !m.tokens_pending {
+                d.tokens = m.tokens.saturating_mul(3);
+            }
+            ix.push_deferred(d);
+        }
+        let at = at % (facts.len() + 1);
+        exact.insert(at, 77);
+        let mut s = f(Role::CompactionSummary, 200, None, 1000.0);
+        s.tokens_pending = true;
+        ix.insert_bounded(at, s);
+        if learn {
+            ix.learn_ratio(measure(&exact, &mut Vec::new())).unwrap();
+        }
+        (ix, exact)
+    }
+
     proptest! {
         #[test]
         fn self_correcting_exceeds_answers_as_the_exact_number(
@@ -1506,25 +1537,8 @@ mod tests {
             slack in proptest::collection::vec(proptest::option::of(0u64..4000), 64),
             offsets in proptest::collection::vec(-3000.0f64..3000.0, 1..6),
         ) {
-            let mut ix = ContextIndex::self_correcting();
-            for m in &facts {
-                let mut d = *m;
-                d.tokens_pending = true;
-                if !m.tokens_pending {
-                    d.tokens = m.tokens.saturating_mul(3);
-                }
-                ix.push_deferred(d);
-            }
-            let mut exact = exact;
-            let at = at % (facts.len() + 1);
-            exact.insert(at, 77);
-            let mut s = f(Role::CompactionSummary, 200, None, 1000.0);
-            s.tokens_pending = true;
-            ix.insert_bounded(at, s);
+            let (ix, exact) = deferred_with_summary(&facts, exact, at, learn);
             let mut asked = Vec::new();
-            if learn {
-                ix.learn_ratio(measure(&exact, &mut asked)).unwrap();
-            }
             let truth = ix.clone().context_tokens_exact(measure(&exact, &mut asked)).unwrap();
             let tighter = |i: usize| Ok::<_, ()>(slack[i % slack.len()].map(|extra| exact[i] + extra));
             for th in offsets.iter().map(|o| truth.tokens + o.round()) {
@@ -1549,25 +1563,8 @@ mod tests {
             short in any::<bool>(),
             offsets in proptest::collection::vec(-3000.0f64..3000.0, 1..6),
         ) {
-            let mut ix = ContextIndex::self_correcting();
-            for m in &facts {
-                let mut d = *m;
-                d.tokens_pending = true;
-                if !m.tokens_pending {
-                    d.tokens = m.tokens.saturating_mul(3);
-                }
-                ix.push_deferred(d);
-            }
-            let mut exact = exact;
-            let at = at % (facts.len() + 1);
-            exact.insert(at, 77);
-            let mut s = f(Role::CompactionSummary, 200, None, 1000.0);
-            s.tokens_pending = true;
-            ix.insert_bounded(at, s);
+            let (ix, exact) = deferred_with_summary(&facts, exact, at, learn);
             let mut asked = Vec::new();
-            if learn {
-                ix.learn_ratio(measure(&exact, &mut asked)).unwrap();
-            }
             let truth = ix.clone().context_tokens_exact(measure(&exact, &mut asked)).unwrap();
             let tighter = |i: usize| slack[i % slack.len()].map(|extra| exact[i] + extra);
             for th in offsets.iter().map(|o| truth.tokens + o.round()) {
