@@ -7,7 +7,6 @@
 // and mod.rs.
 
 import { ConflictError } from "./errors.js";
-import { sameRun } from "./known.js";
 import { roleCode } from "./roles.js";
 
 // A store error (crates/core/src/storage/error.rs): a ConflictError, or an
@@ -35,9 +34,12 @@ export function conflictErrorClass() {
 export function identityFacts(known, messages) {
   const n = messages.length;
   const m = known.length;
-  if (n >= m && sameRun(known, messages, 0)) return Int32Array.of(m);
+  // A plain loop, not known.js's sameRun: a store scans once per save,
+  // too rarely for V8 to optimize sameRun's findIndex, while a loop is
+  // optimized within the scan itself (on-stack replacement).
   let p = 0;
   while (p < n && p < m && messages[p] === known[p]) p++;
+  if (p === m) return Int32Array.of(m);
   const out = new Int32Array(1 + (m - p) + (n - p));
   out[0] = p;
   const first = new Map();
