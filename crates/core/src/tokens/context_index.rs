@@ -21,7 +21,7 @@
 //! pending messages with the largest bounds first, one at a time, and stops
 //! as soon as the answer is decided, so that the turn after a summary is
 //! inserted reads one or two texts rather than every kept message. With
-//! [`ContextIndex::exceeds_tightening`] a message's bound is first tightened
+//! [`ContextIndex::exceeds_tightening_batched`] a message's bound is first tightened
 //! (the calibrated estimate's bound from its texts' UTF-8 lengths, 1.115
 //! tokens per byte: about half the length bound on ASCII, and some 30 times
 //! cheaper to find than the estimate), and it is measured only if that does
@@ -683,7 +683,9 @@ impl ContextIndex {
     /// out of reach); then the largest bound is measured, one at a time. A
     /// tightened bound is kept ([`MessageFacts::bound_tight`]), so a message
     /// is tightened once. The answer is the same whatever `tighten` gives,
-    /// as long as it gives upper bounds.
+    /// as long as it gives upper bounds. One bound per call: the reference
+    /// the tests hold the batched form (what the compactor uses) to.
+    #[cfg(test)]
     pub fn exceeds_tightening<E>(
         &mut self,
         threshold: f64,
@@ -698,15 +700,22 @@ impl ContextIndex {
         self.exceeds_with(threshold, Some(one_by_one), false, fill)
     }
 
-    /// [`exceeds_tightening`](Self::exceeds_tightening), the bounds
-    /// tightened several at a time (`tighten(indices)`: one bound or `None`
-    /// per index, in order), so that a caller for whom each call costs a
-    /// crossing pays one per batch: the largest loose bounds, as many as
-    /// would settle the answer if each shed [`TIGHTENING_EXPECTED`] of its
-    /// bound, at least one. `tighten` may give fewer bounds than indices
-    /// (none: no tightening to be had for the rest). The answer and every number
-    /// are the same as one at a time; only which bounds end up tight may
-    /// differ (a batch can tighten a few more than needed).
+    /// [`exceeds`](Self::exceeds), with a cheaper step before measuring:
+    /// unmeasured messages have their bounds tightened first (a tighter
+    /// upper bound of the estimate, such as the calibrated estimate's from
+    /// the texts' UTF-8 lengths, some 30 times cheaper to find than the
+    /// estimate), the largest first, for as long as tightening alone could
+    /// still settle the answer; then the largest bound is measured, one at
+    /// a time. A tightened bound is kept ([`MessageFacts::bound_tight`]), so
+    /// a message is tightened once. The bounds are tightened several at a
+    /// time (`tighten(indices)`: a bound per index, in order, or fewer when
+    /// the rest have no tightening to be had), so that a caller for whom
+    /// each call costs a crossing pays one per batch: the largest loose
+    /// bounds, as many as would settle the answer if each shed
+    /// [`TIGHTENING_EXPECTED`] of its bound, at least one. The answer is the
+    /// same whatever `tighten` gives, as long as it gives upper bounds, and
+    /// every number is the same as one at a time; only which bounds end up
+    /// tight may differ (a batch can tighten a few more than needed).
     pub fn exceeds_tightening_batched<E>(
         &mut self,
         threshold: f64,
