@@ -8,7 +8,9 @@
 // processes).
 // Used to check that a change (issue 15's calibrated estimate) costs no
 // more per turn; prints one line per replay and build, for both estimators
-// where the build knows the option. A measurement tool, not a test.
+// where the build knows the option (a build from before it, once), with
+// the median and total against the first line's and the bench's last ⅒ /
+// first ⅒. A measurement tool, not a test.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { loadFixture, realSummaryText, repeatedMessages, syntheticTurns, timedHooks } from "./sessions.mjs";
@@ -45,13 +47,29 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
+// A build from before the option (issue 15's filing-day build, for one)
+// ignores `estimator`: it is timed once, with its own default.
+const accepts = (mod, estimator) => {
+  try {
+    new mod.Compactor({ contextWindow: 200_000, estimator }).free();
+    return true;
+  } catch {
+    return false;
+  }
+};
+const knowsEstimator = (mod) => accepts(mod, "pi") && !accepts(mod, "no such estimator");
 const sides = [
-  ["A", A, undefined],
-  ["A pi", A, "pi"],
-  ["B", B, undefined],
-  ["B pi", B, "pi"],
-  ["B calibrated", B, "calibrated"],
+  ...(knowsEstimator(A) ? [["A pi", A, "pi"], ["A calibrated", A, "calibrated"]] : [["A", A, undefined]]),
+  ...(knowsEstimator(B) ? [["B pi", B, "pi"], ["B calibrated", B, "calibrated"]] : [["B", B, undefined]]),
 ];
+// The bench's statistics: per turn the median over rounds; the total is
+// their sum, ⅒ the median of the last tenth of the turns over the median
+// of the first tenth (scripts/bench.mjs).
+const tenth = (per) => {
+  const k = Math.max(1, Math.floor(per.length / 10));
+  const [first, last] = [median(per.subarray(0, k)), median(per.subarray(per.length - k))];
+  return `${(last / first).toFixed(2)} (${(first / 1000).toFixed(2)} → ${(last / 1000).toFixed(2)} µs)`;
+};
 for (const [name, turns, window] of replays) {
   const rounds = sides.map(() => []);
   for (const [, mod, est] of sides) await timed(mod, turns, window, est); // warm-up
@@ -59,11 +77,16 @@ for (const [name, turns, window] of replays) {
     const order = r % 2 ? [...sides.keys()].reverse() : [...sides.keys()];
     for (const k of order) rounds[k].push(await timed(sides[k][1], turns, window, sides[k][2]));
   }
+  let first;
   for (const [k, [label]] of sides.entries()) {
     const per = Float64Array.from(turns, (_, t) => median(rounds[k].map((x) => x[t])));
     const total = per.reduce((a, b) => a + b, 0);
+    first ??= { median: median(per), total };
     const cpus = rounds[k].map((x) => x.cpu);
     const cpuText = `cpu per replay median ${(median(cpus) / 1000).toFixed(1)} ms, least ${(Math.min(...cpus) / 1000).toFixed(1)} ms`;
-    console.log(`${name} | ${label} | median ${(median(per) / 1000).toFixed(2)} µs | total ${(total / 1e6).toFixed(1)} ms | ${cpuText}`);
+    const vs = k === 0 ? "" : ` (${(median(per) / first.median).toFixed(2)}× / ${(total / first.total).toFixed(2)}× the first)`;
+    console.log(
+      `${name} | ${label} | median ${(median(per) / 1000).toFixed(2)} µs | total ${(total / 1e6).toFixed(1)} ms${vs} | ⅒ ${tenth(per)} | ${cpuText}`,
+    );
   }
 }
