@@ -25,7 +25,16 @@ import { execFileSync } from "node:child_process";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import * as ours from "agent-compaction";
-import { loadFixture, realSummaryText, repeatedMessages, replay, syntheticTurns } from "./bench/sessions.mjs";
+import {
+  loadFixture,
+  median,
+  perTurn,
+  realSummaryText,
+  repeatedMessages,
+  replay,
+  syntheticTurns,
+  tenths,
+} from "./bench/sessions.mjs";
 
 const piDist = new URL("../node_modules/@mariozechner/pi-coding-agent/dist/core/", import.meta.url);
 const piCompaction = await import(new URL("compaction/compaction.js", piDist));
@@ -127,22 +136,6 @@ async function checkedReplay(spec) {
 // ---------------------------------------------------------------------------
 // Statistics.
 
-const median = (xs) => {
-  const s = Float64Array.from(xs).sort();
-  const n = s.length;
-  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-};
-/** Per-turn medians across rounds. */
-const perTurn = (rounds) => {
-  const n = rounds[0].length;
-  const out = new Float64Array(n);
-  for (let t = 0; t < n; t++) out[t] = median(rounds.map((r) => r[t]));
-  return out;
-};
-const tenths = (xs) => {
-  const k = Math.max(1, Math.floor(xs.length / 10));
-  return { first: median(xs.subarray(0, k)), last: median(xs.subarray(xs.length - k)) };
-};
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 const HEAVY_ARGS = 10_000;
 const heavyToolCall = (m) =>

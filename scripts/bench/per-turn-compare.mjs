@@ -13,7 +13,16 @@
 // first ⅒. A measurement tool, not a test.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { loadFixture, realSummaryText, repeatedMessages, syntheticTurns, timedHooks } from "./sessions.mjs";
+import {
+  loadFixture,
+  median,
+  perTurn,
+  realSummaryText,
+  repeatedMessages,
+  syntheticTurns,
+  tenths,
+  timedHooks,
+} from "./sessions.mjs";
 
 const [dirA, dirB] = process.argv.slice(2);
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
@@ -42,10 +51,6 @@ const replays = [
 // Per turn, and the replay's CPU time (less disturbed than wall time by
 // other processes on a shared machine): sessions.mjs's timedHooks.
 const timed = timedHooks;
-const median = (xs) => {
-  const s = Float64Array.from(xs).sort();
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 // A build from before the option (issue 15's filing-day build, for one)
 // ignores `estimator`: it is timed once, with its own default.
@@ -62,12 +67,9 @@ const sides = [
   ...(knowsEstimator(A) ? [["A pi", A, "pi"], ["A calibrated", A, "calibrated"]] : [["A", A, undefined]]),
   ...(knowsEstimator(B) ? [["B pi", B, "pi"], ["B calibrated", B, "calibrated"]] : [["B", B, undefined]]),
 ];
-// The bench's statistics: per turn the median over rounds; the total is
-// their sum, ⅒ the median of the last tenth of the turns over the median
-// of the first tenth (scripts/bench.mjs).
+// The bench's last ⅒ / first ⅒, with both tenths (µs).
 const tenth = (per) => {
-  const k = Math.max(1, Math.floor(per.length / 10));
-  const [first, last] = [median(per.subarray(0, k)), median(per.subarray(per.length - k))];
+  const { first, last } = tenths(per);
   return `${(last / first).toFixed(2)} (${(first / 1000).toFixed(2)} → ${(last / 1000).toFixed(2)} µs)`;
 };
 for (const [name, turns, window] of replays) {
@@ -79,7 +81,7 @@ for (const [name, turns, window] of replays) {
   }
   let first;
   for (const [k, [label]] of sides.entries()) {
-    const per = Float64Array.from(turns, (_, t) => median(rounds[k].map((x) => x[t])));
+    const per = perTurn(rounds[k]);
     const total = per.reduce((a, b) => a + b, 0);
     first ??= { median: median(per), total };
     const cpus = rounds[k].map((x) => x.cpu);

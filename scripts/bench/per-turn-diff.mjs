@@ -13,7 +13,15 @@
 // A measurement tool (issue 15 deliverable 1's totals), not a test.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { loadFixture, realSummaryText, repeatedMessages, replay, syntheticTurns, timedHooks } from "./sessions.mjs";
+import {
+  loadFixture,
+  perTurn,
+  realSummaryText,
+  repeatedMessages,
+  replay,
+  syntheticTurns,
+  timedHooks,
+} from "./sessions.mjs";
 
 const dir = process.argv[2] ?? "pkg";
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
@@ -63,11 +71,6 @@ async function reads(turns, window) {
   return out;
 }
 
-const median = (xs) => {
-  const s = Float64Array.from(xs).sort();
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
-const perTurn = (rounds) => Float64Array.from(rounds[0], (_, t) => median(rounds.map((r) => r[t])));
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 const ms = (ns) => (ns / 1e6).toFixed(2);
 const us = (ns) => (ns / 1e3).toFixed(1);

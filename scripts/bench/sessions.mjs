@@ -3,7 +3,8 @@
 // compaction summary inserted every N messages. A replay is a list of turns;
 // each turn appends one message, and some first insert a summary (a new
 // array, as a compaction makes it). Nothing here is timed, except by
-// `timedHooks`, the per-turn path the measurement tools share.
+// `timedHooks`, the per-turn path the measurement tools share, whose
+// statistics (`perTurn`, `tenths`) are here too.
 import { readFileSync } from "node:fs";
 
 const FIXTURES = new URL("../../fixtures/", import.meta.url);
@@ -182,3 +183,19 @@ export async function timedHooks(mod, turns, window, estimator) {
   times.sink = sink;
   return times;
 }
+
+/** The median of `xs` (NaN when empty). */
+export const median = (xs) => {
+  const s = Float64Array.from(xs).sort();
+  const n = s.length;
+  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+};
+
+/** Per turn, the median over rounds (each round a replay's per-turn times). */
+export const perTurn = (rounds) => Float64Array.from(rounds[0], (_, t) => median(rounds.map((r) => r[t])));
+
+/** The median turn of the first tenth of the turns and of the last tenth. */
+export const tenths = (xs) => {
+  const k = Math.max(1, Math.floor(xs.length / 10));
+  return { first: median(xs.subarray(0, k)), last: median(xs.subarray(xs.length - k)) };
+};
