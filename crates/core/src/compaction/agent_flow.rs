@@ -1,7 +1,7 @@
 //! What automatic compaction does after an agent run (SPEC §3, "Automatic
 //! compaction in an agent loop"): the decision, free of any agent or
-//! JavaScript, so that every branch is tested natively. The boundary
-//! (`wasm::attach`) gathers the facts, asks [`after_run`], and carries the
+//! JavaScript, so that every branch is tested natively. The host (the
+//! package's `attach`) gathers the facts, asks [`after_run`], and carries the
 //! answer out (takes the failed attempt out, compacts, saves, retries).
 //!
 //! pi's `AgentSession._checkCompaction` is the model, with one deliberate

@@ -1,7 +1,7 @@
 //! Summarizing a branch the conversation leaves (pi's `prepareBranchEntries`
 //! on the flat array): which of the abandoned messages fit the budget,
 //! newest first, tool results left out; then `summarizeBranch` as a flow
-//! the binding (`wasm::branch`) drives, as it drives the compaction flow:
+//! its host drives, as it drives the compaction flow:
 //! nothing to summarize, no summarizer, the prompt, the answer checked, the
 //! fallback, a late abort and every error text are decided here.
 

@@ -40,7 +40,7 @@
 //!   usage after it (that usage already reflects the placeholders);
 //! - which tool results `convertToLlm` replaces ([`ClearedOutputs`]).
 
-use crate::compaction::flow::Reason;
+use crate::compaction::reason::Reason;
 use crate::compaction::serialize::describe;
 use crate::compaction::settings::{SettingsError, MAX_SAFE_INTEGER};
 use crate::js::json::Json;

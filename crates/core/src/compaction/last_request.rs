@@ -21,7 +21,7 @@
 //! accumulates. The section is found by its heading line; the first
 //! occurrence starts it (the quote itself may contain anything).
 
-use crate::compaction::flow::TextOps;
+use crate::compaction::text_ops::TextOps;
 use crate::message::llm::TextSink;
 use crate::message::role::Role;
 use crate::tokens::estimate::MessageFacts;

@@ -16,6 +16,8 @@ pub mod options;
 pub mod prepare;
 pub mod prompts;
 pub mod providers;
+pub mod reason;
 pub mod serialize;
 pub mod settings;
 pub mod shapes;
+pub mod text_ops;

@@ -6,7 +6,7 @@
 //! `js::options` (the binding supplies the values and the property reads);
 //! a refusal names the field and what it should have been.
 
-use crate::compaction::flow::Reason;
+use crate::compaction::reason::Reason;
 use crate::error::InputError;
 use crate::js::options::{expect_object, Reader, Value};
 

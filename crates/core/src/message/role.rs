@@ -2,9 +2,8 @@
 
 /// A message's role, as far as this library treats roles differently.
 ///
-/// The discriminants are the codes the boundary's fact-gathering helper
-/// returns, so they must stay in step with `crates/wasm/src/js/shim/roles.js` and the
-/// error codes after them in `crates/wasm/src/js/message_access.rs`.
+/// The discriminants are the codes a host's fact-gathering returns for
+/// each role (the package's binding checks its table against these).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Role {

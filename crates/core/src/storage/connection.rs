@@ -16,7 +16,7 @@
 //! that nothing is written twice ([`save_landed`], [`whole_landed`],
 //! [`delete_landed`]).
 //!
-//! The binding (`crates/wasm/src/store/`) only detects, reopens and
+//! The host (the package's `SessionStore`) only detects, reopens and
 //! re-runs; every branch it takes is one of these answers.
 
 /// How many times a call runs at most: once, and once more on a reopened

@@ -32,7 +32,7 @@ pub struct IdentityFacts {
 }
 
 impl IdentityFacts {
-    /// The facts from the shim's words (`identityFacts` in shim/store.js):
+    /// The facts from the engine-side identity scan's words:
     /// `[prefix]` when the known array is a prefix of the new one, else
     /// `[prefix, class of each known[prefix..], class of each new[prefix..]]`,
     /// for a known array of `known_len` and a new one of `new_len`.

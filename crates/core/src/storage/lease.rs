@@ -11,7 +11,7 @@
 //! (timers are throttled there), takes no new calls and lets the lock go as
 //! soon as its current ones end.
 //!
-//! The shim (`shim/locks.js`) holds the leases and asks these functions at
+//! The host holds the leases (Web Locks) and asks these functions at
 //! each point where the policy decides, with the facts as [`LeaseFacts`].
 //!
 //! No call waits for a lock forever: a lock can stay taken for good (Safari

@@ -97,7 +97,7 @@ pub fn loaded(read: Read, marks: Marks, last_summary: impl FnOnce() -> Option<us
     }
 }
 
-/// The packs `flattenRecords` (shim/store.js) found, from its flat
+/// The packs the engine-side record reader found, from its flat
 /// `(first index, count)` pairs (an odd last word is ignored).
 pub fn packs_from_pairs(pairs: &[u32]) -> Vec<Pack> {
     pairs

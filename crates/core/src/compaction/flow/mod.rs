@@ -1,7 +1,7 @@
 //! The decisions of `compactor.compact()` as a state machine, free of any
 //! JavaScript, so that every branch is tested natively.
 //!
-//! The binding (`wasm::compaction`) drives a [`CompactionFlow`]: it feeds an
+//! A host (the package's binding) drives a [`CompactionFlow`]: it feeds an
 //! [`Event`] (the start, the `beforeCompact` hook's answer, a summarizer's
 //! answer, the extractive summary) and gets the next [`Step`] to carry out
 //! (ask the hook, await a summarizer call, build the extractive summary,
@@ -29,60 +29,14 @@ use super::prompts::{
     cut_length, history_prompt, max_tokens, turn_prefix_prompt, SummaryKind, CUT_MARKER,
     NO_PRIOR_HISTORY, SPLIT_TURN_SEPARATOR, SYSTEM_PROMPT,
 };
+pub use super::reason::Reason;
+pub use super::text_ops::TextOps;
 use crate::error::{FieldPath, InputError};
 use crate::js::number::number_to_string;
 use crate::message::llm::TextSink;
 use crate::message::role::Role;
 use crate::tokens::context_tokens::estimate_with_usage_after;
 use crate::tokens::estimate::MessageFacts;
-
-/// Why a compaction runs; it prefixes error messages as pi 0.73 does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reason {
-    Manual,
-    Threshold,
-    Overflow,
-}
-
-impl Reason {
-    /// The reason named `name` (`None` for an unknown name).
-    pub fn from_name(name: &str) -> Option<Reason> {
-        match name {
-            "manual" => Some(Reason::Manual),
-            "threshold" => Some(Reason::Threshold),
-            "overflow" => Some(Reason::Overflow),
-            _ => None,
-        }
-    }
-
-    /// `options.reason`: absent (`None`) is `manual`; a name is its reason;
-    /// anything else (`Some(None)`: not a string) is `Err` with what was
-    /// expected.
-    pub fn from_option(given: Option<Option<&str>>) -> Result<Reason, &'static str> {
-        match given {
-            None => Ok(Reason::Manual),
-            Some(name) => name
-                .and_then(Reason::from_name)
-                .ok_or("\"manual\", \"threshold\" or \"overflow\""),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Reason::Manual => "manual",
-            Reason::Threshold => "threshold",
-            Reason::Overflow => "overflow",
-        }
-    }
-
-    pub fn error_prefix(self) -> &'static str {
-        match self {
-            Reason::Manual => "Compaction failed: ",
-            Reason::Threshold => "Auto-compaction failed: ",
-            Reason::Overflow => "Context overflow recovery failed: ",
-        }
-    }
-}
 
 /// What `beforeCompact` returning `{ cancel: true }` rejects with.
 pub const CANCELLED: &str = "Compaction cancelled";
@@ -92,28 +46,6 @@ pub const NO_CALLBACK: &str = "no summarize callback was given and fallback is \
 
 /// The marker put where one message's text was cut to fit a chunk.
 pub const CHUNK_CUT_MARKER: &str = "\n\n[... message cut to fit the summarizer's window]";
-
-/// How the host's texts are composed, measured and cut (UTF-16 code units,
-/// as JavaScript counts).
-pub trait TextOps {
-    type Text: Clone;
-    type Sink: TextSink + Default;
-    fn borrow(text: &Self::Text) -> &<Self::Sink as TextSink>::Text;
-    fn finish(sink: Self::Sink) -> Self::Text;
-    fn len(text: &Self::Text) -> usize;
-    /// Nothing but whitespace (JavaScript's `trim()` leaves nothing).
-    fn is_blank(text: &Self::Text) -> bool;
-    /// The first `units` code units.
-    fn prefix(text: &Self::Text, units: usize) -> Self::Text;
-    /// Where `needle` first occurs in `text`, in code units.
-    fn find(text: &Self::Text, needle: &str) -> Option<usize>;
-
-    fn compose(build: impl FnOnce(&mut Self::Sink)) -> Self::Text {
-        let mut sink = Self::Sink::default();
-        build(&mut sink);
-        Self::finish(sink)
-    }
-}
 
 /// `text` cut to `max_chars` with `marker` (ASCII) at the cut, or unchanged.
 fn cut<X: TextOps>(text: X::Text, max_chars: usize, marker: &str) -> X::Text {

@@ -1,5 +1,5 @@
 //! The wire format between the JavaScript engine and the serializer: what
-//! the shim's `gatherConversation` (crates/wasm/src/js/shim/text.js) read
+//! the engine-side gatherer (the package's `gatherConversation`) read
 //! from every message, as a list of words, decoded here into the
 //! [`Message`]s the serializer walks; and the serializer's output as
 //! operations on the engine's own strings (`pieces`), which the shim's
