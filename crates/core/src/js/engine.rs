@@ -26,18 +26,11 @@ pub struct Engine {
     pub to_lowercase: fn(&str) -> String,
 }
 
-/// The Rust implementations.
-#[cfg(not(feature = "external-engine"))]
-pub static RUST: Engine = Engine {
-    number_to_string: super::number::rust_number_to_string,
-    parse_number: super::number::rust_parse_decimal,
-    to_lowercase: str::to_lowercase,
-};
-
-/// The implementations in use.
+/// The implementations in use: the Rust ones, which `js` assembles from
+/// the modules that write them.
 #[cfg(not(feature = "external-engine"))]
 pub fn engine() -> &'static Engine {
-    &RUST
+    &super::RUST_ENGINE
 }
 
 #[cfg(feature = "external-engine")]

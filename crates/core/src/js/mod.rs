@@ -10,3 +10,12 @@ pub mod number;
 pub mod options;
 pub mod shape;
 pub mod string;
+
+/// The Rust implementations of the engine hooks ([`engine::Engine`]), used
+/// natively and whenever the binding lends none.
+#[cfg(not(feature = "external-engine"))]
+pub static RUST_ENGINE: engine::Engine = engine::Engine {
+    number_to_string: number::rust_number_to_string,
+    parse_number: number::rust_parse_decimal,
+    to_lowercase: str::to_lowercase,
+};
