@@ -8,13 +8,13 @@
 
 use crate::compaction::reason::Reason;
 use crate::error::InputError;
+pub use crate::js::options::token_count;
 use crate::js::options::{expect_object, Reader, Value};
 
 /// A hung summarizer is a failure after this long (SPEC §3).
 pub const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
 
 /// The largest integer a JavaScript number holds exactly.
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 /// `fallback`: `"extractive"` or `"none"`; absent (undefined), extractive
 /// exactly when there is no `summarize` callback (the offline summary is
@@ -48,16 +48,6 @@ pub fn estimator(undefined: bool, text: Option<&str>) -> Result<EstimatorChoice,
         Some("pi") => Ok(EstimatorChoice::Pi),
         None if undefined => Ok(EstimatorChoice::Calibrated),
         _ => Err("\"calibrated\" or \"pi\""),
-    }
-}
-
-/// A token count or a duration option (`summarizerContextWindow`,
-/// `summarizeTimeoutMs`), given (neither undefined nor null): a
-/// non-negative safe integer. `number`: the value when it is a number.
-pub fn token_count(number: Option<f64>) -> Result<u64, &'static str> {
-    match number {
-        Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= MAX_SAFE_INTEGER => Ok(x as u64),
-        _ => Err("a non-negative safe integer"),
     }
 }
 
@@ -240,7 +230,7 @@ mod tests {
         assert_eq!(token_count(Some(0.0)), Ok(0));
         assert_eq!(token_count(Some(128_000.0)), Ok(128_000));
         assert_eq!(
-            token_count(Some(MAX_SAFE_INTEGER)),
+            token_count(Some(9_007_199_254_740_991.0)),
             Ok(9_007_199_254_740_991)
         );
         for bad in [

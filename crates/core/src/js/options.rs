@@ -10,6 +10,19 @@
 
 use crate::error::{FieldPath, InputError};
 
+/// `Number.MAX_SAFE_INTEGER`.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// A token count or a duration option (`summarizerContextWindow`,
+/// `summarizeTimeoutMs`), given (neither undefined nor null): a
+/// non-negative safe integer. `number`: the value when it is a number.
+pub fn token_count(number: Option<f64>) -> Result<u64, &'static str> {
+    match number {
+        Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= MAX_SAFE_INTEGER => Ok(x as u64),
+        _ => Err("a non-negative safe integer"),
+    }
+}
+
 /// A JavaScript value, as the readers ask about it. `Text` and `Function`
 /// are the engine's own (never copied); `name` copies a short string (an
 /// option that names a choice).
@@ -118,7 +131,7 @@ impl<V: Value> Reader<'_, V> {
         if value.is_nullish() {
             return Ok(None);
         }
-        crate::compaction::options::token_count(value.number())
+        token_count(value.number())
             .map(Some)
             .map_err(|expected| self.wrong(key, expected, &value))
     }
