@@ -14,8 +14,6 @@ use crate::js::options::{expect_object, Reader, Value};
 /// A hung summarizer is a failure after this long (SPEC §3).
 pub const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
 
-/// The largest integer a JavaScript number holds exactly.
-
 /// `fallback`: `"extractive"` or `"none"`; absent (undefined), extractive
 /// exactly when there is no `summarize` callback (the offline summary is
 /// then the only one). `text`: the value when it is a string.
