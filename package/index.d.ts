@@ -1,58 +1,40 @@
-export * from "./agent_compaction.js";
-// The store's types (its module loads at the first SessionStore.open).
-export * from "./agent_compaction_store.js";
-// Both modules declare these; the package's are the main module's.
-export {
-  default as init,
-  initSync,
-  type InitInput,
-  type InitOutput,
-  type SyncInitInput,
-} from "./agent_compaction.js";
+// The package's API. The declarations are written by hand, by topic, in the
+// files re-exported here; tests/node/declarations.test.mjs checks them
+// against what the built package exports (every export, class member and
+// function's parameter count), and tests/types compiles uses of them.
+export * from "./messages.js";
+export * from "./flat-array.js";
+export * from "./settings.js";
+export * from "./summarizers.js";
+export * from "./compactor.js";
+export * from "./session-files.js";
+export * from "./store.js";
+
+/** What `init` accepts: where to fetch the `.wasm` from, its bytes, or a compiled module. */
+export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
+/** What `initSync` accepts: the `.wasm`'s bytes or a compiled module. */
+export type SyncInitInput = BufferSource | WebAssembly.Module;
+/** The instantiated module, as `init` and `initSync` return it. */
+export interface InitOutput {
+  readonly memory: WebAssembly.Memory;
+}
 
 /**
- * The `name` of an `Error` a `SessionStore` call rejects with, other than
- * for bad arguments (those are `TypeError`s and `RangeError`s). The names
- * are stable: test `error.name`, not the message. A `ConflictError` is also
- * an instance of the exported `ConflictError` class.
- *
- * - `ConflictError`: another store saved the session since this one read
- *   it; nothing was written. Load it again, reapply the change, save.
- * - `QuotaExceededError`: the browser refused the write for lack of room;
- *   nothing of the change was written, nothing stored before was lost.
- * - `SessionNotFoundError`: no session with that id in this store.
- * - `SessionExistsError`: `createSession` or `fork` with an id already taken.
- * - `RefusedDropError`: a save would drop stored messages (other than
- *   trailing failed attempts) without `{ replace: true }`.
- * - `UpgradeBlockedError`: `SessionStore.open` could not upgrade the
- *   database: another tab still has it open at an older version.
- * - `OpenFailedError`: `SessionStore.open` could not open the database (a
- *   newer version on disk, a failed upgrade, storage unavailable).
- * - `StoreClosedError`: the store was closed, or the database was deleted
- *   or upgraded by another connection; open the store again.
- * - `StorageError`: any other IndexedDB failure (its message has the
- *   browser's error name and message).
- * - `LockTimeoutError`: the session's lock did not come within the store's
- *   `lockTimeoutMs` (another tab or worker holds it, or a page kept in the
- *   back/forward cache); nothing was done.
- * - `ConnectionLostError`: the browser closed the connection to the
- *   database, and again after the store reopened it; each write is
- *   all-or-nothing, so the stored sessions are whole.
+ * Instantiates the package's `.wasm`. The package's entry has already done
+ * so when its import resolves; with `agent-compaction/manual-init`, call this
+ * (or `initSync`) before anything else: `await init({ module_or_path: url })`
+ * with the URL of `agent_compaction_bg.wasm`, a `Response`, its bytes or a
+ * compiled module. A URL or request is fetched (compiled while it streams
+ * when served as `application/wasm`). Passing the input itself rather than
+ * `{ module_or_path }` is deprecated.
  */
-export type SessionStoreErrorName =
-  | "ConflictError"
-  | "QuotaExceededError"
-  | "SessionNotFoundError"
-  | "SessionExistsError"
-  | "RefusedDropError"
-  | "UpgradeBlockedError"
-  | "OpenFailedError"
-  | "StoreClosedError"
-  | "StorageError"
-  | "LockTimeoutError"
-  | "ConnectionLostError";
+export declare function init(
+  module_or_path: { module_or_path: InitInput | Promise<InitInput> } | InitInput | Promise<InitInput>,
+): Promise<InitOutput>;
 
-/** An error a `SessionStore` call rejects with (see `SessionStoreErrorName`). */
-export interface SessionStoreError extends Error {
-  name: SessionStoreErrorName;
-}
+/**
+ * Instantiates the package's `.wasm` synchronously from its bytes or a
+ * compiled module: `initSync({ module: bytes })` (see `init`). Passing the
+ * input itself rather than `{ module }` is deprecated.
+ */
+export declare function initSync(module: { module: SyncInitInput } | SyncInitInput): InitOutput;

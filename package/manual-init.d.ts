@@ -1,4 +1,4 @@
 // `agent-compaction/manual-init`: the same API as the package's entry, with
 // no top-level await: call `init()` or `initSync()` first.
 export * from "./index.js";
-export { default } from "./agent_compaction.js";
+export { init as default } from "./index.js";

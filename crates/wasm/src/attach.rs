@@ -29,42 +29,6 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-#[wasm_bindgen(typescript_custom_section)]
-const ATTACH_TS: &'static str = r#"
-/** The parts of pi-agent-core 0.73's `Agent` that `attach` uses. */
-export interface AttachableAgent {
-  subscribe(listener: (event: any, signal: AbortSignal) => Promise<void> | void): () => void;
-  readonly state: { messages: AnyMessage[]; model: { provider: string; id: string } };
-  transformContext?: ((messages: any[], signal?: AbortSignal) => Promise<any[]>) | undefined;
-  convertToLlm: (messages: any[]) => any;
-  continue(): Promise<void>;
-  waitForIdle(): Promise<void>;
-  hasQueuedMessages(): boolean;
-}
-/** A store `attach` saves to: a `SessionStore`, or anything with its `save`. */
-export interface AttachStore {
-  save(sessionId: string, messages: readonly AnyMessage[]): Promise<unknown>;
-}
-export interface CompactorState {
-  /** True while a compaction runs: disable input, show an indicator. */
-  isCompacting: boolean;
-  /** Estimated tokens of what the model sees now (for a stats bar). */
-  contextTokens: number;
-  /**
-   * Which tier the last compaction that changed the messages ran: old tool
-   * output cleared (no LLM call), or a summary. Absent until one has.
-   */
-  lastTier?: "clear" | "summarize";
-}
-export interface AttachOptions {
-  /** Saves every change of the agent's messages (one transaction per change). */
-  store?: AttachStore;
-  /** Required with `store`. */
-  sessionId?: string;
-  onStateChange?: (state: CompactorState) => void;
-}
-"#;
-
 type Listener = Closure<dyn Fn(JsValue) -> JsValue>;
 
 /// A compaction inserted by the hook during the current run: the loop's

@@ -31,18 +31,6 @@ use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, JsString};
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(typescript_custom_section)]
-const BRANCH_TS: &'static str = r#"
-export interface SummarizeBranchOptions {
-  /** Added as "Additional focus: …", or the whole instructions with `replaceInstructions`. */
-  customInstructions?: string;
-  replaceInstructions?: boolean;
-  signal?: AbortSignal;
-  /** Stored as the message's `fromId` (where the branch was left). */
-  fromId?: string;
-}
-"#;
-
 /// What a branch summary needs from the compactor.
 pub struct BranchJob {
     pub summarize: Option<Function>,

@@ -39,37 +39,6 @@ extern "C" {
     fn lazy_clear_tier(messages: &JsValue, input: &JsValue) -> js_sys::Promise;
 }
 
-#[cfg(feature = "compactor")]
-#[wasm_bindgen(typescript_custom_section)]
-const CLEARING_TS: &'static str = r#"
-/**
- * Inserted by an automatic (`threshold`) compaction that cleared old tool
- * output instead of summarizing: nothing is deleted. `convertToLlm` sends each
- * tool result before it whose `toolCallId` is listed as a short placeholder
- * tool result (same `toolCallId` and `toolName`):
- * `[Output of read cleared to save context: ~12,400 tokens]`. The marker
- * itself is never sent to the model; `removeLastCompaction` undoes it.
- */
-export interface ToolOutputClearedMessage {
-  role: "toolOutputCleared";
-  /** The cleared tool results, oldest first. */
-  toolCallIds: string[];
-  /** Each one's estimated tokens, in the order of `toolCallIds` (the placeholder's size). */
-  outputTokens?: number[];
-  /** What clearing freed: the outputs' estimates less their placeholders'. */
-  tokensFreed: number;
-  timestamp: number;
-}
-/** A `toolOutputCleared` marker as `agentMessagesToChatMessages(…, { divider: true })` shows it. */
-export interface ToolOutputClearedDivider {
-  role: "toolOutputClearedDivider";
-  tokensFreed: number;
-  /** How many tool outputs were cleared. */
-  toolCount: number;
-  timestamp: number;
-}
-"#;
-
 fn id_units(id: &JsString) -> Vec<u16> {
     id.iter().collect()
 }

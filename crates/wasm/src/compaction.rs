@@ -445,67 +445,6 @@ fn result_object(job: &Job, insert: Insert<JsString, JsValue, JsValue>) -> JsVal
     ))
 }
 
-#[wasm_bindgen(typescript_custom_section)]
-const COMPACTION_TS: &'static str = r#"
-/** What `compact` resolves to. */
-export interface CompactionResult<M extends AnyMessage = AgentMessage> {
-  /** A new array: the caller's messages with the summary inserted. */
-  messages: (M | CompactionSummaryMessage)[];
-  /** The inserted summary. */
-  summary: CompactionSummaryMessage;
-  tokensBefore: number;
-  /** The estimated context right after (stale usage ignored). */
-  tokensAfter: number;
-  /** Where the summary was inserted; the kept messages follow it. */
-  firstKeptIndex: number;
-  /** Who wrote the summary. */
-  summarizedBy: "summarizer" | "extractive" | "hook";
-  /** Why the extractive fallback was used, when it was. */
-  fallbackReason?: string;
-  /** The tier that ran: a summary. */
-  tier: "summarize";
-}
-/**
- * What an automatic (`threshold`) compaction resolves to when clearing old
- * tool output was enough (no summarizer call): one `toolOutputCleared`
- * marker inserted right after the newest output it cleared.
- */
-export interface ToolOutputClearingResult<M extends AnyMessage = AgentMessage> {
-  tier: "clear";
-  /** A new array: the caller's messages with the marker inserted. */
-  messages: (M | ToolOutputClearedMessage)[];
-  marker: ToolOutputClearedMessage;
-  /** Where the marker was inserted. */
-  markerIndex: number;
-  tokensBefore: number;
-  /** The estimated context right after (what the marker freed taken off). */
-  tokensAfter: number;
-  tokensFreed: number;
-  /** The cleared tool results, oldest first. */
-  toolCallIds: string[];
-}
-export interface CompactOptions {
-  reason?: CompactionReason;
-  customInstructions?: string;
-  signal?: AbortSignal;
-  willRetry?: boolean;
-}
-/** `beforeCompact`'s event. */
-export interface BeforeCompactEvent<M extends AnyMessage = AgentMessage> {
-  preparation: CompactionPreparation<M>;
-  messages: readonly M[];
-  reason: CompactionReason;
-  customInstructions: string | undefined;
-  willRetry: boolean;
-  signal: AbortSignal;
-}
-export type BeforeCompactResult =
-  | undefined
-  | void
-  | { cancel: true }
-  | { summary: string; details?: SummaryFileDetails; usage?: Usage };
-"#;
-
 /// The extractive summary of `messages` within `max_chars`: the facts are
 /// read here, the summary is written by the extractive module (loaded on
 /// first use in the package, linked in when this build has it).

@@ -24,44 +24,6 @@ use wasm_bindgen::prelude::*;
 
 type Path<'a> = dyn Fn() -> FieldPath + 'a;
 
-#[wasm_bindgen(typescript_custom_section)]
-const ESTIMATES_TS: &'static str = r#"
-/** pi's chars/4 token estimate of one message (lengths in UTF-16 code units). */
-export function estimateTokens(message: AnyMessage): number;
-
-/** pi's `estimateContextTokens` result. */
-export interface ContextTokenEstimate {
-  /** usageTokens + trailingTokens */
-  tokens: number;
-  /** What the last valid assistant usage reported (0 without one). */
-  usageTokens: number;
-  /** Estimates of the messages after that assistant message. */
-  trailingTokens: number;
-  /** Index of that assistant message, or null. */
-  lastUsageIndex: number | null;
-}
-/** pi-compatible: last valid assistant usage plus estimates of what follows. */
-export function estimateContextTokens(messages: readonly AnyMessage[]): ContextTokenEstimate;
-
-/** pi-compatible: `totalTokens`, or the sum of the parts when it is 0. */
-export function calculateContextTokens(usage: Usage): number;
-
-/** pi-compatible: `enabled && contextTokens > contextWindow - reserveTokens`. */
-export function shouldCompact(
-  contextTokens: number,
-  contextWindow: number,
-  settings: { enabled: boolean; reserveTokens: number },
-): boolean;
-
-/**
- * pi-compatible: whether an assistant message is a context overflow — a
- * provider's overflow error (rate limits excluded), a `stop` whose input
- * exceeded `contextWindow` (silent overflow), or a `length` stop with no
- * output at a full window.
- */
-export function isContextOverflow(message: AssistantMessage, contextWindow?: number): boolean;
-"#;
-
 #[wasm_bindgen(js_name = estimateTokens, skip_typescript)]
 pub fn estimate_tokens(message: JsValue) -> Result<f64, JsValue> {
     let single = JsArray::single(&message);

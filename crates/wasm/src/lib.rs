@@ -75,13 +75,4 @@ pub mod settings;
 #[cfg(feature = "store")]
 pub mod store;
 #[cfg(feature = "compactor")]
-pub mod types;
-#[cfg(feature = "compactor")]
 pub mod undo;
-
-/// The store module's `.d.ts` names message types the main module declares.
-#[cfg(all(feature = "store", not(feature = "compactor")))]
-#[wasm_bindgen::prelude::wasm_bindgen(typescript_custom_section)]
-const STORE_MODULE_IMPORTS_TS: &'static str = r#"
-import type { AgentMessage, AnyMessage, BranchSummaryMessage } from "./agent_compaction.js";
-"#;

@@ -27,44 +27,6 @@ use wasm_bindgen::JsCast;
 
 use crate::js::errors::describe;
 
-#[wasm_bindgen(typescript_custom_section)]
-const FLAT_ARRAY_TS: &'static str = r#"
-/**
- * What the model sees: the last `compactionSummary`, then the messages
- * before it marked `pinned: true` (the same objects, in their order), then
- * everything after it; or `messages` itself when there is no summary. Finds
- * the summary walking back from the end, then reads `pinned` of each message
- * before it (the Compactor's hooks know them without that pass).
- * @throws TypeError when `messages` is not an array, or a message it reads is
- * not a message object (the error names the index and field).
- */
-export function transformContext<M extends AnyMessage>(messages: readonly M[]): M[];
-
-/**
- * pi-compatible `convertToLlm`: user, assistant and tool-result messages come
- * back as the same objects; summaries, bash executions and custom messages
- * become user messages; unknown roles are dropped. A tool result that a later
- * `toolOutputCleared` marker lists becomes a short placeholder tool result
- * (same `toolCallId` and `toolName`); the marker itself is dropped.
- */
-export function convertToLlm(messages: readonly AnyMessage[]): Message[];
-
-/**
- * What the user sees: every message but summaries, `toolOutputCleared`
- * markers and custom messages whose `display` is falsy. With `divider: true`,
- * each summary becomes a `compactionDivider` and each marker a
- * `toolOutputClearedDivider` in its place.
- */
-export function agentMessagesToChatMessages<M extends AnyMessage>(
-  messages: readonly M[],
-  options: { divider: true },
-): (Exclude<M, CompactionSummaryMessage | ToolOutputClearedMessage> | CompactionDivider | ToolOutputClearedDivider)[];
-export function agentMessagesToChatMessages<M extends AnyMessage>(
-  messages: readonly M[],
-  options?: { divider?: boolean },
-): Exclude<M, CompactionSummaryMessage | ToolOutputClearedMessage>[];
-"#;
-
 /// A summary's `summary` must be a string wherever a summary is met.
 fn check_summary(message: &JsValue, index: usize) -> Result<JsString, InputError> {
     string_field(message, index, "summary")

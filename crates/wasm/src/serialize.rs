@@ -11,16 +11,6 @@ use agent_compaction_core::compaction::serialize::words::PieceOps;
 use js_sys::JsString;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(typescript_custom_section)]
-const SERIALIZATION_TS: &'static str = r#"
-/**
- * pi-compatible: the conversation as text for a summarizer (`[User]:`,
- * `[Assistant thinking]:`, `[Assistant]:`, `[Assistant tool calls]:`,
- * `[Tool result]:` cut to 2000 characters). Give it `convertToLlm` output.
- */
-export function serializeConversation(messages: readonly Message[]): string;
-"#;
-
 #[wasm_bindgen(js_name = serializeConversation, skip_typescript)]
 pub fn serialize_conversation(messages: JsValue) -> Result<JsString, JsValue> {
     let messages = messages_array(&messages).map_err(type_error)?;

@@ -12,28 +12,6 @@ use agent_compaction_core::js::json::{self, Json};
 use agent_compaction_core::js::string::JsStr;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(typescript_custom_section)]
-const SETTINGS_TS: &'static str = r#"
-/** Resolved compaction settings. */
-export interface CompactionSettings {
-  enabled: boolean;
-  reserveTokens: number;
-  keepRecentTokens: number;
-}
-/**
- * Compaction settings with defaults (`enabled: true`, `reserveTokens: 16384`,
- * `keepRecentTokens: 20000`) and `modelOverrides["provider/modelId"]`
- * falling back field by field. Invalid values are a `TypeError`/`RangeError`
- * naming the field; with a `contextWindow`, settings that cannot work with it
- * (`reserveTokens >= contextWindow`, or `reserveTokens + keepRecentTokens >=
- * contextWindow`) are a `RangeError` naming the three numbers.
- */
-export function resolveSettings(
-  settings?: CompactionSettingsInput,
-  options?: { model?: string | ModelLike; contextWindow?: number },
-): CompactionSettings;
-"#;
-
 /// The model a compactor or `resolveSettings` is told about.
 pub use agent_compaction_core::compaction::settings::ModelInfo;
 

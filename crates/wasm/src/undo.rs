@@ -21,17 +21,6 @@ extern "C" {
     fn without_index(messages: &Array, i: u32) -> Result<Array, JsValue>;
 }
 
-#[wasm_bindgen(typescript_custom_section)]
-const UNDO_TS: &'static str = r#"
-/**
- * Undo the last compaction: a new array without the last
- * `compactionSummary` or `toolOutputCleared` marker, whichever is later (the
- * same objects otherwise), or `messages` itself when there is none. Costs
- * only the distance from the end to it.
- */
-export function removeLastCompaction<M extends AnyMessage>(messages: readonly M[]): Exclude<M, CompactionSummaryMessage>[] | M[];
-"#;
-
 #[wasm_bindgen(js_name = removeLastCompaction, skip_typescript)]
 pub fn remove_last_compaction(messages: JsValue) -> Result<JsValue, JsValue> {
     let array = messages_array(&messages).map_err(type_error)?;

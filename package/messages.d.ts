@@ -1,11 +1,7 @@
-//! TypeScript declarations of the message shapes. They are structurally
-//! compatible with pi-ai's `Message` and pi-agent-core's `AgentMessage`, so
-//! the package needs neither at run time.
+// The messages of the flat array: structurally compatible with pi-ai's
+// `Message` and pi-agent-core's `AgentMessage`, so the package needs neither
+// at run time.
 
-use wasm_bindgen::prelude::*;
-
-#[wasm_bindgen(typescript_custom_section)]
-const MESSAGE_TYPES_TS: &'static str = r#"
 export interface TextContent {
   type: "text";
   text: string;
@@ -156,4 +152,29 @@ export interface CompactionDivider {
   tokensBefore: number;
   timestamp: number;
 }
-"#;
+/**
+ * Inserted by an automatic (`threshold`) compaction that cleared old tool
+ * output instead of summarizing: nothing is deleted. `convertToLlm` sends each
+ * tool result before it whose `toolCallId` is listed as a short placeholder
+ * tool result (same `toolCallId` and `toolName`):
+ * `[Output of read cleared to save context: ~12,400 tokens]`. The marker
+ * itself is never sent to the model; `removeLastCompaction` undoes it.
+ */
+export interface ToolOutputClearedMessage {
+  role: "toolOutputCleared";
+  /** The cleared tool results, oldest first. */
+  toolCallIds: string[];
+  /** Each one's estimated tokens, in the order of `toolCallIds` (the placeholder's size). */
+  outputTokens?: number[];
+  /** What clearing freed: the outputs' estimates less their placeholders'. */
+  tokensFreed: number;
+  timestamp: number;
+}
+/** A `toolOutputCleared` marker as `agentMessagesToChatMessages(…, { divider: true })` shows it. */
+export interface ToolOutputClearedDivider {
+  role: "toolOutputClearedDivider";
+  tokensFreed: number;
+  /** How many tool outputs were cleared. */
+  toolCount: number;
+  timestamp: number;
+}

@@ -1,0 +1,246 @@
+// The Compactor: its options and events, what a compaction resolves to,
+// and `attach` (automatic compaction in a pi-agent-core `Agent`).
+import type {
+  AgentMessage,
+  AnyMessage,
+  BranchSummaryMessage,
+  CompactionSummaryMessage,
+  Message,
+  SummaryFileDetails,
+  ToolOutputClearedMessage,
+  Usage,
+} from "./messages.js";
+import type { CompactionPreparation, ContextTokenEstimate } from "./flat-array.js";
+import type { CompactionSettingsInput, ModelLike } from "./settings.js";
+import type { CompactionReason, Summarizer } from "./summarizers.js";
+
+/** What the compactor reports (pi 0.73's compaction event names). */
+export type CompactorEvent =
+  | { type: "compaction_start"; reason: CompactionReason }
+  | {
+      type: "compaction_end";
+      reason: CompactionReason;
+      /** What `compact` resolved to; undefined when it failed, was cancelled or had nothing to do. */
+      result: CompactionResult | ToolOutputClearingResult | undefined;
+      aborted: boolean;
+      willRetry: boolean;
+      /** Prefixed "Compaction failed: ", "Auto-compaction failed: " or "Context overflow recovery failed: ". */
+      errorMessage?: string;
+      /** Which tier ran (with a result): old tool output cleared, or a summary. */
+      tier?: "clear" | "summarize";
+    }
+  | { type: "hook_error"; hook: "transformContext" | "convertToLlm"; error: Error };
+export interface CompactorOptions {
+  /** The model's context window in tokens (default: `model.contextWindow`). */
+  contextWindow?: number;
+  /** A `"provider/modelId"` key (for `settings.modelOverrides`) or a pi-ai Model. */
+  model?: string | ModelLike;
+  settings?: CompactionSettingsInput;
+  /** The app's summarizer (its own fetch); without it, the extractive summary is used. */
+  summarize?: Summarizer;
+  /** The summarizer's own window in tokens: bigger histories are summarized in chunks. */
+  summarizerContextWindow?: number;
+  /**
+   * The token estimate the compactor decides with (threshold, overflow, cut
+   * point, what is kept). `"calibrated"` counts by kind of text —
+   * words, code, digits, punctuation, CJK, other scripts, emoji, base64/hex
+   * runs — within ±15 % of o200k on prose, code, JSON, CJK, emoji, base64 and
+   * mixed text, and corrects itself by the usage the provider reports: when
+   * it compacts (the context's estimates measured then), it learns the ratio
+   * between the growth of the reported usage and the estimate of the same
+   * messages (so the system prompt and tools in the reported numbers cancel
+   * out), clamped to [0.5, 2.5], and scales the estimates after the last
+   * reported usage and the kept part by it until the next compaction. A
+   * message's text is read only when a decision needs it (bounds from
+   * lengths settle most turns). The default. `"pi"` is pi's characters / 4,
+   * for numbers identical to a pi app's. The pi-compatible functions
+   * (`estimateTokens`, `findCutPoint`, `prepareCompaction`, …) always use
+   * pi's.
+   */
+  estimator?: "calibrated" | "pi";
+  /** A summarizer that has not answered after this long failed (default 120,000). */
+  summarizeTimeoutMs?: number;
+  /** On a failed summarizer: "extractive" (default when there is no `summarize`) or "none". */
+  fallback?: "extractive" | "none";
+  /** Called before summarizing: cancel, or supply the summary yourself. */
+  beforeCompact?: (event: BeforeCompactEvent) => BeforeCompactResult | Promise<BeforeCompactResult>;
+  onEvent?: (event: CompactorEvent) => void;
+}
+/**
+ * The hooks pi-agent-core's `Agent` takes: `new Agent({ ...compactor.agentHooks() })`.
+ * `transformContext` returns the model's view: the last summary, the pinned
+ * messages before it (known from what the compactor gathered when it first
+ * saw them: no pass over the array per turn), then everything after it.
+ */
+export interface AgentHooks {
+  transformContext: <M extends AnyMessage>(messages: M[], signal?: AbortSignal) => Promise<M[]>;
+  convertToLlm: (messages: AnyMessage[]) => Promise<Message[]>;
+}
+export class Compactor {
+  constructor(options: CompactorOptions);
+  free(): void;
+  /** The resolved settings now in force. */
+  readonly settings: Required<Omit<CompactionSettingsInput, "modelOverrides" | "toolOutputClearing">>;
+  readonly contextWindow: number;
+  /**
+   * Estimated tokens of the LLM context of `messages`: the last fresh usage
+   * plus estimates after it; usage from at or before the last summary is
+   * ignored (stale). The pinned messages re-sent after the last summary
+   * count until a fresh usage (which includes them). Costs only the
+   * messages new since the last call.
+   */
+  contextTokens(messages: readonly AnyMessage[]): number;
+  /** The same, with pi's breakdown. */
+  contextTokenEstimate(messages: readonly AnyMessage[]): ContextTokenEstimate;
+  /** `enabled && contextTokens > contextWindow - reserveTokens`. */
+  needsCompaction(messages: readonly AnyMessage[]): boolean;
+  /** True between `compaction_start` and `compaction_end`. */
+  readonly isCompacting: boolean;
+  /** Cancels the running compaction: it ends with `aborted: true` and changes nothing. */
+  abort(): void;
+  /**
+   * Summarizes the older part of `messages` and resolves to a new array with
+   * one `compactionSummary` inserted; rejects (changing nothing) when the
+   * summarizer fails without fallback, on abort, or when there is nothing
+   * to summarize. Automatic reasons resolve to `undefined` instead.
+   *
+   * The latest request survives verbatim: when the newest `user` message is
+   * in the summarized part (a split turn), the summary's text ends with a
+   * section `## Latest user request (verbatim)` quoting its text (its text
+   * parts, images left out), whoever wrote the summary (`summarize`,
+   * `beforeCompact`, the extractive summary). The quote is whole up to
+   * `keepRecentTokens` characters (a quarter of `keepRecentTokens` in
+   * tokens: 20,000 characters by default); a longer request keeps that many,
+   * then a marker saying how many characters were left out. When that
+   * message is kept, nothing is added. The previous summary is passed to
+   * the summarizers without its quote, so a stale one never accumulates.
+   * Pinned messages (`pinned: true`) are never summarized away: the model is
+   * sent them after the summary, and `tokensAfter` counts them.
+   */
+  compact<M extends AnyMessage>(messages: readonly M[], options?: CompactOptions & { reason?: "manual" }): Promise<CompactionResult<M>>;
+  /**
+   * Automatic reasons resolve to `undefined` when there is nothing to do. A
+   * `threshold` compaction first tries clearing old tool output
+   * (`settings.toolOutputClearing`): when that alone brings the context to the
+   * threshold it resolves to a `ToolOutputClearingResult` and no summarizer is
+   * called (nor `beforeCompact`, which is about summaries).
+   */
+  compact<M extends AnyMessage>(messages: readonly M[], options: CompactOptions): Promise<CompactionResult<M> | ToolOutputClearingResult<M> | undefined>;
+  /** `{ transformContext, convertToLlm }` for pi-agent-core's `Agent`. Never reject. */
+  agentHooks(): AgentHooks;
+  /**
+   * A `branchSummary` message for messages the conversation leaves behind,
+   * as pi summarizes a branch: newest first within `contextWindow -
+   * reserveTokens`, tool results skipped, file lists carried.
+   */
+  summarizeBranch(abandoned: readonly AnyMessage[], options?: SummarizeBranchOptions): Promise<BranchSummaryMessage>;
+  /** Switch model (and window) for later checks. */
+  setModel(model: string | ModelLike, contextWindow?: number): void;
+  /**
+   * Runs automatic compaction in a pi-agent-core `Agent` (SPEC §3): installs
+   * `agentHooks()` on it, and after each run compacts on overflow (taking
+   * the failed attempt out and retrying once), silent overflow or the
+   * threshold; before a run's first request when the session is already
+   * over the threshold. With `store`, every change is saved. While it
+   * compacts, the agent stays busy: queue the user's messages with
+   * `agent.followUp()`; they are delivered after it. Returns `detach`.
+   */
+  attach(agent: AttachableAgent, options?: AttachOptions): () => void;
+}
+/** What `compact` resolves to. */
+export interface CompactionResult<M extends AnyMessage = AgentMessage> {
+  /** A new array: the caller's messages with the summary inserted. */
+  messages: (M | CompactionSummaryMessage)[];
+  /** The inserted summary. */
+  summary: CompactionSummaryMessage;
+  tokensBefore: number;
+  /** The estimated context right after (stale usage ignored). */
+  tokensAfter: number;
+  /** Where the summary was inserted; the kept messages follow it. */
+  firstKeptIndex: number;
+  /** Who wrote the summary. */
+  summarizedBy: "summarizer" | "extractive" | "hook";
+  /** Why the extractive fallback was used, when it was. */
+  fallbackReason?: string;
+  /** The tier that ran: a summary. */
+  tier: "summarize";
+}
+/**
+ * What an automatic (`threshold`) compaction resolves to when clearing old
+ * tool output was enough (no summarizer call): one `toolOutputCleared`
+ * marker inserted right after the newest output it cleared.
+ */
+export interface ToolOutputClearingResult<M extends AnyMessage = AgentMessage> {
+  tier: "clear";
+  /** A new array: the caller's messages with the marker inserted. */
+  messages: (M | ToolOutputClearedMessage)[];
+  marker: ToolOutputClearedMessage;
+  /** Where the marker was inserted. */
+  markerIndex: number;
+  tokensBefore: number;
+  /** The estimated context right after (what the marker freed taken off). */
+  tokensAfter: number;
+  tokensFreed: number;
+  /** The cleared tool results, oldest first. */
+  toolCallIds: string[];
+}
+export interface CompactOptions {
+  reason?: CompactionReason;
+  customInstructions?: string;
+  signal?: AbortSignal;
+  willRetry?: boolean;
+}
+/** `beforeCompact`'s event. */
+export interface BeforeCompactEvent<M extends AnyMessage = AgentMessage> {
+  preparation: CompactionPreparation<M>;
+  messages: readonly M[];
+  reason: CompactionReason;
+  customInstructions: string | undefined;
+  willRetry: boolean;
+  signal: AbortSignal;
+}
+export type BeforeCompactResult =
+  | undefined
+  | void
+  | { cancel: true }
+  | { summary: string; details?: SummaryFileDetails; usage?: Usage };
+export interface SummarizeBranchOptions {
+  /** Added as "Additional focus: …", or the whole instructions with `replaceInstructions`. */
+  customInstructions?: string;
+  replaceInstructions?: boolean;
+  signal?: AbortSignal;
+  /** Stored as the message's `fromId` (where the branch was left). */
+  fromId?: string;
+}
+/** The parts of pi-agent-core 0.73's `Agent` that `attach` uses. */
+export interface AttachableAgent {
+  subscribe(listener: (event: any, signal: AbortSignal) => Promise<void> | void): () => void;
+  readonly state: { messages: AnyMessage[]; model: { provider: string; id: string } };
+  transformContext?: ((messages: any[], signal?: AbortSignal) => Promise<any[]>) | undefined;
+  convertToLlm: (messages: any[]) => any;
+  continue(): Promise<void>;
+  waitForIdle(): Promise<void>;
+  hasQueuedMessages(): boolean;
+}
+/** A store `attach` saves to: a `SessionStore`, or anything with its `save`. */
+export interface AttachStore {
+  save(sessionId: string, messages: readonly AnyMessage[]): Promise<unknown>;
+}
+export interface CompactorState {
+  /** True while a compaction runs: disable input, show an indicator. */
+  isCompacting: boolean;
+  /** Estimated tokens of what the model sees now (for a stats bar). */
+  contextTokens: number;
+  /**
+   * Which tier the last compaction that changed the messages ran: old tool
+   * output cleared (no LLM call), or a summary. Absent until one has.
+   */
+  lastTier?: "clear" | "summarize";
+}
+export interface AttachOptions {
+  /** Saves every change of the agent's messages (one transaction per change). */
+  store?: AttachStore;
+  /** Required with `store`. */
+  sessionId?: string;
+  onStateChange?: (state: CompactorState) => void;
+}

@@ -1,0 +1,76 @@
+// The summarizer a Compactor calls, and the two it can make for an
+// OpenAI-compatible or Anthropic endpoint.
+import type { Usage } from "./messages.js";
+
+export type SummarizeKind = "history" | "turnPrefix" | "branch";
+export type CompactionReason = "manual" | "threshold" | "overflow";
+/** What the compactor asks the summarizer callback for. */
+export interface SummarizeRequest {
+  kind: SummarizeKind;
+  systemPrompt: string;
+  prompt: string;
+  /** The summary's token budget. */
+  maxTokens: number;
+  /** Aborted when the compaction is cancelled or times out: pass it to `fetch`. */
+  signal: AbortSignal;
+  reason: CompactionReason;
+}
+/** The summary text, with what the call cost when the provider says. */
+export type SummarizeResult = string | { text: string; usage?: Usage };
+/** The app's summarizer callback: `Compactor`'s `summarize` option. */
+export type Summarizer = (request: SummarizeRequest) => SummarizeResult | Promise<SummarizeResult>;
+/**
+ * A summarizer made by `openAiSummarizer` or `anthropicSummarizer`. It
+ * rejects with an `Error` carrying the provider's message and the HTTP
+ * `status` (e.g. `"OpenAI-compatible summarizer: HTTP 429: Rate limit
+ * reached…"`), with an `Error` whose `cause` is fetch's error on a network
+ * failure, with an `Error` when the reply has no text, and with fetch's own
+ * `AbortError` (never wrapped) when `request.signal` aborts.
+ */
+export type FetchSummarizer = (request: SummarizeRequest) => Promise<{ text: string; usage?: Usage }>;
+export interface OpenAiSummarizerOptions {
+  /**
+   * The API root, without `/chat/completions`: `"https://api.openai.com/v1"`,
+   * a local server's `"http://127.0.0.1:8080/v1"`, or the app's own proxy
+   * (`"/llm/v1"` in a page), which keeps the API key out of the page.
+   */
+  baseUrl: string;
+  /** Sent as `authorization: Bearer <apiKey>`; omit it behind a proxy. */
+  apiKey?: string;
+  model: string;
+  /** Extra request headers; they replace the defaults of the same name. */
+  headers?: Record<string, string> | Headers | [string, string][];
+  /**
+   * The body field for `maxTokens`. By default `max_completion_tokens` for
+   * api.openai.com and Azure OpenAI (their reasoning models refuse
+   * `max_tokens`) and `max_tokens` for any other server (what local
+   * OpenAI-compatible servers understand). Set it when a proxy hides which.
+   */
+  maxTokensField?: "max_tokens" | "max_completion_tokens";
+}
+/**
+ * `apiKey` is sent as `x-api-key`. `baseUrl` (default
+ * `"https://api.anthropic.com"`, without `/v1/messages`) may point at the
+ * app's own proxy, which adds the key: then `apiKey` may be left out, so that
+ * no key sits in the page. `headers` (e.g. `anthropic-beta`) replace the
+ * defaults of the same name.
+ */
+export type AnthropicSummarizerOptions = {
+  model: string;
+  headers?: Record<string, string> | Headers | [string, string][];
+} & ({ apiKey: string; baseUrl?: string } | { apiKey?: string; baseUrl: string });
+/**
+ * A summarizer that POSTs to `${baseUrl}/chat/completions` (OpenAI Chat
+ * Completions, `stream: false`): the system prompt as a system message, the
+ * prompt as a user message. The text is `choices[0].message.content`.
+ * @throws TypeError on bad options, naming the field.
+ */
+export function openAiSummarizer(options: OpenAiSummarizerOptions): FetchSummarizer;
+/**
+ * A summarizer that POSTs to `${baseUrl ?? "https://api.anthropic.com"}/v1/messages`
+ * with `anthropic-version: 2023-06-01` and
+ * `anthropic-dangerous-direct-browser-access: true` (Anthropic requires it
+ * from a browser). The text is the reply's `text` blocks, joined by "\n".
+ * @throws TypeError on bad options, naming the field.
+ */
+export function anthropicSummarizer(options: AnthropicSummarizerOptions): FetchSummarizer;
