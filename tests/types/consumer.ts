@@ -156,3 +156,37 @@ async function useStore(): Promise<void> {
   void [revision, context, newestFirst, same];
 }
 void useStore;
+
+// The message shapes, settings and events reject what the package does not
+// accept.
+import { resolveSettings, type AnyMessage, type SessionChangeEvent } from "agent-compaction";
+// @ts-expect-error "system" is not a role of the flat array's known messages
+const systemPrompt: AgentMessage = { role: "system", content: "be brief", timestamp: 1 };
+// @ts-expect-error a tool result's role is "toolResult"
+const toolResult: Message = { role: "tool", toolCallId: "t1", toolName: "read", content: [], isError: false, timestamp: 1 };
+// An app's own role is welcome where any message is, but not with a known role's wrong shape.
+const appRole: AnyMessage = { role: "note", timestamp: 1 };
+// @ts-expect-error reserveTokens is a number
+resolveSettings({ reserveTokens: "16k" });
+// @ts-expect-error neverClear is a list of tool names
+new Compactor({ contextWindow: 1000, settings: { toolOutputClearing: { neverClear: "read" } } });
+// @ts-expect-error the estimator is "calibrated" or "pi"
+new Compactor({ contextWindow: 1000, estimator: "o200k" });
+const onEvent = (event: CompactorEvent): void => {
+  // @ts-expect-error the compactor's events are compaction_start, compaction_end and hook_error
+  if (event.type === "compaction_finished") void event;
+  if (event.type === "hook_error") {
+    // @ts-expect-error hook_error names one of the two hooks
+    const hook: "beforeCompact" = event.hook;
+    void hook;
+  }
+};
+// @ts-expect-error a compaction_start event says why
+const started: CompactorEvent = { type: "compaction_start", reason: "automatic" };
+const onChange = (event: SessionChangeEvent): void => {
+  // @ts-expect-error a session that changed elsewhere was "saved", not "updated"
+  if (event.type === "updated") void event;
+  // @ts-expect-error only a fork has a source
+  if (event.type === "saved") void event.sourceId;
+};
+void [systemPrompt, toolResult, appRole, onEvent, started, onChange];
