@@ -212,12 +212,16 @@ export interface SummarizeBranchOptions {
   /** Stored as the message's `fromId` (where the branch was left). */
   fromId?: string;
 }
-/** The parts of pi-agent-core 0.73's `Agent` that `attach` uses. */
+/**
+ * The parts of pi-agent-core 0.73's `Agent` that `attach` uses. Its events
+ * and its hooks' messages are the agent's own types: `attach` reads the
+ * events it knows and replaces the two hooks with `agentHooks()`.
+ */
 export interface AttachableAgent {
-  subscribe(listener: (event: any, signal: AbortSignal) => Promise<void> | void): () => void;
+  subscribe(listener: (event: unknown, signal: AbortSignal) => Promise<void> | void): () => void;
   readonly state: { messages: AnyMessage[]; model: { provider: string; id: string } };
-  transformContext?: ((messages: any[], signal?: AbortSignal) => Promise<any[]>) | undefined;
-  convertToLlm: (messages: any[]) => any;
+  transformContext?: ((messages: never[], signal?: AbortSignal) => Promise<unknown[]>) | undefined;
+  convertToLlm: (messages: never[]) => unknown;
   continue(): Promise<void>;
   waitForIdle(): Promise<void>;
   hasQueuedMessages(): boolean;

@@ -28,7 +28,7 @@ export interface InitOutput {
  * when served as `application/wasm`). Passing the input itself rather than
  * `{ module_or_path }` is deprecated.
  */
-export declare function init(
+export function init(
   module_or_path: { module_or_path: InitInput | Promise<InitInput> } | InitInput | Promise<InitInput>,
 ): Promise<InitOutput>;
 
@@ -37,4 +37,4 @@ export declare function init(
  * compiled module: `initSync({ module: bytes })` (see `init`). Passing the
  * input itself rather than `{ module }` is deprecated.
  */
-export declare function initSync(module: { module: SyncInitInput } | SyncInitInput): InitOutput;
+export function initSync(module: { module: SyncInitInput } | SyncInitInput): InitOutput;
