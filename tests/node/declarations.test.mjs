@@ -11,9 +11,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../..");
 const pkg = join(root, "node_modules/agent-compaction");
@@ -49,19 +49,6 @@ function statics(cls) {
   return members(Object.defineProperties(Object.create(null), own));
 }
 
-/**
- * The class whose instances the exported `cls` stands for. While the store
- * is a wasm module of its own, the exported `SessionStore` only loads it:
- * `SessionStore.open` resolves with an instance of that module's class.
- */
-async function instanceClass(name, cls) {
-  const storeModule = join(pkg, "agent_compaction_store.js");
-  if (name === "SessionStore" && members(cls.prototype).length === 0 && existsSync(storeModule)) {
-    return (await import(pathToFileURL(storeModule).href)).SessionStore;
-  }
-  return cls;
-}
-
 const key = (name) => JSON.stringify(name);
 const keys = (names) => `{ ${names.map((n) => `${key(n)}: true`).join(", ")} }`;
 
@@ -86,9 +73,8 @@ async function assertionsFor(specifier, ns) {
       for (const m of statics(value).filter((m) => m.arity !== undefined)) {
         lines.push(`export const ${id}_static_${m.name}_arity: Parameters<${declared}[${key(m.name)}]>["length"] = ${m.arity};`);
       }
-      const instances = await instanceClass(name, value);
-      if (Object.getPrototypeOf(instances.prototype) === Object.prototype) {
-        const own = members(instances.prototype);
+      if (Object.getPrototypeOf(value.prototype) === Object.prototype) {
+        const own = members(value.prototype);
         const instance = `${declared}["prototype"]`;
         lines.push(`export const ${id}_members: Exact<${instance}> = ${keys(own.map((m) => m.name))};`);
         for (const m of own.filter((m) => m.arity !== undefined)) {

@@ -4,40 +4,23 @@
 //! sees, and the marker a threshold compaction inserts.
 //!
 //! The tier itself (`clear_tier`: the plan and the marker) runs only inside
-//! a threshold compaction, so it lives in the package's `run` module
-//! (feature `run`), which the first such compaction loads (shim/run.js):
-//! the compactor hands it what it measured as a plain object
-//! (`TierInput`), and awaits the result. In the build with every feature
-//! (tests, lints) the call is direct.
+//! a threshold compaction: the compactor hands it what it measured as a
+//! plain object (`tier_input`).
 
 use crate::js::message_access::{get, message_at, JsArray};
-#[cfg(feature = "compactor")]
 use crate::js::text::JsText;
-#[cfg(feature = "compactor")]
 use crate::js::values::object;
 use crate::js::values::shape;
-#[cfg(feature = "compactor")]
 use agent_compaction_core::compaction::clearing::placeholder_text;
-#[cfg(feature = "run")]
 use agent_compaction_core::compaction::clearing::{plan_clearing, ToolOutput};
 use agent_compaction_core::compaction::clearing::{ClearedOutputs, ClearingSettings};
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
-#[cfg(feature = "compactor")]
 use agent_compaction_core::tokens::context_index::ContextIndex;
 use js_sys::{Array, JsString};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-
-#[cfg(all(feature = "compactor", not(feature = "run")))]
-#[cfg_attr(not(feature = "store"), wasm_bindgen(module = "/src/js/shim.js"))]
-#[cfg_attr(feature = "store", wasm_bindgen(module = "/src/js/shim_all.js"))]
-extern "C" {
-    /// `clearTier` of the run module, loaded first (shim/run.js).
-    #[wasm_bindgen(js_name = lazyClearTier)]
-    fn lazy_clear_tier(messages: &JsValue, input: &JsValue) -> js_sys::Promise;
-}
 
 fn id_units(id: &JsString) -> Vec<u16> {
     id.iter().collect()
@@ -82,7 +65,6 @@ fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists, InputErro
     Ok((out, tokens))
 }
 
-#[cfg(feature = "compactor")]
 /// The outputs the markers of `array` clear; `roles` are its roles.
 pub fn cleared_outputs(
     array: &JsArray,
@@ -98,7 +80,6 @@ pub fn cleared_outputs(
     Ok(cleared)
 }
 
-#[cfg(feature = "compactor")]
 /// The placeholder for the tool result at `index` when a later marker
 /// clears it, else `None` (sent as it is).
 pub fn placeholder_for(
@@ -131,7 +112,6 @@ pub fn placeholder_for(
     ))))
 }
 
-#[cfg(feature = "compactor")]
 /// What the user sees of the marker at `index` (`divider: true`).
 pub fn divider(message: &JsValue, index: usize) -> Result<JsValue, InputError> {
     let path = || FieldPath::element("messages", index);
@@ -153,7 +133,6 @@ pub fn divider(message: &JsValue, index: usize) -> Result<JsValue, InputError> {
 /// message's estimate from `start`), `ratio`, `contextTokens`, `threshold`,
 /// and the settings (`protectTokens`, `minFreedTokens`, `protectTurns`,
 /// `neverClear`).
-#[cfg(feature = "compactor")]
 pub fn tier_input(
     index: &ContextIndex,
     context_tokens: f64,
@@ -192,28 +171,16 @@ pub fn tier_input(
 /// the threshold, else `None` (summarizing follows, and no marker is
 /// inserted). An error is the message the compaction fails with; the
 /// messages are never touched (the marker goes into a new array).
-#[cfg(feature = "compactor")]
 pub async fn clear_tier(array: &JsArray, input: &JsValue) -> Result<Option<JsValue>, String> {
-    #[cfg(feature = "run")]
     let result = clear_tier_js(array.as_array(), input).map_err(|e| thrown(&e))?;
-    #[cfg(not(feature = "run"))]
-    let result = wasm_bindgen_futures::JsFuture::from(lazy_clear_tier(array.as_array(), input))
-        .await
-        .map_err(|e| thrown(&e))?;
     Ok((!result.is_undefined()).then_some(result))
 }
 
-#[cfg(feature = "compactor")]
 fn thrown(error: &JsValue) -> String {
     crate::js::errors::thrown_message(error)
 }
 
-/// `clear_tier` in the run module: the result object, or `undefined`.
-#[cfg(feature = "run")]
-#[cfg_attr(
-    not(feature = "compactor"),
-    wasm_bindgen(js_name = clearTier, skip_typescript)
-)]
+/// `clear_tier`'s work: the result object, or `undefined`.
 pub fn clear_tier_js(messages: &JsValue, input: &JsValue) -> Result<JsValue, JsValue> {
     let field =
         |key: &str| js_sys::Reflect::get(input, &JsValue::from_str(key)).unwrap_or_default();
@@ -257,7 +224,6 @@ pub fn clear_tier_js(messages: &JsValue, input: &JsValue) -> Result<JsValue, JsV
 }
 
 /// The tier's plan and, when it is enough, its marker and result.
-#[cfg(feature = "run")]
 #[allow(clippy::too_many_arguments)]
 fn plan_tier(
     array: &JsArray,

@@ -22,7 +22,6 @@ use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::FieldPath;
 use agent_compaction_core::js::shape::Field;
-#[cfg(feature = "extractive")]
 use agent_compaction_core::js::string::JsStr;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, JsString, Promise};
@@ -30,14 +29,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-#[cfg_attr(
-    not(all(feature = "compactor", feature = "store")),
-    wasm_bindgen(module = "/src/js/shim.js")
-)]
-#[cfg_attr(
-    all(feature = "compactor", feature = "store"),
-    wasm_bindgen(module = "/src/js/shim_all.js")
-)]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = settleWithin)]
     fn settle_within(value: &JsValue, ms: f64, controller: &JsValue) -> Promise;
@@ -53,17 +45,6 @@ extern "C" {
     fn insert_at(messages: &Array, at: u32, item: &JsValue) -> Array;
     #[wasm_bindgen(js_name = extractFacts, catch)]
     fn extract_facts(messages: &Array) -> Result<JsString, JsValue>;
-    /// The extractive module's summary, loaded on first use (shim/extractive.js).
-    #[cfg(not(feature = "extractive"))]
-    #[wasm_bindgen(js_name = extractiveSummary)]
-    fn lazy_extractive_summary(
-        facts: &JsString,
-        read_files: &JsValue,
-        modified_files: &JsValue,
-        previous_summary: Option<JsString>,
-        custom_instructions: Option<JsString>,
-        max_chars: f64,
-    ) -> Promise;
 }
 
 /// Everything one compaction needs, copied out of the compactor before the
@@ -446,8 +427,8 @@ fn result_object(job: &Job, insert: Insert<JsString, JsValue, JsValue>) -> JsVal
 }
 
 /// The extractive summary of `messages` within `max_chars`: the facts are
-/// read here, the summary is written by the extractive module (loaded on
-/// first use in the package, linked in when this build has it).
+/// read here (the shim's `extractFacts`), the summary is written by
+/// `crate::extractive`.
 pub async fn extractive_of(
     messages: &Array,
     file_ops: &agent_compaction_core::compaction::file_ops::FileOps,
@@ -457,34 +438,14 @@ pub async fn extractive_of(
 ) -> Result<JsString, String> {
     let facts = extract_facts(messages).map_err(|e| thrown_message(&e))?;
     let (read, modified) = file_ops.file_lists();
-    #[cfg(feature = "extractive")]
-    {
-        let lossy = |files: &[JsStr]| files.iter().map(JsStr::to_string_lossy).collect();
-        crate::extractive::summary(
-            &String::from(facts),
-            lossy(&read),
-            lossy(&modified),
-            previous_summary.map(String::from),
-            custom_instructions.map(String::from),
-            max_chars,
-        )
-        .map(JsString::from)
-    }
-    #[cfg(not(feature = "extractive"))]
-    {
-        let pending = lazy_extractive_summary(
-            &facts,
-            &string_array(read),
-            &string_array(modified),
-            previous_summary.cloned(),
-            custom_instructions.cloned(),
-            max_chars as f64,
-        );
-        match JsFuture::from(pending).await {
-            Ok(text) => text
-                .dyn_into::<JsString>()
-                .map_err(|v| format!("the extractive summarizer returned {}", describe(&v))),
-            Err(e) => Err(thrown_message(&e)),
-        }
-    }
+    let lossy = |files: &[JsStr]| files.iter().map(JsStr::to_string_lossy).collect();
+    crate::extractive::summary(
+        &String::from(facts),
+        lossy(&read),
+        lossy(&modified),
+        previous_summary.map(String::from),
+        custom_instructions.map(String::from),
+        max_chars,
+    )
+    .map(JsString::from)
 }

@@ -1,9 +1,6 @@
-//! The extractive summarizer (`core::compaction::extractive`) as the
-//! package's third wasm module, `agent_compaction_extractive` (feature
-//! `extractive`). The main module loads it only when a compaction or a
-//! branch summary needs it (no summarizer callback, or a failed one with
-//! `fallback: "extractive"`), through the shim's `extractiveSummary`; in the
-//! build with every feature (tests, lints) the compactor calls it directly.
+//! The extractive summarizer (`core::compaction::extractive`), which a
+//! compaction or a branch summary uses when it has no summarizer callback,
+//! or a failed one with `fallback: "extractive"`.
 
 use agent_compaction_core::compaction::extractive::{
     extractive_summary, messages_from_facts, ExtractInput,
@@ -12,10 +9,6 @@ use agent_compaction_core::compaction::extractive::{
 /// The summary of the messages whose facts `facts` holds (the JSON text the
 /// shim's `extractFacts` writes), folding in `previous_summary`, within
 /// `max_chars` UTF-16 code units.
-#[cfg_attr(
-    not(feature = "compactor"),
-    wasm_bindgen::prelude::wasm_bindgen(js_name = extractiveSummary, skip_typescript)
-)]
 pub fn summary(
     facts: &str,
     read_files: Vec<String>,

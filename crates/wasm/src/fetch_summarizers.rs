@@ -8,12 +8,8 @@
 //! from the request object into the JSON body, and from the parsed reply
 //! into the result, as the engine's own strings.
 //!
-//! The factories (feature `compactor`, the module loaded at import) check
-//! the options at once and hand what they read, as a plain object, to the
-//! returned function; its calls (feature `run`) live in the package's `run`
-//! module, which the first call loads (shim/run.js): an app that summarizes
-//! with its own callback never downloads them. In the build with every
-//! feature (tests, lints) the function calls them directly.
+//! The factories check the options at once and hand what they read, as a
+//! plain object, to the returned function.
 //!
 //! Every choice (URL, token-limit field, headers, body shape, where the
 //! reply's text is, usage, error texts) is made by the core's
@@ -32,36 +28,24 @@
 //!   signal's reason) unchanged: the compactor must see a cancellation, not a
 //!   failure.
 
-#[cfg(feature = "compactor")]
 use crate::js::errors::describe;
 use crate::js::errors::thrown_message;
-#[cfg(feature = "compactor")]
 use crate::js::message_access::get;
-#[cfg(feature = "compactor")]
 use crate::js::message_access::JsArray;
 use crate::js::strings::to_js_str;
-#[cfg(feature = "compactor")]
 use crate::js::strings::to_js_string;
-#[cfg(feature = "compactor")]
 use crate::js::values::object;
-#[cfg(feature = "compactor")]
 use crate::js::values::read_options;
-#[cfg(feature = "run")]
 use crate::js::values::{read_fields, shape, Opt};
-#[cfg(feature = "compactor")]
 use agent_compaction_core::compaction::providers::HeaderValue;
-#[cfg(feature = "run")]
 use agent_compaction_core::compaction::providers::Json;
 use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
-#[cfg(feature = "compactor")]
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::string::JsStr;
-#[cfg(feature = "run")]
 use js_sys::Promise;
 use js_sys::{Array, Function, JsString, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-#[cfg(feature = "run")]
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 #[wasm_bindgen]
@@ -76,15 +60,6 @@ extern "C" {
     fn array_from(value: &JsValue) -> Result<Array, JsValue>;
 }
 
-#[cfg(all(feature = "compactor", not(feature = "run")))]
-#[cfg_attr(not(feature = "store"), wasm_bindgen(module = "/src/js/shim.js"))]
-#[cfg_attr(feature = "store", wasm_bindgen(module = "/src/js/shim_all.js"))]
-extern "C" {
-    /// The summarizer whose calls load the run module first (shim/run.js).
-    #[wasm_bindgen(js_name = lazyFetchSummarizer)]
-    fn lazy_fetch_summarizer(endpoint: &JsValue) -> Function;
-}
-
 /// Everything a call needs, fixed when the summarizer is created.
 struct Endpoint {
     provider: Provider,
@@ -97,9 +72,7 @@ struct Endpoint {
     max_tokens_field: MaxTokensField,
 }
 
-/// The endpoint as the factory hands it to the call: a plain object, since
-/// the call runs in another wasm module (shim/run.js).
-#[cfg(feature = "compactor")]
+/// The endpoint as the factory hands it to the call: a plain object.
 fn endpoint_object(
     provider: Provider,
     base_url: Option<&JsString>,
@@ -147,13 +120,11 @@ impl Endpoint {
     }
 }
 
-#[cfg(feature = "compactor")]
 #[wasm_bindgen(js_name = openAiSummarizer, skip_typescript)]
 pub fn open_ai_summarizer(options: JsValue) -> Result<Function, JsValue> {
     factory(Provider::OpenAi, options)
 }
 
-#[cfg(feature = "compactor")]
 #[wasm_bindgen(js_name = anthropicSummarizer, skip_typescript)]
 pub fn anthropic_summarizer(options: JsValue) -> Result<Function, JsValue> {
     factory(Provider::Anthropic, options)
@@ -161,7 +132,6 @@ pub fn anthropic_summarizer(options: JsValue) -> Result<Function, JsValue> {
 
 /// A factory: the options checked (the core reads them), the headers
 /// merged, the summarizer made.
-#[cfg(feature = "compactor")]
 fn factory(provider: Provider, options: JsValue) -> Result<Function, JsValue> {
     let o = read_options(&options, |options, r| {
         core::factory_options(provider, options, r, to_js_str)
@@ -183,38 +153,25 @@ fn factory(provider: Provider, options: JsValue) -> Result<Function, JsValue> {
 }
 
 /// The JavaScript function: each call returns a Promise.
-#[cfg(feature = "compactor")]
 fn summarizer(endpoint: JsValue) -> Function {
-    #[cfg(feature = "run")]
-    {
-        let call = Closure::<dyn Fn(JsValue) -> Promise>::new(move |request: JsValue| {
-            fetch_summarize(&endpoint, request)
-        });
-        call.into_js_value().unchecked_into()
-    }
-    #[cfg(not(feature = "run"))]
-    lazy_fetch_summarizer(&endpoint)
+    let call = Closure::<dyn Fn(JsValue) -> Promise>::new(move |request: JsValue| {
+        fetch_summarize(&endpoint, request)
+    });
+    call.into_js_value().unchecked_into()
 }
 
 /// One call of a fetch summarizer: `endpoint` is what its factory read.
-#[cfg(feature = "run")]
-#[cfg_attr(
-    not(feature = "compactor"),
-    wasm_bindgen(js_name = fetchSummarize, skip_typescript)
-)]
 pub fn fetch_summarize(endpoint: &JsValue, request: JsValue) -> Promise {
     future_to_promise(summarize(Endpoint::read(endpoint), request))
 }
 
 /// The `options` argument of a factory, for reading with errors that name
 /// the factory and the field.
-#[cfg(feature = "compactor")]
 struct Options {
     provider: Provider,
     value: JsValue,
 }
 
-#[cfg(feature = "compactor")]
 impl Options {
     fn field(&self, key: &'static str) -> Result<JsValue, JsValue> {
         get(&self.value, key, || core::option_path(key)).map_err(|e| type_error(self.provider, e))
@@ -317,7 +274,6 @@ impl Options {
     }
 }
 
-#[cfg(feature = "compactor")]
 /// `[name, value]`, both strings; `None` for anything else.
 fn string_pair(entry: &JsValue) -> Option<(JsValue, JsValue)> {
     let path = || FieldPath::argument("headers");
@@ -330,7 +286,6 @@ fn string_pair(entry: &JsValue) -> Option<(JsValue, JsValue)> {
     (name.is_string() && value.is_string()).then_some((name, value))
 }
 
-#[cfg(feature = "compactor")]
 /// An object literal (or `Object.create(null)`), not an instance of a class.
 fn is_plain_object(value: &JsValue) -> bool {
     match Reflect::get_prototype_of(value) {
@@ -341,7 +296,6 @@ fn is_plain_object(value: &JsValue) -> bool {
     }
 }
 
-#[cfg(feature = "compactor")]
 fn type_error(provider: Provider, error: InputError) -> JsValue {
     js_sys::TypeError::new(&core::factory_error(provider, &error)).into()
 }
@@ -354,7 +308,6 @@ fn string_of(value: &JsValue) -> String {
     value.as_string().unwrap_or_default()
 }
 
-#[cfg(feature = "run")]
 async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsValue> {
     let provider = endpoint.provider;
     let label = provider.label();
@@ -426,7 +379,6 @@ async fn summarize(endpoint: Endpoint, request: JsValue) -> Result<JsValue, JsVa
 }
 
 /// The body in the core's shape, with the engine's strings plugged in.
-#[cfg(feature = "run")]
 fn request_body(endpoint: &Endpoint, request: &core::SummarizeRequest<Opt>) -> JsValue {
     shape(core::body_shape(
         endpoint.provider,
@@ -449,10 +401,8 @@ fn prop(value: &JsValue, key: &str) -> JsValue {
 }
 
 /// A parsed reply (or a thrown error) as the core reads it, in place.
-#[cfg(feature = "run")]
 struct Reply(JsValue);
 
-#[cfg(feature = "run")]
 impl Json for Reply {
     type Text = JsString;
     fn get(&self, key: &str) -> Reply {

@@ -12,14 +12,7 @@ use agent_compaction_core::message::pinned::is_pinned;
 use js_sys::{Array, JsString};
 use wasm_bindgen::prelude::*;
 
-#[cfg_attr(
-    not(all(feature = "compactor", feature = "store")),
-    wasm_bindgen(module = "/src/js/shim.js")
-)]
-#[cfg_attr(
-    all(feature = "compactor", feature = "store"),
-    wasm_bindgen(module = "/src/js/shim_all.js")
-)]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = pinnedIndices, catch)]
     fn pinned_indices_js(messages: &Array, end: u32) -> Result<Vec<u32>, JsValue>;

@@ -16,10 +16,7 @@ use agent_compaction_core::session_file::{
 };
 use wasm_bindgen::prelude::*;
 
-#[cfg_attr(
-    feature = "compactor",
-    wasm_bindgen(js_name = piSessionToMessages, skip_typescript)
-)]
+#[wasm_bindgen(js_name = piSessionToMessages, skip_typescript)]
 pub fn pi_session_to_messages(jsonl: JsValue) -> Result<JsValue, JsValue> {
     let Some(text) = jsonl.as_string() else {
         return Err(type_error(InputError::WrongType {
@@ -34,10 +31,7 @@ pub fn pi_session_to_messages(jsonl: JsValue) -> Result<JsValue, JsValue> {
     js_sys::JSON::parse(&json)
 }
 
-#[cfg_attr(
-    feature = "compactor",
-    wasm_bindgen(js_name = messagesToPiSession, skip_typescript)
-)]
+#[wasm_bindgen(js_name = messagesToPiSession, skip_typescript)]
 pub fn messages_to_pi_session(messages: JsValue, options: JsValue) -> Result<String, JsValue> {
     JsArray::expect(
         &messages,

@@ -8,14 +8,7 @@ use agent_compaction_core::message::role::Role;
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 
-#[cfg_attr(
-    not(all(feature = "compactor", feature = "store")),
-    wasm_bindgen(module = "/src/js/shim.js")
-)]
-#[cfg_attr(
-    all(feature = "compactor", feature = "store"),
-    wasm_bindgen(module = "/src/js/shim_all.js")
-)]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = withoutIndex, catch)]
     fn without_index(messages: &Array, i: u32) -> Result<Array, JsValue>;

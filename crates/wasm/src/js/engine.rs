@@ -6,14 +6,7 @@
 use agent_compaction_core::js::engine::Engine;
 use wasm_bindgen::prelude::*;
 
-#[cfg_attr(
-    not(all(feature = "compactor", feature = "store")),
-    wasm_bindgen(module = "/src/js/shim.js")
-)]
-#[cfg_attr(
-    all(feature = "compactor", feature = "store"),
-    wasm_bindgen(module = "/src/js/shim_all.js")
-)]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = numberText)]
     fn number_text(x: f64) -> String;

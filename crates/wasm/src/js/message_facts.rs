@@ -11,14 +11,7 @@ use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, Float64Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
-#[cfg_attr(
-    not(all(feature = "compactor", feature = "store")),
-    wasm_bindgen(module = "/src/js/shim.js")
-)]
-#[cfg_attr(
-    all(feature = "compactor", feature = "store"),
-    wasm_bindgen(module = "/src/js/shim_all.js")
-)]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = gatherFacts, catch)]
     fn gather_facts_js(

@@ -19,14 +19,7 @@ use agent_compaction_core::error::{FieldPath, InputError};
 use js_sys::{Array, JsString, Uint32Array};
 use wasm_bindgen::prelude::*;
 
-#[cfg_attr(
-    not(all(feature = "compactor", feature = "store")),
-    wasm_bindgen(module = "/src/js/shim.js")
-)]
-#[cfg_attr(
-    all(feature = "compactor", feature = "store"),
-    wasm_bindgen(module = "/src/js/shim_all.js")
-)]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = gatherConversation, catch)]
     fn gather_conversation(

@@ -4,14 +4,7 @@ use agent_compaction_core::js::string::JsStr;
 use js_sys::{JsString, Uint16Array};
 use wasm_bindgen::prelude::*;
 
-#[cfg_attr(
-    not(all(feature = "compactor", feature = "store")),
-    wasm_bindgen(module = "/src/js/shim.js")
-)]
-#[cfg_attr(
-    all(feature = "compactor", feature = "store"),
-    wasm_bindgen(module = "/src/js/shim_all.js")
-)]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = codeUnits)]
     fn code_units(text: &JsString) -> Uint16Array;

@@ -35,14 +35,7 @@ pub struct Stored {
     pub pinned: Option<Array>,
 }
 
-#[cfg_attr(
-    not(all(feature = "compactor", feature = "store")),
-    wasm_bindgen(module = "/src/js/shim_store.js")
-)]
-#[cfg_attr(
-    all(feature = "compactor", feature = "store"),
-    wasm_bindgen(module = "/src/js/shim_all.js")
-)]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = flattenRecords)]
     fn flatten_records(values: &JsValue, keys: &JsValue, skip: u32) -> Array;

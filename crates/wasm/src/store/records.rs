@@ -12,14 +12,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{IdbDatabase, IdbKeyRange, IdbObjectStore, IdbRequest, IdbTransaction};
 
-#[cfg_attr(
-    not(all(feature = "compactor", feature = "store")),
-    wasm_bindgen(module = "/src/js/shim_store.js")
-)]
-#[cfg_attr(
-    all(feature = "compactor", feature = "store"),
-    wasm_bindgen(module = "/src/js/shim_all.js")
-)]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = storeError)]
     fn store_error_js(name: &str, message: &str) -> JsValue;
@@ -47,14 +40,7 @@ extern "C" {
     pub fn estimate_storage() -> js_sys::Promise;
 }
 
-#[cfg_attr(
-    not(all(feature = "compactor", feature = "store")),
-    wasm_bindgen(module = "/src/js/shim_store.js")
-)]
-#[cfg_attr(
-    all(feature = "compactor", feature = "store"),
-    wasm_bindgen(module = "/src/js/shim_all.js")
-)]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = requestPromise)]
     fn request_promise(request: &IdbRequest) -> js_sys::Promise;

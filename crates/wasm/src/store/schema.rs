@@ -54,14 +54,7 @@ pub const MESSAGES: &str = "messages";
 /// `sessions` by `lastModified` (version 2).
 pub const BY_LAST_MODIFIED: &str = "byLastModified";
 
-#[cfg_attr(
-    not(all(feature = "compactor", feature = "store")),
-    wasm_bindgen(module = "/src/js/shim_store.js")
-)]
-#[cfg_attr(
-    all(feature = "compactor", feature = "store"),
-    wasm_bindgen(module = "/src/js/shim_all.js")
-)]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = onUpgradeNeeded)]
     fn on_upgrade_needed(
