@@ -1,7 +1,5 @@
-// `npm run size`: where the package's bytes go, by area, for each of its
-// four wasm modules (the main one, loaded at import; the store's, loaded
-// by the first SessionStore.open; the extractive summarizer's, loaded by
-// the first compaction that needs it).
+// `npm run size`: where the package's bytes go, by area, in its wasm
+// module (loaded at import), and the JS files it ships.
 //
 // Rebuilds the wasm exactly as scripts/build.mjs does (same cargo profile,
 // wasm-bindgen and wasm-opt flags, from scripts/lib/wasm-steps.mjs) but keeps
@@ -19,13 +17,14 @@
 //
 //   node scripts/size.mjs             build, then print the table
 //   node scripts/size.mjs --no-build  reuse target/ (after a build.mjs run)
+//   SIZE_BUILD=1 node scripts/size.mjs   the optional size build's module
 //   node scripts/size.mjs --top 15    also list each area's 15 largest functions
 //   node scripts/size.mjs --json      machine-readable
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { MODULES, bindgen, cargoBuild, optimize } from "./lib/wasm-steps.mjs";
+import { NAME, bindgen, cargoBuild, optimize } from "./lib/wasm-steps.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -54,16 +53,17 @@ const AREAS = [
 // from the call graph.
 const STD_FALLBACK = "std: allocator, strings, collections, other";
 
-function build(module) {
-  const out = join(root, "target/size", module.name);
+function build() {
+  const out = join(root, "target/size");
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
-  const raw = flag("--no-build") ? join(root, `target/pkg/${module.name}.wasm`) : cargoBuild(root, module);
+  const dir = process.env.SIZE_BUILD === "1" ? "target/pkg-size" : "target/pkg";
+  const raw = flag("--no-build") ? join(root, dir, "wasm32-unknown-unknown/release/agent_compaction.wasm") : cargoBuild(root);
   if (!existsSync(raw)) throw new Error(`${relative(root, raw)} is missing: run without --no-build`);
-  const bound = bindgen(root, raw, join(out, "bindgen"), module.name);
-  const named = join(out, `${module.name}_bg.named.wasm`);
+  const { wasm: bound } = bindgen(root, raw, join(out, "bindgen"));
+  const named = join(out, `${NAME}_bg.named.wasm`);
   optimize(root, bound, named, { names: true });
-  const shipped = join(out, `${module.name}_bg.wasm`);
+  const shipped = join(out, `${NAME}_bg.wasm`);
   optimize(root, bound, shipped);
   return { named, shipped };
 }
@@ -394,33 +394,22 @@ function report(namedPath, shippedPath) {
   return { raw: shipped.length, gzip: realGzip, rows: list, totalRaw };
 }
 
-// The JS each module comes with, from pkg/ (real sizes): its glue, its
-// inline snippets and its shim bundle (the extractive and run modules have
-// none); the main module also the entry, session-store.js, extractive.js
-// and run.js.
-function shippedJs(module, main) {
+// Every JS file the package ships, from pkg/ (real sizes).
+function shippedJs() {
   const pkg = join(root, "pkg");
   if (!existsSync(pkg)) return [];
-  const snippets = readdirSync(join(pkg, "snippets")).filter((f) => f.startsWith(`${module.name}_inline`));
-  const files = [
-    `${module.name}.js`,
-    ...(main
-      ? ["index.js", "session-store.js", "extractive.js", "run.js", "snippets/shim.js"]
-      : existsSync(join(pkg, "snippets", `shim_${module.name.replace("agent_compaction_", "")}.js`))
-        ? [`snippets/shim_${module.name.replace("agent_compaction_", "")}.js`]
-        : []),
-    ...snippets.map((f) => `snippets/${f}`),
-  ];
-  return files.map((name) => {
+  const walk = (dir) =>
+    readdirSync(join(pkg, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(dir, e.name)) : e.name.endsWith(".js") ? [join(dir, e.name)] : [],
+    );
+  return walk("").sort().map((name) => {
     const b = readFileSync(join(pkg, name));
     return { name, raw: b.length, gzip: gzipSync(b, { level: 9 }).length };
   });
 }
 
-const results = MODULES.map((module, i) => {
-  const { named, shipped } = build(module);
-  return { module: module.name, loadedBy: module.loadedBy, wasm: report(named, shipped), js: shippedJs(module, i === 0) };
-});
+const { named, shipped } = build();
+const results = [{ module: NAME, wasm: report(named, shipped), js: shippedJs() }];
 if (flag("--json")) {
   const clean = (w) => ({
     raw: w.raw,
@@ -432,9 +421,8 @@ if (flag("--json")) {
   const kb = (n) => (n / 1024).toFixed(1).padStart(6);
   const pct = (n, d) => `${((100 * n) / d).toFixed(1).padStart(5)}%`;
   results.forEach((r) => {
-    const when = r.loadedBy === "import" ? "loaded at import" : `loaded by ${r.loadedBy}`;
     const w = r.wasm;
-    console.log(`\n${r.module}_bg.wasm, ${when}, by area (${kb(w.raw).trim()} KB raw, ${kb(w.gzip).trim()} KB gzipped; gzip per area is an estimate)\n`);
+    console.log(`\n${r.module}_bg.wasm, loaded at import, by area (${kb(w.raw).trim()} KB raw, ${kb(w.gzip).trim()} KB gzipped; gzip per area is an estimate)\n`);
     console.log(`${"area".padEnd(64)} ${"raw KB".padStart(7)} ${"share".padStart(6)} ${"gzip KB".padStart(8)}  (code + data KB)`);
     for (const row of w.rows) {
       console.log(
@@ -444,9 +432,9 @@ if (flag("--json")) {
         for (const [size, name] of row.funcs.sort((a, b) => b[0] - a[0]).slice(0, top)) console.log(`      ${String(size).padStart(6)}  ${name.slice(0, 110)}`);
       }
     }
-    console.log(`\nits JS (real sizes)\n`);
+    console.log(`\nthe package's JS (real sizes; ai-sdk.js and pi-agent-core.js load with their own entries, node.js and manual-init.js in place of index.js)\n`);
     for (const f of r.js) console.log(`${f.name.padEnd(64)} ${kb(f.raw)}          ${kb(f.gzip)}`);
     const jsGzip = r.js.reduce((s, f) => s + f.gzip, 0);
-    console.log(`\ntotal ${when} (.wasm + JS): ${kb(w.gzip + jsGzip).trim()} KB gzipped`);
+    console.log(`\ntotal (.wasm + every JS file): ${kb(w.gzip + jsGzip).trim()} KB gzipped`);
   });
 }

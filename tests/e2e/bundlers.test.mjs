@@ -96,27 +96,15 @@ async function runPage(url, { selector = "#result" } = {}) {
 }
 
 /**
- * Each of the package's four wasm modules was fetched once, as wasm (the
- * app uses all four; `mainOnly`: an app that uses no lazily loaded module
- * fetched only the main one); returns their responses, main first.
+ * The package's one wasm module was fetched once, as wasm; returns its response.
  */
-function assertWasmLoaded(responses, { mainOnly = false } = {}) {
+function assertWasmLoaded(responses) {
   const wasm = responses.filter((r) => new URL(r.url).pathname.endsWith(".wasm"));
-  assert.equal(wasm.length, mainOnly ? 1 : 4, JSON.stringify(responses, null, 1));
-  const named = (re) => {
-    const found = wasm.filter((r) => re.test(new URL(r.url).pathname));
-    assert.equal(found.length, 1, `${re}: ${JSON.stringify(wasm)}`);
-    assert.equal(found[0].status, 200);
-    assert.match(found[0].type, /^application\/wasm/);
-    return found[0];
-  };
-  if (mainOnly) return [named(/\/agent_compaction_bg[-.]/)];
-  return [
-    named(/\/agent_compaction_bg[-.]/),
-    named(/\/agent_compaction_store_bg[-.]/),
-    named(/\/agent_compaction_extractive_bg[-.]/),
-    named(/\/agent_compaction_run_bg[-.]/),
-  ];
+  assert.equal(wasm.length, 1, JSON.stringify(responses, null, 1));
+  assert.match(new URL(wasm[0].url).pathname, /\/agent_compaction_bg[-.]/);
+  assert.equal(wasm[0].status, 200);
+  assert.match(wasm[0].type, /^application\/wasm/);
+  return wasm[0];
 }
 
 describe(`Vite ${viteVersion}`, () => {
@@ -139,9 +127,7 @@ describe(`Vite ${viteVersion}`, () => {
         const { result, responses, problems } = await runPage(server.url);
         assert.deepEqual(problems, []);
         assert.deepEqual(result, EXPECTED_APP_RESULT);
-        for (const [wasm, name] of assertWasmLoaded(responses).map((w, i) => [w, ["", "_store", "_extractive", "_run"][i]])) {
-          assert.match(wasm.url, new RegExp(`/assets/agent_compaction${name}_bg-.*\\.wasm$`));
-        }
+        assert.match(assertWasmLoaded(responses).url, /\/assets\/agent_compaction_bg-.*\.wasm$/);
       } finally {
         await server.close();
       }
@@ -160,7 +146,7 @@ describe(`Vite ${viteVersion}`, () => {
         const { result, responses, problems } = await runPage(server.resolvedUrls.local[0]);
         assert.deepEqual(problems, []);
         assert.deepEqual(result, EXPECTED_APP_RESULT);
-        const [wasm, ...lazy] = assertWasmLoaded(responses);
+        const wasm = assertWasmLoaded(responses);
         const prebundled = responses.some((r) => /\/deps\/agent-compaction\.js(\?|$)/.test(r.url));
         if (layout === "installed") {
           // A package installed in node_modules is pre-bundled by the dev server
@@ -168,12 +154,10 @@ describe(`Vite ${viteVersion}`, () => {
           // .vite/deps/): the wasm URL must still point at the package's file.
           assert.ok(prebundled, "agent-compaction was pre-bundled");
           assert.match(wasm.url, /\/node_modules\/agent-compaction\/agent_compaction_bg\.wasm$/);
-          for (const w of lazy) assert.match(w.url, /\/node_modules\/agent-compaction\/agent_compaction_(store|extractive|run)_bg\.wasm$/);
         } else {
           // A linked package (symlink out of node_modules) is served as source.
           assert.ok(!prebundled, "a linked package is not pre-bundled");
           assert.match(wasm.url, /\/pkg\/agent_compaction_bg\.wasm$/);
-          for (const w of lazy) assert.match(w.url, /\/pkg\/agent_compaction_(store|extractive|run)_bg\.wasm$/);
         }
       } finally {
         await server.close();
@@ -277,7 +261,7 @@ describe(`Vite ${viteVersion}, a module worker importing the package`, () => {
       const { result, responses, problems } = await runPage(server.url);
       assert.deepEqual(problems, []);
       assert.deepEqual(result, EXPECTED_WORKER_APP_RESULT);
-      assertWasmLoaded(responses, { mainOnly: true });
+      assertWasmLoaded(responses);
     } finally {
       await server.close();
     }
@@ -295,7 +279,7 @@ describe(`Vite ${viteVersion}, a module worker importing the package`, () => {
       const { result, responses, problems } = await runPage(server.resolvedUrls.local[0]);
       assert.deepEqual(problems, []);
       assert.deepEqual(result, EXPECTED_WORKER_APP_RESULT);
-      assertWasmLoaded(responses, { mainOnly: true });
+      assertWasmLoaded(responses);
     } finally {
       await server.close();
     }

@@ -174,31 +174,22 @@ for (const engine of ENGINES) {
     };
     const TIMEOUT_MS = 50;
 
-    // First in the page: nothing before it has needed the extractive summary.
-    test("the extractive summarizer's module is fetched only by the first compaction that needs it", async () => {
+    test("without a summarizer the compaction summarizes extractively; with one, the app's summary is used", async () => {
       const r = await page.evaluate(async () => {
         const m = await import("/pkg/index.js");
         const h = window.h;
-        const fetched = () =>
-          performance.getEntriesByType("resource").filter((e) => e.name.endsWith("/agent_compaction_extractive_bg.wasm")).length;
-        const out = { atImport: fetched() };
+        const out = {};
         const own = await new m.Compactor({ ...h.OPTIONS, summarize: async () => "## Goal\nthe app's own summary" }).compact(h.conversation(20));
         out.ownSummary = own.summarizedBy;
-        out.afterOwnSummarizer = fetched();
         const first = await new m.Compactor(h.OPTIONS).compact(h.conversation(20));
         const second = await new m.Compactor(h.OPTIONS).compact(h.conversation(20, 4000, "task"));
         out.by = [first.summarizedBy, second.summarizedBy];
         out.goal = second.summary.summary.split("\n").slice(0, 2).join(" / ");
-        await new Promise((r) => setTimeout(r, 50)); // resource entries are recorded after the response ends
-        out.afterTwoExtractive = fetched();
         return out;
       });
-      assert.equal(r.atImport, 0, "not fetched at import");
       assert.equal(r.ownSummary, "summarizer");
-      assert.equal(r.afterOwnSummarizer, 0, "not fetched when the app's summarizer answers");
       assert.deepEqual(r.by, ["extractive", "extractive"]);
       assert.match(r.goal, /^## Goal \/ - task 0: u+/);
-      assert.equal(r.afterTwoExtractive, 1, "fetched once");
     });
 
     describe("a failing summarizer callback changes nothing", () => {
