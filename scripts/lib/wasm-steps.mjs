@@ -99,12 +99,13 @@ export function optimize(root, input, output, { names = false } = {}) {
 }
 
 /**
- * Minifies `files` in place (wasm-bindgen's glue and the shim), with the oxc minifier that rolldown (Vite's bundler, already a dev
+ * Minifies `files` in place (wasm-bindgen's glue, the shim, ai-sdk.js),
+ * with the oxc minifier that rolldown (Vite's bundler, already a dev
  * dependency through vite) exposes. Function and class names are kept, so
  * `Compactor.name`, error classes and stack traces read as in the source;
- * the .d.ts files stay the readable API. The package's own entries are left
- * as written: a bundler must find their `new URL("…wasm", import.meta.url)`
- * verbatim.
+ * the .d.ts files stay the readable API. The entries that load the wasm
+ * are left as written: a bundler must find their
+ * `new URL("…wasm", import.meta.url)` verbatim.
  */
 export async function minifyJs(files) {
   const { minifySync } = await import("rolldown/utils");
