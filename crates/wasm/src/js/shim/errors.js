@@ -1,8 +1,7 @@
-// The store's conflict error class. It lives in the main shim bundle, not
-// with the store's modules: the package's entry exports it at import time,
-// before the store's wasm module is loaded (SessionStore.open loads it), and
-// the errors the store module makes later must be instances of this same
-// class for `instanceof ConflictError` to hold.
+// The store's conflict error class. The package's entries export it from
+// the shim itself (pkg/snippets/shim.js), so that it exists before the wasm
+// is initialized (manual-init); the errors the store makes are instances of
+// this same class, so `instanceof ConflictError` holds.
 
 // A save made from a stale revision. Exported by the package, so that an
 // app can test `instanceof ConflictError`.
