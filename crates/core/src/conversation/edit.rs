@@ -200,7 +200,8 @@ impl Edit {
     /// The shape of this edit of a known array of `known_len` messages.
     pub fn change(&self, known_len: usize) -> Change<'_> {
         let m = known_len;
-        let trailing = |from: usize, list: &[usize]| list.iter().copied().eq(from..from + list.len());
+        let trailing =
+            |from: usize, list: &[usize]| list.iter().copied().eq(from..from + list.len());
         match (self.inserted.split_first(), self.removed.is_empty()) {
             (None, true) => Change::Appended { from: m },
             (Some(_), true) if trailing(m, &self.inserted) => Change::Appended { from: m },
@@ -227,7 +228,9 @@ impl Edit {
     /// edit touches (`known_len` when it only appends).
     pub fn kept_prefix(&self, known_len: usize) -> usize {
         let first = |l: &[usize]| l.first().copied().unwrap_or(usize::MAX);
-        known_len.min(first(&self.inserted)).min(first(&self.removed))
+        known_len
+            .min(first(&self.inserted))
+            .min(first(&self.removed))
     }
 }
 

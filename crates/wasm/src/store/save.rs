@@ -10,19 +10,19 @@ use super::load::{last_summary, read};
 use super::locks::exclusive;
 use super::meta::save_fields;
 use super::records::{
-    adopt_equal, assemble_keys, check_storable, first_user_text, get, mark_words,
-    merge_meta, message_key, pending, position_of, public_meta, range_before, request,
-    storage_error, store_error, Tx,
+    adopt_equal, assemble_keys, check_storable, first_user_text, get, mark_words, merge_meta,
+    message_key, pending, position_of, public_meta, range_before, request, storage_error,
+    store_error, Tx,
 };
 use super::schema::{MESSAGES, SESSIONS};
 use super::{options_arg, string_arg, Inner, Known};
 use crate::js::errors::type_error;
 use crate::js::message_access::{messages_array, role_at, JsArray};
 use crate::js::message_facts::gather;
+use agent_compaction_core::conversation::edit::{self, IdentityFacts};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::storage::connection::Landed;
-use agent_compaction_core::conversation::edit::{self, IdentityFacts};
 use agent_compaction_core::storage::diff::key_runs;
 use agent_compaction_core::storage::known::View;
 use agent_compaction_core::storage::marks::{pinned_slots, Marks};

@@ -57,8 +57,16 @@ fn apply_edit(known: &[u32], new: &[u32], edit: &Edit) -> Vec<u32> {
 fn change_of(known: &[u32], new: &[u32]) -> (Edit, String) {
     let e = classify(known, new);
     let c = e.change(known.len());
-    assert_eq!(apply_change(known, new, c), new, "{known:?} -> {new:?}: {c:?}");
-    assert_eq!(apply_edit(known, new, &e), new, "{known:?} -> {new:?}: {e:?}");
+    assert_eq!(
+        apply_change(known, new, c),
+        new,
+        "{known:?} -> {new:?}: {c:?}"
+    );
+    assert_eq!(
+        apply_edit(known, new, &e),
+        new,
+        "{known:?} -> {new:?}: {e:?}"
+    );
     let text = format!("{c:?}");
     (e, text)
 }
@@ -149,17 +157,26 @@ fn one_message_inserted_anywhere() {
     for at in 0..4 {
         let mut new = known.to_vec();
         new.insert(at, 9);
-        assert_eq!(shape(&known, &new), format!("Inserted {{ at: {at}, from: 5 }}"));
+        assert_eq!(
+            shape(&known, &new),
+            format!("Inserted {{ at: {at}, from: 5 }}")
+        );
         // With new messages after it (the turn the summary was made in).
         new.extend([10, 11]);
-        assert_eq!(shape(&known, &new), format!("Inserted {{ at: {at}, from: 5 }}"));
+        assert_eq!(
+            shape(&known, &new),
+            format!("Inserted {{ at: {at}, from: 5 }}")
+        );
         let e = classify(&known, &new);
         assert_eq!(e.kept_prefix(4), at);
     }
     // At the end it is an append.
     assert_eq!(shape(&known, &[1, 2, 3, 4, 9]), "Appended { from: 4 }");
     // An object already earlier in the array, inserted again later.
-    assert_eq!(shape(&[1, 2, 3], &[1, 2, 1, 3]), "Inserted { at: 2, from: 4 }");
+    assert_eq!(
+        shape(&[1, 2, 3], &[1, 2, 1, 3]),
+        "Inserted { at: 2, from: 4 }"
+    );
 }
 
 #[test]
@@ -229,13 +246,19 @@ fn cut_back() {
     assert_eq!((e.inserted, e.removed), (vec![], vec![2, 3]));
     assert_eq!(s, "Replaced { at: 2 }");
     // Cut back, then other messages.
-    assert_eq!(shape(&[1, 2, 3, 4], &[1, 2, 8, 9, 10]), "Replaced { at: 2 }");
+    assert_eq!(
+        shape(&[1, 2, 3, 4], &[1, 2, 8, 9, 10]),
+        "Replaced { at: 2 }"
+    );
 }
 
 #[test]
 fn reordered() {
     // Two swapped: the first taken out, put back later.
-    assert_eq!(shape(&[1, 2, 3], &[1, 3, 2]), "Removed { removed: [1], from: 2 }");
+    assert_eq!(
+        shape(&[1, 2, 3], &[1, 3, 2]),
+        "Removed { removed: [1], from: 2 }"
+    );
     assert_eq!(shape(&[1, 2, 3, 4], &[1, 3, 2, 4]), "Replaced { at: 1 }");
     // Reversed: all but the last removed, the others read again after it.
     assert_eq!(
@@ -249,7 +272,10 @@ fn duplicates() {
     // An object twice in the known array: matched at its first place.
     let (e, _) = change_of(&[1, 2, 2, 3], &[1, 2, 3]);
     assert_eq!((e.inserted, e.removed), (vec![], vec![2]));
-    assert_eq!(shape(&[1, 2, 2, 3], &[1, 2, 2, 2, 3]), "Inserted { at: 3, from: 5 }");
+    assert_eq!(
+        shape(&[1, 2, 2, 3], &[1, 2, 2, 2, 3]),
+        "Inserted { at: 3, from: 5 }"
+    );
     change_of(&[5, 5, 5], &[5, 5]);
     change_of(&[5, 5], &[5, 6, 5]);
     change_of(&[1, 2, 1, 2], &[2, 1, 2, 1]);
