@@ -1,4 +1,4 @@
-//! The classification of an edit, branch by branch, and its contract: the
+//! The classification of an edit, case by case, and its contract: the
 //! edit applied to the known array gives the new one.
 
 use super::scan::facts;
