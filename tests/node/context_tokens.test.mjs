@@ -243,3 +243,44 @@ test("calibrated: bounds tightened from UTF-8 lengths answer as the measured num
     c.free();
   }
 });
+
+test("every shape of edit (removals, replacements, reorders, duplicates, cut backs) is followed like a fresh compactor sees it", async () => {
+  const { transformContext } = await import("agent-compaction");
+  const base = withSummary(session(10), 12); // context starts at 12
+  const n = base.length;
+  const without = (a, ...at) => a.filter((_, i) => !at.includes(i));
+  const edits = {
+    "one removed before the context": without(base, 3),
+    "one removed in the context": without(base, 15),
+    "the summary removed": without(base, 12),
+    "several removed": without(base, 2, 14, 16),
+    "more removed than one by one": base.filter((_, i) => i % 3 !== 1),
+    "a trailing one removed": base.slice(0, n - 1),
+    "replaced in the context": base.with(14, user("replaced")),
+    "the last replaced": base.with(n - 1, user("final")),
+    reordered: [...base.slice(0, 14), base[15], base[14], ...base.slice(16)],
+    "a duplicate": [...base.slice(0, 16), base[15], ...base.slice(16)],
+    "cut back": base.slice(0, 13),
+    emptied: [],
+  };
+  for (const estimator of ["pi", "calibrated"]) {
+    for (const [name, edited] of Object.entries(edits)) {
+      const c = new Compactor({ contextWindow: 200_000, estimator });
+      const hooks = c.agentHooks();
+      await hooks.transformContext(base);
+      await hooks.convertToLlm(await hooks.transformContext(base));
+      const next = [...edited, user("after")];
+      const ctx = await hooks.transformContext(next);
+      assert.deepEqual(ctx, transformContext(next), name);
+      const fresh = new Compactor({ contextWindow: 200_000, estimator });
+      assert.deepEqual(await hooks.convertToLlm(ctx), await fresh.agentHooks().convertToLlm(ctx), name);
+      assert.equal(c.contextTokens(next), fresh.contextTokens(next), `${estimator}: ${name}`);
+      assert.equal(c.needsCompaction(next), fresh.needsCompaction(next), name);
+      // Then a turn as usual.
+      next.push(user("next"));
+      assert.equal(c.contextTokens(next), fresh.contextTokens(next), `${estimator}: ${name}, next turn`);
+      c.free();
+      fresh.free();
+    }
+  }
+});

@@ -3,36 +3,82 @@
 // cancellation around the app's summarizer promise).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { insertAt, rebaseKnown, rebaseOut, sameRun, syncKnown, syncLlm, takeSync } from "../../crates/wasm/src/js/shim/known.js";
+import {
+  identityFacts, insertAt, rebaseKnown, rebaseOut, sameRun, syncKnown, syncLlm, takeSync,
+} from "../../crates/wasm/src/js/shim/known.js";
 import {
   SummarizerTimeout, isAbortError, isTimeout, linkAbort, newAbortController, settleWithin,
 } from "../../crates/wasm/src/js/shim/summarizer.js";
 
 const objs = (n) => Array.from({ length: n }, (_, i) => ({ i }));
 
-test("syncKnown: appended, one inserted, one removed, anything else cut back", () => {
+// What takeSync() gives after a change other than an append: the old
+// length of `known` and the identity facts (plain numbers, for deepEqual).
+const taken = () => {
+  const [m, facts, ...rest] = takeSync();
+  return [m, facts && [...facts], ...rest];
+};
+
+test("syncKnown: an append is a number; anything else the identity facts", () => {
   const [a, b, c, d, s] = objs(5);
   let known = [a, b];
   assert.equal(syncKnown(known, [a, b, c], 0, 0), 2);
   assert.deepEqual(known, [a, b, c]);
-  // Anything but an append: -1, and the details from takeSync().
+  // Anything but an append: -1, the old length and the facts from
+  // takeSync() (what they mean is the core's conversation::edit), and
+  // `known` a copy of the array.
   assert.equal(syncKnown(known, [a, s, b, c, d], 0, 0), -1);
-  assert.deepEqual(takeSync(), [1, 1, 4]);
+  assert.deepEqual(taken(), [3, [1, 0, 1, -1, 0, 1, -1]]);
   assert.deepEqual(known, [a, s, b, c, d]);
   assert.equal(syncKnown(known, [a, s, c, d], 0, 0), -1);
-  assert.deepEqual(takeSync(), [2, 2, 4]);
+  assert.deepEqual(taken(), [5, [2, 0, 1, 2, 1, 2]]);
   assert.deepEqual(known, [a, s, c, d]);
   known = [a, b, c];
   assert.equal(syncKnown(known, [a, d, s, b], 0, 0), -1);
-  assert.deepEqual(takeSync(), [0, 1, 1]);
+  assert.deepEqual(taken(), [3, [1, 0, 1, -1, -1, 0]]);
   assert.deepEqual(known, [a, d, s, b]);
+  // Cut back: shorter.
+  known = [a, b, c];
+  assert.equal(syncKnown(known, [a], 0, 0), -1);
+  assert.deepEqual(taken(), [3, [1, 0, 1]]);
+  assert.deepEqual(known, [a]);
+  // Emptied.
+  assert.equal(syncKnown(known, [], 0, 0), -1);
+  assert.deepEqual(taken(), [1, [0, 0]]);
+  assert.deepEqual(known, []);
   // A message replaced inside the scanned context is seen.
   known = [a, b, c, d];
   assert.equal(syncKnown(known, [a, b, s, d], 0, 1), -1);
-  assert.deepEqual(takeSync(), [0, 2, 2]);
+  assert.deepEqual(taken(), [4, [2, 0, 1, -1, 1]]);
   // ... and not when the scan starts past it (the caller trusts the array).
   known = [a, b, c, d];
   assert.equal(syncKnown(known, [a, b, s, d, c], 0, 4), 4);
+  // The facts are gathered from the context start when the array agrees
+  // there and on its first message (as the common case trusts before it).
+  known = [a, b, c, d];
+  assert.equal(syncKnown(known, [a, s, c], 2, 2), -1);
+  assert.deepEqual(taken(), [4, [3, 0]]);
+  assert.deepEqual(known, [a, b, c]);
+  known = [a, b, c, d];
+  assert.equal(syncKnown(known, [s, b, c, s], 2, 2), -1);
+  assert.deepEqual(taken(), [4, [0, 0, 1, 2, 3, -1, 1, 2, -1]]);
+});
+
+test("identityFacts: a turn is one number; otherwise classes of first occurrence", () => {
+  const [a, b, c, d, s] = objs(5);
+  assert.deepEqual([...identityFacts([a, b], [a, b, c])], [2]);
+  assert.deepEqual([...identityFacts([], [a])], [0]);
+  assert.deepEqual([...identityFacts([], [])], [0]);
+  // Summary s inserted at 1: prefix 1; known[1..] = b, c (classes 0, 1);
+  // new[1..] = s, b, c (classes -1, 0, 1).
+  assert.deepEqual([...identityFacts([a, b, c], [a, s, b, c])], [1, 0, 1, -1, 0, 1]);
+  // A duplicate object gets the class of its first place.
+  assert.deepEqual([...identityFacts([a, b, b, c], [a, d, b])], [1, 0, 0, 2, -1, 0]);
+  // Truncated: messages are a prefix of known.
+  assert.deepEqual([...identityFacts([a, b, c], [a])], [1, 0, 1]);
+  // From a start the caller vouches for: what lies before is not compared.
+  assert.deepEqual([...identityFacts([a, b, c], [d, b, c, s], 1)], [3]);
+  assert.deepEqual([...identityFacts([a, b, c], [d, b, s], 1)], [2, 0, -1]);
 });
 
 test("syncLlm: rebases a context that moved to a new summary, then syncs", () => {
@@ -42,20 +88,20 @@ test("syncLlm: rebases a context that moved to a new summary, then syncs", () =>
   assert.equal(syncLlm(known, [s0, a, b, c], 0), 3);
   assert.deepEqual(known, [s0, a, b, c]);
   // The context moved to s1 and goes on with b, c, then d is new: -1,
-  // syncKnown's details ([0, from, from] for an append) and the cut.
+  // syncKnown's values ([from, null] for an append) and the cut.
   assert.equal(syncLlm(known, [s1, b, c, d], 0xffffffff), -1);
-  assert.deepEqual(takeSync(), [0, 3, 3, 2]);
+  assert.deepEqual(taken(), [3, null, 2]);
   assert.deepEqual(known, [s1, b, c, d]);
-  // Moved, but a message in the kept part was replaced: no rebase (three
-  // numbers), cut back to the start.
+  // Moved, but a message in the kept part was replaced: no rebase (no
+  // cut after the facts), the facts of the whole array.
   known = [s0, a, b, c];
   assert.equal(syncLlm(known, [s1, b, d], 0), -1);
-  assert.deepEqual(takeSync(), [0, 0, 0]);
+  assert.deepEqual(taken(), [4, [0, 0, 1, 2, 3, -1, 2, -1]]);
   assert.deepEqual(known, [s1, b, d]);
   // Moved, and the last message taken out: the rebase, then the removal.
   known = [s0, a, b, c, d];
   assert.equal(syncLlm(known, [s1, b, c], 0), -1);
-  assert.deepEqual(takeSync(), [2, 3, 3, 2]);
+  assert.deepEqual(taken(), [4, [3, 0], 2]);
   assert.deepEqual(known, [s1, b, c]);
 });
 
@@ -103,7 +149,7 @@ test("sameRun and syncKnown see a message replaced far from the end", () => {
     assert.equal(syncKnown(known, many.slice(0, 99), start, start), 0);
     assert.equal(syncKnown(known, many, start, start), 99);
     assert.equal(syncKnown(known, [...replaced, x], start, start), -1);
-    assert.deepEqual(takeSync(), [0, 10, 10]);
+    assert.equal(taken()[1][0], 10);
     assert.deepEqual(known, [...replaced, x]);
   }
 });
@@ -124,12 +170,12 @@ test("syncKnown: the copy of the context it scans follows every change", () => {
   copy(known, 1);
   // A message replaced in the context: a change, the copy dropped ...
   assert.equal(syncKnown(known, [p, s0, x, b, c], 1, 1), -1);
-  assert.deepEqual(takeSync(), [0, 2, 2]);
+  assert.deepEqual(taken(), [5, [2, 0, 1, 2, -1, 1, 2]]);
   assert.equal(known.c, undefined);
   // ... so that putting the old one back is seen too (a copy kept from
   // before would still hold it, and match).
   assert.equal(syncKnown(known, [p, s0, a, b, c], 1, 1), -1);
-  assert.deepEqual(takeSync(), [0, 2, 2]);
+  assert.deepEqual(taken(), [5, [2, 0, 1, 2, -1, 1, 2]]);
   assert.equal(syncKnown(known, [p, s0, a, b, c, d], 1, 1), 5);
   copy(known, 1);
   assert.equal(syncKnown(known, [p, s0, x, b, c, d], 1, 1), -1);
@@ -148,7 +194,7 @@ test("syncKnown: the copy of the context it scans follows every change", () => {
   known.length = 0;
   assert.equal(syncKnown(known, [p, s0, a, b, c, d, s1, x, b], 6, 6), 0);
   assert.equal(syncKnown(known, [p, s0, a, b, c, d, s1, a, b], 6, 6), -1);
-  assert.deepEqual(takeSync(), [0, 7, 7]);
+  assert.equal(taken()[1][0], 7);
   assert.equal(syncKnown(known, [p, s0, a, b, c, d, s1, a, b, c], 6, 6), 9);
   copy(known, 6);
   // Trusted (scanFrom past the end): no scan, a replacement inside is not seen.

@@ -1,5 +1,5 @@
-// Unit tests of shim/store.js: the identity facts the core plans a save's
-// diff from (crates/core/src/storage/diff.rs), the key runs assembled, the
+// Unit tests of shim/store.js (the identity facts a save's diff is made
+// from are known.js's, tested in known-summarizer.test.mjs): the key runs assembled, the
 // value comparisons and storability checks, the pinned messages and
 // clearing markers found by position, records to messages, session
 // records merged and shown, store errors with stable names, and the
@@ -10,23 +10,10 @@ import assert from "node:assert/strict";
 import { ConflictError } from "../../crates/wasm/src/js/shim/errors.js";
 import {
   adoptEqual, assembleKeys, checkStorable, conflictErrorClass, firstUserText, flattenRecords,
-  estimateStorage, identityFacts, markWords, mergeMeta, persistStorage, publicMeta, storeError,
+  estimateStorage, markWords, mergeMeta, persistStorage, publicMeta, storeError,
 } from "../../crates/wasm/src/js/shim/store.js";
 
 const objs = (n) => Array.from({ length: n }, (_, i) => ({ role: "user", content: `m${i}` }));
-
-test("identityFacts: a turn is one number; otherwise classes of first occurrence", () => {
-  const [a, b, c, d, s] = objs(5);
-  assert.deepEqual([...identityFacts([a, b], [a, b, c])], [2]);
-  assert.deepEqual([...identityFacts([], [a])], [0]);
-  // Summary s inserted at 1: prefix 1; known[1..] = b, c (classes 0, 1);
-  // new[1..] = s, b, c (classes -1, 0, 1).
-  assert.deepEqual([...identityFacts([a, b, c], [a, s, b, c])], [1, 0, 1, -1, 0, 1]);
-  // A duplicate object gets the class of its first place.
-  assert.deepEqual([...identityFacts([a, b, b, c], [a, d, b])], [1, 0, 0, 2, -1, 0]);
-  // Truncated: messages are a prefix of known.
-  assert.deepEqual([...identityFacts([a, b, c], [a])], [1, 0, 1]);
-});
 
 test("markWords: pinned messages and clearing markers in a range, as [index, role code, pinned] triples", () => {
   const throwing = { get role() { throw new Error("no"); } };

@@ -4,6 +4,8 @@
 //!
 //! - [`js`]: JavaScript's exact semantics (numbers, UTF-16 strings, JSON,
 //!   dates) and the engine hooks the binding may supply;
+//! - [`conversation`]: the conversation engine, what every adapter asks
+//!   about the flat array (what changed since it last looked);
 //! - [`message`]: the flat array seen as roles, the model's context, what
 //!   the model is shown and what the user is shown;
 //! - [`tokens`]: estimates, usage, context fullness, overflow detection and
@@ -16,6 +18,7 @@
 //! - [`session_file`]: pi's JSONL session files, in and out.
 
 pub mod compaction;
+pub mod conversation;
 pub mod error;
 pub mod js;
 pub mod message;

@@ -29,6 +29,7 @@ use agent_compaction_core::compaction::last_request::{
 use agent_compaction_core::compaction::options::{self, EstimatorChoice};
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::compaction::shapes;
+use agent_compaction_core::conversation::edit::{self, Change, Edit, IdentityFacts};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
 use agent_compaction_core::message::role::Role;
@@ -166,25 +167,37 @@ impl Tracked {
         let context_start = self.index.context_start() as u32;
         let mut chunks = EstimateChunks::with(array, self.estimator);
         let change = sync(&self.known, array, context_start, context_start)?;
-        if !matches!(change, Sync::Appended(_)) {
+        if !matches!(change, Synced::Appended(_)) {
             self.generation = self.generation.wrapping_add(1);
         }
         let from = match change {
-            Sync::Appended(from) | Sync::NewFrom(from) => {
+            Synced::Appended(from) => {
                 self.index.truncate_bounded(from);
                 from
             }
-            Sync::Inserted { at, from } => {
-                // One message's facts (`at` is below the array's length).
-                for raw in gather(array, at as u32, at as u32 + 1)? {
-                    self.index.insert_bounded(at, self.facts_of(&raw));
+            Synced::Edited { edit, known_len } => match edit.change(known_len) {
+                Change::Appended { from } => {
+                    self.index.truncate_bounded(from);
+                    from
                 }
-                from
-            }
-            Sync::Removed { at, from } => {
-                self.index.remove_bounded(at);
-                from
-            }
+                Change::Inserted { at, from } => {
+                    // One message's facts (`at` is below the array's length).
+                    for raw in gather(array, at as u32, at as u32 + 1)? {
+                        self.index.insert_bounded(at, self.facts_of(&raw));
+                    }
+                    from
+                }
+                Change::Removed { removed, from } => {
+                    for &at in removed.iter().rev() {
+                        self.index.remove_bounded(at);
+                    }
+                    from
+                }
+                Change::Replaced { at } => {
+                    self.index.truncate_bounded(at);
+                    at
+                }
+            },
         };
         for raw in gather_lazy(array, from as u32, array.len())? {
             match self.estimator {
@@ -257,19 +270,13 @@ impl Tracked {
 
 /// How `messages` differs from the compactor's copy (see `syncKnown`),
 /// which is now equal to it.
-enum Sync {
-    /// The same messages, and new ones from this index (the old length) on.
+enum Synced {
+    /// The same messages, and new ones from this index (the old length) on:
+    /// the shim's fast path, with no facts.
     Appended(usize),
-    /// Cut back to the first difference; new from there.
-    NewFrom(usize),
-    Inserted {
-        at: usize,
-        from: usize,
-    },
-    Removed {
-        at: usize,
-        from: usize,
-    },
+    /// Anything else, as the core classifies it from the shim's identity
+    /// facts, with the copy's old length.
+    Edited { edit: Edit, known_len: usize },
 }
 
 fn sync_error(thrown: JsValue) -> InputError {
@@ -284,28 +291,32 @@ fn sync(
     array: &JsArray,
     context_start: u32,
     scan_from: u32,
-) -> Result<Sync, InputError> {
+) -> Result<Synced, InputError> {
     let result =
         sync_known(known, array.as_array(), context_start, scan_from).map_err(sync_error)?;
-    Ok(synced(result).0)
+    Ok(synced(result, array)?.0)
 }
 
-/// The change a sync's result describes (its details read from
-/// `takeSync()` only when it was not an append), and where the LLM cache's
-/// rebase cut `known` (0: not rebased).
-fn synced(result: f64) -> (Sync, usize) {
+/// The change a sync's result describes (its identity facts read from
+/// `takeSync()` only when it was not an append, and classified by the core),
+/// and where the LLM cache's rebase cut `known` (0: not rebased).
+fn synced(result: f64, array: &JsArray) -> Result<(Synced, usize), InputError> {
     if result >= 0.0 {
-        return (Sync::Appended(result as usize), 0);
+        return Ok((Synced::Appended(result as usize), 0));
     }
     let parts = take_sync();
-    let part = |i| parts.get(i).as_f64().unwrap_or_default() as usize;
-    let (at, from) = (part(1), part(2));
-    let change = match part(0) {
-        1 => Sync::Inserted { at, from },
-        2 => Sync::Removed { at, from },
-        _ => Sync::NewFrom(from),
+    let known_len = parts.get(0).as_f64().unwrap_or_default() as usize;
+    let rebased = parts.get(2).as_f64().unwrap_or_default() as usize;
+    let facts = parts.get(1);
+    let Some(words) = facts.dyn_ref::<js_sys::Int32Array>() else {
+        return Ok((Synced::Appended(known_len), rebased));
     };
-    (change, part(3))
+    let facts = IdentityFacts::from_words(&words.to_vec(), known_len, array.len() as usize);
+    let edit = edit::edit(&facts).map_err(|e| InputError::Unreadable {
+        path: FieldPath::argument("messages"),
+        reason: e.to_string(),
+    })?;
+    Ok((Synced::Edited { edit, known_len }, rebased))
 }
 
 impl LlmCache {
@@ -338,16 +349,17 @@ impl LlmCache {
         // in one crossing.
         let scan_from = if trusted { u32::MAX } else { 0 };
         let result = sync_llm(&self.known, array.as_array(), scan_from).map_err(sync_error)?;
-        let (change, rebased) = synced(result);
+        let (change, rebased) = synced(result, array)?;
         let moved = rebased >= 1;
         if moved {
             self.follow_moved_context(array, rebased)?;
         }
         // Anything but an append may have taken a marker out (a cut back
         // past one, too).
+        // Outputs are kept only up to the first message the edit touches.
         let (mut from, edited) = match change {
-            Sync::Appended(from) => (from, false),
-            Sync::NewFrom(at) | Sync::Inserted { at, .. } | Sync::Removed { at, .. } => (at, true),
+            Synced::Appended(from) => (from, false),
+            Synced::Edited { edit, known_len } => (edit.kept_prefix(known_len), true),
         };
         let len = array.len() as usize;
         // The new messages and their roles, each read once.

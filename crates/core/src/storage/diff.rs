@@ -1,116 +1,13 @@
-//! The save diff: what changed between the array a store last loaded or
-//! saved (`known`) and the array being saved, by object identity (messages
-//! are immutable, SPEC §1).
+//! The save diff's record keys. What changed between the array a store
+//! last loaded or saved and the array being saved is the conversation
+//! engine's [`Edit`] (`conversation::edit`, the same classification the
+//! `Compactor` follows): appends, an inserted summary, removed failed
+//! attempts, replaced messages.
 //!
-//! Object identity is only visible to JavaScript, so the shim scans the two
-//! arrays once and hands over [`IdentityFacts`]: how many leading messages
-//! are the same objects, and for the rest, which objects are the same,
-//! as *classes* (the index of an object's first occurrence in
-//! `known[prefix..]`). The plan is made here: appends, an inserted summary,
-//! removed failed attempts, replaced messages — an [`Edit`]. A turn's save
-//! (the known array plus new messages at its end) has a prefix as long as
-//! the known array and no classes at all, so its facts cost nothing to
-//! cross the boundary.
-//!
-//! [`key_runs`] then says how the record keys of the new array are made from
+//! [`key_runs`] says how the record keys of the new array are made from
 //! the old keys and the keys of the inserted messages.
 
-use super::save_plan::Edit;
-
-/// What the identity scan found. `known_class[i]` is the class of
-/// `known[prefix + i]`, `new_class[j]` the class of `new[prefix + j]`, or a
-/// negative number when that object is not in `known[prefix..]`. Two
-/// messages are the same object exactly when their classes are equal and
-/// not negative.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct IdentityFacts {
-    pub prefix: usize,
-    pub known_len: usize,
-    pub new_len: usize,
-    pub known_class: Vec<i32>,
-    pub new_class: Vec<i32>,
-}
-
-impl IdentityFacts {
-    /// The facts from the engine-side identity scan's words:
-    /// `[prefix]` when the known array is a prefix of the new one, else
-    /// `[prefix, class of each known[prefix..], class of each new[prefix..]]`,
-    /// for a known array of `known_len` and a new one of `new_len`.
-    pub fn from_words(words: &[i32], known_len: usize, new_len: usize) -> IdentityFacts {
-        let prefix = words.first().map_or(0, |&p| p.max(0) as usize);
-        let rest = words.get(1..).unwrap_or(&[]);
-        let split = known_len.saturating_sub(prefix).min(rest.len());
-        IdentityFacts {
-            prefix,
-            known_len,
-            new_len,
-            known_class: rest[..split].to_vec(),
-            new_class: rest[split..].to_vec(),
-        }
-    }
-}
-
-/// Why the facts cannot be turned into a plan (a shim bug, never bad input).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("inconsistent identity facts: {0}")]
-pub struct BadFacts(&'static str);
-
-/// The edit from `known` to the new array. Messages are matched in order:
-/// a message of the new array that is the next known one is kept; one that
-/// is a later known one removes the known ones before it (that a caller
-/// dropped, e.g. a failed attempt); any other is inserted. So a removal in
-/// the middle costs only the messages removed, and an object that appears
-/// twice is matched at its first place.
-pub fn edit(facts: &IdentityFacts) -> Result<Edit, BadFacts> {
-    let IdentityFacts {
-        prefix: p,
-        known_len: m,
-        new_len: n,
-        ..
-    } = *facts;
-    if p > m || p > n {
-        return Err(BadFacts("the prefix is longer than an array"));
-    }
-    // A turn: the known messages, then new ones.
-    if p == m {
-        return Ok(Edit {
-            inserted: (m..n).collect(),
-            removed: Vec::new(),
-        });
-    }
-    if facts.known_class.len() != m - p || facts.new_class.len() != n - p {
-        return Err(BadFacts("a class list has the wrong length"));
-    }
-    let class = |c: i32| usize::try_from(c).ok().filter(|&c| c < m - p);
-    if facts.known_class.iter().any(|&c| class(c).is_none())
-        || facts
-            .new_class
-            .iter()
-            .any(|&c| c >= 0 && class(c).is_none())
-    {
-        return Err(BadFacts("a class is out of range"));
-    }
-    let mut inserted = Vec::new();
-    let mut removed = Vec::new();
-    // `i`: the next known message not yet matched (relative to the prefix).
-    let mut i = 0;
-    for (j, &c) in facts.new_class.iter().enumerate() {
-        if i < m - p && c >= 0 && facts.known_class[i] == c {
-            i += 1;
-            continue;
-        }
-        // The class is the object's first place in known[prefix..].
-        match class(c) {
-            Some(k) if k > i => {
-                removed.extend(p + i..p + k);
-                i = k + 1;
-            }
-            _ => inserted.push(p + j),
-        }
-    }
-    removed.extend(p + i..m);
-    Ok(Edit { inserted, removed })
-}
+use crate::conversation::edit::Edit;
 
 /// A run of the new array's record keys: `Old(a, b)` is `old_keys[a..b]`,
 /// `Added(a, b)` the keys made for inserted messages `a..b` (in the order
@@ -180,60 +77,8 @@ pub fn key_runs(edit: &Edit, old_len: usize) -> Vec<KeyRun> {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_shims_words_decode_into_facts() {
-        // A turn: the known array is a prefix.
-        let turn = IdentityFacts::from_words(&[3], 3, 5);
-        assert_eq!((turn.prefix, turn.known_len, turn.new_len), (3, 3, 5));
-        assert!(turn.known_class.is_empty() && turn.new_class.is_empty());
-        assert_eq!(edit(&turn).unwrap().inserted, vec![3, 4]);
-        // known [a b c], new [a c x]: classes after the common prefix.
-        let f = IdentityFacts::from_words(&[1, 0, 1, 1, -1], 3, 3);
-        assert_eq!(f.known_class, vec![0, 1]);
-        assert_eq!(f.new_class, vec![1, -1]);
-        let e = edit(&f).unwrap();
-        assert_eq!((e.inserted, e.removed), (vec![2], vec![1]));
-        // Words cut short or empty never panic.
-        let short = IdentityFacts::from_words(&[0, 5], 3, 1);
-        assert_eq!((short.known_class, short.new_class), (vec![5], vec![]));
-        assert_eq!(
-            IdentityFacts::from_words(&[], 0, 0),
-            IdentityFacts::default()
-        );
-        assert_eq!(IdentityFacts::from_words(&[-4], 2, 2).prefix, 0);
-    }
-
-    /// The identity scan as the shim makes it, over arrays of object ids.
-    fn facts(known: &[u32], new: &[u32]) -> IdentityFacts {
-        let m = known.len();
-        let n = new.len();
-        let mut p = 0;
-        while p < m.min(n) && known[p] == new[p] {
-            p += 1;
-        }
-        let first = |x: u32| {
-            (p..m)
-                .find(|&k| known[k] == x)
-                .map_or(-1, |k| (k - p) as i32)
-        };
-        let sure = p == m;
-        IdentityFacts {
-            prefix: p,
-            known_len: m,
-            new_len: n,
-            known_class: if sure {
-                vec![]
-            } else {
-                known[p..].iter().map(|&x| first(x)).collect()
-            },
-            new_class: if sure {
-                vec![]
-            } else {
-                new[p..].iter().map(|&x| first(x)).collect()
-            },
-        }
-    }
+    use crate::conversation::edit::edit;
+    use crate::conversation::edit::scan::facts;
 
     /// The diff the store made before it was planned here (a walk with a
     /// look-ahead table built at the first mismatch), over object ids.
@@ -315,22 +160,6 @@ mod tests {
         // Truncated.
         let e = edit(&facts(&[1, 2, 3, 4], &[1, 2])).unwrap();
         assert_eq!((e.inserted, e.removed), (vec![], vec![2, 3]));
-    }
-
-    #[test]
-    fn inconsistent_facts_are_an_error_not_a_panic() {
-        let mut f = facts(&[1, 2, 3], &[1, 3]);
-        f.new_class[0] = 9;
-        assert!(edit(&f).is_err());
-        f.new_class.pop();
-        assert!(edit(&f).is_err());
-        let f = IdentityFacts {
-            prefix: 4,
-            known_len: 3,
-            new_len: 5,
-            ..Default::default()
-        };
-        assert!(edit(&f).is_err());
     }
 
     proptest::proptest! {

@@ -81,59 +81,7 @@ pub fn positions_between(
     }
 }
 
-/// How the new array relates to the one the store last loaded or saved:
-/// indices of new messages in the new array, and indices of messages of the
-/// old array that are gone; everything else is the same messages in the
-/// same order. Both lists ascending.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Edit {
-    pub inserted: Vec<usize>,
-    pub removed: Vec<usize>,
-}
-
-impl Edit {
-    pub fn is_empty(&self) -> bool {
-        self.inserted.is_empty() && self.removed.is_empty()
-    }
-
-    /// The new index of old message `k`, unless it was removed.
-    pub fn new_index(&self, k: usize) -> Option<usize> {
-        if self.removed.binary_search(&k).is_ok() {
-            return None;
-        }
-        // k - removed before it, then past the inserted ones up to it.
-        Some(shift_past(
-            k - self.removed.partition_point(|&r| r < k),
-            &self.inserted,
-        ))
-    }
-
-    /// The old index of new message `j`, unless it was inserted.
-    pub fn old_index(&self, j: usize) -> Option<usize> {
-        if self.inserted.binary_search(&j).is_ok() {
-            return None;
-        }
-        Some(shift_past(
-            j - self.inserted.partition_point(|&i| i < j),
-            &self.removed,
-        ))
-    }
-}
-
-/// `rank` (a kept message's place among the kept ones) as an index of the
-/// array that also holds `others` (ascending): one more for each of them at
-/// or before it.
-fn shift_past(rank: usize, others: &[usize]) -> usize {
-    let mut at = rank;
-    for &o in others {
-        if o <= at {
-            at += 1;
-        } else {
-            break;
-        }
-    }
-    at
-}
+pub use crate::conversation::edit::Edit;
 
 /// Keys of the inserted messages (in order), given the positions of the old
 /// array's records. `old_len` is the old array's length.
@@ -327,19 +275,6 @@ mod tests {
     use super::*;
     use crate::tokens::estimate::UsageNumbers;
     use proptest::prelude::*;
-
-    #[test]
-    fn new_and_old_indices_map_kept_messages_both_ways() {
-        // Old [a b c d e]; b and d removed; x inserted first, y after c.
-        let edit = Edit {
-            inserted: vec![0, 3],
-            removed: vec![1, 3],
-        };
-        let new: Vec<Option<usize>> = (0..5).map(|k| edit.new_index(k)).collect();
-        assert_eq!(new, vec![Some(1), None, Some(2), None, Some(4)]);
-        let old: Vec<Option<usize>> = (0..5).map(|j| edit.old_index(j)).collect();
-        assert_eq!(old, vec![None, Some(0), Some(2), None, Some(4)]);
-    }
 
     fn increasing(keys: &[Position]) -> bool {
         keys.windows(2)

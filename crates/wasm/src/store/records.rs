@@ -6,7 +6,7 @@ use agent_compaction_core::storage::error::{CallError, StoreError};
 use agent_compaction_core::storage::marks::Marks;
 use agent_compaction_core::storage::save_plan::{Durability, Position};
 use agent_compaction_core::storage::session_meta::INTERNAL_FIELDS;
-use js_sys::{Array, Int32Array, Reflect};
+use js_sys::{Array, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -18,8 +18,6 @@ extern "C" {
     fn store_error_js(name: &str, message: &str) -> JsValue;
     #[wasm_bindgen(js_name = conflictErrorClass)]
     pub fn conflict_error_class() -> JsValue;
-    #[wasm_bindgen(js_name = identityFacts)]
-    pub fn identity_facts(known: &Array, messages: &Array) -> Int32Array;
     #[wasm_bindgen(js_name = adoptEqual)]
     pub fn adopt_equal(stored: &Array, messages: &Array) -> Array;
     #[wasm_bindgen(js_name = checkStorable)]

@@ -10,19 +10,20 @@ use super::load::{last_summary, read};
 use super::locks::exclusive;
 use super::meta::save_fields;
 use super::records::{
-    adopt_equal, assemble_keys, check_storable, first_user_text, get, identity_facts, mark_words,
-    merge_meta, message_key, pending, position_of, public_meta, range_before, request,
-    storage_error, store_error, Tx,
+    adopt_equal, assemble_keys, check_storable, first_user_text, get, mark_words, merge_meta,
+    message_key, pending, position_of, public_meta, range_before, request, storage_error,
+    store_error, Tx,
 };
 use super::schema::{MESSAGES, SESSIONS};
 use super::{options_arg, string_arg, Inner, Known};
 use crate::js::errors::type_error;
 use crate::js::message_access::{messages_array, role_at, JsArray};
 use crate::js::message_facts::gather;
+use agent_compaction_core::conversation::edit::{self, IdentityFacts};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::storage::connection::Landed;
-use agent_compaction_core::storage::diff::{self, key_runs, IdentityFacts};
+use agent_compaction_core::storage::diff::key_runs;
 use agent_compaction_core::storage::known::View;
 use agent_compaction_core::storage::marks::{pinned_slots, Marks};
 use agent_compaction_core::storage::save_flow::{self as flow, PackKey};
@@ -39,6 +40,20 @@ use wasm_bindgen::JsCast;
 use web_sys::IdbKeyRange;
 
 use agent_compaction_core::storage::save_flow::ACTION;
+
+#[cfg_attr(
+    not(all(feature = "compactor", feature = "store")),
+    wasm_bindgen(module = "/src/js/shim.js")
+)]
+#[cfg_attr(
+    all(feature = "compactor", feature = "store"),
+    wasm_bindgen(module = "/src/js/shim_all.js")
+)]
+extern "C" {
+    /// The identity scan the compactor's syncs use too (known.js).
+    #[wasm_bindgen(js_name = identityFacts)]
+    fn identity_facts(known: &Array, messages: &Array) -> js_sys::Int32Array;
+}
 
 pub async fn save(
     inner: Rc<Inner>,
@@ -357,11 +372,11 @@ fn put_error(e: JsValue, edit: &Edit, from: usize) -> JsValue {
 
 /// The identity diff: the new array's inserted indices, and the edit. The
 /// shim scans for which objects are the same (`identityFacts`); the core
-/// plans the edit (`core::storage::diff`).
+/// classifies the edit (`core::conversation::edit`, as for the compactor).
 fn diff(known: &Array, new: &Array) -> Result<(Vec<u32>, Edit), JsValue> {
     let words = identity_facts(known, new).to_vec();
     let (m, n) = (known.length() as usize, new.length() as usize);
-    let edit = diff::edit(&IdentityFacts::from_words(&words, m, n))
+    let edit = edit::edit(&IdentityFacts::from_words(&words, m, n))
         .map_err(|e| JsValue::from(js_sys::Error::new(&format!("{ACTION}: {e}"))))?;
     let inserted = edit.inserted.iter().map(|&i| i as u32).collect();
     Ok((inserted, edit))

@@ -1,9 +1,10 @@
 // The compactor's own copy of the messages it has indexed (`known`), kept in
 // line with the caller's array by object identity: one scan in JavaScript,
-// where identity is visible, returning where the arrays differ. What a
-// difference means is decided in Rust (crates/wasm/src/compactor.rs and
-// the core). Imported by compactor.rs and (through summarizer.js)
-// compaction.rs.
+// where identity is visible, returning the identity facts of anything but
+// an append. What a difference means is decided in Rust (the core's
+// conversation::edit, applied by crates/wasm/src/compactor.rs). Imported by
+// compactor.rs, (through summarizer.js) compaction.rs, and, for
+// `identityFacts`, the store's save.rs.
 
 // Whether messages[s .. known.length) are known[s ..), object for object.
 // By `findIndex` over an array that starts at s: V8 (TurboFan) compiles it
@@ -41,18 +42,15 @@ export function sameRun(known, messages, s) {
 // that a message replaced there by a new object is seen), or, when scanFrom
 // is at least the known length, none (the caller knows the array is the one
 // it checked), and returns the index from which `messages` is new (the old
-// length of `known`). Otherwise the first difference is found by a scan
-// (from the context start when the array agrees there, as the common case
-// trusts what lies before), and one inserted message (a compaction's
-// summary) or one removed message (a failed attempt, an undone summary) is
-// recognised: then it returns -1 and `takeSync()` gives [1, at, from]
-// (inserted at `at`) or [2, at, from] (removed at `at`), `from` being where
-// new messages begin. Anything else cuts `known` back to where they agree,
-// d, and gives [0, d, d]. A number, not an array, in the common case: no
-// allocation, and the binding reads it without a conversion. `known` always
-// ends up equal to `messages`. May throw on hostile input; imported with
-// `catch`.
-let synced = [0, 0, 0];
+// length of `known`): a number, no allocation, and the binding reads it
+// without a conversion. Otherwise it gathers the identity facts
+// (`identityFacts`, from the context start when the array agrees there and
+// on its first message, as the common case trusts what lies before), makes
+// `known` a copy of `messages` (from the prefix on), and returns -1: `takeSync()` then gives
+// [the old length of `known`, the facts]. What changed is decided in Rust
+// (crates/core/src/conversation/edit.rs). May throw on hostile input;
+// imported with `catch`.
+let synced = [0, null];
 
 export function takeSync() {
   return synced;
@@ -74,57 +72,67 @@ export function syncKnown(known, messages, contextStart, scanFrom) {
     return m;
   }
   if (c) delete known.c;
-  const upto = Math.min(n, m);
-  // The first difference is looked for from the context start when the array
-  // still agrees there and on its first message (what the common case checks
-  // before the context: a compaction inserts its summary in the context), else
-  // from the beginning.
-  let d =
-    contextStart > 0 && contextStart < upto && messages[0] === known[0] && messages[contextStart] === known[contextStart]
+  const start =
+    contextStart > 0 &&
+    contextStart < Math.min(n, m) &&
+    messages[0] === known[0] &&
+    messages[contextStart] === known[contextStart]
       ? contextStart
       : 0;
-  while (d < upto && messages[d] === known[d]) d++;
-  // One message inserted at d: messages[d+1 .. m+1) is known[d .. m).
-  if (n >= m + 1) {
-    let k = d;
-    while (k < m && messages[k + 1] === known[k]) k++;
-    if (k === m) {
-      known.splice(d, 0, messages[d]);
-      for (let i = m + 1; i < n; i++) known.push(messages[i]);
-      synced = [1, d, m + 1];
-      return -1;
-    }
-  }
-  // One message removed at d: messages[d .. m-1) is known[d+1 .. m).
-  if (m >= 1 && n >= m - 1 && d < m) {
-    let k = d;
-    while (k < m - 1 && messages[k] === known[k + 1]) k++;
-    if (k === m - 1) {
-      known.splice(d, 1);
-      for (let i = m - 1; i < n; i++) known.push(messages[i]);
-      synced = [2, d, m - 1];
-      return -1;
-    }
-  }
+  const facts = identityFacts(known, messages, start);
+  const d = facts[0];
   known.length = d;
   for (let i = d; i < n; i++) known.push(messages[i]);
-  synced = [0, d, d];
+  synced = [m, facts];
   return -1;
 }
 
 // The LLM cache's sync: rebaseKnown (a context that moved to a new summary),
 // then syncKnown from the start. Returns syncKnown's number when nothing was
-// rebased; otherwise -1, and `takeSync()` gives syncKnown's three numbers
-// ([0, from, from] for an append) followed by where the rebase cut `known`.
-// One crossing for both on every turn. May throw on hostile input; imported
-// with `catch`.
+// rebased; otherwise -1, and `takeSync()` gives syncKnown's two values
+// ([from, null] for an append from `from`) followed by where the rebase cut
+// `known`. One crossing for both on every turn. May throw on hostile input;
+// imported with `catch`.
 export function syncLlm(known, messages, scanFrom) {
   const p = rebaseKnown(known, messages);
   const r = syncKnown(known, messages, 0, scanFrom);
   if (p < 1) return r;
-  if (r >= 0) synced = [0, r, r];
+  if (r >= 0) synced = [r, null];
   synced = [...synced, p];
   return -1;
+}
+
+// What the edit from `known` (the array an adapter last saw) to `messages`
+// needs to know, by object identity, as one Int32Array: [prefix], when
+// messages[0..known.length) are the known objects; otherwise [prefix, class
+// of each known[prefix..], class of each messages[prefix..]], where an
+// object's class is its first index in known[prefix..] minus prefix, or -1
+// for an object not there. The prefix is looked for from `start` (the
+// caller vouches for what lies before). The edit is made from that in Rust
+// (crates/core/src/conversation/edit.rs). Used by the compactor's syncs and
+// the store's save (crates/wasm/src/store/save.rs), which scans every
+// known message (a message replaced anywhere must be written; a few
+// microseconds for thousands of messages, next to the write).
+export function identityFacts(known, messages, start = 0) {
+  const n = messages.length;
+  const m = known.length;
+  // A plain loop, not sameRun: this scan runs once per save or edit, too
+  // rarely for V8 to optimize sameRun's findIndex, while a loop is
+  // optimized within the scan itself (on-stack replacement).
+  let p = start;
+  while (p < n && p < m && messages[p] === known[p]) p++;
+  if (p === m) return Int32Array.of(m);
+  const out = new Int32Array(1 + (m - p) + (n - p));
+  out[0] = p;
+  const first = new Map();
+  for (let k = p; k < m; k++) {
+    let c = first.get(known[k]);
+    if (c === undefined) first.set(known[k], (c = k - p));
+    out[1 + k - p] = c;
+  }
+  const o = 1 + m - p;
+  for (let j = p; j < n; j++) out[o + j - p] = first.get(messages[j]) ?? -1;
+  return out;
 }
 
 // messages[0..at) + [item] + messages[at..), as a new array.

@@ -1,7 +1,8 @@
 // The SessionStore's scans over the caller's arrays and its records, where
 // only JavaScript can look (object identity, deep equality, what a value is
 // made of), its error objects, and the origin's storage (persist, estimate).
-// Decisions are made in Rust: the diff's plan (crates/core/src/storage/diff.rs),
+// Decisions are made in Rust: the diff's plan (crates/core/src/conversation/edit.rs
+// from known.js's identityFacts, and crates/core/src/storage/diff.rs),
 // what may be dropped, the keys, the record's fields (session_meta.rs), the
 // errors (error.rs). Imported by crates/wasm/src/store/records.rs, load.rs
 // and mod.rs.
@@ -20,37 +21,6 @@ export function storeError(name, message) {
 
 export function conflictErrorClass() {
   return ConflictError;
-}
-
-// What the diff needs to know of `messages` against `known` (the array
-// this store last loaded or saved), by object identity, as one Int32Array:
-// [prefix], when messages[0..known.length) are the known objects (a turn:
-// every known one is checked, since a message replaced anywhere must be
-// written; a few microseconds for thousands of messages, next to the
-// write); otherwise [prefix, class of each known[prefix..], class of each
-// messages[prefix..]], where an object's class is its first index in
-// known[prefix..] minus prefix, or -1 for an object not there. The plan is
-// made from that in Rust (core::storage::diff).
-export function identityFacts(known, messages) {
-  const n = messages.length;
-  const m = known.length;
-  // A plain loop, not known.js's sameRun: a store scans once per save,
-  // too rarely for V8 to optimize sameRun's findIndex, while a loop is
-  // optimized within the scan itself (on-stack replacement).
-  let p = 0;
-  while (p < n && p < m && messages[p] === known[p]) p++;
-  if (p === m) return Int32Array.of(m);
-  const out = new Int32Array(1 + (m - p) + (n - p));
-  out[0] = p;
-  const first = new Map();
-  for (let k = p; k < m; k++) {
-    let c = first.get(known[k]);
-    if (c === undefined) first.set(known[k], (c = k - p));
-    out[1 + k - p] = c;
-  }
-  const o = 1 + m - p;
-  for (let j = p; j < n; j++) out[o + j - p] = first.get(messages[j]) ?? -1;
-  return out;
 }
 
 // Stored records that equal the caller's messages, replaced by the caller's
