@@ -41,14 +41,7 @@ use web_sys::IdbKeyRange;
 
 use agent_compaction_core::storage::save_flow::ACTION;
 
-#[cfg_attr(
-    not(all(feature = "compactor", feature = "store")),
-    wasm_bindgen(module = "/src/js/shim.js")
-)]
-#[cfg_attr(
-    all(feature = "compactor", feature = "store"),
-    wasm_bindgen(module = "/src/js/shim_all.js")
-)]
+#[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     /// The identity scan the compactor's syncs use too (known.js).
     #[wasm_bindgen(js_name = identityFacts)]
