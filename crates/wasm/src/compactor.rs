@@ -158,7 +158,7 @@ impl Tracked {
     /// The facts the index keeps of a gathered message, by estimator.
     fn facts_of(&self, raw: &agent_compaction_core::tokens::estimate::RawFacts) -> MessageFacts {
         match self.estimator {
-            Estimator::Pi => MessageFacts::from_raw(raw),
+            Estimator::Pi => MessageFacts::compactor_pi(raw),
             Estimator::Calibrated => MessageFacts::calibrated_pending(raw),
         }
     }
@@ -197,7 +197,7 @@ impl Tracked {
             match self.estimator {
                 Estimator::Pi => self
                     .index
-                    .push_with(MessageFacts::from_raw(&raw), |i| chunks.get(i))?,
+                    .push_with(MessageFacts::compactor_pi(&raw), |i| chunks.get(i))?,
                 // Its text is read only if a decision needs it.
                 Estimator::Calibrated => self
                     .index
