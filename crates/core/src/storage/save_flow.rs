@@ -34,7 +34,8 @@ use super::marks::Marks;
 use super::packing::{self, KeyOf, Layout};
 use super::save_plan::{check_removals, durability, Durability, Edit, WriteKind};
 use super::session_meta::{saved_last_modified, SaveFields};
-use crate::tokens::context_tokens::{estimate_from_end, less_freed, marker_counts, read_back};
+use crate::compaction::clearing::marker_counts;
+use crate::tokens::context_tokens::{estimate_from_end, less_freed, read_back};
 use crate::tokens::estimate::MessageFacts;
 
 /// The method's name, as every error of a save starts.
@@ -319,13 +320,16 @@ pub fn context_tokens<E>(
     }
     let markers = marks.markers_after(last_summary);
     if !markers.is_empty() {
+        let usage_ts = match c.last_usage_index {
+            Some(i) => one(&mut read, i)?.map(|f| f.timestamp),
+            None => None,
+        };
         let mut freed = 0u64;
         for &m in markers {
-            if !marker_counts(m, last_summary, c.last_usage_index) {
-                continue;
-            }
             if let Some(f) = one(&mut read, m)? {
-                freed = freed.saturating_add(f.tokens_freed());
+                if marker_counts(f.timestamp, stale_until, usage_ts) {
+                    freed = freed.saturating_add(f.tokens_freed());
+                }
             }
         }
         tokens = less_freed(tokens, freed);

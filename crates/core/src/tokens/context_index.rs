@@ -56,11 +56,10 @@
 //! indices are kept in a [`PinnedSet`] as messages are added, so finding
 //! them costs no scan.
 
+use crate::compaction::clearing::marker_counts;
 use crate::message::pinned::PinnedSet;
 use crate::message::role::Role;
-use crate::tokens::context_tokens::{
-    estimate_with_usage_after, less_freed, marker_counts, ContextTokens,
-};
+use crate::tokens::context_tokens::{estimate_with_usage_after, less_freed, ContextTokens};
 use crate::tokens::estimate::MessageFacts;
 use std::convert::Infallible;
 
@@ -604,16 +603,19 @@ impl ContextIndex {
     }
 
     /// What the markers in the context freed and that still counts
-    /// ([`marker_counts`]). Costs the markers after the last summary.
+    /// (`compaction::clearing::marker_counts`). Costs the markers after the
+    /// last summary.
     fn freed(&self) -> u64 {
         let summary = self.last_summary;
-        let usage = self.last_usage.map(|(i, _)| i);
+        let summary_ts = summary.map(|i| self.facts[i].timestamp);
+        let usage_ts = self.last_usage.map(|(i, _)| self.facts[i].timestamp);
         self.markers
             .iter()
             .rev()
             .take_while(|&&m| summary.is_none_or(|s| m > s))
-            .filter(|&&m| marker_counts(m, summary, usage))
-            .map(|&m| self.facts[m].tokens_freed())
+            .map(|&m| &self.facts[m])
+            .filter(|f| marker_counts(f.timestamp, summary_ts, usage_ts))
+            .map(MessageFacts::tokens_freed)
             .sum()
     }
 

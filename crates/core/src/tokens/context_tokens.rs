@@ -2,6 +2,7 @@
 //! reported, plus estimates of the messages after it (pi's
 //! `estimateContextTokens`), and the threshold check (`shouldCompact`).
 
+use crate::compaction::clearing::marker_counts;
 use crate::error::InputError;
 use crate::js::options::{expect_object, Reader, Value};
 use crate::message::role::Role;
@@ -34,7 +35,7 @@ pub fn estimate_context_tokens(facts: &[MessageFacts]) -> ContextTokens {
 /// message whose timestamp is at or before `stale_until` is ignored: after a
 /// compaction, the kept messages still carry the usage of the old, larger
 /// context (SPEC §3, "Stale usage"). What `toolOutputCleared` markers freed
-/// is taken off while it still counts ([`marker_counts`]).
+/// is taken off while it still counts (`compaction::clearing::marker_counts`).
 pub fn estimate_with_usage_after(
     facts: &[MessageFacts],
     stale_until: Option<f64>,
@@ -46,31 +47,15 @@ pub fn estimate_with_usage_after(
         .rev()
         .map(Ok::<_, Infallible>);
     let Ok(mut c) = estimate_from_end(newest_first, stale_until);
-    let summary = stale_until.and_then(|_| {
-        facts
-            .iter()
-            .rposition(|f| f.role == Role::CompactionSummary)
-    });
+    let usage_ts = c.last_usage_index.map(|i| facts[i].timestamp);
     let freed: u64 = facts
         .iter()
-        .enumerate()
-        .filter(|(_, f)| f.role == Role::ToolOutputCleared)
-        .filter(|&(i, _)| marker_counts(i, summary, c.last_usage_index))
-        .map(|(_, f)| f.tokens_freed())
+        .filter(|f| f.role == Role::ToolOutputCleared)
+        .filter(|f| marker_counts(f.timestamp, stale_until, usage_ts))
+        .map(MessageFacts::tokens_freed)
         .sum();
     c.tokens = less_freed(c.tokens, freed);
     c
-}
-
-/// Whether what the marker at index `marker` freed still counts off the
-/// context tokens: it comes after the last summary (a marker from before a
-/// summary cleared outputs that summary's context no longer counts, or
-/// counts in full), and no usage was reported after it (usage reported
-/// after the clearing already saw the placeholders). Decided by position in
-/// the array, never by timestamps: the app's clock and the package's need
-/// not agree.
-pub fn marker_counts(marker: usize, summary: Option<usize>, usage: Option<usize>) -> bool {
-    summary.is_none_or(|s| marker > s) && usage.is_none_or(|u| u < marker)
 }
 
 /// `tokens` less what markers freed, never below 0 (NaN stays NaN).
@@ -284,61 +269,14 @@ mod tests {
         later.push(m(Role::Assistant, 5, Some(12_000.0), 6.0));
         assert_eq!(estimate_with_usage_after(&later, None).tokens, 12_000.0);
         // A marker from before the last summary does not count.
-        let mut summarized = facts.to_vec();
-        summarized.insert(4, m(Role::CompactionSummary, 7, None, 4.5));
         assert_eq!(
-            estimate_with_usage_after(&summarized, Some(4.5)).tokens,
-            50_025.0
+            estimate_with_usage_after(&facts, Some(4.0)).tokens,
+            50_018.0
         );
         // Never below zero; NaN stays NaN.
         let odd = [MessageFacts::cleared(100, 1.0), m(Role::User, 3, None, 2.0)];
         assert_eq!(estimate_with_usage_after(&odd, None).tokens, 0.0);
         assert!(less_freed(f64::NAN, 5).is_nan());
-    }
-
-    #[test]
-    fn markers_count_until_usage_is_reported_after_them() {
-        // No summary, no usage: counts.
-        assert!(marker_counts(10, None, None));
-        // Usage reported before the clearing: counts.
-        assert!(marker_counts(10, None, Some(9)));
-        // Usage reported after it already saw the placeholders.
-        assert!(!marker_counts(10, None, Some(11)));
-        // A marker before the last summary does not count.
-        assert!(marker_counts(10, Some(5), None));
-        assert!(!marker_counts(10, Some(12), None));
-    }
-
-    #[test]
-    fn after_a_marker_is_decided_by_position_not_by_the_clock() {
-        // Messages stamped by another clock (1000 + i) behind the marker's.
-        let facts = [
-            m(Role::User, 10, None, 1000.0),
-            m(Role::ToolResult, 120_000, None, 1001.0),
-            m(Role::Assistant, 5, Some(200_000.0), 1002.0),
-            MessageFacts::cleared(119_916, 1.8e12),
-            m(Role::User, 3, None, 1003.0),
-            m(Role::Assistant, 5, Some(80_174.0), 1004.0),
-        ];
-        assert_eq!(estimate_with_usage_after(&facts, None).tokens, 80_174.0);
-        // Shifting every timestamp changes nothing.
-        let shifted: Vec<MessageFacts> = facts
-            .iter()
-            .map(|f| {
-                let mut f = *f;
-                f.timestamp -= 5e12;
-                f
-            })
-            .collect();
-        assert_eq!(estimate_with_usage_after(&shifted, None).tokens, 80_174.0);
-        // A marker stamped before the usage it follows still counts.
-        let early = [
-            m(Role::ToolResult, 50_000, None, 2.0),
-            m(Role::Assistant, 5, Some(60_000.0), 3.0),
-            MessageFacts::cleared(49_000, 1.0),
-            m(Role::User, 3, None, 5.0),
-        ];
-        assert_eq!(estimate_with_usage_after(&early, None).tokens, 11_003.0);
     }
 
     #[test]

@@ -357,6 +357,21 @@ fn placeholders_name_the_tool_and_the_size() {
 }
 
 #[test]
+fn markers_count_until_usage_is_reported_after_them() {
+    // No summary, no usage: counts.
+    assert!(marker_counts(10.0, None, None));
+    // Usage reported before the clearing (or in the same millisecond): counts.
+    assert!(marker_counts(10.0, None, Some(9.0)));
+    assert!(marker_counts(10.0, None, Some(10.0)));
+    // Usage reported after it already saw the placeholders.
+    assert!(!marker_counts(10.0, None, Some(11.0)));
+    // A marker older than the last summary does not count.
+    assert!(marker_counts(10.0, Some(5.0), None));
+    assert!(!marker_counts(10.0, Some(10.0), None));
+    assert!(!marker_counts(10.0, Some(12.0), None));
+}
+
+#[test]
 fn cleared_outputs_are_those_a_later_marker_lists() {
     let mut c = ClearedOutputs::<&str>::default();
     assert!(c.is_empty());
