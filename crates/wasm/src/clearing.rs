@@ -100,7 +100,8 @@ fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists, InputErro
 
 /// A marker's token count: a non-negative safe integer.
 fn is_token_count(x: f64) -> bool {
-    x.is_finite() && x.fract() == 0.0 && x >= 0.0 && x <= 9_007_199_254_740_991.0
+    x.fract() == 0.0
+        && (0.0..=agent_compaction_core::compaction::settings::MAX_SAFE_INTEGER as f64).contains(&x)
 }
 
 #[cfg(feature = "compactor")]
