@@ -39,10 +39,14 @@ const zeroUsage = () => ({ ...ZERO_USAGE, cost: { ...ZERO_USAGE.cost } });
 // ---------------------------------------------------------------------------
 // Storable data: the SDK accepts bytes and URL objects; the flat array must
 // be JSON (the store, pi session files). Encoded with a marker, decoded back.
+// An object of the app's whose single key is a marker is wrapped in ESCAPE,
+// so that every JSON value comes back as it was.
 
 const BYTES = "$aiSdkBytes";
 const BUFFER = "$aiSdkArrayBuffer";
 const URL_KEY = "$aiSdkUrl";
+const ESCAPE = "$aiSdkObject";
+const MARKERS = [BYTES, BUFFER, URL_KEY, ESCAPE];
 
 function toBase64(bytes) {
   if (typeof bytes.toBase64 === "function") return bytes.toBase64();
@@ -66,7 +70,8 @@ function storable(v) {
   if (Array.isArray(v)) return v.map(storable);
   const out = {};
   for (const k of Object.keys(v)) if (v[k] !== undefined) out[k] = storable(v[k]);
-  return out;
+  const keys = Object.keys(out);
+  return keys.length === 1 && MARKERS.includes(keys[0]) ? { [ESCAPE]: out } : out;
 }
 function revived(v) {
   if (v === null || typeof v !== "object") return v;
@@ -79,9 +84,15 @@ function revived(v) {
       return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
     }
     if (keys[0] === URL_KEY) return new URL(v[URL_KEY]);
+    if (keys[0] === ESCAPE && v[ESCAPE] !== null && typeof v[ESCAPE] === "object" && !Array.isArray(v[ESCAPE])) {
+      return revivedFields(v[ESCAPE]);
+    }
   }
+  return revivedFields(v);
+}
+function revivedFields(v) {
   const out = {};
-  for (const k of keys) out[k] = revived(v[k]);
+  for (const k of Object.keys(v)) out[k] = revived(v[k]);
   return out;
 }
 

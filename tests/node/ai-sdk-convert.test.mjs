@@ -267,3 +267,48 @@ describe("bad input", () => {
     assert.throws(() => toModelMessages({}), TypeError);
   });
 });
+
+describe("app data that looks like the storage markers", () => {
+  const keys = ["$aiSdkBytes", "$aiSdkArrayBuffer", "$aiSdkUrl", "$aiSdkObject"];
+  const lookalikes = [];
+  for (const k of keys) {
+    lookalikes.push({ [k]: "https://example.com/x" });
+    lookalikes.push({ [k]: "AAEC" });
+    lookalikes.push({ [k]: { [k]: "AAEC" } });
+    lookalikes.push({ nested: { deeper: { [k]: "AAEC" } } });
+    lookalikes.push([{ [k]: "AAEC" }, [{ [k]: 1 }], { [k]: null }]);
+    lookalikes.push({ [k]: "AAEC", other: 1 });
+  }
+  lookalikes.push({ $aiSdkObject: { $aiSdkUrl: "https://example.com/" } });
+  for (const [i, value] of lookalikes.entries()) {
+    test(`providerOptions value ${i}: ${JSON.stringify(value)} comes back as it was`, () => {
+      const shapes = [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "hi", providerOptions: { app: { value } } },
+            { type: "file", data: "AAEC", mediaType: "application/pdf", providerOptions: { app: { value } } },
+          ],
+          providerOptions: { app: { value } },
+        },
+        {
+          role: "assistant",
+          content: [{ type: "file", data: "AAEC", mediaType: "application/pdf", providerOptions: { app: value } }],
+        },
+      ];
+      const flat = JSON.parse(JSON.stringify(fromModelMessages(structuredClone(shapes), { timestamp: T })));
+      assert.deepStrictEqual(toModelMessages(flat), shapes);
+    });
+  }
+  test("real bytes and URLs next to lookalikes still round-trip", () => {
+    const shape = {
+      role: "user",
+      content: [
+        { type: "file", data: new Uint8Array([0, 1, 2]), mediaType: "application/octet-stream", providerOptions: { app: { $aiSdkBytes: "AAEC" } } },
+        { type: "file", data: new URL("https://example.com/a.png"), mediaType: "image/png", providerOptions: { app: { $aiSdkUrl: "x" } } },
+      ],
+    };
+    const flat = JSON.parse(JSON.stringify(fromModelMessages([shape], { timestamp: T })));
+    assert.deepStrictEqual(toModelMessages(flat), [shape]);
+  });
+});

@@ -8,19 +8,23 @@ import { pinnedIndices } from "../../crates/wasm/src/js/shim/known.js";
 import { requestText } from "../../crates/wasm/src/js/shim/text.js";
 import { FACTS_STRIDE, gatherFacts } from "../../crates/wasm/src/js/shim/facts.js";
 
-test("pinnedIndices: messages before `end` whose pinned is exactly true", () => {
+test("pinnedIndices: messages before `end` whose pinned is true; a non-boolean is reported", () => {
   const messages = [
     { role: "user", content: "a", pinned: true },
-    { role: "user", content: "b", pinned: "yes" },
+    { role: "user", content: "b", pinned: false },
     null,
     7,
     { role: "custom", content: "c", pinned: true },
-    { role: "user", content: "d", pinned: 1 },
+    { role: "user", content: "d" },
     { role: "user", content: "e", pinned: true },
   ];
   assert.deepEqual(pinnedIndices(messages, messages.length), [0, 4, 6]);
   assert.deepEqual(pinnedIndices(messages, 5), [0, 4]);
   assert.deepEqual(pinnedIndices(messages, 0), []);
+  for (const bad of ["yes", 1, {}, null]) {
+    const with_bad = [...messages.slice(0, 3), { role: "user", content: "x", pinned: bad }];
+    assert.deepEqual(pinnedIndices(with_bad, with_bad.length), [0xffffffff, 3]);
+  }
   const hostile = [{ get pinned() { throw new Error("getter"); } }];
   assert.throws(() => pinnedIndices(hostile, 1), /getter/);
 });

@@ -53,16 +53,38 @@ fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists, InputErro
         }
     }
     let tokens = get(message, "outputTokens", || path().field("outputTokens"))?;
-    let tokens = tokens.dyn_ref::<Array>().map(|a| {
-        a.iter()
-            .map(|t| {
-                t.as_f64()
-                    .filter(|x| x.is_finite() && *x >= 0.0)
-                    .map(|x| x.round() as u64)
-            })
-            .collect()
-    });
+    let tokens = if tokens.is_undefined() {
+        None
+    } else {
+        let Some(a) = tokens.dyn_ref::<Array>() else {
+            return Err(InputError::WrongType {
+                path: path().field("outputTokens"),
+                expected: "an array of non-negative safe integers",
+                got: crate::js::errors::describe(&tokens),
+            });
+        };
+        let mut sizes = Vec::with_capacity(a.length() as usize);
+        for (k, t) in a.iter().enumerate() {
+            match t.as_f64().filter(|x| is_token_count(*x)) {
+                Some(x) => sizes.push(Some(x as u64)),
+                None => {
+                    return Err(InputError::WrongType {
+                        path: path().field("outputTokens").at(k),
+                        expected: "a non-negative safe integer",
+                        got: crate::js::errors::describe(&t),
+                    })
+                }
+            }
+        }
+        Some(sizes)
+    };
     Ok((out, tokens))
+}
+
+/// A marker's token count: a non-negative safe integer.
+fn is_token_count(x: f64) -> bool {
+    x.fract() == 0.0
+        && (0.0..=agent_compaction_core::compaction::settings::MAX_SAFE_INTEGER as f64).contains(&x)
 }
 
 /// The outputs the markers of `array` clear; `roles` are its roles.

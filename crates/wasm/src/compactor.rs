@@ -16,9 +16,9 @@ use crate::js::message_facts::{gather, gather_lazy, tight_bounds, EstimateChunks
 use crate::js::values::{object, read_options, shape, Opt};
 use crate::message::convert_message;
 use crate::prepare::prepare;
-use crate::settings::{model_from_js, resolve_from_js, ModelInfo};
+use crate::settings::{model_from_js, ModelInfo};
 use agent_compaction_core::compaction::clearing::{
-    resolve_clearing, tries_clearing, ClearedOutputs, ClearingSettings,
+    resolve_all, tries_clearing, ClearedOutputs, ClearingSettings,
 };
 use agent_compaction_core::compaction::flow::{
     end_event, nothing_to_do, Ending, Failure, NothingToDo, Reason, CANCELLED,
@@ -152,7 +152,7 @@ impl Tracked {
     /// The facts the index keeps of a gathered message, by estimator.
     fn facts_of(&self, raw: &agent_compaction_core::tokens::estimate::RawFacts) -> MessageFacts {
         match self.estimator {
-            Estimator::Pi => MessageFacts::from_raw(raw),
+            Estimator::Pi => MessageFacts::compactor_pi(raw),
             Estimator::Calibrated => MessageFacts::calibrated_pending(raw),
         }
     }
@@ -203,7 +203,7 @@ impl Tracked {
             match self.estimator {
                 Estimator::Pi => self
                     .index
-                    .push_with(MessageFacts::from_raw(&raw), |i| chunks.get(i))?,
+                    .push_with(MessageFacts::compactor_pi(&raw), |i| chunks.get(i))?,
                 // Its text is read only if a decision needs it.
                 Estimator::Calibrated => self
                     .index
@@ -442,13 +442,12 @@ impl State {
                 "contextWindow is required: give options.contextWindow or a model with a contextWindow",
             ))
         })?;
-        self.settings = resolve_from_js(
+        (self.settings, self.clearing) = resolve_all(
             self.settings_input.as_ref(),
             model.key.as_ref(),
             Some(window),
-        )?;
-        self.clearing = resolve_clearing(self.settings_input.as_ref())
-            .map_err(crate::settings::settings_error)?;
+        )
+        .map_err(crate::settings::settings_error)?;
         self.context_window = window;
         self.model_key = model.key;
         Ok(())
@@ -531,7 +530,7 @@ impl Compactor {
             running: None,
             context_window: 0.0,
             model_key: None,
-            settings_input: o.settings,
+            settings_input: o.settings.map_err(crate::settings::settings_error)?,
             settings: CompactionSettings::default(),
             clearing: ClearingSettings::default(),
             on_event: o.on_event,

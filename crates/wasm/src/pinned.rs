@@ -44,6 +44,21 @@ pub fn pinned_before(array: &JsArray, end: usize) -> Result<Vec<usize>, InputErr
             reason: thrown_message(&thrown),
         }
     })?;
+    if let [u32::MAX, i] = flagged[..] {
+        let i = i as usize;
+        let value =
+            js_sys::Reflect::get(&message_at(array, i)?, &"pinned".into()).map_err(|thrown| {
+                InputError::Unreadable {
+                    path: array.path(i).field("pinned"),
+                    reason: thrown_message(&thrown),
+                }
+            })?;
+        return Err(InputError::WrongType {
+            path: array.path(i).field("pinned"),
+            expected: "a boolean",
+            got: crate::js::errors::describe(&value),
+        });
+    }
     let mut out = Vec::with_capacity(flagged.len());
     for i in flagged {
         let i = i as usize;

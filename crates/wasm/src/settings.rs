@@ -4,13 +4,14 @@ use crate::js::errors::type_error;
 use crate::js::errors::{describe, thrown_message};
 use crate::js::strings::to_js_str;
 use crate::js::values::{read_fields, read_options, shape};
+use agent_compaction_core::compaction::clearing::resolve_all;
 use agent_compaction_core::compaction::settings::{
-    model_info, model_options, resolve_settings as core_resolve, CompactionSettings, SettingsError,
+    model_info, model_options, CompactionSettings, SettingsError,
 };
 use agent_compaction_core::error::{FieldPath, InputError};
-use agent_compaction_core::js::json::{self, Json};
-use agent_compaction_core::js::string::JsStr;
+use agent_compaction_core::js::json::{Json, JsonObject};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 /// The model a compactor or `resolveSettings` is told about.
 pub use agent_compaction_core::compaction::settings::ModelInfo;
@@ -20,10 +21,19 @@ pub fn model_from_js(value: &JsValue, name: &'static str) -> Result<ModelInfo, I
     read_fields(name, value, |model, r| model_info(model, r, to_js_str))
 }
 
-pub fn settings_json(value: &JsValue) -> Result<Option<Json>, InputError> {
+/// The `settings` argument as data, read property by property (not through
+/// `JSON.stringify`, which would turn `NaN` and `±Infinity` into `null`,
+/// "the default", and drop functions): numbers reach the core as they are,
+/// and the core decides which are valid. The outer error is the argument's
+/// own (not an object); the inner one a value inside it that no setting can
+/// be (a function, a symbol, a bigint), reported when the settings are
+/// resolved, with the other settings errors.
+pub type SettingsInput = Result<Option<Json>, SettingsError>;
+
+pub fn settings_json(value: &JsValue) -> Result<SettingsInput, InputError> {
     let path = || FieldPath::argument("settings");
     if value.is_undefined() || value.is_null() {
-        return Ok(None);
+        return Ok(Ok(None));
     }
     if !value.is_object() || js_sys::Array::is_array(value) {
         return Err(InputError::WrongType {
@@ -32,17 +42,103 @@ pub fn settings_json(value: &JsValue) -> Result<Option<Json>, InputError> {
             got: describe(value),
         });
     }
-    let text = js_sys::JSON::stringify(value).map_err(|thrown| InputError::Unreadable {
-        path: path(),
-        reason: thrown_message(&thrown),
-    })?;
-    let text = String::from(text);
-    json::parse(&text)
-        .map(Some)
-        .map_err(|e| InputError::Unreadable {
+    let mut field = String::from("settings");
+    match data(value, &mut field, 0) {
+        Ok(json) => Ok(Ok(json)),
+        Err(Unread::Setting(e)) => Ok(Err(e)),
+        Err(Unread::Thrown(reason)) => Err(InputError::Unreadable {
             path: path(),
-            reason: e.to_string(),
-        })
+            reason,
+        }),
+    }
+}
+
+enum Unread {
+    Setting(SettingsError),
+    Thrown(String),
+}
+
+/// Deeper than any settings object: a cycle.
+const MAX_DEPTH: usize = 64;
+
+/// `value` as JSON data, `None` for `undefined` (a missing field). Own
+/// enumerable string keys are read, as `JSON.stringify` reads them.
+fn data(value: &JsValue, field: &mut String, depth: usize) -> Result<Option<Json>, Unread> {
+    use js_sys::Reflect;
+    let thrown = |e: JsValue| Unread::Thrown(thrown_message(&e));
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    if value.is_null() {
+        return Ok(Some(Json::Null));
+    }
+    if let Some(b) = value.as_bool() {
+        return Ok(Some(Json::Bool(b)));
+    }
+    if let Some(x) = value.as_f64() {
+        return Ok(Some(Json::Number(x)));
+    }
+    if let Some(s) = value.dyn_ref::<js_sys::JsString>() {
+        return Ok(Some(Json::String(to_js_str(s))));
+    }
+    if !value.is_object() || depth >= MAX_DEPTH {
+        let got = if value.is_object() {
+            "an object nested too deeply (a cycle?)"
+        } else if value.is_function() {
+            "a function"
+        } else if value.is_symbol() {
+            "a symbol"
+        } else {
+            "a bigint"
+        };
+        return Err(Unread::Setting(SettingsError::WrongType {
+            field: field.clone(),
+            expected: "JSON data (an object, array, string, number, boolean or null)",
+            got,
+        }));
+    }
+    let at = field.len();
+    if js_sys::Array::is_array(value) {
+        let length = Reflect::get(value, &"length".into())
+            .map_err(thrown)?
+            .as_f64()
+            .unwrap_or(0.0) as u32;
+        let mut out = Vec::new();
+        for i in 0..length {
+            let item = Reflect::get_u32(value, i).map_err(thrown)?;
+            field.truncate(at);
+            field.push_str(&format!("[{i}]"));
+            out.push(data(&item, field, depth + 1)?.unwrap_or(Json::Null));
+        }
+        field.truncate(at);
+        return Ok(Some(Json::Array(out)));
+    }
+    let mut out = JsonObject::new();
+    for key in Reflect::own_keys(value).map_err(thrown)?.iter() {
+        let Some(name) = key.dyn_ref::<js_sys::JsString>() else {
+            continue;
+        };
+        let descriptor =
+            Reflect::get_own_property_descriptor(value.unchecked_ref::<js_sys::Object>(), &key)
+                .map_err(thrown)?;
+        let enumerable = descriptor.is_object()
+            && Reflect::get(&descriptor, &"enumerable".into())
+                .map_err(thrown)?
+                .is_truthy();
+        if !enumerable {
+            continue;
+        }
+        let item = Reflect::get(value, &key).map_err(thrown)?;
+        let name = to_js_str(name);
+        field.truncate(at);
+        field.push('.');
+        field.push_str(&name.to_string_lossy());
+        if let Some(json) = data(&item, field, depth + 1)? {
+            out.insert(name, json);
+        }
+    }
+    field.truncate(at);
+    Ok(Some(Json::Object(out)))
 }
 
 pub(crate) fn settings_error(e: SettingsError) -> JsValue {
@@ -54,25 +150,20 @@ pub(crate) fn settings_error(e: SettingsError) -> JsValue {
     }
 }
 
-pub fn resolve_from_js(
-    settings: Option<&Json>,
-    model_key: Option<&JsStr>,
-    window: Option<f64>,
-) -> Result<CompactionSettings, JsValue> {
-    core_resolve(settings, model_key, window).map_err(settings_error)
-}
-
 pub fn settings_object(s: &CompactionSettings) -> JsValue {
     shape(agent_compaction_core::compaction::shapes::settings(s))
 }
 
 #[wasm_bindgen(js_name = resolveSettings, skip_typescript)]
 pub fn resolve_settings(settings: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
-    let settings = settings_json(&settings).map_err(type_error)?;
+    let settings = settings_json(&settings)
+        .map_err(type_error)?
+        .map_err(settings_error)?;
     let (model, window) = read_options(&options, |options, r| {
         model_options(options, r, |model| model_from_js(&model.0, "options.model"))
     })
     .map_err(type_error)?;
-    let resolved = resolve_from_js(settings.as_ref(), model.key.as_ref(), window)?;
+    let (resolved, _) =
+        resolve_all(settings.as_ref(), model.key.as_ref(), window).map_err(settings_error)?;
     Ok(settings_object(&resolved))
 }

@@ -42,7 +42,9 @@
 
 use crate::compaction::reason::Reason;
 use crate::compaction::serialize::describe;
-use crate::compaction::settings::{SettingsError, MAX_SAFE_INTEGER};
+use crate::compaction::settings::{
+    resolve_settings, CompactionSettings, SettingsError, MAX_SAFE_INTEGER,
+};
 use crate::js::json::Json;
 use crate::js::number::number_to_string;
 use crate::js::string::JsStr;
@@ -179,6 +181,19 @@ pub fn resolve_clearing(settings: Option<&Json>) -> Result<ClearingSettings, Set
         }
     }
     Ok(out)
+}
+
+/// The one reader of a settings object: the compaction settings
+/// ([`resolve_settings`]) and the clearing tier's ([`resolve_clearing`]),
+/// both validated, so that `resolveSettings` and the Compactor accept and
+/// refuse the same objects.
+pub fn resolve_all(
+    settings: Option<&Json>,
+    model_key: Option<&JsStr>,
+    context_window: Option<f64>,
+) -> Result<(CompactionSettings, ClearingSettings), SettingsError> {
+    let resolved = resolve_settings(settings, model_key, context_window)?;
+    Ok((resolved, resolve_clearing(settings)?))
 }
 
 /// Whether a compaction for `reason` tries clearing before summarizing.

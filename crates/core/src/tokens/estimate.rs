@@ -198,6 +198,20 @@ pub fn reported_usage(f: &RawFacts) -> Option<f64> {
     f.usage.as_ref().map(calculate_context_tokens)
 }
 
+/// The usage the `Compactor`'s decisions take (threshold, overflow
+/// prediction, the calibrated estimate's correction, silent overflow):
+/// [`reported_usage`], unless it cannot be true. A reply always has a
+/// context, so zero input tokens (`input + cacheRead + cacheWrite == 0`)
+/// is a provider that reported no usage (pi-ai leaves zeros then), and the
+/// message is estimated instead. pi's own functions keep pi's numbers.
+pub fn compactor_usage(f: &RawFacts) -> Option<f64> {
+    let u = f.usage.as_ref()?;
+    if u.input + u.cache_read + u.cache_write == 0.0 {
+        return None;
+    }
+    reported_usage(f)
+}
+
 const HAS_USAGE: u8 = 1;
 const BOUND_TIGHT: u8 = 2;
 
@@ -277,6 +291,18 @@ impl MessageFacts {
         f
     }
 
+    /// The facts the `Compactor` keeps with pi's estimate: [`from_raw`]
+    /// (Self::from_raw) with a usage that cannot be true left out
+    /// ([`compactor_usage`]).
+    pub fn compactor_pi(raw: &RawFacts) -> MessageFacts {
+        let mut f = MessageFacts::from_raw(raw);
+        if f.role != Role::ToolOutputCleared && compactor_usage(raw).is_none() {
+            f.flags &= !HAS_USAGE;
+            f.usage_tokens = 0.0;
+        }
+        f
+    }
+
     /// The facts the `Compactor` keeps with the calibrated estimate: the
     /// estimate is left pending (measured only if a decision needs it), its
     /// bound found from the lengths.
@@ -287,7 +313,7 @@ impl MessageFacts {
         let mut f = MessageFacts::new(
             raw.role.unwrap_or(Role::Other),
             calibrated_bound(raw),
-            reported_usage(raw),
+            compactor_usage(raw),
             raw.timestamp,
         );
         f.tokens_pending = !matches!(f.role, Role::Other);
@@ -330,6 +356,57 @@ impl MessageFacts {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_usage_of_zero_input_is_no_usage_for_the_compactor_only() {
+        let zeros = UsageNumbers {
+            input: 0.0,
+            output: 0.0,
+            cache_read: 0.0,
+            cache_write: 0.0,
+            total_tokens: 0.0,
+        };
+        let mut raw = RawFacts {
+            role: Some(Role::Assistant),
+            usage: Some(zeros),
+            content_string: Some(400),
+            ..RawFacts::default()
+        };
+        // pi's numbers: a usage of 0.
+        assert_eq!(reported_usage(&raw), Some(0.0));
+        assert_eq!(MessageFacts::from_raw(&raw).usage(), Some(0.0));
+        // The Compactor's: none, the message estimated.
+        assert_eq!(compactor_usage(&raw), None);
+        assert_eq!(MessageFacts::compactor_pi(&raw).usage(), None);
+        assert_eq!(MessageFacts::calibrated_pending(&raw).usage(), None);
+        // Output only (a provider counting nothing sent) is no usage either.
+        raw.usage = Some(UsageNumbers {
+            output: 50.0,
+            total_tokens: 50.0,
+            ..zeros
+        });
+        assert_eq!(compactor_usage(&raw), None);
+        // Any input tokens: the usage stands.
+        for u in [
+            UsageNumbers {
+                input: 1.0,
+                ..zeros
+            },
+            UsageNumbers {
+                cache_read: 7.0,
+                ..zeros
+            },
+            UsageNumbers {
+                cache_write: 7.0,
+                total_tokens: 9.0,
+                ..zeros
+            },
+        ] {
+            raw.usage = Some(u);
+            assert_eq!(compactor_usage(&raw), reported_usage(&raw));
+            assert!(MessageFacts::calibrated_pending(&raw).usage().is_some());
+        }
+    }
 
     fn facts(role: Role) -> RawFacts {
         RawFacts {

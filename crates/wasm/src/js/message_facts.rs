@@ -154,6 +154,11 @@ fn problem_error(messages: &JsArray, index: usize, problem: u8, block: f64) -> I
         7 => wrong(message().field("summary"), "a string"),
         8 => wrong(message().field("command"), "a string"),
         9 => wrong(message().field("output"), "a string"),
+        11 => wrong(message().field("pinned"), "a boolean"),
+        12 => wrong(
+            message().field("tokensFreed"),
+            "a non-negative safe integer",
+        ),
         _ => InputError::Unreadable {
             path: message(),
             reason: take_thrown(),

@@ -405,3 +405,36 @@ fn undo_takes_out_the_last_compaction_of_either_tier() {
     let r = last_undoable_index(3, |i| if i == 1 { Err(i) } else { Ok(User) });
     assert_eq!(r, Err(1));
 }
+
+#[test]
+fn one_reader_checks_both_the_compaction_and_the_clearing_settings() {
+    let bad = parse(r#"{"toolOutputClearing":{"protectTokens":-1}}"#).unwrap();
+    let e = resolve_all(Some(&bad), None, None).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "settings.toolOutputClearing.protectTokens must be a non-negative safe integer, got -1"
+    );
+    let good = parse(r#"{"reserveTokens":100,"toolOutputClearing":false}"#).unwrap();
+    let (settings, clearing) = resolve_all(Some(&good), None, Some(100_000.0)).unwrap();
+    assert_eq!(settings.reserve_tokens, 100);
+    assert!(!clearing.enabled);
+}
+
+#[test]
+fn non_finite_clearing_numbers_are_not_defaults() {
+    for (name, x) in [
+        ("protectTokens", f64::NAN),
+        ("minFreedTokens", f64::INFINITY),
+        ("protectTurns", f64::NEG_INFINITY),
+    ] {
+        let mut o = crate::js::json::JsonObject::new();
+        o.insert(name.into(), Json::Number(x));
+        let mut settings = crate::js::json::JsonObject::new();
+        settings.insert("toolOutputClearing".into(), Json::Object(o));
+        let e = resolve_clearing(Some(&Json::Object(settings))).unwrap_err();
+        assert!(e.is_range_error());
+        assert!(e
+            .to_string()
+            .starts_with(&format!("{FIELD}.{name} must be")));
+    }
+}

@@ -832,3 +832,20 @@ fn resolve_options_give_the_window_or_the_models_own() {
         "options must be an object, got a boolean"
     );
 }
+
+#[test]
+fn non_finite_token_counts_are_range_errors_not_defaults() {
+    for x in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+        let mut o = JsonObject::new();
+        o.insert("reserveTokens".into(), Json::Number(x));
+        let e = resolve_settings(Some(&Json::Object(o)), None, Some(200000.0)).unwrap_err();
+        assert!(e.is_range_error());
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "settings.reserveTokens must be a non-negative safe integer, got {}",
+                number_to_string(x)
+            )
+        );
+    }
+}

@@ -17,7 +17,7 @@ let lastBad;
 // Problem codes (slot 17); slot 18 holds the block index where it applies.
 const CONTENT_TYPE = 1, BLOCK_NOT_OBJECT = 2, TEXT_TYPE = 3, THINKING_TYPE = 4,
   NAME_TYPE = 5, ARGUMENTS_UNSERIALIZABLE = 6, SUMMARY_TYPE = 7, COMMAND_TYPE = 8,
-  OUTPUT_TYPE = 9, THREW = 10;
+  OUTPUT_TYPE = 9, THREW = 10, PINNED_TYPE = 11, FREED_TYPE = 12;
 
 function num(value) {
   return typeof value === "number" ? value : NaN;
@@ -110,7 +110,13 @@ function gatherOne(message, out, o, lazy) {
   out[o + 16] = num(message.timestamp);
   // Slot 20: `pinned === true` (a standing rule the model is sent after
   // every summary; read here once, when the compactor first sees it).
-  if (message.pinned === true) out[o + 20] = 1;
+  const pinned = message.pinned;
+  if (pinned === true) out[o + 20] = 1;
+  else if (pinned !== undefined && pinned !== false) {
+    lastBad = pinned;
+    out[o + 17] = PINNED_TYPE;
+    return;
+  }
   switch (code) {
     case 0: // user
     case 2: // toolResult
@@ -149,9 +155,15 @@ function gatherOne(message, out, o, lazy) {
       }
       break;
     }
-    case 7: // toolOutputCleared: its tokensFreed, in the summary's slot
-      out[o + 6] = num(message.tokensFreed);
+    case 7: { // toolOutputCleared: its tokensFreed, in the summary's slot
+      const freed = message.tokensFreed;
+      if (typeof freed === "number" && Number.isSafeInteger(freed) && freed >= 0) out[o + 6] = freed;
+      else {
+        lastBad = freed;
+        out[o + 17] = FREED_TYPE;
+      }
       break;
+    }
   }
 }
 

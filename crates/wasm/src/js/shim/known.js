@@ -174,7 +174,11 @@ export function pinnedIndices(messages, end) {
   const out = [];
   for (let i = 0; i < end; i++) {
     const m = messages[i];
-    if (typeof m === "object" && m !== null && m.pinned === true) out.push(i);
+    if (typeof m !== "object" || m === null) continue;
+    const pinned = m.pinned;
+    if (pinned === true) out.push(i);
+    // Not a boolean: reported by the binding (0xffffffff, then the index).
+    else if (pinned !== undefined && pinned !== false) return [0xffffffff, i];
   }
   return out;
 }

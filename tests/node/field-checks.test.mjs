@@ -1,0 +1,63 @@
+// `pinned` and a clearing marker's `tokensFreed` / `outputTokens` are
+// checked like every other field: a TypeError naming the index and field,
+// from every function that reads them.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Compactor, convertToLlm, transformContext } from "agent-compaction";
+
+const user = (text, extra = {}) => ({ role: "user", content: text, timestamp: 1, ...extra });
+const summary = { role: "compactionSummary", summary: "S", tokensBefore: 10, timestamp: 2 };
+const marker = (extra) => ({ role: "toolOutputCleared", toolCallIds: ["c1"], outputTokens: [100], tokensFreed: 100, timestamp: 3, ...extra });
+const toolResult = { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "x".repeat(400) }], isError: false, timestamp: 2 };
+
+// The hooks never reject: they report a hook_error event and return their input.
+async function hookError(messages) {
+  const events = [];
+  const compactor = new Compactor({ contextWindow: 200000, onEvent: (e) => events.push(e) });
+  const out = await compactor.agentHooks().transformContext(messages);
+  assert.equal(out, messages);
+  const e = events.find((e) => e.type === "hook_error");
+  assert.ok(e, "a hook_error event");
+  throw e.error;
+}
+
+const typeError = (field, got) => (e) =>
+  e instanceof TypeError && e.message.startsWith(`messages[${field} must be `) && e.message.endsWith(`got ${got}`);
+
+test("pinned that is not a boolean", async () => {
+  for (const [bad, got] of [["yes", "a string"], [1, "a number"], [{}, "an object"], [null, "null"]]) {
+    const messages = [user("a", { pinned: bad }), summary, user("b")];
+    const compactor = new Compactor({ contextWindow: 200000 });
+    assert.throws(() => compactor.contextTokens(messages), typeError("0].pinned", got));
+    assert.throws(() => transformContext(messages), typeError("0].pinned", got));
+    await assert.rejects(hookError(messages), typeError("0].pinned", got));
+  }
+  // Absent, undefined and false: not pinned; true: pinned.
+  for (const ok of [{}, { pinned: undefined }, { pinned: false }, { pinned: true }]) {
+    const messages = [user("a", ok), summary, user("b")];
+    new Compactor({ contextWindow: 200000 }).contextTokens(messages);
+    transformContext(messages);
+  }
+});
+
+test("a marker's tokensFreed", () => {
+  for (const [bad, got] of [[NaN, "a number"], [-5000, "a number"], ["10", "a string"], [1e300, "a number"], [1.5, "a number"]]) {
+    const messages = [user("a"), toolResult, marker({ tokensFreed: bad }), user("b")];
+    assert.throws(() => new Compactor({ contextWindow: 200000 }).contextTokens(messages), typeError("2].tokensFreed", got));
+  }
+});
+
+test("a marker's outputTokens", async () => {
+  for (const [bad, field, got] of [
+    [[NaN], "2].outputTokens[0]", "a number"],
+    [[-5], "2].outputTokens[0]", "a number"],
+    [["10"], "2].outputTokens[0]", "a string"],
+    [[1e300], "2].outputTokens[0]", "a number"],
+    ["10", "2].outputTokens", "a string"],
+  ]) {
+    const messages = [user("a"), toolResult, marker({ outputTokens: bad }), user("b")];
+    assert.throws(() => convertToLlm(messages), typeError(field, got));
+  }
+  const fine = [user("a"), toolResult, marker({}), user("b")];
+  assert.match(convertToLlm(fine)[1].content[0].text, /~100 tokens/);
+});

@@ -1,0 +1,61 @@
+// Settings reach the core as they are: a number JSON cannot carry (NaN,
+// ±Infinity) or a function is refused like any other invalid value, by the
+// Compactor and by resolveSettings alike.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { Compactor, resolveSettings } from "agent-compaction";
+
+const make = (settings) => new Compactor({ contextWindow: 200000, settings });
+
+const numeric = [
+  ["reserveTokens", (v) => ({ reserveTokens: v })],
+  ["keepRecentTokens", (v) => ({ keepRecentTokens: v })],
+  ['modelOverrides["a/b"].reserveTokens', (v) => ({ modelOverrides: { "a/b": { reserveTokens: v } } })],
+  ["toolOutputClearing.protectTokens", (v) => ({ toolOutputClearing: { protectTokens: v } })],
+  ["toolOutputClearing.minFreedTokens", (v) => ({ toolOutputClearing: { minFreedTokens: v } })],
+  ["toolOutputClearing.protectTurns", (v) => ({ toolOutputClearing: { protectTurns: v } })],
+];
+
+test("non-finite numbers are RangeErrors naming the field, as -1 and 1.5 are", () => {
+  for (const [field, settings] of numeric) {
+    for (const bad of [NaN, Infinity, -Infinity, -1, 1.5]) {
+      const pattern = new RegExp(
+        `^settings\\.${field.replace(/[.[\]"/]/g, "\\$&")} must be a non-negative safe integer, got ${String(bad).replace("+", "")}$`,
+      );
+      assert.throws(() => make(settings(bad)), (e) => e instanceof RangeError && pattern.test(e.message), `${field} = ${bad}`);
+      assert.throws(() => resolveSettings(settings(bad)), (e) => e instanceof RangeError && pattern.test(e.message), `resolveSettings ${field} = ${bad}`);
+    }
+  }
+});
+
+test("a function where a setting belongs is a TypeError naming the field", () => {
+  const f = () => {};
+  for (const [settings, field] of [
+    [{ toolOutputClearing: f }, "settings.toolOutputClearing"],
+    [{ reserveTokens: f }, "settings.reserveTokens"],
+    [{ toolOutputClearing: { neverClear: [f] } }, "settings.toolOutputClearing.neverClear[0]"],
+  ]) {
+    const check = (e) => e instanceof TypeError && e.message.startsWith(`${field} must be `) && e.message.endsWith("got a function");
+    assert.throws(() => make(settings), check);
+    assert.throws(() => resolveSettings(settings), check);
+  }
+});
+
+test("resolveSettings reads toolOutputClearing as the Compactor does", () => {
+  for (const settings of [
+    { toolOutputClearing: { protectTokens: -1 } },
+    { toolOutputClearing: "yes" },
+    { toolOutputClearing: { neverClear: [1] } },
+  ]) {
+    let compactorError;
+    try { make(settings); } catch (e) { compactorError = e; }
+    assert.ok(compactorError, JSON.stringify(settings));
+    assert.throws(() => resolveSettings(settings), (e) => e.constructor === compactorError.constructor && e.message === compactorError.message);
+  }
+  assert.deepEqual(resolveSettings({ toolOutputClearing: { protectTokens: 0 }, reserveTokens: undefined }).reserveTokens, 16384);
+});
+
+test("missing, undefined and null settings still take the defaults", () => {
+  assert.equal(make({ reserveTokens: undefined, keepRecentTokens: null }).settings.reserveTokens, 16384);
+  assert.equal(make({ toolOutputClearing: null }).settings.keepRecentTokens, 20000);
+});
