@@ -16,6 +16,7 @@
 //! - [`session_file`]: pi's JSONL session files, in and out.
 
 pub mod compaction;
+pub mod conversation;
 pub mod error;
 pub mod js;
 pub mod message;
