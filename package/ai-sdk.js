@@ -17,7 +17,7 @@
 // `ai` is an optional peer dependency: it is imported (dynamically) only by
 // aiSdkSummarizer, by run() when an error needs classifying, and by
 // fromUIMessages.
-import { Compactor, convertToLlm, isContextOverflow, transformContext } from "agent-compaction";
+import { Compactor, convertToLlm, isContextOverflow } from "agent-compaction";
 
 /** pi 0.73's text when an overflow follows a compact-and-retry (the core's agent_flow::RECOVERY_FAILED). */
 export const OVERFLOW_RECOVERY_FAILED =
@@ -372,32 +372,6 @@ function assistantContentToModel(m) {
   });
 }
 
-/**
- * Where the context's `toolOutputCleared` markers are: tool call id -> the
- * last marker listing it and its index (markers come only from a compaction
- * or setMessages, which start a new conversion).
- */
-function clearedIn(flat, start) {
-  const cleared = new Map();
-  for (let i = start; i < flat.length; i++) {
-    const m = flat[i];
-    if (m?.role !== "toolOutputCleared" || !Array.isArray(m.toolCallIds)) continue;
-    for (const id of m.toolCallIds) cleared.set(id, { marker: m, at: i });
-  }
-  return cleared;
-}
-
-/** A cleared tool result as the model gets it: the core's placeholder (convertToLlm of the result and its marker), the same object each time. */
-const placeholders = new WeakMap();
-function placeholderOf(m, marker) {
-  let p = placeholders.get(m);
-  if (p === undefined || p.marker !== marker) {
-    p = { marker, msg: convertToLlm([m, marker])[0] ?? m };
-    placeholders.set(m, p);
-  }
-  return p.msg;
-}
-
 /** A pi-only message (summary, custom, bash): the user text pi sends, carrying the message itself. */
 function carried(m) {
   const llm = convertToLlm([m]);
@@ -466,8 +440,7 @@ export function toModelMessages(messages) {
         msg = withOptions({ role: "user", content: userContentToModel(m) }, m.aiSdk?.providerOptions);
         break;
       case "assistant":
-        // A failed attempt (pi's error or aborted stop) is never sent, as pi-ai skips it.
-        msg = m.stopReason === "error" || m.stopReason === "aborted" ? null : withOptions({ role: "assistant", content: assistantContentToModel(m) }, m.aiSdk?.providerOptions);
+        msg = withOptions({ role: "assistant", content: assistantContentToModel(m) }, m.aiSdk?.providerOptions);
         break;
       default:
         msg = carried(m) ?? null;
@@ -562,7 +535,6 @@ export async function isOverflowError(error, contextWindow) {
 // ---------------------------------------------------------------------------
 // The conversation: the flat array behind generateText / streamText / ToolLoopAgent.
 
-const isToolPart = (m) => m?.role === "toolResult" || m?.role === "aiSdkToolPart";
 
 class AiSdkConversation {
   #compactor;
@@ -574,17 +546,6 @@ class AiSdkConversation {
   #saving = Promise.resolve();
   /** Of the running call: how many steps are already in the flat array. */
   #taken = 0;
-  /** Where the model's context starts in the flat array (the core's transformContext decides; kept between compactions). */
-  #start = 0;
-  /** Bumped when the flat array changes other than by appending (a compaction). */
-  #generation = 0;
-  /**
-   * What modelMessages() sent, for appends: the ModelMessages of the
-   * context up to `end` (just after its last message that is not a tool
-   * part: a tool group after it may still grow), for `generation`.
-   */
-  #sent = null;
-
   constructor(options) {
     if (!options || typeof options !== "object") throw new TypeError("aiSdkConversation: options must be an object");
     if (!(options.compactor instanceof Compactor)) throw new TypeError("aiSdkConversation: options.compactor must be a Compactor");
@@ -595,7 +556,6 @@ class AiSdkConversation {
     }
     this.#compactor = options.compactor;
     this.#flat = messages;
-    this.#start = messages.length - transformContext(messages).length;
     this.#systems = messages.filter((m) => m?.role === "system");
     this.#store = options.store;
     this.#sessionId = options.sessionId;
@@ -621,33 +581,15 @@ class AiSdkConversation {
     if (this.#systems.length === 0) return undefined;
     return toModelMessages(this.#systems);
   }
-  /** What the model is sent: the last summary and what follows, as ModelMessages (system messages go in `instructions()`). */
+  /**
+   * What the model is sent, as ModelMessages (system messages go in
+   * `instructions()`): the compactor's model context (the last summary,
+   * the pinned messages before it, what follows; cleared outputs as
+   * placeholders; failed attempts left out), each message converted once.
+   */
   modelMessages() {
-    // Between compactions the context only grows at its end: the messages
-    // converted last time are reused, so a step costs what is new.
-    const flat = this.#flat;
-    let sent = this.#sent;
-    if (!sent || sent.generation !== this.#generation) {
-      sent = this.#sent = { generation: this.#generation, end: this.#start, out: [], cleared: clearedIn(flat, this.#start) };
-    }
-    let stable = flat.length;
-    while (stable > sent.end && isToolPart(flat[stable - 1])) stable--;
-    const keep = (list) => (this.#systems.length ? list.filter((m) => m.role !== "system") : list);
-    // Tool results that a later marker cleared go as the core's placeholder.
-    const cleared = sent.cleared;
-    const view = (from, to) => {
-      const slice = flat.slice(from, to);
-      if (cleared.size === 0) return slice;
-      return slice.map((m, k) => {
-        const c = m?.role === "toolResult" ? cleared.get(m.toolCallId) : undefined;
-        return c && c.at > from + k ? placeholderOf(m, c.marker) : m;
-      });
-    };
-    if (stable > sent.end) {
-      for (const m of keep(toModelMessages(view(sent.end, stable)))) sent.out.push(m);
-      sent.end = stable;
-    }
-    return stable < flat.length ? sent.out.concat(keep(toModelMessages(view(stable, flat.length)))) : sent.out.slice();
+    const out = toModelMessages(this.#compactor.modelContext(this.#flat));
+    return this.#systems.length ? out.filter((m) => m.role !== "system") : out;
   }
 
   /**
@@ -658,9 +600,7 @@ class AiSdkConversation {
   async setMessages(messages) {
     if (!Array.isArray(messages)) throw new TypeError("setMessages: messages must be an array (the flat array)");
     this.#flat = messages;
-    this.#start = messages.length - transformContext(messages).length;
     this.#systems = messages.filter((m) => m?.role === "system");
-    this.#generation++;
     await this.#save({ replace: true });
     return this.#flat;
   }
@@ -669,8 +609,6 @@ class AiSdkConversation {
   async compact(options = {}) {
     const out = await this.#compactor.compact(this.#flat, { ...options, reason: "manual" });
     this.#flat = out.messages;
-    this.#start = out.messages.length - transformContext(out.messages).length;
-    this.#generation++;
     await this.#save();
     return out;
   }
@@ -719,8 +657,6 @@ class AiSdkConversation {
     const out = await this.#compactor.compact(this.#flat, { reason, willRetry });
     if (out) {
       this.#flat = out.messages;
-      this.#start = out.messages.length - transformContext(out.messages).length;
-      this.#generation++;
     }
     return out;
   }

@@ -92,6 +92,14 @@ export class Compactor {
   contextTokens(messages: readonly AnyMessage[]): number;
   /** The same, with pi's breakdown. */
   contextTokenEstimate(messages: readonly AnyMessage[]): ContextTokenEstimate;
+  /**
+   * The messages the model is sent, as the same objects: the last summary,
+   * the pinned messages before it (in order), everything after it; a tool
+   * output a later `toolOutputCleared` marker lists as its placeholder; a
+   * failed attempt (an assistant message with stopReason `error` or
+   * `aborted`) left out. What an adapter without pi's agent sends.
+   */
+  modelContext(messages: readonly AnyMessage[]): AnyMessage[];
   /** `enabled && contextTokens > contextWindow - reserveTokens`. */
   needsCompaction(messages: readonly AnyMessage[]): boolean;
   /** True between `compaction_start` and `compaction_end`. */

@@ -811,6 +811,22 @@ impl Compactor {
         Some(head)
     }
 
+    /// `messages` brought in line with the index: the array, where its
+    /// last summary is and the pinned messages re-sent after it.
+    pub(super) fn view_facts(
+        &self,
+        messages: &JsValue,
+    ) -> Result<(JsArray, Option<usize>, Vec<usize>), JsValue> {
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let array = s.tracked.sync(messages).map_err(type_error)?;
+        let summary = s.tracked.index.last_summary();
+        let resent = match summary {
+            Some(_) => s.tracked.index.resent().to_vec(),
+            None => Vec::new(),
+        };
+        Ok((array, summary, resent))
+    }
+
     /// Where the last `compactionSummary` in `messages` is.
     pub(super) fn last_summary_index(&self, messages: &JsValue) -> Option<usize> {
         let mut s = self.state.try_borrow_mut().ok()?;

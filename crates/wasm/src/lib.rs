@@ -53,6 +53,8 @@ pub mod compaction;
 #[cfg(feature = "compactor")]
 pub mod compactor;
 #[cfg(feature = "compactor")]
+pub mod conversation;
+#[cfg(feature = "compactor")]
 pub mod estimate;
 #[cfg(feature = "extractive")]
 pub mod extractive;
