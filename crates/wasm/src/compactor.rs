@@ -112,6 +112,8 @@ struct State {
     on_event: Option<Function>,
     tracked: Tracked,
     llm: LlmCache,
+    /// The facts the model's view needs, per message (`modelContext`).
+    view: crate::conversation::ViewFacts,
     /// The context `transformContext` last returned: (array, its length,
     /// the tracked generation then).
     last_context: Option<(JsValue, u32, u32)>,
@@ -537,6 +539,7 @@ impl Compactor {
             },
             last_context: None,
             llm: LlmCache::default(),
+            view: Default::default(),
             attached: None,
         };
         state.resolve(o.model, o.context_window)?;
@@ -811,20 +814,24 @@ impl Compactor {
         Some(head)
     }
 
-    /// `messages` brought in line with the index: the array, where its
-    /// last summary is and the pinned messages re-sent after it.
-    pub(super) fn view_facts(
+    /// `messages` brought in line with the index, then `f` with the array,
+    /// where its last summary is, the pinned messages re-sent after it and
+    /// the view's fact cache (kept for the tracked generation).
+    pub(super) fn with_view<R>(
         &self,
         messages: &JsValue,
-    ) -> Result<(JsArray, Option<usize>, Vec<usize>), JsValue> {
+        f: impl FnOnce(&JsArray, Option<usize>, &[usize], &mut crate::conversation::ViewFacts) -> R,
+    ) -> Result<R, JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let s = &mut *s;
         let array = s.tracked.sync(messages).map_err(type_error)?;
         let summary = s.tracked.index.last_summary();
-        let resent = match summary {
-            Some(_) => s.tracked.index.resent().to_vec(),
-            None => Vec::new(),
+        let resent: &[usize] = match summary {
+            Some(_) => s.tracked.index.resent(),
+            None => &[],
         };
-        Ok((array, summary, resent))
+        s.view.keep(s.tracked.generation, array.len() as usize);
+        Ok(f(&array, summary, resent, &mut s.view))
     }
 
     /// Where the last `compactionSummary` in `messages` is.

@@ -50,31 +50,77 @@ fn placeholder(array: &JsArray, result: usize, marker: usize) -> Result<JsValue,
     Ok(placeholder_for(&message, result, &cleared)?.unwrap_or(message))
 }
 
+/// The facts of the messages the view has asked about, by array index,
+/// kept while the array only grows (the tracked generation is unchanged):
+/// a step reads the facts of its new messages only.
+#[derive(Default)]
+pub struct ViewFacts {
+    generation: u32,
+    facts: Vec<Option<Fact<Vec<u16>>>>,
+}
+
+impl ViewFacts {
+    /// In step with an array of `len` messages at `generation`.
+    pub(crate) fn keep(&mut self, generation: u32, len: usize) {
+        if generation != self.generation || len < self.facts.len() {
+            self.facts.clear();
+            self.generation = generation;
+        }
+        self.facts.resize(len, None);
+    }
+
+    fn get(&mut self, array: &JsArray, i: usize) -> Result<Fact<Vec<u16>>, InputError> {
+        if let Some(f) = &self.facts[i] {
+            return Ok(f.clone());
+        }
+        let f = fact_of(array, i)?;
+        self.facts[i] = Some(f.clone());
+        Ok(f)
+    }
+}
+
 #[wasm_bindgen]
 impl Compactor {
     /// The agent messages the model is sent for `messages` (the core's view).
     #[wasm_bindgen(js_name = modelContext)]
     pub fn model_context(&self, messages: JsValue) -> Result<Array, JsValue> {
-        let (array, summary, resent) = self.view_facts(&messages)?;
-        let mut failure = None;
-        let steps = model_steps(array.len() as usize, summary, &resent, |i| {
-            fact_of(&array, i).unwrap_or_else(|e| {
-                failure.get_or_insert(e);
-                Fact::Message
-            })
-        });
-        if let Some(e) = failure {
-            return Err(type_error(e));
-        }
-        let out = Array::new_with_length(steps.len() as u32);
-        for (k, step) in steps.into_iter().enumerate() {
-            let m = match step {
-                Step::Send(i) => message_at(&array, i),
-                Step::Placeholder { result, marker } => placeholder(&array, result, marker),
+        self.with_view(&messages, |array, summary, resent, facts| {
+            let mut failure = None;
+            let steps = model_steps(array.len() as usize, summary, resent, |i| {
+                facts.get(array, i).unwrap_or_else(|e| {
+                    failure.get_or_insert(e);
+                    Fact::Message
+                })
+            });
+            if let Some(e) = failure {
+                return Err(type_error(e));
             }
-            .map_err(type_error)?;
-            out.set(k as u32, m);
-        }
-        Ok(out)
+            out_of(array, summary, resent, &steps).map_err(type_error)
+        })?
     }
+}
+
+/// The steps carried out: the caller's array sliced where every message
+/// is sent as it is, the messages one by one elsewhere.
+fn out_of(
+    array: &JsArray,
+    summary: Option<usize>,
+    resent: &[usize],
+    steps: &[Step],
+) -> Result<Array, InputError> {
+    let len = array.len() as usize;
+    let start = summary.unwrap_or(0);
+    let plain = steps.len() == len - start + resent.len() * usize::from(summary.is_some());
+    if plain && steps.iter().all(|s| matches!(s, Step::Send(_))) {
+        return crate::pinned::view(array, start, if summary.is_some() { resent } else { &[] });
+    }
+    let out = Array::new_with_length(steps.len() as u32);
+    for (k, step) in steps.iter().enumerate() {
+        let m = match *step {
+            Step::Send(i) => message_at(array, i)?,
+            Step::Placeholder { result, marker } => placeholder(array, result, marker)?,
+        };
+        out.set(k as u32, m);
+    }
+    Ok(out)
 }
