@@ -17,7 +17,7 @@
 // `ai` is an optional peer dependency: it is imported (dynamically) only by
 // aiSdkSummarizer, by run() when an error needs classifying, and by
 // fromUIMessages.
-import { Compactor, convertToLlm, isContextOverflow } from "agent-compaction";
+import { agentMessagesToChatMessages, Compactor, convertToLlm, isContextOverflow } from "agent-compaction";
 
 /** pi 0.73's text when an overflow follows a compact-and-retry (the core's agent_flow::RECOVERY_FAILED). */
 export const OVERFLOW_RECOVERY_FAILED =
@@ -536,6 +536,8 @@ export async function isOverflowError(error, contextWindow) {
 // The conversation: the flat array behind generateText / streamText / ToolLoopAgent.
 
 
+const isToolPart = (m) => m?.role === "toolResult" || m?.role === "aiSdkToolPart";
+
 class AiSdkConversation {
   #compactor;
   #flat;
@@ -546,6 +548,8 @@ class AiSdkConversation {
   #saving = Promise.resolve();
   /** Of the running call: how many steps are already in the flat array. */
   #taken = 0;
+  /** modelMessages' memo (see there). */
+  #converted = { context: [], end: 0, out: [] };
   constructor(options) {
     if (!options || typeof options !== "object") throw new TypeError("aiSdkConversation: options must be an object");
     if (!(options.compactor instanceof Compactor)) throw new TypeError("aiSdkConversation: options.compactor must be a Compactor");
@@ -585,11 +589,27 @@ class AiSdkConversation {
    * What the model is sent, as ModelMessages (system messages go in
    * `instructions()`): the compactor's model context (the last summary,
    * the pinned messages before it, what follows; cleared outputs as
-   * placeholders; failed attempts left out), each message converted once.
+   * placeholders; failed attempts left out), converted.
    */
   modelMessages() {
-    const out = toModelMessages(this.#compactor.modelContext(this.#flat));
-    return this.#systems.length ? out.filter((m) => m.role !== "system") : out;
+    const context = this.#compactor.modelContext(this.#flat);
+    // A memo on object identity, so that a step converts what is new: the
+    // ModelMessages of a prefix of the last context (up to `end`, just
+    // after a message that is not a tool part: a tool group may still
+    // grow), reused while the new context starts with the same objects.
+    let memo = this.#converted;
+    let same = memo.end <= context.length;
+    for (let k = 0; same && k < memo.end; k++) same = memo.context[k] === context[k];
+    if (!same) memo = this.#converted = { context, end: 0, out: [] };
+    memo.context = context;
+    const keep = (list) => (this.#systems.length ? list.filter((m) => m.role !== "system") : list);
+    let stable = context.length;
+    while (stable > memo.end && isToolPart(context[stable - 1])) stable--;
+    if (stable > memo.end) {
+      for (const m of keep(toModelMessages(context.slice(memo.end, stable)))) memo.out.push(m);
+      memo.end = stable;
+    }
+    return stable < context.length ? memo.out.concat(keep(toModelMessages(context.slice(stable)))) : memo.out.slice();
   }
 
   /**
@@ -813,6 +833,8 @@ export function aiSdkSummarizer(model, options = {}) {
 
 /** The data part a divider row holds (`type: "data-compaction"`). */
 export const DIVIDER_PART_TYPE = "data-compaction";
+/** The part type of a cleared-tool-output divider in `toUIMessages(…, { divider: true })`. */
+export const CLEARED_DIVIDER_PART_TYPE = "data-tool-output-cleared";
 
 function uiIds(messages) {
   const seen = new Map();
@@ -826,9 +848,10 @@ function uiIds(messages) {
 }
 
 /**
- * The flat array as useChat's UIMessages: summaries left out (with
- * `{ divider: true }` a message with one `data-compaction` part stands in
- * each one's place), an assistant's steps and their tool results merged
+ * The flat array as useChat's UIMessages, shown as the core's display rule
+ * says (agentMessagesToChatMessages): summaries and clearing markers left
+ * out (with `{ divider: true }` a message with one `data-compaction` or
+ * `data-tool-output-cleared` part stands in each one's place), an assistant's steps and their tool results merged
  * into one message as useChat does, pi-only messages not shown (a custom
  * message with `display` becomes a `data-custom` part).
  */
@@ -838,8 +861,11 @@ export function toUIMessages(messages, options = {}) {
   const out = [];
   let assistant = null;
   const tools = new Map();
-  for (const m of messages) {
-    if (m === null || typeof m !== "object") throw new TypeError("toUIMessages: every message must be an object");
+  for (const m of messages) if (m === null || typeof m !== "object") throw new TypeError("toUIMessages: every message must be an object");
+  // What is shown, hidden or becomes a divider is the core's display rule.
+  // (asked for dividers always: a summary ends an assistant's row either way).
+  const divider = options.divider === true;
+  for (const m of agentMessagesToChatMessages(messages, { divider: true })) {
     switch (m.role) {
       case "user": {
         assistant = null;
@@ -887,21 +913,22 @@ export function toUIMessages(messages, options = {}) {
         }
         break;
       }
-      case "compactionSummary":
+      case "compactionDivider":
         assistant = null;
-        if (options.divider) {
-          out.push({
-            id: `compaction-${m.timestamp}`,
-            role: "assistant",
-            parts: [{ type: DIVIDER_PART_TYPE, data: { tokensBefore: m.tokensBefore, timestamp: m.timestamp } }],
-          });
-        }
+        if (divider) out.push({ id: `compaction-${m.timestamp}`, role: "assistant", parts: [{ type: DIVIDER_PART_TYPE, data: { tokensBefore: m.tokensBefore, timestamp: m.timestamp } }] });
+        break;
+      case "toolOutputClearedDivider":
+        if (!divider) break;
+        assistant = null;
+        out.push({
+          id: `cleared-${m.timestamp}`,
+          role: "assistant",
+          parts: [{ type: CLEARED_DIVIDER_PART_TYPE, data: { tokensFreed: m.tokensFreed, toolCount: m.toolCount, timestamp: m.timestamp } }],
+        });
         break;
       case "custom":
-        if (m.display) {
-          assistant = null;
-          out.push({ id: idOf(m), role: "assistant", parts: [{ type: "data-custom", data: { customType: m.customType, content: m.content } }] });
-        }
+        assistant = null;
+        out.push({ id: idOf(m), role: "assistant", parts: [{ type: "data-custom", data: { customType: m.customType, content: m.content } }] });
         break;
       default:
         break;
@@ -921,7 +948,7 @@ export async function fromUIMessages(uiMessages, options = {}) {
   const { convertToModelMessages } = await import("ai");
   const out = [];
   for (const ui of uiMessages) {
-    if (ui?.parts?.length && ui.parts.every((p) => p.type === DIVIDER_PART_TYPE)) continue;
+    if (ui?.parts?.length && ui.parts.every((p) => p.type === DIVIDER_PART_TYPE || p.type === CLEARED_DIVIDER_PART_TYPE)) continue;
     const model = await convertToModelMessages([ui], options);
     const pi = fromModelMessages(model, options);
     if (pi[0] && typeof ui.id === "string") pi[0] = { ...pi[0], aiSdk: { ...pi[0].aiSdk, uiId: ui.id } };

@@ -98,3 +98,23 @@ for (const c of CASES) {
     });
   });
 }
+
+describe("toUIMessages shows what the core's display rule shows", () => {
+  test("summaries and clearing markers become dividers with divider: true, and nothing without; a custom message only with display", async () => {
+    const { toUIMessages, DIVIDER_PART_TYPE, CLEARED_DIVIDER_PART_TYPE, fromUIMessages } = await import("agent-compaction/ai-sdk");
+    const { agentMessagesToChatMessages } = await import("agent-compaction");
+    const c = CASES.find((x) => x.messages.some((m) => m.role === "toolOutputCleared"));
+    const flat = [...c.messages, { role: "custom", customType: "note", content: "hidden", display: false, timestamp: 1 }, { role: "custom", customType: "note", content: "shown", display: true, timestamp: 2 }];
+    const types = (ui) => ui.flatMap((m) => m.parts.map((p) => p.type)).filter((t) => t.startsWith("data-"));
+    const withDividers = toUIMessages(flat, { divider: true });
+    assert.deepEqual(types(withDividers), [DIVIDER_PART_TYPE, CLEARED_DIVIDER_PART_TYPE, "data-custom"]);
+    const cleared = withDividers.find((m) => m.parts[0].type === CLEARED_DIVIDER_PART_TYPE).parts[0].data;
+    const core = agentMessagesToChatMessages(flat, { divider: true }).find((m) => m.role === "toolOutputClearedDivider");
+    assert.deepEqual(cleared, { tokensFreed: core.tokensFreed, toolCount: core.toolCount, timestamp: core.timestamp });
+    assert.deepEqual(types(toUIMessages(flat)), ["data-custom"]);
+    assert.equal(withDividers.filter((m) => m.parts.some((p) => p.type === "data-custom" && p.data.content === "hidden")).length, 0);
+    // Dividers are not messages: reading the UI back skips them.
+    const back = await fromUIMessages(withDividers.filter((m) => m.parts.every((p) => p.type === DIVIDER_PART_TYPE || p.type === CLEARED_DIVIDER_PART_TYPE)));
+    assert.deepEqual(back, []);
+  });
+});

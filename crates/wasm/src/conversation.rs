@@ -14,6 +14,7 @@ use crate::js::message_access::{get, message_and_role, message_at, JsArray};
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
 use agent_compaction_core::conversation::view::{is_failed_attempt, model_steps, Fact, Step};
 use agent_compaction_core::error::InputError;
+use agent_compaction_core::message::pinned::model_view;
 use agent_compaction_core::message::role::Role;
 use js_sys::{Array, JsString};
 use wasm_bindgen::prelude::*;
@@ -57,6 +58,10 @@ fn placeholder(array: &JsArray, result: usize, marker: usize) -> Result<JsValue,
 pub struct ViewFacts {
     generation: u32,
     facts: Vec<Option<Fact<Vec<u16>>>>,
+    /// The placeholders made so far, by result index (with their marker's
+    /// index): the same object on every call, so that a caller's cache
+    /// keyed on objects keeps working.
+    placeholders: Vec<Option<(usize, JsValue)>>,
 }
 
 impl ViewFacts {
@@ -64,18 +69,25 @@ impl ViewFacts {
     pub(crate) fn keep(&mut self, generation: u32, len: usize) {
         if generation != self.generation || len < self.facts.len() {
             self.facts.clear();
+            self.placeholders.clear();
             self.generation = generation;
         }
         self.facts.resize(len, None);
+        self.placeholders.resize(len, None);
     }
 
-    fn get(&mut self, array: &JsArray, i: usize) -> Result<Fact<Vec<u16>>, InputError> {
-        if let Some(f) = &self.facts[i] {
-            return Ok(f.clone());
+    /// Reads the facts of the messages at `indices` not read yet.
+    fn fill(
+        &mut self,
+        array: &JsArray,
+        indices: impl Iterator<Item = usize>,
+    ) -> Result<(), InputError> {
+        for i in indices {
+            if self.facts[i].is_none() {
+                self.facts[i] = Some(fact_of(array, i)?);
+            }
         }
-        let f = fact_of(array, i)?;
-        self.facts[i] = Some(f.clone());
-        Ok(f)
+        Ok(())
     }
 }
 
@@ -84,18 +96,15 @@ impl Compactor {
     /// The agent messages the model is sent for `messages` (the core's view).
     #[wasm_bindgen(js_name = modelContext)]
     pub fn model_context(&self, messages: JsValue) -> Result<Array, JsValue> {
-        self.with_view(&messages, |array, summary, resent, facts| {
-            let mut failure = None;
-            let steps = model_steps(array.len() as usize, summary, resent, |i| {
-                facts.get(array, i).unwrap_or_else(|e| {
-                    failure.get_or_insert(e);
-                    Fact::Message
-                })
+        self.with_view(&messages, |array, summary, resent, view| {
+            let len = array.len() as usize;
+            view.fill(array, model_view(len, summary, resent))
+                .map_err(type_error)?;
+            let facts = &view.facts;
+            let steps = model_steps(len, summary, resent, |i| {
+                facts[i].as_ref().unwrap_or(&Fact::Message)
             });
-            if let Some(e) = failure {
-                return Err(type_error(e));
-            }
-            out_of(array, summary, resent, &steps).map_err(type_error)
+            out_of(array, summary, resent, &steps, &mut view.placeholders).map_err(type_error)
         })?
     }
 }
@@ -107,6 +116,7 @@ fn out_of(
     summary: Option<usize>,
     resent: &[usize],
     steps: &[Step],
+    made: &mut [Option<(usize, JsValue)>],
 ) -> Result<Array, InputError> {
     let len = array.len() as usize;
     let start = summary.unwrap_or(0);
@@ -118,7 +128,14 @@ fn out_of(
     for (k, step) in steps.iter().enumerate() {
         let m = match *step {
             Step::Send(i) => message_at(array, i)?,
-            Step::Placeholder { result, marker } => placeholder(array, result, marker)?,
+            Step::Placeholder { result, marker } => match &made[result] {
+                Some((m, p)) if *m == marker => p.clone(),
+                _ => {
+                    let p = placeholder(array, result, marker)?;
+                    made[result] = Some((marker, p.clone()));
+                    p
+                }
+            },
         };
         out.set(k as u32, m);
     }

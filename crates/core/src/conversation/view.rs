@@ -40,14 +40,14 @@ pub fn is_failed_attempt(stop_reason: &str) -> bool {
 /// The model's view of an array of `len` messages whose last summary is at
 /// `summary`, with `pinned_before` the pinned messages before it
 /// (ascending); `fact` is asked once for each message of the view.
-pub fn model_steps<K: Ord + Clone>(
+pub fn model_steps<'a, K: Ord + Clone + 'a>(
     len: usize,
     summary: Option<usize>,
     pinned_before: &[usize],
-    mut fact: impl FnMut(usize) -> Fact<K>,
+    mut fact: impl FnMut(usize) -> &'a Fact<K>,
 ) -> Vec<Step> {
     let order: Vec<usize> = model_view(len, summary, pinned_before).collect();
-    let facts: Vec<Fact<K>> = order.iter().map(|&i| fact(i)).collect();
+    let facts: Vec<&Fact<K>> = order.iter().map(|&i| fact(i)).collect();
     // Markers by their position in the view: a marker clears the results
     // that come before it in what the model is sent.
     let mut cleared = ClearedOutputs::default();
@@ -60,13 +60,15 @@ pub fn model_steps<K: Ord + Clone>(
     for (pos, (f, &i)) in facts.iter().zip(&order).enumerate() {
         match f {
             Fact::Failed => {}
-            Fact::ToolResult(Some(id)) => match cleared.clearing_marker(id, pos) {
-                Some(m) => steps.push(Step::Placeholder {
-                    result: i,
-                    marker: order[m],
-                }),
-                None => steps.push(Step::Send(i)),
-            },
+            Fact::ToolResult(Some(id)) if !cleared.is_empty() => {
+                match cleared.clearing_marker(id, pos) {
+                    Some(m) => steps.push(Step::Placeholder {
+                        result: i,
+                        marker: order[m],
+                    }),
+                    None => steps.push(Step::Send(i)),
+                }
+            }
             _ => steps.push(Step::Send(i)),
         }
     }

@@ -23,15 +23,19 @@ fn steps(array: &[M]) -> Vec<Step> {
         .map(|(i, _)| i)
         .filter(|&i| summary.is_some_and(|s| i < s))
         .collect();
-    let mut asked = Vec::new();
-    let out = model_steps(array.len(), summary, &pinned, |i| {
-        asked.push(i);
-        match &array[i] {
+    let facts: Vec<Fact<String>> = array
+        .iter()
+        .map(|m| match m {
             M::Failed => Fact::Failed,
             M::Result(id) | M::PinnedResult(id) => Fact::ToolResult(Some(id.to_string())),
             M::Marker(ids) => Fact::Marker(ids.iter().map(|s| s.to_string()).collect()),
             _ => Fact::Message,
-        }
+        })
+        .collect();
+    let mut asked = Vec::new();
+    let out = model_steps(array.len(), summary, &pinned, |i| {
+        asked.push(i);
+        &facts[i]
     });
     let mut sorted = asked.clone();
     sorted.sort_unstable();
@@ -186,10 +190,8 @@ fn the_last_marker_listing_an_id_is_the_one_used() {
 
 #[test]
 fn a_result_without_a_string_id_is_sent_as_it_is() {
-    let out = model_steps(2, None, &[], |i| match i {
-        0 => Fact::ToolResult(None),
-        _ => Fact::Marker(vec!["a".to_string()]),
-    });
+    let facts = [Fact::ToolResult(None), Fact::Marker(vec!["a".to_string()])];
+    let out = model_steps(2, None, &[], |i| &facts[i]);
     assert_eq!(out, vec![Send(0), Send(1)]);
 }
 
