@@ -682,7 +682,7 @@ class AiSdkConversation {
   }
 
   async #thresholdCheck() {
-    if (!this.#compactor.needsCompaction(this.#flat)) return;
+    if (this.#compactor.afterRun(this.#flat, { overflow: false, retried: false }) !== "threshold") return;
     try {
       await this.#compact("threshold");
     } catch {
@@ -779,8 +779,11 @@ class AiSdkConversation {
       } catch (error) {
         // Steps that succeeded before the failure are already in the flat array.
         this.#taken = 0;
-        if (!(await isOverflowError(error, this.#compactor.contextWindow))) throw error;
-        if (retried) throw new Error(OVERFLOW_RECOVERY_FAILED, { cause: error });
+        // The core's after-run rule: compact and retry once, then pi's text.
+        const overflow = await isOverflowError(error, this.#compactor.contextWindow);
+        const flow = overflow ? this.#compactor.afterRun(this.#flat, { overflow, retried }) : "nothing";
+        if (flow === "recoveryFailed") throw new Error(OVERFLOW_RECOVERY_FAILED, { cause: error });
+        if (flow !== "overflowRetry") throw error;
         retried = true;
         const out = await this.#compact("overflow", true);
         await this.#save();

@@ -100,6 +100,16 @@ export class Compactor {
    * `aborted`) left out. What an adapter without pi's agent sends.
    */
   modelContext(messages: readonly AnyMessage[]): AnyMessage[];
+  /**
+   * What to do after a call made without pi's agent (the after-run rule
+   * `attach` follows): an overflow is compacted and retried once
+   * (`"overflowRetry"`), a second one stops (`"recoveryFailed"`, pi's
+   * text); otherwise `"threshold"` when the context is over it.
+   */
+  afterRun(
+    messages: readonly AnyMessage[],
+    facts: { overflow: boolean; retried: boolean },
+  ): "nothing" | "overflowRetry" | "recoveryFailed" | "silentOverflow" | "threshold";
   /** `enabled && contextTokens > contextWindow - reserveTokens`. */
   needsCompaction(messages: readonly AnyMessage[]): boolean;
   /** True between `compaction_start` and `compaction_end`. */

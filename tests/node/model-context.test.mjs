@@ -118,3 +118,17 @@ describe("toUIMessages shows what the core's display rule shows", () => {
     assert.deepEqual(back, []);
   });
 });
+
+describe("the after-run rule, as the AI SDK's run asks it", () => {
+  test("an overflow is retried once, a second one is pi's recovery-failed; a success is a threshold check", () => {
+    const flat = CASES[0].messages;
+    const small = new Compactor({ contextWindow: 200_000 });
+    assert.equal(small.afterRun(flat, { overflow: true, retried: false }), "overflowRetry");
+    assert.equal(small.afterRun(flat, { overflow: true, retried: true }), "recoveryFailed");
+    assert.equal(small.afterRun(flat, { overflow: false, retried: false }), "nothing");
+    const full = new Compactor({ contextWindow: 30, settings: { reserveTokens: 10, keepRecentTokens: 5 } });
+    assert.equal(full.afterRun([...flat, { role: "user", content: "x".repeat(400), timestamp: 1 }], { overflow: false, retried: true }), "threshold");
+    const off = new Compactor({ contextWindow: 200_000, settings: { enabled: false } });
+    assert.equal(off.afterRun(flat, { overflow: true, retried: false }), "nothing");
+  });
+});

@@ -13,6 +13,8 @@ use crate::js::errors::type_error;
 use crate::js::message_access::{get, message_and_role, message_at, JsArray};
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
 use agent_compaction_core::conversation::view::{is_failed_attempt, model_steps, Fact, Step};
+use agent_compaction_core::conversation::{after_run, Flow, RunEnd};
+use agent_compaction_core::tokens::overflow::StopReason;
 use agent_compaction_core::error::InputError;
 use agent_compaction_core::message::pinned::model_view;
 use agent_compaction_core::message::role::Role;
@@ -140,4 +142,48 @@ fn out_of(
         out.set(k as u32, m);
     }
     Ok(out)
+}
+
+/// The after-run rule's answer as the adapter reads it.
+fn flow_name(flow: Flow) -> &'static str {
+    match flow {
+        Flow::Nothing => "nothing",
+        Flow::OverflowRetry => "overflowRetry",
+        Flow::RecoveryFailed => "recoveryFailed",
+        Flow::SilentOverflow => "silentOverflow",
+        Flow::Threshold => "threshold",
+    }
+}
+
+#[wasm_bindgen]
+impl Compactor {
+    /// What to do after a call made without pi's agent (the core's
+    /// after-run rule): `{ overflow }` whether the call failed with a
+    /// context overflow, `{ retried }` whether this run already retried one.
+    #[wasm_bindgen(js_name = afterRun)]
+    pub fn after_run_js(&self, messages: JsValue, facts: JsValue) -> Result<String, JsValue> {
+        let flag = |key: &str| {
+            js_sys::Reflect::get(&facts, &key.into()).map(|v| v.is_truthy())
+        };
+        let overflow = flag("overflow")?;
+        let retried = flag("retried")?;
+        let end = RunEnd {
+            stop_reason: if overflow { StopReason::Error } else { StopReason::Stop },
+            overflow,
+            same_model: true,
+            before_last_summary: false,
+        };
+        let mut failure = None;
+        let flow = after_run(&end, self.enabled(), retried, || {
+            self.needs_compaction(messages.clone())
+                .unwrap_or_else(|e| {
+                    failure = Some(e);
+                    false
+                })
+        });
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(flow_name(flow).to_string()),
+        }
+    }
 }
