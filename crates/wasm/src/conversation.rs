@@ -14,10 +14,10 @@ use crate::js::message_access::{get, message_and_role, message_at, JsArray};
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
 use agent_compaction_core::conversation::view::{is_failed_attempt, model_steps, Fact, Step};
 use agent_compaction_core::conversation::{after_run, Flow, RunEnd};
-use agent_compaction_core::tokens::overflow::StopReason;
 use agent_compaction_core::error::InputError;
 use agent_compaction_core::message::pinned::model_view;
 use agent_compaction_core::message::role::Role;
+use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, JsString};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -162,24 +162,25 @@ impl Compactor {
     /// context overflow, `{ retried }` whether this run already retried one.
     #[wasm_bindgen(js_name = afterRun)]
     pub fn after_run_js(&self, messages: JsValue, facts: JsValue) -> Result<String, JsValue> {
-        let flag = |key: &str| {
-            js_sys::Reflect::get(&facts, &key.into()).map(|v| v.is_truthy())
-        };
+        let flag = |key: &str| js_sys::Reflect::get(&facts, &key.into()).map(|v| v.is_truthy());
         let overflow = flag("overflow")?;
         let retried = flag("retried")?;
         let end = RunEnd {
-            stop_reason: if overflow { StopReason::Error } else { StopReason::Stop },
+            stop_reason: if overflow {
+                StopReason::Error
+            } else {
+                StopReason::Stop
+            },
             overflow,
             same_model: true,
             before_last_summary: false,
         };
         let mut failure = None;
         let flow = after_run(&end, self.enabled(), retried, || {
-            self.needs_compaction(messages.clone())
-                .unwrap_or_else(|e| {
-                    failure = Some(e);
-                    false
-                })
+            self.needs_compaction(messages.clone()).unwrap_or_else(|e| {
+                failure = Some(e);
+                false
+            })
         });
         match failure {
             Some(e) => Err(e),
