@@ -19,6 +19,8 @@ export declare const OVERFLOW_RECOVERY_FAILED: string;
 export declare const PROVIDER_OPTIONS_KEY: "agentCompaction";
 /** `"data-compaction"`: the type of a divider's part in `toUIMessages(…, { divider: true })`. */
 export declare const DIVIDER_PART_TYPE: "data-compaction";
+/** `"data-tool-output-cleared"`: the type of a cleared-tool-output divider's part in `toUIMessages(…, { divider: true })`. */
+export declare const CLEARED_DIVIDER_PART_TYPE: "data-tool-output-cleared";
 
 /**
  * What the AI SDK has and pi's shapes do not, kept on a flat-array message
@@ -139,7 +141,7 @@ export interface AiSdkSummarizerOptions {
 export declare function aiSdkSummarizer(model: LanguageModel, options?: AiSdkSummarizerOptions): Summarizer;
 
 export interface ToUIMessagesOptions {
-  /** A `data-compaction` divider message where each summary was. */
+  /** A `data-compaction` divider message where each summary was, a `data-tool-output-cleared` one where each clearing marker was. */
   divider?: boolean;
 }
 /** The flat array as useChat's UIMessages (summaries out). */

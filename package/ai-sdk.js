@@ -17,7 +17,7 @@
 // `ai` is an optional peer dependency: it is imported (dynamically) only by
 // aiSdkSummarizer, by run() when an error needs classifying, and by
 // fromUIMessages.
-import { Compactor, convertToLlm, isContextOverflow, transformContext } from "agent-compaction";
+import { agentMessagesToChatMessages, Compactor, convertToLlm, isContextOverflow } from "agent-compaction";
 
 /** pi 0.73's text when an overflow follows a compact-and-retry (the core's agent_flow::RECOVERY_FAILED). */
 export const OVERFLOW_RECOVERY_FAILED =
@@ -383,32 +383,6 @@ function assistantContentToModel(m) {
   });
 }
 
-/**
- * Where the context's `toolOutputCleared` markers are: tool call id -> the
- * last marker listing it and its index (markers come only from a compaction
- * or setMessages, which start a new conversion).
- */
-function clearedIn(flat, start) {
-  const cleared = new Map();
-  for (let i = start; i < flat.length; i++) {
-    const m = flat[i];
-    if (m?.role !== "toolOutputCleared" || !Array.isArray(m.toolCallIds)) continue;
-    for (const id of m.toolCallIds) cleared.set(id, { marker: m, at: i });
-  }
-  return cleared;
-}
-
-/** A cleared tool result as the model gets it: the core's placeholder (convertToLlm of the result and its marker), the same object each time. */
-const placeholders = new WeakMap();
-function placeholderOf(m, marker) {
-  let p = placeholders.get(m);
-  if (p === undefined || p.marker !== marker) {
-    p = { marker, msg: convertToLlm([m, marker])[0] ?? m };
-    placeholders.set(m, p);
-  }
-  return p.msg;
-}
-
 /** A pi-only message (summary, custom, bash): the user text pi sends, carrying the message itself. */
 function carried(m) {
   const llm = convertToLlm([m]);
@@ -477,8 +451,7 @@ export function toModelMessages(messages) {
         msg = withOptions({ role: "user", content: userContentToModel(m) }, m.aiSdk?.providerOptions);
         break;
       case "assistant":
-        // A failed attempt (pi's error or aborted stop) is never sent, as pi-ai skips it.
-        msg = m.stopReason === "error" || m.stopReason === "aborted" ? null : withOptions({ role: "assistant", content: assistantContentToModel(m) }, m.aiSdk?.providerOptions);
+        msg = withOptions({ role: "assistant", content: assistantContentToModel(m) }, m.aiSdk?.providerOptions);
         break;
       default:
         msg = carried(m) ?? null;
@@ -573,6 +546,7 @@ export async function isOverflowError(error, contextWindow) {
 // ---------------------------------------------------------------------------
 // The conversation: the flat array behind generateText / streamText / ToolLoopAgent.
 
+
 const isToolPart = (m) => m?.role === "toolResult" || m?.role === "aiSdkToolPart";
 
 class AiSdkConversation {
@@ -585,17 +559,8 @@ class AiSdkConversation {
   #saving = Promise.resolve();
   /** Of the running call: how many steps are already in the flat array. */
   #taken = 0;
-  /** Where the model's context starts in the flat array (the core's transformContext decides; kept between compactions). */
-  #start = 0;
-  /** Bumped when the flat array changes other than by appending (a compaction). */
-  #generation = 0;
-  /**
-   * What modelMessages() sent, for appends: the ModelMessages of the
-   * context up to `end` (just after its last message that is not a tool
-   * part: a tool group after it may still grow), for `generation`.
-   */
-  #sent = null;
-
+  /** modelMessages' memo (see there). */
+  #converted = { context: [], end: 0, out: [] };
   constructor(options) {
     if (!options || typeof options !== "object") throw new TypeError("aiSdkConversation: options must be an object");
     if (!(options.compactor instanceof Compactor)) throw new TypeError("aiSdkConversation: options.compactor must be a Compactor");
@@ -606,7 +571,6 @@ class AiSdkConversation {
     }
     this.#compactor = options.compactor;
     this.#flat = messages;
-    this.#start = messages.length - transformContext(messages).length;
     this.#systems = messages.filter((m) => m?.role === "system");
     this.#store = options.store;
     this.#sessionId = options.sessionId;
@@ -632,33 +596,31 @@ class AiSdkConversation {
     if (this.#systems.length === 0) return undefined;
     return toModelMessages(this.#systems);
   }
-  /** What the model is sent: the last summary and what follows, as ModelMessages (system messages go in `instructions()`). */
+  /**
+   * What the model is sent, as ModelMessages (system messages go in
+   * `instructions()`): the compactor's model context (the last summary,
+   * the pinned messages before it, what follows; cleared outputs as
+   * placeholders; failed attempts left out), converted.
+   */
   modelMessages() {
-    // Between compactions the context only grows at its end: the messages
-    // converted last time are reused, so a step costs what is new.
-    const flat = this.#flat;
-    let sent = this.#sent;
-    if (!sent || sent.generation !== this.#generation) {
-      sent = this.#sent = { generation: this.#generation, end: this.#start, out: [], cleared: clearedIn(flat, this.#start) };
-    }
-    let stable = flat.length;
-    while (stable > sent.end && isToolPart(flat[stable - 1])) stable--;
+    const context = this.#compactor.modelContext(this.#flat);
+    // A memo on object identity, so that a step converts what is new: the
+    // ModelMessages of a prefix of the last context (up to `end`, just
+    // after a message that is not a tool part: a tool group may still
+    // grow), reused while the new context starts with the same objects.
+    let memo = this.#converted;
+    let same = memo.end <= context.length;
+    for (let k = 0; same && k < memo.end; k++) same = memo.context[k] === context[k];
+    if (!same) memo = this.#converted = { context, end: 0, out: [] };
+    memo.context = context;
     const keep = (list) => (this.#systems.length ? list.filter((m) => m.role !== "system") : list);
-    // Tool results that a later marker cleared go as the core's placeholder.
-    const cleared = sent.cleared;
-    const view = (from, to) => {
-      const slice = flat.slice(from, to);
-      if (cleared.size === 0) return slice;
-      return slice.map((m, k) => {
-        const c = m?.role === "toolResult" ? cleared.get(m.toolCallId) : undefined;
-        return c && c.at > from + k ? placeholderOf(m, c.marker) : m;
-      });
-    };
-    if (stable > sent.end) {
-      for (const m of keep(toModelMessages(view(sent.end, stable)))) sent.out.push(m);
-      sent.end = stable;
+    let stable = context.length;
+    while (stable > memo.end && isToolPart(context[stable - 1])) stable--;
+    if (stable > memo.end) {
+      for (const m of keep(toModelMessages(context.slice(memo.end, stable)))) memo.out.push(m);
+      memo.end = stable;
     }
-    return stable < flat.length ? sent.out.concat(keep(toModelMessages(view(stable, flat.length)))) : sent.out.slice();
+    return stable < context.length ? memo.out.concat(keep(toModelMessages(context.slice(stable)))) : memo.out.slice();
   }
 
   /**
@@ -669,9 +631,7 @@ class AiSdkConversation {
   async setMessages(messages) {
     if (!Array.isArray(messages)) throw new TypeError("setMessages: messages must be an array (the flat array)");
     this.#flat = messages;
-    this.#start = messages.length - transformContext(messages).length;
     this.#systems = messages.filter((m) => m?.role === "system");
-    this.#generation++;
     await this.#save({ replace: true });
     return this.#flat;
   }
@@ -680,8 +640,6 @@ class AiSdkConversation {
   async compact(options = {}) {
     const out = await this.#compactor.compact(this.#flat, { ...options, reason: "manual" });
     this.#flat = out.messages;
-    this.#start = out.messages.length - transformContext(out.messages).length;
-    this.#generation++;
     await this.#save();
     return out;
   }
@@ -730,14 +688,12 @@ class AiSdkConversation {
     const out = await this.#compactor.compact(this.#flat, { reason, willRetry });
     if (out) {
       this.#flat = out.messages;
-      this.#start = out.messages.length - transformContext(out.messages).length;
-      this.#generation++;
     }
     return out;
   }
 
   async #thresholdCheck() {
-    if (!this.#compactor.needsCompaction(this.#flat)) return;
+    if (this.#compactor.afterRun(this.#flat, { overflow: false, retried: false }) !== "threshold") return;
     try {
       await this.#compact("threshold");
     } catch {
@@ -834,8 +790,11 @@ class AiSdkConversation {
       } catch (error) {
         // Steps that succeeded before the failure are already in the flat array.
         this.#taken = 0;
-        if (!(await isOverflowError(error, this.#compactor.contextWindow))) throw error;
-        if (retried) throw new Error(OVERFLOW_RECOVERY_FAILED, { cause: error });
+        // The core's after-run rule: compact and retry once, then pi's text.
+        const overflow = await isOverflowError(error, this.#compactor.contextWindow);
+        const flow = overflow ? this.#compactor.afterRun(this.#flat, { overflow, retried }) : "nothing";
+        if (flow === "recoveryFailed") throw new Error(OVERFLOW_RECOVERY_FAILED, { cause: error });
+        if (flow !== "overflowRetry") throw error;
         retried = true;
         const out = await this.#compact("overflow", true);
         await this.#save();
@@ -888,6 +847,8 @@ export function aiSdkSummarizer(model, options = {}) {
 
 /** The data part a divider row holds (`type: "data-compaction"`). */
 export const DIVIDER_PART_TYPE = "data-compaction";
+/** The part type of a cleared-tool-output divider in `toUIMessages(…, { divider: true })`. */
+export const CLEARED_DIVIDER_PART_TYPE = "data-tool-output-cleared";
 
 function uiIds(messages) {
   const seen = new Map();
@@ -901,9 +862,10 @@ function uiIds(messages) {
 }
 
 /**
- * The flat array as useChat's UIMessages: summaries left out (with
- * `{ divider: true }` a message with one `data-compaction` part stands in
- * each one's place), an assistant's steps and their tool results merged
+ * The flat array as useChat's UIMessages, shown as the core's display rule
+ * says (agentMessagesToChatMessages): summaries and clearing markers left
+ * out (with `{ divider: true }` a message with one `data-compaction` or
+ * `data-tool-output-cleared` part stands in each one's place), an assistant's steps and their tool results merged
  * into one message as useChat does, pi-only messages not shown (a custom
  * message with `display` becomes a `data-custom` part).
  */
@@ -913,8 +875,11 @@ export function toUIMessages(messages, options = {}) {
   const out = [];
   let assistant = null;
   const tools = new Map();
-  for (const m of messages) {
-    if (m === null || typeof m !== "object") throw new TypeError("toUIMessages: every message must be an object");
+  for (const m of messages) if (m === null || typeof m !== "object") throw new TypeError("toUIMessages: every message must be an object");
+  // What is shown, hidden or becomes a divider is the core's display rule.
+  // (asked for dividers always: a summary ends an assistant's row either way).
+  const divider = options.divider === true;
+  for (const m of agentMessagesToChatMessages(messages, { divider: true })) {
     switch (m.role) {
       case "user": {
         assistant = null;
@@ -962,21 +927,22 @@ export function toUIMessages(messages, options = {}) {
         }
         break;
       }
-      case "compactionSummary":
+      case "compactionDivider":
         assistant = null;
-        if (options.divider) {
-          out.push({
-            id: `compaction-${m.timestamp}`,
-            role: "assistant",
-            parts: [{ type: DIVIDER_PART_TYPE, data: { tokensBefore: m.tokensBefore, timestamp: m.timestamp } }],
-          });
-        }
+        if (divider) out.push({ id: `compaction-${m.timestamp}`, role: "assistant", parts: [{ type: DIVIDER_PART_TYPE, data: { tokensBefore: m.tokensBefore, timestamp: m.timestamp } }] });
+        break;
+      case "toolOutputClearedDivider":
+        if (!divider) break;
+        assistant = null;
+        out.push({
+          id: `cleared-${m.timestamp}`,
+          role: "assistant",
+          parts: [{ type: CLEARED_DIVIDER_PART_TYPE, data: { tokensFreed: m.tokensFreed, toolCount: m.toolCount, timestamp: m.timestamp } }],
+        });
         break;
       case "custom":
-        if (m.display) {
-          assistant = null;
-          out.push({ id: idOf(m), role: "assistant", parts: [{ type: "data-custom", data: { customType: m.customType, content: m.content } }] });
-        }
+        assistant = null;
+        out.push({ id: idOf(m), role: "assistant", parts: [{ type: "data-custom", data: { customType: m.customType, content: m.content } }] });
         break;
       default:
         break;
@@ -996,7 +962,7 @@ export async function fromUIMessages(uiMessages, options = {}) {
   const { convertToModelMessages } = await import("ai");
   const out = [];
   for (const ui of uiMessages) {
-    if (ui?.parts?.length && ui.parts.every((p) => p.type === DIVIDER_PART_TYPE)) continue;
+    if (ui?.parts?.length && ui.parts.every((p) => p.type === DIVIDER_PART_TYPE || p.type === CLEARED_DIVIDER_PART_TYPE)) continue;
     const model = await convertToModelMessages([ui], options);
     const pi = fromModelMessages(model, options);
     if (pi[0] && typeof ui.id === "string") pi[0] = { ...pi[0], aiSdk: { ...pi[0].aiSdk, uiId: ui.id } };

@@ -92,6 +92,24 @@ export class Compactor {
   contextTokens(messages: readonly AnyMessage[]): number;
   /** The same, with pi's breakdown. */
   contextTokenEstimate(messages: readonly AnyMessage[]): ContextTokenEstimate;
+  /**
+   * The messages the model is sent, as the same objects: the last summary,
+   * the pinned messages before it (in order), everything after it; a tool
+   * output a later `toolOutputCleared` marker lists as its placeholder; a
+   * failed attempt (an assistant message with stopReason `error` or
+   * `aborted`) left out. What an adapter without pi's agent sends.
+   */
+  modelContext(messages: readonly AnyMessage[]): AnyMessage[];
+  /**
+   * What to do after a call made without pi's agent (the after-run rule
+   * `attach` follows): an overflow is compacted and retried once
+   * (`"overflowRetry"`), a second one stops (`"recoveryFailed"`, pi's
+   * text); otherwise `"threshold"` when the context is over it.
+   */
+  afterRun(
+    messages: readonly AnyMessage[],
+    facts: { overflow: boolean; retried: boolean },
+  ): "nothing" | "overflowRetry" | "recoveryFailed" | "silentOverflow" | "threshold";
   /** `enabled && contextTokens > contextWindow - reserveTokens`. */
   needsCompaction(messages: readonly AnyMessage[]): boolean;
   /** True between `compaction_start` and `compaction_end`. */

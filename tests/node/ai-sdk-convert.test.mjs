@@ -6,6 +6,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import {
+  Compactor,
   convertToLlm,
   estimateContextTokens,
   estimateTokens,
@@ -14,7 +15,7 @@ import {
   serializeConversation,
   transformContext,
 } from "agent-compaction";
-import { fromModelMessages, toModelMessages, PROVIDER_OPTIONS_KEY } from "agent-compaction/ai-sdk";
+import { aiSdkConversation, fromModelMessages, toModelMessages, PROVIDER_OPTIONS_KEY } from "agent-compaction/ai-sdk";
 
 const T = 1_700_000_000_000;
 const po = (k) => ({ [k]: { cache: { type: "ephemeral" } } });
@@ -250,11 +251,14 @@ describe("pi's functions on converted messages", () => {
 });
 
 describe("failed attempts", () => {
-  test("an assistant message that ended in an error or an abort is never sent (as pi-ai skips it)", () => {
+  test("an assistant message that ended in an error or an abort is never sent (as pi-ai skips it); toModelMessages alone converts it", () => {
     const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
     const failed = (stopReason) => ({ role: "assistant", content: [], api: "a", provider: "p", model: "m", usage, stopReason, errorMessage: "boom", timestamp: T });
     const flat = [{ role: "user", content: "hi", timestamp: T }, failed("error"), failed("aborted"), { role: "user", content: "again", timestamp: T }];
-    assert.deepStrictEqual(toModelMessages(flat), [{ role: "user", content: "hi" }, { role: "user", content: "again" }]);
+    const conv = aiSdkConversation({ compactor: new Compactor({ contextWindow: 100_000 }), messages: flat });
+    assert.deepStrictEqual(conv.modelMessages(), [{ role: "user", content: "hi" }, { role: "user", content: "again" }]);
+    // The converter is lossless: what is sent is the engine's decision.
+    assert.equal(toModelMessages(flat).length, 4);
   });
 });
 

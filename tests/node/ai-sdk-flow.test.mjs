@@ -438,7 +438,10 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.ok(plain.every((m) => !JSON.stringify(m).includes("compaction_summary")));
     const dividers = withDivider.filter((m) => m.parts[0]?.type === "data-compaction");
     assert.equal(dividers.length, flat.filter((m) => m.role === "compactionSummary").length);
-    assert.equal(withDivider.length, plain.length + dividers.length);
+    // A clearing marker is shown as its own divider, as agentMessagesToChatMessages shows it.
+    const cleared = withDivider.filter((m) => m.parts[0]?.type === "data-tool-output-cleared");
+    assert.equal(cleared.length, flat.filter((m) => m.role === "toolOutputCleared").length);
+    assert.equal(withDivider.length, plain.length + dividers.length + cleared.length);
     assert.deepEqual(plain.filter((m) => m.role === "user").map((m) => m.parts[0].text), ["turn 0", "turn 1", "turn 2", "turn 3"]);
     const toolParts = plain.flatMap((m) => m.parts).filter((p) => p.type === "tool-work");
     assert.ok(toolParts.length > 0 && toolParts.every((p) => p.state === "output-available" && p.output.startsWith("RESULT-")));

@@ -22,15 +22,15 @@ use js_sys::{Array, JsString};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-fn id_units(id: &JsString) -> Vec<u16> {
+pub(crate) fn id_units(id: &JsString) -> Vec<u16> {
     id.iter().collect()
 }
 
 /// A marker's ids (as UTF-16 units) and, when it has them, each output's size.
-type MarkerLists = (Vec<Vec<u16>>, Option<Vec<Option<u64>>>);
+pub(crate) type MarkerLists = (Vec<Vec<u16>>, Option<Vec<Option<u64>>>);
 
 /// The ids and sizes the marker at `index` lists.
-fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists, InputError> {
+pub(crate) fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists, InputError> {
     let path = || FieldPath::element("messages", index);
     let ids = get(message, "toolCallIds", || path().field("toolCallIds"))?;
     let ids = JsArray::expect(

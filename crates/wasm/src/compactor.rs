@@ -106,6 +106,8 @@ struct State {
     on_event: Option<Function>,
     tracked: Tracked,
     llm: LlmCache,
+    /// The facts the model's view needs, per message (`modelContext`).
+    view: crate::conversation::ViewFacts,
     /// The context `transformContext` last returned: (array, its length,
     /// the tracked generation then).
     last_context: Option<(JsValue, u32, u32)>,
@@ -541,6 +543,7 @@ impl Compactor {
             },
             last_context: None,
             llm: LlmCache::default(),
+            view: Default::default(),
             attached: None,
         };
         state.resolve(o.model, o.context_window)?;
@@ -813,6 +816,26 @@ impl Compactor {
         let head = crate::pinned::view(&array, start, &resent).ok()?;
         head.set_length(1 + resent.len() as u32);
         Some(head)
+    }
+
+    /// `messages` brought in line with the index, then `f` with the array,
+    /// where its last summary is, the pinned messages re-sent after it and
+    /// the view's fact cache (kept for the tracked generation).
+    pub(super) fn with_view<R>(
+        &self,
+        messages: &JsValue,
+        f: impl FnOnce(&JsArray, Option<usize>, &[usize], &mut crate::conversation::ViewFacts) -> R,
+    ) -> Result<R, JsValue> {
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let s = &mut *s;
+        let array = s.tracked.sync(messages).map_err(type_error)?;
+        let summary = s.tracked.index.last_summary();
+        let resent: &[usize] = match summary {
+            Some(_) => s.tracked.index.resent(),
+            None => &[],
+        };
+        s.view.keep(s.tracked.generation, array.len() as usize);
+        Ok(f(&array, summary, resent, &mut s.view))
     }
 
     /// Where the last `compactionSummary` in `messages` is.

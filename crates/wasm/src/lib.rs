@@ -15,6 +15,7 @@ pub mod branch;
 pub mod clearing;
 pub mod compaction;
 pub mod compactor;
+pub mod conversation;
 pub mod estimate;
 pub mod extractive;
 pub mod fetch_summarizers;

@@ -459,6 +459,14 @@ impl<K: Ord> ClearedOutputs<K> {
         let (marker, size) = self.by_id[at].1;
         (marker > index).then_some(size)
     }
+
+    /// The index of the marker that clears the tool result at `index` with
+    /// this id (the last one listing it, when it comes after the result).
+    pub fn clearing_marker(&self, id: &K, index: usize) -> Option<usize> {
+        let at = self.by_id.binary_search_by(|(key, _)| key.cmp(id)).ok()?;
+        let marker = self.by_id[at].1 .0;
+        (marker > index).then_some(marker)
+    }
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

@@ -1,0 +1,134 @@
+// What the model is sent, through every adapter with the same cases
+// (tests/support/context-cases.mjs): the Compactor's modelContext, its
+// agentHooks (transformContext + convertToLlm), attach with a real
+// pi-agent-core Agent talking to the mock LLM server over HTTP, and the AI
+// SDK conversation (modelMessages, prepareStep, run with the SDK's mock
+// model). One engine decides; every adapter must send the same messages.
+import { after, before, beforeEach, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { Agent } from "@mariozechner/pi-agent-core";
+import { generateText } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { Compactor } from "agent-compaction";
+import { aiSdkConversation } from "agent-compaction/ai-sdk";
+import { startMockLlm } from "../support/mock-llm-server.mjs";
+import { CASES, labelOf } from "../support/context-cases.mjs";
+
+const compactor = () => new Compactor({ contextWindow: 200_000, model: "local/m" });
+const labels = (messages) => messages.map(labelOf);
+/** pi-ai leaves failed attempts out at the provider: the hooks hand them on. */
+const atProvider = (messages) => messages.filter((m) => !(m.role === "assistant" && (m.stopReason === "error" || m.stopReason === "aborted")));
+
+let mock;
+before(async () => {
+  mock = await startMockLlm();
+});
+after(() => mock.close());
+beforeEach(() => {
+  mock.requests.length = 0;
+});
+
+const model = () => ({
+  id: "m",
+  name: "m",
+  api: "openai-completions",
+  provider: "local",
+  baseUrl: `${mock.url}v1`,
+  reasoning: false,
+  input: ["text"],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 200_000,
+  maxTokens: 1000,
+});
+
+/** An AI SDK mock model that records each prompt. */
+function recordingModel() {
+  const prompts = [];
+  const model = new MockLanguageModelV3({
+    doGenerate: async ({ prompt }) => {
+      prompts.push(prompt);
+      return {
+        content: [{ type: "text", text: "ok" }],
+        finishReason: { unified: "stop", raw: undefined },
+        usage: { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } },
+        warnings: [],
+      };
+    },
+  });
+  return { model, prompts };
+}
+
+for (const c of CASES) {
+  describe(c.name, () => {
+    test("compactor.modelContext", () => {
+      // Agent messages: the markers stay (the model never gets them as such).
+      const out = compactor().modelContext(c.messages).filter((m) => m.role !== "toolOutputCleared");
+      assert.deepEqual(labels(out), c.expected);
+      // The same objects, except placeholders.
+      for (const m of out) if (labelOf(m) !== "CLEARED") assert.ok(c.messages.includes(m));
+    });
+
+    test("agentHooks: transformContext + convertToLlm", async () => {
+      const hooks = compactor().agentHooks();
+      const llm = await hooks.convertToLlm(await hooks.transformContext(c.messages));
+      assert.deepEqual(labels(atProvider(llm)), c.expected);
+    });
+
+    test("attach: a real Agent's request to the provider", async () => {
+      mock.setMode(() => ({ text: "L:answer", usage: { prompt_tokens: 100, completion_tokens: 1, total_tokens: 101 } }));
+      const comp = compactor();
+      const agent = new Agent({ initialState: { model: model(), systemPrompt: "sys", messages: c.messages }, getApiKey: () => "local" });
+      const detach = comp.attach(agent);
+      await agent.prompt("L:next");
+      await agent.waitForIdle();
+      detach();
+      const sent = mock.requests[0].body.messages.filter((m) => m.role !== "system" && m.role !== "developer");
+      assert.deepEqual(labels(sent), [...c.expected, "next"]);
+    });
+
+    test("AI SDK: modelMessages, prepareStep and run", async () => {
+      const conv = aiSdkConversation({ compactor: compactor(), messages: c.messages });
+      assert.deepEqual(labels(conv.modelMessages()), c.expected);
+      const step = await conv.prepareStep({ stepNumber: 0, steps: [] });
+      assert.deepEqual(labels(step.messages), c.expected);
+      await conv.append({ role: "user", content: "L:next" });
+      const { model: m, prompts } = recordingModel();
+      await conv.run((args) => generateText({ model: m, ...args }));
+      assert.deepEqual(labels(prompts[0]), [...c.expected, "next"]);
+    });
+  });
+}
+
+describe("toUIMessages shows what the core's display rule shows", () => {
+  test("summaries and clearing markers become dividers with divider: true, and nothing without; a custom message only with display", async () => {
+    const { toUIMessages, DIVIDER_PART_TYPE, CLEARED_DIVIDER_PART_TYPE, fromUIMessages } = await import("agent-compaction/ai-sdk");
+    const { agentMessagesToChatMessages } = await import("agent-compaction");
+    const c = CASES.find((x) => x.messages.some((m) => m.role === "toolOutputCleared"));
+    const flat = [...c.messages, { role: "custom", customType: "note", content: "hidden", display: false, timestamp: 1 }, { role: "custom", customType: "note", content: "shown", display: true, timestamp: 2 }];
+    const types = (ui) => ui.flatMap((m) => m.parts.map((p) => p.type)).filter((t) => t.startsWith("data-"));
+    const withDividers = toUIMessages(flat, { divider: true });
+    assert.deepEqual(types(withDividers), [DIVIDER_PART_TYPE, CLEARED_DIVIDER_PART_TYPE, "data-custom"]);
+    const cleared = withDividers.find((m) => m.parts[0].type === CLEARED_DIVIDER_PART_TYPE).parts[0].data;
+    const core = agentMessagesToChatMessages(flat, { divider: true }).find((m) => m.role === "toolOutputClearedDivider");
+    assert.deepEqual(cleared, { tokensFreed: core.tokensFreed, toolCount: core.toolCount, timestamp: core.timestamp });
+    assert.deepEqual(types(toUIMessages(flat)), ["data-custom"]);
+    assert.equal(withDividers.filter((m) => m.parts.some((p) => p.type === "data-custom" && p.data.content === "hidden")).length, 0);
+    // Dividers are not messages: reading the UI back skips them.
+    const back = await fromUIMessages(withDividers.filter((m) => m.parts.every((p) => p.type === DIVIDER_PART_TYPE || p.type === CLEARED_DIVIDER_PART_TYPE)));
+    assert.deepEqual(back, []);
+  });
+});
+
+describe("the after-run rule, as the AI SDK's run asks it", () => {
+  test("an overflow is retried once, a second one is pi's recovery-failed; a success is a threshold check", () => {
+    const flat = CASES[0].messages;
+    const small = new Compactor({ contextWindow: 200_000 });
+    assert.equal(small.afterRun(flat, { overflow: true, retried: false }), "overflowRetry");
+    assert.equal(small.afterRun(flat, { overflow: true, retried: true }), "recoveryFailed");
+    assert.equal(small.afterRun(flat, { overflow: false, retried: false }), "nothing");
+    const full = new Compactor({ contextWindow: 30, settings: { reserveTokens: 10, keepRecentTokens: 5 } });
+    assert.equal(full.afterRun([...flat, { role: "user", content: "x".repeat(400), timestamp: 1 }], { overflow: false, retried: true }), "threshold");
+    const off = new Compactor({ contextWindow: 200_000, settings: { enabled: false } });
+    assert.equal(off.afterRun(flat, { overflow: true, retried: false }), "nothing");
+  });
+});
