@@ -126,20 +126,56 @@ fn out_of(
     if plain && steps.iter().all(|s| matches!(s, Step::Send(_))) {
         return crate::pinned::view(array, start, if summary.is_some() { resent } else { &[] });
     }
-    let out = Array::new_with_length(steps.len() as u32);
-    for (k, step) in steps.iter().enumerate() {
-        let m = match *step {
-            Step::Send(i) => message_at(array, i)?,
-            Step::Placeholder { result, marker } => match &made[result] {
-                Some((m, p)) if *m == marker => p.clone(),
+    // Runs of consecutive messages go as slices of the caller's array, and
+    // are joined with the placeholders by one `concat`: a few crossings per
+    // call instead of one per message.
+    let parts = Array::new();
+    let mut run: Option<(usize, usize)> = None;
+    let source = array.as_array();
+    for step in steps {
+        match *step {
+            Step::Send(i) => match run {
+                Some((from, to)) if to == i => run = Some((from, i + 1)),
                 _ => {
-                    let p = placeholder(array, result, marker)?;
-                    made[result] = Some((marker, p.clone()));
-                    p
+                    if let Some((from, to)) = run {
+                        parts.push(&source.slice(from as u32, to as u32));
+                    }
+                    run = Some((i, i + 1));
                 }
             },
-        };
-        out.set(k as u32, m);
+            Step::Placeholder { result, marker } => {
+                if let Some((from, to)) = run.take() {
+                    parts.push(&source.slice(from as u32, to as u32));
+                }
+                let p = match &made[result] {
+                    Some((m, p)) if *m == marker => p.clone(),
+                    _ => {
+                        let p = placeholder(array, result, marker)?;
+                        made[result] = Some((marker, p.clone()));
+                        p
+                    }
+                };
+                // Wrapped, so that `concat` adds it as one element whatever it is.
+                parts.push(&Array::of1(&p));
+            }
+        }
+    }
+    if let Some((from, to)) = run {
+        parts.push(&source.slice(from as u32, to as u32));
+    }
+    let concat = js_sys::Reflect::get(&Array::new(), &"concat".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    if let Some(joined) = concat.and_then(|f| f.apply(&Array::new(), &parts).ok()) {
+        return Ok(joined.unchecked_into());
+    }
+    // `Array.prototype.concat` replaced by the page with something that
+    // throws: the parts joined one element at a time.
+    let out = Array::new();
+    for part in parts.iter() {
+        for m in part.unchecked_into::<Array>().iter() {
+            out.push(&m);
+        }
     }
     Ok(out)
 }

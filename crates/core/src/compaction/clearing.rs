@@ -34,7 +34,8 @@
 //!   and whether it is worth it (at least `minFreedTokens`) and enough
 //!   (the context then at or under the threshold) — [`ClearingPlan`];
 //! - which tier runs ([`tries_clearing`]);
-//! - how a marker counts in the context tokens ([`marker_counts`]): usage
+//! - how a marker counts in the context tokens
+//!   ([`marker_counts`](crate::tokens::context_tokens::marker_counts)): usage
 //!   reported before the clearing still includes the cleared outputs, so
 //!   what a marker freed is subtracted until an assistant message reports
 //!   usage after it (that usage already reflects the placeholders);
@@ -364,15 +365,6 @@ pub fn last_undoable_index<E>(
         }
     }
     Ok(None)
-}
-
-/// Whether what a marker freed still counts off the context tokens: it is
-/// in the current context and newer than the last summary (a marker from
-/// before a summary cleared outputs that summary's context no longer
-/// counts, or counts in full), and no usage was reported after it (usage
-/// reported after the clearing already saw the placeholders).
-pub fn marker_counts(marker_ts: f64, summary_ts: Option<f64>, usage_ts: Option<f64>) -> bool {
-    summary_ts.is_none_or(|s| marker_ts > s) && usage_ts.is_none_or(|u| u <= marker_ts)
 }
 
 const PLACEHOLDER_OPEN: &str = "[Output of ";

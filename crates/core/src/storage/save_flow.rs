@@ -34,7 +34,7 @@ use super::marks::Marks;
 use super::packing::{self, KeyOf, Layout};
 use super::save_plan::{check_removals, durability, Durability, Edit, WriteKind};
 use super::session_meta::{saved_last_modified, SaveFields};
-use crate::compaction::clearing::marker_counts;
+use crate::tokens::context_tokens::marker_counts;
 use crate::tokens::context_tokens::{estimate_from_end, less_freed, read_back};
 use crate::tokens::estimate::MessageFacts;
 
@@ -295,7 +295,7 @@ pub fn whole_put_failure(
 /// ignored); while no fresh usage follows the summary, the pinned messages
 /// re-sent after it count too; what clearing markers after the summary
 /// freed comes off until usage is reported after them
-/// (`compaction::clearing::marker_counts`). `marks` are the array's pinned
+/// (`tokens::context_tokens::marker_counts`). `marks` are the array's pinned
 /// messages and markers. `read(from, to)` gives the facts of messages
 /// `[from, to)`; the walk asks for them in chunks of 4, 8, 16, then 32 from
 /// the end (a turn's save finds the usage among the last few), then one by

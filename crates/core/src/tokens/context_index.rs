@@ -56,9 +56,9 @@
 //! indices are kept in a [`PinnedSet`] as messages are added, so finding
 //! them costs no scan.
 
-use crate::compaction::clearing::marker_counts;
 use crate::message::pinned::PinnedSet;
 use crate::message::role::Role;
+use crate::tokens::context_tokens::marker_counts;
 use crate::tokens::context_tokens::{estimate_with_usage_after, less_freed, ContextTokens};
 use crate::tokens::estimate::MessageFacts;
 use std::convert::Infallible;
@@ -603,7 +603,7 @@ impl ContextIndex {
     }
 
     /// What the markers in the context freed and that still counts
-    /// (`compaction::clearing::marker_counts`). Costs the markers after the
+    /// (`tokens::context_tokens::marker_counts`). Costs the markers after the
     /// last summary.
     fn freed(&self) -> u64 {
         let summary = self.last_summary;

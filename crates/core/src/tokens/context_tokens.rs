@@ -2,7 +2,6 @@
 //! reported, plus estimates of the messages after it (pi's
 //! `estimateContextTokens`), and the threshold check (`shouldCompact`).
 
-use crate::compaction::clearing::marker_counts;
 use crate::error::InputError;
 use crate::js::options::{expect_object, Reader, Value};
 use crate::message::role::Role;
@@ -35,7 +34,7 @@ pub fn estimate_context_tokens(facts: &[MessageFacts]) -> ContextTokens {
 /// message whose timestamp is at or before `stale_until` is ignored: after a
 /// compaction, the kept messages still carry the usage of the old, larger
 /// context (SPEC §3, "Stale usage"). What `toolOutputCleared` markers freed
-/// is taken off while it still counts (`compaction::clearing::marker_counts`).
+/// is taken off while it still counts ([`marker_counts`]).
 pub fn estimate_with_usage_after(
     facts: &[MessageFacts],
     stale_until: Option<f64>,
@@ -149,6 +148,15 @@ pub fn read_back<E>(
         }
         pending.pop().map(Ok)
     })
+}
+
+/// Whether what a marker freed still counts off the context tokens: it is
+/// in the current context and newer than the last summary (a marker from
+/// before a summary cleared outputs that summary's context no longer
+/// counts, or counts in full), and no usage was reported after it (usage
+/// reported after the clearing already saw the placeholders).
+pub fn marker_counts(marker_ts: f64, summary_ts: Option<f64>, usage_ts: Option<f64>) -> bool {
+    summary_ts.is_none_or(|s| marker_ts > s) && usage_ts.is_none_or(|u| u <= marker_ts)
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

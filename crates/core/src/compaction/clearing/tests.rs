@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::js::json::parse;
+use crate::tokens::context_tokens::marker_counts;
 use Role::*;
 
 fn out(name: &str) -> ToolOutput<String> {
