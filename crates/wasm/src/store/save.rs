@@ -157,7 +157,8 @@ async fn save_locked(
     let problem = check_storable(&new, &inserted);
     if !problem.is_null() {
         let p: Array = problem.unchecked_into();
-        let subject = format!("messages[{}]", p.get(0).as_f64().unwrap_or(0.0));
+        // An array index: printed as an integer, without Rust's float formatting.
+        let subject = format!("messages[{}]", p.get(0).as_f64().unwrap_or(0.0) as u32);
         let text = |i| p.get(i).as_string().unwrap_or_default();
         return Err(js_sys::TypeError::new(&flow::unstorable(&subject, &text(1), &text(2))).into());
     }
