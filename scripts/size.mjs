@@ -36,12 +36,12 @@ const top = topIndex >= 0 ? Number(args[topIndex + 1] ?? 10) : 0;
 // so `<agent_compaction_core::session_file::Error as Display>::fmt` is a
 // session-file function.
 const AREAS = [
-  ["session files (pi JSONL)", [/agent_compaction_core::session_file\b/, /agent_compaction::session_file\b/, /agent_compaction::store::jsonl\b/]],
-  ["store (IndexedDB)", [/agent_compaction::store\b/, /agent_compaction_core::storage\b/, /indexed_db_futures/, /web_sys::features::gen_Idb/, /\btokio\b/, /\bfutures_(channel|util|core)\b/]],
+  ["session files (pi JSONL)", [/agent_compaction_core::session_file\b/, /agent_compaction::session_file\b/, /agent_compaction::storage::jsonl\b/]],
+  ["store (IndexedDB)", [/agent_compaction::storage\b/, /agent_compaction_core::storage\b/, /indexed_db_futures/, /web_sys::features::gen_Idb/, /\btokio\b/, /\bfutures_(channel|util|core)\b/]],
   ["extractive summarizer", [/compaction::extractive\b/]],
-  ["fetch summarizers", [/agent_compaction::fetch_summarizers\b/]],
+  ["fetch summarizers", [/agent_compaction::providers\b/]],
   ["clearing tier (tool output)", [/agent_compaction_core::compaction::clearing\b/, /agent_compaction::clearing\b/]],
-  ["compactor / flow", [/agent_compaction::(compactor|compaction|attach|undo)\b/, /agent_compaction_core::compaction::(flow|agent_flow)\b/]],
+  ["compactor / flow", [/agent_compaction::(compactor|compaction|agent_flow|conversation|undo)\b/, /agent_compaction_core::compaction::(flow|agent_flow)\b/]],
   ["core: JS semantics (json, numbers, dates, strings)", [/agent_compaction_core::js\b/, /agent_compaction::js::engine\b/]],
   ["core: tokens, cut point, prepare, serialize, messages, settings", [/agent_compaction_core::/]],
   ["binding: messages, estimate, prepare, settings, errors", [/agent_compaction::/]],

@@ -1,6 +1,6 @@
 // Unit tests of shim/locks.js with a lock manager of this file standing in
 // for navigator.locks: the lease is kept and reused as the policy says (the
-// policy is a stand-in for core::storage::lease::answer, asked with the
+// policy is a stand-in for core::storage::locks::answer, asked with the
 // facts the shim packs), calls run one at a time, a release lets go,
 // without Web Locks the calls queue in this realm, and a call that waits
 // longer than its timeout gives up its place and never runs.
@@ -61,7 +61,7 @@ function useLocks(locks) {
   Object.defineProperty(globalThis, "navigator", { value: locks ? { locks } : undefined, configurable: true, writable: true });
 }
 
-// The core's policy (lease.rs), as numbers; it records what it was asked.
+// The core's policy (storage/locks.rs), as numbers; it records what it was asked.
 const asked = [];
 function policy(linger) {
   return (question, calls, bits) => {

@@ -112,7 +112,7 @@ struct State {
     /// the tracked generation then).
     last_context: Option<(JsValue, u32, u32)>,
     /// The agent this compactor is attached to (`attach`).
-    attached: Option<Rc<crate::attach::Attachment>>,
+    attached: Option<Rc<crate::agent_flow::Attachment>>,
 }
 
 #[wasm_bindgen(skip_typescript)]
@@ -778,14 +778,14 @@ impl Compactor {
         }
     }
 
-    pub(super) fn attachment(&self) -> Option<Rc<crate::attach::Attachment>> {
+    pub(super) fn attachment(&self) -> Option<Rc<crate::agent_flow::Attachment>> {
         self.state
             .try_borrow()
             .ok()
             .and_then(|s| s.attached.clone())
     }
 
-    pub(super) fn set_attachment(&self, attachment: Option<Rc<crate::attach::Attachment>>) {
+    pub(super) fn set_attachment(&self, attachment: Option<Rc<crate::agent_flow::Attachment>>) {
         if let Ok(mut s) = self.state.try_borrow_mut() {
             s.attached = attachment;
         }

@@ -10,7 +10,7 @@
 //! The crate is empty outside wasm32; the core is tested natively on its own.
 #![cfg(target_arch = "wasm32")]
 
-pub mod attach;
+pub mod agent_flow;
 pub mod branch;
 pub mod clearing;
 pub mod compaction;
@@ -18,13 +18,13 @@ pub mod compactor;
 pub mod conversation;
 pub mod estimate;
 pub mod extractive;
-pub mod fetch_summarizers;
 pub mod js;
 pub mod message;
 pub mod pinned;
 pub mod prepare;
+pub mod providers;
 pub mod serialize;
 pub mod session_file;
 pub mod settings;
-pub mod store;
+pub mod storage;
 pub mod undo;

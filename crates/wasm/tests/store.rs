@@ -4,7 +4,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use agent_compaction::session_file::pi_session_to_messages;
-use agent_compaction::store::SessionStore;
+use agent_compaction::storage::SessionStore;
 use js_sys::{Array, Promise, Reflect};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;

@@ -1,7 +1,7 @@
 // Change notices between SessionStores on one database: the BroadcastChannel,
 // posts sent in the task after the change's call settled, and the app's
 // onChange listeners. What a notice means for a store's cache is decided in
-// Rust (crates/wasm/src/store/changes.rs). Imported by changes.rs.
+// Rust (crates/wasm/src/storage/changes.rs). Imported by changes.rs.
 
 // The store's BroadcastChannel, or null where there is none. It must not
 // keep a Node process alive.

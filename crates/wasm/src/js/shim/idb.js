@@ -1,8 +1,8 @@
 // IndexedDB plumbing for the SessionStore: promises around requests and
 // transactions, reading records, the schema upgrade's event and cursor. No
 // decisions: what an upgrade writes into an old record is decided in Rust
-// (core::storage::session_meta::defaults) through the `decide` callback.
-// Imported by crates/wasm/src/store/records.rs, load.rs, schema.rs and
+// (core::storage::meta::defaults) through the `decide` callback.
+// Imported by crates/wasm/src/storage/records.rs, load.rs, schema.rs and
 // sessions.rs.
 
 // Resolves with an IDBRequest's result; rejects with its error.

@@ -110,7 +110,7 @@ export function syncLlm(known, messages, scanFrom) {
 // for an object not there. The prefix is looked for from `start` (the
 // caller vouches for what lies before). The edit is made from that in Rust
 // (crates/core/src/conversation/edit.rs). Used by the compactor's syncs and
-// the store's save (crates/wasm/src/store/save.rs), which scans every
+// the store's save (crates/wasm/src/storage/save.rs), which scans every
 // known message (a message replaced anywhere must be written; a few
 // microseconds for thousands of messages, next to the write).
 export function identityFacts(known, messages, start = 0) {

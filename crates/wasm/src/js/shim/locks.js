@@ -3,14 +3,14 @@
 // is missing (Node, insecure contexts) or refused (opaque origins), and the
 // channel on which a context says it wants a lock. The lease policy — when a
 // kept lock is reused, how long it is kept, what a failed request falls
-// back to — is decided in Rust (crates/core/src/storage/lease.rs) through
+// back to — is decided in Rust (crates/core/src/storage/locks.rs) through
 // the function `setLeasePolicy` installs; this module holds the state and
 // runs the timers. No call waits for its lock longer than the timeout it is
 // given (the store's lockTimeoutMs, chosen in Rust): it then leaves the
 // queue, rejects with a value `lockTimedOut` recognizes, and its callback
-// never runs. Imported by crates/wasm/src/store/locks.rs.
+// never runs. Imported by crates/wasm/src/storage/locks.rs.
 
-// Questions to the policy (core::storage::lease::question).
+// Questions to the policy (core::storage::locks::question).
 const TAKE = 0;
 const IDLE = 1;
 const FAILED = 2;
@@ -18,7 +18,7 @@ const FAILED = 2;
 let policy = null;
 let channelName = null;
 
-// `decide(question, calls, bits)` answers as core::storage::lease::answer;
+// `decide(question, calls, bits)` answers as core::storage::locks::answer;
 // `channel` is the BroadcastChannel's name for lock wishes.
 export function setLeasePolicy(decide, channel) {
   policy = decide;

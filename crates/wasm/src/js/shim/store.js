@@ -3,8 +3,8 @@
 // made of), its error objects, and the origin's storage (persist, estimate).
 // Decisions are made in Rust: the diff's plan (crates/core/src/conversation/edit.rs
 // from known.js's identityFacts, and crates/core/src/storage/diff.rs),
-// what may be dropped, the keys, the record's fields (session_meta.rs), the
-// errors (error.rs). Imported by crates/wasm/src/store/records.rs, load.rs
+// what may be dropped, the keys, the record's fields (the core's storage/meta.rs), the
+// errors (error.rs). Imported by crates/wasm/src/storage/records.rs, load.rs
 // and mod.rs.
 
 import { ConflictError } from "./errors.js";
@@ -207,7 +207,7 @@ export function mergeMeta(stored, fields, queued) {
 }
 
 // A session record as the app sees it: without the `internal` fields
-// (core::storage::session_meta::INTERNAL_FIELDS).
+// (core::storage::meta::INTERNAL_FIELDS).
 export function publicMeta(record, internal) {
   const meta = {};
   for (const k of Object.keys(record)) if (!internal.includes(k)) meta[k] = record[k];

@@ -9,15 +9,15 @@ use super::records::{marks_among, message_key, storage_error};
 use super::save::{context_tokens, preview_of};
 use crate::js::errors::type_error;
 use crate::js::message_access::messages_array;
+use agent_compaction_core::storage::meta::{written_whole, Contents, Seed, PREVIEW_MAX};
 use agent_compaction_core::storage::packing::Pack;
 use agent_compaction_core::storage::save_flow::whole_put_failure;
-use agent_compaction_core::storage::session_meta::{written_whole, Contents, Seed, PREVIEW_MAX};
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use web_sys::IdbObjectStore;
 
 /// The meta record a session holding `messages` gets (not yet stored), and
-/// the layout of its records (`core::storage::session_meta::written_whole`).
+/// the layout of its records (`core::storage::meta::written_whole`).
 /// Fails on messages the core cannot read.
 pub fn meta_for(seed: &Seed, messages: &Array) -> Result<(JsValue, Vec<Pack>), JsValue> {
     let array = messages_array(messages).map_err(type_error)?;

@@ -14,7 +14,7 @@ use crate::session_file::fresh_id;
 use agent_compaction_core::storage::connection::{delete_landed, Landed};
 use agent_compaction_core::storage::error::StoreError;
 use agent_compaction_core::storage::known::View;
-use agent_compaction_core::storage::session_meta::new_session;
+use agent_compaction_core::storage::meta::new_session;
 use js_sys::Array;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;

@@ -1,5 +1,5 @@
 //! Session records out to JavaScript: the core's `SessionRecord`,
-//! `SaveFields` and upgrade `Patch` (`core::storage::session_meta`, whose
+//! `SaveFields` and upgrade `Patch` (`core::storage::meta`, whose
 //! `Serialize` gives their shape) as the objects IndexedDB stores, through
 //! serde-wasm-bindgen. A save's `contextKey` and `pinnedKeys` are made of
 //! keys this store already holds as JavaScript arrays, set on the fields
@@ -9,7 +9,7 @@
 //! record has.
 
 use super::records::{get, set};
-use agent_compaction_core::storage::session_meta::{OldRecord, Patch, SaveFields, SessionRecord};
+use agent_compaction_core::storage::meta::{OldRecord, Patch, SaveFields, SessionRecord};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 

@@ -16,17 +16,17 @@
 //! to the browser's lock manager. A context that finds the lock taken tells
 //! the holder, which then lets it go as soon as its current call ends. When
 //! a lease is reused, kept or let go is the core's policy
-//! (`core::storage::lease`), installed in the shim by [`install_policy`].
+//! (`core::storage::locks`), installed in the shim by [`install_policy`].
 //!
 //! No call waits for a lock longer than the store's lock timeout
-//! (`lockTimeoutMs`, `core::storage::lease::lock_timeout`): the shim then
+//! (`lockTimeoutMs`, `core::storage::locks::lock_timeout`): the shim then
 //! takes it out of the queue and the call fails with `LockTimeoutError`
 //! without having run (nothing is written without the lock).
 
 use super::records::{store_error, thrown};
 use super::{string_arg, Inner, Task};
 use agent_compaction_core::storage::error::StoreError;
-use agent_compaction_core::storage::lease;
+use agent_compaction_core::storage::locks as lease;
 use js_sys::{Function, Promise};
 use std::future::Future;
 use std::rc::Rc;
@@ -50,14 +50,14 @@ extern "C" {
     fn set_lease_policy(decide: &Policy, channel: &str);
 }
 
-/// `(question, calls, bits) -> answer`: `core::storage::lease::answer`.
+/// `(question, calls, bits) -> answer`: `core::storage::locks::answer`.
 type Policy = Closure<dyn Fn(u32, u32, u32) -> f64>;
 
 thread_local! {
     static POLICY: std::cell::OnceCell<Policy> = const { std::cell::OnceCell::new() };
 }
 
-/// Hands the shim the lease policy (`core::storage::lease`), once per
+/// Hands the shim the lease policy (`core::storage::locks`), once per
 /// realm: the shim asks it whenever a lease is to be reused or let go.
 pub fn install_policy() {
     POLICY.with(|policy| {

@@ -4,8 +4,8 @@
 
 use agent_compaction_core::storage::error::{CallError, StoreError};
 use agent_compaction_core::storage::marks::Marks;
+use agent_compaction_core::storage::meta::INTERNAL_FIELDS;
 use agent_compaction_core::storage::save_plan::{Durability, Position};
-use agent_compaction_core::storage::session_meta::INTERNAL_FIELDS;
 use js_sys::{Array, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;

@@ -12,7 +12,7 @@
 //! - `sessions` gets the index `byLastModified`, which `list()` reads
 //!   backwards (newest first);
 //! - every session record written before gets the fields version 2 relies
-//!   on, with defaults where one is missing (`core::storage::session_meta::defaults`) (a record without a numeric
+//!   on, with defaults where one is missing (`core::storage::meta::defaults`) (a record without a numeric
 //!   `lastModified` would be left out of the index, and so of `list()`;
 //!   a missing `messageCount` is counted from the records).
 //!
@@ -39,7 +39,7 @@ use super::meta;
 use super::records::store_error;
 use agent_compaction_core::storage::connection::{open_failure_reason, OpenFailure};
 use agent_compaction_core::storage::error::StoreError;
-use agent_compaction_core::storage::session_meta::{defaults, Patch};
+use agent_compaction_core::storage::meta::{defaults, Patch};
 use js_sys::Reflect;
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -16,10 +16,10 @@ use crate::session_file::fresh_id;
 use crate::session_file::{messages_to_pi_session, pi_session_to_messages};
 use agent_compaction_core::storage::arguments::{import_text, imported_created_at};
 use agent_compaction_core::storage::connection::{whole_landed, Landed};
-use agent_compaction_core::storage::save_plan::{durability, WriteKind};
-use agent_compaction_core::storage::session_meta::{
+use agent_compaction_core::storage::meta::{
     export_options, import_title, model_key, Seed, IMPORT_TITLE_MAX,
 };
+use agent_compaction_core::storage::save_plan::{durability, WriteKind};
 use js_sys::{Array, Object};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;

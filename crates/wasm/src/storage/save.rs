@@ -26,12 +26,12 @@ use agent_compaction_core::storage::connection::Landed;
 use agent_compaction_core::storage::diff::key_runs;
 use agent_compaction_core::storage::known::View;
 use agent_compaction_core::storage::marks::{pinned_slots, Marks};
+use agent_compaction_core::storage::meta::{PREVIEW_MAX, PREVIEW_SCAN};
 use agent_compaction_core::storage::save_flow::{self as flow, PackKey};
 use agent_compaction_core::storage::save_plan::{
     inserted_positions, is_failed_attempt, last_summary_after, positions_between, preview, Edit,
     LastSummary,
 };
-use agent_compaction_core::storage::session_meta::{PREVIEW_MAX, PREVIEW_SCAN};
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::Array;
 use std::rc::Rc;

@@ -21,8 +21,8 @@ use agent_compaction_core::storage::arguments::{
 };
 use agent_compaction_core::storage::connection::Landed;
 use agent_compaction_core::storage::error::StoreError;
+use agent_compaction_core::storage::meta::{fork_title, Seed};
 use agent_compaction_core::storage::save_plan::{durability, WriteKind};
-use agent_compaction_core::storage::session_meta::{fork_title, Seed};
 use js_sys::Array;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
