@@ -1,0 +1,193 @@
+//! What the compactor keeps about each message it has seen, so that each
+//! turn costs only the new messages: a few numbers per message (never the
+//! content) and running totals for the current LLM context.
+//!
+//! Some estimates are gathered lazily (`tokens_pending`: an assistant
+//! message that reports usage has its tool-call arguments measured only if
+//! its own estimate is ever needed; until then its `tokens` is an upper
+//! bound found from sizes). Right after a summary is inserted, every kept
+//! message's usage is stale (SPEC §3) and their estimates count; measuring
+//! the pending ones (a `JSON.stringify` of each tool call's arguments) is
+//! most of what such a turn would cost, and usually wasted: the next
+//! assistant message reports fresh usage and the kept messages' estimates
+//! stop counting. So the `*_bounded` edits leave them unmeasured, the
+//! totals knowing how much they can add at most; [`ContextIndex::exceeds`]
+//! measures them only when that leaves its answer open, and
+//! [`ContextIndex::context_tokens_exact`] always.
+//!
+//! With the calibrated estimate (`push_deferred`) every message is pending,
+//! its bound the most any text of its length could cost (2.1 tokens per
+//! code unit, far above what text costs): `exceeds` then measures the
+//! pending messages with the largest bounds first, one at a time, and stops
+//! as soon as the answer is decided, so that the turn after a summary is
+//! inserted reads one or two texts rather than every kept message. With
+//! [`ContextIndex::exceeds_tightening_batched`] a message's bound is first tightened
+//! (the calibrated estimate's bound from its texts' UTF-8 lengths, 1.115
+//! tokens per byte: about half the length bound on ASCII, and some 30 times
+//! cheaper to find than the estimate), and it is measured only if that does
+//! not settle the answer.
+//!
+//! Self-correction ([`ContextIndex::self_correcting`]): the provider counts
+//! with its own tokenizer, so the estimates after the last reported usage
+//! are scaled by how the provider's counts compared with the estimates
+//! before ([`ContextIndex::learn_ratio`]). The ratio is taken between the
+//! first and the last fresh usage of the latest context that has two (the
+//! later minus the earlier, over the estimate of the messages between
+//! them): the provider's count includes the system prompt and the tool
+//! definitions, which the messages' estimates know nothing of, and the
+//! difference cancels them, where a plain ratio would read a large system
+//! prompt as a tokenizer that counts 3× (and compact far too early). The
+//! span must hold at least [`MIN_RATIO_SPAN`] estimated tokens (shorter is
+//! mostly per-message framing and rounding), and the ratio is clamped to
+//! [[`MIN_RATIO`], [`MAX_RATIO`]] so that a provider whose numbers are odd
+//! (cache accounting, dropped thinking) cannot make the compactor act
+//! wildly. It is learned when the estimates of the context are measured
+//! anyway (a compaction fills them in to find the cut point), never per
+//! turn: finding it needs every message of the span measured, which per
+//! turn would read every text. It is kept until it is learned again (the
+//! ratio of a provider's tokenizer to the estimate does not change with a
+//! summary). The reported usage itself is never scaled (it is the
+//! provider's own count); only the estimates after it are.
+//!
+//! Pinned messages ([`crate::message::pinned`]) before the last summary are
+//! sent to the model right after it, so they count as if they stood there:
+//! in the estimates while no fresh usage follows the summary (a fresh usage
+//! already includes them, the provider having been sent them). Their
+//! indices are kept in a [`PinnedSet`] as messages are added, so finding
+//! them costs no scan.
+
+use crate::message::pinned::PinnedSet;
+use crate::message::role::Role;
+use crate::tokens::context_tokens::marker_counts;
+use crate::tokens::context_tokens::{estimate_with_usage_after, less_freed, ContextTokens};
+use crate::tokens::estimate::MessageFacts;
+use std::convert::Infallible;
+
+#[derive(Clone, Debug)]
+pub struct ContextIndex {
+    facts: Vec<MessageFacts>,
+    /// The last `compactionSummary`: where the LLM context starts.
+    last_summary: Option<usize>,
+    /// The newest assistant usage that counts (fresh: newer than the last
+    /// summary), and the estimates of the context messages after it (those
+    /// still pending not included).
+    last_usage: Option<(usize, f64)>,
+    trailing: u64,
+    /// Pending messages among those after `last_usage`, left unmeasured by
+    /// a `*_bounded` edit, and the sum of their bounds (saturating).
+    unmeasured: u32,
+    slack: u64,
+    /// Scale the trailing estimates by the provider's reported usage.
+    self_correcting: bool,
+    /// The ratio the trailing estimates are scaled by (1 until learned;
+    /// always 1 when not `self_correcting`).
+    ratio: f64,
+    /// The pinned messages' indices.
+    pinned: PinnedSet,
+    /// Where the `toolOutputCleared` markers are (few: one per clearing);
+    /// what they freed is taken off the context tokens while it counts.
+    markers: Vec<usize>,
+}
+
+impl Default for ContextIndex {
+    fn default() -> Self {
+        ContextIndex {
+            facts: Vec::new(),
+            last_summary: None,
+            last_usage: None,
+            trailing: 0,
+            unmeasured: 0,
+            slack: 0,
+            self_correcting: false,
+            ratio: 1.0,
+            pinned: PinnedSet::default(),
+            markers: Vec::new(),
+        }
+    }
+}
+
+/// The ratio's bounds: the provider counts at most 2.5× and at least half
+/// what the calibrated estimate says (o200k-like tokenizers ≈ 1; cl100k on
+/// CJK and emoji ≈ 1.55; others in between), whatever its numbers claim.
+pub const MIN_RATIO: f64 = 0.5;
+pub const MAX_RATIO: f64 = 2.5;
+
+/// The least estimate a ratio is taken over (tokens): shorter spans are
+/// mostly per-message framing and rounding.
+pub const MIN_RATIO_SPAN: u64 = 1000;
+
+/// The share of a loose bound that tightening is expected to shed, for
+/// sizing a batch ([`ContextIndex::exceeds_tightening_batched`]): the
+/// calibrated estimate's byte bound is about half its length bound on
+/// ASCII text (1.115 per byte against 2.1 per code unit) and far less on
+/// tool-call arguments. Only the number of crossings depends on it.
+pub const TIGHTENING_EXPECTED: f64 = 0.85;
+
+/// Pending messages as `(bound, index)`, sorted (largest last).
+type Queue = Vec<(u32, usize)>;
+
+/// `tokens × ratio`, rounded up (exactly `tokens` when the ratio is 1).
+fn scale(tokens: u64, ratio: f64) -> u64 {
+    if ratio == 1.0 {
+        tokens
+    } else {
+        (tokens as f64 * ratio).ceil() as u64
+    }
+}
+
+impl ContextIndex {
+    pub fn len(&self) -> usize {
+        self.facts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.facts.is_empty()
+    }
+
+    /// An empty index whose trailing estimates are scaled by the provider's
+    /// reported usage (see the module's doc).
+    pub fn self_correcting() -> ContextIndex {
+        ContextIndex {
+            self_correcting: true,
+            ..ContextIndex::default()
+        }
+    }
+
+    /// The ratio the trailing estimates are scaled by.
+    pub fn ratio(&self) -> f64 {
+        self.ratio
+    }
+
+    pub fn facts(&self) -> &[MessageFacts] {
+        &self.facts
+    }
+
+    /// Where the LLM context starts: the last summary, or the first message.
+    pub fn context_start(&self) -> usize {
+        self.last_summary.unwrap_or(0)
+    }
+
+    pub fn last_summary(&self) -> Option<usize> {
+        self.last_summary
+    }
+
+    /// The pinned messages before the last summary, which the model is sent
+    /// right after it (ascending indices; empty without a summary).
+    pub fn resent(&self) -> &[usize] {
+        self.last_summary.map_or(&[][..], |s| self.pinned.before(s))
+    }
+
+    /// The pinned messages before `at`, ascending (with `at` a cut point:
+    /// the ones the model is sent after a summary inserted there).
+    pub fn pinned_before(&self, at: usize) -> &[usize] {
+        self.pinned.before(at)
+    }
+}
+
+mod edits;
+mod ratio;
+mod resent;
+mod threshold;
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;

@@ -1,0 +1,63 @@
+//! Self-correction: the ratio of the provider's counts to the estimate,
+//! learned between two fresh usages of one context (see the parent's doc).
+use super::*;
+
+impl ContextIndex {
+    /// Learns the ratio between what the provider reported and the
+    /// estimate of the same messages (see the module's doc), measuring the
+    /// pending estimates of the span with `fill`; keeps the one it had when
+    /// there is no span to learn from. Returns the ratio now in force.
+    pub fn learn_ratio<E>(
+        &mut self,
+        mut fill: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<f64, E> {
+        if self.self_correcting {
+            if let Some(r) = self.find_ratio(&mut fill)? {
+                self.ratio = r;
+            }
+        }
+        Ok(self.ratio)
+    }
+
+    /// Walks back from the end, context by context (a context: the messages
+    /// after a summary up to the next one), to the newest with two fresh
+    /// usages; the ratio over its first and last, when the estimate between
+    /// them reaches [`MIN_RATIO_SPAN`].
+    pub(super) fn find_ratio<E>(
+        &mut self,
+        fill: &mut impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<Option<f64>, E> {
+        let mut end = self.facts.len();
+        while end > 0 {
+            let summary = self.facts[..end]
+                .iter()
+                .rposition(|f| f.role == Role::CompactionSummary);
+            let start = summary.map_or(0, |s| s + 1);
+            let stale_until = summary.map(|s| self.facts[s].timestamp);
+            let fresh = |f: &MessageFacts| {
+                f.usage()
+                    .filter(|u| u.is_finite())
+                    .filter(|_| stale_until.is_none_or(|t| f.timestamp > t))
+            };
+            let first = (start..end).find_map(|i| fresh(&self.facts[i]).map(|u| (i, u)));
+            let last = (start..end)
+                .rev()
+                .find_map(|i| fresh(&self.facts[i]).map(|u| (i, u)));
+            if let (Some((first, before)), Some((last, after))) = (first, last) {
+                if first < last {
+                    let mut estimate = 0u64;
+                    for i in first + 1..=last {
+                        estimate = estimate.saturating_add(self.tokens_of(i, fill)?);
+                    }
+                    if estimate < MIN_RATIO_SPAN {
+                        return Ok(None);
+                    }
+                    let r = (after - before) / estimate as f64;
+                    return Ok(Some(r.clamp(MIN_RATIO, MAX_RATIO)));
+                }
+            }
+            end = summary.unwrap_or(0);
+        }
+        Ok(None)
+    }
+}
