@@ -64,6 +64,13 @@ pub struct ViewFacts {
     /// index): the same object on every call, so that a caller's cache
     /// keyed on objects keeps working.
     placeholders: Vec<Option<(usize, JsValue)>>,
+    /// The last view's steps, for the array length, last summary and
+    /// number of re-sent pinned messages it was made for: while the array
+    /// only grows by messages that are no clearing marker, the next view is
+    /// these steps plus the new messages (a marker clears only what comes
+    /// before it), so a step costs what is new.
+    steps: Vec<Step>,
+    steps_for: Option<(usize, Option<usize>, usize)>,
 }
 
 impl ViewFacts {
@@ -72,6 +79,7 @@ impl ViewFacts {
         if generation != self.generation || len < self.facts.len() {
             self.facts.clear();
             self.placeholders.clear();
+            self.steps_for = None;
             self.generation = generation;
         }
         self.facts.resize(len, None);
@@ -100,13 +108,31 @@ impl Compactor {
     pub fn model_context(&self, messages: JsValue) -> Result<Array, JsValue> {
         self.with_view(&messages, |array, summary, resent, view| {
             let len = array.len() as usize;
-            view.fill(array, model_view(len, summary, resent))
-                .map_err(type_error)?;
-            let facts = &view.facts;
-            let steps = model_steps(len, summary, resent, |i| {
-                facts[i].as_ref().unwrap_or(&Fact::Message)
-            });
-            out_of(array, summary, resent, &steps, &mut view.placeholders).map_err(type_error)
+            let extended = match view.steps_for {
+                Some((from, s, r)) if s == summary && r == resent.len() && from <= len => {
+                    view.fill(array, from..len).map_err(type_error)?;
+                    let new = &view.facts[from..len];
+                    if new.iter().any(|f| matches!(f, Some(Fact::Marker(_)))) {
+                        false
+                    } else {
+                        let sent =
+                            (from..len).filter(|&i| !matches!(view.facts[i], Some(Fact::Failed)));
+                        view.steps.extend(sent.map(Step::Send));
+                        true
+                    }
+                }
+                _ => false,
+            };
+            if !extended {
+                view.fill(array, model_view(len, summary, resent))
+                    .map_err(type_error)?;
+                let facts = &view.facts;
+                view.steps = model_steps(len, summary, resent, |i| {
+                    facts[i].as_ref().unwrap_or(&Fact::Message)
+                });
+            }
+            view.steps_for = Some((len, summary, resent.len()));
+            out_of(array, summary, resent, &view.steps, &mut view.placeholders).map_err(type_error)
         })?
     }
 }
