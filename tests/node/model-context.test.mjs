@@ -68,6 +68,17 @@ for (const c of CASES) {
       for (const m of out) if (labelOf(m) !== "CLEARED") assert.ok(c.messages.includes(m));
     });
 
+    test("compactor.modelContext, the array grown one message at a time", () => {
+      // One compactor asked at every length answers as a fresh one does:
+      // what it keeps between calls (the view's steps) never goes stale,
+      // whether a message, a failed attempt, a marker or a summary arrives.
+      const growing = compactor();
+      for (let n = 1; n <= c.messages.length; n++) {
+        const prefix = c.messages.slice(0, n);
+        assert.deepEqual(labels(growing.modelContext(prefix)), labels(compactor().modelContext(prefix)), `after ${n} messages`);
+      }
+    });
+
     test("agentHooks: transformContext + convertToLlm", async () => {
       const hooks = compactor().agentHooks();
       const llm = await hooks.convertToLlm(await hooks.transformContext(c.messages));
