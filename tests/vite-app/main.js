@@ -1,8 +1,8 @@
 // A plain app importing the package by name, no init call (SPEC §0); then
-// the three lazily loaded modules: the extractive summarizer (a compaction
-// without a summarizer), the run module (a threshold compaction that clears
-// old tool output) and the store (SessionStore.open), which a bundler must
-// emit and serve as it does the main module.
+// the parts that run later in an app's life, from the same module: the
+// extractive summarizer (a compaction without a summarizer), a threshold
+// compaction that clears old tool output, and the store (SessionStore.open).
+// A bundler must emit and serve the one .wasm.
 import { Compactor, SessionStore, convertToLlm, transformContext } from "agent-compaction";
 
 const messages = [
