@@ -952,8 +952,8 @@ async fn compact_job(
     let input = |e: InputError| Failure::Failed(e.to_string());
     // The cheap tier first (threshold compactions): clearing old tool
     // output, when that alone brings the context to the threshold. The tier
-    // is awaited (it may summarize nothing but reads the messages again): no
-    // borrow is held across it, and the index is synced again after it.
+    // is awaited with no borrow held, and the index is synced again after
+    // it.
     let tier = {
         let mut s = state
             .try_borrow_mut()
