@@ -92,6 +92,13 @@ export interface CompactionSummaryMessage {
   timestamp: number;
   /** The estimated context tokens before this compaction. */
   tokensBefore: number;
+  /**
+   * How many messages followed the summary when it was inserted (the ones
+   * the compaction kept). Their usage reports the old, larger context and
+   * is ignored; the first reply after them counts again. Without it (a
+   * summary written by hand), timestamps decide.
+   */
+  keptMessages?: number;
   details?: SummaryFileDetails;
   /** What the summarizer call cost. */
   usage?: Usage;
@@ -153,8 +160,9 @@ export interface CompactionDivider {
   timestamp: number;
 }
 /**
- * Inserted by an automatic (`threshold`) compaction that cleared old tool
- * output instead of summarizing: nothing is deleted. `convertToLlm` sends each
+ * Appended by an automatic (`threshold`) compaction that cleared old tool
+ * output instead of summarizing: nothing is deleted. Until a reply after it
+ * reports usage, what it freed comes off the context tokens. `convertToLlm` sends each
  * tool result before it whose `toolCallId` is listed as a short placeholder
  * tool result (same `toolCallId` and `toolName`):
  * `[Output of read cleared to save context: ~12,400 tokens]`. The marker

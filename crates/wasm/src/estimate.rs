@@ -11,7 +11,7 @@ use crate::js::values::{
 };
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::tokens::context_tokens::{
-    estimate_from_end, read_back, should_compact_settings, ContextTokens,
+    estimate_from_end, read_back, should_compact_settings, ContextTokens, Stale,
 };
 use agent_compaction_core::tokens::estimate::{
     calculate_context_tokens as core_calculate, estimate_tokens as core_estimate, MessageFacts,
@@ -66,7 +66,7 @@ pub fn facts_from_end(
 #[wasm_bindgen(js_name = estimateContextTokens, skip_typescript)]
 pub fn estimate_context_tokens(messages: JsValue) -> Result<JsValue, JsValue> {
     let array = messages_array(&messages).map_err(type_error)?;
-    let c = estimate_from_end(facts_from_end(&array), None).map_err(type_error)?;
+    let c = estimate_from_end(facts_from_end(&array), Stale::Nothing).map_err(type_error)?;
     Ok(context_tokens_object(&c))
 }
 

@@ -2,8 +2,9 @@
 //!
 //! Before a summarizer is asked, an automatic (`threshold`) compaction may
 //! clear the output of old tool results instead. Nothing is deleted: one
-//! `toolOutputCleared` marker is inserted into the flat array, right after
-//! the newest tool result it clears,
+//! `toolOutputCleared` marker is appended to the flat array (where the
+//! array ended when the clearing was made, so that what comes after it by
+//! position came after the clearing),
 //!
 //! ```text
 //! { role: "toolOutputCleared", toolCallIds: string[], outputTokens: number[],
@@ -37,8 +38,9 @@
 //! - how a marker counts in the context tokens
 //!   ([`marker_counts`](crate::tokens::context_tokens::marker_counts)): usage
 //!   reported before the clearing still includes the cleared outputs, so
-//!   what a marker freed is subtracted until an assistant message reports
-//!   usage after it (that usage already reflects the placeholders);
+//!   what a marker freed is subtracted until an assistant message after it
+//!   in the array reports usage (that usage already reflects the
+//!   placeholders). Decided by position, never by comparing timestamps;
 //! - which tool results `convertToLlm` replaces ([`ClearedOutputs`]).
 
 use crate::compaction::reason::Reason;
@@ -239,7 +241,7 @@ pub struct ClearingPlan {
     /// Oldest first.
     pub cleared: Vec<ClearedOutput>,
     pub tokens_freed: u64,
-    /// Where the marker goes: right after the newest tool result cleared.
+    /// Where the marker goes: at the end of the array.
     pub insert_at: usize,
     pub tokens_before: f64,
     pub tokens_after: f64,
@@ -338,7 +340,7 @@ pub fn plan_clearing<N, E>(
     let tokens_after = (context_tokens - tokens_freed as f64).max(0.0);
     let worth_it = !cleared.is_empty() && tokens_freed >= settings.min_freed_tokens;
     Ok(ClearingPlan {
-        insert_at: cleared.last().map_or(start + roles.len(), |c| c.index + 1),
+        insert_at: start + roles.len(),
         cleared,
         tokens_freed,
         tokens_before: context_tokens,

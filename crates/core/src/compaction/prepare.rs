@@ -6,7 +6,7 @@ use crate::compaction::cut_point::{find_cut_point_with, CutPoint};
 use crate::error::InputError;
 use crate::js::options::{expect_object, Reader, Value};
 use crate::message::role::Role;
-use crate::tokens::context_tokens::estimate_from_end;
+use crate::tokens::context_tokens::{estimate_from_end, Stale};
 use crate::tokens::estimate::MessageFacts;
 use std::convert::Infallible;
 use std::ops::Range;
@@ -66,7 +66,7 @@ pub fn prepare_compaction_with<E>(
         }
         Ok((i, f))
     });
-    let tokens_before = estimate_from_end(newest_first, None)?.tokens;
+    let tokens_before = estimate_from_end(newest_first, Stale::Nothing)?.tokens;
 
     let cut = find_cut_point_with(
         facts,

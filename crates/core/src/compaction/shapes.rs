@@ -80,6 +80,7 @@ pub fn compaction_summary<V, T: Into<V>>(
         ("summary", Value(insert.text.into())),
         ("timestamp", Number(insert.timestamp)),
         ("tokensBefore", Number(insert.tokens_before)),
+        ("keptMessages", Field::count(insert.kept_messages)),
         ("details", details),
     ]);
     s.push_some(

@@ -9,7 +9,9 @@
 //! it). A summary is never placed after a later compaction's summary (it is
 //! moved back to that one's cut if it would be), so the last summary of the
 //! array is the last compaction of the branch, and `transformContext` of the
-//! array yields what pi's context holds.
+//! array yields what pi's context holds. A summary whose compaction entry
+//! comes after its kept messages (pi's own layout) gets `keptMessages`:
+//! how many they are (their usage is stale, `tokens::context_tokens::Stale`).
 
 use super::entries::{active_path, load, Entry, Kind};
 use super::error::SessionFileError;
@@ -154,12 +156,28 @@ pub fn import_session(text: &str) -> Result<ImportedSession, SessionFileError> {
 
     let mut messages = Vec::with_capacity(path.len() + compactions.len());
     let mut next = 0; // the next compaction to place
+    let mut placed: Vec<Option<usize>> = vec![None; compactions.len()];
     for (p, entry) in path.iter().filter_map(|&i| entries.get(i)).enumerate() {
         while slots.get(next) == Some(&p) {
             if let Some(c) = compactions.get(next).and_then(|&cp| on_path(cp)) {
+                placed[next] = Some(messages.len());
                 messages.push(compaction_summary(c)?);
             }
             next += 1;
+        }
+        // At the compaction entry itself: the messages between its summary
+        // and here are the ones it kept (pi's files put the entry after
+        // them), unless the summary says so itself. A summary right before
+        // its entry (as this package exports it) tells nothing.
+        if let Some(k) = compactions.iter().position(|&cp| cp == p) {
+            if let Some(at) = placed[k].filter(|&at| at + 1 < messages.len()) {
+                let kept = messages.len() - at - 1;
+                if let Some(Json::Object(summary)) = messages.get_mut(at) {
+                    if summary.get_js(&JsStr::from("keptMessages")).is_none() {
+                        summary.insert(JsStr::from("keptMessages"), Json::Number(kept as f64));
+                    }
+                }
+            }
         }
         if let Some(message) = message_from(entry)? {
             messages.push(message);

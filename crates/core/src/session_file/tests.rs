@@ -307,8 +307,9 @@ fn compaction_summaries_lose_the_file_tags_and_sit_at_their_cut() {
     assert_eq!(texts(&m), ["A", "Sum.", "B", "C", "D"]);
     assert_eq!(
         stringified(&m[1]).to_string_lossy(),
-        r#"{"role":"compactionSummary","summary":"Sum.","tokensBefore":1234,"timestamp":1735689660000,"details":{"readFiles":["r.ts"],"modifiedFiles":[]}}"#
+        r#"{"role":"compactionSummary","summary":"Sum.","tokensBefore":1234,"timestamp":1735689660000,"details":{"readFiles":["r.ts"],"modifiedFiles":[]},"keptMessages":2}"#
     );
+    // B and C were kept (pi put the compaction entry after them).
     assert_eq!(texts(transform_context(&m)), ["Sum.", "B", "C", "D"]);
 }
 

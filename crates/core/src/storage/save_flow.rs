@@ -35,7 +35,7 @@ use super::meta::{saved_last_modified, SaveFields};
 use super::packing::{self, KeyOf, Layout};
 use super::save_plan::{check_removals, durability, Durability, Edit, WriteKind};
 use crate::tokens::context_tokens::marker_counts;
-use crate::tokens::context_tokens::{estimate_from_end, less_freed, read_back};
+use crate::tokens::context_tokens::{estimate_from_end, less_freed, read_back, Stale};
 use crate::tokens::estimate::MessageFacts;
 
 /// The method's name, as every error of a save starts.
@@ -306,12 +306,12 @@ pub fn context_tokens<E>(
     marks: &Marks,
     mut read: impl FnMut(usize, usize) -> Result<Vec<MessageFacts>, E>,
 ) -> Result<f64, E> {
-    let stale_until = match last_summary {
-        Some(s) => one(&mut read, s)?.map(|f| f.timestamp),
-        None => None,
+    let stale = match last_summary {
+        Some(s) => Stale::after(one(&mut read, s)?.as_ref().map(|f| (s, f))),
+        None => Stale::Nothing,
     };
     let facts = read_back(len, last_summary.unwrap_or(0), 4, 32, &mut read);
-    let c = estimate_from_end(facts, stale_until)?;
+    let c = estimate_from_end(facts, stale)?;
     let mut tokens = c.tokens;
     if c.last_usage_index.is_none() {
         for &i in marks.resent(last_summary) {
@@ -320,14 +320,10 @@ pub fn context_tokens<E>(
     }
     let markers = marks.markers_after(last_summary);
     if !markers.is_empty() {
-        let usage_ts = match c.last_usage_index {
-            Some(i) => one(&mut read, i)?.map(|f| f.timestamp),
-            None => None,
-        };
         let mut freed = 0u64;
         for &m in markers {
             if let Some(f) = one(&mut read, m)? {
-                if marker_counts(f.timestamp, stale_until, usage_ts) {
+                if marker_counts(m, &f, stale, c.last_usage_index) {
                     freed = freed.saturating_add(f.tokens_freed());
                 }
             }

@@ -26,18 +26,57 @@ pub fn estimate_context_tokens(facts: &[MessageFacts]) -> ContextTokens {
         .enumerate()
         .rev()
         .map(Ok::<_, Infallible>);
-    let Ok(c) = estimate_from_end(newest_first, None);
+    let Ok(c) = estimate_from_end(newest_first, Stale::Nothing);
     c
 }
 
-/// Like [`estimate_context_tokens`], but usage reported by an assistant
-/// message whose timestamp is at or before `stale_until` is ignored: after a
-/// compaction, the kept messages still carry the usage of the old, larger
-/// context (SPEC §3, "Stale usage"). What `toolOutputCleared` markers freed
-/// is taken off while it still counts ([`marker_counts`]).
+/// Which reported usage is stale after the last summary (SPEC §3, "Stale
+/// usage"): the messages a compaction kept still carry the usage of the
+/// old, larger context. Decided by position in the array, never by
+/// comparing clocks, when the summary says how many messages it kept.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stale {
+    /// No summary: every usage counts.
+    Nothing,
+    /// Usage of the messages up to this index (the summary and the
+    /// messages it kept, its `keptMessages`) is stale.
+    Through(usize),
+    /// A summary that does not say what it kept (written by hand, or by an
+    /// older version of this package): usage from at or before its
+    /// timestamp is stale.
+    NotAfter(f64),
+}
+
+impl Stale {
+    /// What is stale after the summary at `summary` (with its facts).
+    pub fn after(summary: Option<(usize, &MessageFacts)>) -> Stale {
+        match summary {
+            None => Stale::Nothing,
+            Some((s, f)) => match f.kept_messages() {
+                Some(kept) => Stale::Through(s.saturating_add(kept)),
+                None => Stale::NotAfter(f.timestamp),
+            },
+        }
+    }
+
+    /// Whether usage reported by the message at `index` counts.
+    pub fn is_fresh(self, index: usize, f: &MessageFacts) -> bool {
+        match self {
+            Stale::Nothing => true,
+            Stale::Through(last) => index > last,
+            Stale::NotAfter(t) => f.timestamp > t,
+        }
+    }
+}
+
+/// Like [`estimate_context_tokens`] over the context (`facts[i]` is message
+/// `i`), with usage that is [`Stale`] ignored, and what `toolOutputCleared`
+/// markers after the last summary freed taken off while it still counts
+/// ([`marker_counts`]).
 pub fn estimate_with_usage_after(
     facts: &[MessageFacts],
-    stale_until: Option<f64>,
+    summary: Option<usize>,
+    stale: Stale,
 ) -> ContextTokens {
     let newest_first = facts
         .iter()
@@ -45,13 +84,14 @@ pub fn estimate_with_usage_after(
         .enumerate()
         .rev()
         .map(Ok::<_, Infallible>);
-    let Ok(mut c) = estimate_from_end(newest_first, stale_until);
-    let usage_ts = c.last_usage_index.map(|i| facts[i].timestamp);
+    let Ok(mut c) = estimate_from_end(newest_first, stale);
     let freed: u64 = facts
         .iter()
-        .filter(|f| f.role == Role::ToolOutputCleared)
-        .filter(|f| marker_counts(f.timestamp, stale_until, usage_ts))
-        .map(MessageFacts::tokens_freed)
+        .enumerate()
+        .skip(summary.map_or(0, |s| s + 1))
+        .filter(|(_, f)| f.role == Role::ToolOutputCleared)
+        .filter(|&(m, f)| marker_counts(m, f, stale, c.last_usage_index))
+        .map(|(_, f)| f.tokens_freed())
         .sum();
     c.tokens = less_freed(c.tokens, freed);
     c
@@ -75,13 +115,12 @@ pub fn less_freed(tokens: f64, freed: u64) -> f64 {
 /// lazily pays only for the messages after it.
 pub fn estimate_from_end<E>(
     newest_first: impl Iterator<Item = Result<(usize, MessageFacts), E>>,
-    stale_until: Option<f64>,
+    stale: Stale,
 ) -> Result<ContextTokens, E> {
     let mut trailing: u64 = 0;
     for item in newest_first {
         let (index, f) = item?;
-        let fresh = stale_until.is_none_or(|t| f.timestamp > t);
-        if let Some(usage_tokens) = f.usage().filter(|_| fresh) {
+        if let Some(usage_tokens) = f.usage().filter(|_| stale.is_fresh(index, &f)) {
             return Ok(ContextTokens {
                 tokens: usage_tokens + trailing as f64,
                 usage_tokens,
@@ -150,13 +189,17 @@ pub fn read_back<E>(
     })
 }
 
-/// Whether what a marker freed still counts off the context tokens: it is
-/// in the current context and newer than the last summary (a marker from
-/// before a summary cleared outputs that summary's context no longer
-/// counts, or counts in full), and no usage was reported after it (usage
-/// reported after the clearing already saw the placeholders).
-pub fn marker_counts(marker_ts: f64, summary_ts: Option<f64>, usage_ts: Option<f64>) -> bool {
-    summary_ts.is_none_or(|s| marker_ts > s) && usage_ts.is_none_or(|u| u <= marker_ts)
+/// Whether what the marker at index `marker` (with facts `f`), which
+/// comes after the last summary, freed still counts off the context
+/// tokens, decided by position in the array: the marker was made after
+/// that summary (not among the messages it kept: a marker from before the
+/// summary may have cleared outputs the summary's context no longer holds),
+/// and the last usage that counts (`usage`) comes before it (usage reported
+/// after the clearing already saw the placeholders). A clearing appends its
+/// marker at the end of the array, so what comes after it came after the
+/// clearing.
+pub fn marker_counts(marker: usize, f: &MessageFacts, stale: Stale, usage: Option<usize>) -> bool {
+    stale.is_fresh(marker, f) && usage.is_none_or(|u| u < marker)
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -237,25 +280,40 @@ mod tests {
     #[test]
     fn stale_usage_is_ignored_after_a_compaction() {
         let facts = [
-            m(Role::CompactionSummary, 100, None, 10.0),
+            MessageFacts::summary(100, Some(2), 10.0),
             m(Role::User, 10, None, 5.0),
             m(Role::Assistant, 20, Some(180_000.0), 6.0),
             m(Role::User, 3, None, 11.0),
         ];
+        let stale = Stale::after(Some((0, &facts[0])));
+        assert_eq!(stale, Stale::Through(2));
         // pi's function trusts the old usage...
         assert_eq!(estimate_context_tokens(&facts).tokens, 180_003.0);
         // ...the compactor does not, until a newer assistant reports.
-        let fresh = estimate_with_usage_after(&facts, Some(10.0));
+        let fresh = estimate_with_usage_after(&facts, Some(0), stale);
         assert_eq!(fresh.tokens, 133.0);
         assert_eq!(fresh.last_usage_index, None);
         let mut newer = facts.to_vec();
         newer.push(m(Role::Assistant, 4, Some(5000.0), 12.0));
         newer.push(m(Role::User, 1, None, 13.0));
-        let c = estimate_with_usage_after(&newer, Some(10.0));
+        let c = estimate_with_usage_after(&newer, Some(0), stale);
         assert_eq!((c.tokens, c.last_usage_index), (5001.0, Some(4)));
-        // A message stamped exactly at the summary's time is stale too.
-        let same = [m(Role::Assistant, 4, Some(9.0), 10.0)];
-        assert_eq!(estimate_with_usage_after(&same, Some(10.0)).tokens, 4.0);
+        // By position: the same with every timestamp shifted or equal.
+        for t in [-1e13, 0.0, 1e13] {
+            let mut shifted = newer.clone();
+            for f in &mut shifted {
+                f.timestamp = if t == 0.0 { 7.0 } else { f.timestamp + t };
+            }
+            let s = Stale::after(Some((0, &shifted[0])));
+            assert_eq!(estimate_with_usage_after(&shifted, Some(0), s), c);
+        }
+        // A summary that does not say what it kept: timestamps decide, and
+        // a message stamped exactly at the summary's time is stale too.
+        let legacy = MessageFacts::summary(100, None, 10.0);
+        let stale = Stale::after(Some((0, &legacy)));
+        assert_eq!(stale, Stale::NotAfter(10.0));
+        assert!(!stale.is_fresh(5, &m(Role::Assistant, 4, Some(9.0), 10.0)));
+        assert!(stale.is_fresh(1, &m(Role::Assistant, 4, Some(9.0), 11.0)));
     }
 
     #[test]
@@ -267,24 +325,54 @@ mod tests {
             MessageFacts::cleared(49_000, 4.0),
             m(Role::User, 3, None, 5.0),
         ];
-        // The usage at 3 counted the output in full; the marker at 4 takes
+        let none = Stale::Nothing;
+        // The usage at 2 counted the output in full; the marker at 3 takes
         // it off.
-        assert_eq!(estimate_with_usage_after(&facts, None).tokens, 11_003.0);
+        assert_eq!(
+            estimate_with_usage_after(&facts, None, none).tokens,
+            11_003.0
+        );
         // pi's function knows nothing of markers.
         assert_eq!(estimate_context_tokens(&facts).tokens, 60_003.0);
-        // Usage reported after the marker saw the placeholder already.
+        // Usage reported after the marker saw the placeholder already,
+        // whatever its timestamp.
         let mut later = facts.to_vec();
-        later.push(m(Role::Assistant, 5, Some(12_000.0), 6.0));
-        assert_eq!(estimate_with_usage_after(&later, None).tokens, 12_000.0);
-        // A marker from before the last summary does not count.
+        later.push(m(Role::Assistant, 5, Some(12_000.0), 0.5));
         assert_eq!(
-            estimate_with_usage_after(&facts, Some(4.0)).tokens,
-            50_018.0
+            estimate_with_usage_after(&later, None, none).tokens,
+            12_000.0
+        );
+        // A marker a summary kept (made before it) does not count.
+        let mut kept = vec![MessageFacts::summary(100, Some(5), 9.0)];
+        kept.extend_from_slice(&facts);
+        let stale = Stale::after(Some((0, &kept[0])));
+        assert_eq!(
+            estimate_with_usage_after(&kept, Some(0), stale).tokens,
+            50_118.0
         );
         // Never below zero; NaN stays NaN.
         let odd = [MessageFacts::cleared(100, 1.0), m(Role::User, 3, None, 2.0)];
-        assert_eq!(estimate_with_usage_after(&odd, None).tokens, 0.0);
+        assert_eq!(estimate_with_usage_after(&odd, None, none).tokens, 0.0);
         assert!(less_freed(f64::NAN, 5).is_nan());
+    }
+
+    #[test]
+    fn markers_count_by_position_until_usage_is_reported_after_them() {
+        let marker = MessageFacts::cleared(10, 5.0);
+        let none = Stale::Nothing;
+        // No usage: counts.
+        assert!(marker_counts(10, &marker, none, None));
+        // Usage reported before the marker in the array: counts.
+        assert!(marker_counts(10, &marker, none, Some(9)));
+        // Usage reported after it already saw the placeholders.
+        assert!(!marker_counts(10, &marker, none, Some(11)));
+        // A marker among the messages a summary kept does not count; one
+        // after them does.
+        assert!(!marker_counts(10, &marker, Stale::Through(10), None));
+        assert!(marker_counts(11, &marker, Stale::Through(10), None));
+        // A summary that does not say what it kept: timestamps decide.
+        assert!(!marker_counts(10, &marker, Stale::NotAfter(5.0), None));
+        assert!(marker_counts(10, &marker, Stale::NotAfter(4.0), None));
     }
 
     #[test]

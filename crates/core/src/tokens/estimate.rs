@@ -55,6 +55,9 @@ pub struct RawFacts {
     pub tool_call_arguments_bound: u64,
     /// `pinned === true` (see [`crate::message::pinned`]).
     pub pinned: bool,
+    /// A `compactionSummary`'s `keptMessages`: how many messages followed
+    /// it when it was inserted (see [`crate::tokens::context_tokens::Stale`]).
+    pub kept_messages: Option<u64>,
 }
 
 /// pi-ai's `Usage` numbers as JavaScript numbers (a missing one is NaN).
@@ -214,6 +217,8 @@ pub fn compactor_usage(f: &RawFacts) -> Option<f64> {
 
 const HAS_USAGE: u8 = 1;
 const BOUND_TIGHT: u8 = 2;
+/// A summary that says how many messages it kept (in the usage slot).
+const HAS_KEPT: u8 = 4;
 
 /// What the engine keeps about each message: small and fixed-size (24
 /// bytes, checked by a test), so a 10,000-message session costs a quarter
@@ -271,6 +276,28 @@ impl MessageFacts {
         }
     }
 
+    /// The facts of a `compactionSummary` that kept `kept` messages after
+    /// it (`None`: it does not say).
+    pub fn summary(tokens: u64, kept: Option<u64>, timestamp: f64) -> MessageFacts {
+        MessageFacts::new(Role::CompactionSummary, tokens, None, timestamp).with_kept(kept)
+    }
+
+    /// A summary's `keptMessages`, in the usage slot (a summary reports no
+    /// usage of the context).
+    fn with_kept(mut self, kept: Option<u64>) -> MessageFacts {
+        if let (Role::CompactionSummary, Some(k)) = (self.role, kept) {
+            self.usage_tokens = k as f64;
+            self.flags = (self.flags & !HAS_USAGE) | HAS_KEPT;
+        }
+        self
+    }
+
+    /// How many messages a `compactionSummary` kept after it when it was
+    /// inserted, when it says (its `keptMessages`).
+    pub fn kept_messages(&self) -> Option<usize> {
+        (self.flags & HAS_KEPT != 0).then_some(self.usage_tokens as usize)
+    }
+
     pub fn from_raw(raw: &RawFacts) -> MessageFacts {
         if raw.role == Some(Role::ToolOutputCleared) {
             return MessageFacts::cleared(raw.tokens_freed, raw.timestamp);
@@ -288,7 +315,7 @@ impl MessageFacts {
                 f.tokens = u32::MAX;
             }
         }
-        f
+        f.with_kept(raw.kept_messages)
     }
 
     /// The facts the `Compactor` keeps with pi's estimate: [`from_raw`]
@@ -296,7 +323,10 @@ impl MessageFacts {
     /// ([`compactor_usage`]).
     pub fn compactor_pi(raw: &RawFacts) -> MessageFacts {
         let mut f = MessageFacts::from_raw(raw);
-        if f.role != Role::ToolOutputCleared && compactor_usage(raw).is_none() {
+        if f.role != Role::ToolOutputCleared
+            && f.role != Role::CompactionSummary
+            && compactor_usage(raw).is_none()
+        {
             f.flags &= !HAS_USAGE;
             f.usage_tokens = 0.0;
         }
@@ -321,7 +351,7 @@ impl MessageFacts {
         if raw.tool_calls_pending && !raw.tool_calls_bounded {
             f.tokens = u32::MAX;
         }
-        f
+        f.with_kept(raw.kept_messages)
     }
 
     /// The context size this message reported, when it counts (pi's rules).

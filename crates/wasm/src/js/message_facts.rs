@@ -109,7 +109,14 @@ fn decode(messages: &JsArray, index: usize, r: &[f64]) -> Result<RawFacts, Input
         } else {
             0
         },
-        command: count(r[7]),
+        // A compaction summary's `keptMessages` (plus one) is in the
+        // command's slot.
+        command: if role == Role::CompactionSummary {
+            0
+        } else {
+            count(r[7])
+        },
+        kept_messages: (role == Role::CompactionSummary && r[7] >= 1.0).then(|| count(r[7]) - 1),
         output: count(r[8]),
         stop_reason,
         usage: (r[10] == 1.0).then_some(UsageNumbers {
@@ -157,6 +164,10 @@ fn problem_error(messages: &JsArray, index: usize, problem: u8, block: f64) -> I
         11 => wrong(message().field("pinned"), "a boolean"),
         12 => wrong(
             message().field("tokensFreed"),
+            "a non-negative safe integer",
+        ),
+        13 => wrong(
+            message().field("keptMessages"),
             "a non-negative safe integer",
         ),
         _ => InputError::Unreadable {

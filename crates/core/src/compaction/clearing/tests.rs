@@ -2,7 +2,6 @@
 
 use super::*;
 use crate::js::json::parse;
-use crate::tokens::context_tokens::marker_counts;
 use Role::*;
 
 fn out(name: &str) -> ToolOutput<String> {
@@ -152,7 +151,8 @@ fn old_outputs_beyond_the_protected_tokens_are_cleared_oldest_first() {
     );
     assert_eq!(plan.cleared[0].freed, 30_000 - placeholder);
     assert_eq!(plan.tokens_freed, 3 * (30_000 - placeholder));
-    assert_eq!(plan.insert_at, 9);
+    // The marker goes at the end of the array, not after the output.
+    assert_eq!(plan.insert_at, roles.len());
     assert_eq!(plan.tokens_after, total as f64 - plan.tokens_freed as f64);
     assert!(plan.worth_it);
     assert!(plan.enough);
@@ -302,7 +302,7 @@ fn estimates_are_scaled_by_the_ratio_and_the_start_offsets_indices() {
     .unwrap();
     assert_eq!(plan.cleared[0].index, 102);
     assert_eq!(plan.cleared[0].tokens, 45_000);
-    assert_eq!(plan.insert_at, 106);
+    assert_eq!(plan.insert_at, 100 + roles.len());
 }
 
 #[test]
@@ -355,21 +355,6 @@ fn placeholders_name_the_tool_and_the_size() {
     ] {
         assert_eq!(thousands(n), text);
     }
-}
-
-#[test]
-fn markers_count_until_usage_is_reported_after_them() {
-    // No summary, no usage: counts.
-    assert!(marker_counts(10.0, None, None));
-    // Usage reported before the clearing (or in the same millisecond): counts.
-    assert!(marker_counts(10.0, None, Some(9.0)));
-    assert!(marker_counts(10.0, None, Some(10.0)));
-    // Usage reported after it already saw the placeholders.
-    assert!(!marker_counts(10.0, None, Some(11.0)));
-    // A marker older than the last summary does not count.
-    assert!(marker_counts(10.0, Some(5.0), None));
-    assert!(!marker_counts(10.0, Some(10.0), None));
-    assert!(!marker_counts(10.0, Some(12.0), None));
 }
 
 #[test]

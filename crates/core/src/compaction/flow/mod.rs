@@ -35,7 +35,7 @@ use crate::error::{FieldPath, InputError};
 use crate::js::number::number_to_string;
 use crate::message::llm::TextSink;
 use crate::message::role::Role;
-use crate::tokens::context_tokens::estimate_with_usage_after;
+use crate::tokens::context_tokens::{estimate_with_usage_after, Stale};
 use crate::tokens::estimate::MessageFacts;
 
 /// What `beforeCompact` returning `{ cancel: true }` rejects with.
@@ -252,6 +252,9 @@ pub struct Insert<T, U, D> {
     pub from_hook: bool,
     pub timestamp: f64,
     pub tokens_before: f64,
+    /// How many messages follow the summary where it is inserted (its
+    /// `keptMessages`): their usage is stale ([`Stale`]).
+    pub kept_messages: usize,
     /// The estimated context right after (stale usage ignored).
     pub tokens_after: f64,
     pub summarized_by: SummarizedBy,
@@ -624,8 +627,8 @@ impl<H: FlowHost> CompactionFlow<H> {
         // is summarized.
         let text = with_latest_request::<H>(text, &self.input.survivors);
         // The context after: the summary, the pinned messages re-sent after
-        // it (counted by their estimates), and the kept messages; usage
-        // reported before now is stale (SPEC §3).
+        // it (counted by their estimates), and the kept messages, whose
+        // usage is stale (SPEC §3).
         let resent = &self.input.survivors.resent;
         let mut context = Vec::with_capacity(self.input.kept.len() + resent.len() + 1);
         context.push(MessageFacts::new(
@@ -640,7 +643,8 @@ impl<H: FlowHost> CompactionFlow<H> {
                 .map(|f| MessageFacts::new(f.role, u64::from(f.tokens), None, f.timestamp)),
         );
         context.extend_from_slice(&self.input.kept);
-        let tokens_after = estimate_with_usage_after(&context, Some(now)).tokens;
+        let stale = Stale::Through(context.len());
+        let tokens_after = estimate_with_usage_after(&context, Some(0), stale).tokens;
         if tokens_after >= tokens_before {
             return Step::Fail(Failure::Failed(format!(
                 "the summary would not make the context smaller ({} tokens before, {} after)",
@@ -655,6 +659,7 @@ impl<H: FlowHost> CompactionFlow<H> {
             from_hook: summarized_by == SummarizedBy::Hook,
             timestamp: now,
             tokens_before,
+            kept_messages: self.input.kept.len(),
             tokens_after,
             summarized_by,
             fallback_reason,

@@ -18,6 +18,7 @@ fn insert(
         from_hook: false,
         timestamp: 5.0,
         tokens_before: 1000.0,
+        kept_messages: 4,
         tokens_after: 200.0,
         summarized_by: SummarizedBy::Summarizer,
         fallback_reason: None,
@@ -29,8 +30,16 @@ fn a_summary_has_the_files_unless_the_hook_gave_details_and_usage_only_when_ther
     let (s, outcome): (S, _) = compaction_summary(insert(None, None), || ("R", "M"));
     assert_eq!(
         s.keys(),
-        ["role", "summary", "timestamp", "tokensBefore", "details"]
+        [
+            "role",
+            "summary",
+            "timestamp",
+            "tokensBefore",
+            "keptMessages",
+            "details"
+        ]
     );
+    assert_eq!(s.get("keptMessages"), Some(&Number(4.0)));
     assert_eq!(s.get("role"), Some(&Str("compactionSummary")));
     assert_eq!(s.get("details"), Some(&Object(file_details("R", "M"))));
     assert_eq!(outcome.tokens_after, 200.0);
@@ -45,6 +54,7 @@ fn a_summary_has_the_files_unless_the_hook_gave_details_and_usage_only_when_ther
             "summary",
             "timestamp",
             "tokensBefore",
+            "keptMessages",
             "details",
             "usage",
             "fromHook"

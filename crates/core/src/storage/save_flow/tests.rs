@@ -442,6 +442,47 @@ fn re_sent_pinned_messages_count_until_usage_and_markers_free_until_usage() {
 }
 
 #[test]
+fn the_stored_count_decides_by_position_whatever_the_clocks() {
+    // A summary that kept the user and assistant after it, a marker
+    // appended after them, a reply after the marker; the app's clock runs
+    // far behind the package's (summary and marker at `now`).
+    let now = 1.8e12;
+    let session = |t: f64| {
+        vec![
+            facts(Role::User, 5, None, t + 1.0),
+            MessageFacts::summary(30, Some(2), now),
+            facts(Role::User, 5, None, t + 2.0),
+            facts(Role::Assistant, 6, Some(90_000.0), t + 3.0),
+            MessageFacts::cleared(100, now + 1.0),
+            facts(Role::User, 5, None, t + 4.0),
+        ]
+    };
+    let marks = Marks {
+        pinned: vec![],
+        markers: vec![4],
+    };
+    let read =
+        |all: Vec<MessageFacts>| move |from: usize, to: usize| Ok::<_, ()>(all[from..to].to_vec());
+    for t in [0.0, now + 1e10, -now] {
+        let mut all = session(t);
+        // The kept assistant's usage is stale; the marker was made after
+        // the summary, with no usage after it.
+        assert_eq!(
+            context_tokens(6, Some(1), &marks, read(all.clone())),
+            Ok(0.0)
+        );
+        all[4] = MessageFacts::cleared(10, now + 1.0);
+        assert_eq!(
+            context_tokens(6, Some(1), &marks, read(all.clone())),
+            Ok(30.0 + 5.0 + 6.0 + 5.0 - 10.0)
+        );
+        // A reply after the marker reports the context with the placeholders.
+        all.push(facts(Role::Assistant, 6, Some(700.0), t + 5.0));
+        assert_eq!(context_tokens(7, Some(1), &marks, read(all)), Ok(700.0));
+    }
+}
+
+#[test]
 fn pack_keys_come_from_old_keys_inserted_keys_or_between_two_records() {
     let put = |start, len, key| PackPut { start, len, key };
     let layout = Layout {

@@ -45,7 +45,7 @@ impl ContextIndex {
             self.reset_trailing(u64::from(f.tokens));
             return self.count_resent(Some(&mut fill));
         }
-        match f.usage().filter(|_| self.is_fresh(&f)) {
+        match f.usage().filter(|_| self.is_fresh(index, &f)) {
             Some(usage) => {
                 self.last_usage = Some((index, usage));
                 self.reset_trailing(0);
@@ -78,7 +78,7 @@ impl ContextIndex {
             let Ok(()) = self.count_resent(None::<&mut fn(usize) -> Result<u64, Infallible>>);
             return;
         }
-        match f.usage().filter(|_| self.is_fresh(&f)) {
+        match f.usage().filter(|_| self.is_fresh(index, &f)) {
             Some(usage) => {
                 self.last_usage = Some((index, usage));
                 self.reset_trailing(0);
@@ -102,11 +102,14 @@ impl ContextIndex {
         self.slack = 0;
     }
 
-    pub(super) fn is_fresh(&self, f: &MessageFacts) -> bool {
-        match self.last_summary {
-            Some(i) => f.timestamp > self.facts[i].timestamp,
-            None => true,
-        }
+    /// What usage is stale after the last summary (SPEC §3).
+    pub(super) fn stale(&self) -> Stale {
+        Stale::after(self.last_summary.map(|s| (s, &self.facts[s])))
+    }
+
+    /// Whether usage reported by message `index` (with facts `f`) counts.
+    pub(super) fn is_fresh(&self, index: usize, f: &MessageFacts) -> bool {
+        self.stale().is_fresh(index, f)
     }
 
     /// The estimate of message `index`, filled in first if it is pending.
@@ -257,7 +260,7 @@ impl ContextIndex {
         self.reset_trailing(0);
         for i in (self.context_start()..self.facts.len()).rev() {
             let f = self.facts[i];
-            if let Some(usage) = f.usage().filter(|_| self.is_fresh(&f)) {
+            if let Some(usage) = f.usage().filter(|_| self.is_fresh(i, &f)) {
                 self.last_usage = Some((i, usage));
                 break;
             }

@@ -58,8 +58,9 @@
 
 use crate::message::pinned::PinnedSet;
 use crate::message::role::Role;
-use crate::tokens::context_tokens::marker_counts;
-use crate::tokens::context_tokens::{estimate_with_usage_after, less_freed, ContextTokens};
+use crate::tokens::context_tokens::{
+    estimate_from_end, less_freed, marker_counts, ContextTokens, Stale,
+};
 use crate::tokens::estimate::MessageFacts;
 use std::convert::Infallible;
 

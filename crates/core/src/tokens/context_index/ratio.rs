@@ -33,16 +33,16 @@ impl ContextIndex {
                 .iter()
                 .rposition(|f| f.role == Role::CompactionSummary);
             let start = summary.map_or(0, |s| s + 1);
-            let stale_until = summary.map(|s| self.facts[s].timestamp);
-            let fresh = |f: &MessageFacts| {
+            let stale = Stale::after(summary.map(|s| (s, &self.facts[s])));
+            let fresh = |i: usize| {
+                let f = &self.facts[i];
                 f.usage()
                     .filter(|u| u.is_finite())
-                    .filter(|_| stale_until.is_none_or(|t| f.timestamp > t))
+                    .filter(|_| stale.is_fresh(i, f))
+                    .map(|u| (i, u))
             };
-            let first = (start..end).find_map(|i| fresh(&self.facts[i]).map(|u| (i, u)));
-            let last = (start..end)
-                .rev()
-                .find_map(|i| fresh(&self.facts[i]).map(|u| (i, u)));
+            let first = (start..end).find_map(fresh);
+            let last = (start..end).rev().find_map(fresh);
             if let (Some((first, before)), Some((last, after))) = (first, last) {
                 if first < last {
                     let mut estimate = 0u64;

@@ -13,9 +13,8 @@ fn what_a_marker_freed_counts_until_usage_is_reported_after_it() {
     ix.push(f(Role::Assistant, 5, Some(60_000.0), 3.0));
     ix.push(f(Role::User, 3, None, 5.0));
     assert_eq!(ix.context_tokens().tokens, 60_003.0);
-    // Clearing inserts its marker right after the output it cleared.
-    ix.insert(2, MessageFacts::cleared(49_000, 4.0), no_fill)
-        .unwrap();
+    // Clearing appends its marker at the end of the array.
+    ix.push(MessageFacts::cleared(49_000, 4.0));
     assert_eq!(ix.context_tokens().tokens, 11_003.0);
     assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
     assert!(!ix.exceeds(11_003.0, no_fill).unwrap());
@@ -26,13 +25,66 @@ fn what_a_marker_freed_counts_until_usage_is_reported_after_it() {
     assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
     // Undo: the marker goes, the usage from before counts in full again.
     ix.truncate(5, no_fill).unwrap();
-    ix.remove(2, no_fill).unwrap();
+    ix.remove(4, no_fill).unwrap();
     assert_eq!(ix.context_tokens().tokens, 60_003.0);
-    // A marker appended (pushed) counts as well; a later summary ends it.
+    // A later summary that kept the marker ends it: the marker was made
+    // before the summary, whose context may no longer hold what it cleared.
     ix.push(MessageFacts::cleared(49_000, 7.0));
     assert_eq!(ix.context_tokens().tokens, 11_003.0);
-    ix.push(f(Role::CompactionSummary, 100, None, 8.0));
-    assert_eq!(ix.context_tokens().tokens, 100.0);
+    ix.insert(3, MessageFacts::summary(100, Some(2), 8.0), no_fill)
+        .unwrap();
+    assert_eq!(ix.context_tokens().tokens, 103.0);
+    assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+}
+
+#[test]
+fn what_comes_after_a_marker_or_a_summary_is_decided_by_position_not_by_clocks() {
+    // Messages stamped by a clock far behind the package's (1000 + i),
+    // a marker and a summary stamped with the package's `Date.now()`.
+    let now = 1.8e12;
+    for shift in [0.0, -now, now, f64::NAN] {
+        let ts = |i: f64| {
+            if shift.is_nan() {
+                5.0
+            } else {
+                1000.0 + i + shift
+            }
+        };
+        let mut ix = ContextIndex::default();
+        ix.push(f(Role::User, 10, None, ts(0.0)));
+        ix.push(f(Role::ToolResult, 120_000, None, ts(1.0)));
+        ix.push(f(Role::Assistant, 5, Some(130_000.0), ts(2.0)));
+        ix.push(MessageFacts::cleared(119_916, now));
+        assert_eq!(ix.context_tokens().tokens, 10_084.0, "shift {shift}");
+        // The next reply reports usage that saw the placeholders: what the
+        // marker freed comes off no more.
+        ix.push(f(Role::User, 4, None, ts(3.0)));
+        ix.push(f(Role::Assistant, 5, Some(80_174.0), ts(4.0)));
+        assert_eq!(ix.context_tokens().tokens, 80_174.0, "shift {shift}");
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+        // A summary that kept the last two messages: their usage is stale,
+        // whatever the clocks say; the first reply after it counts.
+        ix.insert(4, MessageFacts::summary(300, Some(2), now), no_fill)
+            .unwrap();
+        assert_eq!(ix.context_tokens().tokens, 309.0, "shift {shift}");
+        ix.push(f(Role::User, 4, None, ts(5.0)));
+        ix.push(f(Role::Assistant, 5, Some(2_000.0), ts(6.0)));
+        assert_eq!(ix.context_tokens().tokens, 2_000.0, "shift {shift}");
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+        // Recomputed from scratch (an edit in the middle), the same.
+        ix.remove(0, no_fill).unwrap();
+        assert_eq!(ix.context_tokens().tokens, 2_000.0, "shift {shift}");
+    }
+}
+
+#[test]
+fn a_summary_that_does_not_say_what_it_kept_falls_back_to_timestamps() {
+    let mut ix = ContextIndex::default();
+    ix.push(f(Role::CompactionSummary, 50, None, 100.0));
+    ix.push(f(Role::Assistant, 20, Some(180_000.0), 90.0));
+    assert_eq!(ix.context_tokens().tokens, 70.0);
+    ix.push(f(Role::Assistant, 20, Some(2_000.0), 110.0));
+    assert_eq!(ix.context_tokens().tokens, 2_000.0);
     assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
 }
 
@@ -202,9 +254,14 @@ fn arb_facts() -> impl Strategy<Value = MessageFacts> {
         proptest::option::of(0.0f64..200_000.0),
         0.0f64..100.0,
         0u8..4,
+        proptest::option::of(0u64..6),
     )
-        .prop_map(|(role, tokens, usage, timestamp, pin)| {
+        .prop_map(|(role, tokens, usage, timestamp, pin, kept)| {
             let role = Role::from_code(role).unwrap_or(Role::Other);
+            if role == Role::CompactionSummary {
+                // Most summaries say what they kept; some do not.
+                return MessageFacts::summary(tokens, kept, timestamp);
+            }
             let mut m = f(
                 role,
                 tokens,

@@ -20,15 +20,13 @@ impl ContextIndex {
     /// last summary.
     pub(super) fn freed(&self) -> u64 {
         let summary = self.last_summary;
-        let summary_ts = summary.map(|i| self.facts[i].timestamp);
-        let usage_ts = self.last_usage.map(|(i, _)| self.facts[i].timestamp);
+        let (stale, usage) = (self.stale(), self.last_usage.map(|(i, _)| i));
         self.markers
             .iter()
             .rev()
             .take_while(|&&m| summary.is_none_or(|s| m > s))
-            .map(|&m| &self.facts[m])
-            .filter(|f| marker_counts(f.timestamp, summary_ts, usage_ts))
-            .map(MessageFacts::tokens_freed)
+            .filter(|&&m| marker_counts(m, &self.facts[m], stale, usage))
+            .map(|&m| self.facts[m].tokens_freed())
             .sum()
     }
 
@@ -254,29 +252,34 @@ impl ContextIndex {
     /// unmeasured messages, their bounds counted).
     pub fn context_tokens_recomputed(&self) -> ContextTokens {
         let start = self.context_start();
-        let stale_until = self.last_summary.map(|i| self.facts[i].timestamp);
-        // The model's view: the summary, the re-sent pinned messages, the rest.
-        let resent = self.resent();
-        let mut view: Vec<MessageFacts> = self.facts[start..].to_vec();
-        let at = usize::from(self.last_summary.is_some()).min(view.len());
-        // Counted by their estimates (a usage of theirs is not the context's).
-        view.splice(
-            at..at,
-            resent.iter().map(|&i| {
-                let f = self.facts[i];
-                let mut r = MessageFacts::new(f.role, u64::from(f.tokens), None, f.timestamp);
-                r.tokens_pending = f.tokens_pending;
-                r
-            }),
-        );
-        let mut c = estimate_with_usage_after(&view, stale_until);
-        c.last_usage_index = c.last_usage_index.map(|i| {
-            if i >= at {
-                i + start - resent.len()
-            } else {
-                i + start
-            }
-        });
+        let len = self.facts.len();
+        // The model's view: the summary, the re-sent pinned messages, the
+        // rest. Walked from the newest back: the context, then the re-sent
+        // messages (counted by their estimates: a usage of theirs is not the
+        // context's), then the summary.
+        let view = |i: usize| (i, self.facts[i]);
+        let estimated = |&i: &usize| {
+            let f = self.facts[i];
+            let mut r = MessageFacts::new(f.role, u64::from(f.tokens), None, f.timestamp);
+            r.tokens_pending = f.tokens_pending;
+            (i, r)
+        };
+        let after_summary = start + usize::from(self.last_summary.is_some());
+        let newest_first = (after_summary..len)
+            .rev()
+            .map(view)
+            .chain(self.resent().iter().rev().map(estimated))
+            .chain((start..after_summary).map(view))
+            .map(Ok::<_, Infallible>);
+        let Ok(mut c) = estimate_from_end(newest_first, self.stale());
+
+        let stale = self.stale();
+        let freed: u64 = (after_summary..len)
+            .filter(|&m| self.facts[m].role == Role::ToolOutputCleared)
+            .filter(|&m| marker_counts(m, &self.facts[m], stale, c.last_usage_index))
+            .map(|m| self.facts[m].tokens_freed())
+            .sum();
+        c.tokens = less_freed(c.tokens, freed);
         c
     }
 }

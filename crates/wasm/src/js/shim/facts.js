@@ -17,7 +17,7 @@ let lastBad;
 // Problem codes (slot 17); slot 18 holds the block index where it applies.
 const CONTENT_TYPE = 1, BLOCK_NOT_OBJECT = 2, TEXT_TYPE = 3, THINKING_TYPE = 4,
   NAME_TYPE = 5, ARGUMENTS_UNSERIALIZABLE = 6, SUMMARY_TYPE = 7, COMMAND_TYPE = 8,
-  OUTPUT_TYPE = 9, THREW = 10, PINNED_TYPE = 11, FREED_TYPE = 12;
+  OUTPUT_TYPE = 9, THREW = 10, PINNED_TYPE = 11, FREED_TYPE = 12, KEPT_TYPE = 13;
 
 function num(value) {
   return typeof value === "number" ? value : NaN;
@@ -152,6 +152,16 @@ function gatherOne(message, out, o, lazy) {
       else {
         lastBad = summary;
         out[o + 17] = SUMMARY_TYPE;
+        break;
+      }
+      // A compaction summary's keptMessages, plus one, in the command's
+      // slot (0: it has none).
+      const kept = code === 6 ? message.keptMessages : undefined;
+      if (kept === undefined) break;
+      if (typeof kept === "number" && Number.isSafeInteger(kept) && kept >= 0) out[o + 7] = kept + 1;
+      else {
+        lastBad = kept;
+        out[o + 17] = KEPT_TYPE;
       }
       break;
     }
