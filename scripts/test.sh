@@ -93,6 +93,9 @@ step "TypeScript: the declarations and the type tests (tsc --strict --exactOptio
 node_modules/.bin/tsc -p tests/types
 node tests/types/check.mjs tests/types
 
+step "the packed package: publint, attw (ESM-only), installed in a Vite + TypeScript app and a Node script (node --test tests/package/)"
+node --test tests/package/
+
 step "package in Node, against pi (node --test)"
 node --test tests/node/
 
