@@ -178,18 +178,19 @@ export type AiSdkDataParts = {
 };
 /**
  * A UIMessage as `toUIMessages` makes it: the package's data parts, and tool
- * parts of the app's tools (`InferUITools<typeof tools>`). The type for
+ * parts of the app's tools (`InferUITools<typeof tools>`); the app's message
+ * metadata type, if it has one (`toUIMessages` sets none). The type for
  * `useChat<…>()` in an app that shows the flat array.
  */
-export type AiSdkUIMessage<TOOLS extends UITools = UITools> = UIMessage<unknown, AiSdkDataParts, TOOLS>;
+export type AiSdkUIMessage<TOOLS extends UITools = UITools, METADATA = unknown> = UIMessage<METADATA, AiSdkDataParts, TOOLS>;
 /**
  * The flat array as useChat's UIMessages (summaries out). `TOOLS` is the
  * app's tool set as UI tools (`InferUITools<typeof tools>`): the tool calls
  * of the flat array are taken to be calls of those tools.
  */
-export declare function toUIMessages<TOOLS extends UITools = UITools>(
+export declare function toUIMessages<TOOLS extends UITools = UITools, METADATA = unknown>(
   messages: readonly AnyMessage[],
   options?: ToUIMessagesOptions,
-): AiSdkUIMessage<TOOLS>[];
+): AiSdkUIMessage<TOOLS, METADATA>[];
 /** UIMessages -> flat-array messages (through the SDK's convertToModelMessages); dividers skipped. */
 export declare function fromUIMessages(uiMessages: readonly UIMessage[], options?: FromModelMessagesOptions): Promise<AiSdkFlatMessage[]>;

@@ -169,6 +169,11 @@ export async function withUseChat(incoming: ChatMessage[]): Promise<string[]> {
   await conversation.append(await convertToModelMessages(validated));
   const stored: AiSdkFlatMessage[] = await fromUIMessages(validated);
   const plain: UIMessage[] = toUIMessages(stored);
+  // An app whose messages carry metadata of its own.
+  type TimedMessage = AiSdkUIMessage<InferUITools<typeof codeTools>, { createdAt: number }>;
+  const timed: TimedMessage[] = toUIMessages<InferUITools<typeof codeTools>, { createdAt: number }>(stored);
+  // @ts-expect-error the metadata is the app's type
+  void timed.map((m) => m.metadata?.createdAt.toFixed() ?? m.metadata?.author);
   const dividers = [DIVIDER_PART_TYPE, CLEARED_DIVIDER_PART_TYPE] as const;
   return [...labels, ...plain.map((m) => m.id), ...dividers];
 }
