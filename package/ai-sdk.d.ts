@@ -2,16 +2,24 @@
 // against the `ai` package's own types (an optional peer dependency:
 // `import type` only, so nothing of `ai` is needed unless it is used).
 import type {
-  Instructions,
   LanguageModel,
   LanguageModelUsage,
   ModelMessage,
-  PrepareStepResult,
   SystemModelMessage,
-  ToolSet,
   UIMessage,
+  UITools,
 } from "ai";
-import type { AgentMessage, AnyMessage, CompactionResult, Compactor, SessionStore, Summarizer, Usage } from "./index.js";
+import type {
+  AgentMessage,
+  AnyMessage,
+  CompactionResult,
+  Compactor,
+  ImageContent,
+  SessionStore,
+  Summarizer,
+  TextContent,
+  Usage,
+} from "./index.js";
 
 /** pi 0.73's text when an overflow follows a compact-and-retry. */
 export declare const OVERFLOW_RECOVERY_FAILED: string;
@@ -76,21 +84,35 @@ export declare function usageFromAiSdk(usage: LanguageModelUsage | undefined): U
 /** True when `error` is or wraps an `APICallError` whose text `isContextOverflow` recognizes. */
 export declare function isOverflowError(error: unknown, contextWindow?: number): Promise<boolean>;
 
-export interface AiSdkConversationOptions {
+export type AiSdkConversationOptions = {
   compactor: Compactor;
   /** The flat array to start from (e.g. `await store.load(id)`). */
   messages?: AnyMessage[];
-  /** With `sessionId`: every change is saved (`store.save`). */
-  store?: SessionStore;
-  sessionId?: string;
   /** A failed save (the messages in memory are kept); without it, the call that saved rejects. */
   onSaveError?: (error: unknown) => void;
+} & (
+  | {
+      /** With `sessionId`: every change is saved (`store.save`). */
+      store: SessionStore;
+      sessionId: string;
+    }
+  | { store?: undefined; sessionId?: undefined }
+);
+/**
+ * What `prepareStep` resolves to: the model's view as ModelMessages, and the
+ * flat array's system messages as `instructions` when it has any. It sets
+ * nothing that depends on the app's tools, so it fits `prepareStep` of
+ * generateText, streamText and ToolLoopAgent whatever their tool set.
+ */
+export interface AiSdkStepOverride {
+  messages: ModelMessage[];
+  instructions?: SystemModelMessage[];
 }
 /** What `run` passes to its callback: spread it into generateText / streamText. */
 export interface AiSdkCallArgs {
   messages: ModelMessage[];
   instructions?: SystemModelMessage[];
-  prepareStep: (options: AiSdkPrepareStepOptions) => Promise<PrepareStepResult<ToolSet>>;
+  prepareStep: (options: AiSdkPrepareStepOptions) => Promise<AiSdkStepOverride>;
   onError: (event: { error: unknown }) => void;
 }
 /** What the conversation reads of a step (ai's `StepResult`). */
@@ -121,7 +143,7 @@ export interface AiSdkConversation {
   /** Appends ModelMessages (the user's message) and saves. */
   append(messages: ModelMessage | readonly ModelMessage[]): Promise<AnyMessage[]>;
   /** prepareStep for generateText / streamText / ToolLoopAgent. */
-  prepareStep(options: AiSdkPrepareStepOptions): Promise<{ messages: ModelMessage[]; instructions?: Instructions }>;
+  prepareStep(options: AiSdkPrepareStepOptions): Promise<AiSdkStepOverride>;
   /** After a call made without `run`: records the steps prepareStep has not seen (`await result.steps`). */
   appendSteps(steps: readonly AiSdkStepLike[]): Promise<AnyMessage[]>;
   /** One call with overflow recovery (compact, retry once; then `OVERFLOW_RECOVERY_FAILED`). */
@@ -144,7 +166,31 @@ export interface ToUIMessagesOptions {
   /** A `data-compaction` divider message where each summary was, a `data-tool-output-cleared` one where each clearing marker was. */
   divider?: boolean;
 }
-/** The flat array as useChat's UIMessages (summaries out). */
-export declare function toUIMessages(messages: readonly AnyMessage[], options?: ToUIMessagesOptions): UIMessage[];
+/**
+ * The data parts `toUIMessages` writes, by name (`data-compaction`, …): a
+ * divider where a summary or a clearing marker was (with `{ divider: true }`),
+ * and a custom message shown to the user (`display: true`).
+ */
+export type AiSdkDataParts = {
+  compaction: { tokensBefore: number; timestamp: number };
+  "tool-output-cleared": { tokensFreed: number; toolCount: number; timestamp: number };
+  custom: { customType: string; content: string | (TextContent | ImageContent)[] };
+};
+/**
+ * A UIMessage as `toUIMessages` makes it: the package's data parts, and tool
+ * parts of the app's tools (`InferUITools<typeof tools>`); the app's message
+ * metadata type, if it has one (`toUIMessages` sets none). The type for
+ * `useChat<…>()` in an app that shows the flat array.
+ */
+export type AiSdkUIMessage<TOOLS extends UITools = UITools, METADATA = unknown> = UIMessage<METADATA, AiSdkDataParts, TOOLS>;
+/**
+ * The flat array as useChat's UIMessages (summaries out). `TOOLS` is the
+ * app's tool set as UI tools (`InferUITools<typeof tools>`): the tool calls
+ * of the flat array are taken to be calls of those tools.
+ */
+export declare function toUIMessages<TOOLS extends UITools = UITools, METADATA = unknown>(
+  messages: readonly AnyMessage[],
+  options?: ToUIMessagesOptions,
+): AiSdkUIMessage<TOOLS, METADATA>[];
 /** UIMessages -> flat-array messages (through the SDK's convertToModelMessages); dividers skipped. */
 export declare function fromUIMessages(uiMessages: readonly UIMessage[], options?: FromModelMessagesOptions): Promise<AiSdkFlatMessage[]>;

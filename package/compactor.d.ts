@@ -259,10 +259,14 @@ export interface CompactorState {
    */
   lastTier?: "clear" | "summarize";
 }
-export interface AttachOptions {
-  /** Saves every change of the agent's messages (one transaction per change). */
-  store?: AttachStore;
-  /** Required with `store`. */
-  sessionId?: string;
+export type AttachOptions = {
   onStateChange?: (state: CompactorState) => void;
-}
+} & (
+  | {
+      /** Saves every change of the agent's messages (one transaction per change). */
+      store: AttachStore;
+      /** The session the changes are saved to. */
+      sessionId: string;
+    }
+  | { store?: undefined; sessionId?: undefined }
+);

@@ -87,10 +87,14 @@ if has_engine webkit; then
   SAFARIDRIVER=/usr/bin/WebKitWebDriver browser_tests with_display cargo test -p agent-compaction --target wasm32-unknown-unknown
 fi
 
-step "TypeScript consumer (tsc --strict --noEmit)"
+step "TypeScript: the declarations and the type tests (tsc --strict --exactOptionalPropertyTypes)"
+# The declarations themselves (skipLibCheck off), then each file of
+# tests/types as an app compiles it (tests/types/check.mjs).
 node_modules/.bin/tsc -p tests/types
-node_modules/.bin/tsc -p tests/types/tsconfig.pi.json
-node_modules/.bin/tsc -p tests/types/tsconfig.ai-sdk.json
+node tests/types/check.mjs tests/types
+
+step "the packed package: publint, attw (ESM-only), installed in a Vite + TypeScript app and a Node script (node --test tests/package/)"
+node --test tests/package/
 
 step "package in Node, against pi (node --test)"
 node --test tests/node/

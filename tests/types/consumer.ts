@@ -190,3 +190,75 @@ const onChange = (event: SessionChangeEvent): void => {
   if (event.type === "saved") void event.sourceId;
 };
 void [systemPrompt, toolResult, appRole, onEvent, started, onChange];
+
+// Every event, narrowed by a `switch` on its `type` (exhaustive: a new event
+// type the switch does not handle fails the `never` line).
+import type { ConflictError as ConflictErrorClass } from "agent-compaction";
+export function describeCompactorEvent(event: CompactorEvent): string {
+  switch (event.type) {
+    case "compaction_start":
+      return `compacting (${event.reason})`;
+    case "compaction_end": {
+      if (event.errorMessage !== undefined) return event.errorMessage;
+      const result = event.result;
+      if (result === undefined) return event.aborted ? "cancelled" : "nothing to compact";
+      // `tier` tells the two results apart.
+      if (result.tier === "clear") return `cleared ${result.toolCallIds.length} outputs (${event.tier})`;
+      return `summarized by ${result.summarizedBy}: ${result.tokensBefore} -> ${result.tokensAfter}${event.willRetry ? ", retrying" : ""}`;
+    }
+    case "hook_error":
+      return `${event.hook}: ${event.error.message}`;
+    default: {
+      const unhandled: never = event;
+      return unhandled;
+    }
+  }
+}
+export function describeSessionChange(event: SessionChangeEvent): string {
+  switch (event.type) {
+    case "created":
+    case "saved":
+    case "renamed":
+    case "imported":
+      return `${event.sessionId} at revision ${event.revision}`;
+    case "forked":
+      return `${event.sessionId} forked from ${event.sourceId}`;
+    case "deleted":
+      // @ts-expect-error a deleted session has no revision
+      return `${event.sessionId} deleted at ${event.revision}`;
+    default: {
+      const unhandled: never = event;
+      return unhandled;
+    }
+  }
+}
+
+// The store's errors, told apart by their `name`.
+export function describeStoreError(error: SessionStoreError): string {
+  switch (error.name) {
+    case "ConflictError":
+      return "reload, reapply, save";
+    case "QuotaExceededError":
+      return "free some space";
+    case "SessionNotFoundError":
+    case "SessionExistsError":
+    case "RefusedDropError":
+    case "UpgradeBlockedError":
+    case "OpenFailedError":
+    case "StoreClosedError":
+    case "StorageError":
+    case "LockTimeoutError":
+    case "ConnectionLostError":
+      return error.message;
+    default: {
+      const unhandled: never = error.name;
+      return unhandled;
+    }
+  }
+}
+declare const conflict: ConflictErrorClass;
+const conflictName: "ConflictError" = conflict.name;
+const asStoreError: SessionStoreError = conflict;
+// @ts-expect-error a ConflictError is named "ConflictError"
+const misnamed: "QuotaExceededError" = conflict.name;
+void [conflictName, asStoreError, misnamed];

@@ -41,3 +41,84 @@ const detach: () => void = compactor.attach(hooked, {
   onStateChange: (state: CompactorState) => void [state.isCompacting, state.contextTokens.toFixed()],
 });
 detach();
+
+// A whole app on pi-agent-core: tools with their own TypeBox schemas, the
+// app's own message type registered through pi-agent-core's
+// `CustomAgentMessages` (beside the package's), the agent's options with
+// `agentHooks()` spread in, its events and the compactor's.
+import { Type } from "typebox";
+import type { AgentEvent, AgentTool } from "@mariozechner/pi-agent-core";
+import type { Model } from "@mariozechner/pi-ai";
+import type { CompactorEvent } from "agent-compaction";
+
+interface ArtifactMessage {
+  role: "artifact";
+  title: string;
+  body: string;
+  timestamp: number;
+}
+declare module "@mariozechner/pi-agent-core" {
+  interface CustomAgentMessages {
+    artifact: ArtifactMessage;
+  }
+}
+
+const readParameters = Type.Object({ path: Type.String(), maxLines: Type.Optional(Type.Number()) });
+const readFile: AgentTool<typeof readParameters, { lines: number }> = {
+  name: "read_file",
+  label: "Read file",
+  description: "Read a file of the project.",
+  parameters: readParameters,
+  execute: async (_toolCallId, { path, maxLines }) => ({
+    content: [{ type: "text", text: `contents of ${path}` }],
+    details: { lines: maxLines ?? 0 },
+  }),
+};
+const searchParameters = Type.Object({ query: Type.String() });
+const search: AgentTool<typeof searchParameters> = {
+  name: "search",
+  label: "Search",
+  description: "Search the project.",
+  parameters: searchParameters,
+  execute: async (_toolCallId, { query }) => ({ content: [{ type: "text", text: query }], details: undefined }),
+};
+
+declare const model: Model<"openai-completions">;
+const appCompactor = new Compactor({
+  model,
+  settings: { reserveTokens: 16_384, keepRecentTokens: 20_000 },
+  onEvent: (event: CompactorEvent) => {
+    if (event.type === "compaction_end" && event.result?.tier === "summarize") void event.result.summary.summary;
+  },
+});
+const app = new Agent({
+  initialState: { systemPrompt: "You are a coding assistant.", model, messages: [], tools: [readFile, search] },
+  getApiKey: (provider) => (provider === "openai" ? "key" : undefined),
+  ...appCompactor.agentHooks(),
+});
+const artifact: ArtifactMessage = { role: "artifact", title: "plan", body: "…", timestamp: 5 };
+app.state.messages = [...app.state.messages, artifact, summary];
+// The hooks keep the app's messages, its own role included.
+const viewed: AugmentedAgentMessage[] = await appCompactor.agentHooks().transformContext(app.state.messages);
+const stopSaving = appCompactor.attach(app, { store, sessionId: "s2" });
+const unsubscribe = app.subscribe((event: AgentEvent) => {
+  switch (event.type) {
+    case "message_end":
+      if (event.message.role === "artifact") void event.message.title;
+      else if (event.message.role === "compactionSummary") void event.message.tokensBefore;
+      break;
+    case "tool_execution_end":
+      void event.toolName;
+      break;
+  }
+});
+void [viewed, stopSaving, unsubscribe];
+
+// What the declarations reject.
+// @ts-expect-error a store needs the session id it saves to
+appCompactor.attach(app, { store });
+// @ts-expect-error attach takes an Agent
+appCompactor.attach({ state: { messages: [] } });
+// @ts-expect-error a tool's arguments are its schema's
+const wrongArgs: AgentTool<typeof readParameters> = { ...readFile, execute: async (_id, { file }: { file: string }) => ({ content: [], details: file }) };
+void wrongArgs;
