@@ -1,18 +1,16 @@
-// What the README-example suites share: cutting an example's code block out
-// of README.md (the block after its `<!-- example: NAME … -->` marker), and
-// serving a page's few files from memory.
-import assert from "node:assert/strict";
+// What the suites that run the documentation's examples in a page share:
+// an example's JavaScript (its ```ts block, type-checked and compiled by
+// tests/support/doc-examples.mjs), and serving a page's few files from
+// memory.
 import { readFile } from "node:fs/promises";
+import { compileExamples } from "./doc-examples.mjs";
 
-const README = new URL("../../README.md", import.meta.url);
+let compiled;
 
-/** The code of the README's example `name`, as written there. */
+/** The JavaScript of the documentation's example `name`, as tsc emits it from the block written there. */
 export async function readmeExample(name) {
-  const text = await readFile(README, "utf8");
-  const at = text.indexOf(`<!-- example: ${name}`);
-  assert.ok(at >= 0, `the README still has the example "${name}"`);
-  const start = text.indexOf("```js\n", at) + "```js\n".length;
-  return text.slice(start, text.indexOf("\n```", start));
+  compiled ??= compileExamples();
+  return readFile(compiled.js(name), "utf8");
 }
 
 /**

@@ -1,0 +1,141 @@
+// Every example of the documentation (README.md, docs/*.md), as a reader
+// copies it: each ```ts block a reader would paste is an `<!-- example: NAME -->`
+// (tests/support/doc-examples.mjs), compiled with tsc --strict against the
+// package's declarations, and its JavaScript run here in Node against the
+// built package, the local OpenAI-compatible model of the demo
+// (scripts/local-model.mjs) and an in-memory IndexedDB (fake-indexeddb).
+// The examples are written for a page: `location` is the test server's URL.
+// Each example has a driver below that uses it as an app would and checks
+// what the reader was promised; an example without one fails.
+import "fake-indexeddb/auto";
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { CODE_LANGS, codeBlocks, compileExamples, docFiles, examples } from "../support/doc-examples.mjs";
+import { startServer } from "../../scripts/serve.mjs";
+import { createLocalModel } from "../../scripts/local-model.mjs";
+
+const SUMMARY = /The conversation history before this point was compacted/;
+const text = (m) =>
+  typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text ?? "").join("");
+const roles = (messages) => messages.map((m) => m.role);
+const count = (messages, role) => messages.filter((m) => m.role === role).length;
+
+test("every code block a reader would copy is a named, runnable example", () => {
+  for (const file of docFiles()) {
+    for (const block of codeBlocks(file)) {
+      if (CODE_LANGS.has(block.lang)) {
+        assert.ok(block.name, `${file}:${block.line}: a \`\`\`${block.lang} block without an <!-- example: NAME --> line before it`);
+      }
+    }
+  }
+});
+
+/** The model's requests of one kind ("chat", "summary"). */
+const requests = (local, kind) => local.requests.filter((r) => r.kind === kind);
+
+/** Checks shared by the conversations that run until they compacted. */
+function assertCompactedAndSaved(local, { messages, stored, asked }) {
+  assert.equal(JSON.stringify(stored), JSON.stringify(messages), "the store holds exactly the flat array");
+  assert.deepEqual(stored.filter((m) => m.role === "user").map(text), asked, "every question is kept, in order");
+  assert.ok(count(messages, "compactionSummary") >= 1, "it compacted");
+  const chats = requests(local, "chat");
+  assert.ok(chats.every((r) => r.status === 200), "no request overflowed");
+  assert.match(JSON.stringify(chats.at(-1).body.messages), SUMMARY, "the model is sent the summary");
+  assert.ok(chats.at(-1).body.messages.length < messages.length, "the model no longer sees the summarized messages");
+}
+
+const drivers = {
+  async "manual-loop"(example, local) {
+    const asked = [];
+    let last;
+    for (let i = 0; i < 14; i++) {
+      asked.push(`question ${i}: please explain ` + "the module layout in detail ".repeat(150));
+      last = await example.send(asked.at(-1));
+    }
+    assertCompactedAndSaved(local, { messages: last.messages, stored: await last.store.load(last.sessionId), asked });
+
+    // An overflow: the failed attempt is taken out, the context compacted, the request made once more.
+    const summaries = count(last.messages, "compactionSummary");
+    local.setConfig({ overflowNext: 1 });
+    const first = local.requests.length;
+    asked.push("question 14: and the tests?");
+    last = await example.send(asked.at(-1));
+    assert.deepEqual(local.requests.slice(first).map((r) => r.kind), ["overflow", "summary", "chat"]);
+    assert.equal(count(last.messages, "compactionSummary"), summaries + 1, "compacted for the retry");
+    assert.deepEqual(roles(last.messages).slice(-2), ["user", "assistant"]);
+    assert.equal(last.messages.at(-1).stopReason, "stop", "the retry answered; the failed attempt is gone");
+    assert.equal(JSON.stringify(await last.store.load(last.sessionId)), JSON.stringify(last.messages));
+
+    // Two in a row: pi's "recovery failed", and no third request.
+    local.setConfig({ overflowNext: 2 });
+    const before = local.requests.length;
+    await assert.rejects(example.send("question 15: once more"), /maximum context length/);
+    const asks = local.requests.slice(before).filter((r) => r.kind !== "summary");
+    assert.deepEqual(asks.map((r) => r.kind), ["overflow", "overflow"], "one retry, then no further request");
+  },
+
+  async "pi-agent-core"(example, local) {
+    const asked = [];
+    let last;
+    for (let i = 0; i < 14; i++) {
+      asked.push(`question ${i}: please explain ` + "the module layout in detail ".repeat(150));
+      last = await example.send(asked.at(-1));
+    }
+    assert.match(example.status, /^\d+ \/ 16000 tokens$/, "the stats line reads context / window");
+    const stored = await last.store.load(last.sessionId);
+    assertCompactedAndSaved(local, { messages: last.messages, stored, asked });
+    assert.equal(requests(local, "summary").length, count(last.messages, "compactionSummary"), "one summarizer request per summary");
+  },
+
+  async "ai-sdk"(example, local) {
+    const asked = [];
+    let streamed = "";
+    let last;
+    for (let i = 0; i < 12; i++) {
+      asked.push(`question ${i}: read src/mod${i}.rs and explain ` + "the module layout in detail ".repeat(60));
+      last = await example.send(asked.at(-1), (delta) => (streamed += delta));
+    }
+    assert.ok(streamed.length > 0, "text streamed");
+    const stored = await last.store.load(last.sessionId);
+    assertCompactedAndSaved(local, { messages: last.messages, stored, asked });
+    assert.ok(count(stored, "toolResult") >= 12, "the tool ran every turn");
+    assert.ok(requests(local, "summary").length >= 1, "summarized through the app's model");
+  },
+};
+
+describe("the documentation's examples, run in Node", () => {
+  let server, local, compiled;
+  const all = examples();
+  before(async () => {
+    compiled = compileExamples();
+    local = createLocalModel({ delayMs: 0 });
+    // The project's files the AI SDK example's tool reads.
+    const files = (req, res, url) => {
+      if (!url.pathname.startsWith("/files/")) return false;
+      res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+      res.end(`// ${decodeURIComponent(url.pathname.slice(7))}\n` + "pub fn item() -> u32 { 1 }\n".repeat(140));
+      return true;
+    };
+    server = await startServer({ port: 0, handlers: [files, local.handle] });
+    globalThis.location = new URL(server.url);
+  });
+  after(async () => {
+    delete globalThis.location;
+    await server?.close();
+  });
+
+  for (const [name, block] of all) {
+    test(`${block.file}: example "${name}"`, async () => {
+      const drive = drivers[name];
+      assert.ok(drive, `example "${name}" (${block.file}:${block.line}) has a driver in tests/node/doc-examples.test.mjs`);
+      local.reset();
+      const example = await import(pathToFileURL(compiled.js(name)).href);
+      await drive(example, local);
+    });
+  }
+
+  test("every driver has its example", () => {
+    assert.deepEqual(Object.keys(drivers).filter((name) => !all.has(name)), []);
+  });
+});
