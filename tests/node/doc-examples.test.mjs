@@ -31,6 +31,25 @@ test("every code block a reader would copy is a named, runnable example", () => 
   }
 });
 
+/** A conversation of `turns` user questions and answers, ~1,000 tokens each. */
+function conversation(turns) {
+  const messages = [];
+  for (let i = 0; i < turns; i++) {
+    messages.push({ role: "user", content: `question ${i}: ` + "explain the module layout ".repeat(80), timestamp: 1_000 + i });
+    messages.push({
+      role: "assistant",
+      content: [{ type: "text", text: `answer ${i}: ` + "the layout is flat ".repeat(80) }],
+      api: "openai-completions",
+      provider: "local",
+      model: "local-coder",
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      stopReason: "stop",
+      timestamp: 1_000 + i,
+    });
+  }
+  return messages;
+}
+
 /** The model's requests of one kind ("chat", "summary"). */
 const requests = (local, kind) => local.requests.filter((r) => r.kind === kind);
 
@@ -86,6 +105,35 @@ const drivers = {
     const stored = await last.store.load(last.sessionId);
     assertCompactedAndSaved(local, { messages: last.messages, stored, asked });
     assert.equal(requests(local, "summary").length, count(last.messages, "compactionSummary"), "one summarizer request per summary");
+  },
+
+  async "agent-hooks"(example, local) {
+    let last;
+    for (let i = 0; i < 14; i++) last = await example.turn(`question ${i}: ` + "the module layout in detail ".repeat(150));
+    assert.ok(count(last.messages, "compactionSummary") >= 1, "it compacted");
+    assert.ok(last.contextTokens < 13_000, "under the threshold after each turn");
+    const chats = requests(local, "chat");
+    assert.match(JSON.stringify(chats.at(-1).body.messages), SUMMARY, "the agent sent the summary through the hooks");
+    assert.ok(chats.at(-1).body.messages.length < last.messages.length);
+  },
+
+  async "ai-sdk-generate-text"(example, local) {
+    let messages;
+    for (let i = 0; i < 12; i++) messages = await example.ask(`question ${i}: ` + "the module layout in detail ".repeat(150));
+    assert.ok(count(messages, "compactionSummary") >= 1, "compacted between calls");
+    assert.equal(requests(local, "summary").length, 0, "the extractive summary needs no request");
+    assert.match(JSON.stringify(requests(local, "chat").at(-1).body.messages), SUMMARY);
+  },
+
+  async "custom-summarizer"(example, local) {
+    const history = conversation(24);
+    const out = await example.compactNow(history);
+    assert.equal(out.summarizedBy, "summarizer");
+    assert.equal(count(out.messages, "compactionSummary"), 1);
+    assert.equal(out.messages.length, history.length + 1, "nothing deleted");
+    assert.ok(out.tokensAfter < out.tokensBefore);
+    const asked = requests(local, "summary").map((r) => JSON.stringify(r.body.messages));
+    assert.ok(asked.some((body) => body.includes("Additional focus: keep the schema details")), "the instructions reach the summarizer");
   },
 
   async "ai-sdk"(example, local) {
