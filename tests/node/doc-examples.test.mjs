@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { CODE_LANGS, codeBlocks, compileExamples, docFiles, examples } from "../support/doc-examples.mjs";
+import { piSessionToMessages } from "agent-compaction";
 import { startServer } from "../../scripts/serve.mjs";
 import { createLocalModel } from "../../scripts/local-model.mjs";
 
@@ -134,6 +135,71 @@ const drivers = {
     assert.ok(out.tokensAfter < out.tokensBefore);
     const asked = requests(local, "summary").map((r) => JSON.stringify(r.body.messages));
     assert.ok(asked.some((body) => body.includes("Additional focus: keep the schema details")), "the instructions reach the summarizer");
+  },
+
+  async pinned(example) {
+    const rule = "Rule: never modify files under vendor/.";
+    const messages = [...conversation(2), ...example.addRule([], rule), ...conversation(24)];
+    const out = await example.compactor.compact(messages);
+    const context = example.compactor.modelContext(out.messages);
+    assert.equal(context[0].role, "compactionSummary");
+    assert.equal(context[1].content, rule, "the rule is sent right after the summary");
+    assert.equal(context[1].pinned, true);
+    assert.equal(context.filter((m) => m.content === rule).length, 1);
+  },
+
+  async "session-store"(example) {
+    const messages = conversation(3);
+    const { meta, all, forModel, sessions } = await example.keep(messages);
+    assert.deepEqual(all, messages);
+    assert.deepEqual(forModel, messages, "no summary: the whole array");
+    assert.equal(meta.title, "Refactor");
+    assert.ok(sessions.some((s) => s.id === meta.id && s.messageCount === messages.length));
+  },
+
+  async conflict(example) {
+    const { SessionStore } = await import("agent-compaction");
+    const [mine, theirs] = [await SessionStore.open({ name: "conflict" }), await SessionStore.open({ name: "conflict" })];
+    const { id } = await mine.createSession();
+    const start = conversation(1);
+    await mine.save(id, start);
+    await theirs.load(id);
+    const saved = [...start, ...conversation(1)];
+    assert.equal(await example.saveOrReload(theirs, id, saved), saved, "no conflict: saved");
+    const reloaded = await example.saveOrReload(mine, id, [...start, { role: "user", content: "mine", timestamp: 9 }]);
+    assert.deepEqual(reloaded, saved, "a conflict: what the other store saved");
+    await assert.rejects(example.saveOrReload(mine, "no such session", start), { name: "SessionNotFoundError" });
+  },
+
+  async "undo-and-fork"(example) {
+    const { compactor, store } = example;
+    const history = conversation(24);
+    const { id } = await store.createSession();
+    const { messages } = await compactor.compact(history);
+    await store.save(id, messages);
+    const undone = await example.undoLastCompaction(id, messages);
+    assert.deepEqual(undone, history, "the summary is gone, every message is back");
+    assert.deepEqual(await store.load(id), history);
+
+    const fork = await example.forkAt(id, history, 10);
+    const forked = await store.load(fork.id);
+    assert.equal(fork.title, "Another way");
+    assert.deepEqual(forked.slice(0, 10), history.slice(0, 10));
+    assert.equal(forked.length, 11);
+    assert.equal(forked[10].role, "branchSummary");
+    await store.delete(id);
+    assert.equal((await store.load(fork.id)).length, 11, "the fork shares nothing with its source");
+  },
+
+  async "pi-session-files"(example) {
+    const messages = conversation(2);
+    const { jsonl, back, session } = example.toPiAndBack(messages);
+    assert.deepEqual(back, messages);
+    assert.equal(JSON.parse(jsonl.split("\n")[0]).version, 3);
+    assert.equal(session.cwd, "/home/me/project");
+    const { meta, exported } = await example.importFile(new Blob([jsonl]));
+    assert.equal(meta.messageCount, messages.length);
+    assert.deepEqual(example.toPiAndBack(piSessionToMessages(exported).messages).back, messages);
   },
 
   async "ai-sdk"(example, local) {
