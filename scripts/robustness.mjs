@@ -1,4 +1,4 @@
-// `npm run robustness`: the robustness report of issue 7, one table.
+// `npm run robustness`: the robustness report, one table.
 //
 //   property cases   the native property tests (crates/core/tests/properties/): each
 //                    property's cases as its ProptestConfig sets them, and

@@ -36,6 +36,7 @@ GECKODRIVER_BIN=$(command -v geckodriver || echo "$HOME/.cargo/bin/geckodriver")
 
 step "native core (cargo test, property tests included)"
 node scripts/check-self-contained.mjs
+node scripts/check-narration.mjs
 node scripts/check-layout.mjs
 cargo test --quiet
 

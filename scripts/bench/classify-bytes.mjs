@@ -9,8 +9,8 @@
 // encoded, copied into wasm and classified) and with `"pi"` (lengths only),
 // the difference being what reading the text costs. Prints ns per byte
 // (median and least of the rounds) per build, and checks that both builds
-// give the same estimates. A measurement tool (issue 15's "costs no more
-// per turn"), not a test; ROUNDS= sets the rounds.
+// give the same estimates. A measurement tool (what the calibrated
+// estimate costs per turn), not a test; ROUNDS= sets the rounds.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";

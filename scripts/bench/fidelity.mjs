@@ -1,4 +1,4 @@
-// The fidelity benchmark (issue 15): what the model still sees of a long
+// The fidelity benchmark: what the model still sees of a long
 // session after it has been compacted again and again. A program that prints
 // a table, not a test; `npm run bench` runs it last, `npm run bench:fidelity`
 // alone.

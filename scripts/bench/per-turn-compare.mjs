@@ -6,7 +6,7 @@
 // median turn, the sum of per-turn medians, and the median and least CPU
 // time of a whole replay (the least: the round least disturbed by other
 // processes).
-// Used to check that a change (issue 15's calibrated estimate) costs no
+// Used to check that a change (the calibrated estimate, for one) costs no
 // more per turn; prints one line per replay and build, for both estimators
 // where the build knows the option (a build from before it, once), with
 // the median and total against the first line's and the bench's last ⅒ /
@@ -52,7 +52,7 @@ const replays = [
 // other processes on a shared machine): sessions.mjs's timedHooks.
 const timed = timedHooks;
 
-// A build from before the option (issue 15's filing-day build, for one)
+// A build from before the option (an older commit's, for one)
 // ignores `estimator`: it is timed once, with its own default.
 const accepts = (mod, estimator) => {
   try {

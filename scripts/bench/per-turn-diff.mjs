@@ -10,7 +10,7 @@
 // `TextEncoder.prototype.encodeInto` after the timed rounds: bytes encoded
 // to be classified, `gatherTexts`, and to tighten a bound, `gatherTextBytes`;
 // NO_READS=1 skips it).
-// A measurement tool (issue 15 deliverable 1's totals), not a test.
+// A measurement tool (where the per-turn totals go), not a test.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import {

@@ -1,4 +1,4 @@
-// The boundary attacked from JavaScript (issue 7): every exported function
+// The boundary attacked from JavaScript: every exported function
 // and method, each argument position, called in each engine (Chromium,
 // Firefox, WebKit through tests/support/browsers.mjs) with a
 // matrix of bad inputs — undefined, null, numbers, strings, arrays of

@@ -1,4 +1,4 @@
-// Fault trials (issue 7): a tab closed or crashed at a random moment while
+// Fault trials: a tab closed or crashed at a random moment while
 // an app keeps saving a session, and while it compacts it (a real
 // Compactor with a summarizer that answers after a random delay, then a
 // save), 20 trials each, in each engine (Chromium, Firefox, WebKit through

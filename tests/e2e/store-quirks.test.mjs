@@ -1,4 +1,4 @@
-// The engine quirks the SessionStore handles (issue 13), in pages of each
+// The engine quirks the SessionStore handles, in pages of each
 // engine (Chromium, Firefox, WebKit through tests/support/browsers.mjs;
 // ENGINES= narrows them):
 // - a page whose `indexedDB` is gone before the package loads (private

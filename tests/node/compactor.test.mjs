@@ -447,7 +447,7 @@ describe("hooks, state and events", () => {
     assert.equal(await ok.agentHooks().transformContext(bad), bad);
     assert.deepEqual(events.map((e) => Object.keys(e)), [
       ["type", "reason"],
-      // `tier` (issue 15): which tier ran, with a result.
+      // `tier`: which tier ran, with a result.
       ["type", "reason", "result", "aborted", "willRetry", "tier"],
       ["type", "reason"],
       ["type", "reason", "result", "aborted", "willRetry", "errorMessage"],

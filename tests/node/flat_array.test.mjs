@@ -654,7 +654,7 @@ describe("hand-built arrays: compaction and branch summaries", () => {
 
   test("transformContext reads nothing before the last summary but each message's `pinned`", () => {
     // Messages before the summary that throw on any other read: touching one
-    // would throw. (Issue 15: pinned messages before the summary are sent
+    // would throw. (Pinned messages before the summary are sent
     // after it, so `pinned` is the one field read there; the Compactor's
     // hooks know it from their index and read nothing.)
     const poisoned = new Proxy(

@@ -1,4 +1,4 @@
-// What must survive a compaction (issue 15, deliverable 3), through the
+// What must survive a compaction, through the
 // built package: pinned messages (`pinned: true`) are sent to the model after
 // every summary, in order, as the same objects, and counted in the
 // Compactor's numbers; the latest user request is quoted verbatim in the

@@ -15,7 +15,7 @@ import {
 } from "agent-compaction";
 
 const user: UserMessage = { role: "user", content: "hello", timestamp: 1 };
-// A standing rule, sent to the model after every summary (issue 15).
+// A standing rule, sent to the model after every summary.
 const rule: UserMessage = { role: "user", content: "never touch vendor/", timestamp: 2, pinned: true };
 void rule;
 const summary: CompactionSummaryMessage = {

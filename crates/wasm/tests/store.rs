@@ -2030,7 +2030,7 @@ async fn an_upgrade_blocked_by_an_open_old_connection_fails_at_once() {
     wait(delete_db("store-blocked")).await.unwrap();
 }
 
-// The engine quirks (issue 13): locks that never come, connections the
+// The engine quirks: locks that never come, connections the
 // browser closes, storage that is unavailable, durability, persist and
 // estimate. Written engine-neutral: what differs between engines is read
 // from the page, never assumed.

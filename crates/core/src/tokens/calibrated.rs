@@ -4,7 +4,7 @@
 //! and weighted by per-kind constants fitted against the o200k_base BPE
 //! tokenizer (tests/node/estimator.test.mjs checks every class of its corpus
 //! within ±15 %). pi's chars/4 is off by 0.7× to 3.7× depending on the kind of
-//! text (issue 15); this is what the `Compactor` decides with by default.
+//! text; this is what the `Compactor` decides with by default.
 //!
 //! Text is read as UTF-8 bytes: the boundary encodes the engine's strings
 //! with `TextEncoder.encodeInto`, by far the cheapest way to hand a string's

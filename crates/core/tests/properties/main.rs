@@ -1,4 +1,4 @@
-//! Invariants of compaction on random valid sessions (issue 7), natively
+//! Invariants of compaction on random valid sessions, natively
 //! against the core:
 //!
 //! - a cut never lands on a tool result, and never separates a tool result

@@ -1,4 +1,4 @@
-//! The classifier as it was before the fast one (session 9), kept verbatim
+//! The classifier as it was before the fast one, kept verbatim
 //! as the test oracle: `tests.rs` checks that [`super::classify`]
 //! counts exactly what this counts, on random and worst-case texts of every
 //! kind, so that making the classifier faster changes no estimate.
