@@ -30,16 +30,17 @@ export const MIME_TYPES = {
   ".map": "application/json; charset=utf-8",
   ".wasm": "application/wasm",
   ".ts": "text/plain; charset=utf-8",
-  ".md": "text/markdown; charset=utf-8",
+  ".md": "text/plain; charset=utf-8", // shown as text, not downloaded
   ".txt": "text/plain; charset=utf-8",
   ".svg": "image/svg+xml",
   ".png": "image/png",
   ".ico": "image/x-icon",
 };
 
-/** The default mounts: the built package and the built demo page. */
+/** The default mounts: the built package, the documentation the demo links to, and the built demo page. */
 export const DEFAULT_MOUNTS = [
   { prefix: "/pkg/", dir: join(root, "pkg") },
+  { prefix: "/docs/", dir: join(root, "docs") },
   { prefix: "/", dir: join(root, "www", "dist") },
 ];
 

@@ -99,14 +99,15 @@ async function send(page, text) {
   );
 }
 
-test("server: the built demo at /, the package at /pkg/, MIME types, 404 and no directory traversal", async () => {
+test("server: the built demo at /, the package at /pkg/, the guides at /docs/, MIME types, 404 and no directory traversal", async () => {
   assert.deepEqual(
     DEFAULT_MOUNTS.map((m) => [m.prefix, m.dir]),
     [
       ["/pkg/", join(fileURLToPath(new URL("../../", import.meta.url)), "pkg")],
+      ["/docs/", join(fileURLToPath(new URL("../../", import.meta.url)), "docs")],
       ["/", DEMO_DIST],
     ],
-    "npm start serves www/dist/ and pkg/",
+    "npm start serves www/dist/, pkg/ and the guides the demo links to",
   );
   const get = (path) => fetch(new URL(path, server.url));
   const assets = readdirSync(join(dist, "assets"));

@@ -45,3 +45,19 @@ test("every link between the documentation's files resolves", () => {
   }
   assert.deepEqual(broken, []);
 });
+
+test("the demo page links to the guides, and the demo's server serves them", async () => {
+  const { startServer } = await import("../../scripts/serve.mjs");
+  const page = readFileSync(join(ROOT, "www/index.html"), "utf8");
+  const href = /<a id="docs-link"[^>]* href="([^"]+)"/.exec(page)?.[1];
+  assert.equal(href, "/docs/README.md");
+  const server = await startServer({ port: 0 });
+  try {
+    const response = await fetch(new URL(href, server.url));
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get("content-type"), /^text\/plain/, "shown in the browser, not downloaded");
+    assert.equal(await response.text(), readFileSync(join(ROOT, "docs/README.md"), "utf8"));
+  } finally {
+    await server.close();
+  }
+});
