@@ -2,8 +2,8 @@
 // (tests/support/browsers.mjs): the real `ai` 7 and
 // @ai-sdk/openai-compatible (bundled once with Vite, mapped by an import
 // map), real fetch to the local model of the demo, real IndexedDB.
-//   - the README's "With the AI SDK" example, cut out of README.md and run
-//     as written until it has compacted;
+//   - the README's AI SDK quick start, cut out of README.md (compiled by
+//     tsc) and run as written until it has compacted;
 //   - a conversation reloaded from SessionStore mid-way (a new page load)
 //     that goes on from the stored flat array, summary first;
 //   - the store with converted conversations: revisions, ConflictError,

@@ -1,5 +1,6 @@
-// The README's "Any other agent loop, by hand" example, run as written: the
-// code block is cut out of README.md, served as a module to a page in each
+// The README's "any other loop, by hand" quick start, run as written: the
+// code block is cut out of README.md (compiled by tsc, tests/support/readme.mjs),
+// served as a module to a page in each
 // engine (tests/support/browsers.mjs: Chromium, Firefox, WebKit; real
 // IndexedDB, real fetch to the local model of the demo), and driven until it
 // has compacted. Checks what a user of the

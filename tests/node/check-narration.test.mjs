@@ -20,7 +20,7 @@ const NARRATION = [
   "the helper session wrote it",
   "a sub-agent measured it",
   "built on branch `docs`",
-  "in /work/wt-docs",
+  "built in the wt-docs work tree",
   "merged into main",
 ];
 
