@@ -7,7 +7,7 @@
 // tests/support/readme.mjs).
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -89,16 +89,18 @@ const TSCONFIG = {
 };
 
 /**
- * Writes every example to `target/doc-examples/NAME.ts`, type-checks and
+ * Writes every example to `target/doc-examples-XXXXXX/NAME.ts`, type-checks and
  * compiles them with tsc (throwing tsc's report, with each error's file and
  * line in the documentation, when one does not compile) and returns
  * `{ dir, js(name) }`: `js(name)` is the path of an example's JavaScript.
  */
 export function compileExamples() {
   const all = examples();
-  const dir = join(ROOT, "target/doc-examples");
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
+  // A folder of this process's own inside the repository (so that the
+  // examples resolve the package and its peers from its node_modules).
+  mkdirSync(join(ROOT, "target"), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, "target/doc-examples-"));
+  process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify(TSCONFIG, null, 2));
   for (const [name, block] of all) writeFileSync(join(dir, `${name}.ts`), block.code);
