@@ -222,7 +222,7 @@ describe("the documentation's examples, run in Node", () => {
   let server, local, compiled;
   const all = examples();
   before(async () => {
-    compiled = compileExamples();
+    compiled = await compileExamples();
     local = createLocalModel({ delayMs: 0 });
     // The project's files the AI SDK example's tool reads.
     const files = (req, res, url) => {

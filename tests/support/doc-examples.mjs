@@ -1,17 +1,19 @@
 // The code examples of the documentation (README.md and docs/*.md): each is
-// a ```ts block right after an `<!-- example: NAME -->` line. They are
-// compiled together with tsc in strict mode against the package's
-// declarations (pkg/, as an app's node_modules would hold it), and the
+// a ```ts block right after an `<!-- example: NAME -->` line. Each is
+// compiled by tsc in strict mode, as a program of its own, against the
+// package's declarations (pkg/, as an app's node_modules would hold it), and the
 // JavaScript tsc emits is what the tests run: in Node
 // (tests/node/doc-examples.test.mjs) and in browsers (tests/e2e, through
 // tests/support/readme.mjs).
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const run = promisify(execFile);
 
 /** The documentation files whose examples are run: README.md and every docs/*.md. */
 export function docFiles() {
@@ -69,32 +71,30 @@ export function examples() {
   return byName;
 }
 
-// Strict, as the apps that adopt the package compile: the options of
-// tests/types, with the DOM's types (the examples run in pages).
-const TSCONFIG = {
+// Each example is its own program, as in an app of its own (a declaration
+// merge such as `import "agent-compaction/pi-agent-core"` reaches only the
+// example that makes it), under the strict settings of the type tests
+// (tests/types/tsconfig.json), with the DOM's types (the examples run in
+// pages), emitting the JavaScript the tests run.
+const tsconfig = (name) => ({
+  extends: join(ROOT, "tests/types/tsconfig.json"),
   compilerOptions: {
-    strict: true,
-    exactOptionalPropertyTypes: true,
-    noUncheckedIndexedAccess: true,
-    target: "es2022",
-    module: "nodenext",
-    moduleResolution: "nodenext",
-    lib: ["es2023", "dom", "dom.iterable"],
-    types: [],
-    skipLibCheck: true,
+    noEmit: false,
     noEmitOnError: true,
+    skipLibCheck: true,
+    lib: ["es2023", "dom", "dom.iterable"],
     outDir: "out",
   },
-  include: ["*.ts"],
-};
+  files: [`${name}.ts`],
+});
 
 /**
- * Writes every example to `target/doc-examples-XXXXXX/NAME.ts`, type-checks and
- * compiles them with tsc (throwing tsc's report, with each error's file and
- * line in the documentation, when one does not compile) and returns
- * `{ dir, js(name) }`: `js(name)` is the path of an example's JavaScript.
+ * Writes each example to `target/doc-examples-XXXXXX/NAME/NAME.ts`,
+ * type-checks and compiles it with tsc (throwing tsc's report, with each
+ * error's file and line in the documentation, when one does not compile)
+ * and returns `{ js(name) }`, the path of an example's JavaScript.
  */
-export function compileExamples() {
+export async function compileExamples() {
   const all = examples();
   // A folder of this process's own inside the repository (so that the
   // examples resolve the package and its peers from its node_modules).
@@ -102,23 +102,26 @@ export function compileExamples() {
   const dir = mkdtempSync(join(ROOT, "target/doc-examples-"));
   process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
-  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify(TSCONFIG, null, 2));
-  for (const [name, block] of all) writeFileSync(join(dir, `${name}.ts`), block.code);
-  try {
-    execFileSync(join(ROOT, "node_modules/.bin/tsc"), ["-p", dir, "--pretty", "false"], { encoding: "utf8", stdio: "pipe" });
-  } catch (error) {
-    // Point each error at the documentation: `NAME.ts(3,5)` → `README.md:42`.
-    const report = `${error.stdout ?? ""}${error.stderr ?? ""}`.replace(/^(\S+?)\.ts\((\d+),(\d+)\)/gm, (whole, file, line, col) => {
-      const block = all.get(file.split("/").pop());
-      return block ? `${block.file}:${block.line + Number(line)}:${col} (example "${block.name}")` : whole;
-    });
-    throw new Error(`the documentation's examples do not compile (tsc --strict):\n${report}`);
+  const failures = [];
+  for (const [name, block] of all) {
+    mkdirSync(join(dir, name));
+    writeFileSync(join(dir, name, "tsconfig.json"), JSON.stringify(tsconfig(name), null, 2));
+    writeFileSync(join(dir, name, `${name}.ts`), block.code);
+    try {
+      await run(join(ROOT, "node_modules/.bin/tsc"), ["-p", join(dir, name), "--pretty", "false"]);
+    } catch (error) {
+      // Point each error at the documentation: `NAME.ts(3,5)` → `README.md:42:5`.
+      const report = `${error.stdout ?? ""}${error.stderr ?? ""}`.replace(/^\S*?\.ts\((\d+),(\d+)\)/gm, (_, line, col) => {
+        return `${block.file}:${block.line + Number(line)}:${col} (example "${name}")`;
+      });
+      failures.push(report);
+    }
   }
+  if (failures.length) throw new Error(`the documentation's examples do not compile (tsc --strict):\n${failures.join("\n")}`);
   return {
-    dir,
     js(name) {
       assert.ok(all.has(name), `the documentation still has the example "${name}"`);
-      return join(dir, "out", `${name}.js`);
+      return join(dir, name, "out", `${name}.js`);
     },
   };
 }

@@ -10,7 +10,7 @@ let compiled;
 /** The JavaScript of the documentation's example `name`, as tsc emits it from the block written there. */
 export async function readmeExample(name) {
   compiled ??= compileExamples();
-  return readFile(compiled.js(name), "utf8");
+  return readFile((await compiled).js(name), "utf8");
 }
 
 /**
