@@ -416,17 +416,10 @@ impl Compactor {
         })
         .map_err(type_error)?;
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        let (old_window, old_key, old_settings) =
-            (s.context_window, s.model_key.clone(), s.settings);
-        // The window given, else the model's own, else the current one.
-        let window = window.or(model.context_window).or(Some(old_window));
-        if let Err(e) = s.resolve(model, window) {
-            s.context_window = old_window;
-            s.model_key = old_key;
-            s.settings = old_settings;
-            return Err(e);
-        }
-        Ok(())
+        // The window given, else the model's own, else the current one;
+        // refused settings change nothing.
+        let window = window.or(model.context_window).or(Some(s.context_window));
+        s.resolve(model, window)
     }
 
     /// Whether a compaction is running (between `compaction_start` and
