@@ -153,6 +153,7 @@ fn sync_error(thrown: JsValue) -> InputError {
 /// The change a scan's result describes (`takeSync()` read only when it
 /// was not an append), and where the LLM cache's rebase cut `known` (0: not
 /// rebased).
+#[inline]
 fn synced(result: f64, array: &JsArray) -> Result<(Synced, usize), InputError> {
     if result >= 0.0 {
         return Ok((Synced::Appended(result as usize), 0));
@@ -205,6 +206,7 @@ struct Converting<'a> {
 impl Converter for Converting<'_> {
     type Message = JsValue;
 
+    #[inline]
     fn scan(&mut self, trusted: bool) -> Result<(Synced, usize), InputError> {
         // Trusted: the shim checks from the known length on (`Math.min`).
         let scan_from = if trusted { u32::MAX } else { 0 };
@@ -212,6 +214,7 @@ impl Converter for Converting<'_> {
         synced(result, self.array)
     }
 
+    #[inline]
     fn read(&mut self, from: usize) -> Result<Vec<(JsValue, Role)>, InputError> {
         (from..self.array.len() as usize)
             .map(|i| message_and_role(self.array, i))

@@ -75,7 +75,9 @@ impl LlmBooks {
     /// produced at `generation` (then, if the books were in line with such
     /// a context of the same generation, no identity check is needed). On
     /// an error the books start over: the adapter must forget its known
-    /// inputs and outputs.
+    /// inputs and outputs. Inlined, with what it calls: this is every
+    /// turn's path, and the release build optimizes for size.
+    #[inline]
     pub fn convert<C: Converter>(
         &mut self,
         c: &mut C,
@@ -96,6 +98,7 @@ impl LlmBooks {
         *self = LlmBooks::default();
     }
 
+    #[inline]
     fn bring_in_line<C: Converter>(&mut self, c: &mut C, trusted: bool) -> Result<u32, InputError> {
         let (change, rebased) = c.scan(trusted)?;
         let moved = rebased >= 1;
