@@ -559,6 +559,7 @@ describe("setModel", () => {
     // Settings that cannot work with the new window are refused; the old ones stay.
     assert.throws(() => c.setModel("a/small", 15_000), RangeError);
     assert.equal(c.contextWindow, 400_000);
+    assert.equal(c.settings.reserveTokens, 30_000);
   });
 });
 

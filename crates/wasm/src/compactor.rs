@@ -1,8 +1,8 @@
 //! The `Compactor`: per-turn context accounting and the agent hooks.
 //!
-//! The compactor keeps an index of the messages it has seen (a few numbers
-//! each, `core::context_index`) and its own copy of the array, so that each
-//! turn costs only the new messages: `contextTokens`, `needsCompaction` and
+//! The compactor keeps the core's books of the messages it has seen
+//! (`core::conversation::tracker`, `core::conversation::llm`) and its own
+//! copy of the array, so that each turn costs only the new messages: `contextTokens`, `needsCompaction` and
 //! the hooks cross the wasm boundary a fixed number of times plus once per
 //! new range, and slice with the engine's own `Array.prototype.slice`.
 
@@ -11,8 +11,8 @@ use crate::compaction::{check_not_aborted, link_abort, new_abort_controller, Job
 use crate::estimate::context_tokens_object;
 use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
-use crate::js::message_access::{message_and_role, message_at, messages_array, role_at, JsArray};
-use crate::js::message_facts::{gather, gather_lazy, tight_bounds, EstimateChunks, Estimator};
+use crate::js::message_access::{message_and_role, message_at, messages_array, JsArray};
+use crate::js::message_facts::EstimateChunks;
 use crate::js::values::{object, read_options, shape, Opt};
 use crate::message::convert_message;
 use crate::prepare::prepare;
@@ -23,20 +23,16 @@ use agent_compaction_core::compaction::clearing::{
 use agent_compaction_core::compaction::flow::{
     end_event, nothing_to_do, Ending, Failure, NothingToDo, Reason, CANCELLED,
 };
-use agent_compaction_core::compaction::last_request::{
-    budget_chars, summarized_request, Survivors,
-};
-use agent_compaction_core::compaction::options::{self, EstimatorChoice};
+use agent_compaction_core::compaction::options;
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::compaction::shapes;
-use agent_compaction_core::conversation::edit::{self, Change, Edit, IdentityFacts};
+use agent_compaction_core::conversation::llm::{Converter, Fresh, LlmBooks};
+use agent_compaction_core::conversation::tracker::{threshold, Synced, Tracker};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
 use agent_compaction_core::message::role::Role;
-use agent_compaction_core::tokens::context_index::ContextIndex;
 use agent_compaction_core::tokens::context_tokens::ContextTokens;
-use agent_compaction_core::tokens::estimate::MessageFacts;
-use js_sys::{Array, Function, Promise};
+use js_sys::{Array, Function, Int32Array, Promise};
 use std::cell::RefCell;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -59,33 +55,23 @@ extern "C" {
     fn take_sync() -> Array;
 }
 
-/// A stream of arrays the compactor keeps in step with: its own copy of the
-/// messages it has indexed, and their facts.
-#[derive(Default)]
+/// The array the compactor keeps in step with: its own copy of the messages
+/// it has indexed, and the core's books of them.
 struct Tracked {
     known: Array,
-    index: ContextIndex,
+    tracker: Tracker,
     /// The array last brought in line, and its length then: passed again
     /// unchanged (the same turn's next call), it is not checked again.
     synced: Option<(JsValue, u32)>,
-    /// Counts the changes other than appends that syncs have found.
-    generation: u32,
-    /// The estimate the index holds and decisions are made with.
-    estimator: Estimator,
 }
 
-/// The `convertToLlm` hook's cache: outputs for the inputs seen so far.
+/// The `convertToLlm` hook's cache: the inputs it has converted, their
+/// outputs, and the core's books of which outputs follow which inputs.
 #[derive(Default)]
 struct LlmCache {
     known: Array,
     out: Array,
-    /// `out.length` after converting input `i`.
-    out_len_at: Vec<u32>,
-    /// The tracked generation its `known` was last in line with, when that
-    /// array was the context `transformContext` returned (see `trusted`).
-    generation: Option<u32>,
-    /// The tool outputs the `toolOutputCleared` markers of `known` clear.
-    cleared: ClearedOutputs<Vec<u16>>,
+    books: LlmBooks,
 }
 
 struct State {
@@ -128,157 +114,33 @@ fn busy() -> JsValue {
 }
 
 impl Tracked {
-    /// Brings the index in line with `messages` and returns the array.
+    /// Brings the tracker in line with `messages` and returns the array.
     fn sync(&mut self, messages: &JsValue) -> Result<JsArray, InputError> {
         let array = messages_array(messages)?;
-        let result = self.sync_array(&array);
-        if result.is_err() {
-            // Start over next time rather than trust a half-updated index
-            // (nor let the LLM cache trust what it last converted).
-            self.known.set_length(0);
-            self.index = Self::new_index(self.estimator);
-            self.generation = self.generation.wrapping_add(1);
-        }
-        result.map(|()| array)
-    }
-
-    /// An empty index for `estimator`: the calibrated one corrects itself
-    /// by the provider's reported usage; pi's keeps pi's numbers.
-    fn new_index(estimator: Estimator) -> ContextIndex {
-        match estimator {
-            Estimator::Calibrated => ContextIndex::self_correcting(),
-            Estimator::Pi => ContextIndex::default(),
-        }
-    }
-
-    /// The facts the index keeps of a gathered message, by estimator.
-    fn facts_of(&self, raw: &agent_compaction_core::tokens::estimate::RawFacts) -> MessageFacts {
-        match self.estimator {
-            Estimator::Pi => MessageFacts::compactor_pi(raw),
-            Estimator::Calibrated => MessageFacts::calibrated_pending(raw),
-        }
-    }
-
-    fn sync_array(&mut self, array: &JsArray) -> Result<(), InputError> {
         let current: &JsValue = array.as_array();
         let same = |(v, len): &(JsValue, u32)| v == current && *len == array.len();
         if self.synced.as_ref().is_some_and(same) {
-            return Ok(());
+            return Ok(array);
         }
         self.synced = None;
-        let context_start = self.index.context_start() as u32;
-        let mut chunks = EstimateChunks::with(array, self.estimator);
-        let change = sync(&self.known, array, context_start, context_start)?;
-        if !matches!(change, Synced::Appended(_)) {
-            self.generation = self.generation.wrapping_add(1);
+        let start = self.tracker.context_start() as u32;
+        let scanned = sync_known(&self.known, array.as_array(), start, start)
+            .map_err(sync_error)
+            .and_then(|result| synced(result, &array));
+        let mut source = self.source(&array);
+        if let Err(e) = self.tracker.sync(scanned.map(|(s, _)| s), &mut source) {
+            // The tracker starts over; so does the copy.
+            self.known.set_length(0);
+            return Err(e);
         }
-        let from = match change {
-            Synced::Appended(from) => {
-                self.index.truncate_bounded(from);
-                from
-            }
-            Synced::Edited { edit, known_len } => match edit.change(known_len) {
-                Change::Appended { from } => {
-                    self.index.truncate_bounded(from);
-                    from
-                }
-                Change::Inserted { at, from } => {
-                    // One message's facts (`at` is below the array's length).
-                    for raw in gather(array, at as u32, at as u32 + 1)? {
-                        self.index.insert_bounded(at, self.facts_of(&raw));
-                    }
-                    from
-                }
-                Change::Removed { removed, from } => {
-                    for &at in removed.iter().rev() {
-                        self.index.remove_bounded(at);
-                    }
-                    from
-                }
-                Change::Replaced { at } => {
-                    self.index.truncate_bounded(at);
-                    at
-                }
-            },
-        };
-        for raw in gather_lazy(array, from as u32, array.len())? {
-            match self.estimator {
-                Estimator::Pi => self
-                    .index
-                    .push_with(MessageFacts::compactor_pi(&raw), |i| chunks.get(i))?,
-                // Its text is read only if a decision needs it.
-                Estimator::Calibrated => self
-                    .index
-                    .push_deferred(MessageFacts::calibrated_pending(&raw)),
-            }
-        }
-        self.synced = Some((array.as_array().into(), array.len()));
-        Ok(())
+        self.synced = Some((current.clone(), array.len()));
+        Ok(array)
     }
 
-    /// The context tokens of `array` (just synced), every estimate that
-    /// counts measured.
-    fn context_tokens(&mut self, array: &JsArray) -> Result<ContextTokens, InputError> {
-        let mut chunks = EstimateChunks::with(array, self.estimator);
-        self.index.context_tokens_exact(|i| chunks.get(i))
+    /// What the tracker reads of `array` (just synced).
+    fn source<'a>(&self, array: &'a JsArray) -> EstimateChunks<'a> {
+        EstimateChunks::with(array, self.tracker.estimator())
     }
-
-    /// What must survive a compaction that keeps messages from
-    /// `first_kept` on: the pinned messages before it (measured), the latest
-    /// request's text when it lies before it, the quote's budget.
-    fn survivors(
-        &mut self,
-        array: &JsArray,
-        first_kept: usize,
-        keep_recent_tokens: u64,
-    ) -> Result<Survivors<js_sys::JsString>, InputError> {
-        let mut chunks = EstimateChunks::with(array, self.estimator);
-        let pinned = self.index.pinned_before(first_kept).to_vec();
-        let mut resent = Vec::with_capacity(pinned.len());
-        for i in pinned {
-            self.index.measure(i, |j| chunks.get(j))?;
-            resent.push(self.index.facts()[i]);
-        }
-        let latest_request = match summarized_request(self.index.facts(), first_kept) {
-            Some(i) => Some(crate::pinned::request_text(array, i)?),
-            None => None,
-        };
-        Ok(Survivors {
-            latest_request,
-            budget_chars: budget_chars(keep_recent_tokens),
-            resent,
-        })
-    }
-
-    /// The estimates of the pinned messages the current context re-sends,
-    /// while they count.
-    fn resent_tokens(&mut self, array: &JsArray) -> Result<u64, InputError> {
-        let mut chunks = EstimateChunks::with(array, self.estimator);
-        self.index.resent_tokens(|i| chunks.get(i))
-    }
-
-    /// Makes every estimate after the last summary real (before a cut point
-    /// is searched there), and learns from them how the provider's reported
-    /// usage compares with the calibrated estimate (pi's: always 1); returns
-    /// the ratio the estimates are scaled by.
-    pub fn fill_context(&mut self, array: &JsArray) -> Result<f64, InputError> {
-        let start = self.index.context_start();
-        let len = self.index.len();
-        let mut chunks = EstimateChunks::with(array, self.estimator);
-        self.index.fill_pending(start..len, |i| chunks.get(i))?;
-        self.index.learn_ratio(|i| chunks.get(i))
-    }
-}
-
-/// How `messages` differs from the compactor's copy (see `syncKnown`),
-/// which is now equal to it.
-enum Synced {
-    /// The same messages, and new ones from this index (the old length) on:
-    /// the shim's fast path, with no facts.
-    Appended(usize),
-    /// Anything else, as the core classifies it from the shim's identity
-    /// facts, with the copy's old length.
-    Edited { edit: Edit, known_len: usize },
 }
 
 fn sync_error(thrown: JsValue) -> InputError {
@@ -288,156 +150,123 @@ fn sync_error(thrown: JsValue) -> InputError {
     }
 }
 
-fn sync(
-    known: &Array,
-    array: &JsArray,
-    context_start: u32,
-    scan_from: u32,
-) -> Result<Synced, InputError> {
-    let result =
-        sync_known(known, array.as_array(), context_start, scan_from).map_err(sync_error)?;
-    Ok(synced(result, array)?.0)
-}
-
-/// The change a sync's result describes (its identity facts read from
-/// `takeSync()` only when it was not an append, and classified by the core),
-/// and where the LLM cache's rebase cut `known` (0: not rebased).
+/// The change a scan's result describes (`takeSync()` read only when it
+/// was not an append), and where the LLM cache's rebase cut `known` (0: not
+/// rebased).
+#[inline]
 fn synced(result: f64, array: &JsArray) -> Result<(Synced, usize), InputError> {
     if result >= 0.0 {
         return Ok((Synced::Appended(result as usize), 0));
     }
     let parts = take_sync();
-    let known_len = parts.get(0).as_f64().unwrap_or_default() as usize;
-    let rebased = parts.get(2).as_f64().unwrap_or_default() as usize;
-    let facts = parts.get(1);
-    let Some(words) = facts.dyn_ref::<js_sys::Int32Array>() else {
-        return Ok((Synced::Appended(known_len), rebased));
-    };
-    let facts = IdentityFacts::from_words(&words.to_vec(), known_len, array.len() as usize);
-    let edit = edit::edit(&facts).map_err(|e| InputError::Unreadable {
-        path: FieldPath::argument("messages"),
-        reason: e.to_string(),
-    })?;
-    Ok((Synced::Edited { edit, known_len }, rebased))
+    let number = |i| parts.get(i).as_f64().unwrap_or_default() as usize;
+    let words = parts.get(1).dyn_ref::<Int32Array>().map(Int32Array::to_vec);
+    let synced = Synced::from_scan(number(0), words.as_deref(), array.len() as usize)?;
+    Ok((synced, number(2)))
 }
 
 impl LlmCache {
-    /// `trusted(array)`: `messages` is the context `transformContext` just
-    /// returned and only appends were found since this cache was last in
-    /// line with such a context, so its known part needs no identity scan.
+    /// The outputs for `messages`; `is_context(array)`: it is the context
+    /// `transformContext` returned at the tracker's `generation`.
     fn convert(
         &mut self,
         messages: &JsValue,
-        trusted: impl FnOnce(&JsArray) -> bool,
+        is_context: impl FnOnce(&JsArray) -> bool,
+        generation: u32,
     ) -> Result<Array, InputError> {
         let result = messages_array(messages).and_then(|array| {
-            let trusted = trusted(&array);
-            self.convert_array(&array, trusted)
+            let is_context = is_context(&array);
+            let mut converting = Converting {
+                known: &self.known,
+                out: &self.out,
+                array: &array,
+            };
+            let len = self
+                .books
+                .convert(&mut converting, is_context, generation)?;
+            Ok(self.out.slice(0, len))
         });
         if result.is_err() {
+            self.books.start_over();
             self.known.set_length(0);
             self.out.set_length(0);
-            self.out_len_at.clear();
-            self.cleared = ClearedOutputs::default();
         }
         result
     }
+}
 
-    fn convert_array(&mut self, array: &JsArray, trusted: bool) -> Result<Array, InputError> {
-        // Outputs follow inputs one to one up to the first change: found by
-        // checking every known input, unless trusted (the shim then checks
-        // from the known length on: `Math.min`). `known` follows a context
-        // that moved to a new summary, then is brought in line with `array`,
-        // in one crossing.
+/// The LLM cache's arrays and the inputs of one call, as the books drive
+/// them.
+struct Converting<'a> {
+    known: &'a Array,
+    out: &'a Array,
+    array: &'a JsArray,
+}
+
+impl Converter for Converting<'_> {
+    type Message = JsValue;
+
+    #[inline]
+    fn scan(&mut self, trusted: bool) -> Result<(Synced, usize), InputError> {
+        // Trusted: the shim checks from the known length on (`Math.min`).
         let scan_from = if trusted { u32::MAX } else { 0 };
-        let result = sync_llm(&self.known, array.as_array(), scan_from).map_err(sync_error)?;
-        let (change, rebased) = synced(result, array)?;
-        let moved = rebased >= 1;
-        if moved {
-            self.follow_moved_context(array, rebased)?;
-        }
-        // Anything but an append may have taken a marker out (a cut back
-        // past one, too).
-        // Outputs are kept only up to the first message the edit touches.
-        let (mut from, edited) = match change {
-            Synced::Appended(from) => (from, false),
-            Synced::Edited { edit, known_len } => (edit.kept_prefix(known_len), true),
-        };
-        let len = array.len() as usize;
-        // The new messages and their roles, each read once.
-        let mut fresh = Vec::with_capacity(len - from);
-        for i in from..len {
-            fresh.push(message_and_role(array, i)?);
-        }
-        // A marker added, or one perhaps taken out or moved: outputs before
-        // it may change, so everything is converted again (rare: once per
-        // clearing or undo).
-        if fresh.iter().any(|(_, r)| *r == Role::ToolOutputCleared)
-            || ((edited || moved) && !self.cleared.is_empty())
-        {
-            let all = crate::js::message_access::roles(array)?;
-            self.cleared = cleared_outputs(array, &all)?;
-            fresh = Vec::with_capacity(len);
-            for (i, role) in all.into_iter().enumerate() {
-                fresh.push((message_at(array, i)?, role));
-            }
-            from = 0;
-        }
-        // `out` holds the outputs of known[..out_len_at.len()]: cut back
-        // only when something before the end changed.
-        if from < self.out_len_at.len() {
-            self.out_len_at.truncate(from);
-            self.out
-                .set_length(self.out_len_at.last().copied().unwrap_or(0));
-        }
-        let mut out_len = self.out_len_at.last().copied().unwrap_or(0);
-        for (i, (message, role)) in (from..).zip(fresh) {
-            if let Some(converted) = convert_message(&message, i, role, &self.cleared)? {
-                out_len = self.out.push(&converted);
-            }
-            self.out_len_at.push(out_len);
-        }
-        Ok(self.out.slice(0, out_len))
+        let result = sync_llm(self.known, self.array.as_array(), scan_from).map_err(sync_error)?;
+        synced(result, self.array)
     }
 
-    /// After a compaction the context starts at the new summary and goes
-    /// on with messages this cache has converted already (`known`, rebased
-    /// by the shim, dropped its first `p`): keep their outputs (drop the
-    /// ones before them, put the summary's in front) instead of converting
-    /// the whole context again.
-    fn follow_moved_context(&mut self, array: &JsArray, p: usize) -> Result<(), InputError> {
-        let dropped = self.out_len_at.get(p - 1).copied().unwrap_or(0);
-        let first = convert_message(&message_at(array, 0)?, 0, role_at(array, 0)?, &self.cleared)?;
-        let added = u32::from(first.is_some());
-        rebase_out(&self.out, dropped, &first.unwrap_or(JsValue::UNDEFINED));
-        let mut lens = Vec::with_capacity(self.out_len_at.len() + 1 - p);
-        lens.push(added);
-        lens.extend(self.out_len_at[p..].iter().map(|&n| n - dropped + added));
-        self.out_len_at = lens;
-        Ok(())
+    #[inline]
+    fn read(&mut self, from: usize) -> Result<Vec<(JsValue, Role)>, InputError> {
+        (from..self.array.len() as usize)
+            .map(|i| message_and_role(self.array, i))
+            .collect()
+    }
+
+    fn read_all(&mut self) -> Result<Fresh<JsValue>, InputError> {
+        let roles = crate::js::message_access::roles(self.array)?;
+        let cleared = cleared_outputs(self.array, &roles)?;
+        let all = roles
+            .into_iter()
+            .enumerate()
+            .map(|(i, role)| Ok((message_at(self.array, i)?, role)))
+            .collect::<Result<_, InputError>>()?;
+        Ok((all, cleared))
+    }
+
+    fn convert(
+        &mut self,
+        message: &JsValue,
+        index: usize,
+        role: Role,
+        cleared: &ClearedOutputs<Vec<u16>>,
+    ) -> Result<bool, InputError> {
+        let converted = convert_message(message, index, role, cleared)?;
+        if let Some(output) = &converted {
+            self.out.push(output);
+        }
+        Ok(converted.is_some())
+    }
+
+    fn rebase(
+        &mut self,
+        dropped: u32,
+        cleared: &ClearedOutputs<Vec<u16>>,
+    ) -> Result<bool, InputError> {
+        let (message, role) = message_and_role(self.array, 0)?;
+        let first = convert_message(&message, 0, role, cleared)?;
+        rebase_out(
+            self.out,
+            dropped,
+            first.as_ref().unwrap_or(&JsValue::UNDEFINED),
+        );
+        Ok(first.is_some())
+    }
+
+    fn truncate(&mut self, len: u32) {
+        self.out.set_length(len);
     }
 }
 
 impl State {
-    /// `shouldCompact` on the context of `array` (just synced).
-    fn threshold_exceeded(&mut self, array: &JsArray) -> Result<bool, InputError> {
-        if !self.settings.enabled {
-            return Ok(false);
-        }
-        let threshold = self.context_window - self.settings.reserve_tokens as f64;
-        // Kept messages whose usage an edit made stale are left unmeasured
-        // by sync (their bounds known): measured only if the answer needs.
-        // The calibrated estimate's bounds are tightened from the texts'
-        // UTF-8 lengths before any text is classified, a batch per crossing.
-        let estimator = self.tracked.estimator;
-        let mut chunks = EstimateChunks::with(array, estimator);
-        self.tracked.index.exceeds_tightening_batched(
-            threshold,
-            |at| tight_bounds(array, estimator, at),
-            |i| chunks.get(i),
-        )
-    }
-
     fn resolve(&mut self, model: ModelInfo, context_window: Option<f64>) -> Result<(), JsValue> {
         let window = context_window.or(model.context_window).ok_or_else(|| {
             JsValue::from(js_sys::TypeError::new(
@@ -519,10 +348,6 @@ impl Compactor {
             options::compactor_options(options, r, settings, model)
         })
         .map_err(type_error)?;
-        let estimator = match o.estimator {
-            EstimatorChoice::Calibrated => Estimator::Calibrated,
-            EstimatorChoice::Pi => Estimator::Pi,
-        };
         let mut state = State {
             summarize: o.summarize,
             fallback_extractive: o.fallback_extractive,
@@ -537,9 +362,9 @@ impl Compactor {
             clearing: ClearingSettings::default(),
             on_event: o.on_event,
             tracked: Tracked {
-                estimator,
-                index: Tracked::new_index(estimator),
-                ..Tracked::default()
+                known: Array::new(),
+                tracker: Tracker::new(o.estimator),
+                synced: None,
             },
             last_context: None,
             llm: LlmCache::default(),
@@ -566,24 +391,24 @@ impl Compactor {
 
     #[wasm_bindgen(js_name = contextTokens)]
     pub fn context_tokens(&self, messages: JsValue) -> Result<f64, JsValue> {
-        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        let array = s.tracked.sync(&messages).map_err(type_error)?;
-        Ok(s.tracked.context_tokens(&array).map_err(type_error)?.tokens)
+        Ok(self.tokens(&messages)?.tokens)
     }
 
     #[wasm_bindgen(js_name = contextTokenEstimate)]
     pub fn context_token_estimate(&self, messages: JsValue) -> Result<JsValue, JsValue> {
-        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        let array = s.tracked.sync(&messages).map_err(type_error)?;
-        let tokens = s.tracked.context_tokens(&array).map_err(type_error)?;
-        Ok(context_tokens_object(&tokens))
+        Ok(context_tokens_object(&self.tokens(&messages)?))
     }
 
     #[wasm_bindgen(js_name = needsCompaction)]
     pub fn needs_compaction(&self, messages: JsValue) -> Result<bool, JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let s = &mut *s;
         let array = s.tracked.sync(&messages).map_err(type_error)?;
-        s.threshold_exceeded(&array).map_err(type_error)
+        let mut source = s.tracked.source(&array);
+        let tracker = &mut s.tracked.tracker;
+        tracker
+            .threshold_exceeded(&s.settings, s.context_window, &mut source)
+            .map_err(type_error)
     }
 
     #[wasm_bindgen(js_name = setModel)]
@@ -594,17 +419,10 @@ impl Compactor {
         })
         .map_err(type_error)?;
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        let (old_window, old_key, old_settings) =
-            (s.context_window, s.model_key.clone(), s.settings);
-        // The window given, else the model's own, else the current one.
-        let window = window.or(model.context_window).or(Some(old_window));
-        if let Err(e) = s.resolve(model, window) {
-            s.context_window = old_window;
-            s.model_key = old_key;
-            s.settings = old_settings;
-            return Err(e);
-        }
-        Ok(())
+        // The window given, else the model's own, else the current one;
+        // refused settings change nothing.
+        let window = window.or(model.context_window).or(Some(s.context_window));
+        s.resolve(model, window)
     }
 
     /// Whether a compaction is running (between `compaction_start` and
@@ -702,17 +520,14 @@ impl Compactor {
             let result = match state.try_borrow_mut() {
                 Ok(mut s) => {
                     let s = &mut *s;
-                    let generation = s.tracked.generation;
-                    let mut is_context = false;
-                    let (llm, last_context) = (&mut s.llm, &s.last_context);
-                    let was_in_line = llm.generation == Some(generation);
-                    let result = llm.convert(&messages, |array| {
-                        is_context = last_context.as_ref().is_some_and(|(c, len, g)| {
+                    let generation = s.tracked.tracker.generation();
+                    let last_context = &s.last_context;
+                    let is_context = |array: &JsArray| {
+                        last_context.as_ref().is_some_and(|(c, len, g)| {
                             *c == messages && *g == generation && array.len() == *len
-                        });
-                        is_context && was_in_line
-                    });
-                    llm.generation = (is_context && result.is_ok()).then_some(generation);
+                        })
+                    };
+                    let result = s.llm.convert(&messages, is_context, generation);
                     result.map(JsValue::from).map_err(type_error)
                 }
                 Err(_) => Err(busy()),
@@ -753,24 +568,33 @@ fn unchanged(messages: JsValue) -> JsValue {
 fn context_of(state: &Rc<RefCell<State>>, messages: &JsValue) -> Result<JsValue, JsValue> {
     let mut s = state.try_borrow_mut().map_err(|_| busy())?;
     let array = s.tracked.sync(messages).map_err(type_error)?;
-    let (context, len): (JsValue, u32) = match s.tracked.index.last_summary() {
-        None => (messages.clone(), array.len()),
-        Some(start) => {
-            // The summary, the pinned messages before it, then the rest.
-            let resent = s.tracked.index.resent();
-            let context = crate::pinned::view(&array, start, resent).map_err(type_error)?;
-            (
-                context.into(),
-                array.len() - start as u32 + resent.len() as u32,
-            )
-        }
+    let tracker = &s.tracked.tracker;
+    let context: JsValue = match tracker.view_head() {
+        None => messages.clone(),
+        // The summary, the pinned messages before it, then the rest.
+        Some((start, resent)) => crate::pinned::view(&array, start, resent)
+            .map_err(type_error)?
+            .into(),
     };
-    s.last_context = Some((context.clone(), len, s.tracked.generation));
+    let len = tracker.view_len(array.len() as usize) as u32;
+    s.last_context = Some((context.clone(), len, tracker.generation()));
     Ok(context)
 }
 
 /// What `attach` uses of the compactor (a second handle on the same state).
 impl Compactor {
+    /// The context tokens of `messages`, every estimate that counts
+    /// measured.
+    fn tokens(&self, messages: &JsValue) -> Result<ContextTokens, JsValue> {
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let array = s.tracked.sync(messages).map_err(type_error)?;
+        let mut source = s.tracked.source(&array);
+        s.tracked
+            .tracker
+            .context_tokens(&mut source)
+            .map_err(type_error)
+    }
+
     pub(super) fn shared(&self) -> Compactor {
         Compactor {
             state: self.state.clone(),
@@ -811,9 +635,8 @@ impl Compactor {
     pub(super) fn context_head(&self, messages: &JsValue) -> Option<Array> {
         let mut s = self.state.try_borrow_mut().ok()?;
         let array = s.tracked.sync(messages).ok()?;
-        let start = s.tracked.index.last_summary()?;
-        let resent = s.tracked.index.resent().to_vec();
-        let head = crate::pinned::view(&array, start, &resent).ok()?;
+        let (start, resent) = s.tracked.tracker.view_head()?;
+        let head = crate::pinned::view(&array, start, resent).ok()?;
         head.set_length(1 + resent.len() as u32);
         Some(head)
     }
@@ -829,12 +652,12 @@ impl Compactor {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
         let s = &mut *s;
         let array = s.tracked.sync(messages).map_err(type_error)?;
-        let summary = s.tracked.index.last_summary();
-        let resent: &[usize] = match summary {
-            Some(_) => s.tracked.index.resent(),
-            None => &[],
+        let tracker = &s.tracked.tracker;
+        let (summary, resent) = match tracker.view_head() {
+            Some((summary, resent)) => (Some(summary), resent),
+            None => (None, &[][..]),
         };
-        s.view.keep(s.tracked.generation, array.len() as usize);
+        s.view.keep(tracker.generation(), array.len() as usize);
         Ok(f(&array, summary, resent, &mut s.view))
     }
 
@@ -842,7 +665,7 @@ impl Compactor {
     pub(super) fn last_summary_index(&self, messages: &JsValue) -> Option<usize> {
         let mut s = self.state.try_borrow_mut().ok()?;
         s.tracked.sync(messages).ok()?;
-        s.tracked.index.last_summary()
+        s.tracked.tracker.index().last_summary()
     }
 }
 
@@ -958,13 +781,15 @@ async fn compact_job(
         let mut s = state
             .try_borrow_mut()
             .map_err(|_| Failure::Failed(BUSY.into()))?;
+        let s = &mut *s;
         if tries_clearing(opts.reason, &s.clearing) {
             let array = s.tracked.sync(messages).map_err(input)?;
-            s.tracked.fill_context(&array).map_err(input)?;
-            let tokens = s.tracked.context_tokens(&array).map_err(input)?.tokens;
-            let threshold = s.context_window - s.settings.reserve_tokens as f64;
-            let tier =
-                crate::clearing::tier_input(&s.tracked.index, tokens, threshold, &s.clearing);
+            let mut source = s.tracked.source(&array);
+            let tracker = &mut s.tracked.tracker;
+            tracker.fill_context(&mut source).map_err(input)?;
+            let tokens = tracker.context_tokens(&mut source).map_err(input)?.tokens;
+            let threshold = threshold(&s.settings, s.context_window);
+            let tier = crate::clearing::tier_input(tracker.index(), tokens, threshold, &s.clearing);
             Some((array, tier))
         } else {
             None
@@ -984,39 +809,34 @@ async fn compact_job(
         let mut s = state
             .try_borrow_mut()
             .map_err(|_| Failure::Failed(BUSY.into()))?;
+        let s = &mut *s;
         let array = s.tracked.sync(messages).map_err(input)?;
+        let mut source = s.tracked.source(&array);
+        let tracker = &mut s.tracked.tracker;
         // The kept part is measured in the provider's tokens: with the
         // calibrated estimate scaled by the ratio, so is what is kept.
-        let ratio = s.tracked.fill_context(&array).map_err(input)?;
-        let facts = s.tracked.index.facts().to_vec();
+        let ratio = tracker.fill_context(&mut source).map_err(input)?;
+        let facts = tracker.index().facts().to_vec();
         let settings = s.settings;
-        let prepared = prepare(
-            &array,
-            &facts,
-            settings.keep_recent_tokens as f64 / ratio,
-            s.tracked.estimator,
-        )
-        .map_err(input)?;
+        let keep = settings.keep_recent_tokens as f64 / ratio;
+        let prepared = prepare(&array, &facts, keep, tracker.estimator()).map_err(input)?;
         let Some(mut prepared) = prepared else {
-            let ends_with_summary = facts.last().is_some_and(|f| {
-                f.role == agent_compaction_core::message::role::Role::CompactionSummary
-            });
-            return match nothing_to_do(opts.reason, ends_with_summary) {
+            return match nothing_to_do(opts.reason, tracker.ends_with_summary()) {
                 NothingToDo::Resolve => Ok(None),
                 NothingToDo::Reject(message) => Err(Failure::Failed(message.into())),
             };
         };
         // The pinned messages the old context re-sent count before, as the
         // ones re-sent after the new summary count after.
-        let survivors = s
-            .tracked
+        let survivors = tracker
             .survivors(
-                &array,
                 prepared.plan.first_kept_index,
                 settings.keep_recent_tokens,
+                &mut source,
+                |i| crate::pinned::request_text(&array, i),
             )
             .map_err(input)?;
-        prepared.plan.tokens_before += s.tracked.resent_tokens(&array).map_err(input)? as f64;
+        prepared.plan.tokens_before += tracker.resent_tokens(&mut source).map_err(input)? as f64;
         Job {
             survivors,
             reason: opts.reason,

@@ -6,13 +6,14 @@ use crate::js::errors::type_error;
 use crate::js::message_access::{
     get, message_at, messages_array, string_field, summary_files, JsArray,
 };
-use crate::js::message_facts::{gather, gather_lazy, EstimateChunks, Estimator};
+use crate::js::message_facts::{gather, gather_lazy, EstimateChunks};
 use crate::js::strings::{to_js_str, to_js_string};
 use crate::js::values::{number, read_fields, shape};
 use agent_compaction_core::compaction::cut_point::{
     find_cut_point as core_find_cut_point, index_argument,
 };
 use agent_compaction_core::compaction::file_ops::FileOps;
+use agent_compaction_core::compaction::options::EstimatorChoice;
 use agent_compaction_core::compaction::prepare::{keep_recent_setting, prepare_compaction_with};
 use agent_compaction_core::compaction::shapes::{self, PreparedValues};
 use agent_compaction_core::error::{FieldPath, InputError};
@@ -145,7 +146,7 @@ pub fn prepare(
     array: &JsArray,
     facts: &[MessageFacts],
     keep_recent_tokens: f64,
-    estimator: Estimator,
+    estimator: EstimatorChoice,
 ) -> Result<Option<Prepared>, InputError> {
     // Estimates the facts lack (gathered lazily) are measured when asked
     // for, newest first, a chunk at a time.
@@ -192,7 +193,7 @@ pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValu
         .map(MessageFacts::from_raw)
         .collect();
     Ok(
-        match prepare(&array, &facts, keep, Estimator::Pi).map_err(type_error)? {
+        match prepare(&array, &facts, keep, EstimatorChoice::Pi).map_err(type_error)? {
             Some(p) => shape(p.shape(Field::Value(settings))),
             None => JsValue::UNDEFINED,
         },

@@ -8,6 +8,12 @@
 //!   one it is handed (appended, one inserted, some removed, or replaced
 //!   from some index on), from the identity facts the binding gathers; the
 //!   `Compactor`'s index and the store's save both apply that one answer.
+//! - [`tracker`]: the per-turn index of the array ([`tracker::Tracker`]):
+//!   how each edit updates it, which estimate it holds, whether the context
+//!   is over the threshold, what survives a compaction.
+//! - [`llm`]: the books of what `convertToLlm` produced
+//!   ([`llm::LlmBooks`]): which outputs a change keeps, which inputs are
+//!   converted again.
 //! - [`view`]: the model's view as steps an adapter follows (send a
 //!   message, or send a cleared tool result as its placeholder).
 //! - [`after_run`](crate::compaction::agent_flow::after_run) and
@@ -17,6 +23,8 @@
 //!   display outcome of one message (re-exported here).
 
 pub mod edit;
+pub mod llm;
+pub mod tracker;
 pub mod view;
 
 pub use crate::compaction::agent_flow::{after_run, Flow, RetryGuard, RunEnd, RECOVERY_FAILED};

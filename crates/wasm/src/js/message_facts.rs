@@ -2,6 +2,8 @@
 //! crossing (`gatherFacts`) and decoded here into the core's `RawFacts`.
 
 use crate::js::message_access::{role_from_code, JsArray};
+use agent_compaction_core::compaction::options::EstimatorChoice;
+use agent_compaction_core::conversation::tracker::Source;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::{
@@ -233,10 +235,10 @@ pub fn calibrated(messages: &JsArray, from: u32, to: u32) -> Result<Vec<u64>, In
 /// costs only lengths.
 pub fn tight_bounds(
     messages: &JsArray,
-    estimator: Estimator,
+    estimator: EstimatorChoice,
     at: &[usize],
 ) -> Result<Vec<u64>, InputError> {
-    if estimator != Estimator::Calibrated {
+    if estimator != EstimatorChoice::Calibrated {
         return Ok(Vec::new());
     }
     let layout = gather_text_bytes_js(messages.as_array(), at)
@@ -312,16 +314,6 @@ impl<'a> TextsReader<'a> {
     }
 }
 
-/// Which estimate a walk measures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Estimator {
-    /// The calibrated estimate (the `Compactor`'s default).
-    #[default]
-    Calibrated,
-    /// pi's chars/4.
-    Pi,
-}
-
 /// The role a decoded record carries (always set by [`gather`]).
 pub fn role_of(f: &RawFacts) -> Role {
     f.role.unwrap_or(Role::Other)
@@ -333,7 +325,7 @@ pub fn role_of(f: &RawFacts) -> Role {
 /// once per chunk, not per message.
 pub struct EstimateChunks<'a> {
     messages: &'a JsArray,
-    estimator: Estimator,
+    estimator: EstimatorChoice,
     start: usize,
     tokens: Vec<u64>,
     last: Option<usize>,
@@ -342,10 +334,10 @@ pub struct EstimateChunks<'a> {
 impl<'a> EstimateChunks<'a> {
     /// pi's estimates.
     pub fn new(messages: &'a JsArray) -> Self {
-        Self::with(messages, Estimator::Pi)
+        Self::with(messages, EstimatorChoice::Pi)
     }
 
-    pub fn with(messages: &'a JsArray, estimator: Estimator) -> Self {
+    pub fn with(messages: &'a JsArray, estimator: EstimatorChoice) -> Self {
         EstimateChunks {
             messages,
             estimator,
@@ -366,7 +358,7 @@ impl<'a> EstimateChunks<'a> {
             // from one message to the next (a jump, as `exceeds` makes
             // measuring the largest bounds first, reads one message).
             let walking = last.is_some_and(|last| last.abs_diff(index) == 1);
-            let (start, end) = if self.estimator == Estimator::Calibrated && !walking {
+            let (start, end) = if self.estimator == EstimatorChoice::Calibrated && !walking {
                 (index, index + 1)
             } else if forward {
                 (index, (index + 32).min(len).max(index + 1))
@@ -374,14 +366,33 @@ impl<'a> EstimateChunks<'a> {
                 (index.saturating_sub(31), index + 1)
             };
             self.tokens = match self.estimator {
-                Estimator::Pi => gather(self.messages, start as u32, end as u32)?
+                EstimatorChoice::Pi => gather(self.messages, start as u32, end as u32)?
                     .iter()
                     .map(estimate_tokens)
                     .collect(),
-                Estimator::Calibrated => calibrated(self.messages, start as u32, end as u32)?,
+                EstimatorChoice::Calibrated => calibrated(self.messages, start as u32, end as u32)?,
             };
             self.start = start;
         }
         Ok(self.tokens.get(index - self.start).copied().unwrap_or(0))
+    }
+}
+
+/// What the conversation's tracker reads of the array.
+impl Source for EstimateChunks<'_> {
+    fn message_count(&self) -> usize {
+        self.messages.len() as usize
+    }
+
+    fn facts(&mut self, from: usize, to: usize, lazy: bool) -> Result<Vec<RawFacts>, InputError> {
+        gather_with(self.messages, from as u32, to as u32, lazy)
+    }
+
+    fn estimate(&mut self, index: usize) -> Result<u64, InputError> {
+        self.get(index)
+    }
+
+    fn tight_bounds(&mut self, at: &[usize]) -> Result<Vec<u64>, InputError> {
+        tight_bounds(self.messages, self.estimator, at)
     }
 }

@@ -2,7 +2,8 @@
 // line with the caller's array by object identity: one scan in JavaScript,
 // where identity is visible, returning the identity facts of anything but
 // an append. What a difference means is decided in Rust (the core's
-// conversation::edit, applied by crates/wasm/src/compactor.rs). Imported by
+// conversation::edit, applied by its conversation::tracker and
+// conversation::llm through crates/wasm/src/compactor.rs). Imported by
 // compactor.rs, (through summarizer.js) compaction.rs, and, for
 // `identityFacts`, the store's save.rs.
 

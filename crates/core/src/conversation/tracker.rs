@@ -1,0 +1,303 @@
+//! The per-turn books of one conversation: the index of the messages seen
+//! so far (a few numbers each, [`ContextIndex`]), kept in line with the
+//! array an adapter is handed each turn, and what is decided from it: how
+//! each kind of edit updates the index, which estimate it holds, whether
+//! the context is over the threshold, what must survive a compaction.
+//!
+//! No I/O: the adapter scans the arrays by object identity (the result is a
+//! [`Synced`]), and reads the facts and texts of messages through
+//! [`Source`] when a decision needs them; it keeps the arrays themselves.
+
+use crate::compaction::last_request::{budget_chars, summarized_request, Survivors};
+use crate::compaction::options::EstimatorChoice;
+use crate::compaction::settings::CompactionSettings;
+use crate::conversation::edit::{self, Change, Edit, IdentityFacts};
+use crate::error::{FieldPath, InputError};
+use crate::message::role::Role;
+use crate::tokens::context_index::ContextIndex;
+use crate::tokens::context_tokens::ContextTokens;
+use crate::tokens::estimate::{MessageFacts, RawFacts};
+
+/// What the tracker reads of the array it is brought in line with.
+pub trait Source {
+    /// The array's length.
+    fn message_count(&self) -> usize;
+    /// The facts of `messages[from..to)`; `lazy`: an assistant message
+    /// that reports usage has its tool-call arguments only bounded
+    /// (`RawFacts::tool_calls_pending`).
+    fn facts(&mut self, from: usize, to: usize, lazy: bool) -> Result<Vec<RawFacts>, InputError>;
+    /// The full estimate of `messages[index]`, by the tracker's estimator.
+    fn estimate(&mut self, index: usize) -> Result<u64, InputError>;
+    /// Tighter upper bounds of the estimates of the messages at `at` (a
+    /// bound per index, in order, or fewer when the rest have none).
+    fn tight_bounds(&mut self, at: &[usize]) -> Result<Vec<u64>, InputError>;
+}
+
+/// How the array an adapter is handed differs from the one it last saw,
+/// as its identity scan found.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Synced {
+    /// The same messages, and new ones from this index (the old length)
+    /// on: a turn, found without identity facts.
+    Appended(usize),
+    /// Anything else, as [`edit::edit`] classifies the identity facts, with
+    /// the old length.
+    Edited { edit: Edit, known_len: usize },
+}
+
+impl Synced {
+    /// The change a scan found: from its identity facts' words
+    /// ([`IdentityFacts::from_words`]) for a known array of `known_len` and
+    /// a new one of `new_len`; no words: an append from `known_len`.
+    pub fn from_scan(
+        known_len: usize,
+        words: Option<&[i32]>,
+        new_len: usize,
+    ) -> Result<Synced, InputError> {
+        let Some(words) = words else {
+            return Ok(Synced::Appended(known_len));
+        };
+        let facts = IdentityFacts::from_words(words, known_len, new_len);
+        let edit = edit::edit(&facts).map_err(|e| InputError::Unreadable {
+            path: FieldPath::argument("messages"),
+            reason: e.to_string(),
+        })?;
+        Ok(Synced::Edited { edit, known_len })
+    }
+
+    /// Whether anything but an append was found.
+    pub fn is_edit(&self) -> bool {
+        matches!(self, Synced::Edited { .. })
+    }
+
+    /// How many leading messages are kept in place.
+    pub fn kept_prefix(&self) -> usize {
+        match self {
+            Synced::Appended(from) => *from,
+            Synced::Edited { edit, known_len } => edit.kept_prefix(*known_len),
+        }
+    }
+}
+
+/// The index of one conversation and the estimate it holds.
+#[derive(Debug)]
+pub struct Tracker {
+    index: ContextIndex,
+    /// Counts the changes other than appends (and the syncs that failed).
+    generation: u32,
+    estimator: EstimatorChoice,
+}
+
+/// The context limit `shouldCompact` compares with.
+pub fn threshold(settings: &CompactionSettings, context_window: f64) -> f64 {
+    context_window - settings.reserve_tokens as f64
+}
+
+impl Tracker {
+    /// An empty index for `estimator`: the calibrated one corrects itself
+    /// by the provider's reported usage; pi's keeps pi's numbers.
+    pub fn new(estimator: EstimatorChoice) -> Tracker {
+        let index = match estimator {
+            EstimatorChoice::Calibrated => ContextIndex::self_correcting(),
+            EstimatorChoice::Pi => ContextIndex::default(),
+        };
+        Tracker {
+            index,
+            generation: 0,
+            estimator,
+        }
+    }
+
+    pub fn index(&self) -> &ContextIndex {
+        &self.index
+    }
+
+    pub fn estimator(&self) -> EstimatorChoice {
+        self.estimator
+    }
+
+    /// Changes with every edit that is not an append: what was derived
+    /// from an older generation's array must be checked again.
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// Brings the index in line with the array a scan compared with the
+    /// known one (`scanned`). On any error the index starts over (empty,
+    /// a new generation): the adapter must then forget its known array.
+    pub fn sync(
+        &mut self,
+        scanned: Result<Synced, InputError>,
+        source: &mut impl Source,
+    ) -> Result<(), InputError> {
+        let result = scanned.and_then(|synced| self.apply(synced, source));
+        if result.is_err() {
+            *self = Tracker {
+                generation: self.generation.wrapping_add(1),
+                ..Tracker::new(self.estimator)
+            };
+        }
+        result
+    }
+
+    /// The facts the index keeps of a gathered message, by estimator.
+    fn facts_of(&self, raw: &RawFacts) -> MessageFacts {
+        match self.estimator {
+            EstimatorChoice::Pi => MessageFacts::compactor_pi(raw),
+            EstimatorChoice::Calibrated => MessageFacts::calibrated_pending(raw),
+        }
+    }
+
+    fn apply(&mut self, synced: Synced, source: &mut impl Source) -> Result<(), InputError> {
+        if synced.is_edit() {
+            self.generation = self.generation.wrapping_add(1);
+        }
+        let from = match synced {
+            Synced::Appended(from) => {
+                self.index.truncate_bounded(from);
+                from
+            }
+            Synced::Edited { edit, known_len } => match edit.change(known_len) {
+                Change::Appended { from } => {
+                    self.index.truncate_bounded(from);
+                    from
+                }
+                Change::Inserted { at, from } => {
+                    for raw in source.facts(at, at + 1, false)? {
+                        self.index.insert_bounded(at, self.facts_of(&raw));
+                    }
+                    from
+                }
+                Change::Removed { removed, from } => {
+                    for &at in removed.iter().rev() {
+                        self.index.remove_bounded(at);
+                    }
+                    from
+                }
+                Change::Replaced { at } => {
+                    self.index.truncate_bounded(at);
+                    at
+                }
+            },
+        };
+        for raw in source.facts(from, source.message_count(), true)? {
+            match self.estimator {
+                EstimatorChoice::Pi => self
+                    .index
+                    .push_with(MessageFacts::compactor_pi(&raw), |i| source.estimate(i))?,
+                // Its text is read only if a decision needs it.
+                EstimatorChoice::Calibrated => self
+                    .index
+                    .push_deferred(MessageFacts::calibrated_pending(&raw)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Where the LLM context starts (the last summary, else 0).
+    pub fn context_start(&self) -> usize {
+        self.index.context_start()
+    }
+
+    /// The start of the model's view: the last summary and the pinned
+    /// messages before it that are re-sent after it.
+    pub fn view_head(&self) -> Option<(usize, &[usize])> {
+        let summary = self.index.last_summary()?;
+        Some((summary, self.index.resent()))
+    }
+
+    /// How many messages the model's view of an array of `len` holds.
+    pub fn view_len(&self, len: usize) -> usize {
+        match self.view_head() {
+            None => len,
+            Some((summary, resent)) => len - summary + resent.len(),
+        }
+    }
+
+    /// The context tokens, every estimate that counts measured.
+    pub fn context_tokens(
+        &mut self,
+        source: &mut impl Source,
+    ) -> Result<ContextTokens, InputError> {
+        self.index.context_tokens_exact(|i| source.estimate(i))
+    }
+
+    /// `shouldCompact` on the context: never when compaction is disabled.
+    /// Messages whose estimate is pending are measured only if the answer
+    /// needs them, their bounds tightened first (a batch per call of
+    /// [`Source::tight_bounds`]).
+    pub fn threshold_exceeded(
+        &mut self,
+        settings: &CompactionSettings,
+        context_window: f64,
+        source: &mut impl Source,
+    ) -> Result<bool, InputError> {
+        if !settings.enabled {
+            return Ok(false);
+        }
+        let threshold = threshold(settings, context_window);
+        // Both closures read through the one source.
+        let source = std::cell::RefCell::new(source);
+        self.index.exceeds_tightening_batched(
+            threshold,
+            |at| source.borrow_mut().tight_bounds(at),
+            |i| source.borrow_mut().estimate(i),
+        )
+    }
+
+    /// Makes every estimate after the last summary real (before a cut point
+    /// is searched there), and learns from them how the provider's reported
+    /// usage compares with the calibrated estimate (pi's: always 1); returns
+    /// the ratio the estimates are scaled by.
+    pub fn fill_context(&mut self, source: &mut impl Source) -> Result<f64, InputError> {
+        let range = self.index.context_start()..self.index.len();
+        self.index.fill_pending(range, |i| source.estimate(i))?;
+        self.index.learn_ratio(|i| source.estimate(i))
+    }
+
+    /// The estimates of the pinned messages the current context re-sends,
+    /// while they count.
+    pub fn resent_tokens(&mut self, source: &mut impl Source) -> Result<u64, InputError> {
+        self.index.resent_tokens(|i| source.estimate(i))
+    }
+
+    /// Whether the last message is a `compactionSummary` (a compaction then
+    /// has nothing to do).
+    pub fn ends_with_summary(&self) -> bool {
+        self.index
+            .facts()
+            .last()
+            .is_some_and(|f| f.role == Role::CompactionSummary)
+    }
+
+    /// What must survive a compaction that keeps messages from
+    /// `first_kept` on: the pinned messages before it (measured), the
+    /// latest request's text (`request_text(index)`) when it lies before
+    /// it, the quote's budget.
+    pub fn survivors<T>(
+        &mut self,
+        first_kept: usize,
+        keep_recent_tokens: u64,
+        source: &mut impl Source,
+        request_text: impl FnOnce(usize) -> Result<T, InputError>,
+    ) -> Result<Survivors<T>, InputError> {
+        let pinned = self.index.pinned_before(first_kept).to_vec();
+        let mut resent = Vec::with_capacity(pinned.len());
+        for i in pinned {
+            self.index.measure(i, |j| source.estimate(j))?;
+            resent.push(self.index.facts()[i]);
+        }
+        let latest_request = match summarized_request(self.index.facts(), first_kept) {
+            Some(i) => Some(request_text(i)?),
+            None => None,
+        };
+        Ok(Survivors {
+            latest_request,
+            budget_chars: budget_chars(keep_recent_tokens),
+            resent,
+        })
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;

@@ -1,0 +1,401 @@
+//! The tracker, edit by edit: brought in line incrementally it holds what a
+//! fresh one holds for the same array, reading only what each kind of edit
+//! needs; a failed sync starts over.
+
+use super::*;
+use crate::conversation::edit::scan::facts;
+use crate::tokens::estimate::UsageNumbers;
+
+/// A message by id: 100 and up are summaries, ids ending in 7 pinned user
+/// messages, in 9 user messages, other odd ids assistant messages that
+/// report usage, the rest tool results; timestamps follow the ids.
+fn raw(id: u32) -> RawFacts {
+    let mut r = RawFacts {
+        timestamp: f64::from(id),
+        content_string: Some(u64::from(id % 10 + 1) * 40),
+        ..RawFacts::default()
+    };
+    if id >= 100 {
+        r.role = Some(Role::CompactionSummary);
+        r.summary = 400;
+    } else if id % 10 == 7 {
+        r.role = Some(Role::User);
+        r.pinned = true;
+    } else if id % 10 == 9 {
+        r.role = Some(Role::User);
+    } else if id % 2 == 1 {
+        r.role = Some(Role::Assistant);
+        r.usage = Some(UsageNumbers {
+            input: f64::from(id) * 50.0,
+            output: 20.0,
+            cache_read: 0.0,
+            cache_write: 0.0,
+            total_tokens: f64::from(id) * 50.0 + 20.0,
+        });
+    } else {
+        r.role = Some(Role::ToolResult);
+    }
+    r
+}
+
+#[derive(Debug, PartialEq)]
+enum Read {
+    Facts { from: usize, to: usize, lazy: bool },
+    Estimate(usize),
+    Bounds(Vec<usize>),
+}
+
+/// An array of message ids, with a log of what the tracker read.
+struct Array {
+    ids: Vec<u32>,
+    log: Vec<Read>,
+    /// Reading the facts of this index fails.
+    unreadable: Option<usize>,
+}
+
+fn array(ids: &[u32]) -> Array {
+    Array {
+        ids: ids.to_vec(),
+        log: Vec::new(),
+        unreadable: None,
+    }
+}
+
+fn unreadable() -> InputError {
+    InputError::Unreadable {
+        path: FieldPath::element("messages", 0),
+        reason: "a getter threw".into(),
+    }
+}
+
+impl Source for Array {
+    fn message_count(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn facts(&mut self, from: usize, to: usize, lazy: bool) -> Result<Vec<RawFacts>, InputError> {
+        self.log.push(Read::Facts { from, to, lazy });
+        if self.unreadable.is_some_and(|u| (from..to).contains(&u)) {
+            return Err(unreadable());
+        }
+        Ok(self.ids[from..to].iter().map(|&id| raw(id)).collect())
+    }
+
+    fn estimate(&mut self, index: usize) -> Result<u64, InputError> {
+        self.log.push(Read::Estimate(index));
+        Ok(u64::from(self.ids[index] % 10 + 1) * 10)
+    }
+
+    fn tight_bounds(&mut self, at: &[usize]) -> Result<Vec<u64>, InputError> {
+        self.log.push(Read::Bounds(at.to_vec()));
+        Ok(at
+            .iter()
+            .map(|&i| u64::from(self.ids[i] % 10 + 1) * 12)
+            .collect())
+    }
+}
+
+/// What the shim's scan finds from `known` to `new`: an append without
+/// facts, anything else with them.
+fn scanned(known: &[u32], new: &[u32]) -> Result<Synced, InputError> {
+    let f = facts(known, new);
+    if f.prefix == known.len() {
+        return Ok(Synced::Appended(known.len()));
+    }
+    let mut words = vec![f.prefix as i32];
+    words.extend(&f.known_class);
+    words.extend(&f.new_class);
+    Synced::from_scan(known.len(), Some(&words), new.len())
+}
+
+/// A tracker brought in line with `ids` in one sync.
+fn fresh(estimator: EstimatorChoice, ids: &[u32]) -> Tracker {
+    let mut t = Tracker::new(estimator);
+    t.sync(Ok(Synced::Appended(0)), &mut array(ids)).unwrap();
+    t
+}
+
+/// `known`, then `new`, synced incrementally: the tracker equals a fresh
+/// one on `new` in every fact and total; returns it and what the second
+/// sync read.
+fn resync(estimator: EstimatorChoice, known: &[u32], new: &[u32]) -> (Tracker, Vec<Read>) {
+    let mut t = fresh(estimator, known);
+    let mut a = array(new);
+    t.sync(scanned(known, new), &mut a).unwrap();
+    let mut want = fresh(estimator, new);
+    assert_eq!(
+        t.index().facts(),
+        want.index().facts(),
+        "{known:?} → {new:?}"
+    );
+    assert_eq!(t.view_head(), want.view_head());
+    let tokens = t.context_tokens(&mut array(new)).unwrap();
+    assert_eq!(tokens, want.context_tokens(&mut array(new)).unwrap());
+    (t, a.log)
+}
+
+const BOTH: [EstimatorChoice; 2] = [EstimatorChoice::Pi, EstimatorChoice::Calibrated];
+
+#[test]
+fn a_turn_reads_only_the_new_messages_lazily() {
+    for e in BOTH {
+        let (t, log) = resync(e, &[1, 2, 3], &[1, 2, 3, 4, 5]);
+        assert_eq!(t.generation(), 0);
+        assert_eq!(
+            log[0],
+            Read::Facts {
+                from: 3,
+                to: 5,
+                lazy: true
+            }
+        );
+    }
+}
+
+#[test]
+fn an_inserted_summary_reads_it_in_full_then_the_new_messages() {
+    for e in BOTH {
+        let (t, log) = resync(e, &[1, 2, 3, 4], &[1, 2, 100, 3, 4, 5]);
+        assert_eq!(t.generation(), 1);
+        assert_eq!(
+            log[0],
+            Read::Facts {
+                from: 2,
+                to: 3,
+                lazy: false
+            }
+        );
+        assert_eq!(
+            log[1],
+            Read::Facts {
+                from: 5,
+                to: 6,
+                lazy: true
+            }
+        );
+        assert_eq!(t.context_start(), 2);
+    }
+}
+
+#[test]
+fn removed_messages_are_taken_out_without_reading_the_rest() {
+    for e in BOTH {
+        let (t, log) = resync(e, &[1, 2, 3, 4, 5, 6], &[1, 3, 5, 6, 8]);
+        assert_eq!(t.generation(), 1);
+        assert_eq!(
+            log[0],
+            Read::Facts {
+                from: 4,
+                to: 5,
+                lazy: true
+            }
+        );
+    }
+}
+
+#[test]
+fn a_replaced_message_reads_everything_from_it_on() {
+    for e in BOTH {
+        let (t, log) = resync(e, &[1, 2, 3, 4, 5], &[1, 2, 9, 4, 5]);
+        assert_eq!(t.generation(), 1);
+        assert_eq!(
+            log[0],
+            Read::Facts {
+                from: 2,
+                to: 5,
+                lazy: true
+            }
+        );
+        // A cut back (a trailing failed attempt dropped) reads nothing.
+        let (t, log) = resync(e, &[1, 2, 3, 4, 5], &[1, 2, 3]);
+        assert_eq!(t.generation(), 1);
+        assert_eq!(
+            log[0],
+            Read::Facts {
+                from: 3,
+                to: 3,
+                lazy: true
+            }
+        );
+    }
+}
+
+#[test]
+fn an_edit_that_only_appends_is_a_turn_of_a_new_generation() {
+    // The facts of an append found by a full scan (as when an edit was
+    // expected): applied as a turn.
+    let known = [1, 2, 3];
+    let words = [3];
+    let synced = Synced::from_scan(3, Some(&words), 5).unwrap();
+    let mut t = fresh(EstimatorChoice::Pi, &known);
+    let mut a = array(&[1, 2, 3, 4, 5]);
+    t.sync(Ok(synced), &mut a).unwrap();
+    assert_eq!(t.generation(), 1);
+    assert_eq!(
+        a.log[0],
+        Read::Facts {
+            from: 3,
+            to: 5,
+            lazy: true
+        }
+    );
+    assert_eq!(
+        t.index().facts(),
+        fresh(EstimatorChoice::Pi, &a.ids).index().facts()
+    );
+}
+
+#[test]
+fn every_edit_of_small_arrays_gives_what_a_fresh_tracker_gives() {
+    let arrays: [&[u32]; 9] = [
+        &[],
+        &[1],
+        &[1, 2, 3, 4],
+        &[1, 100, 3, 4],
+        &[7, 1, 2, 100, 3, 4],
+        &[7, 1, 2, 100, 3, 4, 17, 5, 101, 6],
+        &[7, 1, 2, 4],
+        &[2, 1, 4, 3],
+        &[1, 2, 3, 4, 9, 8, 6, 5],
+    ];
+    for e in BOTH {
+        for known in arrays {
+            for new in arrays {
+                resync(e, known, new);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_view_head_is_the_last_summary_and_the_pinned_messages_before_it() {
+    let t = fresh(EstimatorChoice::Calibrated, &[7, 1, 2, 17, 100, 3, 4]);
+    assert_eq!(t.view_head(), Some((4, &[0, 3][..])));
+    assert_eq!(t.view_len(7), 5);
+    let t = fresh(EstimatorChoice::Calibrated, &[7, 1, 2]);
+    assert_eq!(t.view_head(), None);
+    assert_eq!(t.view_len(3), 3);
+    assert!(!t.ends_with_summary());
+    assert!(fresh(EstimatorChoice::Pi, &[1, 2, 100]).ends_with_summary());
+}
+
+#[test]
+fn a_failed_sync_starts_over_in_a_new_generation() {
+    for e in BOTH {
+        let known = [1, 2, 3, 4];
+        // The scan failed (a getter threw in it).
+        let mut t = fresh(e, &known);
+        assert!(t.sync(Err(unreadable()), &mut array(&known)).is_err());
+        assert_eq!(t.generation(), 1);
+        assert!(t.index().is_empty());
+        // Reading the new messages failed.
+        let mut t = fresh(e, &known);
+        let mut a = array(&[1, 2, 3, 4, 5, 6]);
+        a.unreadable = Some(5);
+        assert!(t.sync(scanned(&known, &a.ids.clone()), &mut a).is_err());
+        assert_eq!(t.generation(), 1);
+        assert!(t.index().is_empty());
+        // Reading an inserted summary failed.
+        let mut t = fresh(e, &known);
+        let new = [1, 100, 2, 3, 4];
+        let mut a = array(&new);
+        a.unreadable = Some(1);
+        assert!(t.sync(scanned(&known, &new), &mut a).is_err());
+        assert!(t.generation() > 0 && t.index().is_empty());
+        assert_eq!(t.estimator(), e);
+        // Next time everything is read, as a fresh tracker would.
+        t.sync(Ok(Synced::Appended(0)), &mut array(&new)).unwrap();
+        assert_eq!(t.index().facts(), fresh(e, &new).index().facts());
+    }
+}
+
+#[test]
+fn identity_facts_that_do_not_add_up_are_an_error_naming_the_messages() {
+    assert_eq!(Synced::from_scan(3, None, 5), Ok(Synced::Appended(3)));
+    // A class out of range.
+    let e = Synced::from_scan(2, Some(&[0, 5, 0, 0, 1]), 3).unwrap_err();
+    assert!(
+        e.to_string().starts_with("messages could not be read"),
+        "{e}"
+    );
+    // A prefix longer than the arrays.
+    assert!(Synced::from_scan(2, Some(&[4]), 3).is_err());
+}
+
+#[test]
+fn the_threshold_is_decided_on_the_bounds_and_measured_only_when_open() {
+    let settings = |enabled, reserve_tokens| CompactionSettings {
+        enabled,
+        reserve_tokens,
+        keep_recent_tokens: 10,
+    };
+    // Tool results only: no usage, every estimate pending.
+    let ids = [2, 4, 6, 8, 10, 12];
+    let mut t = fresh(EstimatorChoice::Calibrated, &ids);
+    let mut a = array(&ids);
+    // Disabled: never, and nothing read.
+    assert!(!t
+        .threshold_exceeded(&settings(false, 0), 1.0, &mut a)
+        .unwrap());
+    assert!(a.log.is_empty());
+    // Far above the bounds: nothing read either.
+    assert!(!t
+        .threshold_exceeded(&settings(true, 0), 1e9, &mut a)
+        .unwrap());
+    assert!(a.log.is_empty());
+    // Far below the real tokens: exceeded, whatever it reads.
+    assert!(t
+        .threshold_exceeded(&settings(true, 100), 101.0, &mut a)
+        .unwrap());
+    // Exactly at the real total (estimates 30+50+70+90+10+30 = 280): not
+    // over it, and once the bounds are tightened and measured, the same
+    // answer as the exact count.
+    let mut t = fresh(EstimatorChoice::Calibrated, &ids);
+    let mut a = array(&ids);
+    assert!(!t
+        .threshold_exceeded(&settings(true, 20), 300.0, &mut a)
+        .unwrap());
+    assert!(a.log.iter().any(|r| matches!(r, Read::Bounds(_))));
+    assert!(t
+        .threshold_exceeded(&settings(true, 21), 300.0, &mut a)
+        .unwrap());
+    assert_eq!(t.context_tokens(&mut a).unwrap().tokens, 280.0);
+    assert_eq!(threshold(&settings(true, 21), 300.0), 279.0);
+}
+
+#[test]
+fn filling_the_context_measures_every_pending_estimate_after_the_summary() {
+    let ids = [2, 4, 100, 6, 8];
+    let mut t = fresh(EstimatorChoice::Calibrated, &ids);
+    let mut a = array(&ids);
+    assert_eq!(t.fill_context(&mut a).unwrap(), 1.0);
+    assert!(a.log.contains(&Read::Estimate(3)) && a.log.contains(&Read::Estimate(4)));
+    assert!(!a.log.contains(&Read::Estimate(0)));
+    assert!(t.index().facts()[3..].iter().all(|f| !f.tokens_pending));
+}
+
+#[test]
+fn survivors_are_the_pinned_messages_before_the_cut_and_the_latest_request() {
+    let ids = [7, 17, 1, 19, 3, 4];
+    let mut t = fresh(EstimatorChoice::Calibrated, &ids);
+    let mut a = array(&ids);
+    let s = t
+        .survivors(4, 99, &mut a, |i| Ok(format!("request {i}")))
+        .unwrap();
+    assert_eq!(s.resent.len(), 2);
+    assert!(s.resent.iter().all(|f| f.pinned && !f.tokens_pending));
+    assert_eq!(s.budget_chars, 99);
+    assert_eq!(s.latest_request.as_deref(), Some("request 3"));
+    // A cut before the request: it is kept, not quoted.
+    let s = t.survivors(3, 99, &mut a, |_| -> Result<String, _> {
+        panic!("the request is kept")
+    });
+    assert!(s.unwrap().latest_request.is_none());
+    // No summary: nothing is re-sent.
+    assert_eq!(t.resent_tokens(&mut a).unwrap(), 0);
+    // After a summary the pinned ones before it count while no usage is
+    // fresh.
+    let ids = [7, 2, 17, 100, 4];
+    let mut t = fresh(EstimatorChoice::Calibrated, &ids);
+    assert_eq!(t.resent_tokens(&mut array(&ids)).unwrap(), 80 + 80);
+}
