@@ -160,6 +160,7 @@ describe("the after-run rule, as the AI SDK's run asks it", () => {
     assert.equal(full.afterRun([...flat, { role: "user", content: "x".repeat(400), timestamp: 1 }], { overflow: false, retried: true }), "threshold");
     const off = new Compactor({ contextWindow: 200_000, settings: { enabled: false } });
     assert.equal(off.afterRun(flat, { overflow: true, retried: false }), "nothing");
+    for (const bad of [undefined, null, 1]) assert.throws(() => small.afterRun(flat, bad), /facts must be an object/);
   });
 });
 
@@ -231,5 +232,7 @@ describe("compactor.modelContextChange", () => {
       assert.throws(() => comp.modelContextChange(c.messages, since), (e) => e instanceof TypeError && field.test(e.message), JSON.stringify(since));
     }
     assert.throws(() => comp.modelContextChange("x"), TypeError);
+    const hostile = Object.defineProperty({}, "view", { get() { throw new Error("no view"); } });
+    assert.throws(() => comp.modelContextChange(c.messages, hostile), (e) => e instanceof TypeError && /since could not be read: no view/.test(e.message));
   });
 });

@@ -9,8 +9,9 @@
 
 use crate::clearing::{id_units, placeholder_for, read_marker};
 use crate::compactor::Compactor;
+use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
-use crate::js::message_access::{get, message_and_role, message_at, JsArray};
+use crate::js::message_access::{message_and_role, message_at, JsArray};
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
 use agent_compaction_core::conversation::view::{is_failed_attempt, Change, Fact, ModelView, Step};
 use agent_compaction_core::conversation::{after_run, Flow, RunEnd};
@@ -21,20 +22,33 @@ use js_sys::{Array, JsString};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+#[wasm_bindgen(module = "/src/js/shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = viewHeld, catch)]
+    fn view_held(since: &JsValue) -> Result<Array, JsValue>;
+    #[wasm_bindgen(js_name = viewChange)]
+    fn view_change(view: u32, kept: u32, added: &Array) -> JsValue;
+    #[wasm_bindgen(js_name = runFacts, catch)]
+    fn run_facts(facts: &JsValue) -> Result<u32, JsValue>;
+}
+
 /// What the core's view needs of the message at `index`.
 fn fact_of(array: &JsArray, index: usize) -> Result<Fact<Vec<u16>>, InputError> {
     let (message, role) = message_and_role(array, index)?;
-    let path = || array.path(index);
+    let field = |key: usize, name: &'static str| {
+        KEYS.with(|keys| js_sys::Reflect::get(&message, &keys[key]))
+            .map_err(|thrown| InputError::Unreadable {
+                path: array.path(index).field(name),
+                reason: thrown_message(&thrown),
+            })
+    };
     Ok(match role {
-        Role::Assistant => {
-            let stop = get(&message, "stopReason", || path().field("stopReason"))?;
-            match stop.as_string() {
-                Some(s) if is_failed_attempt(&s) => Fact::Failed,
-                _ => Fact::Message,
-            }
-        }
+        Role::Assistant => match field(0, "stopReason")?.as_string() {
+            Some(s) if is_failed_attempt(&s) => Fact::Failed,
+            _ => Fact::Message,
+        },
         Role::ToolResult => {
-            let id = get(&message, "toolCallId", || path().field("toolCallId"))?;
+            let id = field(1, "toolCallId")?;
             Fact::ToolResult(id.dyn_ref::<JsString>().map(id_units))
         }
         Role::ToolOutputCleared => Fact::Marker(read_marker(&message, index)?.0),
@@ -127,18 +141,13 @@ impl Compactor {
         &self,
         messages: JsValue,
         since: JsValue,
-    ) -> Result<js_sys::Object, JsValue> {
+    ) -> Result<JsValue, JsValue> {
         let since = held(&since).map_err(type_error)?;
         self.with_view(&messages, |array, summary, resent, view| {
             let out = view.update(array, summary, resent).map_err(type_error)?;
             let kept = since.map_or(0, |(id, n)| view.view.kept(id, n));
-            let answer = js_sys::Object::new();
-            let set =
-                |key: &str, value: &JsValue| js_sys::Reflect::set(&answer, &key.into(), value);
-            set("view", &view.view.id().into())?;
-            set("kept", &(kept as u32).into())?;
-            set("added", &out.slice(kept as u32, out.length()))?;
-            Ok(answer)
+            let added = out.slice(kept as u32, out.length());
+            Ok(view_change(view.view.id(), kept as u32, &added))
         })?
     }
 }
@@ -157,8 +166,12 @@ fn held(since: &JsValue) -> Result<Option<(u32, usize)>, InputError> {
             got: crate::js::errors::describe(since),
         });
     }
-    let number = |key: &'static str| -> Result<u32, InputError> {
-        let value = get(since, key, || path().field(key))?;
+    let fields = view_held(since).map_err(|thrown| InputError::Unreadable {
+        path: path(),
+        reason: thrown_message(&thrown),
+    })?;
+    let number = |at: u32, key: &'static str| -> Result<u32, InputError> {
+        let value = fields.get(at);
         match value.as_f64() {
             Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
             _ => Err(InputError::WrongType {
@@ -168,7 +181,7 @@ fn held(since: &JsValue) -> Result<Option<(u32, usize)>, InputError> {
             }),
         }
     };
-    Ok(Some((number("view")?, number("length")? as usize)))
+    Ok(Some((number(0, "view")?, number(1, "length")? as usize)))
 }
 
 /// The message a step sends: the caller's message, or the placeholder the
@@ -252,15 +265,20 @@ fn all_of(
     Ok(out)
 }
 
-/// The after-run rule's answer as the adapter reads it.
-fn flow_name(flow: Flow) -> &'static str {
-    match flow {
-        Flow::Nothing => "nothing",
-        Flow::OverflowRetry => "overflowRetry",
-        Flow::RecoveryFailed => "recoveryFailed",
-        Flow::SilentOverflow => "silentOverflow",
-        Flow::Threshold => "threshold",
-    }
+/// The after-run rule's answers as the adapter reads them.
+const FLOWS: [(Flow, &str); 5] = [
+    (Flow::Nothing, "nothing"),
+    (Flow::OverflowRetry, "overflowRetry"),
+    (Flow::RecoveryFailed, "recoveryFailed"),
+    (Flow::SilentOverflow, "silentOverflow"),
+    (Flow::Threshold, "threshold"),
+];
+
+thread_local! {
+    /// The names of `FLOWS` and the property names read of each new
+    /// message, made once: a string made from Rust costs a decode per call.
+    static FLOW_NAMES: Vec<JsValue> = FLOWS.iter().map(|(_, name)| JsValue::from_str(name)).collect();
+    static KEYS: [JsValue; 2] = [JsValue::from_str("stopReason"), JsValue::from_str("toolCallId")];
 }
 
 #[wasm_bindgen]
@@ -269,10 +287,10 @@ impl Compactor {
     /// after-run rule): `{ overflow }` whether the call failed with a
     /// context overflow, `{ retried }` whether this run already retried one.
     #[wasm_bindgen(js_name = afterRun)]
-    pub fn after_run_js(&self, messages: JsValue, facts: JsValue) -> Result<String, JsValue> {
-        let flag = |key: &str| js_sys::Reflect::get(&facts, &key.into()).map(|v| v.is_truthy());
-        let overflow = flag("overflow")?;
-        let retried = flag("retried")?;
+    pub fn after_run_js(&self, messages: JsValue, facts: JsValue) -> Result<JsValue, JsValue> {
+        let flags = run_facts(&facts)?;
+        let overflow = flags & 1 != 0;
+        let retried = flags & 2 != 0;
         let end = RunEnd {
             stop_reason: if overflow {
                 StopReason::Error
@@ -292,7 +310,10 @@ impl Compactor {
         });
         match failure {
             Some(e) => Err(e),
-            None => Ok(flow_name(flow).to_string()),
+            None => {
+                let at = FLOWS.iter().position(|(f, _)| *f == flow).unwrap_or(0);
+                Ok(FLOW_NAMES.with(|names| names[at].clone()))
+            }
         }
     }
 }
