@@ -9,8 +9,7 @@
 
 use crate::clearing::{id_units, placeholder_for, read_marker};
 use crate::compactor::Compactor;
-use crate::js::errors::thrown_message;
-use crate::js::errors::type_error;
+use crate::js::errors::{thrown_message, type_error};
 use crate::js::message_access::{message_and_role, message_at, JsArray};
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
 use agent_compaction_core::conversation::view::{is_failed_attempt, Change, Fact, ModelView, Step};
@@ -19,6 +18,7 @@ use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, JsString};
+use std::thread::LocalKey;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -35,20 +35,20 @@ extern "C" {
 /// What the core's view needs of the message at `index`.
 fn fact_of(array: &JsArray, index: usize) -> Result<Fact<Vec<u16>>, InputError> {
     let (message, role) = message_and_role(array, index)?;
-    let field = |key: usize, name: &'static str| {
-        KEYS.with(|keys| js_sys::Reflect::get(&message, &keys[key]))
+    let field = |key: &'static LocalKey<JsValue>, name: &'static str| {
+        key.with(|key| js_sys::Reflect::get(&message, key))
             .map_err(|thrown| InputError::Unreadable {
                 path: array.path(index).field(name),
                 reason: thrown_message(&thrown),
             })
     };
     Ok(match role {
-        Role::Assistant => match field(0, "stopReason")?.as_string() {
+        Role::Assistant => match field(&STOP_REASON, "stopReason")?.as_string() {
             Some(s) if is_failed_attempt(&s) => Fact::Failed,
             _ => Fact::Message,
         },
         Role::ToolResult => {
-            let id = field(1, "toolCallId")?;
+            let id = field(&TOOL_CALL_ID, "toolCallId")?;
             Fact::ToolResult(id.dyn_ref::<JsString>().map(id_units))
         }
         Role::ToolOutputCleared => Fact::Marker(read_marker(&message, index)?.0),
@@ -278,7 +278,8 @@ thread_local! {
     /// The names of `FLOWS` and the property names read of each new
     /// message, made once: a string made from Rust costs a decode per call.
     static FLOW_NAMES: Vec<JsValue> = FLOWS.iter().map(|(_, name)| JsValue::from_str(name)).collect();
-    static KEYS: [JsValue; 2] = [JsValue::from_str("stopReason"), JsValue::from_str("toolCallId")];
+    static STOP_REASON: JsValue = JsValue::from_str("stopReason");
+    static TOOL_CALL_ID: JsValue = JsValue::from_str("toolCallId");
 }
 
 #[wasm_bindgen]
