@@ -560,7 +560,7 @@ class AiSdkConversation {
   /** Of the running call: how many steps are already in the flat array. */
   #taken = 0;
   /** modelMessages' memo (see there). */
-  #converted = { context: [], end: 0, out: [] };
+  #converted = { since: undefined, context: [], end: 0, out: [] };
   constructor(options) {
     if (!options || typeof options !== "object") throw new TypeError("aiSdkConversation: options must be an object");
     if (!(options.compactor instanceof Compactor)) throw new TypeError("aiSdkConversation: options.compactor must be a Compactor");
@@ -603,16 +603,17 @@ class AiSdkConversation {
    * placeholders; failed attempts left out), converted.
    */
   modelMessages() {
-    const context = this.#compactor.modelContext(this.#flat);
-    // A memo on object identity, so that a step converts what is new: the
-    // ModelMessages of a prefix of the last context (up to `end`, just
-    // after a message that is not a tool part: a tool group may still
-    // grow), reused while the new context starts with the same objects.
+    // A memo, so that a step converts what is new: the context converted
+    // last, and the ModelMessages of its prefix up to `end` (just after a
+    // message that is not a tool part: a tool group may still grow). The
+    // compactor answers with the messages added to that context while its
+    // view only grew, with the whole context otherwise.
     let memo = this.#converted;
-    let same = memo.end <= context.length;
-    for (let k = 0; same && k < memo.end; k++) same = memo.context[k] === context[k];
-    if (!same) memo = this.#converted = { context, end: 0, out: [] };
-    memo.context = context;
+    const change = this.#compactor.modelContextChange(this.#flat, memo.since);
+    if (change.kept !== memo.context.length) memo = this.#converted = { since: undefined, context: [], end: 0, out: [] };
+    const context = memo.context;
+    for (const m of change.added) context.push(m);
+    memo.since = { view: change.view, length: context.length };
     const keep = (list) => (this.#systems.length ? list.filter((m) => m.role !== "system") : list);
     let stable = context.length;
     while (stable > memo.end && isToolPart(context[stable - 1])) stable--;
@@ -620,6 +621,7 @@ class AiSdkConversation {
       for (const m of keep(toModelMessages(context.slice(memo.end, stable)))) memo.out.push(m);
       memo.end = stable;
     }
+    // A new array each time: what a caller does with it leaves the memo as it is.
     return stable < context.length ? memo.out.concat(keep(toModelMessages(context.slice(stable)))) : memo.out.slice();
   }
 

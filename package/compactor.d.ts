@@ -101,6 +101,20 @@ export class Compactor {
    */
   modelContext(messages: readonly AnyMessage[]): AnyMessage[];
   /**
+   * The same context, as a change to what the caller holds of an earlier
+   * answer, for an adapter that converts each message once. `since`: the
+   * earlier answer's `view` and how many messages of that view the caller
+   * holds (none: everything is new). While the array only grew, by
+   * messages that are no clearing marker and no summary, `kept` is that
+   * number and the context is those messages followed by `added`;
+   * otherwise `kept` is 0 and `added` is the whole context. Costs only the
+   * messages new since the last call; `added` is a new array.
+   */
+  modelContextChange(
+    messages: readonly AnyMessage[],
+    since?: { view: number; length: number },
+  ): { view: number; kept: number; added: AnyMessage[] };
+  /**
    * What to do after a call made without pi's agent (the after-run rule
    * `attach` follows): an overflow is compacted and retried once
    * (`"overflowRetry"`), a second one stops (`"recoveryFailed"`, pi's

@@ -293,6 +293,48 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.deepStrictEqual(sent, toModelMessages(transformContext(conv.messages)).filter((m) => m.role !== "system"));
   });
 
+  test("each step sends a fresh compactor's view, converted, through cleared outputs and summaries; a caller's changes to a returned array change nothing", async () => {
+    const tiers = [];
+    const compactor = new Compactor({
+      contextWindow: 16_000,
+      estimator: "pi",
+      settings: { reserveTokens: 4000, keepRecentTokens: 3000, toolOutputClearing: { protectTokens: 1000, minFreedTokens: 1000, protectTurns: 1 } },
+      onEvent: (e) => e.type === "compaction_end" && e.result && tiers.push(e.result.tier ?? "summarize"),
+    });
+    const conv = aiSdkConversation({ compactor });
+    await conv.append({ role: "system", content: "be brief" });
+    // What a compactor that never saw this conversation sends: its view made whole.
+    const fresh = () => toModelMessages(new Compactor({ contextWindow: 200_000 }).modelContext(conv.messages)).filter((m) => m.role !== "system");
+    let n = 0;
+    for (let turn = 0; turn < 14; turn++) {
+      await conv.append({ role: "user", content: `question ${turn} ` + "q".repeat(3000) });
+      const steps = [];
+      for (let k = 0; k < 3; k++) {
+        const r = await conv.prepareStep({ stepNumber: k, steps });
+        assert.deepStrictEqual(r.messages, fresh(), `turn ${turn}, step ${k}`);
+        r.messages.reverse();
+        r.messages.push({ role: "user", content: "junk" });
+        const again = conv.modelMessages();
+        assert.deepStrictEqual(again, fresh(), `turn ${turn}, step ${k}, asked again`);
+        again.length = 0;
+        const id = `c${turn}_${k}`;
+        const output = { type: "text", value: `OUT-${n++} ` + "o".repeat(6000) };
+        const messages =
+          k < 2
+            ? [
+                { role: "assistant", content: [{ type: "tool-call", toolCallId: id, toolName: "read", input: { n } }] },
+                { role: "tool", content: [{ type: "tool-result", toolCallId: id, toolName: "read", output }] },
+              ]
+            : [{ role: "assistant", content: [{ type: "text", text: `answer ${turn}` }] }];
+        steps.push({ response: { messages } });
+      }
+      await conv.appendSteps(steps);
+      assert.deepStrictEqual(conv.modelMessages(), fresh(), `after turn ${turn}`);
+    }
+    assert.ok(tiers.includes("clear") && tiers.includes("summarize"), `both tiers ran: ${tiers}`);
+    assert.ok(conv.messages.some((m) => m.role === "toolOutputCleared"));
+  });
+
   test("useChat storage: UI messages (text, reasoning, tool parts, a divider) -> flat messages -> the same UI view", async () => {
     const ui = [
       { id: "u1", role: "user", parts: [{ type: "text", text: "read a.rs" }] },
@@ -365,6 +407,26 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     await assert.rejects(conv.run((args) => generateText({ model, maxRetries: 0, ...args })), /Rate limit/);
     assert.equal(model.doGenerateCalls.length, 1);
     assert.ok(!conv.messages.some((m) => m.role === "compactionSummary"));
+  });
+
+  test("with compaction disabled, an overflow is the provider's error, as attach leaves it: no compaction, no retry", async () => {
+    const window = 8000;
+    const { model, calls } = windowedModel({ window, answer: () => ({ text: "never" }), forceOverflow: () => true });
+    const events = [];
+    const compactor = new Compactor({ contextWindow: window, settings: { enabled: false, reserveTokens: 1000, keepRecentTokens: 1000 }, onEvent: (e) => events.push(e) });
+    const conv = aiSdkConversation({ compactor, messages: history(6) });
+    await conv.append({ role: "user", content: "next question" });
+    const before = conv.messages;
+    const error = await conv.run((args) => generateText({ model, maxRetries: 0, ...args })).then(
+      () => assert.fail("resolved"),
+      (e) => e,
+    );
+    assert.ok(APICallError.isInstance(error), "the provider's error itself");
+    assert.ok(await isOverflowError(error, window));
+    assert.equal(compactor.afterRun(conv.messages, { overflow: true, retried: false }), "nothing", "the core's decision");
+    assert.equal(calls.length, 1, "no retry");
+    assert.deepEqual(events, [], "no compaction");
+    assert.equal(conv.messages, before, "the flat array is unchanged");
   });
 
   test("a 200-step tool loop never exceeds the window and never summarizes a message twice", async () => {

@@ -215,6 +215,18 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
     assert.equal(agent.state.messages.at(-1).stopReason, "error", "the provider's error stays");
   });
 
+  test("with compaction disabled, an overflow stays the provider's error: no compaction, no retry", async () => {
+    const { agent, events } = setup({ window: 20_000, compactor: { settings: { enabled: false, reserveTokens: 4_000, keepRecentTokens: 3_000 } } });
+    mock.setMode(() => OVERFLOW);
+    for (let i = 1; i <= 4; i++) await agent.prompt(big(`question ${i}`, 8_000));
+    await settled(agent);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(mock.requests.length, 4, "one request a prompt, no retry");
+    assert.deepEqual(events, [], "no compaction");
+    assert.equal(agent.state.messages.at(-1).stopReason, "error", "the provider's error stays");
+    assert.equal(summaries(agent.state.messages).length, 0);
+  });
+
   test("a new user message resets the one-retry guard: a later overflow gets its own retry", async () => {
     const { agent, events } = setup({ window: 20_000 });
     mock.setMode((r) => (promptTokens(r) > 12_000 ? OVERFLOW : answer(r)));

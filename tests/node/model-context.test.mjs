@@ -12,7 +12,7 @@ import { MockLanguageModelV3 } from "ai/test";
 import { Compactor } from "agent-compaction";
 import { aiSdkConversation } from "agent-compaction/ai-sdk";
 import { startMockLlm } from "../support/mock-llm-server.mjs";
-import { CASES, labelOf } from "../support/context-cases.mjs";
+import { CASES, labelOf, user } from "../support/context-cases.mjs";
 
 const compactor = () => new Compactor({ contextWindow: 200_000, model: "local/m" });
 const labels = (messages) => messages.map(labelOf);
@@ -79,6 +79,25 @@ for (const c of CASES) {
       }
     });
 
+    test("compactor.modelContextChange, the array grown one message at a time", () => {
+      // What the caller holds plus what is added is, at every length, what
+      // a fresh compactor answers; only the messages a new marker or
+      // summary changes the view for are sent whole again.
+      const growing = compactor();
+      let held = [];
+      let view;
+      for (let n = 1; n <= c.messages.length; n++) {
+        const prefix = c.messages.slice(0, n);
+        const change = growing.modelContextChange(prefix, view === undefined ? undefined : { view, length: held.length });
+        const moved = ["toolOutputCleared", "compactionSummary"].includes(prefix[n - 1].role);
+        assert.equal(change.kept, moved || n === 1 ? 0 : held.length, `after ${n} messages`);
+        assert.equal(change.view === view, !moved && n > 1, `after ${n} messages: the same view while it only grew`);
+        held = [...held.slice(0, change.kept), ...change.added];
+        view = change.view;
+        assert.deepEqual(labels(held), labels(compactor().modelContext(prefix)), `after ${n} messages`);
+      }
+    });
+
     test("agentHooks: transformContext + convertToLlm", async () => {
       const hooks = compactor().agentHooks();
       const llm = await hooks.convertToLlm(await hooks.transformContext(c.messages));
@@ -141,5 +160,79 @@ describe("the after-run rule, as the AI SDK's run asks it", () => {
     assert.equal(full.afterRun([...flat, { role: "user", content: "x".repeat(400), timestamp: 1 }], { overflow: false, retried: true }), "threshold");
     const off = new Compactor({ contextWindow: 200_000, settings: { enabled: false } });
     assert.equal(off.afterRun(flat, { overflow: true, retried: false }), "nothing");
+    for (const bad of [undefined, null, 1]) assert.throws(() => small.afterRun(flat, bad), /facts must be an object/);
+  });
+});
+
+describe("compactor.modelContextChange", () => {
+  const c = CASES.find((x) => x.messages.some((m) => m.role === "toolOutputCleared"));
+  const expected = () => labels(compactor().modelContext(c.messages));
+
+  test("what a caller holds of another view, or more than the view has, is not kept", () => {
+    const comp = compactor();
+    const first = comp.modelContextChange(c.messages);
+    assert.equal(first.kept, 0);
+    assert.deepEqual(labels(first.added), expected());
+    const length = first.added.length;
+    assert.deepEqual(comp.modelContextChange(c.messages, { view: first.view, length }), { view: first.view, kept: length, added: [] });
+    assert.equal(comp.modelContextChange(c.messages, { view: first.view, length: 2 }).kept, 2, "a shorter hold is kept as it is");
+    const more = comp.modelContextChange(c.messages, { view: first.view, length: length + 1 });
+    assert.equal(more.kept, 0);
+    assert.deepEqual(labels(more.added), expected());
+    // Another compactor's view of the same array has another id.
+    const other = compactor().modelContextChange(c.messages);
+    assert.notEqual(other.view, first.view);
+    assert.equal(comp.modelContextChange(c.messages, { view: other.view, length }).kept, 0);
+    // Another array in between: the view is made anew.
+    comp.modelContext(CASES[0].messages);
+    const back = comp.modelContextChange(c.messages, { view: first.view, length });
+    assert.equal(back.kept, 0);
+    assert.deepEqual(labels(back.added), expected());
+  });
+
+  test("calls in between (modelContext on the same growing array) leave what the caller holds valid", () => {
+    const comp = compactor();
+    const grown = [...c.messages];
+    const first = comp.modelContextChange(grown);
+    grown.push(user("x1"));
+    comp.modelContext(grown);
+    grown.push(user("x2"));
+    const next = comp.modelContextChange([...grown], { view: first.view, length: first.added.length });
+    assert.equal(next.kept, first.added.length);
+    assert.deepEqual(labels(next.added), ["x1", "x2"]);
+  });
+
+  test("an array a caller changes (modelContext's, or added) leaves the next answers as they were", () => {
+    const comp = compactor();
+    const grown = [...c.messages];
+    const a = comp.modelContext(grown);
+    a.length = 0;
+    const change = comp.modelContextChange(grown);
+    change.added.reverse();
+    change.added.push(user("junk"));
+    grown.push(user("x1"));
+    const b = comp.modelContext(grown);
+    b.splice(0, 2, user("junk"));
+    grown.push(user("x2"));
+    assert.deepEqual(labels(comp.modelContext(grown)), labels(compactor().modelContext(grown)));
+    const whole = comp.modelContextChange(grown);
+    assert.deepEqual(labels(whole.added), labels(compactor().modelContext(grown)));
+  });
+
+  test("a bad since is a TypeError naming it", () => {
+    const comp = compactor();
+    for (const [since, field] of [
+      [5, /since must be/],
+      [null, /since must be/],
+      [{ view: "1", length: 0 }, /since\.view must be a whole number/],
+      [{ view: 1 }, /since\.length must be a whole number/],
+      [{ view: 1, length: -1 }, /since\.length must be a whole number/],
+      [{ view: 1, length: 1.5 }, /since\.length must be a whole number/],
+    ]) {
+      assert.throws(() => comp.modelContextChange(c.messages, since), (e) => e instanceof TypeError && field.test(e.message), JSON.stringify(since));
+    }
+    assert.throws(() => comp.modelContextChange("x"), TypeError);
+    const hostile = Object.defineProperty({}, "view", { get() { throw new Error("no view"); } });
+    assert.throws(() => comp.modelContextChange(c.messages, hostile), (e) => e instanceof TypeError && /since could not be read: no view/.test(e.message));
   });
 });

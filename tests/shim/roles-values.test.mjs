@@ -7,7 +7,7 @@ import {
   NOT_AN_OBJECT, OTHER_ROLE, ROLE_NOT_A_STRING, UNREADABLE, compactionDivider, roleCode, roleCodes,
   textUserMessage, userMessage,
 } from "../../crates/wasm/src/js/shim/roles.js";
-import { arrayLength, describeValue, sliceArray, thrownMessage } from "../../crates/wasm/src/js/shim/values.js";
+import { arrayLength, describeValue, runFacts, sliceArray, thrownMessage, viewChange, viewHeld } from "../../crates/wasm/src/js/shim/values.js";
 
 const hostile = Object.defineProperty({}, "role", { get() { throw new Error("no"); } });
 
@@ -52,4 +52,16 @@ test("values: descriptions, thrown messages and array lengths never throw where 
   assert.equal(arrayLength([1, 2]), 2);
   assert.throws(() => arrayLength(proxy));
   assert.deepEqual(sliceArray([1, 2, 3], 1, 3), [2, 3]);
+});
+
+test("values: modelContextChange's argument and answer, afterRun's facts", () => {
+  assert.deepEqual(viewHeld({ view: 3, length: 7, other: 1 }), [3, 7]);
+  assert.deepEqual(viewHeld({}), [undefined, undefined]);
+  assert.throws(() => viewHeld(Object.defineProperty({}, "view", { get() { throw new Error("no"); } })), /no/);
+  assert.deepEqual(viewChange(3, 2, ["m"]), { view: 3, kept: 2, added: ["m"] });
+  assert.equal(runFacts({ overflow: false, retried: false }), 0);
+  assert.equal(runFacts({ overflow: true }), 1);
+  assert.equal(runFacts({ overflow: 0, retried: "yes" }), 2);
+  assert.equal(runFacts({ overflow: 1, retried: true }), 3);
+  for (const bad of [undefined, null, 5, "x"]) assert.throws(() => runFacts(bad), TypeError);
 });

@@ -9,33 +9,46 @@
 
 use crate::clearing::{id_units, placeholder_for, read_marker};
 use crate::compactor::Compactor;
-use crate::js::errors::type_error;
-use crate::js::message_access::{get, message_and_role, message_at, JsArray};
+use crate::js::errors::{thrown_message, type_error};
+use crate::js::message_access::{message_and_role, message_at, JsArray};
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
-use agent_compaction_core::conversation::view::{is_failed_attempt, model_steps, Fact, Step};
+use agent_compaction_core::conversation::view::{is_failed_attempt, Change, Fact, ModelView, Step};
 use agent_compaction_core::conversation::{after_run, Flow, RunEnd};
-use agent_compaction_core::error::InputError;
-use agent_compaction_core::message::pinned::model_view;
+use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, JsString};
+use std::thread::LocalKey;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
+
+#[wasm_bindgen(module = "/src/js/shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = viewHeld, catch)]
+    fn view_held(since: &JsValue) -> Result<Array, JsValue>;
+    #[wasm_bindgen(js_name = viewChange)]
+    fn view_change(view: u32, kept: u32, added: &Array) -> JsValue;
+    #[wasm_bindgen(js_name = runFacts, catch)]
+    fn run_facts(facts: &JsValue) -> Result<u32, JsValue>;
+}
 
 /// What the core's view needs of the message at `index`.
 fn fact_of(array: &JsArray, index: usize) -> Result<Fact<Vec<u16>>, InputError> {
     let (message, role) = message_and_role(array, index)?;
-    let path = || array.path(index);
+    let field = |key: &'static LocalKey<JsValue>, name: &'static str| {
+        key.with(|key| js_sys::Reflect::get(&message, key))
+            .map_err(|thrown| InputError::Unreadable {
+                path: array.path(index).field(name),
+                reason: thrown_message(&thrown),
+            })
+    };
     Ok(match role {
-        Role::Assistant => {
-            let stop = get(&message, "stopReason", || path().field("stopReason"))?;
-            match stop.as_string() {
-                Some(s) if is_failed_attempt(&s) => Fact::Failed,
-                _ => Fact::Message,
-            }
-        }
+        Role::Assistant => match field(&STOP_REASON, "stopReason")?.as_string() {
+            Some(s) if is_failed_attempt(&s) => Fact::Failed,
+            _ => Fact::Message,
+        },
         Role::ToolResult => {
-            let id = get(&message, "toolCallId", || path().field("toolCallId"))?;
+            let id = field(&TOOL_CALL_ID, "toolCallId")?;
             Fact::ToolResult(id.dyn_ref::<JsString>().map(id_units))
         }
         Role::ToolOutputCleared => Fact::Marker(read_marker(&message, index)?.0),
@@ -53,93 +66,147 @@ fn placeholder(array: &JsArray, result: usize, marker: usize) -> Result<JsValue,
     Ok(placeholder_for(&message, result, &cleared)?.unwrap_or(message))
 }
 
-/// The facts of the messages the view has asked about, by array index,
-/// kept while the array only grows (the tracked generation is unchanged):
-/// a step reads the facts of its new messages only.
+/// The model's view of the tracked array, kept while the array only grows
+/// (the tracked generation is unchanged): the core's [`ModelView`] (facts
+/// read, steps) and the messages of the last view, which callers get
+/// copies of, so that a step costs what is new and no caller can change
+/// what the next call answers.
 #[derive(Default)]
 pub struct ViewFacts {
     generation: u32,
-    facts: Vec<Option<Fact<Vec<u16>>>>,
+    view: ModelView<Vec<u16>>,
     /// The placeholders made so far, by result index (with their marker's
     /// index): the same object on every call, so that a caller's cache
     /// keyed on objects keeps working.
     placeholders: Vec<Option<(usize, JsValue)>>,
-    /// The last view's steps, for the array length, last summary and
-    /// number of re-sent pinned messages it was made for: while the array
-    /// only grows by messages that are no clearing marker, the next view is
-    /// these steps plus the new messages (a marker clears only what comes
-    /// before it), so a step costs what is new.
-    steps: Vec<Step>,
-    steps_for: Option<(usize, Option<usize>, usize)>,
+    /// The messages of the last view, never handed out.
+    messages: Option<Array>,
 }
 
 impl ViewFacts {
     /// In step with an array of `len` messages at `generation`.
     pub(crate) fn keep(&mut self, generation: u32, len: usize) {
-        if generation != self.generation || len < self.facts.len() {
-            self.facts.clear();
+        if generation != self.generation || len < self.placeholders.len() {
+            self.view.reset();
             self.placeholders.clear();
-            self.steps_for = None;
             self.generation = generation;
         }
-        self.facts.resize(len, None);
         self.placeholders.resize(len, None);
     }
 
-    /// Reads the facts of the messages at `indices` not read yet.
-    fn fill(
+    /// The view of `array` brought up to date (the core decides whether
+    /// it grew or is made anew): its messages (not to be handed out).
+    fn update(
         &mut self,
         array: &JsArray,
-        indices: impl Iterator<Item = usize>,
-    ) -> Result<(), InputError> {
-        for i in indices {
-            if self.facts[i].is_none() {
-                self.facts[i] = Some(fact_of(array, i)?);
+        summary: Option<usize>,
+        resent: &[usize],
+    ) -> Result<Array, InputError> {
+        let len = array.len() as usize;
+        let change = self
+            .view
+            .update(len, summary, resent, |i| fact_of(array, i))?;
+        let steps = self.view.steps();
+        let made = &mut self.placeholders;
+        let messages = match (change, self.messages.take()) {
+            (Change::Grew { from }, Some(messages)) => {
+                for step in &steps[from..] {
+                    messages.push(&message_of(array, *step, made)?);
+                }
+                messages
             }
-        }
-        Ok(())
+            _ => all_of(array, summary, resent, steps, made)?,
+        };
+        Ok(self.messages.insert(messages).clone())
     }
 }
 
 #[wasm_bindgen]
 impl Compactor {
-    /// The agent messages the model is sent for `messages` (the core's view).
+    /// The agent messages the model is sent for `messages` (the core's
+    /// view), as a new array.
     #[wasm_bindgen(js_name = modelContext)]
     pub fn model_context(&self, messages: JsValue) -> Result<Array, JsValue> {
         self.with_view(&messages, |array, summary, resent, view| {
-            let len = array.len() as usize;
-            let extended = match view.steps_for {
-                Some((from, s, r)) if s == summary && r == resent.len() && from <= len => {
-                    view.fill(array, from..len).map_err(type_error)?;
-                    let new = &view.facts[from..len];
-                    if new.iter().any(|f| matches!(f, Some(Fact::Marker(_)))) {
-                        false
-                    } else {
-                        let sent =
-                            (from..len).filter(|&i| !matches!(view.facts[i], Some(Fact::Failed)));
-                        view.steps.extend(sent.map(Step::Send));
-                        true
-                    }
-                }
-                _ => false,
-            };
-            if !extended {
-                view.fill(array, model_view(len, summary, resent))
-                    .map_err(type_error)?;
-                let facts = &view.facts;
-                view.steps = model_steps(len, summary, resent, |i| {
-                    facts[i].as_ref().unwrap_or(&Fact::Message)
-                });
-            }
-            view.steps_for = Some((len, summary, resent.len()));
-            out_of(array, summary, resent, &view.steps, &mut view.placeholders).map_err(type_error)
+            let out = view.update(array, summary, resent).map_err(type_error)?;
+            Ok(out.slice(0, out.length()))
         })?
+    }
+
+    /// The model context as a change to what the caller holds of an
+    /// earlier answer (`since`: its `view` and how many of its messages):
+    /// `{ view, kept, added }`.
+    #[wasm_bindgen(js_name = modelContextChange)]
+    pub fn model_context_change(
+        &self,
+        messages: JsValue,
+        since: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let since = held(&since).map_err(type_error)?;
+        self.with_view(&messages, |array, summary, resent, view| {
+            let out = view.update(array, summary, resent).map_err(type_error)?;
+            let kept = since.map_or(0, |(id, n)| view.view.kept(id, n));
+            let added = out.slice(kept as u32, out.length());
+            Ok(view_change(view.view.id(), kept as u32, &added))
+        })?
+    }
+}
+
+/// `since` of `modelContextChange`: undefined, or `{ view, length }` with a
+/// view id and a count of messages (whole numbers).
+fn held(since: &JsValue) -> Result<Option<(u32, usize)>, InputError> {
+    if since.is_undefined() {
+        return Ok(None);
+    }
+    let path = || FieldPath::argument("since");
+    if !since.is_object() {
+        return Err(InputError::WrongType {
+            path: path(),
+            expected: "undefined or { view, length } from an earlier answer",
+            got: crate::js::errors::describe(since),
+        });
+    }
+    let fields = view_held(since).map_err(|thrown| InputError::Unreadable {
+        path: path(),
+        reason: thrown_message(&thrown),
+    })?;
+    let number = |at: u32, key: &'static str| -> Result<u32, InputError> {
+        let value = fields.get(at);
+        match value.as_f64() {
+            Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
+            _ => Err(InputError::WrongType {
+                path: path().field(key),
+                expected: "a whole number",
+                got: crate::js::errors::describe(&value),
+            }),
+        }
+    };
+    Ok(Some((number(0, "view")?, number(1, "length")? as usize)))
+}
+
+/// The message a step sends: the caller's message, or the placeholder the
+/// marker gives the result (made once).
+fn message_of(
+    array: &JsArray,
+    step: Step,
+    made: &mut [Option<(usize, JsValue)>],
+) -> Result<JsValue, InputError> {
+    match step {
+        Step::Send(i) => message_at(array, i),
+        Step::Placeholder { result, marker } => match &made[result] {
+            Some((m, p)) if *m == marker => Ok(p.clone()),
+            _ => {
+                let p = placeholder(array, result, marker)?;
+                made[result] = Some((marker, p.clone()));
+                Ok(p)
+            }
+        },
     }
 }
 
 /// The steps carried out: the caller's array sliced where every message
 /// is sent as it is, the messages one by one elsewhere.
-fn out_of(
+fn all_of(
     array: &JsArray,
     summary: Option<usize>,
     resent: &[usize],
@@ -169,20 +236,12 @@ fn out_of(
                     run = Some((i, i + 1));
                 }
             },
-            Step::Placeholder { result, marker } => {
+            Step::Placeholder { .. } => {
                 if let Some((from, to)) = run.take() {
                     parts.push(&source.slice(from as u32, to as u32));
                 }
-                let p = match &made[result] {
-                    Some((m, p)) if *m == marker => p.clone(),
-                    _ => {
-                        let p = placeholder(array, result, marker)?;
-                        made[result] = Some((marker, p.clone()));
-                        p
-                    }
-                };
                 // Wrapped, so that `concat` adds it as one element whatever it is.
-                parts.push(&Array::of1(&p));
+                parts.push(&Array::of1(&message_of(array, *step, made)?));
             }
         }
     }
@@ -206,15 +265,21 @@ fn out_of(
     Ok(out)
 }
 
-/// The after-run rule's answer as the adapter reads it.
-fn flow_name(flow: Flow) -> &'static str {
-    match flow {
-        Flow::Nothing => "nothing",
-        Flow::OverflowRetry => "overflowRetry",
-        Flow::RecoveryFailed => "recoveryFailed",
-        Flow::SilentOverflow => "silentOverflow",
-        Flow::Threshold => "threshold",
-    }
+/// The after-run rule's answers as the adapter reads them.
+const FLOWS: [(Flow, &str); 5] = [
+    (Flow::Nothing, "nothing"),
+    (Flow::OverflowRetry, "overflowRetry"),
+    (Flow::RecoveryFailed, "recoveryFailed"),
+    (Flow::SilentOverflow, "silentOverflow"),
+    (Flow::Threshold, "threshold"),
+];
+
+thread_local! {
+    /// The names of `FLOWS` and the property names read of each new
+    /// message, made once: a string made from Rust costs a decode per call.
+    static FLOW_NAMES: Vec<JsValue> = FLOWS.iter().map(|(_, name)| JsValue::from_str(name)).collect();
+    static STOP_REASON: JsValue = JsValue::from_str("stopReason");
+    static TOOL_CALL_ID: JsValue = JsValue::from_str("toolCallId");
 }
 
 #[wasm_bindgen]
@@ -223,10 +288,10 @@ impl Compactor {
     /// after-run rule): `{ overflow }` whether the call failed with a
     /// context overflow, `{ retried }` whether this run already retried one.
     #[wasm_bindgen(js_name = afterRun)]
-    pub fn after_run_js(&self, messages: JsValue, facts: JsValue) -> Result<String, JsValue> {
-        let flag = |key: &str| js_sys::Reflect::get(&facts, &key.into()).map(|v| v.is_truthy());
-        let overflow = flag("overflow")?;
-        let retried = flag("retried")?;
+    pub fn after_run_js(&self, messages: JsValue, facts: JsValue) -> Result<JsValue, JsValue> {
+        let flags = run_facts(&facts)?;
+        let overflow = flags & 1 != 0;
+        let retried = flags & 2 != 0;
         let end = RunEnd {
             stop_reason: if overflow {
                 StopReason::Error
@@ -246,7 +311,10 @@ impl Compactor {
         });
         match failure {
             Some(e) => Err(e),
-            None => Ok(flow_name(flow).to_string()),
+            None => {
+                let at = FLOWS.iter().position(|(f, _)| *f == flow).unwrap_or(0);
+                Ok(FLOW_NAMES.with(|names| names[at].clone()))
+            }
         }
     }
 }

@@ -5,9 +5,16 @@
 //! goes as the core's placeholder, and a failed attempt (an assistant
 //! message whose `stopReason` is `error` or `aborted`) is left out: pi-ai
 //! skips it at the provider, other SDKs must not be sent it.
+//!
+//! [`ModelView`] keeps the last view between calls: while the array only
+//! grows by messages that are no clearing marker (and the last summary
+//! stays), the next view is the last one plus the new messages, so a step
+//! costs what is new, and an adapter holding the last view converts only
+//! the messages added to it.
 
 use crate::compaction::clearing::ClearedOutputs;
 use crate::message::pinned::model_view;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// What the view needs to know of one message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +80,114 @@ pub fn model_steps<'a, K: Ord + Clone + 'a>(
         }
     }
     steps
+}
+
+/// How the view changed in [`ModelView::update`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// The last view's steps stay; the steps from `from` on are new.
+    Grew { from: usize },
+    /// The view was made anew (a view of its own, with a new id).
+    Rebuilt,
+}
+
+/// The model's view of one array, kept between calls; `K` is the tool call
+/// id as the caller reads it.
+#[derive(Debug, Default)]
+pub struct ModelView<K> {
+    /// The facts read so far, by array index.
+    facts: Vec<Option<Fact<K>>>,
+    steps: Vec<Step>,
+    /// The array length, last summary and number of re-sent pinned
+    /// messages the steps were made for.
+    made_for: Option<(usize, Option<usize>, usize)>,
+    id: u32,
+}
+
+/// Ids of views, distinct across every `ModelView` of the program, so that
+/// what a caller holds of one view is never taken for another's.
+static VIEW_IDS: AtomicU32 = AtomicU32::new(0);
+
+impl<K: Ord + Clone> ModelView<K> {
+    /// Forgets everything: the array changed otherwise than by growing.
+    pub fn reset(&mut self) {
+        self.facts.clear();
+        self.steps.clear();
+        self.made_for = None;
+    }
+
+    /// The view of the array as it is now (`len` messages, the last
+    /// summary at `summary`, `pinned_before` the pinned messages before
+    /// it, ascending): the last steps plus the new messages when the array
+    /// only grew by messages that are no clearing marker and the summary
+    /// is the same (a marker clears only what comes before it, a summary
+    /// moves the view's start), made anew otherwise. `read` is asked once
+    /// for each message of the view until the next `reset`; its error ends
+    /// the update (the view then is made anew on the next call).
+    pub fn update<E>(
+        &mut self,
+        len: usize,
+        summary: Option<usize>,
+        pinned_before: &[usize],
+        mut read: impl FnMut(usize) -> Result<Fact<K>, E>,
+    ) -> Result<Change, E> {
+        if len < self.facts.len() {
+            self.reset();
+        }
+        self.facts.resize(len, None);
+        let shape = (summary, pinned_before.len());
+        let made_for = self.made_for.take();
+        let mut fill = |facts: &mut [Option<Fact<K>>], i: usize| -> Result<(), E> {
+            if facts[i].is_none() {
+                facts[i] = Some(read(i)?);
+            }
+            Ok(())
+        };
+        if let Some((from, s, r)) = made_for.filter(|m| (m.1, m.2) == shape) {
+            for i in from..len {
+                fill(&mut self.facts, i)?;
+            }
+            let new = &self.facts[from..len];
+            if !new.iter().any(|f| matches!(f, Some(Fact::Marker(_)))) {
+                let kept = self.steps.len();
+                let sent = (from..len).filter(|&i| !matches!(self.facts[i], Some(Fact::Failed)));
+                self.steps.extend(sent.map(Step::Send));
+                self.made_for = Some((len, s, r));
+                return Ok(Change::Grew { from: kept });
+            }
+        }
+        for i in model_view(len, summary, pinned_before) {
+            fill(&mut self.facts, i)?;
+        }
+        let facts = &self.facts;
+        self.steps = model_steps(len, summary, pinned_before, |i| {
+            facts[i].as_ref().unwrap_or(&Fact::Message)
+        });
+        self.made_for = Some((len, summary, pinned_before.len()));
+        self.id = VIEW_IDS.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        Ok(Change::Rebuilt)
+    }
+
+    /// The view's steps (as of the last `update`).
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    /// The view's id: the same while its steps only grow.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// How many of the view's steps a caller still has when it holds the
+    /// first `held` steps of the view `id`: all of them while it is the
+    /// same view, none otherwise.
+    pub fn kept(&self, id: u32, held: usize) -> usize {
+        if id == self.id && self.made_for.is_some() && held <= self.steps.len() {
+            held
+        } else {
+            0
+        }
+    }
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

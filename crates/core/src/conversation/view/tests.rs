@@ -14,7 +14,8 @@ enum M {
     Summary,
 }
 
-fn steps(array: &[M]) -> Vec<Step> {
+/// The last summary, the pinned messages before it and the facts of `array`.
+fn shape(array: &[M]) -> (Option<usize>, Vec<usize>, Vec<Fact<String>>) {
     let summary = array.iter().rposition(|m| matches!(m, M::Summary));
     let pinned: Vec<usize> = array
         .iter()
@@ -23,7 +24,7 @@ fn steps(array: &[M]) -> Vec<Step> {
         .map(|(i, _)| i)
         .filter(|&i| summary.is_some_and(|s| i < s))
         .collect();
-    let facts: Vec<Fact<String>> = array
+    let facts = array
         .iter()
         .map(|m| match m {
             M::Failed => Fact::Failed,
@@ -32,6 +33,11 @@ fn steps(array: &[M]) -> Vec<Step> {
             _ => Fact::Message,
         })
         .collect();
+    (summary, pinned, facts)
+}
+
+fn steps(array: &[M]) -> Vec<Step> {
+    let (summary, pinned, facts) = shape(array);
     let mut asked = Vec::new();
     let out = model_steps(array.len(), summary, &pinned, |i| {
         asked.push(i);
@@ -237,4 +243,155 @@ fn a_split_turn_keeps_its_kept_suffix_after_the_summary() {
             Send(5),
         ]
     );
+}
+
+/// A kept view brought up to date with `array`; `asked` collects the
+/// indices `read` was asked for.
+fn update(view: &mut ModelView<String>, array: &[M], asked: &mut Vec<usize>) -> Change {
+    let (summary, pinned, facts) = shape(array);
+    let read = |i: usize| -> Result<Fact<String>, ()> {
+        asked.push(i);
+        Ok(facts[i].clone())
+    };
+    view.update(array.len(), summary, &pinned, read).unwrap()
+}
+
+/// An array with every kind of message, in an order that makes each rule
+/// matter: pins before and after summaries, results cleared and not,
+/// failed attempts, a marker before the first summary.
+fn everything() -> Vec<M> {
+    vec![
+        M::User,
+        M::Pinned,
+        M::Assistant,
+        M::Result("a"),
+        M::Failed,
+        M::Marker(&["a"]),
+        M::PinnedResult("p"),
+        M::Result("b"),
+        M::Summary,
+        M::User,
+        M::Assistant,
+        M::Result("c"),
+        M::Failed,
+        M::Result("d"),
+        M::Marker(&["c", "p"]),
+        M::Pinned,
+        M::Assistant,
+        M::Result("e"),
+        M::Summary,
+        M::Result("f"),
+        M::Assistant,
+        M::Marker(&["f", "e"]),
+        M::User,
+        M::Failed,
+    ]
+}
+
+#[test]
+fn a_kept_view_asked_at_every_length_answers_as_a_fresh_one() {
+    // The second array has no pins: a summary there leaves the number of
+    // re-sent messages as it was.
+    let without_pins = vec![
+        M::User,
+        M::Assistant,
+        M::Result("a"),
+        M::Summary,
+        M::User,
+        M::Result("b"),
+        M::Summary,
+        M::Marker(&["b"]),
+        M::User,
+    ];
+    for all in [everything(), without_pins] {
+        let mut view = ModelView::default();
+        let mut asked = Vec::new();
+        let mut last: Vec<Step> = Vec::new();
+        let mut last_id = None;
+        for n in 0..=all.len() {
+            let prefix = &all[..n];
+            let change = update(&mut view, prefix, &mut asked);
+            assert_eq!(view.steps(), steps(prefix), "after {n} messages");
+            let new = n.checked_sub(1).map(|i| &all[i]);
+            let moved = matches!(new, Some(M::Marker(_) | M::Summary));
+            match change {
+                Change::Grew { from } => {
+                    assert!(!moved, "after {n} messages: a marker or summary rebuilds");
+                    assert_eq!(from, last.len());
+                    assert_eq!(view.steps()[..from], last[..]);
+                    assert_eq!(Some(view.id()), last_id, "a view that grew keeps its id");
+                }
+                Change::Rebuilt => {
+                    assert!(
+                        moved || n == 0,
+                        "after {n} messages: grown by a plain message"
+                    );
+                    assert_ne!(Some(view.id()), last_id, "a view made anew has a new id");
+                }
+            }
+            last = view.steps().to_vec();
+            last_id = Some(view.id());
+        }
+        // Each message was read once, though the view was made anew at
+        // every summary and marker.
+        asked.sort_unstable();
+        assert_eq!(asked, (0..all.len()).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn a_caller_keeps_what_it_holds_of_the_same_view_only() {
+    let all = everything();
+    let mut view = ModelView::default();
+    let mut asked = Vec::new();
+    assert_eq!(view.kept(0, 0), 0, "no view yet");
+    update(&mut view, &all[..10], &mut asked);
+    let (id, held) = (view.id(), view.steps().len());
+    assert_eq!(view.kept(id, held), held);
+    assert_eq!(view.kept(id, held + 1), 0, "more than the view has");
+    assert_eq!(view.kept(id.wrapping_add(1), held), 0, "another view");
+    // Grown twice: what the caller holds is still the start of the view.
+    update(&mut view, &all[..11], &mut asked);
+    update(&mut view, &all[..12], &mut asked);
+    assert_eq!(view.kept(id, held), held);
+    assert_eq!(view.kept(id, 1), 1);
+    // A marker makes it anew: nothing the caller holds is kept.
+    update(&mut view, &all[..15], &mut asked);
+    assert_eq!(view.kept(id, held), 0);
+    assert_eq!(view.kept(view.id(), view.steps().len()), view.steps().len());
+    // Another view of the same shape elsewhere never matches this one's id.
+    let mut other = ModelView::default();
+    update(&mut other, &all[..15], &mut asked);
+    assert_ne!(other.id(), view.id());
+}
+
+#[test]
+fn a_shorter_array_a_reset_or_a_failed_read_makes_the_view_anew() {
+    let all = everything();
+    let mut view = ModelView::default();
+    let mut asked = Vec::new();
+    update(&mut view, &all[..12], &mut asked);
+    // Shorter: its facts are read again (the array is another one).
+    asked.clear();
+    assert_eq!(update(&mut view, &all[..11], &mut asked), Change::Rebuilt);
+    assert_eq!(view.steps(), steps(&all[..11]));
+    assert_eq!(
+        asked,
+        vec![8, 1, 6, 9, 10],
+        "the view's messages, read anew"
+    );
+    // Reset: the same, even at the same length.
+    view.reset();
+    assert_eq!(update(&mut view, &all[..11], &mut asked), Change::Rebuilt);
+    let (id, held) = (view.id(), view.steps().len());
+    // A read that fails leaves nothing the caller may keep; the next
+    // update makes the view anew.
+    let (summary, pinned, _) = shape(&all[..12]);
+    let failed = view.update(12, summary, &pinned, |_| {
+        Err::<Fact<String>, _>("unreadable")
+    });
+    assert_eq!(failed, Err("unreadable"));
+    assert_eq!(view.kept(id, held), 0);
+    assert_eq!(update(&mut view, &all[..12], &mut asked), Change::Rebuilt);
+    assert_eq!(view.steps(), steps(&all[..12]));
 }

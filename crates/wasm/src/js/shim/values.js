@@ -2,8 +2,10 @@
 // getters, revoked proxies): an exception must never unwind through wasm
 // frames, so each of these either cannot throw or is imported with `catch`.
 // Also the descriptions of values and of what was thrown that error messages
-// use, the engine's number and case conversions, and undo's copy. Imported
-// by crates/wasm/src/js/errors.rs, message_access.rs, engine.rs and undo.rs.
+// use, the engine's number and case conversions, undo's copy, and
+// modelContextChange's argument and answer. Imported by
+// crates/wasm/src/js/errors.rs, message_access.rs, engine.rs, undo.rs and
+// conversation.rs.
 
 // Length of an array argument: -1 when it is not an array. May throw (a
 // proxy's trap); imported with `catch`.
@@ -72,4 +74,23 @@ export function withoutIndex(messages, i) {
   const out = Array.prototype.slice.call(messages, 0, i);
   for (let k = i + 1; k < messages.length; k++) out.push(messages[k]);
   return out;
+}
+
+// `since` of modelContextChange as [view, length] (read once each, so that
+// no string key is made in Rust per call). May throw (a getter); imported
+// with `catch`.
+export function viewHeld(since) {
+  return [since.view, since.length];
+}
+
+// modelContextChange's answer, made here for the same reason.
+export function viewChange(view, kept, added) {
+  return { view, kept, added };
+}
+
+// afterRun's facts as bits: 1 overflow, 2 retried (truthy). Throws a
+// TypeError when they are not an object; imported with `catch`.
+export function runFacts(facts) {
+  if (facts === null || typeof facts !== "object") throw new TypeError("afterRun: facts must be an object { overflow, retried }");
+  return (facts.overflow ? 1 : 0) | (facts.retried ? 2 : 0);
 }
