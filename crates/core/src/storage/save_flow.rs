@@ -1,7 +1,7 @@
-//! `SessionStore.save` as a flow of decisions, in the order the binding
-//! (`store/save.rs`) meets them. The binding reads the caller's array and
-//! the records, awaits IndexedDB and calls these; every branch is decided
-//! (and tested) here:
+//! `SessionStore.save` as a flow of decisions, driven by [`SaveFlow`]
+//! (`machine`): the binding reads the caller's array and the records,
+//! awaits IndexedDB and feeds the flow what it read; every branch is
+//! decided (and tested) here, in this order:
 //!
 //! 1. the base — [`use_cached`]: diff against what this store last loaded
 //!    or saved, or else against the stored records, where
@@ -26,6 +26,12 @@
 //! [`pack_keys`] says where each pack record's key comes from.
 //!
 //! [`context_tokens`] is the record's context size, read from the end.
+
+mod machine;
+pub use machine::{
+    contents, preview_of, Base, Event, Messages, NewKey, SaveFailure, SaveFlow, SaveHost, Step,
+    WritePlan,
+};
 
 use super::connection::{save_landed, Landed};
 use super::error::{DropRefusal, StoreError};

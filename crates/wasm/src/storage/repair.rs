@@ -23,13 +23,12 @@ use wasm_bindgen::JsCast;
 
 use agent_compaction_core::storage::save_flow::ACTION;
 
-/// `base`: what the store had before the failed save; `read_before`: the
-/// session record the failed transaction read before writing; `touched`:
-/// old message indices whose records the failed save put under their key
-/// or deleted. A store that knows only the context (`loadContext`, which
-/// can start inside a pack) has not all the records to compare with: then
-/// nothing is done. Never fails: a repair that cannot run leaves what the
-/// failed save left, and the save's own error is what the caller gets.
+/// `base`: what the store had before the failed save (the whole session:
+/// `core::storage::save_flow::Step::Repair`); `read_before`: the session
+/// record the failed transaction read before writing; `touched`: old
+/// message indices whose records the failed save put under their key or
+/// deleted. Never fails: a repair that cannot run leaves what the failed
+/// save left, and the save's own error is what the caller gets.
 pub async fn put_back(
     inner: &Rc<Inner>,
     db: &web_sys::IdbDatabase,
@@ -38,9 +37,6 @@ pub async fn put_back(
     read_before: &JsValue,
     touched: &[usize],
 ) {
-    if !base.view.whole() {
-        return;
-    }
     let _ = try_put_back(inner, db, id, base, read_before, touched).await;
 }
 
