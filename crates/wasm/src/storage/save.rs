@@ -185,7 +185,7 @@ async fn save_locked(
         base: cached.unwrap_or_default(),
     };
     let mut step = flow.step(&mut host, start);
-    if step == Step::ReadStored {
+    if matches!(step, Step::ReadStored) {
         host.base = read(inner, &id, false, ACTION).await?.known;
         let outdated = inner.sessions.borrow().outdated_revision(&id);
         let base = base_of(&host.base);
