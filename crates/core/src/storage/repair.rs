@@ -21,7 +21,7 @@
 //! failed write) and which of its own records are written again (those the
 //! failed write touched, and any that are gone). The session record is put
 //! back as the failed transaction read it when its revision differs
-//! ([`session_record_changed`]). A whole session written under a new id
+//! ([`after_failed_save`]). A whole session written under a new id
 //! (`fork`, `importJsonl`) that failed so is removed, record and messages:
 //! there was nothing under that id before. Only after the failures
 //! [`worth_repairing`] names.
@@ -36,11 +36,39 @@ pub struct Repair {
     pub delete: Vec<usize>,
     /// Indices into `known`: the store's records to put again, in order.
     pub restore: Vec<usize>,
+    /// Whether the session record goes back as the failed transaction
+    /// read it.
+    pub record: bool,
 }
 
 impl Repair {
+    /// Nothing to do: the abort undid everything.
     pub fn is_empty(&self) -> bool {
-        self.delete.is_empty() && self.restore.is_empty()
+        self.delete.is_empty() && !self.writes_back()
+    }
+
+    /// Whether anything is written back after the strays are deleted (in a
+    /// transaction of their own: at the storage limit, deleting is what
+    /// makes room for the writes after it).
+    pub fn writes_back(&self) -> bool {
+        !self.restore.is_empty() || self.record
+    }
+}
+
+/// After a failed save: [`after_failed_write`] for the message records,
+/// and the session record put back when the one stored now (`stored_now`:
+/// its revision, or none) is not the one the failed transaction read
+/// (`read_before`; none: there was none, nothing to put back).
+pub fn after_failed_save(
+    known: &[Position],
+    touched: &[usize],
+    stored: &[Position],
+    read_before: Option<f64>,
+    stored_now: Option<f64>,
+) -> Repair {
+    Repair {
+        record: read_before.is_some_and(|r| session_record_changed(r, stored_now)),
+        ..after_failed_write(known, touched, stored)
     }
 }
 
@@ -133,7 +161,7 @@ pub fn worth_repairing(name: &str) -> bool {
 /// Whether the session record stored now is not the one the failed
 /// transaction read first (its revision differs, or it is gone): then that
 /// one is put back.
-pub fn session_record_changed(read_before: f64, stored_now: Option<f64>) -> bool {
+fn session_record_changed(read_before: f64, stored_now: Option<f64>) -> bool {
     stored_now != Some(read_before)
 }
 
@@ -186,7 +214,8 @@ mod tests {
             r,
             Repair {
                 delete: vec![2, 3],
-                restore: vec![]
+                restore: vec![],
+                record: false,
             }
         );
     }
@@ -201,7 +230,8 @@ mod tests {
             r,
             Repair {
                 delete: vec![2],
-                restore: vec![]
+                restore: vec![],
+                record: false,
             }
         );
     }
@@ -217,7 +247,8 @@ mod tests {
             r,
             Repair {
                 delete: vec![3],
-                restore: vec![1, 2]
+                restore: vec![1, 2],
+                record: false,
             }
         );
     }
@@ -237,7 +268,8 @@ mod tests {
             r,
             Repair {
                 delete: vec![],
-                restore: vec![0, 1]
+                restore: vec![0, 1],
+                record: false,
             }
         );
     }
@@ -272,5 +304,22 @@ mod tests {
         assert!(!session_record_changed(4.0, Some(4.0)));
         assert!(session_record_changed(4.0, Some(5.0)));
         assert!(session_record_changed(4.0, None));
+    }
+
+    #[test]
+    fn a_failed_save_puts_back_records_and_a_moved_session_record() {
+        let known = [p(&[0.0]), p(&[1.0])];
+        let clean = after_failed_save(&known, &[], &known, Some(3.0), Some(3.0));
+        assert!(clean.is_empty());
+        let moved = after_failed_save(&known, &[], &known, Some(3.0), Some(4.0));
+        assert!(moved.record && moved.writes_back() && !moved.is_empty());
+        assert!(moved.delete.is_empty() && moved.restore.is_empty());
+        // No record read before: none to put back.
+        assert!(after_failed_save(&known, &[], &known, None, Some(4.0)).is_empty());
+        let stray = [p(&[0.0]), p(&[1.0]), p(&[2.0])];
+        let strays = after_failed_save(&known, &[1], &stray, Some(3.0), Some(3.0));
+        assert_eq!((strays.delete, strays.restore), (vec![2], vec![1]));
+        let only_strays = after_failed_save(&known, &[], &stray, Some(3.0), Some(3.0));
+        assert!(!only_strays.is_empty() && !only_strays.writes_back());
     }
 }

@@ -1,7 +1,7 @@
-//! `SessionStore.save` as a flow of decisions, in the order the binding
-//! (`store/save.rs`) meets them. The binding reads the caller's array and
-//! the records, awaits IndexedDB and calls these; every branch is decided
-//! (and tested) here:
+//! `SessionStore.save` as a flow of decisions, driven by [`SaveFlow`]
+//! (`machine`): the binding reads the caller's array and the records,
+//! awaits IndexedDB and feeds the flow what it read; every branch is
+//! decided (and tested) here, in this order:
 //!
 //! 1. the base — [`use_cached`]: diff against what this store last loaded
 //!    or saved, or else against the stored records, where
@@ -27,6 +27,12 @@
 //!
 //! [`context_tokens`] is the record's context size, read from the end.
 
+mod machine;
+pub use machine::{
+    contents, preview_of, Base, Event, Messages, NewKey, SaveFailure, SaveFlow, SaveHost, Step,
+    WritePlan,
+};
+
 use super::connection::{save_landed, Landed};
 use super::error::{DropRefusal, StoreError};
 use super::known::View;
@@ -45,14 +51,14 @@ pub const ACTION: &str = "SessionStore.save";
 /// of the whole session (`offset` 0), or of its context (`loadContext`)
 /// when the array being saved starts with the copy's first object
 /// (`first_same`); else it reads the stored records.
-pub fn use_cached(offset: u32, cached_len: usize, first_same: bool) -> bool {
+fn use_cached(offset: u32, cached_len: usize, first_same: bool) -> bool {
     offset == 0 || (cached_len > 0 && first_same)
 }
 
 /// The save reads the records (no usable copy), stored at revision
 /// `stored`. `outdated`: the revision this store's callers last saw when
 /// another store changed the session since: unless the same, a conflict.
-pub fn check_outdated(id: &str, stored: f64, outdated: Option<f64>) -> Result<(), StoreError> {
+fn check_outdated(id: &str, stored: f64, outdated: Option<f64>) -> Result<(), StoreError> {
     match outdated {
         Some(seen) if seen != stored => Err(conflict(id, stored, seen)),
         _ => Ok(()),
@@ -61,21 +67,21 @@ pub fn check_outdated(id: &str, stored: f64, outdated: Option<f64>) -> Result<()
 
 /// Whether `edit`'s removals may be made without `{ replace: true }`: none,
 /// or only trailing failed attempts (`failed(k)` for stored index `k`).
-pub fn removals_allowed(edit: &Edit, old_len: usize, failed: impl FnMut(usize) -> bool) -> bool {
+fn removals_allowed(edit: &Edit, old_len: usize, failed: impl FnMut(usize) -> bool) -> bool {
     edit.removed.is_empty() || check_removals(edit, old_len, failed).is_ok()
 }
 
 /// Whether to match the stored copy by value and diff again before
 /// calling anything a drop: only for a cached copy of the whole session
 /// whose diff removes what may not be dropped (never per turn).
-pub fn compare_by_value(from_cache: bool, view: &View, removals_allowed: bool) -> bool {
+fn compare_by_value(from_cache: bool, view: &View, removals_allowed: bool) -> bool {
     from_cache && view.offset == 0 && !removals_allowed
 }
 
 /// Refuses a save that drops stored messages without `replace`: those
 /// before a `loadContext` array's start, or any that are not trailing
 /// failed attempts.
-pub fn refuse_drops(
+fn refuse_drops(
     replace: bool,
     view: &View,
     edit: &Edit,
@@ -100,7 +106,7 @@ pub fn refuse_drops(
 
 /// The same messages: nothing is written and the revision stays (a save
 /// after every event must not make another tab's next save a conflict).
-pub fn unchanged(edit: &Edit, view: &View) -> bool {
+fn unchanged(edit: &Edit, view: &View) -> bool {
     edit.is_empty() && view.offset == 0
 }
 
@@ -111,12 +117,7 @@ pub fn unchanged(edit: &Edit, view: &View) -> bool {
 /// committed this very save (no one else can have: the lock is held across
 /// both). A gone session or another revision fails, and the store then
 /// forgets its copy.
-pub fn after_read(
-    id: &str,
-    seen: f64,
-    stored: Option<f64>,
-    retry: bool,
-) -> Result<Landed, StoreError> {
+fn after_read(id: &str, seen: f64, stored: Option<f64>, retry: bool) -> Result<Landed, StoreError> {
     let Some(stored) = stored else {
         return Err(StoreError::SessionNotFound {
             action: ACTION,
@@ -138,7 +139,7 @@ pub fn unstorable(subject: &str, path: &str, what: &str) -> String {
 
 /// What the save being planned holds, besides the edit.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Saving {
+struct Saving {
     /// The new array's length.
     pub len: usize,
     /// Where its LLM context starts (its last `compactionSummary`).
@@ -174,7 +175,7 @@ pub struct Writes {
 
 /// Plans the writes of a save of `edit` from `view` (of `old_len`
 /// messages, `old_keys` record keys known).
-pub fn plan_writes(view: &View, old_len: usize, old_keys: usize, edit: &Edit, s: Saving) -> Writes {
+fn plan_writes(view: &View, old_len: usize, old_keys: usize, edit: &Edit, s: Saving) -> Writes {
     let layout = packing::plan(
         old_len,
         &view.packs,
@@ -216,7 +217,7 @@ pub fn plan_writes(view: &View, old_len: usize, old_keys: usize, edit: &Edit, s:
 
 /// Where a pack record's key comes from; the binding makes the key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PackKey {
+enum PackKey {
     /// Old message `k`'s record key.
     Old(usize),
     /// The new key of inserted message `j`.
@@ -229,7 +230,7 @@ pub enum PackKey {
 
 /// The key of each pack [`plan_writes`] puts, in order (`layout.pack_puts`)
 /// for a new array of `new_len` messages.
-pub fn pack_keys(layout: &Layout, new_len: usize) -> Vec<PackKey> {
+fn pack_keys(layout: &Layout, new_len: usize) -> Vec<PackKey> {
     let key = |p: &packing::PackPut| match p.key {
         KeyOf::Old(k) => PackKey::Old(k),
         KeyOf::Inserted(j) => PackKey::Inserted(j),
@@ -244,7 +245,7 @@ pub fn pack_keys(layout: &Layout, new_len: usize) -> Vec<PackKey> {
 /// The fields again when the stored record's `lastModified` (read inside
 /// the transaction) is later than the one planned with: it never goes
 /// back. `None`: the planned fields stand.
-pub fn refreshed(
+fn refreshed(
     fields: &SaveFields,
     stored_last_modified: Option<f64>,
     now: f64,
@@ -260,12 +261,7 @@ pub fn refreshed(
 /// the browser's `dom_name` and `message`: a message the browser cannot
 /// clone is a `TypeError` naming it (the first inserted one from `from`
 /// on: an old one was stored before). `None`: a storage error.
-pub fn put_failure(
-    dom_name: &str,
-    message: &str,
-    inserted: &[usize],
-    from: usize,
-) -> Option<String> {
+fn put_failure(dom_name: &str, message: &str, inserted: &[usize], from: usize) -> Option<String> {
     (dom_name == "DataCloneError").then(|| {
         let at = inserted
             .iter()
@@ -342,7 +338,7 @@ fn one<E>(
 }
 
 /// The conflict of a save from revision `seen` finding `stored`.
-pub fn conflict(id: &str, stored: f64, seen: f64) -> StoreError {
+fn conflict(id: &str, stored: f64, seen: f64) -> StoreError {
     StoreError::Conflict {
         action: ACTION,
         id: id.to_owned(),

@@ -9,9 +9,11 @@ use super::load::read;
 use super::locks::exclusive;
 use super::new_session::{meta_for, put};
 use super::records::{get, merge_meta, public_meta, request, storage_error, thrown, Tx};
-use super::save::preview_of;
+use super::save::ToStore;
 use super::schema::{MESSAGES, SESSIONS};
 use super::{options_arg, string_arg, Inner};
+use crate::js::errors::type_error;
+use crate::js::message_access::messages_array;
 use crate::session_file::fresh_id;
 use crate::session_file::{messages_to_pi_session, pi_session_to_messages};
 use agent_compaction_core::storage::arguments::{import_text, imported_created_at};
@@ -19,6 +21,7 @@ use agent_compaction_core::storage::connection::{whole_landed, Landed};
 use agent_compaction_core::storage::meta::{
     export_options, import_title, model_key, Seed, IMPORT_TITLE_MAX,
 };
+use agent_compaction_core::storage::save_flow::preview_of;
 use agent_compaction_core::storage::save_plan::{durability, WriteKind};
 use js_sys::{Array, Object};
 use std::rc::Rc;
@@ -42,7 +45,7 @@ pub async fn export(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
 
 fn export_of(id: &str, stored: &super::load::Stored) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.exportJsonl";
-    let record = |key| get(&stored.record, key);
+    let record = |key| get(&stored.known.record, key);
     let options = export_options(
         id,
         record("title").as_string(),
@@ -50,7 +53,7 @@ fn export_of(id: &str, stored: &super::load::Stored) -> Result<JsValue, JsValue>
         record("createdAt").as_f64(),
     );
     let options = super::meta::to_js(&options)?;
-    messages_to_pi_session(stored.messages.clone().into(), options)
+    messages_to_pi_session(stored.known.messages.clone().into(), options)
         .map(JsValue::from)
         .map_err(|e| prefixed(ACTION, e))
 }
@@ -64,12 +67,13 @@ pub async fn import(inner: Rc<Inner>, text: JsValue, options: JsValue) -> Result
     let title_option = super::optional_string(&options, "title")?;
     let parsed = pi_session_to_messages(text).map_err(|e| prefixed(ACTION, e))?;
     let messages: Array = get(&parsed, "messages").unchecked_into();
+    let array = messages_array(&messages).map_err(type_error)?;
     let session = get(&parsed, "session");
     let file_id = get(&session, "id").as_string().filter(|s| !s.is_empty());
     let title = import_title(
         title_option,
         get(&session, "title").as_string(),
-        &preview_of(&messages, IMPORT_TITLE_MAX),
+        &preview_of(&mut ToStore(array), IMPORT_TITLE_MAX),
     );
     let model = get(&session, "model");
     let model = model_key(

@@ -12,7 +12,6 @@ use super::schema::{MESSAGES, SESSIONS};
 use super::{string_arg, Inner, Known};
 use crate::js::message_access::{roles, JsArray};
 use agent_compaction_core::message::role::Role;
-use agent_compaction_core::storage::known::View;
 use agent_compaction_core::storage::load_plan::{self as plan, Early};
 use agent_compaction_core::storage::marks::{pinned_read, PinnedRead};
 use agent_compaction_core::storage::packing::Pack;
@@ -23,12 +22,9 @@ use wasm_bindgen::JsCast;
 
 /// The stored messages of a session as of one read transaction.
 pub struct Stored {
-    pub record: JsValue,
-    pub messages: Array,
-    /// Each message's record key.
-    pub keys: Array,
-    /// What the store knows of them (`core::storage::load_plan::loaded`).
-    pub view: View,
+    /// The messages, their keys, the session record, and what the store
+    /// knows of them (`core::storage::load_plan::loaded`).
+    pub known: Known,
     /// For `loadContext`: the pinned messages before the context, or
     /// `None` when the session record does not list them (written by an
     /// older version) though the context starts at a summary.
@@ -132,11 +128,14 @@ pub async fn read(
         starts_with_summary: role_of_first(&values),
     };
     let marks = marks_among(&values, 0, values.length() as usize);
+    let view = plan::loaded(read, marks, || last_summary(&values));
     Ok(Stored {
-        view: plan::loaded(read, marks, || last_summary(&values)),
-        record,
-        messages: values,
-        keys,
+        known: Known {
+            view,
+            record,
+            messages: values,
+            keys,
+        },
         pinned,
     })
 }
@@ -200,25 +199,19 @@ async fn load_once(
         // the whole session is read to find them (its next save lists them).
         None => {
             stored = read(&inner, &id, false, action).await?;
-            let view = &stored.view;
+            let (view, messages) = (&stored.known.view, &stored.known.messages);
             let from = view.last_summary.unwrap_or(0) as u32;
-            let pinned: Array = view
-                .marks
-                .resent(view.last_summary)
-                .iter()
-                .map(|&i| stored.messages.get(i as u32))
+            let pinned: Array = (view.marks.resent(view.last_summary).iter())
+                .map(|&i| messages.get(i as u32))
                 .collect();
-            pinned.concat(&stored.messages.slice(from, stored.messages.length()))
+            pinned.concat(&messages.slice(from, messages.length()))
         }
-        Some(pinned) if pinned.length() > 0 => pinned.concat(&stored.messages),
-        Some(_) => stored.messages.slice(0, stored.messages.length()),
+        Some(pinned) if pinned.length() > 0 => pinned.concat(&stored.known.messages),
+        Some(_) => stored
+            .known
+            .messages
+            .slice(0, stored.known.messages.length()),
     };
-    let known = Known {
-        view: stored.view,
-        messages: stored.messages,
-        keys: stored.keys,
-        record: stored.record,
-    };
-    inner.remember(&id, known);
+    inner.remember(&id, stored.known);
     Ok(out.into())
 }

@@ -42,7 +42,7 @@ use web_sys::IdbDatabase as Database;
 
 /// What this store last loaded or saved of a session: the core's facts
 /// (`core::storage::known::View`) and the JavaScript values they are of.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 struct Known {
     view: View,
     /// The caller's message objects (our own array: the caller may mutate theirs).

@@ -3,15 +3,14 @@
 //! and loose records as `core::packing::initial` lays them out, and its
 //! meta record, as a save of the array into a new session would leave them.
 
-use super::load::last_summary;
 use super::meta;
-use super::records::{marks_among, message_key, storage_error};
-use super::save::{context_tokens, preview_of};
+use super::records::{message_key, storage_error};
+use super::save::ToStore;
 use crate::js::errors::type_error;
 use crate::js::message_access::messages_array;
-use agent_compaction_core::storage::meta::{written_whole, Contents, Seed, PREVIEW_MAX};
+use agent_compaction_core::storage::meta::{written_whole, Seed};
 use agent_compaction_core::storage::packing::Pack;
-use agent_compaction_core::storage::save_flow::whole_put_failure;
+use agent_compaction_core::storage::save_flow::{contents, whole_put_failure};
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 use web_sys::IdbObjectStore;
@@ -21,15 +20,7 @@ use web_sys::IdbObjectStore;
 /// Fails on messages the core cannot read.
 pub fn meta_for(seed: &Seed, messages: &Array) -> Result<(JsValue, Vec<Pack>), JsValue> {
     let array = messages_array(messages).map_err(type_error)?;
-    let last = last_summary(messages);
-    let marks = marks_among(messages, 0, messages.length() as usize);
-    let contents = Contents {
-        message_count: messages.length() as usize,
-        last_summary: last,
-        context_tokens: context_tokens(&array, last, &marks).map_err(type_error)?,
-        preview: preview_of(messages, PREVIEW_MAX),
-        pinned: marks.resent(last).to_vec(),
-    };
+    let contents = contents(&mut ToStore(array)).map_err(type_error)?;
     let (record, packs) = written_whole(seed.clone(), contents, js_sys::Date::now());
     Ok((meta::record(&record)?, packs))
 }

@@ -12,9 +12,7 @@ use super::records::{get, pending, position_of, session_range, Tx};
 use super::schema::{MESSAGES, SESSIONS};
 use super::{Inner, Known};
 use agent_compaction_core::storage::packing;
-use agent_compaction_core::storage::repair::{
-    after_failed_write, session_record_changed, worth_repairing, Records,
-};
+use agent_compaction_core::storage::repair::{after_failed_save, worth_repairing, Records};
 use agent_compaction_core::storage::save_plan::Position;
 use js_sys::Array;
 use std::rc::Rc;
@@ -23,13 +21,12 @@ use wasm_bindgen::JsCast;
 
 use agent_compaction_core::storage::save_flow::ACTION;
 
-/// `base`: what the store had before the failed save; `read_before`: the
-/// session record the failed transaction read before writing; `touched`:
-/// old message indices whose records the failed save put under their key
-/// or deleted. A store that knows only the context (`loadContext`, which
-/// can start inside a pack) has not all the records to compare with: then
-/// nothing is done. Never fails: a repair that cannot run leaves what the
-/// failed save left, and the save's own error is what the caller gets.
+/// `base`: what the store had before the failed save (the whole session:
+/// `core::storage::save_flow::Step::Repair`); `read_before`: the session
+/// record the failed transaction read before writing; `touched`: old
+/// message indices whose records the failed save put under their key or
+/// deleted. Never fails: a repair that cannot run leaves what the failed
+/// save left, and the save's own error is what the caller gets.
 pub async fn put_back(
     inner: &Rc<Inner>,
     db: &web_sys::IdbDatabase,
@@ -38,9 +35,6 @@ pub async fn put_back(
     read_before: &JsValue,
     touched: &[usize],
 ) {
-    if !base.view.whole() {
-        return;
-    }
     let _ = try_put_back(inner, db, id, base, read_before, touched).await;
 }
 
@@ -96,28 +90,31 @@ async fn try_put_back(
     let keys: Array = keys.await?.unchecked_into();
     let stored: Vec<JsValue> = keys.iter().collect();
     let positions: Vec<Position> = stored.iter().map(position_of).collect();
-    let repair = after_failed_write(&known, &touched, &positions);
     let revision = |r: &JsValue| {
         r.is_object()
             .then(|| get(r, "revision").as_f64().unwrap_or(0.0))
     };
-    let record_changed = read_before.is_object()
-        && session_record_changed(revision(read_before).unwrap_or(0.0), revision(&now));
-    if repair.is_empty() && !record_changed {
+    let repair = after_failed_save(
+        &known,
+        &touched,
+        &positions,
+        revision(read_before),
+        revision(&now),
+    );
+    if repair.is_empty() {
         tx.done();
         return Ok(());
     }
-    // The strays go first, in a transaction of their own: at the storage
-    // limit, deleting is what makes room for the writes after it.
+    // The strays go first (`Repair::writes_back`).
     for &s in &repair.delete {
         messages.delete(&stored[s])?;
     }
     tx.commit(ACTION).await?;
-    if !repair.restore.is_empty() || record_changed {
+    if repair.writes_back() {
         let tx = Tx::open(db, true, ACTION)?;
         let sessions = tx.store(SESSIONS, ACTION)?;
         let messages = tx.store(MESSAGES, ACTION)?;
-        if record_changed {
+        if repair.record {
             sessions.put(read_before)?;
         }
         for &r in &repair.restore {

@@ -13,7 +13,6 @@ use super::{optional_string, options_arg, string_arg, Inner, Known};
 use crate::session_file::fresh_id;
 use agent_compaction_core::storage::connection::{delete_landed, Landed};
 use agent_compaction_core::storage::error::StoreError;
-use agent_compaction_core::storage::known::View;
 use agent_compaction_core::storage::meta::new_session;
 use js_sys::Array;
 use std::rc::Rc;
@@ -42,15 +41,11 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
         Box::pin(async move { create_once(&inner, &id, &record, retry).await })
     })
     .await?;
-    inner.remember(
-        &id,
-        Known {
-            view: View::empty(),
-            messages: Array::new(),
-            keys: Array::new(),
-            record: record.clone(),
-        },
-    );
+    let known = Known {
+        record: record.clone(),
+        ..Known::default()
+    };
+    inner.remember(&id, known);
     announce(&inner, Change::Created, &id, Some(0.0), None);
     Ok(public_meta(&record))
 }

@@ -1,0 +1,607 @@
+//! The save flow driven as the binding drives it, over a fake host: each
+//! step from each event, for every branch.
+
+use super::*;
+use crate::conversation::edit::scan;
+use crate::storage::error::DropRefusal;
+use crate::storage::packing::{KeyOf, PackPut};
+use crate::storage::save_plan::Durability;
+use crate::tokens::overflow::StopReason;
+
+/// A message: `id` is its object's identity, `value` what it holds.
+#[derive(Clone, Debug)]
+struct Msg {
+    id: u32,
+    value: u32,
+    role: Role,
+    failed: bool,
+    bad: bool,
+    pinned: bool,
+}
+
+fn msg(id: u32, role: Role) -> Msg {
+    Msg {
+        id,
+        value: id,
+        role,
+        failed: false,
+        bad: false,
+        pinned: false,
+    }
+}
+
+fn user(id: u32) -> Msg {
+    msg(id, Role::User)
+}
+
+#[derive(Default)]
+struct Fake {
+    base: Vec<Msg>,
+    new: New,
+    /// Each base message's key position.
+    positions: Vec<Position>,
+    adopted: usize,
+}
+
+impl Fake {
+    /// A base of `old` (keyed `[0]`, `[1]`, …) and a new array.
+    fn new(old: &[Msg], new: &[Msg]) -> Fake {
+        Fake {
+            base: old.to_vec(),
+            new: New(new.to_vec()),
+            positions: (0..old.len()).map(|k| vec![k as f64]).collect(),
+            adopted: 0,
+        }
+    }
+
+    fn base(&self, revision: f64) -> Base {
+        Base {
+            view: View {
+                revision,
+                ..View::default()
+            },
+            len: self.base.len(),
+            keys: self.base.len(),
+            last_modified: Some(100.0),
+        }
+    }
+}
+
+/// The array being saved.
+#[derive(Default)]
+struct New(Vec<Msg>);
+
+impl Messages for New {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    fn facts(&mut self, from: usize, to: usize) -> Result<Vec<RawFacts>, InputError> {
+        Ok(self.0[from..to].iter().map(raw).collect())
+    }
+
+    fn role(&mut self, j: usize) -> Result<Role, InputError> {
+        Ok(self.0[j].role)
+    }
+
+    fn last_summary(&mut self) -> Option<usize> {
+        (self.0.iter()).rposition(|m| m.role == Role::CompactionSummary)
+    }
+
+    fn mark_words(&mut self, from: usize, to: usize) -> Vec<u32> {
+        (from..to)
+            .filter(|&j| self.0[j].pinned)
+            .flat_map(|j| [j as u32, self.0[j].role as u32, 1])
+            .collect()
+    }
+
+    fn first_user_text(&mut self) -> Option<Vec<u16>> {
+        self.0.iter().find(|m| m.role == Role::User)?;
+        Some("  hello   there ".encode_utf16().collect())
+    }
+}
+
+fn raw(m: &Msg) -> RawFacts {
+    RawFacts {
+        role: Some(m.role),
+        text: 40,
+        stop_reason: m.failed.then_some(StopReason::Error),
+        ..RawFacts::default()
+    }
+}
+
+impl SaveHost for Fake {
+    type Messages = New;
+
+    fn messages(&mut self) -> &mut New {
+        &mut self.new
+    }
+
+    fn identity_words(&mut self) -> Vec<i32> {
+        let ids = |v: &[Msg]| v.iter().map(|m| m.id).collect::<Vec<_>>();
+        let f = scan::facts(&ids(&self.base), &ids(&self.new.0));
+        let mut words = vec![f.prefix as i32];
+        words.extend(f.known_class);
+        words.extend(f.new_class);
+        words
+    }
+
+    fn adopt_equal(&mut self) {
+        self.adopted += 1;
+        let mut i = 0;
+        for m in &self.new.0 {
+            if i < self.base.len() && self.base[i].value == m.value {
+                self.base[i] = m.clone();
+                i += 1;
+            }
+        }
+    }
+
+    fn old_facts(&mut self, k: usize) -> Option<RawFacts> {
+        self.base.get(k).map(raw)
+    }
+
+    fn unstorable(&mut self, indices: &[usize]) -> Option<(usize, String, String)> {
+        let bad = indices.iter().find(|&&j| self.new.0[j].bad)?;
+        Some((*bad, ".details".into(), "is a function".into()))
+    }
+
+    fn old_position(&mut self, k: usize) -> Position {
+        self.positions[k].clone()
+    }
+}
+
+fn record(revision: f64) -> Event {
+    Event::Record {
+        revision: Some(revision),
+        last_modified: Some(100.0),
+    }
+}
+
+fn start(flow: &mut SaveFlow, host: &mut Fake, cached: Option<Base>, first_same: bool) -> Step {
+    flow.step(host, Event::Start { cached, first_same })
+}
+
+fn write_plan(step: Step) -> WritePlan {
+    match step {
+        Step::Write(plan) => *plan,
+        other => panic!("expected a write, got {other:?}"),
+    }
+}
+
+fn store_failure(step: Step) -> (StoreError, bool) {
+    match step {
+        Step::Fail(SaveFailure::Store { error, forget }) => (error, forget),
+        other => panic!("expected a store failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_append_to_a_cached_copy_writes_the_new_record_and_commits() {
+    let old = [user(1), msg(2, Role::Assistant)];
+    let mut host = Fake::new(&old, &[user(1), msg(2, Role::Assistant), user(3)]);
+    let mut flow = SaveFlow::new("s", 3, false, false, 200.0);
+    let cached = Some(host.base(4.0));
+    let plan = write_plan(start(&mut flow, &mut host, cached, true));
+    assert_eq!(flow.edit().inserted, vec![2]);
+    assert_eq!(host.adopted, 0, "a cached copy is diffed by identity");
+    assert_eq!(plan.added, vec![vec![2.0]]);
+    assert_eq!(plan.key_runs, vec![0, 0, 2, 1, 0, 1]);
+    assert_eq!(plan.writes.layout.singles, vec![2]);
+    assert_eq!(plan.writes.fields.revision, 5.0);
+    assert_eq!(plan.writes.fields.message_count, 3);
+    assert_eq!(plan.writes.fields.preview, "hello there");
+    assert_eq!(plan.writes.fields.last_modified, 200.0);
+    assert!(plan.writes.fields.context_tokens > 0.0);
+    assert_eq!(plan.writes.durability, Durability::Default);
+    assert_eq!((plan.context, plan.pinned.clone()), (None, vec![]));
+    assert_eq!(flow.step(&mut host, record(4.0)), Step::Commit(None));
+    let Step::Saved(view) = flow.step(&mut host, Event::Committed) else {
+        panic!("expected the saved view");
+    };
+    assert_eq!(
+        (view.revision, view.offset, view.last_summary),
+        (5.0, 0, None)
+    );
+}
+
+#[test]
+fn without_a_usable_copy_the_records_are_read_and_matched_by_value() {
+    let mut host = Fake::new(&[], &[user(1), user(2)]);
+    let mut flow = SaveFlow::new("s", 2, false, false, 200.0);
+    assert_eq!(start(&mut flow, &mut host, None, false), Step::ReadStored);
+    // A loadContext copy the array does not start with: read too.
+    let mut context = host.base(3.0);
+    context.view.offset = 5;
+    assert_eq!(
+        start(&mut flow, &mut host, Some(context), false),
+        Step::ReadStored
+    );
+    // The stored records hold equal messages under other objects.
+    let stored = [
+        Msg {
+            value: 1,
+            ..user(10)
+        },
+        Msg {
+            value: 2,
+            ..user(20)
+        },
+    ];
+    host.base = stored.to_vec();
+    let mut base = host.base(3.0);
+    base.view.offset = 4;
+    let step = flow.step(
+        &mut host,
+        Event::Stored {
+            base,
+            outdated: None,
+        },
+    );
+    assert_eq!(host.adopted, 1);
+    // Nothing changed once matched: only the revision is checked.
+    assert_eq!(step, Step::ReadRecord);
+    assert_eq!(flow.step(&mut host, record(3.0)), Step::Unchanged);
+}
+
+#[test]
+fn records_read_after_another_stores_change_are_a_conflict_and_forgotten() {
+    let mut host = Fake::new(&[], &[user(1)]);
+    let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
+    start(&mut flow, &mut host, None, false);
+    let base = host.base(6.0);
+    let (error, forget) = store_failure(flow.step(
+        &mut host,
+        Event::Stored {
+            base,
+            outdated: Some(5.0),
+        },
+    ));
+    assert_eq!(error.name(), "ConflictError");
+    assert!(forget);
+}
+
+#[test]
+fn a_cached_copy_whose_diff_drops_messages_is_matched_by_value_first() {
+    // The caller kept copies of the stored messages (other objects).
+    let old = [user(1), user(2)];
+    let new = [
+        Msg {
+            value: 1,
+            ..user(11)
+        },
+        Msg {
+            value: 2,
+            ..user(12)
+        },
+        user(3),
+    ];
+    let mut host = Fake::new(&old, &new);
+    let mut flow = SaveFlow::new("s", 3, false, false, 200.0);
+    let cached = Some(host.base(1.0));
+    let plan = write_plan(start(&mut flow, &mut host, cached, false));
+    assert_eq!(host.adopted, 1);
+    assert_eq!(flow.edit().inserted, vec![2]);
+    assert!(flow.edit().removed.is_empty());
+    assert_eq!(plan.writes.layout.singles, vec![2]);
+}
+
+#[test]
+fn drops_need_replace_except_trailing_failed_attempts() {
+    let failed = Msg {
+        failed: true,
+        ..msg(2, Role::Assistant)
+    };
+    // A trailing failed attempt goes without replace.
+    let mut host = Fake::new(&[user(1), failed], &[user(1)]);
+    let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
+    let cached = Some(host.base(1.0));
+    let plan = write_plan(start(&mut flow, &mut host, cached, true));
+    assert_eq!(plan.writes.layout.deletes, vec![1]);
+    // Any other drop is refused, and the copy is kept.
+    let mut host = Fake::new(&[user(1), user(2)], &[user(1)]);
+    let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
+    let cached = Some(host.base(1.0));
+    let (error, forget) = store_failure(start(&mut flow, &mut host, cached, true));
+    assert_eq!(
+        error,
+        StoreError::RefusedDrop {
+            action: ACTION,
+            why: DropRefusal::NotFailedAttempts { count: 1, first: 1 }
+        }
+    );
+    assert!(!forget);
+    // With replace it is written.
+    let mut host = Fake::new(&[user(1), user(2)], &[user(1)]);
+    let mut flow = SaveFlow::new("s", 1, true, false, 200.0);
+    let cached = Some(host.base(1.0));
+    let plan = write_plan(start(&mut flow, &mut host, cached, true));
+    assert_eq!(plan.writes.deletes, 1);
+}
+
+#[test]
+fn a_context_copy_saved_with_replace_deletes_the_records_before_it() {
+    let mut host = Fake::new(&[user(1)], &[user(1), user(2)]);
+    let mut flow = SaveFlow::new("s", 2, true, false, 200.0);
+    let mut cached = host.base(1.0);
+    cached.view.offset = 3;
+    let plan = write_plan(start(&mut flow, &mut host, Some(cached.clone()), true));
+    assert!(plan.writes.delete_before);
+    // Without replace: refused.
+    let mut flow = SaveFlow::new("s", 2, false, false, 200.0);
+    let (error, _) = store_failure(start(&mut flow, &mut host, Some(cached), true));
+    assert_eq!(
+        error,
+        StoreError::RefusedDrop {
+            action: ACTION,
+            why: DropRefusal::BeforeContext { offset: 3 }
+        }
+    );
+}
+
+#[test]
+fn an_unchanged_save_checks_the_revision_and_writes_nothing() {
+    let old = [user(1)];
+    let mut host = Fake::new(&old, &old);
+    let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
+    let cached = Some(host.base(2.0));
+    assert_eq!(start(&mut flow, &mut host, cached, true), Step::ReadRecord);
+    let (error, forget) = store_failure(flow.step(&mut host, record(3.0)));
+    assert_eq!(error.name(), "ConflictError");
+    assert!(forget);
+    // A second attempt of a save that writes nothing cannot have landed.
+    let mut flow = SaveFlow::new("s", 1, false, true, 200.0);
+    let cached = Some(host.base(2.0));
+    start(&mut flow, &mut host, cached, true);
+    let (error, _) = store_failure(flow.step(&mut host, record(3.0)));
+    assert_eq!(error.name(), "ConflictError");
+    // A deleted session.
+    let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
+    let cached = Some(host.base(2.0));
+    start(&mut flow, &mut host, cached, true);
+    let gone = Event::Record {
+        revision: None,
+        last_modified: None,
+    };
+    let (error, forget) = store_failure(flow.step(&mut host, gone));
+    assert_eq!(error.name(), "SessionNotFoundError");
+    assert!(forget);
+}
+
+#[test]
+fn unstorable_messages_are_refused_before_anything_is_written() {
+    let bad = Msg {
+        bad: true,
+        ..user(2)
+    };
+    let mut host = Fake::new(&[user(1)], &[user(1), bad]);
+    let mut flow = SaveFlow::new("s", 2, false, false, 200.0);
+    let cached = Some(host.base(1.0));
+    assert_eq!(
+        start(&mut flow, &mut host, cached, true),
+        Step::Fail(SaveFailure::Type(
+            "messages[1].details is a function: a message must be plain data to be stored".into()
+        ))
+    );
+}
+
+#[test]
+fn a_retry_finds_the_first_attempts_commit() {
+    let mut host = Fake::new(&[user(1)], &[user(1), user(2)]);
+    let mut flow = SaveFlow::new("s", 2, false, true, 200.0);
+    let cached = Some(host.base(4.0));
+    write_plan(start(&mut flow, &mut host, cached, true));
+    let Step::Landed(view) = flow.step(&mut host, record(5.0)) else {
+        panic!("expected the landed save");
+    };
+    assert_eq!(view.revision, 5.0);
+    // Another revision is a conflict.
+    let mut flow = SaveFlow::new("s", 2, false, true, 200.0);
+    let cached = Some(host.base(4.0));
+    start(&mut flow, &mut host, cached, true);
+    let (error, forget) = store_failure(flow.step(&mut host, record(7.0)));
+    assert_eq!(error.name(), "ConflictError");
+    assert!(forget);
+}
+
+#[test]
+fn the_fields_are_refreshed_when_the_stored_record_is_newer() {
+    let mut host = Fake::new(&[user(1)], &[user(1), user(2)]);
+    let mut flow = SaveFlow::new("s", 2, false, false, 200.0);
+    let cached = Some(host.base(4.0));
+    let plan = write_plan(start(&mut flow, &mut host, cached, true));
+    let newer = Event::Record {
+        revision: Some(4.0),
+        last_modified: Some(500.0),
+    };
+    let Step::Commit(Some(fields)) = flow.step(&mut host, newer) else {
+        panic!("expected refreshed fields");
+    };
+    assert_eq!(fields.last_modified, 500.0);
+    assert_eq!(
+        SaveFields {
+            last_modified: 200.0,
+            ..fields
+        },
+        plan.writes.fields
+    );
+}
+
+#[test]
+fn a_failed_commit_is_repaired_only_where_worth_it_and_the_copy_whole() {
+    let old: Vec<Msg> = (0..3).map(user).collect();
+    let new = [user(0), user(1)];
+    let run = |name: &str, offset: u32| {
+        let mut host = Fake::new(&old, &new);
+        let mut flow = SaveFlow::new("s", 2, true, false, 200.0);
+        let mut cached = host.base(1.0);
+        cached.view.offset = offset;
+        start(&mut flow, &mut host, Some(cached), true);
+        flow.step(&mut host, record(1.0));
+        let failed = Event::CommitFailed {
+            dom_name: name.into(),
+        };
+        flow.step(&mut host, failed)
+    };
+    assert_eq!(run("QuotaExceededError", 0), Step::Repair(vec![2]));
+    assert_eq!(run("AbortError", 0), Step::CommitError);
+}
+
+#[test]
+fn an_inserted_summary_starts_the_context_and_makes_the_write_strict() {
+    let pinned = Msg {
+        pinned: true,
+        ..user(2)
+    };
+    let old = [user(1), pinned.clone(), user(3)];
+    let new = [
+        user(1),
+        pinned,
+        user(3),
+        msg(9, Role::CompactionSummary),
+        user(4),
+    ];
+    let mut host = Fake::new(&old, &new);
+    let mut flow = SaveFlow::new("s", 5, false, false, 200.0);
+    let mut cached = host.base(1.0);
+    cached.view.marks = Rc::new(Marks {
+        pinned: vec![1],
+        markers: vec![],
+    });
+    let plan = write_plan(start(&mut flow, &mut host, Some(cached), true));
+    assert_eq!(plan.context, Some(3));
+    assert_eq!(plan.pinned, vec![(1, 0)]);
+    assert_eq!(plan.writes.durability, Durability::Strict);
+    flow.step(&mut host, record(1.0));
+    let Step::Saved(view) = flow.step(&mut host, Event::Committed) else {
+        panic!("expected the saved view");
+    };
+    assert_eq!(view.last_summary, Some(3));
+    assert_eq!(view.marks.pinned, vec![1]);
+}
+
+#[test]
+fn a_removed_last_summary_is_looked_for_in_the_new_array() {
+    let old = [
+        msg(1, Role::CompactionSummary),
+        user(2),
+        msg(3, Role::CompactionSummary),
+    ];
+    let new = [msg(1, Role::CompactionSummary), user(2)];
+    let mut host = Fake::new(&old, &new);
+    let mut flow = SaveFlow::new("s", 2, true, false, 200.0);
+    let mut cached = host.base(1.0);
+    cached.view.last_summary = Some(2);
+    let plan = write_plan(start(&mut flow, &mut host, Some(cached), true));
+    assert_eq!(plan.context, Some(0));
+}
+
+#[test]
+fn a_split_pack_is_keyed_between_its_first_part_and_the_next_record() {
+    // Old: a pack of 32 messages [0], then loose messages [32] … [39]; a
+    // summary inserted at 10 splits the pack where the context starts.
+    let old: Vec<Msg> = (0..40).map(user).collect();
+    let mut new = old.clone();
+    new.insert(10, msg(99, Role::CompactionSummary));
+    let mut host = Fake::new(&old, &new);
+    host.positions = (0..40)
+        .map(|k| vec![if k < 32 { 0.0 } else { k as f64 }])
+        .collect();
+    let mut flow = SaveFlow::new("s", 41, false, false, 200.0);
+    let mut cached = host.base(1.0);
+    cached.view.packs = Rc::new(vec![(0, 32)]);
+    let plan = write_plan(start(&mut flow, &mut host, Some(cached), true));
+    let puts = &plan.writes.layout.pack_puts;
+    assert_eq!(
+        puts[0],
+        PackPut {
+            start: 0,
+            len: 10,
+            key: KeyOf::Old(0)
+        }
+    );
+    assert_eq!(puts[1].key, KeyOf::Split);
+    assert_eq!(plan.pack_keys[0], NewKey::Old(0));
+    // Between [0] (the first part's key) and [32] (old message 32, now 33).
+    assert_eq!(plan.pack_keys[1], NewKey::Fresh(vec![1.0]));
+    assert_eq!(plan.context, Some(10));
+}
+
+#[test]
+fn a_pack_of_inserted_messages_takes_the_first_ones_key() {
+    // A first save of a long array lays it out in packs keyed by their
+    // first inserted message.
+    let new: Vec<Msg> = (0..300).map(user).collect();
+    let mut host = Fake::new(&[], &new);
+    let mut flow = SaveFlow::new("s", 300, false, false, 200.0);
+    let cached = Some(host.base(0.0));
+    let plan = write_plan(start(&mut flow, &mut host, cached, true));
+    let puts = &plan.writes.layout.pack_puts;
+    assert!(!puts.is_empty());
+    for (p, key) in puts.iter().zip(&plan.pack_keys) {
+        assert_eq!(p.key, KeyOf::Inserted(p.start));
+        assert_eq!(key, &NewKey::Added(p.start));
+        assert_eq!(plan.added[p.start], vec![p.start as f64]);
+    }
+}
+
+#[test]
+fn events_out_of_order_fail_without_panicking() {
+    let mut host = Fake::new(&[], &[]);
+    let mut flow = SaveFlow::new("s", 0, false, false, 200.0);
+    assert!(matches!(
+        flow.step(&mut host, record(1.0)),
+        Step::Fail(SaveFailure::Internal(_))
+    ));
+    assert!(matches!(
+        flow.step(&mut host, Event::Committed),
+        Step::Fail(SaveFailure::Internal(_))
+    ));
+}
+
+#[test]
+fn a_clone_failure_names_the_first_inserted_message_of_the_record() {
+    let mut host = Fake::new(&[user(1)], &[user(1), user(2), user(3)]);
+    let mut flow = SaveFlow::new("s", 3, false, false, 200.0);
+    let cached = Some(host.base(1.0));
+    start(&mut flow, &mut host, cached, true);
+    assert_eq!(
+        flow.put_failure("DataCloneError", "no", 2).as_deref(),
+        Some("messages[2] cannot be stored: no")
+    );
+    assert_eq!(flow.put_failure("UnknownError", "no", 2), None);
+}
+
+#[test]
+fn a_session_written_whole_holds_its_context_pins_and_preview() {
+    let pinned = Msg {
+        pinned: true,
+        ..user(2)
+    };
+    let mut messages = New(vec![
+        user(1),
+        pinned,
+        msg(3, Role::CompactionSummary),
+        user(4),
+    ]);
+    let c = contents(&mut messages).unwrap();
+    assert_eq!(c.message_count, 4);
+    assert_eq!(c.last_summary, Some(2));
+    assert_eq!(c.pinned, vec![1]);
+    assert_eq!(c.preview, "hello there");
+    assert_eq!(preview_of(&mut messages, 4), "hel…");
+    let marks = Marks {
+        pinned: vec![1],
+        markers: vec![],
+    };
+    let expected = context_tokens(4, Some(2), &marks, |from, to| {
+        Ok::<_, InputError>(
+            messages.0[from..to]
+                .iter()
+                .map(|m| MessageFacts::from_raw(&raw(m)))
+                .collect(),
+        )
+    });
+    assert_eq!(c.context_tokens, expected.unwrap());
+    assert!(c.context_tokens > 0.0);
+}
