@@ -28,8 +28,3 @@ pub mod session_file;
 pub mod settings;
 pub mod storage;
 pub mod undo;
-
-// The heap allocator: talc, a few KB smaller in the `.wasm` than the
-// standard library's dlmalloc.
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
