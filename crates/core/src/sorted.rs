@@ -10,18 +10,19 @@
 use std::cmp::Ordering;
 
 /// Sorts `items` by `cmp`, keeping equal items in their order (stable).
-pub fn sort_by<T>(items: &mut Vec<T>, cmp: impl Fn(&T, &T) -> Ordering) {
+pub fn sort_by<T>(items: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
     if items.len() < 2 {
         return;
     }
     let swaps = {
         let slice: &[T] = items;
-        swaps_to_order(sorted_positions(slice.len(), &|a, b| {
-            match (slice.get(a), slice.get(b)) {
+        swaps_to_order(sorted_positions(
+            slice.len(),
+            &|a, b| match (slice.get(a), slice.get(b)) {
                 (Some(x), Some(y)) => cmp(x, y),
                 _ => Ordering::Equal,
-            }
-        }))
+            },
+        ))
     };
     for (a, b) in swaps {
         items.swap(a, b);
