@@ -10,23 +10,48 @@
 use std::cmp::Ordering;
 
 /// Sorts `items` by `cmp`, keeping equal items in their order (stable).
-pub fn sort_by<T>(items: &mut Vec<T>, cmp: impl Fn(&T, &T) -> Ordering) {
+pub fn sort_by<T>(items: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
     if items.len() < 2 {
         return;
     }
-    let order = {
+    let swaps = {
         let slice: &[T] = items;
-        sorted_positions(slice.len(), &|a, b| match (slice.get(a), slice.get(b)) {
-            (Some(x), Some(y)) => cmp(x, y),
-            _ => Ordering::Equal,
-        })
+        swaps_to_order(sorted_positions(
+            slice.len(),
+            &|a, b| match (slice.get(a), slice.get(b)) {
+                (Some(x), Some(y)) => cmp(x, y),
+                _ => Ordering::Equal,
+            },
+        ))
     };
-    let mut slots: Vec<Option<T>> = items.drain(..).map(Some).collect();
-    items.extend(
-        order
-            .into_iter()
-            .filter_map(|i| slots.get_mut(i).and_then(Option::take)),
-    );
+    for (a, b) in swaps {
+        items.swap(a, b);
+    }
+}
+
+/// The swaps that put the item at position `order[k]` at `k`, for every
+/// `k`, done in their order. Not generic, like [`sorted_positions`]: the
+/// generic part of [`sort_by`] is only its comparison and the swaps.
+fn swaps_to_order(order: Vec<usize>) -> Vec<(usize, usize)> {
+    // `slot[i]`: where the item first at `i` is now; `item[j]`: which item
+    // is now at `j`.
+    let mut slot: Vec<usize> = (0..order.len()).collect();
+    let mut item = slot.clone();
+    let mut swaps = Vec::with_capacity(order.len());
+    for (k, wanted) in order.into_iter().enumerate() {
+        let (Some(&from), Some(&displaced)) = (slot.get(wanted), item.get(k)) else {
+            continue;
+        };
+        if from != k {
+            swaps.push((k, from));
+            // The item that was at `k` goes to `from` (`k` is not looked at again).
+            if let (Some(s), Some(i)) = (slot.get_mut(displaced), item.get_mut(from)) {
+                *s = from;
+                *i = displaced;
+            }
+        }
+    }
+    swaps
 }
 
 /// The positions `0..len` ordered by `cmp`, equal ones by position: a

@@ -18,6 +18,7 @@ use super::packing::{slot_of, Pack};
 use super::save_plan::Edit;
 use crate::message::pinned::is_pinned;
 use crate::message::role::Role;
+use crate::sorted::sort_by;
 
 /// The pinned messages and the clearing markers of an array, ascending.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -56,7 +57,7 @@ impl Marks {
         let follow = |old: &[usize], new: Vec<usize>| {
             let mut out: Vec<usize> = old.iter().filter_map(|&k| edit.new_index(k)).collect();
             out.extend(new);
-            out.sort_unstable();
+            sort_by(&mut out, Ord::cmp);
             out
         };
         Marks {

@@ -27,6 +27,7 @@
 //! [`worth_repairing`] names.
 
 use super::save_plan::Position;
+use crate::sorted::sort_by;
 
 /// The writes that put a session's message records back as they were.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -103,7 +104,7 @@ pub fn after_failed_write(known: &[Position], touched: &[usize], stored: &[Posit
         .filter(|&k| k < known.len())
         .collect();
     restore.extend((0..known.len()).filter(|&k| !present[k]));
-    restore.sort_unstable();
+    sort_by(&mut restore, Ord::cmp);
     restore.dedup();
     repair.restore = restore;
     repair

@@ -20,6 +20,7 @@ use super::{schema, Inner, Task};
 use agent_compaction_core::storage::connection::{after_failure, Failure, Next};
 use agent_compaction_core::storage::error::StoreError;
 use std::cell::{Cell, RefCell};
+use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -151,11 +152,21 @@ fn lost_error(inner: &Inner, action: &'static str, retried: bool, writes: bool) 
 /// as `core::storage::connection::after_failure` says: once more on a
 /// reopened connection when the first failed because the connection went
 /// away. `writes`: the call writes (its final error says what that means).
-pub async fn retrying(
+pub fn retrying(
     inner: Rc<Inner>,
     action: &'static str,
     writes: bool,
-    mut attempt: impl FnMut(bool) -> Task,
+    attempt: impl FnMut(bool) -> Task + 'static,
+) -> impl Future<Output = Result<JsValue, JsValue>> {
+    attempts(inner, action, writes, Box::new(attempt))
+}
+
+/// [`retrying`]'s loop, not generic: one copy in the `.wasm` for every call.
+async fn attempts(
+    inner: Rc<Inner>,
+    action: &'static str,
+    writes: bool,
+    mut attempt: Box<dyn FnMut(bool) -> Task>,
 ) -> Result<JsValue, JsValue> {
     let mut number = 1;
     loop {

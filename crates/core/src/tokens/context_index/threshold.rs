@@ -2,6 +2,7 @@
 //! clearing freed), exact or bounded, and whether they exceed a limit,
 //! measuring pending messages only while the answer is open.
 use super::*;
+use crate::sorted::sort_by;
 
 impl ContextIndex {
     /// The estimated tokens of the LLM context now, with SPEC §3's stale
@@ -179,8 +180,8 @@ impl ContextIndex {
                         loose.push((f.tokens, i));
                     }
                 }
-                loose.sort_unstable();
-                tight.sort_unstable();
+                sort_by(&mut loose, Ord::cmp);
+                sort_by(&mut tight, Ord::cmp);
                 (loose, tight, tight_sum)
             });
             // Tightening alone can settle it only while the tight bounds
