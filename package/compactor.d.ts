@@ -29,7 +29,9 @@ export type CompactorEvent =
       /** Which tier ran (with a result): old tool output cleared, or a summary. */
       tier?: "clear" | "summarize";
     }
-  | { type: "hook_error"; hook: "transformContext" | "convertToLlm"; error: Error };
+  | { type: "hook_error"; hook: "transformContext" | "convertToLlm"; error: Error }
+  /** With `attach` and a store: a save failed; the messages in memory are untouched. */
+  | { type: "save_error"; error: Error };
 export interface CompactorOptions {
   /** The model's context window in tokens (default: `model.contextWindow`). */
   contextWindow?: number;

@@ -173,7 +173,7 @@ new Compactor({ contextWindow: 1000, settings: { toolOutputClearing: { neverClea
 // @ts-expect-error the estimator is "calibrated" or "pi"
 new Compactor({ contextWindow: 1000, estimator: "o200k" });
 const onEvent = (event: CompactorEvent): void => {
-  // @ts-expect-error the compactor's events are compaction_start, compaction_end and hook_error
+  // @ts-expect-error the compactor's events are compaction_start, compaction_end, hook_error and save_error
   if (event.type === "compaction_finished") void event;
   if (event.type === "hook_error") {
     // @ts-expect-error hook_error names one of the two hooks
@@ -208,6 +208,8 @@ export function describeCompactorEvent(event: CompactorEvent): string {
     }
     case "hook_error":
       return `${event.hook}: ${event.error.message}`;
+    case "save_error":
+      return `not saved: ${event.error.name}: ${event.error.message}`;
     default: {
       const unhandled: never = event;
       return unhandled;
