@@ -71,6 +71,35 @@ impl<V> Field<V> {
     }
 }
 
+/// The object as JSON-like text, for tests: numbers as JavaScript prints
+/// them (`5`, not `5.0`), `undefined` as such, passed-through values by
+/// their `Debug`.
+#[cfg(test)]
+pub(crate) fn text(shape: &Shape<&str>) -> String {
+    fn field(f: &Field<&str>) -> String {
+        match f {
+            Field::Str(s) => format!("{s:?}"),
+            Field::String(s) => format!("{s:?}"),
+            Field::Number(n) => n.to_string(),
+            Field::Bool(b) => b.to_string(),
+            Field::Null => "null".into(),
+            Field::Undefined => "undefined".into(),
+            Field::Value(v) => format!("{v:?}"),
+            Field::Object(o) => text(o),
+            Field::List(items) => {
+                format!(
+                    "[{}]",
+                    items.iter().map(field).collect::<Vec<_>>().join(",")
+                )
+            }
+        }
+    }
+    let fields: Vec<String> = (shape.0.iter())
+        .map(|(k, v)| format!("{k:?}:{}", field(v)))
+        .collect();
+    format!("{{{}}}", fields.join(","))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,5 +116,9 @@ mod tests {
         assert_eq!(s.get("f"), Some(&Field::Value("v")));
         assert_eq!(s.get("c"), None);
         assert_eq!(Field::<()>::count(3), Field::Number(3.0));
+        assert_eq!(
+            text(&s),
+            r#"{"a":1,"b":"x","d":true,"e":undefined,"f":"v"}"#
+        );
     }
 }

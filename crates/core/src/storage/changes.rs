@@ -4,11 +4,10 @@
 //! `onChange` listeners get the same objects (`SessionChangeEvent`).
 
 use super::known::{Known, Sessions};
-use serde::Serialize;
+use crate::js::shape::{Field, Shape};
 
 /// A change committed through a store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Change {
     Created,
     Saved,
@@ -18,18 +17,43 @@ pub enum Change {
     Forked,
 }
 
+impl Change {
+    /// Its `type` as posted.
+    pub fn name(self) -> &'static str {
+        match self {
+            Change::Created => "created",
+            Change::Saved => "saved",
+            Change::Renamed => "renamed",
+            Change::Deleted => "deleted",
+            Change::Imported => "imported",
+            Change::Forked => "forked",
+        }
+    }
+}
+
 /// A notice as posted: `{ type, sessionId, revision?, sourceId? }`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Notice<'a> {
-    #[serde(rename = "type")]
     pub change: Change,
     pub session_id: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub revision: Option<f64>,
     /// A fork's source session.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source_id: Option<&'a str>,
+}
+
+impl Notice<'_> {
+    pub fn shape<V>(&self) -> Shape<V> {
+        let mut n = Shape::of([
+            ("type", Field::Str(self.change.name())),
+            ("sessionId", Field::String(self.session_id.to_owned())),
+        ]);
+        n.push_some("revision", self.revision.map(Field::Number));
+        n.push_some(
+            "sourceId",
+            self.source_id.map(|s| Field::String(s.to_owned())),
+        );
+        n
+    }
 }
 
 /// The channel the stores of database `db` share.
@@ -50,6 +74,7 @@ pub fn heard<T: Known>(sessions: &mut Sessions<T>, kind: &str, id: &str, revisio
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+    use crate::js::shape::text;
     use crate::storage::known::View;
 
     #[derive(Clone)]
@@ -70,8 +95,8 @@ mod tests {
             source_id: None,
         };
         assert_eq!(
-            serde_json::to_string(&saved).unwrap(),
-            r#"{"type":"saved","sessionId":"s","revision":3.0}"#
+            text(&saved.shape()),
+            r#"{"type":"saved","sessionId":"s","revision":3}"#
         );
         let forked = Notice {
             change: Change::Forked,
@@ -80,8 +105,8 @@ mod tests {
             source_id: Some("s"),
         };
         assert_eq!(
-            serde_json::to_string(&forked).unwrap(),
-            r#"{"type":"forked","sessionId":"f","revision":1.0,"sourceId":"s"}"#
+            text(&forked.shape()),
+            r#"{"type":"forked","sessionId":"f","revision":1,"sourceId":"s"}"#
         );
         let deleted = Notice {
             change: Change::Deleted,
@@ -90,7 +115,7 @@ mod tests {
             source_id: None,
         };
         assert_eq!(
-            serde_json::to_string(&deleted).unwrap(),
+            text(&deleted.shape()),
             r#"{"type":"deleted","sessionId":"s"}"#
         );
         assert_eq!(channel_name("db"), "agent-compaction:db");

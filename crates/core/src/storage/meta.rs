@@ -11,14 +11,13 @@
 //! `loadContext` alongside the context, see `storage::marks`).
 //! [`INTERNAL_FIELDS`] are left out of what the app sees.
 //!
-//! The records' shape (field names, what is left out, `contextKey` as the
-//! key `[id, ...position]`) is their `Serialize` here; the binding turns
-//! them into objects with serde-wasm-bindgen (absent values as null).
+//! The records' layout (field names, what is left out, `contextKey` as the
+//! key `[id, ...position]`) is their [`Shape`] here; the binding turns it
+//! into the object.
 
 use super::packing::{initial, pack_of, Pack};
 use super::save_plan::Position;
-use serde::ser::{SerializeSeq, SerializeStruct, Serializer};
-use serde::Serialize;
+use crate::js::shape::{Field, Shape};
 
 /// A new session's title unless one is given.
 pub const DEFAULT_TITLE: &str = "New session";
@@ -53,45 +52,40 @@ pub struct SessionRecord {
     pub pinned: Vec<(Position, u32)>,
 }
 
-impl Serialize for SessionRecord {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut r = s.serialize_struct("SessionRecord", 12)?;
-        r.serialize_field("id", &self.id)?;
-        r.serialize_field("title", &self.title)?;
-        r.serialize_field("createdAt", &self.created_at)?;
-        r.serialize_field("lastModified", &self.last_modified)?;
-        r.serialize_field("messageCount", &self.message_count)?;
-        r.serialize_field("contextTokens", &self.context_tokens)?;
-        r.serialize_field("preview", &self.preview)?;
-        match &self.model {
-            Some(model) => r.serialize_field("model", model)?,
-            None => r.skip_field("model")?,
-        }
-        r.serialize_field("revision", &self.revision)?;
-        let key = self.context.as_ref().map(|(p, _)| Key(&self.id, p));
-        r.serialize_field("contextKey", &key)?;
-        r.serialize_field("contextSlot", &self.context.as_ref().map_or(0, |c| c.1))?;
-        let pinned: Vec<(Key, u32)> = self
-            .pinned
-            .iter()
-            .map(|(p, slot)| (Key(&self.id, p), *slot))
+impl SessionRecord {
+    /// The record object: `model` is left out when there is none,
+    /// `contextKey` is null when the context is the whole session.
+    pub fn shape<V>(&self) -> Shape<V> {
+        let mut r = Shape::of([
+            ("id", Field::String(self.id.clone())),
+            ("title", Field::String(self.title.clone())),
+            ("createdAt", Field::Number(self.created_at)),
+            ("lastModified", Field::Number(self.last_modified)),
+            ("messageCount", Field::Number(self.message_count.into())),
+            ("contextTokens", Field::Number(self.context_tokens)),
+            ("preview", Field::String(self.preview.clone())),
+        ]);
+        r.push_some("model", self.model.clone().map(Field::String));
+        r.push("revision", Field::Number(self.revision));
+        let context_key = self.context.as_ref().map(|(p, _)| self.key(p));
+        r.push("contextKey", context_key.unwrap_or(Field::Null));
+        let slot = self.context.as_ref().map_or(0, |c| c.1);
+        r.push("contextSlot", Field::Number(slot.into()));
+        let pinned = (self.pinned.iter())
+            .map(|(p, slot)| Field::List(vec![self.key(p), Field::Number((*slot).into())]))
             .collect();
-        r.serialize_field("pinnedKeys", &pinned)?;
-        r.end()
+        r.push("pinnedKeys", Field::List(pinned));
+        r
     }
-}
 
-/// A message record's key, `[sessionId, ...position]`.
-struct Key<'a>(&'a str, &'a [f64]);
-
-impl Serialize for Key<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut key = s.serialize_seq(Some(1 + self.1.len()))?;
-        key.serialize_element(self.0)?;
-        for x in self.1 {
-            key.serialize_element(x)?;
-        }
-        key.end()
+    /// A message record's key, `[sessionId, ...position]`.
+    fn key<V>(&self, position: &[f64]) -> Field<V> {
+        let id = Field::String(self.id.clone());
+        Field::List(
+            std::iter::once(id)
+                .chain(position.iter().map(|&x| Field::Number(x)))
+                .collect(),
+        )
     }
 }
 
@@ -192,15 +186,23 @@ pub fn model_key(provider: Option<String>, model_id: Option<String>) -> Option<S
 /// What `exportJsonl` tells the session-file writer of a stored session:
 /// its id, and its title, model and creation time where the record has
 /// them (a string; a finite number).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ExportOptions {
     pub id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<f64>,
+}
+
+impl ExportOptions {
+    /// The options object; what is missing is left out.
+    pub fn shape<V>(&self) -> Shape<V> {
+        let mut o = Shape::of([("id", Field::String(self.id.clone()))]);
+        o.push_some("title", self.title.clone().map(Field::String));
+        o.push_some("model", self.model.clone().map(Field::String));
+        o.push_some("timestamp", self.timestamp.map(Field::Number));
+        o
+    }
 }
 
 pub fn export_options(
@@ -219,8 +221,7 @@ pub fn export_options(
 
 /// The fields a save writes over the stored record (the rest is kept;
 /// the binding adds `contextKey`, a key it holds).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SaveFields {
     pub last_modified: f64,
     pub message_count: u32,
@@ -228,6 +229,19 @@ pub struct SaveFields {
     pub preview: String,
     pub revision: f64,
     pub context_slot: u32,
+}
+
+impl SaveFields {
+    pub fn shape<V>(&self) -> Shape<V> {
+        Shape::of([
+            ("lastModified", Field::Number(self.last_modified)),
+            ("messageCount", Field::Number(self.message_count.into())),
+            ("contextTokens", Field::Number(self.context_tokens)),
+            ("preview", Field::String(self.preview.clone())),
+            ("revision", Field::Number(self.revision)),
+            ("contextSlot", Field::Number(self.context_slot.into())),
+        ])
+    }
 }
 
 /// A save's `lastModified`: now, unless the stored one is later (a record
@@ -256,38 +270,24 @@ pub struct OldRecord {
 /// The fields the upgrade sets on an old record (only those missing or of
 /// the wrong type). A numeric `lastModified` is what puts a record in the
 /// `byLastModified` index that `list()` reads.
-/// Serialized as the fields to set (the upgrade's patch is [`Patch`]).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Defaults {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub preview: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub context_tokens: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub revision: Option<f64>,
     /// Set `contextKey` to null (the context is the whole session).
-    #[serde(
-        rename = "contextKey",
-        skip_serializing_if = "is_false",
-        serialize_with = "null"
-    )]
     pub context_key_null: bool,
     /// `messageCount` must be counted from the session's records.
-    #[serde(skip)]
     pub count_messages: bool,
 }
 
 /// What the upgrade does to one old record: `fields` set over it, and
 /// whether its `messageCount` is counted from its records; `None` (null)
 /// when nothing changes.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Patch {
     pub fields: Defaults,
     pub count: bool,
@@ -300,14 +300,23 @@ impl Patch {
             fields: defaults,
         })
     }
-}
 
-fn is_false(b: &bool) -> bool {
-    !b
-}
-
-fn null<S: Serializer>(_: &bool, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_none()
+    /// `{ fields, count }`: `fields` holds only the fields to set.
+    pub fn shape<V>(&self) -> Shape<V> {
+        let d = &self.fields;
+        let mut fields = Shape(Vec::new());
+        fields.push_some("createdAt", d.created_at.map(Field::Number));
+        fields.push_some("lastModified", d.last_modified.map(Field::Number));
+        fields.push_some("title", d.title.map(Field::Str));
+        fields.push_some("preview", d.preview.map(Field::Str));
+        fields.push_some("contextTokens", d.context_tokens.map(Field::Number));
+        fields.push_some("revision", d.revision.map(Field::Number));
+        fields.push_some("contextKey", d.context_key_null.then_some(Field::Null));
+        Shape::of([
+            ("fields", Field::Object(fields)),
+            ("count", Field::Bool(self.count)),
+        ])
+    }
 }
 
 impl Defaults {
@@ -335,12 +344,14 @@ pub fn defaults(old: &OldRecord) -> Defaults {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+    use crate::js::shape::text;
 
     #[test]
     fn an_export_carries_what_the_record_has() {
         let o = export_options("s", Some("T".into()), None, Some(5.0));
         assert_eq!((o.id.as_str(), o.title.as_deref()), ("s", Some("T")));
-        assert_eq!((o.model, o.timestamp), (None, Some(5.0)));
+        assert_eq!((o.model.as_deref(), o.timestamp), (None, Some(5.0)));
+        assert_eq!(text(&o.shape()), r#"{"id":"s","title":"T","timestamp":5}"#);
         assert_eq!(
             export_options("s", None, None, Some(f64::NAN)).timestamp,
             None
@@ -352,16 +363,16 @@ mod tests {
     fn records_serialize_as_the_store_writes_them() {
         let mut r = new_session("a".into(), None, None, 5.0);
         assert_eq!(
-            json(&r),
-            r#"{"id":"a","title":"New session","createdAt":5.0,"lastModified":5.0,"messageCount":0,"contextTokens":0.0,"preview":"","revision":0.0,"contextKey":null,"contextSlot":0,"pinnedKeys":[]}"#
+            text(&r.shape()),
+            r#"{"id":"a","title":"New session","createdAt":5,"lastModified":5,"messageCount":0,"contextTokens":0,"preview":"","revision":0,"contextKey":null,"contextSlot":0,"pinnedKeys":[]}"#
         );
         r.model = Some("p/m".into());
         r.context = Some((vec![3.0, 1.0], 2));
         r.pinned = vec![(vec![0.0], 1), (vec![2.0, 5.0], 0)];
-        let out = json(&r);
+        let out = text(&r.shape());
         assert!(out.contains(r#""model":"p/m","revision""#), "{out}");
         assert!(
-            out.ends_with(r#""contextKey":["a",3.0,1.0],"contextSlot":2,"pinnedKeys":[[["a",0.0],1],[["a",2.0,5.0],0]]}"#),
+            out.ends_with(r#""contextKey":["a",3,1],"contextSlot":2,"pinnedKeys":[[["a",0],1],[["a",2,5],0]]}"#),
             "{out}"
         );
         let f = SaveFields {
@@ -373,8 +384,8 @@ mod tests {
             context_slot: 5,
         };
         assert_eq!(
-            json(&f),
-            r#"{"lastModified":1.0,"messageCount":2,"contextTokens":3.0,"preview":"p","revision":4.0,"contextSlot":5}"#
+            text(&f.shape()),
+            r#"{"lastModified":1,"messageCount":2,"contextTokens":3,"preview":"p","revision":4,"contextSlot":5}"#
         );
     }
 
@@ -398,13 +409,9 @@ mod tests {
         };
         let patch = Patch::of(defaults(&old)).unwrap();
         assert_eq!(
-            serde_json::to_string(&patch).unwrap(),
-            r#"{"fields":{"createdAt":7.0,"preview":"","contextTokens":0.0,"revision":0.0,"contextKey":null},"count":true}"#
+            text(&patch.shape()),
+            r#"{"fields":{"createdAt":7,"preview":"","contextTokens":0,"revision":0,"contextKey":null},"count":true}"#
         );
-    }
-
-    fn json(v: &impl Serialize) -> String {
-        serde_json::to_string(v).unwrap()
     }
 
     #[test]

@@ -13,6 +13,7 @@
 
 use super::records::get;
 use super::Inner;
+use crate::js::values::shape;
 pub use agent_compaction_core::storage::changes::Change;
 use agent_compaction_core::storage::changes::{channel_name, heard, Notice};
 use js_sys::{Function, Set};
@@ -83,9 +84,7 @@ pub fn announce(
         revision,
         source_id: source,
     };
-    if let Ok(event) = super::meta::to_js(&notice) {
-        post_change(&channel, &event);
-    }
+    post_change(&channel, &shape(notice.shape()));
 }
 
 /// A notice from another store: what this store cached of that session is

@@ -14,6 +14,7 @@ use super::schema::{MESSAGES, SESSIONS};
 use super::{options_arg, string_arg, Inner};
 use crate::js::errors::type_error;
 use crate::js::message_access::messages_array;
+use crate::js::values::shape;
 use crate::session_file::fresh_id;
 use crate::session_file::{messages_to_pi_session, pi_session_to_messages};
 use agent_compaction_core::storage::arguments::{import_text, imported_created_at};
@@ -52,7 +53,7 @@ fn export_of(id: &str, stored: &super::load::Stored) -> Result<JsValue, JsValue>
         record("model").as_string(),
         record("createdAt").as_f64(),
     );
-    let options = super::meta::to_js(&options)?;
+    let options = shape(options.shape());
     messages_to_pi_session(stored.known.messages.clone().into(), options)
         .map(JsValue::from)
         .map_err(|e| prefixed(ACTION, e))

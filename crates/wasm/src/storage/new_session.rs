@@ -22,7 +22,7 @@ pub fn meta_for(seed: &Seed, messages: &Array) -> Result<(JsValue, Vec<Pack>), J
     let array = messages_array(messages).map_err(type_error)?;
     let contents = contents(&mut ToStore(array)).map_err(type_error)?;
     let (record, packs) = written_whole(seed.clone(), contents, js_sys::Date::now());
-    Ok((meta::record(&record)?, packs))
+    Ok((meta::record(&record), packs))
 }
 
 /// Puts `messages` laid out in `packs` and `meta` (both from [`meta_for`])

@@ -270,7 +270,7 @@ async fn write(
     let pinned_keys: Array = (plan.pinned.iter())
         .map(|&(j, slot)| Array::of2(&keys.get(j as u32), &slot.into()))
         .collect();
-    let fields_js = save_fields(&writes.fields, &context_key, &pinned_keys)?;
+    let fields_js = save_fields(&writes.fields, &context_key, &pinned_keys);
 
     let db = database(inner, ACTION).await?;
     let tx = Tx::writing(&db, writes.durability, ACTION)?;
@@ -341,7 +341,7 @@ async fn write(
         step => return Err(failed(inner, id, step)),
     };
     let fields_js = match fields {
-        Some(fields) => save_fields(&fields, &context_key, &pinned_keys)?,
+        Some(fields) => save_fields(&fields, &context_key, &pinned_keys),
         None => fields_js,
     };
     let meta = match merge_meta(&stored, &fields_js, &queued) {

@@ -93,7 +93,7 @@ pub async fn open(name: &str) -> Result<IdbDatabase, JsValue> {
     // Called for each old record while the upgrade transaction runs, which
     // ends before the open settles: it lives as long as `step`.
     let decide: Rc<Decide> = Rc::new(Closure::new(|record: JsValue| {
-        meta::patch(Patch::of(defaults(&meta::old_record(&record)))).unwrap_or(JsValue::NULL)
+        meta::patch(Patch::of(defaults(&meta::old_record(&record))))
     }));
     let step = Closure::<dyn FnMut(IdbDatabase, IdbTransaction, f64) -> Result<(), JsValue>>::new(
         move |db: IdbDatabase, tx: IdbTransaction, old: f64| {

@@ -32,7 +32,7 @@ pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsVal
     let now = js_sys::Date::now();
     let id = optional("id")?.unwrap_or_else(|| fresh_id(now));
     let seed = new_session(id.clone(), optional("title")?, optional("model")?, now);
-    let record = meta::record(&seed)?;
+    let record = meta::record(&seed);
 
     let run = inner.clone();
     let (new_id, new_record) = (id.clone(), record.clone());
