@@ -45,7 +45,7 @@ const AREAS = [
   ["core: JS semantics (json, numbers, dates, strings)", [/agent_compaction_core::js\b/, /agent_compaction::js::engine\b/]],
   ["core: tokens, cut point, prepare, serialize, messages, settings", [/agent_compaction_core::/]],
   ["binding: messages, estimate, prepare, settings, errors", [/agent_compaction::/]],
-  ["wasm-bindgen glue (+ js-sys, web-sys, serde-wasm-bindgen)", [/^wasm_bindgen|[<\s]wasm_bindgen(?!_futures)\b|\bjs_sys::(?!futures)|\bweb_sys::|serde_wasm_bindgen|\bgloo|__wbindgen|__wbg|__externref|^__wasm_bindgen/]],
+  ["wasm-bindgen glue (+ js-sys, web-sys)", [/^wasm_bindgen|[<\s]wasm_bindgen(?!_futures)\b|\bjs_sys::(?!futures)|\bweb_sys::|\bgloo|__wbindgen|__wbg|__externref|^__wasm_bindgen/]],
   ["std: core::fmt, float printing, panics", [/\bfmt\b|flt2dec|dragon|grisu|panic|unicode::printable|escape_debug|Debug|Display|\bLocation\b|unwrap_failed|expect_failed|slice_error_fail|_index_len_fail|_index_order_fail|_end_index|_start_index/]],
   ["std: allocator, strings, collections, other", [/dlmalloc|__rdl|__rust|\bcore\[|\balloc\[|\bstd\[|compiler_builtins|memcpy|memmove|memset|memcmp|\bhashbrown\b/]],
 ];

@@ -300,9 +300,7 @@ fn hook_error(state: &Rc<RefCell<State>>, hook: &'static str, error: JsValue) {
 
 // The events `onEvent` receives (`CompactorEvent`): laid out by the core
 // (`core::compaction::shapes`); the values the app gave or gets (results,
-// errors) are passed through as they are. Built as plain objects rather
-// than through serde-wasm-bindgen, whose serializer and static-string cache
-// cost the module loaded at import about 2 KB gzipped.
+// errors) are passed through as they are.
 
 /// A `hook_error` event.
 fn hook_error_event(hook: &'static str, error: JsValue) -> JsValue {
