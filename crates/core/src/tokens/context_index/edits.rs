@@ -3,6 +3,16 @@
 //! totals recomputed.
 use super::*;
 
+/// What a pushed message leaves its push to count.
+enum Appended {
+    /// A summary: the count starts again from it.
+    Summary,
+    /// A fresh usage: the count starts after it.
+    Usage,
+    /// Its estimate counts (message `.0`).
+    Counted(usize),
+}
+
 impl ContextIndex {
     /// The estimate of message `index`, measured with `fill` first if it is
     /// pending (and kept).
@@ -33,29 +43,18 @@ impl ContextIndex {
         f: MessageFacts,
         mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<(), E> {
-        let index = self.facts.len();
-        self.facts.push(f);
-        self.pinned.push(index, f.pinned);
-        if f.role == Role::ToolOutputCleared {
-            self.markers.push(index);
-        }
-        if f.role == Role::CompactionSummary {
-            self.last_summary = Some(index);
-            self.last_usage = None;
-            self.reset_trailing(u64::from(f.tokens));
-            return self.count_resent(Some(&mut fill));
-        }
-        match f.usage().filter(|_| self.is_fresh(index, &f)) {
-            Some(usage) => {
-                self.last_usage = Some((index, usage));
-                self.reset_trailing(0);
+        match self.append(f) {
+            Appended::Summary => {
+                self.reset_trailing(u64::from(f.tokens));
+                self.count_resent(Some(&mut fill))
             }
-            None => {
+            Appended::Usage => Ok(()),
+            Appended::Counted(index) => {
                 let tokens = self.tokens_of(index, &mut fill)?;
                 self.trailing += tokens;
+                Ok(())
             }
         }
-        Ok(())
     }
 
     /// Adds the next message, leaving a pending estimate unmeasured when it
@@ -64,6 +63,21 @@ impl ContextIndex {
     /// ([`exceeds`](Self::exceeds) measures only when the bounds leave the
     /// answer open). Constant time.
     pub fn push_deferred(&mut self, f: MessageFacts) {
+        match self.append(f) {
+            Appended::Summary => {
+                self.reset_trailing(0);
+                self.count_deferred(&f);
+                let Ok(()) = self.count_resent(None::<&mut fn(usize) -> Result<u64, Infallible>>);
+            }
+            Appended::Usage => {}
+            Appended::Counted(_) => self.count_deferred(&f),
+        }
+    }
+
+    /// What both pushes share: the facts kept, the pin and marker lists, a
+    /// summary or a fresh usage taken as the new start of the count. Says
+    /// what the caller still has to count.
+    fn append(&mut self, f: MessageFacts) -> Appended {
         let index = self.facts.len();
         self.facts.push(f);
         self.pinned.push(index, f.pinned);
@@ -73,17 +87,15 @@ impl ContextIndex {
         if f.role == Role::CompactionSummary {
             self.last_summary = Some(index);
             self.last_usage = None;
-            self.reset_trailing(0);
-            self.count_deferred(&f);
-            let Ok(()) = self.count_resent(None::<&mut fn(usize) -> Result<u64, Infallible>>);
-            return;
+            return Appended::Summary;
         }
         match f.usage().filter(|_| self.is_fresh(index, &f)) {
             Some(usage) => {
                 self.last_usage = Some((index, usage));
                 self.reset_trailing(0);
+                Appended::Usage
             }
-            None => self.count_deferred(&f),
+            None => Appended::Counted(index),
         }
     }
 
