@@ -240,6 +240,27 @@ impl Edit {
 pub(crate) mod scan {
     use super::IdentityFacts;
 
+    /// `known` after `ops`, each `(op, at, id)`: 0 inserts `id` at `at`,
+    /// 1 removes at `at`, 2 replaces at `at` by `id`, 3 cuts back to `at`,
+    /// anything else appends `id` (`at` clamped to the length): the
+    /// property tests' random edits.
+    pub fn edited(known: &[u32], ops: &[(u8, usize, u32)]) -> Vec<u32> {
+        let mut new = known.to_vec();
+        for &(op, at, x) in ops {
+            let at = at.min(new.len());
+            match op {
+                0 => new.insert(at, x),
+                1 if at < new.len() => {
+                    new.remove(at);
+                }
+                2 if at < new.len() => new[at] = x,
+                3 => new.truncate(at),
+                _ => new.push(x),
+            }
+        }
+        new
+    }
+
     pub fn facts(known: &[u32], new: &[u32]) -> IdentityFacts {
         let m = known.len();
         let n = new.len();

@@ -78,7 +78,7 @@ pub fn key_runs(edit: &Edit, old_len: usize) -> Vec<KeyRun> {
 mod tests {
     use super::*;
     use crate::conversation::edit::edit;
-    use crate::conversation::edit::scan::facts;
+    use crate::conversation::edit::scan::{edited, facts};
 
     /// The diff the store made before it was planned here (a walk with a
     /// look-ahead table built at the first mismatch), over object ids.
@@ -169,18 +169,9 @@ mod tests {
         #[test]
         fn same_as_the_reference_walk(
             known in proptest::collection::vec(0u32..12, 0..14),
-            edits in proptest::collection::vec((0u8..4, 0usize..16, 0u32..16), 0..5),
+            edits in proptest::collection::vec((0u8..5, 0usize..16, 0u32..16), 0..5),
         ) {
-            let mut new = known.clone();
-            for (op, at, x) in edits {
-                let at = at.min(new.len());
-                match op {
-                    0 => new.insert(at, x),
-                    1 if at < new.len() => { new.remove(at); }
-                    2 if at < new.len() => new[at] = x,
-                    _ => new.push(x),
-                }
-            }
+            let new = edited(&known, &edits);
             let want = reference(&known, &new);
             let got = edit(&facts(&known, &new)).unwrap();
             proptest::prop_assert_eq!(&got, &want);

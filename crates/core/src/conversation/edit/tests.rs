@@ -1,7 +1,7 @@
 //! The classification of an edit, case by case, and its contract: the
 //! edit applied to the known array gives the new one.
 
-use super::scan::facts;
+use super::scan::{edited, facts};
 use super::*;
 
 /// The edit of `known` into `new`, as the shim's facts make it.
@@ -291,17 +291,7 @@ proptest::proptest! {
         known in proptest::collection::vec(0u32..12, 0..14),
         edits in proptest::collection::vec((0u8..5, 0usize..16, 0u32..16), 0..5),
     ) {
-        let mut new = known.clone();
-        for (op, at, x) in edits {
-            let at = at.min(new.len());
-            match op {
-                0 => new.insert(at, x),
-                1 if at < new.len() => { new.remove(at); }
-                2 if at < new.len() => new[at] = x,
-                3 => new.truncate(at),
-                _ => new.push(x),
-            }
-        }
+        let new = edited(&known, &edits);
         let (e, _) = change_of(&known, &new);
         let d = e.kept_prefix(known.len());
         proptest::prop_assert!(d <= known.len().min(new.len()));
