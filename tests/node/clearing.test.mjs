@@ -18,6 +18,7 @@ import {
   removeLastCompaction,
   transformContext,
 } from "agent-compaction";
+import { usage } from "../support/pi-usage.mjs";
 
 const { SessionManager } = await import(
   new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js", import.meta.url).href
@@ -25,14 +26,6 @@ const { SessionManager } = await import(
 
 let clock = 1_000;
 let calls = 0;
-const usage = (input) => ({
-  input,
-  output: 10,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: input + 10,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-});
 const user = (text) => ({ role: "user", content: text, timestamp: clock++ });
 const call = (id, name) => ({
   role: "assistant",

@@ -8,16 +8,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Compactor } from "agent-compaction";
+import { usage } from "../support/pi-usage.mjs";
 
 const YEAR = 365 * 24 * 3600 * 1000;
-const usage = (input) => ({
-  input,
-  output: 10,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: input + 10,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-});
 
 /** A conversation's turns; `stamp(i)` gives the i-th message's timestamp. */
 function turn(t, stamp, next, chars, reported) {

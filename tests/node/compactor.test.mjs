@@ -11,6 +11,7 @@ import {
   serializeConversation,
   transformContext,
 } from "agent-compaction";
+import { usage } from "../support/pi-usage.mjs";
 
 const fixture = (name) =>
   readFileSync(new URL(`../../fixtures/${name}`, import.meta.url), "utf8")
@@ -21,14 +22,6 @@ const fixture = (name) =>
     .map((e) => e.message);
 const large = fixture("pi-large-session.jsonl");
 
-const usage = (input, output = 10) => ({
-  input,
-  output,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: input + output,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-});
 
 let clock = 1_000;
 const user = (text) => ({ role: "user", content: text, timestamp: clock++ });

@@ -12,16 +12,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Compactor, estimateTokens } from "agent-compaction";
+import { usage } from "../support/pi-usage.mjs";
 
 let clock = 1_000;
-const usage = (input) => ({
-  input,
-  output: 10,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: input + 10,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-});
 const user = (text) => ({ role: "user", content: text, timestamp: clock++ });
 /** An assistant turn with tool calls whose arguments need escaping. */
 const toolTurn = (i) => ({

@@ -14,20 +14,13 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Compactor, convertToLlm, transformContext } from "agent-compaction";
 import { rng } from "./estimator-corpus.mjs";
+import { usage } from "../support/pi-usage.mjs";
 
 function session(seed) {
   const rand = rng(seed);
   const pick = (n) => Math.floor(rand() * n);
   let clock = 1_000;
   let ids = 0;
-  const usage = (input) => ({
-    input,
-    output: 10,
-    cacheRead: 0,
-    cacheWrite: 0,
-    totalTokens: input + 10,
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-  });
   const text = () => "word ".repeat(1 + pick(400));
   const make = {
     user: () => ({ role: "user", content: text(), timestamp: clock++, ...(rand() < 0.1 ? { pinned: true } : {}) }),

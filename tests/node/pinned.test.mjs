@@ -18,17 +18,10 @@ import {
   transformContext,
 } from "agent-compaction";
 import { startMockLlm } from "../support/mock-llm-server.mjs";
+import { usage } from "../support/pi-usage.mjs";
 
 const HEADING = "## Latest user request (verbatim)";
 
-const usage = (input, output = 10) => ({
-  input,
-  output,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: input + output,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-});
 
 let clock = 1_000;
 const user = (content, extra = {}) => ({ role: "user", content, timestamp: clock++, ...extra });
