@@ -169,7 +169,8 @@ pub fn import_session(text: &str) -> Result<ImportedSession, SessionFileError> {
         // and here are the ones it kept (pi's files put the entry after
         // them), unless the summary says so itself. A summary right before
         // its entry (as this package exports it) tells nothing.
-        if let Some(k) = compactions.iter().position(|&cp| cp == p) {
+        // (`compactions` is in path order: a binary search finds its entry.)
+        if let Ok(k) = compactions.binary_search(&p) {
             if let Some(at) = placed[k].filter(|&at| at + 1 < messages.len()) {
                 let kept = messages.len() - at - 1;
                 if let Some(Json::Object(summary)) = messages.get_mut(at) {
