@@ -75,5 +75,6 @@ if (process.argv.includes("--json")) {
   console.log("lines of code outside tests (not blank, not comments)\n");
   for (const [name, n] of rows) console.log(`${name.padEnd(56)} ${String(n).padStart(6)}`);
   console.log(`\nbinding / core: ${(binding / core.code).toFixed(2)}`);
+  console.log(`binding with package entries / core: ${((binding + entries.code) / core.code).toFixed(2)}`);
   console.log(`store side, binding / core: ${(storeBinding / storeCore).toFixed(2)}`);
 }
