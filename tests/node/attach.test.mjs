@@ -4,38 +4,20 @@
 // agent sent (a normal answer with the usage a provider would report, a
 // provider's real overflow error, ...) and records every request, so each
 // test asserts both what the agent holds and what the model received.
-import { after, before, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent } from "@mariozechner/pi-agent-core";
 import { Compactor } from "agent-compaction";
-import { PROVIDER_ERRORS, startMockLlm } from "../support/mock-llm-server.mjs";
+import { PROVIDER_ERRORS, useMockLlm } from "../support/mock-llm-server.mjs";
 
 const OVERFLOW = { status: 400, json: PROVIDER_ERRORS.openai[400] };
 const RECOVERY_FAILED =
   "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
 const SUMMARY_PREFIX = "The conversation history before this point was compacted";
 
-let mock;
-before(async () => {
-  mock = await startMockLlm();
-});
-after(() => mock.close());
-beforeEach(() => {
-  mock.requests.length = 0;
-});
+const mock = useMockLlm();
 
-const model = (id = "m", contextWindow = 20_000) => ({
-  id,
-  name: id,
-  api: "openai-completions",
-  provider: "local",
-  baseUrl: `${mock.url}v1`,
-  reasoning: false,
-  input: ["text"],
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-  contextWindow,
-  maxTokens: 1000,
-});
+const model = (id = "m", contextWindow = 20_000) => mock.model({ id, contextWindow });
 
 /** What the model was sent, as text (to find messages in it). */
 const sent = (record) => JSON.stringify(record.body.messages);

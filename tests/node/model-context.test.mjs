@@ -4,14 +4,14 @@
 // pi-agent-core Agent talking to the mock LLM server over HTTP, and the AI
 // SDK conversation (modelMessages, prepareStep, run with the SDK's mock
 // model). One engine decides; every adapter must send the same messages.
-import { after, before, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent } from "@mariozechner/pi-agent-core";
 import { generateText } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { Compactor } from "agent-compaction";
 import { aiSdkConversation } from "agent-compaction/ai-sdk";
-import { startMockLlm } from "../support/mock-llm-server.mjs";
+import { useMockLlm } from "../support/mock-llm-server.mjs";
 import { CASES, labelOf, user } from "../support/context-cases.mjs";
 
 const compactor = () => new Compactor({ contextWindow: 200_000, model: "local/m" });
@@ -19,27 +19,8 @@ const labels = (messages) => messages.map(labelOf);
 /** pi-ai leaves failed attempts out at the provider: the hooks hand them on. */
 const atProvider = (messages) => messages.filter((m) => !(m.role === "assistant" && (m.stopReason === "error" || m.stopReason === "aborted")));
 
-let mock;
-before(async () => {
-  mock = await startMockLlm();
-});
-after(() => mock.close());
-beforeEach(() => {
-  mock.requests.length = 0;
-});
+const mock = useMockLlm();
 
-const model = () => ({
-  id: "m",
-  name: "m",
-  api: "openai-completions",
-  provider: "local",
-  baseUrl: `${mock.url}v1`,
-  reasoning: false,
-  input: ["text"],
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-  contextWindow: 200_000,
-  maxTokens: 1000,
-});
 
 /** An AI SDK mock model that records each prompt. */
 function recordingModel() {
@@ -107,7 +88,7 @@ for (const c of CASES) {
     test("attach: a real Agent's request to the provider", async () => {
       mock.setMode(() => ({ text: "L:answer", usage: { prompt_tokens: 100, completion_tokens: 1, total_tokens: 101 } }));
       const comp = compactor();
-      const agent = new Agent({ initialState: { model: model(), systemPrompt: "sys", messages: c.messages }, getApiKey: () => "local" });
+      const agent = new Agent({ initialState: { model: mock.model(), systemPrompt: "sys", messages: c.messages }, getApiKey: () => "local" });
       const detach = comp.attach(agent);
       await agent.prompt("L:next");
       await agent.waitForIdle();

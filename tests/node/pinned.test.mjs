@@ -5,7 +5,7 @@
 // summary when the cut summarizes it (a split turn), within its budget, and
 // never twice; both through `attach` with a real pi-agent-core Agent talking
 // to the mock LLM server, and through pi session files.
-import { after, before, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent } from "@mariozechner/pi-agent-core";
 import {
@@ -17,7 +17,7 @@ import {
   prepareCompaction,
   transformContext,
 } from "agent-compaction";
-import { startMockLlm } from "../support/mock-llm-server.mjs";
+import { useMockLlm } from "../support/mock-llm-server.mjs";
 import { usage } from "../support/pi-usage.mjs";
 
 const HEADING = "## Latest user request (verbatim)";
@@ -265,26 +265,7 @@ describe("the latest request, verbatim", () => {
 });
 
 describe("attach(agent) with a real pi-agent-core Agent", () => {
-  let mock;
-  before(async () => {
-    mock = await startMockLlm();
-  });
-  after(() => mock.close());
-  beforeEach(() => {
-    mock.requests.length = 0;
-  });
-  const model = (contextWindow) => ({
-    id: "m",
-    name: "m",
-    api: "openai-completions",
-    provider: "local",
-    baseUrl: `${mock.url}v1`,
-    reasoning: false,
-    input: ["text"],
-    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-    contextWindow,
-    maxTokens: 1000,
-  });
+  const mock = useMockLlm();
   const promptTokens = (r) => Math.ceil(JSON.stringify(r.body.messages).length / 4);
   const answer = (r) => {
     const p = promptTokens(r);
@@ -305,7 +286,7 @@ describe("attach(agent) with a real pi-agent-core Agent", () => {
   function setup(messages) {
     const c = new Compactor({ contextWindow: 20_000, model: "local/m", settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 } });
     const agent = new Agent({
-      initialState: { model: model(20_000), systemPrompt: "You are terse.", messages },
+      initialState: { model: mock.model({ contextWindow: 20_000 }), systemPrompt: "You are terse.", messages },
       getApiKey: () => "local",
     });
     c.attach(agent);

@@ -31,6 +31,7 @@
 // `createMockLlm()` gives the same thing as a request handler
 // (`handle(req, res, url) → boolean`) for scripts/serve.mjs's `handlers`.
 import { createServer } from "node:http";
+import { after, before, beforeEach } from "node:test";
 import { CORS, readBody, send, sendJson } from "../../scripts/http.mjs";
 
 export const MOCK_SUMMARY = [
@@ -370,7 +371,7 @@ export function createMockLlm({ prefix = "/v1", mode: initialMode = "text", text
 
 /**
  * Starts the mock on 127.0.0.1 (port 0 = any free port). Resolves to
- * `{ url, port, requests, preflights, setMode, waitForRequests, reset, close }`;
+ * `{ url, port, requests, preflights, setMode, waitForRequests, reset, model, close }`;
  * `url` ends with "/", so the OpenAI base URL is `${url}v1`.
  */
 export async function startMockLlm({ port = 0, host = "127.0.0.1", ...options } = {}) {
@@ -397,15 +398,45 @@ export async function startMockLlm({ port = 0, host = "127.0.0.1", ...options } 
     });
   });
   const actual = server.address().port;
+  const url = `http://${host}:${actual}/`;
   return {
     ...mock,
-    url: `http://${host}:${actual}/`,
+    url,
     port: actual,
     server,
+    /** A pi-ai `Model` on the mock's OpenAI-compatible API (`overrides` replace its fields). */
+    model: (overrides = {}) => ({
+      id: "m",
+      name: overrides.id ?? "m",
+      api: "openai-completions",
+      provider: "local",
+      baseUrl: `${url}v1`,
+      reasoning: false,
+      input: ["text"],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+      contextWindow: 200_000,
+      maxTokens: 1000,
+      ...overrides,
+    }),
     close: () =>
       new Promise((done) => {
         server.close(() => done());
         server.closeAllConnections?.();
       }),
   };
+}
+
+/**
+ * For a node:test file or `describe`: a mock started before its tests,
+ * closed after them, with the recorded requests cleared before each test.
+ * The object returned is the running mock once the tests run.
+ */
+export function useMockLlm(options) {
+  const mock = {};
+  before(async () => Object.assign(mock, await startMockLlm(options)));
+  after(() => mock.close());
+  beforeEach(() => {
+    mock.requests.length = 0;
+  });
+  return mock;
 }
