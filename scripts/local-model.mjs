@@ -34,6 +34,10 @@
 //     ends with "Additional focus: X", a "**Focus**: X" line.
 //   - Usage: prompt_tokens = ceil(chars / 4) of every message's content, tool
 //     call and tool definitions; completion_tokens = ceil(answer chars / 4).
+//     With `promptCache`, a prompt prefix repeated from a recent request is
+//     reported in prompt_tokens_details.cached_tokens, by OpenAI's rules
+//     (scripts/lib/prompt-cache.mjs); the `…MsPerToken` fields make the
+//     answer take a provider's time (cached prompt tokens read faster).
 //   - Context window: when prompt_tokens > config.contextWindow (or
 //     `overflowAlways` / `overflowNext` force it for chat requests), HTTP 400
 //     with OpenAI's context_length_exceeded body, which pi-ai turns into
@@ -44,9 +48,10 @@
 //     the window. `overflowNext` counts down by one per forced overflow.
 //
 // Request log records: { seq, time, method, path, kind: "chat" | "summary" |
-// "overflow" | "invalid", status, body, promptTokens, completionTokens,
+// "overflow" | "invalid", status, body, promptTokens, cachedTokens, completionTokens,
 // overflow: null | "error" | "silent", reply: { text, toolCalls, finishReason } | null }.
 import { CORS, readBody, sendJson } from "./http.mjs";
+import { createPromptCache } from "./lib/prompt-cache.mjs";
 import {
   DEMO_TOOLS,
   demoAgentTools,
@@ -73,6 +78,19 @@ export const DEFAULT_CONFIG = Object.freeze({
   delayMs: 150,
   /** Characters per streamed text chunk. */
   chunkChars: 48,
+  /**
+   * Serve repeated prompt prefixes from a cache as OpenAI does
+   * (scripts/lib/prompt-cache.mjs), reporting them in
+   * `usage.prompt_tokens_details.cached_tokens`.
+   */
+  promptCache: false,
+  /**
+   * Time per token, as a provider takes it (added to `delayMs`): reading
+   * an uncached prompt token, reading a cached one, writing an answer token.
+   */
+  inputMsPerToken: 0,
+  cachedInputMsPerToken: 0,
+  outputMsPerToken: 0,
 });
 
 const CONFIG_TYPES = {
@@ -83,6 +101,10 @@ const CONFIG_TYPES = {
   overflowNext: "count",
   delayMs: "count",
   chunkChars: "count",
+  promptCache: "boolean",
+  inputMsPerToken: "duration",
+  cachedInputMsPerToken: "duration",
+  outputMsPerToken: "duration",
 };
 
 /** `created` of every response: a constant, so that answers are reproducible. */
@@ -516,14 +538,14 @@ function summaryAnswer(prompt) {
 
 // ------------------------------------------------------------ responses
 
-function usageOf(promptTokens, answer) {
+function usageOf(promptTokens, answer, cachedTokens) {
   const chars = answer.text.length + answer.toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
   const completion = Math.ceil(chars / 4);
   return {
     prompt_tokens: promptTokens,
     completion_tokens: completion,
     total_tokens: promptTokens + completion,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    prompt_tokens_details: { cached_tokens: cachedTokens, audio_tokens: 0 },
     completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   };
 }
@@ -603,8 +625,15 @@ function checkConfig(partial) {
     const type = CONFIG_TYPES[key];
     if (!type) throw new TypeError(`unknown config key "${key}" (known: ${Object.keys(CONFIG_TYPES).join(", ")})`);
     const ok =
-      type === "count" ? Number.isInteger(value) && value >= 0 : type === "string" ? typeof value === "string" && value !== "" : typeof value === type;
-    if (!ok) throw new TypeError(`config "${key}" must be ${type === "count" ? "an integer ≥ 0" : `a ${type === "string" ? "non-empty string" : type}`}`);
+      type === "count"
+        ? Number.isInteger(value) && value >= 0
+        : type === "duration"
+          ? Number.isFinite(value) && value >= 0
+          : type === "string"
+            ? typeof value === "string" && value !== ""
+            : typeof value === type;
+    const expected = { count: "an integer ≥ 0", duration: "a number ≥ 0", string: "a non-empty string" }[type] ?? `a ${type}`;
+    if (!ok) throw new TypeError(`config "${key}" must be ${expected}`);
     out[key] = value;
   }
   return out;
@@ -625,6 +654,7 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
   let config = { ...initial };
   const requests = [];
   const waiters = [];
+  const cache = createPromptCache();
   let seq = 0;
 
   function notify() {
@@ -657,7 +687,7 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
     }
     if (!body || typeof body !== "object" || !Array.isArray(body.messages)) {
       const message = body === null ? "We could not parse the JSON body of your request." : "'messages' is a required property";
-      record({ method: req.method, path: url.pathname, kind: "invalid", status: 400, body, promptTokens: 0, completionTokens: 0, overflow: null, reply: null });
+      record({ method: req.method, path: url.pathname, kind: "invalid", status: 400, body, promptTokens: 0, cachedTokens: 0, completionTokens: 0, overflow: null, reply: null });
       openAiError(res, 400, message);
       return;
     }
@@ -676,7 +706,7 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
 
     if (overflowing && !cfg.silentOverflow) {
       const reported = Math.max(promptTokens, cfg.contextWindow + 1);
-      record({ ...base, kind: "overflow", status: 400, promptTokens: reported, completionTokens: 0, overflow: "error", reply: null });
+      record({ ...base, kind: "overflow", status: 400, promptTokens: reported, cachedTokens: 0, completionTokens: 0, overflow: "error", reply: null });
       if (cfg.delayMs > 0) await sleep(cfg.delayMs);
       sendJson(res, 400, {
         error: {
@@ -693,12 +723,17 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
     let answer = summaryPrompt === null ? chatAnswer(body, bodyHash) : { text: summaryAnswer(summaryPrompt), toolCalls: [], finishReason: "stop" };
     answer = applyMaxTokens(answer, body);
     const reportedPrompt = overflowing ? Math.max(promptTokens, cfg.contextWindow + 1) : promptTokens;
-    const usage = usageOf(reportedPrompt, answer);
+    const cachedTokens = cfg.promptCache ? cache.lookup(body, reportedPrompt) : 0;
+    const usage = usageOf(reportedPrompt, answer, cachedTokens);
+    // The provider's time: the prompt read before the first token, then the answer.
+    const readMs = (reportedPrompt - cachedTokens) * cfg.inputMsPerToken + cachedTokens * cfg.cachedInputMsPerToken;
+    const writeMs = usage.completion_tokens * cfg.outputMsPerToken;
     record({
       ...base,
       kind,
       status: 200,
       promptTokens: reportedPrompt,
+      cachedTokens,
       completionTokens: usage.completion_tokens,
       overflow: overflowing ? "silent" : null,
       reply: { text: answer.text, toolCalls: answer.toolCalls.map((c) => ({ ...c })), finishReason: answer.finishReason },
@@ -710,15 +745,17 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
       closed = true;
     });
     if (body.stream !== true) {
-      if (cfg.delayMs > 0) await sleep(cfg.delayMs);
+      if (cfg.delayMs + readMs + writeMs > 0) await sleep(cfg.delayMs + readMs + writeMs);
       if (!closed) sendJson(res, 200, completionJson(id, model, answer, usage));
       return;
     }
     const events = streamEvents(id, model, answer, usage, body.stream_options?.include_usage === true, cfg.chunkChars);
     res.writeHead(200, { ...CORS, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
     res.flushHeaders?.();
+    if (readMs > 0) await sleep(readMs);
+    const perEvent = cfg.delayMs + writeMs / events.length;
     for (const e of events) {
-      if (cfg.delayMs > 0) await sleep(cfg.delayMs);
+      if (perEvent > 0) await sleep(perEvent);
       if (closed) return;
       res.write(`data: ${JSON.stringify(e)}\n\n`);
     }
@@ -814,6 +851,7 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
     /** Clears the request log and, unless `keepConfig`, restores the initial config. */
     reset({ keepConfig = false } = {}) {
       requests.length = 0;
+      cache.clear();
       if (!keepConfig) config = { ...initial };
     },
     /** Resolves with the log once at least `count` requests have arrived. */
