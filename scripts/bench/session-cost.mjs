@@ -1,0 +1,240 @@
+// What a long session costs the user: tokens billed (cached and not),
+// dollars, and the seconds spent waiting for compactions. A program that
+// prints a table, not a test; `npm run bench:session-cost` runs it alone.
+//
+// One scripted coding session (TURNS user requests, each answered by the
+// local model with one or two tool calls whose outputs are 6–20 KB, then a
+// short answer) runs twice against the local model (scripts/local-model.mjs)
+// with OpenAI's prompt caching (scripts/lib/prompt-cache.mjs) and a
+// provider's time per token:
+//   - ours: a pi-agent-core `Agent` with `compactor.attach(agent)` and the
+//     ready `openAiSummarizer` (pi's summary prompt, compaction awaited);
+//   - pi 0.73.1: its own `AgentSession` (pi-coding-agent, in memory) with
+//     the same model, tools and compaction settings, compacting with its
+//     own `compact()`.
+// Both get the same system prompt (pi's) and the same requests, one after
+// the other, each sent when the previous one and any compaction it started
+// are done. The provider's time is taken as real time scaled by TIME_SCALE
+// and reported unscaled.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Agent } from "@mariozechner/pi-agent-core";
+import { Compactor, openAiSummarizer } from "agent-compaction";
+import { createLocalModel, demoAgentTools } from "../local-model.mjs";
+import { startServer } from "../serve.mjs";
+import { createRng } from "../../www/local-tools.js";
+
+const PI_COMPACTION = new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/compaction/compaction.js", import.meta.url);
+const TURNS = Number(process.env.TURNS ?? 300);
+const CONTEXT_WINDOW = 100_000;
+/** pi's default compaction settings. */
+const SETTINGS = { reserveTokens: 16_384, keepRecentTokens: 20_000 };
+/**
+ * The provider's time per token (ms), in the range of today's large models:
+ * ~10,000 uncached prompt tokens a second, ten times that from the cache,
+ * 50 answer tokens a second.
+ */
+const PROVIDER_TIME = { inputMsPerToken: 0.1, cachedInputMsPerToken: 0.01, outputMsPerToken: 20 };
+/** Real milliseconds per modeled millisecond. */
+const TIME_SCALE = Number(process.env.TIME_SCALE ?? 0.01);
+/** US dollars per million tokens: OpenAI's list prices for GPT-5 (cached input is a tenth). */
+const PRICES = { name: "GPT-5", input: 1.25, cachedInput: 0.125, output: 10 };
+
+// ---------------------------------------------------------------------------
+// The session.
+
+const MODULES = ["parser", "cache", "router", "scheduler", "auth", "billing", "search", "upload", "metrics", "export"];
+const CRATES = ["core", "store", "engine", "codec"];
+
+/** The user's requests: deterministic, each naming what the local model's tools will open. */
+function requests(turns) {
+  const rng = createRng(2026);
+  const pick = (list) => list[rng.int(list.length)];
+  const make = [
+    () => `Read src/${pick(MODULES)}/mod.rs and fix the bug in ${pick(MODULES)}_handler.`,
+    () => `Run the tests with \`cargo test -p ${pick(CRATES)}\` and tell me what fails.`,
+    () => `List the files under src/${pick(MODULES)}/ and say which one holds the retry logic.`,
+    () => `Search for ${pick(MODULES)}_config in the code.`,
+    () => `Read src/${pick(MODULES)}.ts and src/${pick(MODULES)}.rs and compare them.`,
+    () => "Build the project and report the warnings.",
+  ];
+  return Array.from({ length: turns }, () => pick(make)());
+}
+
+// ---------------------------------------------------------------------------
+// Running it.
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function until(done) {
+  while (!done()) await sleep(1);
+}
+
+function piModel(baseUrl) {
+  return {
+    id: "local-coder",
+    name: "Local coder",
+    api: "openai-completions",
+    provider: "local",
+    baseUrl,
+    reasoning: false,
+    input: ["text"],
+    cost: { input: PRICES.input, output: PRICES.output, cacheRead: PRICES.cachedInput, cacheWrite: 0 },
+    contextWindow: CONTEXT_WINDOW,
+    maxTokens: 4_000,
+  };
+}
+
+/** pi 0.73.1's own session: its agent loop, threshold check, overflow recovery and `compact()`. */
+async function runPi({ model, prompts, compactions }) {
+  const pi = await import("@mariozechner/pi-coding-agent");
+  const { estimateTokens } = await import(PI_COMPACTION);
+  const dir = mkdtempSync(join(tmpdir(), "session-cost-"));
+  try {
+    const authStorage = pi.AuthStorage.inMemory();
+    authStorage.setRuntimeApiKey("local", "local");
+    const { session } = await pi.createAgentSession({
+      cwd: dir,
+      agentDir: dir,
+      authStorage,
+      model,
+      noTools: "builtin",
+      customTools: demoAgentTools(),
+      sessionManager: pi.SessionManager.inMemory(dir),
+      settingsManager: pi.SettingsManager.inMemory({ compaction: { enabled: true, ...SETTINGS } }),
+    });
+    let started = 0;
+    session.subscribe((e) => {
+      if (e.type === "compaction_start") started = performance.now();
+      if (e.type === "compaction_end") {
+        // pi's estimate of what the model now sees (the kept messages' usage is the old context's).
+        const after = session.agent.state.messages.reduce((n, m) => n + estimateTokens(m), 0);
+        compactions.push({
+          ms: performance.now() - started,
+          ok: Boolean(e.result),
+          before: e.result?.tokensBefore,
+          after: e.result ? after : undefined,
+        });
+      }
+    });
+    const systemPrompt = session.agent.state.systemPrompt;
+    for (const text of prompts) {
+      await session.prompt(text);
+      await until(() => !session.isCompacting && !session.isStreaming && !session.isRetrying);
+    }
+    return systemPrompt;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Ours: a pi-agent-core Agent with the compactor attached. */
+async function runOurs({ model, prompts, compactions, systemPrompt, baseUrl }) {
+  let started = 0;
+  const compactor = new Compactor({
+    model,
+    settings: SETTINGS,
+    summarize: openAiSummarizer({ baseUrl, model: model.id, apiKey: "local" }),
+    onEvent: (e) => {
+      if (e.type === "compaction_start") started = performance.now();
+      if (e.type === "compaction_end") {
+        compactions.push({
+          ms: performance.now() - started,
+          ok: Boolean(e.result),
+          cleared: e.tier === "clear",
+          before: e.result?.tokensBefore,
+          after: e.result?.tokensAfter,
+        });
+      }
+    },
+  });
+  const agent = new Agent({ initialState: { model, systemPrompt, tools: demoAgentTools(), messages: [] }, getApiKey: () => "local" });
+  const detach = compactor.attach(agent);
+  try {
+    for (const text of prompts) {
+      await agent.prompt(text);
+      await until(() => !compactor.isCompacting && !agent.state.isStreaming);
+    }
+  } finally {
+    detach();
+    compactor.free();
+  }
+}
+
+/** Sums of the provider's log: chat requests and compaction requests apart. */
+function bill(log) {
+  const sum = (kind) => {
+    const rs = log.filter((r) => r.kind === kind);
+    const input = rs.reduce((n, r) => n + r.promptTokens, 0);
+    const cached = rs.reduce((n, r) => n + r.cachedTokens, 0);
+    const output = rs.reduce((n, r) => n + r.completionTokens, 0);
+    const dollars = ((input - cached) * PRICES.input + cached * PRICES.cachedInput + output * PRICES.output) / 1e6;
+    return { requests: rs.length, input, cached, uncached: input - cached, output, dollars };
+  };
+  return { chat: sum("chat"), summary: sum("summary"), refused: log.filter((r) => r.kind === "overflow").length };
+}
+
+export async function runSessionCostBench({ print = console.log, turns = TURNS } = {}) {
+  const local = createLocalModel({
+    delayMs: 0,
+    contextWindow: CONTEXT_WINDOW,
+    promptCache: true,
+    inputMsPerToken: PROVIDER_TIME.inputMsPerToken * TIME_SCALE,
+    cachedInputMsPerToken: PROVIDER_TIME.cachedInputMsPerToken * TIME_SCALE,
+    outputMsPerToken: PROVIDER_TIME.outputMsPerToken * TIME_SCALE,
+  });
+  const server = await startServer({ port: 0, handlers: [local.handle], mounts: [] });
+  const baseUrl = `${server.url}local/v1`;
+  const model = piModel(baseUrl);
+  const prompts = requests(turns);
+  const columns = [];
+  try {
+    const piCompactions = [];
+    const systemPrompt = await runPi({ model, prompts, compactions: piCompactions });
+    const piBill = bill(local.requests);
+    local.reset({ keepConfig: true });
+    const ourCompactions = [];
+    await runOurs({ model, prompts, compactions: ourCompactions, systemPrompt, baseUrl });
+    const ourBill = bill(local.requests);
+    columns.push(
+      { name: "ours today (pi's prompt, compaction awaited)", bill: ourBill, compactions: ourCompactions },
+      { name: "pi 0.73.1 (`AgentSession`, its `compact()`)", bill: piBill, compactions: piCompactions },
+    );
+  } finally {
+    await server.close();
+  }
+
+  const k = (n) => `${(n / 1000).toFixed(0)}k`;
+  const pct = (a, b) => (b === 0 ? "–" : `${((100 * a) / b).toFixed(0)} %`);
+  const seconds = (ms) => `${(ms / TIME_SCALE / 1000).toFixed(1)} s`;
+  const stalled = (cs) => cs.filter((c) => c.ok && c.before > 0 && c.after > 0.95 * c.before).length;
+  print("## What a long session costs the user\n");
+  print(
+    `One scripted coding session: ${turns} requests to the local model (tool outputs of 6–20 KB), window ${CONTEXT_WINDOW.toLocaleString("en-US")}, ` +
+      `pi's default settings (reserve ${SETTINGS.reserveTokens}, keep ${SETTINGS.keepRecentTokens}). The provider caches prompt prefixes as OpenAI documents ` +
+      `(exact prefix, ≥ 1,024 tokens, 128-token steps) and takes ${PROVIDER_TIME.inputMsPerToken} ms per uncached prompt token, ` +
+      `${PROVIDER_TIME.cachedInputMsPerToken} ms per cached one and ${PROVIDER_TIME.outputMsPerToken} ms per answer token. ` +
+      `Dollars at ${PRICES.name}'s list prices ($${PRICES.input} / $${PRICES.cachedInput} cached / $${PRICES.output} output per million tokens).\n`,
+  );
+  const rows = [
+    ["input tokens, whole session: uncached / cached", (c) => `${k(c.bill.chat.uncached + c.bill.summary.uncached)} / ${k(c.bill.chat.cached + c.bill.summary.cached)}`],
+    ["input tokens, compactions alone: uncached / cached", (c) => `${k(c.bill.summary.uncached)} / ${k(c.bill.summary.cached)}`],
+    ["compactions' input served from the cache", (c) => pct(c.bill.summary.cached, c.bill.summary.input)],
+    ["dollars, whole session", (c) => `$${(c.bill.chat.dollars + c.bill.summary.dollars).toFixed(2)}`],
+    ["dollars, compactions alone", (c) => `$${c.bill.summary.dollars.toFixed(2)}`],
+    ["compactions: summarized / old tool output cleared", (c) => `${c.compactions.filter((x) => x.ok && !x.cleared).length} / ${c.compactions.filter((x) => x.cleared).length}`],
+    ["summary requests", (c) => String(c.bill.summary.requests)],
+    ["seconds the user waited on compaction", (c) => seconds(c.compactions.reduce((n, x) => n + x.ms, 0))],
+    ["requests refused for overflow", (c) => String(c.bill.refused)],
+    ["compactions that freed < 5 %", (c) => String(stalled(c.compactions))],
+  ];
+  print(`| | ${columns.map((c) => c.name).join(" | ")} |`);
+  print(`| --- | ${columns.map(() => "---:").join(" | ")} |`);
+  for (const [label, cell] of rows) print(`| ${label} | ${columns.map(cell).join(" | ")} |`);
+  print("");
+  return columns;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await runSessionCostBench();
