@@ -11,6 +11,9 @@
 //   GET  /local/v1/models             the one model ("local-coder")
 //   POST /local/v1/chat/completions   streaming (SSE, `stream_options.include_usage`
 //                                     → a final usage chunk) or not
+//   POST /local/v1/messages           the same model behind Anthropic's Messages API
+//                                     (pi-ai's `anthropic-messages` with
+//                                     baseUrl `${origin}/local`), streaming or not
 //   GET  /local/v1/config             the config (JSON)
 //   POST /local/v1/config             merge a JSON partial into it; answers the new config
 //   GET  /local/v1/requests           the request log (JSON array; `?kind=summary` filters)
@@ -35,9 +38,11 @@
 //   - Usage: prompt_tokens = ceil(chars / 4) of every message's content, tool
 //     call and tool definitions; completion_tokens = ceil(answer chars / 4).
 //     With `promptCache`, a prompt prefix repeated from a recent request is
-//     reported in prompt_tokens_details.cached_tokens, by OpenAI's rules
-//     (scripts/lib/prompt-cache.mjs); the `…MsPerToken` fields make the
-//     answer take a provider's time (cached prompt tokens read faster).
+//     reported in prompt_tokens_details.cached_tokens, by OpenAI's rules, and
+//     as cache_read_input_tokens / cache_creation_input_tokens by Anthropic's
+//     on /messages (scripts/lib/prompt-cache.mjs); the `…MsPerToken` fields
+//     make the answer take a provider's time (cached prompt tokens read
+//     faster). On /messages an overflow is Anthropic's "prompt is too long".
 //   - Context window: when prompt_tokens > config.contextWindow (or
 //     `overflowAlways` / `overflowNext` force it for chat requests), HTTP 400
 //     with OpenAI's context_length_exceeded body, which pi-ai turns into
@@ -48,10 +53,11 @@
 //     the window. `overflowNext` counts down by one per forced overflow.
 //
 // Request log records: { seq, time, method, path, kind: "chat" | "summary" |
-// "overflow" | "invalid", status, body, promptTokens, cachedTokens, completionTokens,
+// "overflow" | "invalid", status, body, promptTokens, cachedTokens, completionTokens
+// (and on /messages: api "anthropic-messages", cacheWriteTokens),
 // overflow: null | "error" | "silent", reply: { text, toolCalls, finishReason } | null }.
 import { CORS, readBody, sendJson } from "./http.mjs";
-import { createPromptCache } from "./lib/prompt-cache.mjs";
+import { anthropicBlocks, createAnthropicCache, createPromptCache } from "./lib/prompt-cache.mjs";
 import {
   DEMO_TOOLS,
   demoAgentTools,
@@ -639,6 +645,74 @@ function checkConfig(partial) {
   return out;
 }
 
+// ------------------------------------------------------------ Anthropic Messages
+
+/** The text of Anthropic content: a string, or its text blocks. */
+function anthropicText(content) {
+  if (typeof content === "string") return content;
+  return (Array.isArray(content) ? content : []).map((b) => (b?.type === "text" ? b.text : "")).join("\n");
+}
+
+/**
+ * An Anthropic Messages request as the Chat Completions body the model
+ * answers (system first; a user message's tool_result blocks become tool
+ * messages; tool_use blocks become tool calls).
+ */
+function chatBodyOfAnthropic(body) {
+  const messages = [];
+  const system = anthropicText(body.system ?? "");
+  if (system) messages.push({ role: "system", content: system });
+  for (const m of body.messages) {
+    const blocks = typeof m?.content === "string" ? [{ type: "text", text: m.content }] : Array.isArray(m?.content) ? m.content : [];
+    if (m?.role === "assistant") {
+      const calls = blocks.filter((b) => b?.type === "tool_use");
+      const out = { role: "assistant", content: anthropicText(blocks) };
+      if (calls.length) out.tool_calls = calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) } }));
+      messages.push(out);
+      continue;
+    }
+    for (const b of blocks) {
+      if (b?.type === "tool_result") messages.push({ role: "tool", tool_call_id: b.tool_use_id, content: anthropicText(b.content) });
+    }
+    const text = anthropicText(blocks.filter((b) => b?.type !== "tool_result"));
+    if (text || !blocks.some((b) => b?.type === "tool_result")) messages.push({ role: "user", content: text });
+  }
+  const tools = (Array.isArray(body.tools) ? body.tools : []).map((t) => ({ type: "function", function: { name: t.name, description: t.description, parameters: t.input_schema } }));
+  return { messages, tools, tool_choice: body.tool_choice?.type === "none" ? "none" : undefined, max_tokens: body.max_tokens };
+}
+
+const ANTHROPIC_STOP = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens" };
+
+/** The answer as Anthropic content blocks. */
+function anthropicContent(answer) {
+  const content = [];
+  if (answer.text !== "") content.push({ type: "text", text: answer.text });
+  for (const c of answer.toolCalls) content.push({ type: "tool_use", id: c.id, name: c.name, input: JSON.parse(c.arguments) });
+  return content;
+}
+
+/** The SSE events of a streamed Anthropic answer: [event, data] pairs. */
+function anthropicEvents(id, model, answer, usage, chunkChars) {
+  const events = [["message_start", { type: "message_start", message: { id, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } }]];
+  anthropicContent(answer).forEach((block, index) => {
+    if (block.type === "text") {
+      events.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } }]);
+      for (const p of pieces(block.text, Math.max(1, chunkChars))) events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: p } }]);
+    } else {
+      events.push(["content_block_start", { type: "content_block_start", index, content_block: { type: "tool_use", id: block.id, name: block.name, input: {} } }]);
+      events.push(["content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) } }]);
+    }
+    events.push(["content_block_stop", { type: "content_block_stop", index }]);
+  });
+  events.push(["message_delta", { type: "message_delta", delta: { stop_reason: ANTHROPIC_STOP[answer.finishReason], stop_sequence: null }, usage: { output_tokens: usage.output_tokens } }]);
+  events.push(["message_stop", { type: "message_stop" }]);
+  return events;
+}
+
+function anthropicError(res, status, message, type = "invalid_request_error") {
+  sendJson(res, status, { type: "error", error: { type, message } });
+}
+
 // ------------------------------------------------------------ the handler
 
 /**
@@ -655,6 +729,7 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
   const requests = [];
   const waiters = [];
   const cache = createPromptCache();
+  const anthropicCache = createAnthropicCache();
   let seq = 0;
 
   function notify() {
@@ -762,6 +837,86 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
     if (!closed) res.end("data: [DONE]\n\n");
   }
 
+  /** POST {prefix}/messages: Anthropic's Messages API over the same model. */
+  async function messagesApi(req, res, url) {
+    if (req.method !== "POST") {
+      anthropicError(res, 405, `Method ${req.method} not allowed`);
+      return;
+    }
+    const raw = await readBody(req);
+    let body = null;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      // answered below
+    }
+    const base = { method: req.method, path: url.pathname, body, api: "anthropic-messages" };
+    if (!body || typeof body !== "object" || !Array.isArray(body.messages)) {
+      record({ ...base, kind: "invalid", status: 400, promptTokens: 0, cachedTokens: 0, completionTokens: 0, overflow: null, reply: null });
+      anthropicError(res, 400, body === null ? "There was an error parsing the body of your request." : "messages: Field required");
+      return;
+    }
+    const cfg = { ...config };
+    const chat = chatBodyOfAnthropic(body);
+    const summaryPrompt = summarizationPrompt(chat.messages);
+    const kind = summaryPrompt === null ? "chat" : "summary";
+    let forced = false;
+    if (kind === "chat" && (cfg.overflowAlways || cfg.overflowNext > 0)) {
+      forced = true;
+      if (cfg.overflowNext > 0) config.overflowNext = Math.max(0, config.overflowNext - 1);
+    }
+    const tokens = cfg.promptCache ? anthropicCache.lookup(body) : { input: Math.ceil(anthropicBlocks(body).reduce((n, b) => n + b.chars, 0) / 4), read: 0, written: 0 };
+    const promptTokens = tokens.input + tokens.read + tokens.written;
+    if ((forced || promptTokens > cfg.contextWindow) && !cfg.silentOverflow) {
+      const reported = Math.max(promptTokens, cfg.contextWindow + 1);
+      record({ ...base, kind: "overflow", status: 400, promptTokens: reported, cachedTokens: 0, completionTokens: 0, overflow: "error", reply: null });
+      if (cfg.delayMs > 0) await sleep(cfg.delayMs);
+      anthropicError(res, 400, `prompt is too long: ${reported} tokens > ${cfg.contextWindow} maximum`);
+      return;
+    }
+    const bodyHash = hashHex(raw);
+    let answer = summaryPrompt === null ? chatAnswer(chat, bodyHash) : { text: summaryAnswer(summaryPrompt), toolCalls: [], finishReason: "stop" };
+    answer = applyMaxTokens(answer, chat);
+    const outputTokens = usageOf(0, answer, 0).completion_tokens;
+    const usage = { input_tokens: tokens.input, cache_creation_input_tokens: tokens.written, cache_read_input_tokens: tokens.read, output_tokens: outputTokens };
+    record({
+      ...base,
+      kind,
+      status: 200,
+      promptTokens,
+      cachedTokens: tokens.read,
+      cacheWriteTokens: tokens.written,
+      completionTokens: outputTokens,
+      overflow: promptTokens > cfg.contextWindow ? "silent" : null,
+      reply: { text: answer.text, toolCalls: answer.toolCalls.map((c) => ({ ...c })), finishReason: answer.finishReason },
+    });
+    const readMs = (promptTokens - tokens.read) * cfg.inputMsPerToken + tokens.read * cfg.cachedInputMsPerToken;
+    const writeMs = outputTokens * cfg.outputMsPerToken;
+    const id = `msg_local${bodyHash}`;
+    const model = typeof body.model === "string" && body.model ? body.model : cfg.modelId;
+    let closed = false;
+    res.on("close", () => {
+      closed = true;
+    });
+    if (body.stream !== true) {
+      if (cfg.delayMs + readMs + writeMs > 0) await sleep(cfg.delayMs + readMs + writeMs);
+      const reply = { id, type: "message", role: "assistant", model, content: anthropicContent(answer), stop_reason: ANTHROPIC_STOP[answer.finishReason], stop_sequence: null, usage };
+      if (!closed) sendJson(res, 200, reply);
+      return;
+    }
+    const events = anthropicEvents(id, model, answer, usage, cfg.chunkChars);
+    res.writeHead(200, { ...CORS, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+    res.flushHeaders?.();
+    if (readMs > 0) await sleep(readMs);
+    const perEvent = cfg.delayMs + writeMs / events.length;
+    for (const [event, data] of events) {
+      if (perEvent > 0) await sleep(perEvent);
+      if (closed) return;
+      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    }
+    if (!closed) res.end();
+  }
+
   async function handle(req, res, url) {
     const path = url.pathname;
     if (path !== prefix && !path.startsWith(`${prefix}/`)) return false;
@@ -782,6 +937,9 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
       switch (route) {
         case "/chat/completions":
           await completions(req, res, url);
+          return true;
+        case "/messages":
+          await messagesApi(req, res, url);
           return true;
         case "/models":
           if (req.method !== "GET") openAiError(res, 405, `Method ${req.method} not allowed`);
@@ -852,6 +1010,7 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
     reset({ keepConfig = false } = {}) {
       requests.length = 0;
       cache.clear();
+      anthropicCache.clear();
       if (!keepConfig) config = { ...initial };
     },
     /** Resolves with the log once at least `count` requests have arrived. */
