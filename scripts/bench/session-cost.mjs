@@ -1,14 +1,16 @@
 // What a long session costs the user: tokens billed (cached and not),
 // dollars, and the seconds spent waiting for compactions. A program that
-// prints a table, not a test; `npm run bench:session-cost` runs it alone.
+// prints tables, not a test; `npm run bench:session-cost` runs it alone.
 //
 // One scripted coding session (TURNS user requests, each answered by the
 // local model with one or two tool calls whose outputs are 6–20 KB, then a
-// short answer) runs twice against the local model (scripts/local-model.mjs)
-// with OpenAI's prompt caching (scripts/lib/prompt-cache.mjs) and a
-// provider's time per token:
+// short answer) runs against the local model (scripts/local-model.mjs) with
+// prompt caching (scripts/lib/prompt-cache.mjs) and a provider's time per
+// token, once behind OpenAI's Chat Completions and once behind Anthropic's
+// Messages API, each time twice:
 //   - ours: a pi-agent-core `Agent` with `compactor.attach(agent)` and the
-//     ready `openAiSummarizer` (pi's summary prompt, compaction awaited);
+//     ready summarizer for that API (pi's summary prompt, compaction
+//     awaited);
 //   - pi 0.73.1: its own `AgentSession` (pi-coding-agent, in memory) with
 //     the same model, tools and compaction settings, compacting with its
 //     own `compact()`.
@@ -21,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Agent } from "@mariozechner/pi-agent-core";
-import { Compactor, openAiSummarizer } from "agent-compaction";
+import { anthropicSummarizer, Compactor, openAiSummarizer } from "agent-compaction";
 import { createLocalModel, demoAgentTools } from "../local-model.mjs";
 import { startServer } from "../serve.mjs";
 import { createRng } from "../../www/local-tools.js";
@@ -39,8 +41,32 @@ const SETTINGS = { reserveTokens: 16_384, keepRecentTokens: 20_000 };
 const PROVIDER_TIME = { inputMsPerToken: 0.1, cachedInputMsPerToken: 0.01, outputMsPerToken: 20 };
 /** Real milliseconds per modeled millisecond. */
 const TIME_SCALE = Number(process.env.TIME_SCALE ?? 0.01);
-/** US dollars per million tokens: OpenAI's list prices for GPT-5 (cached input is a tenth). */
-const PRICES = { name: "GPT-5", input: 1.25, cachedInput: 0.125, output: 10 };
+/**
+ * The two providers: how pi-ai reaches the local model, the ready
+ * summarizer that calls it, and list prices in US dollars per million
+ * tokens (OpenAI's for GPT-5, Anthropic's for Claude Sonnet 4.5 with
+ * 5-minute cache writes).
+ */
+const PROVIDERS = [
+  {
+    name: "OpenAI Chat Completions",
+    api: "openai-completions",
+    provider: "local",
+    path: "local/v1",
+    summarizer: (baseUrl, model) => openAiSummarizer({ baseUrl, model, apiKey: "local" }),
+    prices: { model: "GPT-5", input: 1.25, cacheWrite: 1.25, cacheRead: 0.125, output: 10 },
+    caching: "OpenAI's rules (exact prefix, at least 1,024 tokens, 128-token steps)",
+  },
+  {
+    name: "Anthropic Messages",
+    api: "anthropic-messages",
+    provider: "anthropic",
+    path: "local",
+    summarizer: (baseUrl, model) => anthropicSummarizer({ baseUrl, model, apiKey: "local" }),
+    prices: { model: "Claude Sonnet 4.5", input: 3, cacheWrite: 3.75, cacheRead: 0.3, output: 15 },
+    caching: "Anthropic's rules (the request's cache_control breakpoints, a 20-block lookback, at least 1,024 tokens)",
+  },
+];
 
 // ---------------------------------------------------------------------------
 // The session.
@@ -72,16 +98,17 @@ async function until(done) {
   while (!done()) await sleep(1);
 }
 
-function piModel(baseUrl) {
+function piModel(provider, baseUrl) {
+  const { prices } = provider;
   return {
     id: "local-coder",
     name: "Local coder",
-    api: "openai-completions",
-    provider: "local",
+    api: provider.api,
+    provider: provider.provider,
     baseUrl,
     reasoning: false,
     input: ["text"],
-    cost: { input: PRICES.input, output: PRICES.output, cacheRead: PRICES.cachedInput, cacheWrite: 0 },
+    cost: { input: prices.input, output: prices.output, cacheRead: prices.cacheRead, cacheWrite: prices.cacheWrite },
     contextWindow: CONTEXT_WINDOW,
     maxTokens: 4_000,
   };
@@ -94,7 +121,7 @@ async function runPi({ model, prompts, compactions }) {
   const dir = mkdtempSync(join(tmpdir(), "session-cost-"));
   try {
     const authStorage = pi.AuthStorage.inMemory();
-    authStorage.setRuntimeApiKey("local", "local");
+    authStorage.setRuntimeApiKey(model.provider, "local");
     const { session } = await pi.createAgentSession({
       cwd: dir,
       agentDir: dir,
@@ -131,12 +158,12 @@ async function runPi({ model, prompts, compactions }) {
 }
 
 /** Ours: a pi-agent-core Agent with the compactor attached. */
-async function runOurs({ model, prompts, compactions, systemPrompt, baseUrl }) {
+async function runOurs({ model, prompts, compactions, systemPrompt, summarize }) {
   let started = 0;
   const compactor = new Compactor({
     model,
     settings: SETTINGS,
-    summarize: openAiSummarizer({ baseUrl, model: model.id, apiKey: "local" }),
+    summarize,
     onEvent: (e) => {
       if (e.type === "compaction_start") started = performance.now();
       if (e.type === "compaction_end") {
@@ -163,14 +190,17 @@ async function runOurs({ model, prompts, compactions, systemPrompt, baseUrl }) {
   }
 }
 
-/** Sums of the provider's log: chat requests and compaction requests apart. */
-function bill(log) {
+/** Sums of the provider's log at its prices: chat requests and compaction requests apart. */
+function bill(log, prices) {
   const sum = (kind) => {
     const rs = log.filter((r) => r.kind === kind);
-    const input = rs.reduce((n, r) => n + r.promptTokens, 0);
-    const cached = rs.reduce((n, r) => n + r.cachedTokens, 0);
-    const output = rs.reduce((n, r) => n + r.completionTokens, 0);
-    const dollars = ((input - cached) * PRICES.input + cached * PRICES.cachedInput + output * PRICES.output) / 1e6;
+    const total = (f) => rs.reduce((n, r) => n + (f(r) ?? 0), 0);
+    const input = total((r) => r.promptTokens);
+    const cached = total((r) => r.cachedTokens);
+    const written = total((r) => r.cacheWriteTokens);
+    const output = total((r) => r.completionTokens);
+    const plain = input - cached - written;
+    const dollars = (plain * prices.input + written * prices.cacheWrite + cached * prices.cacheRead + output * prices.output) / 1e6;
     return { requests: rs.length, input, cached, uncached: input - cached, output, dollars };
   };
   return { chat: sum("chat"), summary: sum("summary"), refused: log.filter((r) => r.kind === "overflow").length };
@@ -186,37 +216,41 @@ export async function runSessionCostBench({ print = console.log, turns = TURNS }
     outputMsPerToken: PROVIDER_TIME.outputMsPerToken * TIME_SCALE,
   });
   const server = await startServer({ port: 0, handlers: [local.handle], mounts: [] });
-  const baseUrl = `${server.url}local/v1`;
-  const model = piModel(baseUrl);
   const prompts = requests(turns);
-  const columns = [];
+  const tables = [];
   try {
-    const piCompactions = [];
-    const systemPrompt = await runPi({ model, prompts, compactions: piCompactions });
-    const piBill = bill(local.requests);
-    local.reset({ keepConfig: true });
-    const ourCompactions = [];
-    await runOurs({ model, prompts, compactions: ourCompactions, systemPrompt, baseUrl });
-    const ourBill = bill(local.requests);
-    columns.push(
-      { name: "ours today (pi's prompt, compaction awaited)", bill: ourBill, compactions: ourCompactions },
-      { name: "pi 0.73.1 (`AgentSession`, its `compact()`)", bill: piBill, compactions: piCompactions },
-    );
+    for (const provider of PROVIDERS) {
+      const baseUrl = `${server.url}${provider.path}`;
+      const model = piModel(provider, baseUrl);
+      local.reset({ keepConfig: true });
+      const piCompactions = [];
+      const systemPrompt = await runPi({ model, prompts, compactions: piCompactions });
+      const piBill = bill(local.requests, provider.prices);
+      local.reset({ keepConfig: true });
+      const ourCompactions = [];
+      await runOurs({ model, prompts, compactions: ourCompactions, systemPrompt, summarize: provider.summarizer(baseUrl, model.id) });
+      const ourBill = bill(local.requests, provider.prices);
+      tables.push({
+        provider,
+        columns: [
+          { name: "ours (pi's prompt, compaction awaited)", bill: ourBill, compactions: ourCompactions },
+          { name: "pi 0.73.1 (`AgentSession`, its `compact()`)", bill: piBill, compactions: piCompactions },
+        ],
+      });
+    }
   } finally {
     await server.close();
   }
 
-  const k = (n) => `${(n / 1000).toFixed(0)}k`;
+  const k = (n) => `${Math.round(n / 1000).toLocaleString("en-US")}k`;
   const pct = (a, b) => (b === 0 ? "–" : `${((100 * a) / b).toFixed(0)} %`);
   const seconds = (ms) => `${(ms / TIME_SCALE / 1000).toFixed(1)} s`;
   const stalled = (cs) => cs.filter((c) => c.ok && c.before > 0 && c.after > 0.95 * c.before).length;
   print("## What a long session costs the user\n");
   print(
     `One scripted coding session: ${turns} requests to the local model (tool outputs of 6–20 KB), window ${CONTEXT_WINDOW.toLocaleString("en-US")}, ` +
-      `pi's default settings (reserve ${SETTINGS.reserveTokens}, keep ${SETTINGS.keepRecentTokens}). The provider caches prompt prefixes as OpenAI documents ` +
-      `(exact prefix, ≥ 1,024 tokens, 128-token steps) and takes ${PROVIDER_TIME.inputMsPerToken} ms per uncached prompt token, ` +
-      `${PROVIDER_TIME.cachedInputMsPerToken} ms per cached one and ${PROVIDER_TIME.outputMsPerToken} ms per answer token. ` +
-      `Dollars at ${PRICES.name}'s list prices ($${PRICES.input} / $${PRICES.cachedInput} cached / $${PRICES.output} output per million tokens).\n`,
+      `pi's default settings (reserve ${SETTINGS.reserveTokens}, keep ${SETTINGS.keepRecentTokens}). The provider takes ${PROVIDER_TIME.inputMsPerToken} ms per uncached prompt token, ` +
+      `${PROVIDER_TIME.cachedInputMsPerToken} ms per cached one and ${PROVIDER_TIME.outputMsPerToken} ms per answer token.\n`,
   );
   const rows = [
     ["input tokens, whole session: uncached / cached", (c) => `${k(c.bill.chat.uncached + c.bill.summary.uncached)} / ${k(c.bill.chat.cached + c.bill.summary.cached)}`],
@@ -225,16 +259,20 @@ export async function runSessionCostBench({ print = console.log, turns = TURNS }
     ["dollars, whole session", (c) => `$${(c.bill.chat.dollars + c.bill.summary.dollars).toFixed(2)}`],
     ["dollars, compactions alone", (c) => `$${c.bill.summary.dollars.toFixed(2)}`],
     ["compactions: summarized / old tool output cleared", (c) => `${c.compactions.filter((x) => x.ok && !x.cleared).length} / ${c.compactions.filter((x) => x.cleared).length}`],
-    ["summary requests", (c) => String(c.bill.summary.requests)],
+    ["summary requests (a split turn takes two)", (c) => String(c.bill.summary.requests)],
     ["seconds the user waited on compaction", (c) => seconds(c.compactions.reduce((n, x) => n + x.ms, 0))],
     ["requests refused for overflow", (c) => String(c.bill.refused)],
     ["compactions that freed < 5 %", (c) => String(stalled(c.compactions))],
   ];
-  print(`| | ${columns.map((c) => c.name).join(" | ")} |`);
-  print(`| --- | ${columns.map(() => "---:").join(" | ")} |`);
-  for (const [label, cell] of rows) print(`| ${label} | ${columns.map(cell).join(" | ")} |`);
-  print("");
-  return columns;
+  for (const { provider, columns } of tables) {
+    const p = provider.prices;
+    print(`#### ${provider.name}: caching by ${provider.caching}; dollars at ${p.model}'s list prices ($${p.input} input, $${p.cacheWrite} cache write, $${p.cacheRead} cache read, $${p.output} output per million tokens)\n`);
+    print(`| | ${columns.map((c) => c.name).join(" | ")} |`);
+    print(`| --- | ${columns.map(() => "---:").join(" | ")} |`);
+    for (const [label, cell] of rows) print(`| ${label} | ${columns.map(cell).join(" | ")} |`);
+    print("");
+  }
+  return tables;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await runSessionCostBench();
