@@ -7,6 +7,7 @@
 //! a threshold compaction: the compactor hands it what it measured as a
 //! plain object (`tier_input`).
 
+use crate::js::errors::wrong_type;
 use crate::js::message_access::{get, message_at, JsArray};
 use crate::js::text::JsText;
 use crate::js::values::object;
@@ -44,11 +45,11 @@ pub(crate) fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists
         match id.dyn_ref::<JsString>() {
             Some(s) => out.push(id_units(s)),
             None => {
-                return Err(InputError::WrongType {
-                    path: path().field("toolCallIds").at(k as usize),
-                    expected: "a string",
-                    got: crate::js::errors::describe(&id),
-                })
+                return Err(wrong_type(
+                    path().field("toolCallIds").at(k as usize),
+                    "a string",
+                    &id,
+                ))
             }
         }
     }
@@ -57,22 +58,22 @@ pub(crate) fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists
         None
     } else {
         let Some(a) = tokens.dyn_ref::<Array>() else {
-            return Err(InputError::WrongType {
-                path: path().field("outputTokens"),
-                expected: "an array of non-negative safe integers",
-                got: crate::js::errors::describe(&tokens),
-            });
+            return Err(wrong_type(
+                path().field("outputTokens"),
+                "an array of non-negative safe integers",
+                &tokens,
+            ));
         };
         let mut sizes = Vec::with_capacity(a.length() as usize);
         for (k, t) in a.iter().enumerate() {
             match t.as_f64().filter(|x| is_token_count(*x)) {
                 Some(x) => sizes.push(Some(x as u64)),
                 None => {
-                    return Err(InputError::WrongType {
-                        path: path().field("outputTokens").at(k),
-                        expected: "a non-negative safe integer",
-                        got: crate::js::errors::describe(&t),
-                    })
+                    return Err(wrong_type(
+                        path().field("outputTokens").at(k),
+                        "a non-negative safe integer",
+                        &t,
+                    ))
                 }
             }
         }

@@ -9,7 +9,8 @@
 
 use crate::clearing::{id_units, placeholder_for, read_marker};
 use crate::compactor::Compactor;
-use crate::js::errors::{thrown_message, type_error};
+use crate::js::errors::type_error;
+use crate::js::errors::{unreadable, wrong_type};
 use crate::js::message_access::{message_and_role, message_at, JsArray};
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
 use agent_compaction_core::conversation::view::{is_failed_attempt, Change, Fact, ModelView, Step};
@@ -37,10 +38,7 @@ fn fact_of(array: &JsArray, index: usize) -> Result<Fact<Vec<u16>>, InputError> 
     let (message, role) = message_and_role(array, index)?;
     let field = |key: &'static LocalKey<JsValue>, name: &'static str| {
         key.with(|key| js_sys::Reflect::get(&message, key))
-            .map_err(|thrown| InputError::Unreadable {
-                path: array.path(index).field(name),
-                reason: thrown_message(&thrown),
-            })
+            .map_err(|thrown| unreadable(array.path(index).field(name), &thrown))
     };
     Ok(match role {
         Role::Assistant => match field(&STOP_REASON, "stopReason")?.as_string() {
@@ -160,25 +158,18 @@ fn held(since: &JsValue) -> Result<Option<(u32, usize)>, InputError> {
     }
     let path = || FieldPath::argument("since");
     if !since.is_object() {
-        return Err(InputError::WrongType {
-            path: path(),
-            expected: "undefined or { view, length } from an earlier answer",
-            got: crate::js::errors::describe(since),
-        });
+        return Err(wrong_type(
+            path(),
+            "undefined or { view, length } from an earlier answer",
+            since,
+        ));
     }
-    let fields = view_held(since).map_err(|thrown| InputError::Unreadable {
-        path: path(),
-        reason: thrown_message(&thrown),
-    })?;
+    let fields = view_held(since).map_err(|thrown| unreadable(path(), &thrown))?;
     let number = |at: u32, key: &'static str| -> Result<u32, InputError> {
         let value = fields.get(at);
         match value.as_f64() {
             Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
-            _ => Err(InputError::WrongType {
-                path: path().field(key),
-                expected: "a whole number",
-                got: crate::js::errors::describe(&value),
-            }),
+            _ => Err(wrong_type(path().field(key), "a whole number", &value)),
         }
     };
     Ok(Some((number(0, "view")?, number(1, "length")? as usize)))

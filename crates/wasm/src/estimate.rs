@@ -2,8 +2,8 @@
 //! `estimateContextTokens`, `calculateContextTokens`, `shouldCompact`,
 //! `isContextOverflow`.
 
-use crate::js::errors::describe;
 use crate::js::errors::type_error;
+use crate::js::errors::wrong_type;
 use crate::js::message_access::{get, messages_array, JsArray};
 use crate::js::message_facts::gather;
 use crate::js::values::{
@@ -125,11 +125,11 @@ pub fn is_context_overflow(message: JsValue, context_window: JsValue) -> Result<
     let error_units: Option<Vec<u16>> = match error_message.is_string() {
         true => Some(crate::js::strings::to_js_str(error_message.unchecked_ref()).into_units()),
         false if error_message.is_truthy() => {
-            return Err(type_error(InputError::WrongType {
-                path: path().field("errorMessage"),
-                expected: "a string or undefined",
-                got: describe(&error_message),
-            }))
+            return Err(type_error(wrong_type(
+                path().field("errorMessage"),
+                "a string or undefined",
+                &error_message,
+            )))
         }
         false => None,
     };

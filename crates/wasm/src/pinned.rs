@@ -6,6 +6,7 @@
 //! (`core::message::pinned`, `core::compaction::last_request`).
 
 use crate::js::errors::thrown_message;
+use crate::js::errors::{unreadable, wrong_type};
 use crate::js::message_access::{message_at, role_at, JsArray};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::pinned::is_pinned;
@@ -53,11 +54,11 @@ pub fn pinned_before(array: &JsArray, end: usize) -> Result<Vec<usize>, InputErr
                     reason: thrown_message(&thrown),
                 }
             })?;
-        return Err(InputError::WrongType {
-            path: array.path(i).field("pinned"),
-            expected: "a boolean",
-            got: crate::js::errors::describe(&value),
-        });
+        return Err(wrong_type(
+            array.path(i).field("pinned"),
+            "a boolean",
+            &value,
+        ));
     }
     let mut out = Vec::with_capacity(flagged.len());
     for i in flagged {
@@ -72,8 +73,6 @@ pub fn pinned_before(array: &JsArray, end: usize) -> Result<Vec<usize>, InputErr
 /// The text of the user message at `index` as a summary quotes it (its
 /// text parts; images left out).
 pub fn request_text(array: &JsArray, index: usize) -> Result<JsString, InputError> {
-    request_text_js(&message_at(array, index)?).map_err(|thrown| InputError::Unreadable {
-        path: array.path(index).field("content"),
-        reason: thrown_message(&thrown),
-    })
+    request_text_js(&message_at(array, index)?)
+        .map_err(|thrown| unreadable(array.path(index).field("content"), &thrown))
 }

@@ -1,7 +1,7 @@
 //! pi-compatible `findCutPoint` and `prepareCompaction` on the flat array.
 
 use crate::js::errors::describe;
-use crate::js::errors::thrown_message;
+use crate::js::errors::messages_unreadable;
 use crate::js::errors::type_error;
 use crate::js::message_access::{
     get, message_at, messages_array, string_field, summary_files, JsArray,
@@ -91,12 +91,8 @@ pub fn add_tool_calls(
     array: &JsArray,
     range: Range<usize>,
 ) -> Result<(), InputError> {
-    let pairs = tool_call_paths(array.as_array(), range.start as u32, range.end as u32).map_err(
-        |thrown| InputError::Unreadable {
-            path: FieldPath::argument("messages"),
-            reason: thrown_message(&thrown),
-        },
-    )?;
+    let pairs = tool_call_paths(array.as_array(), range.start as u32, range.end as u32)
+        .map_err(messages_unreadable)?;
     let pairs: Vec<JsString> = pairs
         .iter()
         .filter_map(|v| v.dyn_into::<JsString>().ok())

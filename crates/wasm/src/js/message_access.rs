@@ -2,7 +2,7 @@
 //! name the index and the field. Getters that throw, proxies and other
 //! hostile objects become errors, never panics.
 
-use crate::js::errors::{describe, thrown_message};
+use crate::js::errors::{messages_unreadable, unreadable, wrong_type};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
 use js_sys::{Array, JsString, Reflect};
@@ -104,11 +104,7 @@ impl JsArray {
         path: &dyn Fn() -> FieldPath,
         expected: &'static str,
     ) -> Result<JsArray, InputError> {
-        JsArray::new_at(value, path)?.ok_or_else(|| InputError::WrongType {
-            path: path(),
-            expected,
-            got: describe(value),
-        })
+        JsArray::new_at(value, path)?.ok_or_else(|| wrong_type(path(), expected, value))
     }
 
     pub fn len(&self) -> u32 {
@@ -130,10 +126,7 @@ impl JsArray {
 
     /// `array.slice(start, end)`, done by the engine.
     pub fn slice(&self, start: u32, end: u32) -> Result<Array, InputError> {
-        slice_array(&self.array, start, end).map_err(|thrown| InputError::Unreadable {
-            path: FieldPath::argument("messages"),
-            reason: thrown_message(&thrown),
-        })
+        slice_array(&self.array, start, end).map_err(messages_unreadable)
     }
 }
 
@@ -161,14 +154,6 @@ fn property(object: &JsValue, key: &str) -> Result<JsValue, JsValue> {
     Reflect::get(object, &JsValue::from_str(key))
 }
 
-/// The error for a read at `path` that threw `thrown`.
-fn unreadable(path: FieldPath, thrown: &JsValue) -> InputError {
-    InputError::Unreadable {
-        path,
-        reason: thrown_message(thrown),
-    }
-}
-
 pub fn role_from_code(messages: &JsArray, index: usize, code: u8) -> Result<Role, InputError> {
     if let Some(role) = Role::from_code(code) {
         return Ok(role);
@@ -176,16 +161,12 @@ pub fn role_from_code(messages: &JsArray, index: usize, code: u8) -> Result<Role
     let element = || messages.path(index);
     let message = message_at(messages, index)?;
     Err(match code {
-        NOT_AN_OBJECT => InputError::WrongType {
-            path: element(),
-            expected: "a message object",
-            got: describe(&message),
-        },
-        ROLE_NOT_A_STRING => InputError::WrongType {
-            path: element().field("role"),
-            expected: "a string",
-            got: describe(&get(&message, "role", || element().field("role"))?),
-        },
+        NOT_AN_OBJECT => wrong_type(element(), "a message object", &message),
+        ROLE_NOT_A_STRING => wrong_type(
+            element().field("role"),
+            "a string",
+            &get(&message, "role", || element().field("role"))?,
+        ),
         // The role getter threw: read it again to report what it threw.
         _ => match get(&message, "role", || element().field("role")) {
             Err(e) => e,
@@ -212,10 +193,7 @@ pub fn message_and_role(messages: &JsArray, index: usize) -> Result<(JsValue, Ro
 /// The roles of all messages, gathered in one crossing.
 pub fn roles(messages: &JsArray) -> Result<Vec<Role>, InputError> {
     let codes = role_codes_js(messages.as_array(), messages.len())
-        .map_err(|thrown| InputError::Unreadable {
-            path: FieldPath::argument("messages"),
-            reason: thrown_message(&thrown),
-        })?
+        .map_err(messages_unreadable)?
         .to_vec();
     codes
         .into_iter()
@@ -239,11 +217,7 @@ pub fn string_field(
     let value = get(message, key, path)?;
     value
         .dyn_into::<JsString>()
-        .map_err(|value| InputError::WrongType {
-            path: path(),
-            expected: "a string",
-            got: describe(&value),
-        })
+        .map_err(|value| wrong_type(path(), "a string", &value))
 }
 
 /// A field read with JavaScript's truthiness, as pi reads its flags.
@@ -272,11 +246,7 @@ pub fn optional_string_field(
     value
         .dyn_into::<JsString>()
         .map(Some)
-        .map_err(|value| InputError::WrongType {
-            path: path(),
-            expected: "a string or undefined",
-            got: describe(&value),
-        })
+        .map_err(|value| wrong_type(path(), "a string or undefined", &value))
 }
 
 /// A summary's file lists from `details.readFiles` / `details.modifiedFiles`
@@ -291,11 +261,11 @@ pub fn summary_files(
         return Ok((Vec::new(), Vec::new()));
     }
     if !details.is_object() {
-        return Err(InputError::WrongType {
-            path: details_path(),
-            expected: "an object or undefined",
-            got: describe(&details),
-        });
+        return Err(wrong_type(
+            details_path(),
+            "an object or undefined",
+            &details,
+        ));
     }
     let list = |key: &'static str| -> Result<Vec<JsString>, InputError> {
         let path = || details_path().field(key);
@@ -308,11 +278,7 @@ pub fn summary_files(
             .map(|i| {
                 let item = files.get(i, || path().at(i as usize))?;
                 item.dyn_into::<JsString>()
-                    .map_err(|item| InputError::WrongType {
-                        path: path().at(i as usize),
-                        expected: "a string",
-                        got: describe(&item),
-                    })
+                    .map_err(|item| wrong_type(path().at(i as usize), "a string", &item))
             })
             .collect()
     };

@@ -1,6 +1,7 @@
 //! The facts of a range of messages, gathered by the JavaScript shim in one
 //! crossing (`gatherFacts`) and decoded here into the core's `RawFacts`.
 
+use crate::js::errors::messages_unreadable;
 use crate::js::message_access::{role_from_code, JsArray};
 use agent_compaction_core::compaction::options::EstimatorChoice;
 use agent_compaction_core::conversation::tracker::Source;
@@ -57,10 +58,7 @@ fn gather_with(
     let to = to.min(messages.len());
     let from = from.min(to);
     let values = gather_facts_js(messages.as_array(), from, to, lazy)
-        .map_err(|thrown| InputError::Unreadable {
-            path: FieldPath::argument("messages"),
-            reason: crate::js::errors::thrown_message(&thrown),
-        })?
+        .map_err(messages_unreadable)?
         .to_vec();
     values
         .chunks_exact(STRIDE)
@@ -185,11 +183,7 @@ fn problem_error(messages: &JsArray, index: usize, problem: u8, block: f64) -> I
 pub fn calibrated(messages: &JsArray, from: u32, to: u32) -> Result<Vec<u64>, InputError> {
     let to = to.min(messages.len());
     let from = from.min(to);
-    let unreadable = |thrown: JsValue| InputError::Unreadable {
-        path: FieldPath::argument("messages"),
-        reason: crate::js::errors::thrown_message(&thrown),
-    };
-    let parts = gather_texts_js(messages.as_array(), from, to).map_err(unreadable)?;
+    let parts = gather_texts_js(messages.as_array(), from, to).map_err(messages_unreadable)?;
     let bytes = parts.get(0).unchecked_into::<Uint8Array>().to_vec();
     let layout = parts.get(1).unchecked_into::<Float64Array>().to_vec();
     let mut reader = TextsReader {
@@ -242,10 +236,7 @@ pub fn tight_bounds(
         return Ok(Vec::new());
     }
     let layout = gather_text_bytes_js(messages.as_array(), at)
-        .map_err(|thrown| InputError::Unreadable {
-            path: FieldPath::argument("messages"),
-            reason: crate::js::errors::thrown_message(&thrown),
-        })?
+        .map_err(messages_unreadable)?
         .to_vec();
     let mut r = TextsReader {
         bytes: &[],

@@ -1,6 +1,7 @@
 //! Small readers and builders for plain JavaScript values at the boundary.
 
 use crate::js::errors::describe;
+use crate::js::errors::wrong_type;
 use crate::js::message_access::get;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::options::{Reader, Value};
@@ -67,11 +68,7 @@ fn optional_number_at(
     value
         .as_f64()
         .map(Some)
-        .ok_or_else(|| InputError::WrongType {
-            path: path(),
-            expected: "a number",
-            got: describe(value),
-        })
+        .ok_or_else(|| wrong_type(path(), "a number", value))
 }
 
 pub fn number(value: &JsValue, path: impl Fn() -> FieldPath) -> Result<f64, InputError> {
@@ -79,11 +76,7 @@ pub fn number(value: &JsValue, path: impl Fn() -> FieldPath) -> Result<f64, Inpu
 }
 
 fn number_at(value: &JsValue, path: &dyn Fn() -> FieldPath) -> Result<f64, InputError> {
-    optional_number_at(value, path)?.ok_or_else(|| InputError::WrongType {
-        path: path(),
-        expected: "a number",
-        got: describe(value),
-    })
+    optional_number_at(value, path)?.ok_or_else(|| wrong_type(path(), "a number", value))
 }
 
 /// A field read as a JavaScript number: anything else is NaN, as arithmetic
@@ -107,11 +100,7 @@ fn expect_object_at(value: &JsValue, path: &dyn Fn() -> FieldPath) -> Result<(),
     if value.is_object() {
         Ok(())
     } else {
-        Err(InputError::WrongType {
-            path: path(),
-            expected: "an object",
-            got: describe(value),
-        })
+        Err(wrong_type(path(), "an object", value))
     }
 }
 
