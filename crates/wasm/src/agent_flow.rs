@@ -324,7 +324,7 @@ impl Attachment {
                 Substitute::Marker { at, anchor, marker }
                     if *at >= 1 && array.length() >= *at && array.get(at - 1) == *anchor =>
                 {
-                    let with = crate::clearing::insert_at(array, *at, marker);
+                    let with = crate::compaction::insert_at(array, *at, marker);
                     Some(match self.compactor.context_of(&with.into()) {
                         Ok(context) => Promise::resolve(&context),
                         Err(error) => Promise::reject(&error),

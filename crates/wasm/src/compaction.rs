@@ -41,8 +41,9 @@ extern "C" {
     fn is_abort_error(error: &JsValue) -> bool;
     #[wasm_bindgen(js_name = newAbortController)]
     pub fn new_abort_controller() -> JsValue;
+    /// `messages` with `item` inserted at `at` (a new array, the same objects).
     #[wasm_bindgen(js_name = insertAt)]
-    fn insert_at(messages: &Array, at: u32, item: &JsValue) -> Array;
+    pub fn insert_at(messages: &Array, at: u32, item: &JsValue) -> Array;
     #[wasm_bindgen(js_name = extractFacts, catch)]
     fn extract_facts(messages: &Array) -> Result<JsString, JsValue>;
 }

@@ -27,7 +27,7 @@ use agent_compaction_core::compaction::options;
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::conversation::llm::{Converter, Fresh, LlmBooks};
-use agent_compaction_core::conversation::tracker::{threshold, Synced, Tracker};
+use agent_compaction_core::conversation::tracker::{Synced, Tracker};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
 use agent_compaction_core::message::role::Role;
@@ -773,8 +773,8 @@ async fn compact_job(
     let input = |e: InputError| Failure::Failed(e.to_string());
     // The cheap tier first (threshold compactions): clearing old tool
     // output, when that alone brings the context to the threshold. The tier
-    // is awaited with no borrow held, and the index is synced again after
-    // it.
+    // reads the messages with no borrow held, and the index is synced again
+    // after it.
     let tier = {
         let mut s = state
             .try_borrow_mut()
@@ -783,20 +783,18 @@ async fn compact_job(
         if tries_clearing(opts.reason, &s.clearing) {
             let array = s.tracked.sync(messages).map_err(input)?;
             let mut source = s.tracked.source(&array);
-            let tracker = &mut s.tracked.tracker;
-            tracker.fill_context(&mut source).map_err(input)?;
-            let tokens = tracker.context_tokens(&mut source).map_err(input)?.tokens;
-            let threshold = threshold(&s.settings, s.context_window);
-            let tier = crate::clearing::tier_input(tracker.index(), tokens, threshold, &s.clearing);
+            let tier = s
+                .tracked
+                .tracker
+                .clearing_tier(&s.settings, s.context_window, &s.clearing, &mut source)
+                .map_err(input)?;
             Some((array, tier))
         } else {
             None
         }
     };
     if let Some((array, tier)) = tier {
-        let cleared = crate::clearing::clear_tier(&array, &tier)
-            .await
-            .map_err(Failure::Failed)?;
+        let cleared = crate::clearing::clear_tier(&array, &tier).map_err(input)?;
         if let Some(result) = cleared {
             return Ok(Some(result));
         }

@@ -262,6 +262,52 @@ pub fn placeholder_tokens(name_len: usize, tokens: Option<u64>) -> u64 {
     (len as u64).div_ceil(4)
 }
 
+/// What the tier of a threshold compaction decides from, copied out of the
+/// compactor's index ([`Tracker::clearing_tier`]) so that the messages are
+/// read with no borrow of the compactor held: the context's roles and
+/// estimates from `start` (the last summary, or 0), the ratio they are
+/// scaled by, the context tokens, the threshold and the settings.
+///
+/// [`Tracker::clearing_tier`]: crate::conversation::tracker::Tracker::clearing_tier
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClearingTier {
+    pub start: usize,
+    pub roles: Vec<Role>,
+    pub tokens: Vec<u64>,
+    pub ratio: f64,
+    pub context_tokens: f64,
+    pub threshold: f64,
+    pub settings: ClearingSettings,
+}
+
+impl ClearingTier {
+    /// [`plan_clearing`] on what was copied; a tool is never cleared when
+    /// its name's UTF-16 units (`units(name)`) are in `neverClear`.
+    pub fn plan<N, E>(
+        &self,
+        read: impl FnMut(usize) -> Result<ToolOutput<N>, E>,
+        units: impl Fn(&N) -> Vec<u16>,
+        name_len: impl Fn(Option<&N>) -> usize,
+    ) -> Result<ClearingPlan, E> {
+        let never = &self.settings.never_clear;
+        plan_clearing(
+            self.start,
+            &self.roles,
+            &self.tokens,
+            self.ratio,
+            self.context_tokens,
+            self.threshold,
+            &self.settings,
+            read,
+            |name| {
+                let units = units(name);
+                never.iter().any(|n| n.as_units() == units.as_slice())
+            },
+            name_len,
+        )
+    }
+}
+
 /// Decides which tool results of the context to clear.
 ///
 /// `roles` and `tokens` are the context's messages from `start` (the last
