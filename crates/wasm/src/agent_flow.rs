@@ -17,7 +17,7 @@
 //! messages of that copy.
 
 use crate::compactor::Compactor;
-use crate::js::values::{object, shape, Opt};
+use crate::js::values::{object, prop, shape, Opt};
 use agent_compaction_core::compaction::agent_flow::{
     after_run, attach_options, Flow, RetryGuard, RunEnd, ALREADY_ATTACHED, RECOVERY_FAILED,
 };
@@ -67,10 +67,6 @@ pub(super) struct Attachment {
     unsubscribe: RefCell<Option<Function>>,
     /// The agent's listener; it holds this attachment only weakly.
     listener: RefCell<Option<Listener>>,
-}
-
-fn prop(object: &JsValue, key: &str) -> JsValue {
-    Reflect::get(object, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// `object[key](...args)`; what it throws, or a TypeError when it is no function.

@@ -8,7 +8,7 @@
 use crate::js::errors::{describe, thrown_message};
 use crate::js::message_access::{get, JsArray};
 use crate::js::text::JsText;
-use crate::js::values::shape;
+use crate::js::values::{prop, shape};
 use crate::message::convert_to_llm;
 use crate::prepare::{string_array, Prepared};
 use crate::serialize::serialize_conversation;
@@ -73,13 +73,11 @@ pub struct Job {
 pub type JsFailure = Failure<JsValue>;
 
 pub fn signal_of(controller: &JsValue) -> JsValue {
-    js_sys::Reflect::get(controller, &"signal".into()).unwrap_or(JsValue::UNDEFINED)
+    prop(controller, "signal")
 }
 
 pub fn aborted(controller: &JsValue) -> bool {
-    js_sys::Reflect::get(&signal_of(controller), &"aborted".into())
-        .map(|v| v.is_truthy())
-        .unwrap_or(false)
+    prop(&signal_of(controller), "aborted").is_truthy()
 }
 
 /// A summarizer call under way: the promise already runs.
@@ -168,8 +166,7 @@ pub fn abort_reason(controller: &JsValue) -> Option<JsValue> {
     if !aborted(controller) {
         return None;
     }
-    let reason = js_sys::Reflect::get(&signal_of(controller), &"reason".into())
-        .unwrap_or(JsValue::UNDEFINED);
+    let reason = prop(&signal_of(controller), "reason");
     if is_timeout(&reason) {
         return None;
     }
@@ -233,7 +230,7 @@ impl FlowHost for JsHost<'_> {
         let field = |path: &[&str]| -> f64 {
             let mut v = usage.clone();
             for key in path {
-                v = js_sys::Reflect::get(&v, &(*key).into()).unwrap_or(JsValue::UNDEFINED);
+                v = prop(&v, key);
             }
             v.as_f64().unwrap_or(0.0)
         };

@@ -13,7 +13,7 @@ use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
 use crate::js::message_access::{message_and_role, message_at, messages_array, JsArray};
 use crate::js::message_facts::EstimateChunks;
-use crate::js::values::{object, read_options, shape, Opt};
+use crate::js::values::{object, prop, read_options, shape, Opt};
 use crate::message::convert_message;
 use crate::prepare::prepare;
 use crate::settings::{model_from_js, ModelInfo};
@@ -316,11 +316,7 @@ pub(crate) fn compaction_end_event(
     will_retry: bool,
     error_message: Option<&str>,
 ) -> JsValue {
-    let tier = result
-        .is_object()
-        .then(|| js_sys::Reflect::get(&result, &"tier".into()).ok())
-        .flatten()
-        .and_then(|t| t.as_string());
+    let tier = prop(&result, "tier").as_string();
     shape(shapes::compaction_end_event(
         reason,
         result,
@@ -668,10 +664,8 @@ impl Compactor {
 }
 
 fn abort_controller(controller: &JsValue) {
-    if let Ok(abort) = js_sys::Reflect::get(controller, &"abort".into()) {
-        if let Some(f) = abort.dyn_ref::<Function>() {
-            let _ = f.call0(controller);
-        }
+    if let Some(f) = prop(controller, "abort").dyn_ref::<Function>() {
+        let _ = f.call0(controller);
     }
 }
 

@@ -20,6 +20,12 @@ pub fn object(entries: &[(&str, JsValue)]) -> JsValue {
     o.into()
 }
 
+/// `value[key]`, or `undefined` when it cannot be read (a primitive, a
+/// throwing getter): for the package's own objects and the engine's.
+pub fn prop(value: &JsValue, key: &str) -> JsValue {
+    Reflect::get(value, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+}
+
 /// The plain object the core laid out (`core::js::shape`).
 pub fn shape(shape: Shape<JsValue>) -> JsValue {
     let o = Object::new();
