@@ -17,7 +17,6 @@ use agent_compaction_core::conversation::view::{is_failed_attempt, Change, Fact,
 use agent_compaction_core::conversation::{after_run, Flow, RunEnd};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
-use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, JsString};
 use std::thread::LocalKey;
 use wasm_bindgen::prelude::*;
@@ -256,19 +255,10 @@ fn all_of(
     Ok(out)
 }
 
-/// The after-run rule's answers as the adapter reads them.
-const FLOWS: [(Flow, &str); 5] = [
-    (Flow::Nothing, "nothing"),
-    (Flow::OverflowRetry, "overflowRetry"),
-    (Flow::RecoveryFailed, "recoveryFailed"),
-    (Flow::SilentOverflow, "silentOverflow"),
-    (Flow::Threshold, "threshold"),
-];
-
 thread_local! {
-    /// The names of `FLOWS` and the property names read of each new
-    /// message, made once: a string made from Rust costs a decode per call.
-    static FLOW_NAMES: Vec<JsValue> = FLOWS.iter().map(|(_, name)| JsValue::from_str(name)).collect();
+    /// The flows' names and the property names read of each new message,
+    /// made once: a string made from Rust costs a decode per call.
+    static FLOW_NAMES: Vec<JsValue> = Flow::ALL.iter().map(|f| JsValue::from_str(f.name())).collect();
     static STOP_REASON: JsValue = JsValue::from_str("stopReason");
     static TOOL_CALL_ID: JsValue = JsValue::from_str("toolCallId");
 }
@@ -281,18 +271,8 @@ impl Compactor {
     #[wasm_bindgen(js_name = afterRun)]
     pub fn after_run_js(&self, messages: JsValue, facts: JsValue) -> Result<JsValue, JsValue> {
         let flags = run_facts(&facts)?;
-        let overflow = flags & 1 != 0;
+        let end = RunEnd::of_call(flags & 1 != 0);
         let retried = flags & 2 != 0;
-        let end = RunEnd {
-            stop_reason: if overflow {
-                StopReason::Error
-            } else {
-                StopReason::Stop
-            },
-            overflow,
-            same_model: true,
-            before_last_summary: false,
-        };
         let mut failure = None;
         let flow = after_run(&end, self.enabled(), retried, || {
             self.needs_compaction(messages.clone()).unwrap_or_else(|e| {
@@ -302,10 +282,7 @@ impl Compactor {
         });
         match failure {
             Some(e) => Err(e),
-            None => {
-                let at = FLOWS.iter().position(|(f, _)| *f == flow).unwrap_or(0);
-                Ok(FLOW_NAMES.with(|names| names[at].clone()))
-            }
+            None => Ok(FLOW_NAMES.with(|names| names[flow as usize].clone())),
         }
     }
 }
