@@ -9,11 +9,12 @@
 
 use crate::compaction::insert_at;
 use crate::js::errors::wrong_type;
-use crate::js::message_access::{get, message_at, JsArray};
+use crate::js::message_access::{get, message_at, strings, JsArray};
 use crate::js::text::JsText;
 use crate::js::values::shape;
 use agent_compaction_core::compaction::clearing::placeholder_text;
 use agent_compaction_core::compaction::clearing::{ClearedOutputs, ClearingTier, ToolOutput};
+use agent_compaction_core::compaction::settings::token_count_of;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
@@ -32,25 +33,11 @@ pub(crate) type MarkerLists = (Vec<Vec<u16>>, Option<Vec<Option<u64>>>);
 pub(crate) fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists, InputError> {
     let path = || FieldPath::element("messages", index);
     let ids = get(message, "toolCallIds", || path().field("toolCallIds"))?;
-    let ids = JsArray::expect(
+    let ids = strings(
         &ids,
         || path().field("toolCallIds"),
         "an array of tool call ids",
     )?;
-    let mut out = Vec::with_capacity(ids.len() as usize);
-    for k in 0..ids.len() {
-        let id = ids.get(k, || path().field("toolCallIds").at(k as usize))?;
-        match id.dyn_ref::<JsString>() {
-            Some(s) => out.push(id_units(s)),
-            None => {
-                return Err(wrong_type(
-                    path().field("toolCallIds").at(k as usize),
-                    "a string",
-                    &id,
-                ))
-            }
-        }
-    }
     let tokens = get(message, "outputTokens", || path().field("outputTokens"))?;
     let tokens = if tokens.is_undefined() {
         None
@@ -64,8 +51,8 @@ pub(crate) fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists
         };
         let mut sizes = Vec::with_capacity(a.length() as usize);
         for (k, t) in a.iter().enumerate() {
-            match t.as_f64().filter(|x| is_token_count(*x)) {
-                Some(x) => sizes.push(Some(x as u64)),
+            match t.as_f64().and_then(token_count_of) {
+                Some(x) => sizes.push(Some(x)),
                 None => {
                     return Err(wrong_type(
                         path().field("outputTokens").at(k),
@@ -77,13 +64,7 @@ pub(crate) fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists
         }
         Some(sizes)
     };
-    Ok((out, tokens))
-}
-
-/// A marker's token count: a non-negative safe integer.
-fn is_token_count(x: f64) -> bool {
-    x.fract() == 0.0
-        && (0.0..=agent_compaction_core::compaction::settings::MAX_SAFE_INTEGER as f64).contains(&x)
+    Ok((ids.iter().map(id_units).collect(), tokens))
 }
 
 /// The outputs the markers of `array` clear; `roles` are its roles.

@@ -715,45 +715,21 @@ async fn run_compact(
     if let Ok(mut s) = state.try_borrow_mut() {
         s.running = None;
     }
-    match outcome {
-        Ok(Some(result)) => {
-            emit_end(
-                on_event,
-                reason,
-                result.clone(),
-                opts.will_retry,
-                Ending::Compacted,
-            );
-            Ok(result)
-        }
-        Ok(None) => {
-            emit_end(
-                on_event,
-                reason,
-                JsValue::UNDEFINED,
-                opts.will_retry,
-                Ending::NothingToDo,
-            );
-            Ok(JsValue::UNDEFINED)
-        }
+    let (result, ending) = match &outcome {
+        Ok(Some(result)) => (result.clone(), Ending::Compacted),
+        Ok(None) => (JsValue::UNDEFINED, Ending::NothingToDo),
         Err(failure) => {
             // Cancel whatever request is still running.
             abort_controller(&controller);
-            let message = emit_end(
-                on_event,
-                reason,
-                JsValue::UNDEFINED,
-                opts.will_retry,
-                Ending::Failed(&failure),
-            );
-            Err(match (failure, message) {
-                (Failure::Aborted(e), _) => e,
-                (Failure::Cancelled, _) => js_sys::Error::new(CANCELLED).into(),
-                (Failure::Failed(_), message) => {
-                    js_sys::Error::new(&message.unwrap_or_default()).into()
-                }
-            })
+            (JsValue::UNDEFINED, Ending::Failed(failure))
         }
+    };
+    let message = emit_end(on_event, reason, result, opts.will_retry, ending);
+    match outcome {
+        Ok(result) => Ok(result.unwrap_or(JsValue::UNDEFINED)),
+        Err(Failure::Aborted(e)) => Err(e),
+        Err(Failure::Cancelled) => Err(js_sys::Error::new(CANCELLED).into()),
+        Err(Failure::Failed(_)) => Err(js_sys::Error::new(&message.unwrap_or_default()).into()),
     }
 }
 

@@ -46,7 +46,7 @@
 use crate::compaction::reason::Reason;
 use crate::compaction::serialize::describe;
 use crate::compaction::settings::{
-    resolve_settings, CompactionSettings, SettingsError, MAX_SAFE_INTEGER,
+    resolve_settings, token_count_of, CompactionSettings, SettingsError,
 };
 use crate::js::json::Json;
 use crate::js::number::number_to_string;
@@ -140,14 +140,10 @@ pub fn resolve_clearing(settings: Option<&Json>) -> Result<ClearingSettings, Set
         match o.get(name) {
             None | Some(Json::Null) => Ok(default),
             Some(Json::Number(x)) => {
-                if x.is_finite() && x.fract() == 0.0 && *x >= 0.0 && *x <= MAX_SAFE_INTEGER as f64 {
-                    Ok(*x as u64)
-                } else {
-                    Err(SettingsError::NotATokenCount {
-                        field: format!("{FIELD}.{name}"),
-                        got: number_to_string(*x),
-                    })
-                }
+                token_count_of(*x).ok_or_else(|| SettingsError::NotATokenCount {
+                    field: format!("{FIELD}.{name}"),
+                    got: number_to_string(*x),
+                })
             }
             Some(other) => Err(SettingsError::WrongType {
                 field: format!("{FIELD}.{name}"),

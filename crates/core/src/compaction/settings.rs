@@ -64,6 +64,12 @@ impl Default for CompactionSettings {
 /// `Number.MAX_SAFE_INTEGER`: the largest token count accepted.
 pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
+/// `x` as a token count: a non-negative safe integer (-0 is one too, and
+/// counts as 0), else `None`.
+pub fn token_count_of(x: f64) -> Option<u64> {
+    (x.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER as f64).contains(&x)).then_some(x as u64)
+}
+
 /// Why settings could not be resolved. `WrongType` is a JavaScript
 /// `TypeError`, every other variant a `RangeError` (see
 /// [`SettingsError::is_range_error`]). Field names are written as a
@@ -284,17 +290,13 @@ fn token_count(
 ) -> Result<Option<u64>, SettingsError> {
     match value {
         None | Some(Json::Null) => Ok(None),
-        Some(Json::Number(x)) => {
-            // -0 is a safe integer in JavaScript too; it counts as 0.
-            if x.is_finite() && x.fract() == 0.0 && *x >= 0.0 && *x <= MAX_SAFE_INTEGER as f64 {
-                Ok(Some(*x as u64))
-            } else {
-                Err(SettingsError::NotATokenCount {
-                    field: field(),
-                    got: number_to_string(*x),
-                })
-            }
-        }
+        Some(Json::Number(x)) => match token_count_of(*x) {
+            Some(count) => Ok(Some(count)),
+            None => Err(SettingsError::NotATokenCount {
+                field: field(),
+                got: number_to_string(*x),
+            }),
+        },
         Some(other) => Err(SettingsError::WrongType {
             field: field(),
             expected: "a non-negative safe integer",

@@ -249,6 +249,22 @@ pub fn optional_string_field(
         .map_err(|value| wrong_type(path(), "a string or undefined", &value))
 }
 
+/// `value`, at `path`, as an array of strings (`expected` names it).
+pub fn strings(
+    value: &JsValue,
+    path: impl Fn() -> FieldPath,
+    expected: &'static str,
+) -> Result<Vec<JsString>, InputError> {
+    let list = JsArray::expect(value, &path, expected)?;
+    (0..list.len())
+        .map(|i| {
+            let item = list.get(i, || path().at(i as usize))?;
+            item.dyn_into::<JsString>()
+                .map_err(|item| wrong_type(path().at(i as usize), "a string", &item))
+        })
+        .collect()
+}
+
 /// A summary's file lists from `details.readFiles` / `details.modifiedFiles`
 /// (either may be absent).
 pub fn summary_files(
@@ -273,14 +289,7 @@ pub fn summary_files(
         if value.is_undefined() || value.is_null() {
             return Ok(Vec::new());
         }
-        let files = JsArray::expect(&value, path, "an array of strings")?;
-        (0..files.len())
-            .map(|i| {
-                let item = files.get(i, || path().at(i as usize))?;
-                item.dyn_into::<JsString>()
-                    .map_err(|item| wrong_type(path().at(i as usize), "a string", &item))
-            })
-            .collect()
+        strings(&value, path, "an array of strings")
     };
     Ok((list("readFiles")?, list("modifiedFiles")?))
 }
