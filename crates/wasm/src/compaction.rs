@@ -8,7 +8,7 @@
 use crate::js::errors::{describe, thrown_message};
 use crate::js::message_access::{get, JsArray};
 use crate::js::text::JsText;
-use crate::js::values::{prop, shape};
+use crate::js::values::{prop, shape, JsJson};
 use crate::message::convert_to_llm;
 use crate::prepare::{string_array, Prepared};
 use crate::serialize::serialize_conversation;
@@ -18,6 +18,7 @@ use agent_compaction_core::compaction::flow::{
 };
 use agent_compaction_core::compaction::last_request::Survivors;
 use agent_compaction_core::compaction::prompts::SummaryKind;
+use agent_compaction_core::compaction::providers::usage_totals;
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::FieldPath;
@@ -227,27 +228,7 @@ impl FlowHost for JsHost<'_> {
     type AbortError = JsValue;
 
     fn usage_totals(&self, usage: &JsValue) -> UsageTotals {
-        let field = |path: &[&str]| -> f64 {
-            let mut v = usage.clone();
-            for key in path {
-                v = prop(&v, key);
-            }
-            v.as_f64().unwrap_or(0.0)
-        };
-        UsageTotals {
-            input: field(&["input"]),
-            output: field(&["output"]),
-            cache_read: field(&["cacheRead"]),
-            cache_write: field(&["cacheWrite"]),
-            total_tokens: field(&["totalTokens"]),
-            cost: agent_compaction_core::compaction::flow::CostTotals {
-                input: field(&["cost", "input"]),
-                output: field(&["cost", "output"]),
-                cache_read: field(&["cost", "cacheRead"]),
-                cache_write: field(&["cost", "cacheWrite"]),
-                total: field(&["cost", "total"]),
-            },
-        }
+        usage_totals(&JsJson(usage.clone()))
     }
 
     fn history_texts(&mut self, per_message: bool) -> Result<Vec<JsString>, String> {

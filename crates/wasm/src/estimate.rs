@@ -7,8 +7,9 @@ use crate::js::errors::wrong_type;
 use crate::js::message_access::{get, messages_array, JsArray};
 use crate::js::message_facts::gather;
 use crate::js::values::{
-    expect_object, number, number_or_nan, object, optional_number, read_fields,
+    expect_object, number, number_or_nan, optional_number, read_fields, shape,
 };
+use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::tokens::context_tokens::{
     estimate_from_end, read_back, should_compact_settings, ContextTokens, Stale,
@@ -40,16 +41,7 @@ pub fn all_facts(messages: &JsArray) -> Result<Vec<MessageFacts>, InputError> {
 }
 
 pub fn context_tokens_object(c: &ContextTokens) -> JsValue {
-    object(&[
-        ("tokens", c.tokens.into()),
-        ("usageTokens", c.usage_tokens.into()),
-        ("trailingTokens", c.trailing_tokens.into()),
-        (
-            "lastUsageIndex",
-            c.last_usage_index
-                .map_or(JsValue::NULL, |i| (i as f64).into()),
-        ),
-    ])
+    shape(shapes::context_tokens(c))
 }
 
 /// Facts of `messages` from the newest back, gathered in growing chunks, so

@@ -35,7 +35,7 @@ use crate::js::message_access::JsArray;
 use crate::js::strings::to_js_str;
 use crate::js::strings::to_js_string;
 use crate::js::values::read_options;
-use crate::js::values::{prop, read_fields, shape, Opt};
+use crate::js::values::{prop, read_fields, shape, JsJson, Opt};
 use agent_compaction_core::compaction::providers::HeaderValue;
 use agent_compaction_core::compaction::providers::Json;
 use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
@@ -242,7 +242,7 @@ async fn summarize(endpoint: Rc<Endpoint>, request: JsValue) -> Result<JsValue, 
         if core::is_abort(prop(signal, "aborted").is_truthy(), name.as_deref()) {
             return thrown;
         }
-        let inner = Reply(prop(&thrown, "cause")).get("message").string();
+        let inner = JsJson(prop(&thrown, "cause")).get("message").string();
         let message = core::network_error(
             label,
             &endpoint.url_str,
@@ -267,7 +267,7 @@ async fn summarize(endpoint: Rc<Endpoint>, request: JsValue) -> Result<JsValue, 
         .map(|p| Promise::resolve(&p))
         .map_err(failed)?;
     let text = JsFuture::from(text).await.map_err(failed)?;
-    let parsed = json_parse(&text).ok().map(Reply);
+    let parsed = json_parse(&text).ok().map(JsJson);
     let reply = core::read_reply(
         provider,
         status,
@@ -299,42 +299,4 @@ fn request_body(endpoint: &Endpoint, request: &core::SummarizeRequest<Opt>) -> J
         request.prompt.clone().into(),
         request.max_tokens,
     ))
-}
-
-/// A parsed reply (or a thrown error) as the core reads it, in place.
-struct Reply(JsValue);
-
-impl Json for Reply {
-    type Text = JsString;
-    fn get(&self, key: &str) -> Reply {
-        Reply(prop(&self.0, key))
-    }
-    fn items(&self) -> Vec<Reply> {
-        if Array::is_array(&self.0) {
-            self.0.unchecked_ref::<Array>().iter().map(Reply).collect()
-        } else {
-            Vec::new()
-        }
-    }
-    fn number(&self) -> Option<f64> {
-        self.0.as_f64()
-    }
-    fn text(&self) -> Option<JsString> {
-        self.0.dyn_ref::<JsString>().cloned()
-    }
-    fn string(&self) -> Option<String> {
-        self.0.as_string()
-    }
-    fn is_object(&self) -> bool {
-        self.0.is_object()
-    }
-    fn is_present(&self) -> bool {
-        !(self.0.is_undefined() || self.0.is_null())
-    }
-    fn join(joined: JsString, separator: &str, next: JsString) -> JsString {
-        joined.concat(&JsString::from(separator)).concat(&next)
-    }
-    fn is_blank(text: &JsString) -> bool {
-        text.trim().length() == 0
-    }
 }

@@ -9,7 +9,7 @@
 //! prompts nor the summary are ever copied into wasm memory. Only small
 //! metadata (URLs, model-independent names, error bodies) is seen here.
 
-use crate::compaction::flow::UsageTotals;
+use crate::compaction::flow::{CostTotals, UsageTotals};
 use crate::error::{FieldPath, InputError};
 use crate::js::number::number_to_string;
 use crate::js::options::{expect_object, Reader, Value};
@@ -368,6 +368,28 @@ pub trait Json: Sized {
     fn join(joined: Self::Text, separator: &str, next: Self::Text) -> Self::Text;
     /// Only white space.
     fn is_blank(text: &Self::Text) -> bool;
+}
+
+/// The numbers of a pi-ai `Usage` object the app's summarizer returned
+/// (`input`, `output`, `cacheRead`, `cacheWrite`, `totalTokens` and the
+/// same in `cost`, with `total`): each 0 when missing or not a number.
+pub fn usage_totals<J: Json>(usage: &J) -> UsageTotals {
+    let n = |of: &J, key| of.get(key).number().unwrap_or(0.0);
+    let cost = usage.get("cost");
+    UsageTotals {
+        input: n(usage, "input"),
+        output: n(usage, "output"),
+        cache_read: n(usage, "cacheRead"),
+        cache_write: n(usage, "cacheWrite"),
+        total_tokens: n(usage, "totalTokens"),
+        cost: CostTotals {
+            input: n(&cost, "input"),
+            output: n(&cost, "output"),
+            cache_read: n(&cost, "cacheRead"),
+            cache_write: n(&cost, "cacheWrite"),
+            total: n(&cost, "total"),
+        },
+    }
 }
 
 /// A successful reply: the summary text and, when given, the usage.

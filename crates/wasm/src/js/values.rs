@@ -3,10 +3,11 @@
 use crate::js::errors::describe;
 use crate::js::errors::wrong_type;
 use crate::js::message_access::get;
+use agent_compaction_core::compaction::providers::Json;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::options::{Reader, Value};
 use agent_compaction_core::js::shape::{Field, Shape};
-use js_sys::{Object, Reflect};
+use js_sys::{Array, JsString, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -176,4 +177,43 @@ fn fields_of<'a>(
     value: &'a JsValue,
 ) -> impl Fn(&'static str) -> Result<Opt, InputError> + 'a {
     move |key| get(value, key, || FieldPath::argument(root).field(key)).map(Opt)
+}
+
+/// A JavaScript value (a parsed reply, a thrown error, a usage object) as
+/// the core reads JSON, in place.
+pub struct JsJson(pub JsValue);
+
+impl Json for JsJson {
+    type Text = JsString;
+    fn get(&self, key: &str) -> JsJson {
+        JsJson(prop(&self.0, key))
+    }
+    fn items(&self) -> Vec<JsJson> {
+        if Array::is_array(&self.0) {
+            self.0.unchecked_ref::<Array>().iter().map(JsJson).collect()
+        } else {
+            Vec::new()
+        }
+    }
+    fn number(&self) -> Option<f64> {
+        self.0.as_f64()
+    }
+    fn text(&self) -> Option<JsString> {
+        self.0.dyn_ref::<JsString>().cloned()
+    }
+    fn string(&self) -> Option<String> {
+        self.0.as_string()
+    }
+    fn is_object(&self) -> bool {
+        self.0.is_object()
+    }
+    fn is_present(&self) -> bool {
+        !(self.0.is_undefined() || self.0.is_null())
+    }
+    fn join(joined: JsString, separator: &str, next: JsString) -> JsString {
+        joined.concat(&JsString::from(separator)).concat(&next)
+    }
+    fn is_blank(text: &JsString) -> bool {
+        text.trim().length() == 0
+    }
 }

@@ -787,3 +787,33 @@ fn the_body_fetch_options_and_result_as_objects() {
     });
     assert_eq!(r.keys(), ["text", "usage"]);
 }
+
+#[test]
+fn a_usage_object_is_read_as_pi_ai_writes_it_missing_numbers_zero() {
+    let usage = V::Obj(vec![
+        ("input", V::Num(100.0)),
+        ("output", V::Num(20.0)),
+        ("cacheRead", s("30")),
+        ("totalTokens", V::Num(150.0)),
+        (
+            "cost",
+            V::Obj(vec![
+                ("input", V::Num(0.5)),
+                ("total", V::Num(0.75)),
+                ("output", V::Null),
+            ]),
+        ),
+    ]);
+    let u = usage_totals(&usage);
+    assert_eq!(
+        (u.input, u.output, u.cache_read, u.cache_write),
+        (100.0, 20.0, 0.0, 0.0)
+    );
+    assert_eq!(u.total_tokens, 150.0);
+    let c = u.cost;
+    assert_eq!(
+        (c.input, c.output, c.cache_read, c.cache_write, c.total),
+        (0.5, 0.0, 0.0, 0.0, 0.75)
+    );
+    assert_eq!(usage_totals(&V::Missing), UsageTotals::default());
+}
