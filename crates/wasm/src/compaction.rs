@@ -116,44 +116,28 @@ pub async fn finish_call(
 ) -> Answer<JsString, JsValue, JsValue> {
     let value = match JsFuture::from(pending.promise).await {
         Ok(v) => v,
-        Err(e) if is_timeout(&e) => {
-            return Answer::TimedOut {
-                ms: pending.timeout_ms,
-            }
+        Err(e) => {
+            let timed_out = is_timeout(&e).then_some(pending.timeout_ms);
+            let aborted = aborted(controller) || is_abort_error(&e);
+            return Answer::of_rejection(timed_out, aborted, e, thrown_message);
         }
-        Err(e) if aborted(controller) || is_abort_error(&e) => return Answer::Aborted(e),
-        Err(e) => return Answer::Failed(thrown_message(&e)),
     };
     // A late answer after an abort is not used.
     if aborted(controller) {
         return Answer::Aborted(js_sys::Error::new("aborted").into());
     }
-    if let Some(text) = value.dyn_ref::<JsString>() {
-        return Answer::Text {
-            text: text.clone(),
-            usage: None,
-        };
-    }
-    if !value.is_object() {
-        return Answer::NotTextOrObject {
-            got: describe(&value),
-        };
-    }
     let path = || FieldPath::argument("summary");
-    let read = get(&value, "text", || path().field("text"))
-        .and_then(|text| Ok((text, get(&value, "usage", || path().field("usage"))?)));
-    match read {
-        Err(e) => Answer::Failed(e.to_string()),
-        Ok((text, usage)) => match text.dyn_into::<JsString>() {
-            Ok(text) => Answer::Text {
-                text,
-                usage: usage.is_object().then_some(usage),
-            },
-            Err(other) => Answer::TextNotString {
-                got: describe(&other),
-            },
+    let read = |key| get(&value, key, || path().field(key)).map_err(|e| e.to_string());
+    Answer::of_value(
+        value.dyn_ref::<JsString>().cloned(),
+        value.is_object(),
+        || describe(&value),
+        || {
+            let text = read("text")?.dyn_into::<JsString>();
+            let usage = Some(read("usage")?).filter(JsValue::is_object);
+            Ok((text.map_err(|other| describe(&other)), usage))
         },
-    }
+    )
 }
 
 /// The reason the controller was aborted with, unless it is a deadline
