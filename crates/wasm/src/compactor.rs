@@ -267,12 +267,17 @@ impl Converter for Converting<'_> {
 }
 
 impl State {
-    fn resolve(&mut self, model: ModelInfo, context_window: Option<f64>) -> Result<(), JsValue> {
-        let window = context_window.or(model.context_window).ok_or_else(|| {
-            JsValue::from(js_sys::TypeError::new(
-                "contextWindow is required: give options.contextWindow or a model with a contextWindow",
-            ))
-        })?;
+    /// The settings for `model` with the window `given` (else the model's,
+    /// else `current`); refused settings change nothing.
+    fn resolve(
+        &mut self,
+        model: ModelInfo,
+        given: Option<f64>,
+        current: Option<f64>,
+    ) -> Result<(), JsValue> {
+        let window = model
+            .window(given, current)
+            .map_err(js_sys::TypeError::new)?;
         (self.settings, self.clearing) = resolve_all(
             self.settings_input.as_ref(),
             model.key.as_ref(),
@@ -365,7 +370,7 @@ impl Compactor {
             view: Default::default(),
             attached: None,
         };
-        state.resolve(o.model, o.context_window)?;
+        state.resolve(o.model, o.context_window, None)?;
         Ok(Compactor {
             state: Rc::new(RefCell::new(state)),
             hooks: RefCell::new(None),
@@ -413,10 +418,8 @@ impl Compactor {
         })
         .map_err(type_error)?;
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        // The window given, else the model's own, else the current one;
-        // refused settings change nothing.
-        let window = window.or(model.context_window).or(Some(s.context_window));
-        s.resolve(model, window)
+        let current = s.context_window;
+        s.resolve(model, window, Some(current))
     }
 
     /// Whether a compaction is running (between `compaction_start` and

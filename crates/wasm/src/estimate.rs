@@ -19,7 +19,7 @@ use agent_compaction_core::tokens::estimate::{
     UsageNumbers,
 };
 use agent_compaction_core::tokens::overflow::{
-    is_context_overflow as core_overflow, AssistantOutcome, StopReason,
+    is_context_overflow as core_overflow, reads_usage, AssistantOutcome, StopReason,
 };
 use wasm_bindgen::prelude::*;
 
@@ -126,9 +126,7 @@ pub fn is_context_overflow(message: JsValue, context_window: JsValue) -> Result<
         false => None,
     };
     // pi reads usage only for the usage-based checks; so do we.
-    let needs_usage = window.is_some_and(|w| w != 0.0 && !w.is_nan())
-        && matches!(stop_reason, StopReason::Stop | StopReason::Length);
-    let (input, cache_read, output) = if needs_usage {
+    let (input, cache_read, output) = if reads_usage(stop_reason, window) {
         let usage = get(&message, "usage", || path().field("usage")).map_err(type_error)?;
         let u = usage_numbers(&usage, &|| path().field("usage")).map_err(type_error)?;
         (u.input, u.cache_read, u.output)

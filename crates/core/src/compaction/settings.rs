@@ -138,6 +138,22 @@ pub struct ModelInfo {
     pub context_window: Option<f64>,
 }
 
+/// A compactor with no context window: none given, and the model says none.
+pub const NO_CONTEXT_WINDOW: &str =
+    "contextWindow is required: give options.contextWindow or a model with a contextWindow";
+
+impl ModelInfo {
+    /// The context window a compactor uses with this model: the one
+    /// given, else the model's own, else `current` (the compactor's so
+    /// far, when the model changes).
+    pub fn window(&self, given: Option<f64>, current: Option<f64>) -> Result<f64, &'static str> {
+        given
+            .or(self.context_window)
+            .or(current)
+            .ok_or(NO_CONTEXT_WINDOW)
+    }
+}
+
 /// A `model` option: absent (nothing known), a "provider/modelId" string,
 /// or an object with string `provider` and `id` and a numeric
 /// `contextWindow` or none. `units` gives a string's code units.
