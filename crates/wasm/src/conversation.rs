@@ -13,7 +13,9 @@ use crate::js::errors::type_error;
 use crate::js::errors::{unreadable, wrong_type};
 use crate::js::message_access::{message_and_role, message_at, JsArray};
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
-use agent_compaction_core::conversation::view::{is_failed_attempt, Change, Fact, ModelView, Step};
+use agent_compaction_core::conversation::view::{
+    self, is_failed_attempt, Change, Fact, ModelView, Part, Step,
+};
 use agent_compaction_core::conversation::{after_run, Flow, RunEnd};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
@@ -112,7 +114,7 @@ impl ViewFacts {
                 }
                 messages
             }
-            _ => all_of(array, summary, resent, steps, made)?,
+            _ => all_of(array, steps, made)?,
         };
         Ok(self.messages.insert(messages).clone())
     }
@@ -194,61 +196,40 @@ fn message_of(
     }
 }
 
-/// The steps carried out: the caller's array sliced where every message
-/// is sent as it is, the messages one by one elsewhere.
+/// The steps carried out: runs of messages sent as they are go as slices
+/// of the caller's array (the whole view one slice when nothing else is
+/// in it), joined with the placeholders by one `concat`: a few crossings
+/// per call instead of one per message.
 fn all_of(
     array: &JsArray,
-    summary: Option<usize>,
-    resent: &[usize],
     steps: &[Step],
     made: &mut [Option<(usize, JsValue)>],
 ) -> Result<Array, InputError> {
-    let len = array.len() as usize;
-    let start = summary.unwrap_or(0);
-    let plain = steps.len() == len - start + resent.len() * usize::from(summary.is_some());
-    if plain && steps.iter().all(|s| matches!(s, Step::Send(_))) {
-        return crate::pinned::view(array, start, if summary.is_some() { resent } else { &[] });
+    let parts = view::parts(steps);
+    if let [Part::Slice(run)] = &parts[..] {
+        return array.slice(run.start as u32, run.end as u32);
     }
-    // Runs of consecutive messages go as slices of the caller's array, and
-    // are joined with the placeholders by one `concat`: a few crossings per
-    // call instead of one per message.
-    let parts = Array::new();
-    let mut run: Option<(usize, usize)> = None;
     let source = array.as_array();
-    for step in steps {
-        match *step {
-            Step::Send(i) => match run {
-                Some((from, to)) if to == i => run = Some((from, i + 1)),
-                _ => {
-                    if let Some((from, to)) = run {
-                        parts.push(&source.slice(from as u32, to as u32));
-                    }
-                    run = Some((i, i + 1));
-                }
-            },
-            Step::Placeholder { .. } => {
-                if let Some((from, to)) = run.take() {
-                    parts.push(&source.slice(from as u32, to as u32));
-                }
-                // Wrapped, so that `concat` adds it as one element whatever it is.
-                parts.push(&Array::of1(&message_of(array, *step, made)?));
-            }
-        }
-    }
-    if let Some((from, to)) = run {
-        parts.push(&source.slice(from as u32, to as u32));
+    let pieces = Array::new();
+    for part in parts {
+        let piece = match part {
+            Part::Slice(run) => source.slice(run.start as u32, run.end as u32),
+            // Wrapped, so that `concat` adds it as one element whatever it is.
+            Part::Placeholder(step) => Array::of1(&message_of(array, step, made)?),
+        };
+        pieces.push(&piece);
     }
     let concat = js_sys::Reflect::get(&Array::new(), &"concat".into())
         .ok()
         .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-    if let Some(joined) = concat.and_then(|f| f.apply(&Array::new(), &parts).ok()) {
+    if let Some(joined) = concat.and_then(|f| f.apply(&Array::new(), &pieces).ok()) {
         return Ok(joined.unchecked_into());
     }
     // `Array.prototype.concat` replaced by the page with something that
-    // throws: the parts joined one element at a time.
+    // throws: the pieces joined one element at a time.
     let out = Array::new();
-    for part in parts.iter() {
-        for m in part.unchecked_into::<Array>().iter() {
+    for piece in pieces.iter() {
+        for m in piece.unchecked_into::<Array>().iter() {
             out.push(&m);
         }
     }

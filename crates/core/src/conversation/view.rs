@@ -14,6 +14,7 @@
 
 use crate::compaction::clearing::ClearedOutputs;
 use crate::message::pinned::model_view;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// What the view needs to know of one message.
@@ -37,6 +38,30 @@ pub enum Step {
     /// Send the tool result at `result` as the placeholder the marker at
     /// `marker` gives it.
     Placeholder { result: usize, marker: usize },
+}
+
+/// A piece of the view as an adapter assembles it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// These messages of the flat array, as they are.
+    Slice(Range<usize>),
+    /// One placeholder ([`Step::Placeholder`]).
+    Placeholder(Step),
+}
+
+/// `steps` as runs of consecutive messages sent as they are (slices of the
+/// caller's array) and the placeholders between them: a few pieces per
+/// view rather than one per message.
+pub fn parts(steps: &[Step]) -> Vec<Part> {
+    let mut parts = Vec::new();
+    for step in steps {
+        match (*step, parts.last_mut()) {
+            (Step::Send(i), Some(Part::Slice(run))) if run.end == i => run.end = i + 1,
+            (Step::Send(i), _) => parts.push(Part::Slice(i..i + 1)),
+            (placeholder, _) => parts.push(Part::Placeholder(placeholder)),
+        }
+    }
+    parts
 }
 
 /// Is an assistant message with this stop reason a failed attempt?

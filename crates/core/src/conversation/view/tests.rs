@@ -395,3 +395,32 @@ fn a_shorter_array_a_reset_or_a_failed_read_makes_the_view_anew() {
     assert_eq!(update(&mut view, &all[..12], &mut asked), Change::Rebuilt);
     assert_eq!(view.steps(), steps(&all[..12]));
 }
+
+#[test]
+fn a_view_is_assembled_from_runs_of_messages_and_its_placeholders() {
+    let placeholder = Step::Placeholder {
+        result: 4,
+        marker: 9,
+    };
+    let steps = [
+        Step::Send(7),
+        Step::Send(2),
+        Step::Send(8),
+        Step::Send(9),
+        placeholder,
+        Step::Send(10),
+        Step::Send(11),
+    ];
+    assert_eq!(
+        parts(&steps),
+        [
+            Part::Slice(7..8),
+            Part::Slice(2..3),
+            Part::Slice(8..10),
+            Part::Placeholder(placeholder),
+            Part::Slice(10..12),
+        ]
+    );
+    assert_eq!(parts(&[Step::Send(3), Step::Send(4)]), [Part::Slice(3..5)]);
+    assert!(parts(&[]).is_empty());
+}
