@@ -12,7 +12,7 @@ use crate::compaction::{
 use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
 use crate::js::message_access::{get, message_at, messages_array, summary_files, JsArray};
-use crate::js::message_facts::gather;
+use crate::js::message_facts::message_facts;
 use crate::js::strings::to_js_str;
 use crate::js::values::{read_options, shape};
 use crate::message::convert_to_llm;
@@ -111,11 +111,7 @@ pub async fn summarize_branch(
     let opts = read_options(&options, branch_options).map_err(type_error)?;
     let signal = opts.signal.map(|s| s.0).unwrap_or_default();
     let array = messages_array(&messages).map_err(type_error)?;
-    let facts: Vec<MessageFacts> = gather(&array, 0, array.len())
-        .map_err(type_error)?
-        .iter()
-        .map(MessageFacts::from_raw)
-        .collect();
+    let facts = message_facts(&array, 0, array.len(), false).map_err(type_error)?;
     let selection = select_branch(&facts, job.budget_tokens);
     let mut flow = BranchFlow::new(
         &selection,

@@ -5,7 +5,7 @@
 use crate::js::errors::type_error;
 use crate::js::errors::wrong_type;
 use crate::js::message_access::{get, messages_array, JsArray};
-use crate::js::message_facts::gather;
+use crate::js::message_facts::{gather, message_facts};
 use crate::js::values::{
     expect_object, number, number_or_nan, optional_number, read_fields, shape,
 };
@@ -32,14 +32,6 @@ pub fn estimate_tokens(message: JsValue) -> Result<f64, JsValue> {
     Ok(facts.first().map_or(0, core_estimate) as f64)
 }
 
-/// The facts of every message of `messages`.
-pub fn all_facts(messages: &JsArray) -> Result<Vec<MessageFacts>, InputError> {
-    Ok(gather(messages, 0, messages.len())?
-        .iter()
-        .map(MessageFacts::from_raw)
-        .collect())
-}
-
 pub fn context_tokens_object(c: &ContextTokens) -> JsValue {
     shape(shapes::context_tokens(c))
 }
@@ -50,8 +42,7 @@ pub fn facts_from_end(
     messages: &JsArray,
 ) -> impl Iterator<Item = Result<(usize, MessageFacts), InputError>> + '_ {
     read_back(messages.len() as usize, 0, 16, usize::MAX, |from, to| {
-        let raw = gather(messages, from as u32, to as u32)?;
-        Ok(raw.iter().map(MessageFacts::from_raw).collect())
+        message_facts(messages, from as u32, to as u32, false)
     })
 }
 

@@ -6,7 +6,7 @@ use crate::js::errors::type_error;
 use crate::js::message_access::{
     get, message_at, messages_array, string_field, summary_files, JsArray,
 };
-use crate::js::message_facts::{gather, gather_lazy, EstimateChunks};
+use crate::js::message_facts::{message_facts, EstimateChunks};
 use crate::js::strings::{to_js_str, to_js_string};
 use crate::js::values::{number, read_fields, shape};
 use agent_compaction_core::compaction::cut_point::{
@@ -48,11 +48,7 @@ pub fn find_cut_point(
         FieldPath::argument("keepRecentTokens")
     })
     .map_err(type_error)?;
-    let facts: Vec<MessageFacts> = gather(&array, start, end)
-        .map_err(type_error)?
-        .iter()
-        .map(MessageFacts::from_raw)
-        .collect();
+    let facts = message_facts(&array, start, end, false).map_err(type_error)?;
     let cut = core_find_cut_point(&facts, 0, facts.len(), keep);
     Ok(shape(shapes::cut_point(
         cut.first_kept_index,
@@ -183,11 +179,7 @@ pub fn prepare(
 pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
     let array = messages_array(&messages).map_err(type_error)?;
     let keep = read_fields("settings", &settings, keep_recent_setting).map_err(type_error)?;
-    let facts: Vec<MessageFacts> = gather_lazy(&array, 0, array.len())
-        .map_err(type_error)?
-        .iter()
-        .map(MessageFacts::from_raw)
-        .collect();
+    let facts = message_facts(&array, 0, array.len(), true).map_err(type_error)?;
     Ok(
         match prepare(&array, &facts, keep, EstimatorChoice::Pi).map_err(type_error)? {
             Some(p) => shape(p.shape(Field::Value(settings))),

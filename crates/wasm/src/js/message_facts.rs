@@ -9,7 +9,9 @@ use agent_compaction_core::conversation::tracker::Source;
 use agent_compaction_core::error::InputError;
 use agent_compaction_core::js::facts;
 use agent_compaction_core::message::role::Role;
-use agent_compaction_core::tokens::estimate::{calibrated_tokens, estimate_tokens, RawFacts};
+use agent_compaction_core::tokens::estimate::{
+    calibrated_tokens, estimate_tokens, MessageFacts, RawFacts,
+};
 use js_sys::{Array, Float64Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 
@@ -37,12 +39,19 @@ pub fn gather(messages: &JsArray, from: u32, to: u32) -> Result<Vec<RawFacts>, I
     gather_with(messages, from, to, false)
 }
 
-/// Like [`gather`], but an assistant message that reports usage does not
-/// have its tool-call arguments measured (`tool_calls_pending`; only
-/// bounded, `tool_calls_bounded`): its own estimate is needed only if its
-/// usage turns out not to count.
-pub fn gather_lazy(messages: &JsArray, from: u32, to: u32) -> Result<Vec<RawFacts>, InputError> {
-    gather_with(messages, from, to, true)
+/// The core's facts of `messages[from..to)` ([`gather`]). With `lazy`, an
+/// assistant message that reports usage does not have its tool-call
+/// arguments measured (`tool_calls_pending`; only bounded,
+/// `tool_calls_bounded`): its own estimate is needed only if its usage
+/// turns out not to count.
+pub fn message_facts(
+    messages: &JsArray,
+    from: u32,
+    to: u32,
+    lazy: bool,
+) -> Result<Vec<MessageFacts>, InputError> {
+    let raw = gather_with(messages, from, to, lazy)?;
+    Ok(raw.iter().map(MessageFacts::from_raw).collect())
 }
 
 fn gather_with(
