@@ -22,7 +22,7 @@ use agent_compaction_core::compaction::branch::{
     select_branch, BranchEvent, BranchFailure, BranchFlow, BranchHost, BranchStep,
 };
 use agent_compaction_core::compaction::file_ops::FileOps;
-use agent_compaction_core::compaction::flow::{Answer, Request};
+use agent_compaction_core::compaction::flow::Request;
 use agent_compaction_core::compaction::options::branch_options;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::InputError;
@@ -139,10 +139,9 @@ pub async fn summarize_branch(
     let mut step = flow.step(&mut host, BranchEvent::Start);
     let outcome = loop {
         let event = match step {
-            BranchStep::Await => BranchEvent::Answer(match host.pending.take() {
-                Some(pending) => finish_call(&controller, pending).await,
-                None => Answer::Failed("internal error: no call under way".into()),
-            }),
+            BranchStep::Await => {
+                BranchEvent::Answer(finish_call(&controller, host.pending.take()).await)
+            }
             BranchStep::Extract { max_chars } => BranchEvent::Extracted(
                 extractive_of(
                     &selected,

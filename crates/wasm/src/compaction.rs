@@ -14,7 +14,7 @@ use crate::prepare::{string_array, Prepared};
 use crate::serialize::serialize_conversation;
 use agent_compaction_core::compaction::flow::{
     Answer, CompactionFlow, Event, Failure, FlowConfig, FlowHost, FlowInput, HookAnswer, Insert,
-    Reason, Request, Step, SummaryField, TextOps, UsageTotals,
+    Reason, Request, Step, SummaryField, TextOps, UsageTotals, NO_CALL,
 };
 use agent_compaction_core::compaction::last_request::Survivors;
 use agent_compaction_core::compaction::prompts::SummaryKind;
@@ -109,11 +109,14 @@ pub fn start_call(
     })
 }
 
-/// Waits for a call and says what it ended with.
+/// Waits for the call under way and says what it ended with.
 pub async fn finish_call(
     controller: &JsValue,
-    pending: Pending,
+    pending: Option<Pending>,
 ) -> Answer<JsString, JsValue, JsValue> {
+    let Some(pending) = pending else {
+        return Answer::Failed(NO_CALL.into());
+    };
     let value = match JsFuture::from(pending.promise).await {
         Ok(v) => v,
         Err(e) => {
@@ -301,10 +304,7 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
                     SummaryKind::TurnPrefix => host.turn_prefix.take(),
                     _ => host.history.take(),
                 };
-                Event::Answer(match pending {
-                    Some(pending) => finish_call(&job.controller, pending).await,
-                    None => Answer::Failed("internal error: no call under way".into()),
-                })
+                Event::Answer(finish_call(&job.controller, pending).await)
             }
             Step::Extract { max_chars } => {
                 let all = p.messages_to_summarize.concat(&p.turn_prefix_messages);

@@ -249,6 +249,10 @@ impl<T, U, A> Answer<T, U, A> {
     }
 }
 
+/// What a call the flow awaits fails with when none was started (a host's
+/// bug, never the app's).
+pub const NO_CALL: &str = "internal error: no call under way";
+
 /// The message of a summarizer that missed its deadline.
 pub fn timeout_message(ms: f64) -> String {
     format!(
