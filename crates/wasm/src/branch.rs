@@ -84,9 +84,8 @@ impl BranchHost for Host<'_> {
     }
 
     fn start_call(&mut self, request: Request<JsString>) -> Result<(), String> {
-        let summarize = self.summarize.ok_or("no summarizer")?;
         let pending = start_call(
-            summarize,
+            self.summarize,
             self.timeout_ms,
             self.controller,
             "manual",

@@ -89,7 +89,7 @@ pub struct Pending {
 
 /// One request to `summarize`, under `controller` and `timeout_ms`.
 pub fn start_call(
-    summarize: &Function,
+    summarize: Option<&Function>,
     timeout_ms: f64,
     controller: &JsValue,
     reason: &'static str,
@@ -101,6 +101,7 @@ pub fn start_call(
         reason,
     ));
     let returned = summarize
+        .ok_or("no summarizer")?
         .call1(&JsValue::UNDEFINED, &request)
         .map_err(|e| thrown_message(&e))?;
     Ok(Pending {
@@ -237,12 +238,9 @@ impl FlowHost for JsHost<'_> {
 
     fn start_call(&mut self, request: Request<JsString>) -> Result<(), String> {
         let job = self.job;
-        let Some(summarize) = &job.summarize else {
-            return Err("no summarizer".into());
-        };
         let kind = request.kind;
         let pending = start_call(
-            summarize,
+            job.summarize.as_ref(),
             job.timeout_ms,
             &job.controller,
             job.reason.name(),
