@@ -9,7 +9,7 @@
 use crate::clearing::cleared_outputs;
 use crate::compaction::{check_not_aborted, link_abort, new_abort_controller, Job, JsFailure};
 use crate::estimate::context_tokens_object;
-use crate::js::errors::thrown_message;
+use crate::js::errors::messages_unreadable;
 use crate::js::errors::type_error;
 use crate::js::message_access::{message_and_role, message_at, messages_array, JsArray};
 use crate::js::message_facts::EstimateChunks;
@@ -125,7 +125,7 @@ impl Tracked {
         self.synced = None;
         let start = self.tracker.context_start() as u32;
         let scanned = sync_known(&self.known, array.as_array(), start, start)
-            .map_err(sync_error)
+            .map_err(messages_unreadable)
             .and_then(|result| synced(result, &array));
         let mut source = self.source(&array);
         if let Err(e) = self.tracker.sync(scanned.map(|(s, _)| s), &mut source) {
@@ -140,13 +140,6 @@ impl Tracked {
     /// What the tracker reads of `array` (just synced).
     fn source<'a>(&self, array: &'a JsArray) -> EstimateChunks<'a> {
         EstimateChunks::with(array, self.tracker.estimator())
-    }
-}
-
-fn sync_error(thrown: JsValue) -> InputError {
-    InputError::Unreadable {
-        path: FieldPath::argument("messages"),
-        reason: thrown_message(&thrown),
     }
 }
 
@@ -210,7 +203,7 @@ impl Converter for Converting<'_> {
     fn scan(&mut self, trusted: bool) -> Result<(Synced, usize), InputError> {
         // Trusted: the shim checks from the known length on (`Math.min`).
         let scan_from = if trusted { u32::MAX } else { 0 };
-        let result = sync_llm(self.known, self.array.as_array(), scan_from).map_err(sync_error)?;
+        let result = sync_llm(self.known, self.array.as_array(), scan_from).map_err(messages_unreadable)?;
         synced(result, self.array)
     }
 
