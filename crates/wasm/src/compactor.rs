@@ -203,7 +203,8 @@ impl Converter for Converting<'_> {
     fn scan(&mut self, trusted: bool) -> Result<(Synced, usize), InputError> {
         // Trusted: the shim checks from the known length on (`Math.min`).
         let scan_from = if trusted { u32::MAX } else { 0 };
-        let result = sync_llm(self.known, self.array.as_array(), scan_from).map_err(messages_unreadable)?;
+        let result =
+            sync_llm(self.known, self.array.as_array(), scan_from).map_err(messages_unreadable)?;
         synced(result, self.array)
     }
 
