@@ -36,9 +36,9 @@ use crate::js::strings::to_js_str;
 use crate::js::strings::to_js_string;
 use crate::js::values::read_options;
 use crate::js::values::{prop, read_fields, shape, JsJson, Opt};
-use agent_compaction_core::compaction::providers::HeaderValue;
 use agent_compaction_core::compaction::providers::Json;
 use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
+use agent_compaction_core::compaction::providers::{HeaderEntry, HeaderValue};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::string::JsStr;
 use js_sys::Promise;
@@ -149,39 +149,38 @@ fn headers(
 fn header_entries(provider: Provider, given: &JsValue) -> Result<Vec<(JsValue, JsValue)>, JsValue> {
     let path = || core::option_path("headers");
     let unreadable = |thrown: JsValue| type_error(provider, unreadable(path(), &thrown));
-    let wrong = || type_error(provider, wrong_type(path(), core::HEADERS_EXPECTED, given));
     if !given.is_object() {
-        return Err(wrong());
+        return Err(type_error(
+            provider,
+            wrong_type(path(), core::HEADERS_EXPECTED, given),
+        ));
     }
     let iterator = Reflect::get(given, &js_sys::Symbol::iterator()).map_err(unreadable)?;
-    if iterator.is_function() {
-        let entries = array_from(given).map_err(unreadable)?;
-        let mut out = Vec::with_capacity(entries.length() as usize);
-        for (i, entry) in entries.iter().enumerate() {
-            out.push(
-                string_pair(&entry)
-                    .ok_or_else(|| js_sys::TypeError::new(&core::header_not_pair(provider, i)))?,
-            );
-        }
-        return Ok(out);
+    let iterable = iterator.is_function();
+    let entries = if iterable {
+        array_from(given)
+    } else {
+        object_entries(given)
+    };
+    let mut read = Vec::new();
+    for entry in entries.map_err(unreadable)?.iter() {
+        read.push(if iterable {
+            string_pair(&entry).map_or(HeaderEntry::NotPair, |(n, v)| HeaderEntry::Pair(n, v))
+        } else {
+            // Object.entries gives fresh [string, value] arrays.
+            let (name, value) = (Reflect::get_u32(&entry, 0)?, Reflect::get_u32(&entry, 1)?);
+            match value.is_string() {
+                true => HeaderEntry::Pair(name, value),
+                false => HeaderEntry::NotString {
+                    name: string_of(&name),
+                    got: describe(&value),
+                },
+            }
+        });
     }
-    let entries = object_entries(given).map_err(unreadable)?;
-    let mut out = Vec::with_capacity(entries.length() as usize);
-    for entry in entries.iter() {
-        // Object.entries gives fresh [string, value] arrays.
-        let name = Reflect::get_u32(&entry, 0)?;
-        let value = Reflect::get_u32(&entry, 1)?;
-        if !value.is_string() {
-            let message = core::header_not_string(provider, &string_of(&name), &describe(&value));
-            return Err(js_sys::TypeError::new(&message).into());
-        }
-        out.push((name, value));
-    }
-    if out.is_empty() && !is_plain_object(given) {
-        // Not a record of headers, and nothing to read from it.
-        return Err(wrong());
-    }
-    Ok(out)
+    let iterable_or_plain = iterable || is_plain_object(given);
+    core::header_pairs(provider, read, iterable_or_plain, || describe(given))
+        .map_err(|message| js_sys::TypeError::new(&message).into())
 }
 
 /// `[name, value]`, both strings; `None` for anything else.

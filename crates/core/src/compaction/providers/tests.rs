@@ -509,14 +509,6 @@ fn aborts_and_network_and_factory_texts() {
     );
     assert!(bad_header(Provider::OpenAi, "bad name")
         .starts_with("openAiSummarizer: options.headers[\"bad name\"] is not a valid header"));
-    assert_eq!(
-        header_not_pair(Provider::OpenAi, 2),
-        "openAiSummarizer: options.headers[2] must be a [name, value] pair of strings"
-    );
-    assert_eq!(
-        header_not_string(Provider::Anthropic, "x", "a number"),
-        "anthropicSummarizer: options.headers[\"x\"] must be a string, got a number"
-    );
     assert_eq!(describe_option(true, || unreachable!()), "\"\"");
     assert_eq!(describe_option(false, || "a string".into()), "a string");
     assert!(no_fetch("L").starts_with("L: this environment has no global fetch"));
@@ -816,4 +808,43 @@ fn a_usage_object_is_read_as_pi_ai_writes_it_missing_numbers_zero() {
         (0.5, 0.0, 0.0, 0.0, 0.75)
     );
     assert_eq!(usage_totals(&V::Missing), UsageTotals::default());
+}
+
+#[test]
+fn headers_are_pairs_of_strings_from_an_iterable_or_a_record() {
+    use HeaderEntry::*;
+    let got = || "an object".to_string();
+    let pairs = vec![Pair("a", "1"), Pair("b", "2")];
+    assert_eq!(
+        header_pairs(Provider::OpenAi, pairs, false, || unreachable!()),
+        Ok(vec![("a", "1"), ("b", "2")])
+    );
+    // The first entry that is no pair of strings refuses them all.
+    let entries = vec![Pair("a", "1"), Pair("b", "2"), NotPair, NotPair];
+    assert_eq!(
+        header_pairs(Provider::OpenAi, entries, true, got),
+        Err("openAiSummarizer: options.headers[2] must be a [name, value] pair of strings".into())
+    );
+    let entries = vec![
+        Pair("a", "1"),
+        NotString {
+            name: "x".into(),
+            got: "a number".into(),
+        },
+    ];
+    assert_eq!(
+        header_pairs(Provider::Anthropic, entries, true, got),
+        Err("anthropicSummarizer: options.headers[\"x\"] must be a string, got a number".into())
+    );
+    // Nothing: fine from an iterable or a plain object, refused otherwise.
+    assert_eq!(
+        header_pairs::<&str>(Provider::OpenAi, vec![], true, got),
+        Ok(vec![])
+    );
+    assert_eq!(
+        header_pairs::<&str>(Provider::OpenAi, vec![], false, got),
+        Err(format!(
+            "openAiSummarizer: options.headers must be {HEADERS_EXPECTED}, got an object"
+        ))
+    );
 }
