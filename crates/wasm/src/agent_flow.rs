@@ -16,11 +16,12 @@
 //! (without the summary), so the hook puts the summary in front of the kept
 //! messages of that copy.
 
-use crate::compactor::{compaction_end_event, Compactor};
+use crate::compactor::{compaction_end_event, emit, Compactor};
 use crate::js::values::{object, prop, shape, Opt};
 use agent_compaction_core::compaction::agent_flow::{
     after_run, attach_options, Flow, RetryGuard, RunEnd, ALREADY_ATTACHED, RECOVERY_FAILED,
 };
+use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, Function, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -96,12 +97,6 @@ impl Attachment {
         self.state_changed();
     }
 
-    fn emit(&self, event: JsValue) {
-        if let Some(f) = &self.on_event {
-            let _ = f.call1(&JsValue::UNDEFINED, &event);
-        }
-    }
-
     fn state_changed(&self) {
         let Some(f) = &self.on_state_change else {
             return;
@@ -110,7 +105,7 @@ impl Attachment {
             .compactor
             .context_tokens(self.messages())
             .unwrap_or(f64::NAN);
-        let state = shape(agent_compaction_core::compaction::shapes::attach_state(
+        let state = shape(shapes::attach_state(
             self.compactor.is_compacting(),
             tokens,
             self.last_tier.borrow().clone(),
@@ -126,7 +121,8 @@ impl Attachment {
         };
         let args = Array::of2(id, &self.messages());
         if let Err(error) = settle(call(store, "save", &args)).await {
-            self.emit(crate::compactor::save_error_event(error));
+            let event = shape(shapes::save_error_event(error));
+            emit(self.on_event.clone(), event);
         }
     }
 
@@ -202,7 +198,7 @@ impl Attachment {
         if flow == Flow::RecoveryFailed {
             let failed = Some(RECOVERY_FAILED);
             let event = compaction_end_event("overflow", JsValue::UNDEFINED, false, false, failed);
-            self.emit(event);
+            emit(self.on_event.clone(), event);
         }
         let Some(how) = flow.compaction() else {
             return;

@@ -17,6 +17,7 @@ use crate::js::values::{object, prop, read_options, shape, Opt};
 use crate::message::convert_message;
 use crate::prepare::prepare;
 use crate::settings::{model_from_js, ModelInfo};
+use agent_compaction_core::compaction::branch::budget_tokens;
 use agent_compaction_core::compaction::clearing::{
     resolve_all, tries_clearing, ClearedOutputs, ClearingSettings,
 };
@@ -286,25 +287,15 @@ impl State {
 
 /// Calls the app's `onEvent` with no borrow held; an exception in it is
 /// the app's, and does not disturb the compactor.
-fn emit(on_event: Option<Function>, event: JsValue) {
+pub(crate) fn emit(on_event: Option<Function>, event: JsValue) {
     if let Some(f) = on_event {
         let _ = f.call1(&JsValue::UNDEFINED, &event);
     }
 }
 
-fn hook_error(state: &Rc<RefCell<State>>, hook: &'static str, error: JsValue) {
-    let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
-    emit(on_event, hook_error_event(hook, error));
-}
-
 // The events `onEvent` receives (`CompactorEvent`): laid out by the core
 // (`core::compaction::shapes`); the values the app gave or gets (results,
 // errors) are passed through as they are.
-
-/// A `hook_error` event.
-fn hook_error_event(hook: &'static str, error: JsValue) -> JsValue {
-    shape(shapes::hook_error_event(hook, error))
-}
 
 /// A `compaction_end` event (also `attach`'s recovery failure): the
 /// result's `tier`, when it has one, is named.
@@ -324,11 +315,6 @@ pub(crate) fn compaction_end_event(
         error_message,
         tier,
     ))
-}
-
-/// A `save_error` event (`attach` with a store).
-pub(crate) fn save_error_event(error: JsValue) -> JsValue {
-    shape(shapes::save_error_event(error))
 }
 
 #[wasm_bindgen]
@@ -475,8 +461,7 @@ impl Compactor {
                 summarize: s.summarize.clone(),
                 fallback_extractive: s.fallback_extractive,
                 timeout_ms: s.timeout_ms,
-                budget_tokens: (s.context_window - s.settings.reserve_tokens as f64).max(1.0)
-                    as u64,
+                budget_tokens: budget_tokens(s.context_window, &s.settings),
             },
             Err(_) => return Promise::reject(&busy()),
         };
@@ -498,13 +483,7 @@ impl Compactor {
                 return promise;
             }
             let result = context_of(&state, &messages);
-            Promise::resolve(&match result {
-                Ok(context) => context,
-                Err(error) => {
-                    hook_error(&state, "transformContext", error);
-                    unchanged(messages)
-                }
-            })
+            hook_answer(&state, "transformContext", result, messages)
         });
         let state = self.state.clone();
         let convert = Closure::<dyn Fn(JsValue) -> Promise>::new(move |messages: JsValue| {
@@ -523,13 +502,7 @@ impl Compactor {
                 }
                 Err(_) => Err(busy()),
             };
-            Promise::resolve(&match result {
-                Ok(llm) => llm,
-                Err(error) => {
-                    hook_error(&state, "convertToLlm", error);
-                    unchanged(messages)
-                }
-            })
+            hook_answer(&state, "convertToLlm", result, messages)
         });
         let hooks = object(&[
             ("transformContext", transform.into_js_value()),
@@ -538,6 +511,21 @@ impl Compactor {
         *self.hooks.borrow_mut() = Some(hooks.clone());
         hooks
     }
+}
+
+/// What a hook resolves to: its result, or, when it could not do its work
+/// (a `hook_error` event), [`unchanged`] input.
+fn hook_answer(
+    state: &Rc<RefCell<State>>,
+    hook: &'static str,
+    result: Result<JsValue, JsValue>,
+    messages: JsValue,
+) -> Promise {
+    Promise::resolve(&result.unwrap_or_else(|error| {
+        let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
+        emit(on_event, shape(shapes::hook_error_event(hook, error)));
+        unchanged(messages)
+    }))
 }
 
 /// What a hook gives back when it cannot do its work: its input, unless
