@@ -2,9 +2,9 @@
 //! name the index and the field. Getters that throw, proxies and other
 //! hostile objects become errors, never panics.
 
-use crate::js::errors::{messages_unreadable, unreadable, wrong_type};
+use crate::js::errors::{describe, messages_unreadable, unreadable, wrong_type};
 use agent_compaction_core::error::{FieldPath, InputError};
-use agent_compaction_core::message::role::Role;
+use agent_compaction_core::message::role::{role_error, Role};
 use js_sys::{Array, JsString, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -26,9 +26,6 @@ extern "C" {
     #[wasm_bindgen(js_name = sliceArray, catch)]
     fn slice_array(array: &JsValue, start: u32, end: u32) -> Result<Array, JsValue>;
 }
-
-const NOT_AN_OBJECT: u8 = 9;
-const ROLE_NOT_A_STRING: u8 = 10;
 
 /// An array the caller handed in, with its length read once, safely.
 pub struct JsArray {
@@ -158,24 +155,17 @@ pub fn role_from_code(messages: &JsArray, index: usize, code: u8) -> Result<Role
     if let Some(role) = Role::from_code(code) {
         return Ok(role);
     }
-    let element = || messages.path(index);
     let message = message_at(messages, index)?;
-    Err(match code {
-        NOT_AN_OBJECT => wrong_type(element(), "a message object", &message),
-        ROLE_NOT_A_STRING => wrong_type(
-            element().field("role"),
-            "a string",
-            &get(&message, "role", || element().field("role"))?,
-        ),
-        // The role getter threw: read it again to report what it threw.
-        _ => match get(&message, "role", || element().field("role")) {
-            Err(e) => e,
-            Ok(_) => InputError::Unreadable {
-                path: element().field("role"),
-                reason: "reading it threw".into(),
-            },
-        },
-    })
+    let role = || {
+        let role = get(&message, "role", || messages.path(index).field("role"))?;
+        Ok(describe(&role))
+    };
+    Err(role_error(
+        code,
+        messages.path(index),
+        || describe(&message),
+        role,
+    ))
 }
 
 /// The role of `messages[index]`, in one crossing of the boundary.
