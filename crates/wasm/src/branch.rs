@@ -11,12 +11,11 @@ use crate::compaction::{
 };
 use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
-use crate::js::message_access::{get, message_at, messages_array, summary_files, JsArray};
+use crate::js::message_access::{message_at, messages_array, JsArray};
 use crate::js::message_facts::message_facts;
-use crate::js::strings::to_js_str;
 use crate::js::values::{read_options, shape};
 use crate::message::convert_to_llm;
-use crate::prepare::{add_tool_calls, string_array};
+use crate::prepare::{add_summary_files, add_tool_calls, string_array};
 use crate::serialize::serialize_conversation;
 use agent_compaction_core::compaction::branch::{
     select_branch, BranchEvent, BranchFailure, BranchFlow, BranchHost, BranchStep,
@@ -48,15 +47,9 @@ fn branch_file_ops(
 ) -> Result<FileOps, InputError> {
     let mut ops = FileOps::default();
     for (i, f) in facts.iter().enumerate() {
-        if f.role != Role::BranchSummary {
-            continue;
+        if f.role == Role::BranchSummary {
+            add_summary_files(&mut ops, array, i)?;
         }
-        let message = message_at(array, i)?;
-        if get(&message, "fromHook", || array.path(i).field("fromHook"))?.is_truthy() {
-            continue;
-        }
-        let (read, modified) = summary_files(&message, i)?;
-        ops.add_previous(read.iter().map(to_js_str), modified.iter().map(to_js_str));
     }
     add_tool_calls(&mut ops, array, visited)?;
     Ok(ops)

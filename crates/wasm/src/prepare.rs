@@ -58,27 +58,19 @@ pub fn find_cut_point(
     )))
 }
 
-/// File operations of the messages in `ranges`, plus the previous summary's
-/// lists unless a hook wrote it (pi's rule).
-fn file_ops(
+/// The file lists of the summary at `index` into `ops`, unless a hook
+/// wrote it (pi's rule).
+pub fn add_summary_files(
+    ops: &mut FileOps,
     array: &JsArray,
-    ranges: &[Range<usize>],
-    previous: Option<(usize, &JsValue)>,
-) -> Result<FileOps, InputError> {
-    let mut ops = FileOps::default();
-    if let Some((index, summary)) = previous {
-        let from_hook = get(summary, "fromHook", || {
-            FieldPath::element("messages", index).field("fromHook")
-        })?;
-        if !from_hook.is_truthy() {
-            let (read, modified) = summary_files(summary, index)?;
-            ops.add_previous(read.iter().map(to_js_str), modified.iter().map(to_js_str));
-        }
+    index: usize,
+) -> Result<(), InputError> {
+    let summary = message_at(array, index)?;
+    if !get(&summary, "fromHook", || array.path(index).field("fromHook"))?.is_truthy() {
+        let (read, modified) = summary_files(&summary, index)?;
+        ops.add_previous(read.iter().map(to_js_str), modified.iter().map(to_js_str));
     }
-    for range in ranges {
-        add_tool_calls(&mut ops, array, range.clone())?;
-    }
-    Ok(ops)
+    Ok(())
 }
 
 /// The `read` / `write` / `edit` tool calls of `array[range]` into `ops`.
@@ -152,19 +144,18 @@ pub fn prepare(
     let Some(plan) = prepare_compaction_with(facts, keep_recent_tokens, &mut tokens)? else {
         return Ok(None);
     };
-    let previous = match plan.previous_summary_index {
-        Some(i) => Some((i, message_at(array, i)?)),
+    let mut file_ops = FileOps::default();
+    let previous_summary = match plan.previous_summary_index {
+        Some(i) => {
+            let summary = string_field(&message_at(array, i)?, i, "summary")?;
+            add_summary_files(&mut file_ops, array, i)?;
+            Some(summary)
+        }
         None => None,
     };
-    let previous_summary = match &previous {
-        Some((i, summary)) => Some(string_field(summary, *i, "summary")?),
-        None => None,
-    };
-    let file_ops = file_ops(
-        array,
-        &[plan.history.clone(), plan.turn_prefix.clone()],
-        previous.as_ref().map(|(i, s)| (*i, s)),
-    )?;
+    for range in [&plan.history, &plan.turn_prefix] {
+        add_tool_calls(&mut file_ops, array, range.clone())?;
+    }
     let slice = |r: &Range<usize>| array.slice(r.start as u32, r.end as u32);
     Ok(Some(Prepared {
         messages_to_summarize: slice(&plan.history)?,
