@@ -10,8 +10,9 @@
 use crate::clearing::{id_units, placeholder_for, read_marker};
 use crate::compactor::Compactor;
 use crate::js::errors::type_error;
-use crate::js::errors::{unreadable, wrong_type};
+use crate::js::errors::unreadable;
 use crate::js::message_access::{message_and_role, message_at, JsArray};
+use crate::js::values::Opt;
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
 use agent_compaction_core::conversation::view::{
     self, is_failed_attempt, Change, Fact, ModelView, Part, Step,
@@ -154,26 +155,11 @@ impl Compactor {
 /// `since` of `modelContextChange`: undefined, or `{ view, length }` with a
 /// view id and a count of messages (whole numbers).
 fn held(since: &JsValue) -> Result<Option<(u32, usize)>, InputError> {
-    if since.is_undefined() {
-        return Ok(None);
-    }
-    let path = || FieldPath::argument("since");
-    if !since.is_object() {
-        return Err(wrong_type(
-            path(),
-            "undefined or { view, length } from an earlier answer",
-            since,
-        ));
-    }
-    let fields = view_held(since).map_err(|thrown| unreadable(path(), &thrown))?;
-    let number = |at: u32, key: &'static str| -> Result<u32, InputError> {
-        let value = fields.get(at);
-        match value.as_f64() {
-            Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
-            _ => Err(wrong_type(path().field(key), "a whole number", &value)),
-        }
-    };
-    Ok(Some((number(0, "view")?, number(1, "length")? as usize)))
+    view::held(&Opt(since.clone()), || {
+        let path = FieldPath::argument("since");
+        let fields = view_held(since).map_err(|thrown| unreadable(path, &thrown))?;
+        Ok([Opt(fields.get(0)), Opt(fields.get(1))])
+    })
 }
 
 /// The message a step sends: the caller's message, or the placeholder the

@@ -13,6 +13,8 @@
 //! the messages added to it.
 
 use crate::compaction::clearing::ClearedOutputs;
+use crate::error::{FieldPath, InputError};
+use crate::js::options::{expect_object, Value};
 use crate::message::pinned::model_view;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -62,6 +64,33 @@ pub fn parts(steps: &[Step]) -> Vec<Part> {
         }
     }
     parts
+}
+
+/// What a caller holds of an earlier view (`modelContextChange`'s
+/// `since`): `None` when `undefined`; otherwise an object whose `view` and
+/// `length` (`fields` reads them, in that order) are whole numbers.
+pub fn held<V: Value>(
+    since: &V,
+    fields: impl FnOnce() -> Result<[V; 2], InputError>,
+) -> Result<Option<(u32, usize)>, InputError> {
+    if since.is_undefined() {
+        return Ok(None);
+    }
+    let expected = "undefined or { view, length } from an earlier answer";
+    expect_object("since", since, expected)?;
+    let [view, length] = fields()?;
+    let whole = |value: &V, key| match value.number() {
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
+        _ => Err(InputError::WrongType {
+            path: FieldPath::argument("since").field(key),
+            expected: "a whole number",
+            got: value.describe(),
+        }),
+    };
+    Ok(Some((
+        whole(&view, "view")?,
+        whole(&length, "length")? as usize,
+    )))
 }
 
 /// Is an assistant message with this stop reason a failed attempt?
