@@ -45,11 +45,10 @@
 
 use crate::compaction::reason::Reason;
 use crate::compaction::serialize::describe;
-use crate::compaction::settings::{
-    resolve_settings, token_count_of, CompactionSettings, SettingsError,
-};
+use crate::compaction::settings::{resolve_settings, CompactionSettings, SettingsError};
 use crate::js::json::Json;
 use crate::js::number::number_to_string;
+use crate::js::options::token_count_of;
 use crate::js::string::JsStr;
 use crate::message::llm::TextSink;
 use crate::message::role::Role;

@@ -34,7 +34,7 @@ use crate::compaction::serialize::describe;
 use crate::error::InputError;
 use crate::js::json::{stringified, Json, JsonObject};
 use crate::js::number::number_to_string;
-use crate::js::options::{expect_object, Reader, Value};
+use crate::js::options::{expect_object, token_count_of, Reader, Value};
 use crate::js::string::JsStr;
 
 /// The resolved compaction settings.
@@ -63,12 +63,6 @@ impl Default for CompactionSettings {
 
 /// `Number.MAX_SAFE_INTEGER`: the largest token count accepted.
 pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
-
-/// `x` as a token count: a non-negative safe integer (-0 is one too, and
-/// counts as 0), else `None`.
-pub fn token_count_of(x: f64) -> Option<u64> {
-    (x.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER as f64).contains(&x)).then_some(x as u64)
-}
 
 /// Why settings could not be resolved. `WrongType` is a JavaScript
 /// `TypeError`, every other variant a `RangeError` (see

@@ -4,7 +4,6 @@
 //! engine hooks through which the binding lends the engine's own versions.
 
 pub mod engine;
-pub mod facts;
 pub mod iso_time;
 pub mod json;
 pub mod number;

@@ -8,8 +8,16 @@
 //! [`Reader`] the property read (a getter may throw: that is its error);
 //! the option sets built from these rules are `compaction::options`.
 
-use crate::compaction::settings::token_count_of;
 use crate::error::{FieldPath, InputError};
+
+/// `Number.MAX_SAFE_INTEGER`.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// `x` as a token count: a non-negative safe integer (-0 is one too, and
+/// counts as 0), else `None`.
+pub fn token_count_of(x: f64) -> Option<u64> {
+    (x.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&x)).then_some(x as u64)
+}
 
 /// A token count or a duration option (`summarizerContextWindow`,
 /// `summarizeTimeoutMs`), given (neither undefined nor null): a

@@ -1,5 +1,5 @@
 //! The facts of a range of messages, gathered by the JavaScript shim in one
-//! crossing (`gatherFacts`) and decoded by the core (`core::js::facts`)
+//! crossing (`gatherFacts`) and decoded by the core (`core::tokens::record`)
 //! into its `RawFacts`.
 
 use crate::js::errors::messages_unreadable;
@@ -7,11 +7,11 @@ use crate::js::message_access::{role_from_code, JsArray};
 use agent_compaction_core::compaction::options::EstimatorChoice;
 use agent_compaction_core::conversation::tracker::Source;
 use agent_compaction_core::error::InputError;
-use agent_compaction_core::js::facts;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::{
     calibrated_tokens, estimate_tokens, MessageFacts, RawFacts,
 };
+use agent_compaction_core::tokens::record as facts;
 use js_sys::{Array, Float64Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 

@@ -851,24 +851,6 @@ fn non_finite_token_counts_are_range_errors_not_defaults() {
 }
 
 #[test]
-fn token_counts_are_non_negative_safe_integers() {
-    assert_eq!(token_count_of(0.0), Some(0));
-    assert_eq!(token_count_of(-0.0), Some(0));
-    assert_eq!(token_count_of(42.0), Some(42));
-    assert_eq!(token_count_of(MAX as f64), Some(MAX));
-    for x in [
-        -1.0,
-        1.5,
-        (MAX + 1) as f64,
-        f64::NAN,
-        f64::INFINITY,
-        f64::NEG_INFINITY,
-    ] {
-        assert_eq!(token_count_of(x), None, "{x}");
-    }
-}
-
-#[test]
 fn the_window_given_wins_then_the_models_then_the_current_one() {
     let with = ModelInfo {
         key: None,

@@ -1,9 +1,8 @@
-//! The numbers the JavaScript shim gathers messages into, read here: a
-//! record of [`STRIDE`] numbers per message (`gatherFacts` in
-//! `crates/wasm/src/js/shim/facts.js`, whose slots this must match), the
-//! problem a record reports turned into the error that names the field,
-//! and the layout of the texts the calibrated estimate reads
-//! (`gatherTexts`, `gatherTextBytes`).
+//! The numbers a JavaScript host gathers messages into, read here: a
+//! record of [`STRIDE`] numbers per message (the host's `gatherFacts`,
+//! whose slots this must match), the problem a record reports turned into
+//! the error that names the field, and the layout of the texts the
+//! calibrated estimate reads (`gatherTexts`, `gatherTextBytes`).
 //!
 //! Record slots: 0 role code, 1 `content.length` when a string (else −1),
 //! 2–5 the lengths of text, thinking and tool-call blocks and the image
