@@ -16,11 +16,12 @@
 //! (without the summary), so the hook puts the summary in front of the kept
 //! messages of that copy.
 
-use crate::compactor::Compactor;
-use crate::js::values::{object, shape, Opt};
+use crate::compactor::{compaction_end_event, emit, Compactor};
+use crate::js::values::{object, prop, shape, Opt};
 use agent_compaction_core::compaction::agent_flow::{
     after_run, attach_options, Flow, RetryGuard, RunEnd, ALREADY_ATTACHED, RECOVERY_FAILED,
 };
+use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, Function, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -63,14 +64,10 @@ pub(super) struct Attachment {
     last_tier: RefCell<Option<JsValue>>,
     substitute: RefCell<Option<Substitute>>,
     /// What `attach` replaced on the agent, put back by `detach`.
-    previous_hooks: RefCell<Option<(JsValue, JsValue)>>,
+    previous_hooks: RefCell<Option<[JsValue; 2]>>,
     unsubscribe: RefCell<Option<Function>>,
     /// The agent's listener; it holds this attachment only weakly.
     listener: RefCell<Option<Listener>>,
-}
-
-fn prop(object: &JsValue, key: &str) -> JsValue {
-    Reflect::get(object, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// `object[key](...args)`; what it throws, or a TypeError when it is no function.
@@ -100,12 +97,6 @@ impl Attachment {
         self.state_changed();
     }
 
-    fn emit(&self, event: JsValue) {
-        if let Some(f) = &self.on_event {
-            let _ = f.call1(&JsValue::UNDEFINED, &event);
-        }
-    }
-
     fn state_changed(&self) {
         let Some(f) = &self.on_state_change else {
             return;
@@ -114,7 +105,7 @@ impl Attachment {
             .compactor
             .context_tokens(self.messages())
             .unwrap_or(f64::NAN);
-        let state = shape(agent_compaction_core::compaction::shapes::attach_state(
+        let state = shape(shapes::attach_state(
             self.compactor.is_compacting(),
             tokens,
             self.last_tier.borrow().clone(),
@@ -130,7 +121,8 @@ impl Attachment {
         };
         let args = Array::of2(id, &self.messages());
         if let Err(error) = settle(call(store, "save", &args)).await {
-            self.emit(crate::compactor::save_error_event(error));
+            let event = shape(shapes::save_error_event(error));
+            emit(self.on_event.clone(), event);
         }
     }
 
@@ -203,51 +195,41 @@ impl Attachment {
                 .needs_compaction(messages.clone())
                 .unwrap_or(false)
         });
-        match flow {
-            Flow::Nothing => {}
-            Flow::RecoveryFailed => self.emit(crate::compactor::compaction_end_event(
-                "overflow",
-                JsValue::UNDEFINED,
-                false,
-                false,
-                Some(RECOVERY_FAILED),
-            )),
-            Flow::OverflowRetry => {
-                let mut guard = self.guard.get();
-                guard.on_retry();
-                self.guard.set(guard);
-                // The failed attempt goes; if compaction fails it stays, so
-                // the app still shows the provider's error.
-                let array: &Array = messages.unchecked_ref();
-                let len = array.length();
-                let without = if len > 0 && array.get(len - 1) == message {
-                    array.slice(0, len - 1)
-                } else {
-                    array.slice(0, len)
-                };
-                if let Some(result) = self.compact(&without.into(), "overflow", true).await {
-                    if self.unchanged(&messages) {
-                        self.set_messages(&prop(&result, "messages"));
-                        self.save().await;
-                        self.continue_when_idle();
-                    }
+        if flow == Flow::RecoveryFailed {
+            let failed = Some(RECOVERY_FAILED);
+            let event = compaction_end_event("overflow", JsValue::UNDEFINED, false, false, failed);
+            emit(self.on_event.clone(), event);
+        }
+        let Some(how) = flow.compaction() else {
+            return;
+        };
+        let input = if how.retry {
+            self.update_guard(RetryGuard::on_retry);
+            // The failed attempt goes; if compaction fails it stays, so the
+            // app still shows the provider's error.
+            without_last(&messages, &message)
+        } else {
+            messages.clone()
+        };
+        let reason = how.reason.name();
+        if let Some(result) = self.compact(&input, reason, how.retry).await {
+            if self.unchanged(&messages) {
+                self.set_messages(&prop(&result, "messages"));
+                self.save().await;
+                if how.retry {
+                    self.continue_when_idle();
                 }
-            }
-            Flow::SilentOverflow | Flow::Threshold => {
-                let reason = if flow == Flow::Threshold {
-                    "threshold"
-                } else {
-                    "overflow"
-                };
-                if let Some(result) = self.compact(&messages, reason, false).await {
-                    if self.unchanged(&messages) {
-                        self.set_messages(&prop(&result, "messages"));
-                        self.save().await;
-                    }
-                }
-                self.kick_queued();
             }
         }
+        if !how.retry {
+            self.kick_queued();
+        }
+    }
+
+    fn update_guard(&self, update: impl FnOnce(&mut RetryGuard)) {
+        let mut guard = self.guard.get();
+        update(&mut guard);
+        self.guard.set(guard);
     }
 
     /// Whether the agent's messages are still the array the compaction
@@ -269,18 +251,15 @@ impl Attachment {
             }
             "message_start" => {
                 if prop(&prop(event, "message"), "role").as_string().as_deref() == Some("user") {
-                    let mut guard = self.guard.get();
-                    guard.on_user_message();
-                    self.guard.set(guard);
+                    self.update_guard(RetryGuard::on_user_message);
                 }
                 JsValue::UNDEFINED
             }
             "message_end" => {
                 let message = prop(event, "message");
                 if prop(&message, "role").as_string().as_deref() == Some("assistant") {
-                    let mut guard = self.guard.get();
-                    guard.on_assistant_message(self.overflow(&message));
-                    self.guard.set(guard);
+                    let overflow = self.overflow(&message);
+                    self.update_guard(|g| g.on_assistant_message(overflow));
                     *self.last_assistant.borrow_mut() = Some(message);
                 }
                 let this = self.clone();
@@ -324,7 +303,7 @@ impl Attachment {
                 Substitute::Marker { at, anchor, marker }
                     if *at >= 1 && array.length() >= *at && array.get(at - 1) == *anchor =>
                 {
-                    let with = crate::clearing::insert_at(array, *at, marker);
+                    let with = crate::compaction::insert_at(array, *at, marker);
                     Some(match self.compactor.context_of(&with.into()) {
                         Ok(context) => Promise::resolve(&context),
                         Err(error) => Promise::reject(&error),
@@ -396,11 +375,35 @@ impl Attachment {
         if let Some(f) = self.unsubscribe.borrow_mut().take() {
             let _ = f.call0(&JsValue::UNDEFINED);
         }
-        if let Some((transform, convert)) = self.previous_hooks.borrow_mut().take() {
-            let _ = Reflect::set(&self.agent, &"transformContext".into(), &transform);
-            let _ = Reflect::set(&self.agent, &"convertToLlm".into(), &convert);
+        if let Some(previous) = self.previous_hooks.borrow_mut().take() {
+            swap_hooks(&self.agent, previous);
         }
     }
+}
+
+/// The agent's hooks `attach` replaces and `detach` puts back.
+const HOOKS: [&str; 2] = ["transformContext", "convertToLlm"];
+
+/// Sets the agent's [`HOOKS`] to `hooks`; returns what they were.
+fn swap_hooks(agent: &JsValue, hooks: [JsValue; 2]) -> [JsValue; 2] {
+    let previous = HOOKS.map(|name| prop(agent, name));
+    for (name, hook) in HOOKS.iter().zip(&hooks) {
+        let _ = Reflect::set(agent, &JsValue::from_str(name), hook);
+    }
+    previous
+}
+
+/// `messages` without its last element when that is `message`: a new
+/// array either way.
+fn without_last(messages: &JsValue, message: &JsValue) -> JsValue {
+    let array: &Array = messages.unchecked_ref();
+    let len = array.length();
+    let end = if len > 0 && array.get(len - 1) == *message {
+        len - 1
+    } else {
+        len
+    };
+    array.slice(0, end).into()
 }
 
 /// Whether `message` is in `messages` after index `at`.
@@ -413,10 +416,6 @@ fn found_after(messages: &JsValue, message: &JsValue, at: usize) -> bool {
         .any(|i| array.get(i) == *message)
 }
 
-fn type_error(text: &str) -> JsValue {
-    js_sys::TypeError::new(text).into()
-}
-
 #[wasm_bindgen]
 impl Compactor {
     /// Wires the compactor into a pi-agent-core `Agent` (SPEC §3): installs
@@ -424,28 +423,15 @@ impl Compactor {
     /// Returns the function that detaches it.
     pub fn attach(&self, agent: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
         let read = |value: &Opt, key| Opt(prop(&value.0, key));
-        let o =
-            attach_options(&Opt(agent.clone()), &Opt(options), read).map_err(|e| type_error(&e))?;
+        let o = attach_options(&Opt(agent.clone()), &Opt(options), read)
+            .map_err(|e| js_sys::TypeError::new(&e))?;
         if self.attachment().is_some() {
             return Err(js_sys::Error::new(ALREADY_ATTACHED).into());
         }
 
         // The hooks: the agent reads them at the start of every run.
         let hooks = self.agent_hooks();
-        let previous = (
-            prop(&agent, "transformContext"),
-            prop(&agent, "convertToLlm"),
-        );
-        let _ = Reflect::set(
-            &agent,
-            &"transformContext".into(),
-            &prop(&hooks, "transformContext"),
-        );
-        let _ = Reflect::set(
-            &agent,
-            &"convertToLlm".into(),
-            &prop(&hooks, "convertToLlm"),
-        );
+        let previous = swap_hooks(&agent, HOOKS.map(|name| prop(&hooks, name)));
 
         let attachment = Rc::new(Attachment {
             compactor: self.shared(),

@@ -11,18 +11,17 @@ use crate::compaction::{
 };
 use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
-use crate::js::message_access::{get, message_at, messages_array, summary_files, JsArray};
-use crate::js::message_facts::gather;
-use crate::js::strings::to_js_str;
+use crate::js::message_access::{message_at, messages_array, JsArray};
+use crate::js::message_facts::message_facts;
 use crate::js::values::{read_options, shape};
 use crate::message::convert_to_llm;
-use crate::prepare::{add_tool_calls, string_array};
+use crate::prepare::{add_summary_files, add_tool_calls, string_array};
 use crate::serialize::serialize_conversation;
 use agent_compaction_core::compaction::branch::{
     select_branch, BranchEvent, BranchFailure, BranchFlow, BranchHost, BranchStep,
 };
 use agent_compaction_core::compaction::file_ops::FileOps;
-use agent_compaction_core::compaction::flow::{Answer, Request};
+use agent_compaction_core::compaction::flow::Request;
 use agent_compaction_core::compaction::options::branch_options;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::InputError;
@@ -48,15 +47,9 @@ fn branch_file_ops(
 ) -> Result<FileOps, InputError> {
     let mut ops = FileOps::default();
     for (i, f) in facts.iter().enumerate() {
-        if f.role != Role::BranchSummary {
-            continue;
+        if f.role == Role::BranchSummary {
+            add_summary_files(&mut ops, array, i)?;
         }
-        let message = message_at(array, i)?;
-        if get(&message, "fromHook", || array.path(i).field("fromHook"))?.is_truthy() {
-            continue;
-        }
-        let (read, modified) = summary_files(&message, i)?;
-        ops.add_previous(read.iter().map(to_js_str), modified.iter().map(to_js_str));
     }
     add_tool_calls(&mut ops, array, visited)?;
     Ok(ops)
@@ -84,9 +77,8 @@ impl BranchHost for Host<'_> {
     }
 
     fn start_call(&mut self, request: Request<JsString>) -> Result<(), String> {
-        let summarize = self.summarize.ok_or("no summarizer")?;
         let pending = start_call(
-            summarize,
+            self.summarize,
             self.timeout_ms,
             self.controller,
             "manual",
@@ -111,11 +103,7 @@ pub async fn summarize_branch(
     let opts = read_options(&options, branch_options).map_err(type_error)?;
     let signal = opts.signal.map(|s| s.0).unwrap_or_default();
     let array = messages_array(&messages).map_err(type_error)?;
-    let facts: Vec<MessageFacts> = gather(&array, 0, array.len())
-        .map_err(type_error)?
-        .iter()
-        .map(MessageFacts::from_raw)
-        .collect();
+    let facts = message_facts(&array, 0, array.len(), false).map_err(type_error)?;
     let selection = select_branch(&facts, job.budget_tokens);
     let mut flow = BranchFlow::new(
         &selection,
@@ -143,10 +131,9 @@ pub async fn summarize_branch(
     let mut step = flow.step(&mut host, BranchEvent::Start);
     let outcome = loop {
         let event = match step {
-            BranchStep::Await => BranchEvent::Answer(match host.pending.take() {
-                Some(pending) => finish_call(&controller, pending).await,
-                None => Answer::Failed("internal error: no call under way".into()),
-            }),
+            BranchStep::Await => {
+                BranchEvent::Answer(finish_call(&controller, host.pending.take()).await)
+            }
             BranchStep::Extract { max_chars } => BranchEvent::Extracted(
                 extractive_of(
                     &selected,

@@ -8,16 +8,17 @@
 use crate::js::errors::{describe, thrown_message};
 use crate::js::message_access::{get, JsArray};
 use crate::js::text::JsText;
-use crate::js::values::shape;
+use crate::js::values::{prop, shape, JsJson};
 use crate::message::convert_to_llm;
 use crate::prepare::{string_array, Prepared};
 use crate::serialize::serialize_conversation;
 use agent_compaction_core::compaction::flow::{
     Answer, CompactionFlow, Event, Failure, FlowConfig, FlowHost, FlowInput, HookAnswer, Insert,
-    Reason, Request, Step, SummaryField, TextOps, UsageTotals,
+    Reason, Request, Step, SummaryField, TextOps, UsageTotals, NO_CALL,
 };
 use agent_compaction_core::compaction::last_request::Survivors;
 use agent_compaction_core::compaction::prompts::SummaryKind;
+use agent_compaction_core::compaction::providers::usage_totals;
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::FieldPath;
@@ -41,8 +42,9 @@ extern "C" {
     fn is_abort_error(error: &JsValue) -> bool;
     #[wasm_bindgen(js_name = newAbortController)]
     pub fn new_abort_controller() -> JsValue;
+    /// `messages` with `item` inserted at `at` (a new array, the same objects).
     #[wasm_bindgen(js_name = insertAt)]
-    fn insert_at(messages: &Array, at: u32, item: &JsValue) -> Array;
+    pub fn insert_at(messages: &Array, at: u32, item: &JsValue) -> Array;
     #[wasm_bindgen(js_name = extractFacts, catch)]
     fn extract_facts(messages: &Array) -> Result<JsString, JsValue>;
 }
@@ -72,13 +74,11 @@ pub struct Job {
 pub type JsFailure = Failure<JsValue>;
 
 pub fn signal_of(controller: &JsValue) -> JsValue {
-    js_sys::Reflect::get(controller, &"signal".into()).unwrap_or(JsValue::UNDEFINED)
+    prop(controller, "signal")
 }
 
 pub fn aborted(controller: &JsValue) -> bool {
-    js_sys::Reflect::get(&signal_of(controller), &"aborted".into())
-        .map(|v| v.is_truthy())
-        .unwrap_or(false)
+    prop(&signal_of(controller), "aborted").is_truthy()
 }
 
 /// A summarizer call under way: the promise already runs.
@@ -89,7 +89,7 @@ pub struct Pending {
 
 /// One request to `summarize`, under `controller` and `timeout_ms`.
 pub fn start_call(
-    summarize: &Function,
+    summarize: Option<&Function>,
     timeout_ms: f64,
     controller: &JsValue,
     reason: &'static str,
@@ -101,6 +101,7 @@ pub fn start_call(
         reason,
     ));
     let returned = summarize
+        .ok_or("no summarizer")?
         .call1(&JsValue::UNDEFINED, &request)
         .map_err(|e| thrown_message(&e))?;
     Ok(Pending {
@@ -109,51 +110,38 @@ pub fn start_call(
     })
 }
 
-/// Waits for a call and says what it ended with.
+/// Waits for the call under way and says what it ended with.
 pub async fn finish_call(
     controller: &JsValue,
-    pending: Pending,
+    pending: Option<Pending>,
 ) -> Answer<JsString, JsValue, JsValue> {
+    let Some(pending) = pending else {
+        return Answer::Failed(NO_CALL.into());
+    };
     let value = match JsFuture::from(pending.promise).await {
         Ok(v) => v,
-        Err(e) if is_timeout(&e) => {
-            return Answer::TimedOut {
-                ms: pending.timeout_ms,
-            }
+        Err(e) => {
+            let timed_out = is_timeout(&e).then_some(pending.timeout_ms);
+            let aborted = aborted(controller) || is_abort_error(&e);
+            return Answer::of_rejection(timed_out, aborted, e, thrown_message);
         }
-        Err(e) if aborted(controller) || is_abort_error(&e) => return Answer::Aborted(e),
-        Err(e) => return Answer::Failed(thrown_message(&e)),
     };
     // A late answer after an abort is not used.
     if aborted(controller) {
         return Answer::Aborted(js_sys::Error::new("aborted").into());
     }
-    if let Some(text) = value.dyn_ref::<JsString>() {
-        return Answer::Text {
-            text: text.clone(),
-            usage: None,
-        };
-    }
-    if !value.is_object() {
-        return Answer::NotTextOrObject {
-            got: describe(&value),
-        };
-    }
     let path = || FieldPath::argument("summary");
-    let read = get(&value, "text", || path().field("text"))
-        .and_then(|text| Ok((text, get(&value, "usage", || path().field("usage"))?)));
-    match read {
-        Err(e) => Answer::Failed(e.to_string()),
-        Ok((text, usage)) => match text.dyn_into::<JsString>() {
-            Ok(text) => Answer::Text {
-                text,
-                usage: usage.is_object().then_some(usage),
-            },
-            Err(other) => Answer::TextNotString {
-                got: describe(&other),
-            },
+    let read = |key| get(&value, key, || path().field(key)).map_err(|e| e.to_string());
+    Answer::of_value(
+        value.dyn_ref::<JsString>().cloned(),
+        value.is_object(),
+        || describe(&value),
+        || {
+            let text = read("text")?.dyn_into::<JsString>();
+            let usage = Some(read("usage")?).filter(JsValue::is_object);
+            Ok((text.map_err(|other| describe(&other)), usage))
         },
-    }
+    )
 }
 
 /// The reason the controller was aborted with, unless it is a deadline
@@ -167,8 +155,7 @@ pub fn abort_reason(controller: &JsValue) -> Option<JsValue> {
     if !aborted(controller) {
         return None;
     }
-    let reason = js_sys::Reflect::get(&signal_of(controller), &"reason".into())
-        .unwrap_or(JsValue::UNDEFINED);
+    let reason = prop(&signal_of(controller), "reason");
     if is_timeout(&reason) {
         return None;
     }
@@ -229,27 +216,7 @@ impl FlowHost for JsHost<'_> {
     type AbortError = JsValue;
 
     fn usage_totals(&self, usage: &JsValue) -> UsageTotals {
-        let field = |path: &[&str]| -> f64 {
-            let mut v = usage.clone();
-            for key in path {
-                v = js_sys::Reflect::get(&v, &(*key).into()).unwrap_or(JsValue::UNDEFINED);
-            }
-            v.as_f64().unwrap_or(0.0)
-        };
-        UsageTotals {
-            input: field(&["input"]),
-            output: field(&["output"]),
-            cache_read: field(&["cacheRead"]),
-            cache_write: field(&["cacheWrite"]),
-            total_tokens: field(&["totalTokens"]),
-            cost: agent_compaction_core::compaction::flow::CostTotals {
-                input: field(&["cost", "input"]),
-                output: field(&["cost", "output"]),
-                cache_read: field(&["cost", "cacheRead"]),
-                cache_write: field(&["cost", "cacheWrite"]),
-                total: field(&["cost", "total"]),
-            },
-        }
+        usage_totals(&JsJson(usage.clone()))
     }
 
     fn history_texts(&mut self, per_message: bool) -> Result<Vec<JsString>, String> {
@@ -271,12 +238,9 @@ impl FlowHost for JsHost<'_> {
 
     fn start_call(&mut self, request: Request<JsString>) -> Result<(), String> {
         let job = self.job;
-        let Some(summarize) = &job.summarize else {
-            return Err("no summarizer".into());
-        };
         let kind = request.kind;
         let pending = start_call(
-            summarize,
+            job.summarize.as_ref(),
             job.timeout_ms,
             &job.controller,
             job.reason.name(),
@@ -338,10 +302,7 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
                     SummaryKind::TurnPrefix => host.turn_prefix.take(),
                     _ => host.history.take(),
                 };
-                Event::Answer(match pending {
-                    Some(pending) => finish_call(&job.controller, pending).await,
-                    None => Answer::Failed("internal error: no call under way".into()),
-                })
+                Event::Answer(finish_call(&job.controller, pending).await)
             }
             Step::Extract { max_chars } => {
                 let all = p.messages_to_summarize.concat(&p.turn_prefix_messages);

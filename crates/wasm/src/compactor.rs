@@ -9,14 +9,15 @@
 use crate::clearing::cleared_outputs;
 use crate::compaction::{check_not_aborted, link_abort, new_abort_controller, Job, JsFailure};
 use crate::estimate::context_tokens_object;
-use crate::js::errors::thrown_message;
+use crate::js::errors::messages_unreadable;
 use crate::js::errors::type_error;
 use crate::js::message_access::{message_and_role, message_at, messages_array, JsArray};
 use crate::js::message_facts::EstimateChunks;
-use crate::js::values::{object, read_options, shape, Opt};
+use crate::js::values::{object, prop, read_options, shape, Opt};
 use crate::message::convert_message;
 use crate::prepare::prepare;
 use crate::settings::{model_from_js, ModelInfo};
+use agent_compaction_core::compaction::branch::budget_tokens;
 use agent_compaction_core::compaction::clearing::{
     resolve_all, tries_clearing, ClearedOutputs, ClearingSettings,
 };
@@ -27,7 +28,7 @@ use agent_compaction_core::compaction::options;
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::conversation::llm::{Converter, Fresh, LlmBooks};
-use agent_compaction_core::conversation::tracker::{threshold, Synced, Tracker};
+use agent_compaction_core::conversation::tracker::{Synced, Tracker};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
 use agent_compaction_core::message::role::Role;
@@ -125,7 +126,7 @@ impl Tracked {
         self.synced = None;
         let start = self.tracker.context_start() as u32;
         let scanned = sync_known(&self.known, array.as_array(), start, start)
-            .map_err(sync_error)
+            .map_err(messages_unreadable)
             .and_then(|result| synced(result, &array));
         let mut source = self.source(&array);
         if let Err(e) = self.tracker.sync(scanned.map(|(s, _)| s), &mut source) {
@@ -140,13 +141,6 @@ impl Tracked {
     /// What the tracker reads of `array` (just synced).
     fn source<'a>(&self, array: &'a JsArray) -> EstimateChunks<'a> {
         EstimateChunks::with(array, self.tracker.estimator())
-    }
-}
-
-fn sync_error(thrown: JsValue) -> InputError {
-    InputError::Unreadable {
-        path: FieldPath::argument("messages"),
-        reason: thrown_message(&thrown),
     }
 }
 
@@ -210,7 +204,8 @@ impl Converter for Converting<'_> {
     fn scan(&mut self, trusted: bool) -> Result<(Synced, usize), InputError> {
         // Trusted: the shim checks from the known length on (`Math.min`).
         let scan_from = if trusted { u32::MAX } else { 0 };
-        let result = sync_llm(self.known, self.array.as_array(), scan_from).map_err(sync_error)?;
+        let result =
+            sync_llm(self.known, self.array.as_array(), scan_from).map_err(messages_unreadable)?;
         synced(result, self.array)
     }
 
@@ -267,12 +262,17 @@ impl Converter for Converting<'_> {
 }
 
 impl State {
-    fn resolve(&mut self, model: ModelInfo, context_window: Option<f64>) -> Result<(), JsValue> {
-        let window = context_window.or(model.context_window).ok_or_else(|| {
-            JsValue::from(js_sys::TypeError::new(
-                "contextWindow is required: give options.contextWindow or a model with a contextWindow",
-            ))
-        })?;
+    /// The settings for `model` with the window `given` (else the model's,
+    /// else `current`); refused settings change nothing.
+    fn resolve(
+        &mut self,
+        model: ModelInfo,
+        given: Option<f64>,
+        current: Option<f64>,
+    ) -> Result<(), JsValue> {
+        let window = model
+            .window(given, current)
+            .map_err(js_sys::TypeError::new)?;
         (self.settings, self.clearing) = resolve_all(
             self.settings_input.as_ref(),
             model.key.as_ref(),
@@ -287,25 +287,15 @@ impl State {
 
 /// Calls the app's `onEvent` with no borrow held; an exception in it is
 /// the app's, and does not disturb the compactor.
-fn emit(on_event: Option<Function>, event: JsValue) {
+pub(crate) fn emit(on_event: Option<Function>, event: JsValue) {
     if let Some(f) = on_event {
         let _ = f.call1(&JsValue::UNDEFINED, &event);
     }
 }
 
-fn hook_error(state: &Rc<RefCell<State>>, hook: &'static str, error: JsValue) {
-    let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
-    emit(on_event, hook_error_event(hook, error));
-}
-
 // The events `onEvent` receives (`CompactorEvent`): laid out by the core
 // (`core::compaction::shapes`); the values the app gave or gets (results,
 // errors) are passed through as they are.
-
-/// A `hook_error` event.
-fn hook_error_event(hook: &'static str, error: JsValue) -> JsValue {
-    shape(shapes::hook_error_event(hook, error))
-}
 
 /// A `compaction_end` event (also `attach`'s recovery failure): the
 /// result's `tier`, when it has one, is named.
@@ -316,11 +306,7 @@ pub(crate) fn compaction_end_event(
     will_retry: bool,
     error_message: Option<&str>,
 ) -> JsValue {
-    let tier = result
-        .is_object()
-        .then(|| js_sys::Reflect::get(&result, &"tier".into()).ok())
-        .flatten()
-        .and_then(|t| t.as_string());
+    let tier = prop(&result, "tier").as_string();
     shape(shapes::compaction_end_event(
         reason,
         result,
@@ -329,11 +315,6 @@ pub(crate) fn compaction_end_event(
         error_message,
         tier,
     ))
-}
-
-/// A `save_error` event (`attach` with a store).
-pub(crate) fn save_error_event(error: JsValue) -> JsValue {
-    shape(shapes::save_error_event(error))
 }
 
 #[wasm_bindgen]
@@ -369,7 +350,7 @@ impl Compactor {
             view: Default::default(),
             attached: None,
         };
-        state.resolve(o.model, o.context_window)?;
+        state.resolve(o.model, o.context_window, None)?;
         Ok(Compactor {
             state: Rc::new(RefCell::new(state)),
             hooks: RefCell::new(None),
@@ -417,10 +398,8 @@ impl Compactor {
         })
         .map_err(type_error)?;
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        // The window given, else the model's own, else the current one;
-        // refused settings change nothing.
-        let window = window.or(model.context_window).or(Some(s.context_window));
-        s.resolve(model, window)
+        let current = s.context_window;
+        s.resolve(model, window, Some(current))
     }
 
     /// Whether a compaction is running (between `compaction_start` and
@@ -482,8 +461,7 @@ impl Compactor {
                 summarize: s.summarize.clone(),
                 fallback_extractive: s.fallback_extractive,
                 timeout_ms: s.timeout_ms,
-                budget_tokens: (s.context_window - s.settings.reserve_tokens as f64).max(1.0)
-                    as u64,
+                budget_tokens: budget_tokens(s.context_window, &s.settings),
             },
             Err(_) => return Promise::reject(&busy()),
         };
@@ -505,13 +483,7 @@ impl Compactor {
                 return promise;
             }
             let result = context_of(&state, &messages);
-            Promise::resolve(&match result {
-                Ok(context) => context,
-                Err(error) => {
-                    hook_error(&state, "transformContext", error);
-                    unchanged(messages)
-                }
-            })
+            hook_answer(&state, "transformContext", result, messages)
         });
         let state = self.state.clone();
         let convert = Closure::<dyn Fn(JsValue) -> Promise>::new(move |messages: JsValue| {
@@ -530,13 +502,7 @@ impl Compactor {
                 }
                 Err(_) => Err(busy()),
             };
-            Promise::resolve(&match result {
-                Ok(llm) => llm,
-                Err(error) => {
-                    hook_error(&state, "convertToLlm", error);
-                    unchanged(messages)
-                }
-            })
+            hook_answer(&state, "convertToLlm", result, messages)
         });
         let hooks = object(&[
             ("transformContext", transform.into_js_value()),
@@ -545,6 +511,21 @@ impl Compactor {
         *self.hooks.borrow_mut() = Some(hooks.clone());
         hooks
     }
+}
+
+/// What a hook resolves to: its result, or, when it could not do its work
+/// (a `hook_error` event), [`unchanged`] input.
+fn hook_answer(
+    state: &Rc<RefCell<State>>,
+    hook: &'static str,
+    result: Result<JsValue, JsValue>,
+    messages: JsValue,
+) -> Promise {
+    Promise::resolve(&result.unwrap_or_else(|error| {
+        let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
+        emit(on_event, shape(shapes::hook_error_event(hook, error)));
+        unchanged(messages)
+    }))
 }
 
 /// What a hook gives back when it cannot do its work: its input, unless
@@ -668,10 +649,8 @@ impl Compactor {
 }
 
 fn abort_controller(controller: &JsValue) {
-    if let Ok(abort) = js_sys::Reflect::get(controller, &"abort".into()) {
-        if let Some(f) = abort.dyn_ref::<Function>() {
-            let _ = f.call0(controller);
-        }
+    if let Some(f) = prop(controller, "abort").dyn_ref::<Function>() {
+        let _ = f.call0(controller);
     }
 }
 
@@ -721,45 +700,21 @@ async fn run_compact(
     if let Ok(mut s) = state.try_borrow_mut() {
         s.running = None;
     }
-    match outcome {
-        Ok(Some(result)) => {
-            emit_end(
-                on_event,
-                reason,
-                result.clone(),
-                opts.will_retry,
-                Ending::Compacted,
-            );
-            Ok(result)
-        }
-        Ok(None) => {
-            emit_end(
-                on_event,
-                reason,
-                JsValue::UNDEFINED,
-                opts.will_retry,
-                Ending::NothingToDo,
-            );
-            Ok(JsValue::UNDEFINED)
-        }
+    let (result, ending) = match &outcome {
+        Ok(Some(result)) => (result.clone(), Ending::Compacted),
+        Ok(None) => (JsValue::UNDEFINED, Ending::NothingToDo),
         Err(failure) => {
             // Cancel whatever request is still running.
             abort_controller(&controller);
-            let message = emit_end(
-                on_event,
-                reason,
-                JsValue::UNDEFINED,
-                opts.will_retry,
-                Ending::Failed(&failure),
-            );
-            Err(match (failure, message) {
-                (Failure::Aborted(e), _) => e,
-                (Failure::Cancelled, _) => js_sys::Error::new(CANCELLED).into(),
-                (Failure::Failed(_), message) => {
-                    js_sys::Error::new(&message.unwrap_or_default()).into()
-                }
-            })
+            (JsValue::UNDEFINED, Ending::Failed(failure))
         }
+    };
+    let message = emit_end(on_event, reason, result, opts.will_retry, ending);
+    match outcome {
+        Ok(result) => Ok(result.unwrap_or(JsValue::UNDEFINED)),
+        Err(Failure::Aborted(e)) => Err(e),
+        Err(Failure::Cancelled) => Err(js_sys::Error::new(CANCELLED).into()),
+        Err(Failure::Failed(_)) => Err(js_sys::Error::new(&message.unwrap_or_default()).into()),
     }
 }
 
@@ -773,8 +728,8 @@ async fn compact_job(
     let input = |e: InputError| Failure::Failed(e.to_string());
     // The cheap tier first (threshold compactions): clearing old tool
     // output, when that alone brings the context to the threshold. The tier
-    // is awaited with no borrow held, and the index is synced again after
-    // it.
+    // reads the messages with no borrow held, and the index is synced again
+    // after it.
     let tier = {
         let mut s = state
             .try_borrow_mut()
@@ -783,20 +738,18 @@ async fn compact_job(
         if tries_clearing(opts.reason, &s.clearing) {
             let array = s.tracked.sync(messages).map_err(input)?;
             let mut source = s.tracked.source(&array);
-            let tracker = &mut s.tracked.tracker;
-            tracker.fill_context(&mut source).map_err(input)?;
-            let tokens = tracker.context_tokens(&mut source).map_err(input)?.tokens;
-            let threshold = threshold(&s.settings, s.context_window);
-            let tier = crate::clearing::tier_input(tracker.index(), tokens, threshold, &s.clearing);
+            let tier = s
+                .tracked
+                .tracker
+                .clearing_tier(&s.settings, s.context_window, &s.clearing, &mut source)
+                .map_err(input)?;
             Some((array, tier))
         } else {
             None
         }
     };
     if let Some((array, tier)) = tier {
-        let cleared = crate::clearing::clear_tier(&array, &tier)
-            .await
-            .map_err(Failure::Failed)?;
+        let cleared = crate::clearing::clear_tier(&array, &tier).map_err(input)?;
         if let Some(result) = cleared {
             return Ok(Some(result));
         }

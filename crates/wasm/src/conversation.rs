@@ -9,14 +9,17 @@
 
 use crate::clearing::{id_units, placeholder_for, read_marker};
 use crate::compactor::Compactor;
-use crate::js::errors::{thrown_message, type_error};
+use crate::js::errors::type_error;
+use crate::js::errors::unreadable;
 use crate::js::message_access::{message_and_role, message_at, JsArray};
+use crate::js::values::Opt;
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
-use agent_compaction_core::conversation::view::{is_failed_attempt, Change, Fact, ModelView, Step};
+use agent_compaction_core::conversation::view::{
+    self, is_failed_attempt, Change, Fact, ModelView, Part, Step,
+};
 use agent_compaction_core::conversation::{after_run, Flow, RunEnd};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
-use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, JsString};
 use std::thread::LocalKey;
 use wasm_bindgen::prelude::*;
@@ -37,10 +40,7 @@ fn fact_of(array: &JsArray, index: usize) -> Result<Fact<Vec<u16>>, InputError> 
     let (message, role) = message_and_role(array, index)?;
     let field = |key: &'static LocalKey<JsValue>, name: &'static str| {
         key.with(|key| js_sys::Reflect::get(&message, key))
-            .map_err(|thrown| InputError::Unreadable {
-                path: array.path(index).field(name),
-                reason: thrown_message(&thrown),
-            })
+            .map_err(|thrown| unreadable(array.path(index).field(name), &thrown))
     };
     Ok(match role {
         Role::Assistant => match field(&STOP_REASON, "stopReason")?.as_string() {
@@ -115,7 +115,7 @@ impl ViewFacts {
                 }
                 messages
             }
-            _ => all_of(array, summary, resent, steps, made)?,
+            _ => all_of(array, steps, made)?,
         };
         Ok(self.messages.insert(messages).clone())
     }
@@ -155,33 +155,11 @@ impl Compactor {
 /// `since` of `modelContextChange`: undefined, or `{ view, length }` with a
 /// view id and a count of messages (whole numbers).
 fn held(since: &JsValue) -> Result<Option<(u32, usize)>, InputError> {
-    if since.is_undefined() {
-        return Ok(None);
-    }
-    let path = || FieldPath::argument("since");
-    if !since.is_object() {
-        return Err(InputError::WrongType {
-            path: path(),
-            expected: "undefined or { view, length } from an earlier answer",
-            got: crate::js::errors::describe(since),
-        });
-    }
-    let fields = view_held(since).map_err(|thrown| InputError::Unreadable {
-        path: path(),
-        reason: thrown_message(&thrown),
-    })?;
-    let number = |at: u32, key: &'static str| -> Result<u32, InputError> {
-        let value = fields.get(at);
-        match value.as_f64() {
-            Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
-            _ => Err(InputError::WrongType {
-                path: path().field(key),
-                expected: "a whole number",
-                got: crate::js::errors::describe(&value),
-            }),
-        }
-    };
-    Ok(Some((number(0, "view")?, number(1, "length")? as usize)))
+    view::held(&Opt(since.clone()), || {
+        let path = FieldPath::argument("since");
+        let fields = view_held(since).map_err(|thrown| unreadable(path, &thrown))?;
+        Ok([Opt(fields.get(0)), Opt(fields.get(1))])
+    })
 }
 
 /// The message a step sends: the caller's message, or the placeholder the
@@ -204,80 +182,50 @@ fn message_of(
     }
 }
 
-/// The steps carried out: the caller's array sliced where every message
-/// is sent as it is, the messages one by one elsewhere.
+/// The steps carried out: runs of messages sent as they are go as slices
+/// of the caller's array (the whole view one slice when nothing else is
+/// in it), joined with the placeholders by one `concat`: a few crossings
+/// per call instead of one per message.
 fn all_of(
     array: &JsArray,
-    summary: Option<usize>,
-    resent: &[usize],
     steps: &[Step],
     made: &mut [Option<(usize, JsValue)>],
 ) -> Result<Array, InputError> {
-    let len = array.len() as usize;
-    let start = summary.unwrap_or(0);
-    let plain = steps.len() == len - start + resent.len() * usize::from(summary.is_some());
-    if plain && steps.iter().all(|s| matches!(s, Step::Send(_))) {
-        return crate::pinned::view(array, start, if summary.is_some() { resent } else { &[] });
+    let parts = view::parts(steps);
+    if let [Part::Slice(run)] = &parts[..] {
+        return array.slice(run.start as u32, run.end as u32);
     }
-    // Runs of consecutive messages go as slices of the caller's array, and
-    // are joined with the placeholders by one `concat`: a few crossings per
-    // call instead of one per message.
-    let parts = Array::new();
-    let mut run: Option<(usize, usize)> = None;
     let source = array.as_array();
-    for step in steps {
-        match *step {
-            Step::Send(i) => match run {
-                Some((from, to)) if to == i => run = Some((from, i + 1)),
-                _ => {
-                    if let Some((from, to)) = run {
-                        parts.push(&source.slice(from as u32, to as u32));
-                    }
-                    run = Some((i, i + 1));
-                }
-            },
-            Step::Placeholder { .. } => {
-                if let Some((from, to)) = run.take() {
-                    parts.push(&source.slice(from as u32, to as u32));
-                }
-                // Wrapped, so that `concat` adds it as one element whatever it is.
-                parts.push(&Array::of1(&message_of(array, *step, made)?));
-            }
-        }
-    }
-    if let Some((from, to)) = run {
-        parts.push(&source.slice(from as u32, to as u32));
+    let pieces = Array::new();
+    for part in parts {
+        let piece = match part {
+            Part::Slice(run) => source.slice(run.start as u32, run.end as u32),
+            // Wrapped, so that `concat` adds it as one element whatever it is.
+            Part::Placeholder(step) => Array::of1(&message_of(array, step, made)?),
+        };
+        pieces.push(&piece);
     }
     let concat = js_sys::Reflect::get(&Array::new(), &"concat".into())
         .ok()
         .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-    if let Some(joined) = concat.and_then(|f| f.apply(&Array::new(), &parts).ok()) {
+    if let Some(joined) = concat.and_then(|f| f.apply(&Array::new(), &pieces).ok()) {
         return Ok(joined.unchecked_into());
     }
     // `Array.prototype.concat` replaced by the page with something that
-    // throws: the parts joined one element at a time.
+    // throws: the pieces joined one element at a time.
     let out = Array::new();
-    for part in parts.iter() {
-        for m in part.unchecked_into::<Array>().iter() {
+    for piece in pieces.iter() {
+        for m in piece.unchecked_into::<Array>().iter() {
             out.push(&m);
         }
     }
     Ok(out)
 }
 
-/// The after-run rule's answers as the adapter reads them.
-const FLOWS: [(Flow, &str); 5] = [
-    (Flow::Nothing, "nothing"),
-    (Flow::OverflowRetry, "overflowRetry"),
-    (Flow::RecoveryFailed, "recoveryFailed"),
-    (Flow::SilentOverflow, "silentOverflow"),
-    (Flow::Threshold, "threshold"),
-];
-
 thread_local! {
-    /// The names of `FLOWS` and the property names read of each new
-    /// message, made once: a string made from Rust costs a decode per call.
-    static FLOW_NAMES: Vec<JsValue> = FLOWS.iter().map(|(_, name)| JsValue::from_str(name)).collect();
+    /// The flows' names and the property names read of each new message,
+    /// made once: a string made from Rust costs a decode per call.
+    static FLOW_NAMES: Vec<JsValue> = Flow::ALL.iter().map(|f| JsValue::from_str(f.name())).collect();
     static STOP_REASON: JsValue = JsValue::from_str("stopReason");
     static TOOL_CALL_ID: JsValue = JsValue::from_str("toolCallId");
 }
@@ -290,18 +238,8 @@ impl Compactor {
     #[wasm_bindgen(js_name = afterRun)]
     pub fn after_run_js(&self, messages: JsValue, facts: JsValue) -> Result<JsValue, JsValue> {
         let flags = run_facts(&facts)?;
-        let overflow = flags & 1 != 0;
+        let end = RunEnd::of_call(flags & 1 != 0);
         let retried = flags & 2 != 0;
-        let end = RunEnd {
-            stop_reason: if overflow {
-                StopReason::Error
-            } else {
-                StopReason::Stop
-            },
-            overflow,
-            same_model: true,
-            before_last_summary: false,
-        };
         let mut failure = None;
         let flow = after_run(&end, self.enabled(), retried, || {
             self.needs_compaction(messages.clone()).unwrap_or_else(|e| {
@@ -311,10 +249,7 @@ impl Compactor {
         });
         match failure {
             Some(e) => Err(e),
-            None => {
-                let at = FLOWS.iter().position(|(f, _)| *f == flow).unwrap_or(0);
-                Ok(FLOW_NAMES.with(|names| names[at].clone()))
-            }
+            None => Ok(FLOW_NAMES.with(|names| names[flow as usize].clone())),
         }
     }
 }

@@ -2,13 +2,14 @@
 //! `estimateContextTokens`, `calculateContextTokens`, `shouldCompact`,
 //! `isContextOverflow`.
 
-use crate::js::errors::describe;
 use crate::js::errors::type_error;
+use crate::js::errors::wrong_type;
 use crate::js::message_access::{get, messages_array, JsArray};
-use crate::js::message_facts::gather;
+use crate::js::message_facts::{gather, message_facts};
 use crate::js::values::{
-    expect_object, number, number_or_nan, object, optional_number, read_fields,
+    expect_object, number, number_or_nan, optional_number, read_fields, shape,
 };
+use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::tokens::context_tokens::{
     estimate_from_end, read_back, should_compact_settings, ContextTokens, Stale,
@@ -18,7 +19,7 @@ use agent_compaction_core::tokens::estimate::{
     UsageNumbers,
 };
 use agent_compaction_core::tokens::overflow::{
-    is_context_overflow as core_overflow, AssistantOutcome, StopReason,
+    is_context_overflow as core_overflow, reads_usage, AssistantOutcome, StopReason,
 };
 use wasm_bindgen::prelude::*;
 
@@ -31,25 +32,8 @@ pub fn estimate_tokens(message: JsValue) -> Result<f64, JsValue> {
     Ok(facts.first().map_or(0, core_estimate) as f64)
 }
 
-/// The facts of every message of `messages`.
-pub fn all_facts(messages: &JsArray) -> Result<Vec<MessageFacts>, InputError> {
-    Ok(gather(messages, 0, messages.len())?
-        .iter()
-        .map(MessageFacts::from_raw)
-        .collect())
-}
-
 pub fn context_tokens_object(c: &ContextTokens) -> JsValue {
-    object(&[
-        ("tokens", c.tokens.into()),
-        ("usageTokens", c.usage_tokens.into()),
-        ("trailingTokens", c.trailing_tokens.into()),
-        (
-            "lastUsageIndex",
-            c.last_usage_index
-                .map_or(JsValue::NULL, |i| (i as f64).into()),
-        ),
-    ])
+    shape(shapes::context_tokens(c))
 }
 
 /// Facts of `messages` from the newest back, gathered in growing chunks, so
@@ -58,8 +42,7 @@ pub fn facts_from_end(
     messages: &JsArray,
 ) -> impl Iterator<Item = Result<(usize, MessageFacts), InputError>> + '_ {
     read_back(messages.len() as usize, 0, 16, usize::MAX, |from, to| {
-        let raw = gather(messages, from as u32, to as u32)?;
-        Ok(raw.iter().map(MessageFacts::from_raw).collect())
+        message_facts(messages, from as u32, to as u32, false)
     })
 }
 
@@ -125,18 +108,16 @@ pub fn is_context_overflow(message: JsValue, context_window: JsValue) -> Result<
     let error_units: Option<Vec<u16>> = match error_message.is_string() {
         true => Some(crate::js::strings::to_js_str(error_message.unchecked_ref()).into_units()),
         false if error_message.is_truthy() => {
-            return Err(type_error(InputError::WrongType {
-                path: path().field("errorMessage"),
-                expected: "a string or undefined",
-                got: describe(&error_message),
-            }))
+            return Err(type_error(wrong_type(
+                path().field("errorMessage"),
+                "a string or undefined",
+                &error_message,
+            )))
         }
         false => None,
     };
     // pi reads usage only for the usage-based checks; so do we.
-    let needs_usage = window.is_some_and(|w| w != 0.0 && !w.is_nan())
-        && matches!(stop_reason, StopReason::Stop | StopReason::Length);
-    let (input, cache_read, output) = if needs_usage {
+    let (input, cache_read, output) = if reads_usage(stop_reason, window) {
         let usage = get(&message, "usage", || path().field("usage")).map_err(type_error)?;
         let u = usage_numbers(&usage, &|| path().field("usage")).map_err(type_error)?;
         (u.input, u.cache_read, u.output)

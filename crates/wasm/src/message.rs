@@ -5,6 +5,7 @@
 
 use crate::clearing::{cleared_outputs, placeholder_for};
 use crate::js::errors::type_error;
+use crate::js::errors::wrong_type;
 use crate::js::message_access::{
     compaction_divider, get, message_at, messages_array, optional_string_field, role_at, roles,
     string_field, summary_files, text_user_message, truthy_field, user_message, JsArray,
@@ -24,8 +25,6 @@ use agent_compaction_core::message::role::Role;
 use js_sys::{Array, JsString};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-
-use crate::js::errors::describe;
 
 /// A summary's `summary` must be a string wherever a summary is met.
 fn check_summary(message: &JsValue, index: usize) -> Result<JsString, InputError> {
@@ -128,11 +127,8 @@ fn bash_for_model(message: &JsValue, index: usize) -> Result<JsValue, InputError
         Some(x) => ExitCode::Number(x),
         None => ExitCode::Other,
     };
-    let failed_exit_code = failed_exit_code(code).map_err(|expected| InputError::WrongType {
-        path: exit_path(),
-        expected,
-        got: describe(&exit_code),
-    })?;
+    let failed_exit_code =
+        failed_exit_code(code).map_err(|expected| wrong_type(exit_path(), expected, &exit_code))?;
     let truncated = truthy_field(message, index, "truncated")?;
     let truncated_to = non_empty(truncated, read("fullOutputPath"), |p| p.length() == 0)?;
     let mut text = JsText::default();

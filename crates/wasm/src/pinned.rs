@@ -5,9 +5,9 @@
 //! request a summary quotes. The rules are the core's
 //! (`core::message::pinned`, `core::compaction::last_request`).
 
-use crate::js::errors::thrown_message;
-use crate::js::message_access::{message_at, role_at, JsArray};
-use agent_compaction_core::error::{FieldPath, InputError};
+use crate::js::errors::{messages_unreadable, unreadable, wrong_type};
+use crate::js::message_access::{get, message_at, role_at, JsArray};
+use agent_compaction_core::error::InputError;
 use agent_compaction_core::message::pinned::is_pinned;
 use js_sys::{Array, JsString};
 use wasm_bindgen::prelude::*;
@@ -38,26 +38,12 @@ pub fn view(array: &JsArray, summary: usize, resent: &[usize]) -> Result<Array, 
 /// The pinned messages of `array[..end]`, ascending (one pass; for the
 /// stateless `transformContext`).
 pub fn pinned_before(array: &JsArray, end: usize) -> Result<Vec<usize>, InputError> {
-    let flagged = pinned_indices_js(array.as_array(), end as u32).map_err(|thrown| {
-        InputError::Unreadable {
-            path: FieldPath::argument("messages"),
-            reason: thrown_message(&thrown),
-        }
-    })?;
+    let flagged = pinned_indices_js(array.as_array(), end as u32).map_err(messages_unreadable)?;
     if let [u32::MAX, i] = flagged[..] {
         let i = i as usize;
-        let value =
-            js_sys::Reflect::get(&message_at(array, i)?, &"pinned".into()).map_err(|thrown| {
-                InputError::Unreadable {
-                    path: array.path(i).field("pinned"),
-                    reason: thrown_message(&thrown),
-                }
-            })?;
-        return Err(InputError::WrongType {
-            path: array.path(i).field("pinned"),
-            expected: "a boolean",
-            got: crate::js::errors::describe(&value),
-        });
+        let path = || array.path(i).field("pinned");
+        let value = get(&message_at(array, i)?, "pinned", path)?;
+        return Err(wrong_type(path(), "a boolean", &value));
     }
     let mut out = Vec::with_capacity(flagged.len());
     for i in flagged {
@@ -72,8 +58,6 @@ pub fn pinned_before(array: &JsArray, end: usize) -> Result<Vec<usize>, InputErr
 /// The text of the user message at `index` as a summary quotes it (its
 /// text parts; images left out).
 pub fn request_text(array: &JsArray, index: usize) -> Result<JsString, InputError> {
-    request_text_js(&message_at(array, index)?).map_err(|thrown| InputError::Unreadable {
-        path: array.path(index).field("content"),
-        reason: thrown_message(&thrown),
-    })
+    request_text_js(&message_at(array, index)?)
+        .map_err(|thrown| unreadable(array.path(index).field("content"), &thrown))
 }

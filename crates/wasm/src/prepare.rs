@@ -1,12 +1,12 @@
 //! pi-compatible `findCutPoint` and `prepareCompaction` on the flat array.
 
 use crate::js::errors::describe;
-use crate::js::errors::thrown_message;
+use crate::js::errors::messages_unreadable;
 use crate::js::errors::type_error;
 use crate::js::message_access::{
     get, message_at, messages_array, string_field, summary_files, JsArray,
 };
-use crate::js::message_facts::{gather, gather_lazy, EstimateChunks};
+use crate::js::message_facts::{message_facts, EstimateChunks};
 use crate::js::strings::{to_js_str, to_js_string};
 use crate::js::values::{number, read_fields, shape};
 use agent_compaction_core::compaction::cut_point::{
@@ -48,11 +48,7 @@ pub fn find_cut_point(
         FieldPath::argument("keepRecentTokens")
     })
     .map_err(type_error)?;
-    let facts: Vec<MessageFacts> = gather(&array, start, end)
-        .map_err(type_error)?
-        .iter()
-        .map(MessageFacts::from_raw)
-        .collect();
+    let facts = message_facts(&array, start, end, false).map_err(type_error)?;
     let cut = core_find_cut_point(&facts, 0, facts.len(), keep);
     Ok(shape(shapes::cut_point(
         cut.first_kept_index,
@@ -62,27 +58,19 @@ pub fn find_cut_point(
     )))
 }
 
-/// File operations of the messages in `ranges`, plus the previous summary's
-/// lists unless a hook wrote it (pi's rule).
-fn file_ops(
+/// The file lists of the summary at `index` into `ops`, unless a hook
+/// wrote it (pi's rule).
+pub fn add_summary_files(
+    ops: &mut FileOps,
     array: &JsArray,
-    ranges: &[Range<usize>],
-    previous: Option<(usize, &JsValue)>,
-) -> Result<FileOps, InputError> {
-    let mut ops = FileOps::default();
-    if let Some((index, summary)) = previous {
-        let from_hook = get(summary, "fromHook", || {
-            FieldPath::element("messages", index).field("fromHook")
-        })?;
-        if !from_hook.is_truthy() {
-            let (read, modified) = summary_files(summary, index)?;
-            ops.add_previous(read.iter().map(to_js_str), modified.iter().map(to_js_str));
-        }
+    index: usize,
+) -> Result<(), InputError> {
+    let summary = message_at(array, index)?;
+    if !get(&summary, "fromHook", || array.path(index).field("fromHook"))?.is_truthy() {
+        let (read, modified) = summary_files(&summary, index)?;
+        ops.add_previous(read.iter().map(to_js_str), modified.iter().map(to_js_str));
     }
-    for range in ranges {
-        add_tool_calls(&mut ops, array, range.clone())?;
-    }
-    Ok(ops)
+    Ok(())
 }
 
 /// The `read` / `write` / `edit` tool calls of `array[range]` into `ops`.
@@ -91,12 +79,8 @@ pub fn add_tool_calls(
     array: &JsArray,
     range: Range<usize>,
 ) -> Result<(), InputError> {
-    let pairs = tool_call_paths(array.as_array(), range.start as u32, range.end as u32).map_err(
-        |thrown| InputError::Unreadable {
-            path: FieldPath::argument("messages"),
-            reason: thrown_message(&thrown),
-        },
-    )?;
+    let pairs = tool_call_paths(array.as_array(), range.start as u32, range.end as u32)
+        .map_err(messages_unreadable)?;
     let pairs: Vec<JsString> = pairs
         .iter()
         .filter_map(|v| v.dyn_into::<JsString>().ok())
@@ -160,19 +144,18 @@ pub fn prepare(
     let Some(plan) = prepare_compaction_with(facts, keep_recent_tokens, &mut tokens)? else {
         return Ok(None);
     };
-    let previous = match plan.previous_summary_index {
-        Some(i) => Some((i, message_at(array, i)?)),
+    let mut file_ops = FileOps::default();
+    let previous_summary = match plan.previous_summary_index {
+        Some(i) => {
+            let summary = string_field(&message_at(array, i)?, i, "summary")?;
+            add_summary_files(&mut file_ops, array, i)?;
+            Some(summary)
+        }
         None => None,
     };
-    let previous_summary = match &previous {
-        Some((i, summary)) => Some(string_field(summary, *i, "summary")?),
-        None => None,
-    };
-    let file_ops = file_ops(
-        array,
-        &[plan.history.clone(), plan.turn_prefix.clone()],
-        previous.as_ref().map(|(i, s)| (*i, s)),
-    )?;
+    for range in [&plan.history, &plan.turn_prefix] {
+        add_tool_calls(&mut file_ops, array, range.clone())?;
+    }
     let slice = |r: &Range<usize>| array.slice(r.start as u32, r.end as u32);
     Ok(Some(Prepared {
         messages_to_summarize: slice(&plan.history)?,
@@ -187,11 +170,7 @@ pub fn prepare(
 pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
     let array = messages_array(&messages).map_err(type_error)?;
     let keep = read_fields("settings", &settings, keep_recent_setting).map_err(type_error)?;
-    let facts: Vec<MessageFacts> = gather_lazy(&array, 0, array.len())
-        .map_err(type_error)?
-        .iter()
-        .map(MessageFacts::from_raw)
-        .collect();
+    let facts = message_facts(&array, 0, array.len(), true).map_err(type_error)?;
     Ok(
         match prepare(&array, &facts, keep, EstimatorChoice::Pi).map_err(type_error)? {
             Some(p) => shape(p.shape(Field::Value(settings))),

@@ -1,7 +1,8 @@
 //! Settings and models from JavaScript, and the `resolveSettings` export.
 
+use crate::js::errors::thrown_message;
 use crate::js::errors::type_error;
-use crate::js::errors::{describe, thrown_message};
+use crate::js::errors::wrong_type;
 use crate::js::strings::to_js_str;
 use crate::js::values::{read_fields, read_options, shape};
 use agent_compaction_core::compaction::clearing::resolve_all;
@@ -36,11 +37,7 @@ pub fn settings_json(value: &JsValue) -> Result<SettingsInput, InputError> {
         return Ok(Ok(None));
     }
     if !value.is_object() || js_sys::Array::is_array(value) {
-        return Err(InputError::WrongType {
-            path: path(),
-            expected: "an object",
-            got: describe(value),
-        });
+        return Err(wrong_type(path(), "an object", value));
     }
     let mut field = String::from("settings");
     match data(value, &mut field, 0) {

@@ -9,6 +9,7 @@
 //! input exceeded the window) keeps its answer and is not retried, where pi
 //! drops the answer and runs the turn again.
 
+use crate::compaction::reason::Reason;
 use crate::js::options::Value;
 use crate::tokens::overflow::StopReason;
 
@@ -41,6 +42,67 @@ pub enum Flow {
     /// Over `contextWindow - reserveTokens`: compact (reason `threshold`),
     /// no retry.
     Threshold,
+}
+
+impl RunEnd {
+    /// A call an adapter without pi's agent made (the AI SDK's): it failed
+    /// with a context overflow or answered; the model is the adapter's own
+    /// and its messages are current.
+    pub fn of_call(overflow: bool) -> RunEnd {
+        RunEnd {
+            stop_reason: if overflow {
+                StopReason::Error
+            } else {
+                StopReason::Stop
+            },
+            overflow,
+            same_model: true,
+            before_last_summary: false,
+        }
+    }
+}
+
+/// How a flow compacts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowCompaction {
+    pub reason: Reason,
+    /// The turn is run again: the failed attempt is taken out before
+    /// compacting, and the retry started once the result is saved (without
+    /// it, messages the app queued meanwhile are sent once it ends).
+    pub retry: bool,
+}
+
+impl Flow {
+    /// Every flow, in declaration order (`ALL[flow as usize] == flow`).
+    pub const ALL: [Flow; 5] = [
+        Flow::Nothing,
+        Flow::OverflowRetry,
+        Flow::RecoveryFailed,
+        Flow::SilentOverflow,
+        Flow::Threshold,
+    ];
+
+    /// Its name in the adapters' answer (`afterRun`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Flow::Nothing => "nothing",
+            Flow::OverflowRetry => "overflowRetry",
+            Flow::RecoveryFailed => "recoveryFailed",
+            Flow::SilentOverflow => "silentOverflow",
+            Flow::Threshold => "threshold",
+        }
+    }
+
+    /// The compaction it runs, if any.
+    pub fn compaction(self) -> Option<FlowCompaction> {
+        let (reason, retry) = match self {
+            Flow::Nothing | Flow::RecoveryFailed => return None,
+            Flow::OverflowRetry => (Reason::Overflow, true),
+            Flow::SilentOverflow => (Reason::Overflow, false),
+            Flow::Threshold => (Reason::Threshold, false),
+        };
+        Some(FlowCompaction { reason, retry })
+    }
 }
 
 /// pi's text when an overflow follows a compact-and-retry.
@@ -238,6 +300,34 @@ mod tests {
         g.on_retry();
         g.on_user_message();
         assert!(!g.used());
+    }
+
+    #[test]
+    fn each_flow_names_its_compaction() {
+        let c = |reason, retry| Some(FlowCompaction { reason, retry });
+        let want = [
+            ("nothing", None),
+            ("overflowRetry", c(Reason::Overflow, true)),
+            ("recoveryFailed", None),
+            ("silentOverflow", c(Reason::Overflow, false)),
+            ("threshold", c(Reason::Threshold, false)),
+        ];
+        for (k, flow) in Flow::ALL.into_iter().enumerate() {
+            assert_eq!(flow as usize, k);
+            assert_eq!((flow.name(), flow.compaction()), want[k]);
+        }
+    }
+
+    #[test]
+    fn an_adapters_call_is_an_error_when_it_overflowed() {
+        let e = RunEnd::of_call(true);
+        assert_eq!(e.stop_reason, StopReason::Error);
+        assert!(e.overflow && e.same_model && !e.before_last_summary);
+        assert_eq!(decide(&e, false, false), Flow::OverflowRetry);
+        let e = RunEnd::of_call(false);
+        assert_eq!(e.stop_reason, StopReason::Stop);
+        assert!(!e.overflow && e.same_model && !e.before_last_summary);
+        assert_eq!(decide(&e, false, true), Flow::Threshold);
     }
 
     use crate::js::options::tests::Js;

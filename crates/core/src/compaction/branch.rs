@@ -7,6 +7,7 @@
 
 use super::flow::{accept, branch_failed_message, fall_back, Answer, Failure, Request, TextOps};
 use super::prompts::{branch_prompt, SummaryKind, BRANCH_MAX_TOKENS, SYSTEM_PROMPT};
+use super::settings::CompactionSettings;
 use crate::message::role::Role;
 use crate::tokens::estimate::MessageFacts;
 use std::ops::Range;
@@ -20,6 +21,13 @@ pub struct BranchSelection {
     pub included: Vec<usize>,
     pub visited: Range<usize>,
     pub total_tokens: u64,
+}
+
+/// A branch summary's token budget with a compactor's window and settings:
+/// what the window leaves after the reserve, at least 1 (0 would mean no
+/// limit).
+pub fn budget_tokens(context_window: f64, settings: &CompactionSettings) -> u64 {
+    (context_window - settings.reserve_tokens as f64).max(1.0) as u64
 }
 
 /// pi's walk: from the newest message back, skipping tool results (and

@@ -45,11 +45,10 @@
 
 use crate::compaction::reason::Reason;
 use crate::compaction::serialize::describe;
-use crate::compaction::settings::{
-    resolve_settings, CompactionSettings, SettingsError, MAX_SAFE_INTEGER,
-};
+use crate::compaction::settings::{resolve_settings, CompactionSettings, SettingsError};
 use crate::js::json::Json;
 use crate::js::number::number_to_string;
+use crate::js::options::token_count_of;
 use crate::js::string::JsStr;
 use crate::message::llm::TextSink;
 use crate::message::role::Role;
@@ -140,14 +139,10 @@ pub fn resolve_clearing(settings: Option<&Json>) -> Result<ClearingSettings, Set
         match o.get(name) {
             None | Some(Json::Null) => Ok(default),
             Some(Json::Number(x)) => {
-                if x.is_finite() && x.fract() == 0.0 && *x >= 0.0 && *x <= MAX_SAFE_INTEGER as f64 {
-                    Ok(*x as u64)
-                } else {
-                    Err(SettingsError::NotATokenCount {
-                        field: format!("{FIELD}.{name}"),
-                        got: number_to_string(*x),
-                    })
-                }
+                token_count_of(*x).ok_or_else(|| SettingsError::NotATokenCount {
+                    field: format!("{FIELD}.{name}"),
+                    got: number_to_string(*x),
+                })
             }
             Some(other) => Err(SettingsError::WrongType {
                 field: format!("{FIELD}.{name}"),
@@ -260,6 +255,52 @@ pub fn placeholder_tokens(name_len: usize, tokens: Option<u64>) -> u64 {
         None => PLACEHOLDER_CLOSE.len(),
     };
     (len as u64).div_ceil(4)
+}
+
+/// What the tier of a threshold compaction decides from, copied out of the
+/// compactor's index ([`Tracker::clearing_tier`]) so that the messages are
+/// read with no borrow of the compactor held: the context's roles and
+/// estimates from `start` (the last summary, or 0), the ratio they are
+/// scaled by, the context tokens, the threshold and the settings.
+///
+/// [`Tracker::clearing_tier`]: crate::conversation::tracker::Tracker::clearing_tier
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClearingTier {
+    pub start: usize,
+    pub roles: Vec<Role>,
+    pub tokens: Vec<u64>,
+    pub ratio: f64,
+    pub context_tokens: f64,
+    pub threshold: f64,
+    pub settings: ClearingSettings,
+}
+
+impl ClearingTier {
+    /// [`plan_clearing`] on what was copied; a tool is never cleared when
+    /// its name's UTF-16 units (`units(name)`) are in `neverClear`.
+    pub fn plan<N, E>(
+        &self,
+        read: impl FnMut(usize) -> Result<ToolOutput<N>, E>,
+        units: impl Fn(&N) -> Vec<u16>,
+        name_len: impl Fn(Option<&N>) -> usize,
+    ) -> Result<ClearingPlan, E> {
+        let never = &self.settings.never_clear;
+        plan_clearing(
+            self.start,
+            &self.roles,
+            &self.tokens,
+            self.ratio,
+            self.context_tokens,
+            self.threshold,
+            &self.settings,
+            read,
+            |name| {
+                let units = units(name);
+                never.iter().any(|n| n.as_units() == units.as_slice())
+            },
+            name_len,
+        )
+    }
 }
 
 /// Decides which tool results of the context to clear.

@@ -9,7 +9,7 @@
 //! prompts nor the summary are ever copied into wasm memory. Only small
 //! metadata (URLs, model-independent names, error bodies) is seen here.
 
-use crate::compaction::flow::UsageTotals;
+use crate::compaction::flow::{CostTotals, UsageTotals};
 use crate::error::{FieldPath, InputError};
 use crate::js::number::number_to_string;
 use crate::js::options::{expect_object, Reader, Value};
@@ -370,6 +370,28 @@ pub trait Json: Sized {
     fn is_blank(text: &Self::Text) -> bool;
 }
 
+/// The numbers of a pi-ai `Usage` object the app's summarizer returned
+/// (`input`, `output`, `cacheRead`, `cacheWrite`, `totalTokens` and the
+/// same in `cost`, with `total`): each 0 when missing or not a number.
+pub fn usage_totals<J: Json>(usage: &J) -> UsageTotals {
+    let n = |of: &J, key| of.get(key).number().unwrap_or(0.0);
+    let cost = usage.get("cost");
+    UsageTotals {
+        input: n(usage, "input"),
+        output: n(usage, "output"),
+        cache_read: n(usage, "cacheRead"),
+        cache_write: n(usage, "cacheWrite"),
+        total_tokens: n(usage, "totalTokens"),
+        cost: CostTotals {
+            input: n(&cost, "input"),
+            output: n(&cost, "output"),
+            cache_read: n(&cost, "cacheRead"),
+            cache_write: n(&cost, "cacheWrite"),
+            total: n(&cost, "total"),
+        },
+    }
+}
+
 /// A successful reply: the summary text and, when given, the usage.
 pub struct Reply<T> {
     pub text: T,
@@ -674,8 +696,46 @@ pub fn bad_header(provider: Provider, name: &str) -> String {
     )
 }
 
+/// One entry of `options.headers` as the binding finds it.
+pub enum HeaderEntry<T> {
+    /// A name and a string value.
+    Pair(T, T),
+    /// An entry of an iterable that is not a `[name, value]` pair of strings.
+    NotPair,
+    /// A field of a record whose value is not a string (`got` describes it).
+    NotString { name: String, got: String },
+}
+
+/// The headers `options.headers` gives (an object): the entries of an
+/// iterable (a `Headers`, a `Map`, an array of pairs) or the fields of a
+/// record, in order. The first entry that is not a pair of strings refuses
+/// them all; so does a non-iterable object that is not a plain object and
+/// has no fields (not a record of headers: `got` describes it). `Err` is
+/// the `TypeError`'s text.
+pub fn header_pairs<T>(
+    provider: Provider,
+    entries: Vec<HeaderEntry<T>>,
+    iterable_or_plain: bool,
+    got: impl FnOnce() -> String,
+) -> Result<Vec<(T, T)>, String> {
+    if entries.is_empty() && !iterable_or_plain {
+        let e = InputError::WrongType {
+            path: option_path("headers"),
+            expected: HEADERS_EXPECTED,
+            got: got(),
+        };
+        return Err(factory_error(provider, &e));
+    }
+    let pair = |(i, entry)| match entry {
+        HeaderEntry::Pair(name, value) => Ok((name, value)),
+        HeaderEntry::NotPair => Err(header_not_pair(provider, i)),
+        HeaderEntry::NotString { name, got } => Err(header_not_string(provider, &name, &got)),
+    };
+    entries.into_iter().enumerate().map(pair).collect()
+}
+
 /// An entry of an iterable `headers` that is not a pair of strings.
-pub fn header_not_pair(provider: Provider, index: usize) -> String {
+fn header_not_pair(provider: Provider, index: usize) -> String {
     format!(
         "{}: options.headers[{index}] must be a [name, value] pair of strings",
         provider.factory()
@@ -683,7 +743,7 @@ pub fn header_not_pair(provider: Provider, index: usize) -> String {
 }
 
 /// A record's header value that is not a string.
-pub fn header_not_string(provider: Provider, name: &str, got: &str) -> String {
+fn header_not_string(provider: Provider, name: &str, got: &str) -> String {
     format!(
         "{}: options.headers[{}] must be a string, got {got}",
         provider.factory(),

@@ -34,7 +34,7 @@ use crate::compaction::serialize::describe;
 use crate::error::InputError;
 use crate::js::json::{stringified, Json, JsonObject};
 use crate::js::number::number_to_string;
-use crate::js::options::{expect_object, Reader, Value};
+use crate::js::options::{expect_object, token_count_of, Reader, Value};
 use crate::js::string::JsStr;
 
 /// The resolved compaction settings.
@@ -130,6 +130,22 @@ impl SettingsError {
 pub struct ModelInfo {
     pub key: Option<JsStr>,
     pub context_window: Option<f64>,
+}
+
+/// A compactor with no context window: none given, and the model says none.
+pub const NO_CONTEXT_WINDOW: &str =
+    "contextWindow is required: give options.contextWindow or a model with a contextWindow";
+
+impl ModelInfo {
+    /// The context window a compactor uses with this model: the one
+    /// given, else the model's own, else `current` (the compactor's so
+    /// far, when the model changes).
+    pub fn window(&self, given: Option<f64>, current: Option<f64>) -> Result<f64, &'static str> {
+        given
+            .or(self.context_window)
+            .or(current)
+            .ok_or(NO_CONTEXT_WINDOW)
+    }
 }
 
 /// A `model` option: absent (nothing known), a "provider/modelId" string,
@@ -284,17 +300,13 @@ fn token_count(
 ) -> Result<Option<u64>, SettingsError> {
     match value {
         None | Some(Json::Null) => Ok(None),
-        Some(Json::Number(x)) => {
-            // -0 is a safe integer in JavaScript too; it counts as 0.
-            if x.is_finite() && x.fract() == 0.0 && *x >= 0.0 && *x <= MAX_SAFE_INTEGER as f64 {
-                Ok(Some(*x as u64))
-            } else {
-                Err(SettingsError::NotATokenCount {
-                    field: field(),
-                    got: number_to_string(*x),
-                })
-            }
-        }
+        Some(Json::Number(x)) => match token_count_of(*x) {
+            Some(count) => Ok(Some(count)),
+            None => Err(SettingsError::NotATokenCount {
+                field: field(),
+                got: number_to_string(*x),
+            }),
+        },
         Some(other) => Err(SettingsError::WrongType {
             field: field(),
             expected: "a non-negative safe integer",

@@ -11,6 +11,7 @@ use crate::compaction::flow::{Insert, Request, SummarizedBy, UsageOut, UsageTota
 use crate::compaction::prepare::Preparation;
 use crate::compaction::settings::CompactionSettings;
 use crate::js::shape::{Field, Shape};
+use crate::tokens::context_tokens::ContextTokens;
 
 use Field::{Bool, Number, Object, Str, Value};
 
@@ -42,6 +43,21 @@ pub fn settings<V>(s: &CompactionSettings) -> Shape<V> {
         ("enabled", Bool(s.enabled)),
         ("reserveTokens", Number(s.reserve_tokens as f64)),
         ("keepRecentTokens", Number(s.keep_recent_tokens as f64)),
+    ])
+}
+
+/// A context's tokens (`estimateContextTokens`,
+/// `compactor.contextTokenEstimate`): `lastUsageIndex` is `null` when no
+/// usage counts.
+pub fn context_tokens<V>(c: &ContextTokens) -> Shape<V> {
+    Shape(vec![
+        ("tokens", Number(c.tokens)),
+        ("usageTokens", Number(c.usage_tokens)),
+        ("trailingTokens", Number(c.trailing_tokens)),
+        (
+            "lastUsageIndex",
+            c.last_usage_index.map_or(Field::Null, Field::count),
+        ),
     ])
 }
 

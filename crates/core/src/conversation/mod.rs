@@ -27,5 +27,7 @@ pub mod llm;
 pub mod tracker;
 pub mod view;
 
-pub use crate::compaction::agent_flow::{after_run, Flow, RetryGuard, RunEnd, RECOVERY_FAILED};
+pub use crate::compaction::agent_flow::{
+    after_run, Flow, FlowCompaction, RetryGuard, RunEnd, RECOVERY_FAILED,
+};
 pub use crate::message::display::{display_action, DisplayAction};

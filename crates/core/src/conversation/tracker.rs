@@ -8,6 +8,7 @@
 //! [`Synced`]), and reads the facts and texts of messages through
 //! [`Source`] when a decision needs them; it keeps the arrays themselves.
 
+use crate::compaction::clearing::{ClearingSettings, ClearingTier};
 use crate::compaction::last_request::{budget_chars, summarized_request, Survivors};
 use crate::compaction::options::EstimatorChoice;
 use crate::compaction::settings::CompactionSettings;
@@ -253,6 +254,31 @@ impl Tracker {
         let range = self.index.context_start()..self.index.len();
         self.index.fill_pending(range, |i| source.estimate(i))?;
         self.index.learn_ratio(|i| source.estimate(i))
+    }
+
+    /// What the clearing tier works from: every estimate of the context
+    /// measured (as [`Tracker::fill_context`]), the context tokens and the
+    /// threshold, the context's roles and estimates copied out.
+    pub fn clearing_tier(
+        &mut self,
+        settings: &CompactionSettings,
+        context_window: f64,
+        clearing: &ClearingSettings,
+        source: &mut impl Source,
+    ) -> Result<ClearingTier, InputError> {
+        self.fill_context(source)?;
+        let context_tokens = self.context_tokens(source)?.tokens;
+        let start = self.index.context_start();
+        let facts = &self.index.facts()[start..];
+        Ok(ClearingTier {
+            start,
+            roles: facts.iter().map(|f| f.role).collect(),
+            tokens: facts.iter().map(|f| u64::from(f.tokens)).collect(),
+            ratio: self.index.ratio(),
+            context_tokens,
+            threshold: threshold(settings, context_window),
+            settings: clearing.clone(),
+        })
     }
 
     /// The estimates of the pinned messages the current context re-sends,

@@ -13,7 +13,10 @@
 //! the messages added to it.
 
 use crate::compaction::clearing::ClearedOutputs;
+use crate::error::{FieldPath, InputError};
+use crate::js::options::{expect_object, Value};
 use crate::message::pinned::model_view;
+use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// What the view needs to know of one message.
@@ -37,6 +40,57 @@ pub enum Step {
     /// Send the tool result at `result` as the placeholder the marker at
     /// `marker` gives it.
     Placeholder { result: usize, marker: usize },
+}
+
+/// A piece of the view as an adapter assembles it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// These messages of the flat array, as they are.
+    Slice(Range<usize>),
+    /// One placeholder ([`Step::Placeholder`]).
+    Placeholder(Step),
+}
+
+/// `steps` as runs of consecutive messages sent as they are (slices of the
+/// caller's array) and the placeholders between them: a few pieces per
+/// view rather than one per message.
+pub fn parts(steps: &[Step]) -> Vec<Part> {
+    let mut parts = Vec::new();
+    for step in steps {
+        match (*step, parts.last_mut()) {
+            (Step::Send(i), Some(Part::Slice(run))) if run.end == i => run.end = i + 1,
+            (Step::Send(i), _) => parts.push(Part::Slice(i..i + 1)),
+            (placeholder, _) => parts.push(Part::Placeholder(placeholder)),
+        }
+    }
+    parts
+}
+
+/// What a caller holds of an earlier view (`modelContextChange`'s
+/// `since`): `None` when `undefined`; otherwise an object whose `view` and
+/// `length` (`fields` reads them, in that order) are whole numbers.
+pub fn held<V: Value>(
+    since: &V,
+    fields: impl FnOnce() -> Result<[V; 2], InputError>,
+) -> Result<Option<(u32, usize)>, InputError> {
+    if since.is_undefined() {
+        return Ok(None);
+    }
+    let expected = "undefined or { view, length } from an earlier answer";
+    expect_object("since", since, expected)?;
+    let [view, length] = fields()?;
+    let whole = |value: &V, key| match value.number() {
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) => Ok(n as u32),
+        _ => Err(InputError::WrongType {
+            path: FieldPath::argument("since").field(key),
+            expected: "a whole number",
+            got: value.describe(),
+        }),
+    };
+    Ok(Some((
+        whole(&view, "view")?,
+        whole(&length, "length")? as usize,
+    )))
 }
 
 /// Is an assistant message with this stop reason a failed attempt?

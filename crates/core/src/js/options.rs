@@ -13,14 +13,19 @@ use crate::error::{FieldPath, InputError};
 /// `Number.MAX_SAFE_INTEGER`.
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
+/// `x` as a token count: a non-negative safe integer (-0 is one too, and
+/// counts as 0), else `None`.
+pub fn token_count_of(x: f64) -> Option<u64> {
+    (x.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&x)).then_some(x as u64)
+}
+
 /// A token count or a duration option (`summarizerContextWindow`,
 /// `summarizeTimeoutMs`), given (neither undefined nor null): a
 /// non-negative safe integer. `number`: the value when it is a number.
 pub fn token_count(number: Option<f64>) -> Result<u64, &'static str> {
-    match number {
-        Some(x) if x >= 0.0 && x.fract() == 0.0 && x <= MAX_SAFE_INTEGER => Ok(x as u64),
-        _ => Err("a non-negative safe integer"),
-    }
+    number
+        .and_then(token_count_of)
+        .ok_or("a non-negative safe integer")
 }
 
 /// A JavaScript value, as the readers ask about it. `Text` and `Function`

@@ -1,5 +1,7 @@
 //! The roles a message in the flat array can have.
 
+use crate::error::{FieldPath, InputError};
+
 /// A message's role, as far as this library treats roles differently.
 ///
 /// The discriminants are the codes a host's fact-gathering returns for
@@ -53,9 +55,78 @@ impl Role {
     }
 }
 
+/// The code a host's fact-gathering gives a value that is no object.
+pub const NOT_AN_OBJECT: u8 = 9;
+/// The code for a message whose `role` is not a string.
+pub const ROLE_NOT_A_STRING: u8 = 10;
+
+/// The error for a message (at `path`) whose role `code` names no role:
+/// no object (`message` describes it), a `role` that is not a string, or
+/// one that could not be read. `role` reads the role again: its
+/// description, or what reading it threw.
+pub fn role_error(
+    code: u8,
+    path: FieldPath,
+    message: impl FnOnce() -> String,
+    role: impl FnOnce() -> Result<String, InputError>,
+) -> InputError {
+    let wrong = |path, expected, got| InputError::WrongType {
+        path,
+        expected,
+        got,
+    };
+    match (code, role) {
+        (NOT_AN_OBJECT, _) => wrong(path, "a message object", message()),
+        (ROLE_NOT_A_STRING, role) => match role() {
+            Ok(got) => wrong(path.field("role"), "a string", got),
+            Err(e) => e,
+        },
+        // The role getter threw: read again, it says what it threw.
+        (_, role) => match role() {
+            Err(e) => e,
+            Ok(_) => InputError::Unreadable {
+                path: path.field("role"),
+                reason: "reading it threw".into(),
+            },
+        },
+    }
+}
+
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_code_that_names_no_role_is_the_error_naming_the_field() {
+        let path = || FieldPath::element("messages", 2);
+        let threw = || InputError::Unreadable {
+            path: path().field("role"),
+            reason: "getter".into(),
+        };
+        let text = |code, role: Result<String, InputError>| {
+            role_error(code, path(), || "a number".into(), || role).to_string()
+        };
+        assert_eq!(
+            text(NOT_AN_OBJECT, Ok("unread".into())),
+            "messages[2] must be a message object, got a number"
+        );
+        assert_eq!(
+            text(ROLE_NOT_A_STRING, Ok("null".into())),
+            "messages[2].role must be a string, got null"
+        );
+        assert_eq!(
+            text(ROLE_NOT_A_STRING, Err(threw())),
+            "messages[2].role could not be read: getter"
+        );
+        assert_eq!(
+            text(11, Err(threw())),
+            "messages[2].role could not be read: getter"
+        );
+        assert_eq!(
+            text(11, Ok("a string".into())),
+            "messages[2].role could not be read: reading it threw"
+        );
+    }
 
     #[test]
     fn names_and_codes_round_trip() {

@@ -7,3 +7,4 @@ pub mod context_index;
 pub mod context_tokens;
 pub mod estimate;
 pub mod overflow;
+pub mod record;

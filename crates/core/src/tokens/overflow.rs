@@ -113,7 +113,7 @@ pub fn is_context_overflow(message: &AssistantOutcome<'_>, context_window: Optio
         }
     }
     let window = match context_window {
-        Some(w) if w != 0.0 && !w.is_nan() => w,
+        Some(w) if reads_usage(message.stop_reason, context_window) => w,
         _ => return false,
     };
     let input_tokens = message.input + message.cache_read;
@@ -122,6 +122,14 @@ pub fn is_context_overflow(message: &AssistantOutcome<'_>, context_window: Optio
         StopReason::Length => message.output == 0.0 && input_tokens >= window * 0.99,
         _ => false,
     }
+}
+
+/// Whether [`is_context_overflow`] reads the usage numbers: only for its
+/// usage-based checks (a `stop` or `length` answer with a window), as pi
+/// reads them; otherwise they may be left unread (NaN).
+pub fn reads_usage(stop_reason: StopReason, context_window: Option<f64>) -> bool {
+    context_window.is_some_and(|w| w != 0.0 && !w.is_nan())
+        && matches!(stop_reason, StopReason::Stop | StopReason::Length)
 }
 
 /// Whether the error text matches one of pi's overflow patterns, leaving

@@ -1,6 +1,7 @@
-//! Core errors become real JavaScript `Error`s.
+//! Core errors become real JavaScript `Error`s, and JavaScript values and
+//! exceptions become the core's input errors.
 
-use agent_compaction_core::error::InputError;
+use agent_compaction_core::error::{FieldPath, InputError};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/js/shim.js")]
@@ -25,4 +26,26 @@ pub fn describe(value: &JsValue) -> String {
 /// The message of whatever JavaScript threw.
 pub fn thrown_message(thrown: &JsValue) -> String {
     thrown_message_js(thrown)
+}
+
+/// `value`, found at `path`, is not `expected`.
+pub fn wrong_type(path: FieldPath, expected: &'static str, value: &JsValue) -> InputError {
+    InputError::WrongType {
+        path,
+        expected,
+        got: describe(value),
+    }
+}
+
+/// A read at `path` threw `thrown`.
+pub fn unreadable(path: FieldPath, thrown: &JsValue) -> InputError {
+    InputError::Unreadable {
+        path,
+        reason: thrown_message(thrown),
+    }
+}
+
+/// A shim's read of the whole `messages` argument threw `thrown`.
+pub fn messages_unreadable(thrown: JsValue) -> InputError {
+    unreadable(FieldPath::argument("messages"), &thrown)
 }

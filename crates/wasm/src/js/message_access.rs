@@ -2,9 +2,9 @@
 //! name the index and the field. Getters that throw, proxies and other
 //! hostile objects become errors, never panics.
 
-use crate::js::errors::{describe, thrown_message};
+use crate::js::errors::{describe, messages_unreadable, unreadable, wrong_type};
 use agent_compaction_core::error::{FieldPath, InputError};
-use agent_compaction_core::message::role::Role;
+use agent_compaction_core::message::role::{role_error, Role};
 use js_sys::{Array, JsString, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -26,9 +26,6 @@ extern "C" {
     #[wasm_bindgen(js_name = sliceArray, catch)]
     fn slice_array(array: &JsValue, start: u32, end: u32) -> Result<Array, JsValue>;
 }
-
-const NOT_AN_OBJECT: u8 = 9;
-const ROLE_NOT_A_STRING: u8 = 10;
 
 /// An array the caller handed in, with its length read once, safely.
 pub struct JsArray {
@@ -104,11 +101,7 @@ impl JsArray {
         path: &dyn Fn() -> FieldPath,
         expected: &'static str,
     ) -> Result<JsArray, InputError> {
-        JsArray::new_at(value, path)?.ok_or_else(|| InputError::WrongType {
-            path: path(),
-            expected,
-            got: describe(value),
-        })
+        JsArray::new_at(value, path)?.ok_or_else(|| wrong_type(path(), expected, value))
     }
 
     pub fn len(&self) -> u32 {
@@ -130,10 +123,7 @@ impl JsArray {
 
     /// `array.slice(start, end)`, done by the engine.
     pub fn slice(&self, start: u32, end: u32) -> Result<Array, InputError> {
-        slice_array(&self.array, start, end).map_err(|thrown| InputError::Unreadable {
-            path: FieldPath::argument("messages"),
-            reason: thrown_message(&thrown),
-        })
+        slice_array(&self.array, start, end).map_err(messages_unreadable)
     }
 }
 
@@ -161,40 +151,21 @@ fn property(object: &JsValue, key: &str) -> Result<JsValue, JsValue> {
     Reflect::get(object, &JsValue::from_str(key))
 }
 
-/// The error for a read at `path` that threw `thrown`.
-fn unreadable(path: FieldPath, thrown: &JsValue) -> InputError {
-    InputError::Unreadable {
-        path,
-        reason: thrown_message(thrown),
-    }
-}
-
 pub fn role_from_code(messages: &JsArray, index: usize, code: u8) -> Result<Role, InputError> {
     if let Some(role) = Role::from_code(code) {
         return Ok(role);
     }
-    let element = || messages.path(index);
     let message = message_at(messages, index)?;
-    Err(match code {
-        NOT_AN_OBJECT => InputError::WrongType {
-            path: element(),
-            expected: "a message object",
-            got: describe(&message),
-        },
-        ROLE_NOT_A_STRING => InputError::WrongType {
-            path: element().field("role"),
-            expected: "a string",
-            got: describe(&get(&message, "role", || element().field("role"))?),
-        },
-        // The role getter threw: read it again to report what it threw.
-        _ => match get(&message, "role", || element().field("role")) {
-            Err(e) => e,
-            Ok(_) => InputError::Unreadable {
-                path: element().field("role"),
-                reason: "reading it threw".into(),
-            },
-        },
-    })
+    let role = || {
+        let role = get(&message, "role", || messages.path(index).field("role"))?;
+        Ok(describe(&role))
+    };
+    Err(role_error(
+        code,
+        messages.path(index),
+        || describe(&message),
+        role,
+    ))
 }
 
 /// The role of `messages[index]`, in one crossing of the boundary.
@@ -212,10 +183,7 @@ pub fn message_and_role(messages: &JsArray, index: usize) -> Result<(JsValue, Ro
 /// The roles of all messages, gathered in one crossing.
 pub fn roles(messages: &JsArray) -> Result<Vec<Role>, InputError> {
     let codes = role_codes_js(messages.as_array(), messages.len())
-        .map_err(|thrown| InputError::Unreadable {
-            path: FieldPath::argument("messages"),
-            reason: thrown_message(&thrown),
-        })?
+        .map_err(messages_unreadable)?
         .to_vec();
     codes
         .into_iter()
@@ -239,11 +207,7 @@ pub fn string_field(
     let value = get(message, key, path)?;
     value
         .dyn_into::<JsString>()
-        .map_err(|value| InputError::WrongType {
-            path: path(),
-            expected: "a string",
-            got: describe(&value),
-        })
+        .map_err(|value| wrong_type(path(), "a string", &value))
 }
 
 /// A field read with JavaScript's truthiness, as pi reads its flags.
@@ -272,11 +236,23 @@ pub fn optional_string_field(
     value
         .dyn_into::<JsString>()
         .map(Some)
-        .map_err(|value| InputError::WrongType {
-            path: path(),
-            expected: "a string or undefined",
-            got: describe(&value),
+        .map_err(|value| wrong_type(path(), "a string or undefined", &value))
+}
+
+/// `value`, at `path`, as an array of strings (`expected` names it).
+pub fn strings(
+    value: &JsValue,
+    path: impl Fn() -> FieldPath,
+    expected: &'static str,
+) -> Result<Vec<JsString>, InputError> {
+    let list = JsArray::expect(value, &path, expected)?;
+    (0..list.len())
+        .map(|i| {
+            let item = list.get(i, || path().at(i as usize))?;
+            item.dyn_into::<JsString>()
+                .map_err(|item| wrong_type(path().at(i as usize), "a string", &item))
         })
+        .collect()
 }
 
 /// A summary's file lists from `details.readFiles` / `details.modifiedFiles`
@@ -291,11 +267,11 @@ pub fn summary_files(
         return Ok((Vec::new(), Vec::new()));
     }
     if !details.is_object() {
-        return Err(InputError::WrongType {
-            path: details_path(),
-            expected: "an object or undefined",
-            got: describe(&details),
-        });
+        return Err(wrong_type(
+            details_path(),
+            "an object or undefined",
+            &details,
+        ));
     }
     let list = |key: &'static str| -> Result<Vec<JsString>, InputError> {
         let path = || details_path().field(key);
@@ -303,18 +279,7 @@ pub fn summary_files(
         if value.is_undefined() || value.is_null() {
             return Ok(Vec::new());
         }
-        let files = JsArray::expect(&value, path, "an array of strings")?;
-        (0..files.len())
-            .map(|i| {
-                let item = files.get(i, || path().at(i as usize))?;
-                item.dyn_into::<JsString>()
-                    .map_err(|item| InputError::WrongType {
-                        path: path().at(i as usize),
-                        expected: "a string",
-                        got: describe(&item),
-                    })
-            })
-            .collect()
+        strings(&value, path, "an array of strings")
     };
     Ok((list("readFiles")?, list("modifiedFiles")?))
 }

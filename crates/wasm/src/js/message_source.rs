@@ -11,11 +11,11 @@
 //! (`assembleText`) concatenates them. So the caller's text is never copied
 //! into wasm memory and comes back exactly, lone surrogates included.
 
-use crate::js::errors::thrown_message;
+use crate::js::errors::messages_unreadable;
 use crate::js::message_access::JsArray;
 use agent_compaction_core::compaction::serialize::words::{PieceOps, WordFault, WordPiece, Words};
 use agent_compaction_core::compaction::serialize::{Message, MessageSource};
-use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::error::InputError;
 use js_sys::{Array, JsString, Uint32Array};
 use wasm_bindgen::prelude::*;
 
@@ -43,10 +43,7 @@ impl JsMessages {
     pub fn gather(messages: &JsArray) -> Result<JsMessages, InputError> {
         let pieces = Array::new();
         let words = gather_conversation(messages.as_array(), messages.len(), &pieces)
-            .map_err(|thrown| InputError::Unreadable {
-                path: FieldPath::argument("messages"),
-                reason: thrown_message(&thrown),
-            })?
+            .map_err(messages_unreadable)?
             .to_vec();
         Ok(JsMessages {
             words: Words::new(words),
@@ -78,10 +75,7 @@ pub fn assemble(ops: &PieceOps, pieces: &Array) -> Result<JsString, InputError> 
     if ops.ops().is_empty() {
         return Ok(JsString::from(""));
     }
-    assemble_text(pieces, ops.ops(), ops.literals()).map_err(|thrown| InputError::Unreadable {
-        path: FieldPath::argument("messages"),
-        reason: thrown_message(&thrown),
-    })
+    assemble_text(pieces, ops.ops(), ops.literals()).map_err(messages_unreadable)
 }
 
 /// The caller's own JavaScript values, in a real headless Chromium: values

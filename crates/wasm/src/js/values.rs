@@ -1,11 +1,13 @@
 //! Small readers and builders for plain JavaScript values at the boundary.
 
 use crate::js::errors::describe;
+use crate::js::errors::wrong_type;
 use crate::js::message_access::get;
+use agent_compaction_core::compaction::providers::Json;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::options::{Reader, Value};
 use agent_compaction_core::js::shape::{Field, Shape};
-use js_sys::{Object, Reflect};
+use js_sys::{Array, JsString, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -17,6 +19,12 @@ pub fn object(entries: &[(&str, JsValue)]) -> JsValue {
         let _ = Reflect::set(&o, &JsValue::from_str(key), value);
     }
     o.into()
+}
+
+/// `value[key]`, or `undefined` when it cannot be read (a primitive, a
+/// throwing getter): for the package's own objects and the engine's.
+pub fn prop(value: &JsValue, key: &str) -> JsValue {
+    Reflect::get(value, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
 /// The plain object the core laid out (`core::js::shape`).
@@ -67,11 +75,7 @@ fn optional_number_at(
     value
         .as_f64()
         .map(Some)
-        .ok_or_else(|| InputError::WrongType {
-            path: path(),
-            expected: "a number",
-            got: describe(value),
-        })
+        .ok_or_else(|| wrong_type(path(), "a number", value))
 }
 
 pub fn number(value: &JsValue, path: impl Fn() -> FieldPath) -> Result<f64, InputError> {
@@ -79,11 +83,7 @@ pub fn number(value: &JsValue, path: impl Fn() -> FieldPath) -> Result<f64, Inpu
 }
 
 fn number_at(value: &JsValue, path: &dyn Fn() -> FieldPath) -> Result<f64, InputError> {
-    optional_number_at(value, path)?.ok_or_else(|| InputError::WrongType {
-        path: path(),
-        expected: "a number",
-        got: describe(value),
-    })
+    optional_number_at(value, path)?.ok_or_else(|| wrong_type(path(), "a number", value))
 }
 
 /// A field read as a JavaScript number: anything else is NaN, as arithmetic
@@ -107,11 +107,7 @@ fn expect_object_at(value: &JsValue, path: &dyn Fn() -> FieldPath) -> Result<(),
     if value.is_object() {
         Ok(())
     } else {
-        Err(InputError::WrongType {
-            path: path(),
-            expected: "an object",
-            got: describe(value),
-        })
+        Err(wrong_type(path(), "an object", value))
     }
 }
 
@@ -181,4 +177,43 @@ fn fields_of<'a>(
     value: &'a JsValue,
 ) -> impl Fn(&'static str) -> Result<Opt, InputError> + 'a {
     move |key| get(value, key, || FieldPath::argument(root).field(key)).map(Opt)
+}
+
+/// A JavaScript value (a parsed reply, a thrown error, a usage object) as
+/// the core reads JSON, in place.
+pub struct JsJson(pub JsValue);
+
+impl Json for JsJson {
+    type Text = JsString;
+    fn get(&self, key: &str) -> JsJson {
+        JsJson(prop(&self.0, key))
+    }
+    fn items(&self) -> Vec<JsJson> {
+        if Array::is_array(&self.0) {
+            self.0.unchecked_ref::<Array>().iter().map(JsJson).collect()
+        } else {
+            Vec::new()
+        }
+    }
+    fn number(&self) -> Option<f64> {
+        self.0.as_f64()
+    }
+    fn text(&self) -> Option<JsString> {
+        self.0.dyn_ref::<JsString>().cloned()
+    }
+    fn string(&self) -> Option<String> {
+        self.0.as_string()
+    }
+    fn is_object(&self) -> bool {
+        self.0.is_object()
+    }
+    fn is_present(&self) -> bool {
+        !(self.0.is_undefined() || self.0.is_null())
+    }
+    fn join(joined: JsString, separator: &str, next: JsString) -> JsString {
+        joined.concat(&JsString::from(separator)).concat(&next)
+    }
+    fn is_blank(text: &JsString) -> bool {
+        text.trim().length() == 0
+    }
 }

@@ -352,3 +352,14 @@ fn events_out_of_order_fail_instead_of_panicking() {
         "Branch summary failed: internal error: an event out of order"
     );
 }
+
+#[test]
+fn the_budget_is_the_window_less_the_reserve_and_never_unlimited() {
+    let settings = CompactionSettings {
+        reserve_tokens: 16_384,
+        ..CompactionSettings::default()
+    };
+    assert_eq!(budget_tokens(200_000.0, &settings), 200_000 - 16_384);
+    assert_eq!(budget_tokens(16_384.0, &settings), 1);
+    assert_eq!(budget_tokens(1_000.0, &settings), 1);
+}

@@ -424,3 +424,35 @@ fn non_finite_clearing_numbers_are_not_defaults() {
             .starts_with(&format!("{FIELD}.{name} must be")));
     }
 }
+
+#[test]
+fn a_tier_plans_over_what_it_copied_and_matches_never_clear_by_units() {
+    let (roles, tokens) = turns(&[30_000; 6]);
+    let total: u64 = tokens.iter().sum();
+    let tier = ClearingTier {
+        start: 100,
+        roles: roles.clone(),
+        tokens: tokens.clone(),
+        ratio: 1.0,
+        context_tokens: total as f64,
+        threshold: 150_000.0,
+        settings: ClearingSettings {
+            never_clear: vec![JsStr::from("bash")],
+            ..ClearingSettings::default()
+        },
+    };
+    let units = |n: &String| n.encode_utf16().collect::<Vec<u16>>();
+    let len = |n: Option<&String>| n.map_or(0, |n| n.encode_utf16().count());
+    // Indices are the array's (from `start`).
+    let plan = tier
+        .plan::<String, ()>(|_| Ok(out("read")), units, len)
+        .unwrap();
+    let indices: Vec<usize> = plan.cleared.iter().map(|c| c.index).collect();
+    assert_eq!(indices, [102, 105, 108]);
+    assert_eq!(plan.insert_at, 100 + roles.len());
+    // A tool named in `neverClear` is never cleared.
+    let plan = tier
+        .plan::<String, ()>(|_| Ok(out("bash")), units, len)
+        .unwrap();
+    assert!(plan.cleared.is_empty());
+}

@@ -206,6 +206,53 @@ pub enum Answer<T, U, A> {
     Aborted(A),
 }
 
+impl<T, U, A> Answer<T, U, A> {
+    /// What a call that settled with a value answered: a string is the
+    /// summary; of an object, `text` must be a string and `usage` is kept
+    /// when it is an object (`fields` reads both, in that order: the text
+    /// or a description of what it is, and the usage; `Err` when a read
+    /// threw); anything else is refused (`got` describes it).
+    pub fn of_value(
+        text: Option<T>,
+        is_object: bool,
+        got: impl FnOnce() -> String,
+        fields: impl FnOnce() -> Result<(Result<T, String>, Option<U>), String>,
+    ) -> Self {
+        if let Some(text) = text {
+            return Answer::Text { text, usage: None };
+        }
+        if !is_object {
+            return Answer::NotTextOrObject { got: got() };
+        }
+        match fields() {
+            Err(message) => Answer::Failed(message),
+            Ok((Ok(text), usage)) => Answer::Text { text, usage },
+            Ok((Err(got), _)) => Answer::TextNotString { got },
+        }
+    }
+
+    /// What a call that rejected with `error` answered: the deadline
+    /// passed (`timed_out`: the deadline in ms) before anything else; an
+    /// abort (the caller's signal, or an `AbortError`) rejects with the
+    /// error itself; anything else fails with its `message`.
+    pub fn of_rejection(
+        timed_out: Option<f64>,
+        aborted: bool,
+        error: A,
+        message: impl FnOnce(&A) -> String,
+    ) -> Self {
+        match timed_out {
+            Some(ms) => Answer::TimedOut { ms },
+            None if aborted => Answer::Aborted(error),
+            None => Answer::Failed(message(&error)),
+        }
+    }
+}
+
+/// What a call the flow awaits fails with when none was started (a host's
+/// bug, never the app's).
+pub const NO_CALL: &str = "internal error: no call under way";
+
 /// The message of a summarizer that missed its deadline.
 pub fn timeout_message(ms: f64) -> String {
     format!(

@@ -920,3 +920,74 @@ fn the_reason_option_defaults_to_manual_and_names_what_it_accepts() {
     assert_eq!(Reason::from_option(Some(Some("Manual"))), expected);
     assert_eq!(Reason::from_option(Some(None)), expected);
 }
+
+type Answered = Answer<&'static str, &'static str, &'static str>;
+
+fn answer_name(a: &Answered) -> String {
+    match a {
+        Answer::Text { text, usage } => format!("text {text} {usage:?}"),
+        Answer::TextNotString { got } => format!("text not string: {got}"),
+        Answer::NotTextOrObject { got } => format!("neither: {got}"),
+        Answer::TimedOut { ms } => format!("timed out {ms}"),
+        Answer::Failed(m) => format!("failed: {m}"),
+        Answer::Aborted(e) => format!("aborted: {e}"),
+    }
+}
+
+type Fields = Result<(Result<&'static str, String>, Option<&'static str>), String>;
+
+/// The answer, and whether the fields were read.
+fn of_value(text: Option<&'static str>, is_object: bool, fields: Fields) -> (String, bool) {
+    let mut read = false;
+    let a = Answered::of_value(
+        text,
+        is_object,
+        || "a number".into(),
+        || {
+            read = true;
+            fields
+        },
+    );
+    (answer_name(&a), read)
+}
+
+#[test]
+fn a_settled_value_is_a_string_or_an_object_with_a_string_text() {
+    let s = |t: &str| t.to_string();
+    assert_eq!(
+        of_value(Some("S"), true, Ok((Ok("T"), None))),
+        (s("text S None"), false)
+    );
+    assert_eq!(
+        of_value(None, false, Ok((Ok("T"), None))),
+        (s("neither: a number"), false)
+    );
+    assert_eq!(
+        of_value(None, true, Ok((Ok("T"), Some("U")))),
+        (s("text T Some(\"U\")"), true)
+    );
+    assert_eq!(
+        of_value(None, true, Ok((Ok("T"), None))),
+        (s("text T None"), true)
+    );
+    let not_string = Ok((Err(s("undefined")), Some("U")));
+    assert_eq!(
+        of_value(None, true, not_string),
+        (s("text not string: undefined"), true)
+    );
+    let threw = Err(s("getter threw"));
+    assert_eq!(
+        of_value(None, true, threw),
+        (s("failed: getter threw"), true)
+    );
+}
+
+#[test]
+fn a_rejection_is_a_timeout_first_then_an_abort_else_a_failure() {
+    let message = |e: &&str| format!("{e}!");
+    let of =
+        |timed_out, aborted| answer_name(&Answered::of_rejection(timed_out, aborted, "E", message));
+    assert_eq!(of(Some(500.0), true), "timed out 500");
+    assert_eq!(of(None, true), "aborted: E");
+    assert_eq!(of(None, false), "failed: E!");
+}

@@ -509,14 +509,6 @@ fn aborts_and_network_and_factory_texts() {
     );
     assert!(bad_header(Provider::OpenAi, "bad name")
         .starts_with("openAiSummarizer: options.headers[\"bad name\"] is not a valid header"));
-    assert_eq!(
-        header_not_pair(Provider::OpenAi, 2),
-        "openAiSummarizer: options.headers[2] must be a [name, value] pair of strings"
-    );
-    assert_eq!(
-        header_not_string(Provider::Anthropic, "x", "a number"),
-        "anthropicSummarizer: options.headers[\"x\"] must be a string, got a number"
-    );
     assert_eq!(describe_option(true, || unreachable!()), "\"\"");
     assert_eq!(describe_option(false, || "a string".into()), "a string");
     assert!(no_fetch("L").starts_with("L: this environment has no global fetch"));
@@ -786,4 +778,73 @@ fn the_body_fetch_options_and_result_as_objects() {
         usage: Some(UsageTotals::default()),
     });
     assert_eq!(r.keys(), ["text", "usage"]);
+}
+
+#[test]
+fn a_usage_object_is_read_as_pi_ai_writes_it_missing_numbers_zero() {
+    let usage = V::Obj(vec![
+        ("input", V::Num(100.0)),
+        ("output", V::Num(20.0)),
+        ("cacheRead", s("30")),
+        ("totalTokens", V::Num(150.0)),
+        (
+            "cost",
+            V::Obj(vec![
+                ("input", V::Num(0.5)),
+                ("total", V::Num(0.75)),
+                ("output", V::Null),
+            ]),
+        ),
+    ]);
+    let u = usage_totals(&usage);
+    assert_eq!(
+        (u.input, u.output, u.cache_read, u.cache_write),
+        (100.0, 20.0, 0.0, 0.0)
+    );
+    assert_eq!(u.total_tokens, 150.0);
+    let c = u.cost;
+    assert_eq!(
+        (c.input, c.output, c.cache_read, c.cache_write, c.total),
+        (0.5, 0.0, 0.0, 0.0, 0.75)
+    );
+    assert_eq!(usage_totals(&V::Missing), UsageTotals::default());
+}
+
+#[test]
+fn headers_are_pairs_of_strings_from_an_iterable_or_a_record() {
+    use HeaderEntry::*;
+    let got = || "an object".to_string();
+    let pairs = vec![Pair("a", "1"), Pair("b", "2")];
+    assert_eq!(
+        header_pairs(Provider::OpenAi, pairs, false, || unreachable!()),
+        Ok(vec![("a", "1"), ("b", "2")])
+    );
+    // The first entry that is no pair of strings refuses them all.
+    let entries = vec![Pair("a", "1"), Pair("b", "2"), NotPair, NotPair];
+    assert_eq!(
+        header_pairs(Provider::OpenAi, entries, true, got),
+        Err("openAiSummarizer: options.headers[2] must be a [name, value] pair of strings".into())
+    );
+    let entries = vec![
+        Pair("a", "1"),
+        NotString {
+            name: "x".into(),
+            got: "a number".into(),
+        },
+    ];
+    assert_eq!(
+        header_pairs(Provider::Anthropic, entries, true, got),
+        Err("anthropicSummarizer: options.headers[\"x\"] must be a string, got a number".into())
+    );
+    // Nothing: fine from an iterable or a plain object, refused otherwise.
+    assert_eq!(
+        header_pairs::<&str>(Provider::OpenAi, vec![], true, got),
+        Ok(vec![])
+    );
+    assert_eq!(
+        header_pairs::<&str>(Provider::OpenAi, vec![], false, got),
+        Err(format!(
+            "openAiSummarizer: options.headers must be {HEADERS_EXPECTED}, got an object"
+        ))
+    );
 }

@@ -849,3 +849,16 @@ fn non_finite_token_counts_are_range_errors_not_defaults() {
         );
     }
 }
+
+#[test]
+fn the_window_given_wins_then_the_models_then_the_current_one() {
+    let with = ModelInfo {
+        key: None,
+        context_window: Some(200_000.0),
+    };
+    let without = ModelInfo::default();
+    assert_eq!(with.window(Some(8_000.0), Some(1.0)), Ok(8_000.0));
+    assert_eq!(with.window(None, Some(1.0)), Ok(200_000.0));
+    assert_eq!(without.window(None, Some(32_000.0)), Ok(32_000.0));
+    assert_eq!(without.window(None, None), Err(NO_CONTEXT_WINDOW));
+}

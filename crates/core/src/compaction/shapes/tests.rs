@@ -400,3 +400,25 @@ fn the_attach_state_has_the_last_tier_once_there_is_one() {
     let s: S = attach_state(false, 12.0, Some("clear"));
     assert_eq!(s.get("lastTier"), Some(&Value("clear")));
 }
+
+#[test]
+fn context_tokens_name_the_last_usage_or_null() {
+    let mut c = ContextTokens {
+        tokens: 120.0,
+        usage_tokens: 100.0,
+        trailing_tokens: 20.0,
+        last_usage_index: Some(3),
+    };
+    let s: S = context_tokens(&c);
+    assert_eq!(
+        s.keys(),
+        ["tokens", "usageTokens", "trailingTokens", "lastUsageIndex"]
+    );
+    assert_eq!(s.get("tokens"), Some(&Number(120.0)));
+    assert_eq!(s.get("usageTokens"), Some(&Number(100.0)));
+    assert_eq!(s.get("trailingTokens"), Some(&Number(20.0)));
+    assert_eq!(s.get("lastUsageIndex"), Some(&Number(3.0)));
+    c.last_usage_index = None;
+    let s: S = context_tokens(&c);
+    assert_eq!(s.get("lastUsageIndex"), Some(&Field::Null));
+}

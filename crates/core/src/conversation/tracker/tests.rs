@@ -399,3 +399,45 @@ fn survivors_are_the_pinned_messages_before_the_cut_and_the_latest_request() {
     let mut t = fresh(EstimatorChoice::Calibrated, &ids);
     assert_eq!(t.resent_tokens(&mut array(&ids)).unwrap(), 80 + 80);
 }
+
+#[test]
+fn the_clearing_tier_copies_the_measured_context_from_the_last_summary() {
+    let ids = [2, 4, 100, 6, 9, 8];
+    let mut t = fresh(EstimatorChoice::Calibrated, &ids);
+    let mut a = array(&ids);
+    let settings = CompactionSettings {
+        reserve_tokens: 50,
+        ..CompactionSettings::default()
+    };
+    let clearing = ClearingSettings {
+        protect_turns: 0,
+        ..ClearingSettings::default()
+    };
+    let tier = t
+        .clearing_tier(&settings, 300.0, &clearing, &mut a)
+        .unwrap();
+    // Every estimate after the summary measured first, nothing before it.
+    assert!(a.log.contains(&Read::Estimate(5)));
+    assert!(!a.log.contains(&Read::Estimate(0)));
+    assert_eq!(tier.start, 2);
+    assert_eq!(
+        tier.roles,
+        [
+            Role::CompactionSummary,
+            Role::ToolResult,
+            Role::User,
+            Role::ToolResult
+        ]
+    );
+    let facts = &t.index().facts()[2..];
+    let tokens: Vec<u64> = facts.iter().map(|f| u64::from(f.tokens)).collect();
+    assert_eq!(tier.tokens, tokens);
+    assert!(facts.iter().all(|f| !f.tokens_pending));
+    assert_eq!(
+        tier.context_tokens,
+        t.context_tokens(&mut a).unwrap().tokens
+    );
+    assert_eq!(tier.threshold, 250.0);
+    assert_eq!(tier.ratio, t.index().ratio());
+    assert_eq!(tier.settings, clearing);
+}

@@ -395,3 +395,61 @@ fn a_shorter_array_a_reset_or_a_failed_read_makes_the_view_anew() {
     assert_eq!(update(&mut view, &all[..12], &mut asked), Change::Rebuilt);
     assert_eq!(view.steps(), steps(&all[..12]));
 }
+
+#[test]
+fn a_view_is_assembled_from_runs_of_messages_and_its_placeholders() {
+    let placeholder = Step::Placeholder {
+        result: 4,
+        marker: 9,
+    };
+    let steps = [
+        Step::Send(7),
+        Step::Send(2),
+        Step::Send(8),
+        Step::Send(9),
+        placeholder,
+        Step::Send(10),
+        Step::Send(11),
+    ];
+    assert_eq!(
+        parts(&steps),
+        [
+            Part::Slice(7..8),
+            Part::Slice(2..3),
+            Part::Slice(8..10),
+            Part::Placeholder(placeholder),
+            Part::Slice(10..12),
+        ]
+    );
+    assert_eq!(parts(&[Step::Send(3), Step::Send(4)]), [Part::Slice(3..5)]);
+    assert!(parts(&[]).is_empty());
+}
+
+#[test]
+fn what_a_caller_holds_is_undefined_or_two_whole_numbers() {
+    use crate::js::options::tests::Js;
+    let unread = || -> Result<[Js; 2], InputError> { panic!("read") };
+    let held_of = |view, length| held(&Js::Obj, || Ok([view, length])).map_err(|e| e.to_string());
+    assert_eq!(held(&Js::Undefined, unread), Ok(None));
+    assert_eq!(
+        held(&Js::Null, unread).unwrap_err().to_string(),
+        "since must be undefined or { view, length } from an earlier answer, got null"
+    );
+    assert_eq!(held_of(Js::Num(3.0), Js::Num(12.0)), Ok(Some((3, 12))));
+    assert_eq!(
+        held_of(Js::Num(1.5), Js::Num(12.0)),
+        Err("since.view must be a whole number, got a number".into())
+    );
+    assert_eq!(
+        held_of(Js::Num(3.0), Js::Undefined),
+        Err("since.length must be a whole number, got undefined".into())
+    );
+    assert!(held_of(Js::Num(-1.0), Js::Num(0.0)).is_err());
+    assert!(held_of(Js::Num(f64::from(u32::MAX) + 1.0), Js::Num(0.0)).is_err());
+    // A read that throws is its error.
+    let threw = InputError::Unreadable {
+        path: FieldPath::argument("since"),
+        reason: "getter".into(),
+    };
+    assert_eq!(held(&Js::Obj, || Err(threw.clone())), Err(threw));
+}

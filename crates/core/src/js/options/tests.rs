@@ -182,3 +182,24 @@ fn an_options_argument_must_be_an_object() {
         "options must be an object or undefined, got a number"
     );
 }
+
+#[test]
+fn token_counts_are_non_negative_safe_integers() {
+    assert_eq!(token_count_of(0.0), Some(0));
+    assert_eq!(token_count_of(-0.0), Some(0));
+    assert_eq!(token_count_of(42.0), Some(42));
+    assert_eq!(
+        token_count_of(MAX_SAFE_INTEGER),
+        Some(MAX_SAFE_INTEGER as u64)
+    );
+    for x in [
+        -1.0,
+        1.5,
+        MAX_SAFE_INTEGER + 1.0,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ] {
+        assert_eq!(token_count_of(x), None, "{x}");
+    }
+}

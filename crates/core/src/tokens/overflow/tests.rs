@@ -229,3 +229,21 @@ fn an_error_without_a_known_text_can_still_be_silent_overflow_only_for_stop() {
     };
     assert!(!is_context_overflow(&outcome, Some(200_000.0)));
 }
+
+#[test]
+fn usage_is_read_only_for_an_answer_with_a_window() {
+    for stop in [StopReason::Stop, StopReason::Length] {
+        assert!(reads_usage(stop, Some(1000.0)));
+        for window in [None, Some(0.0), Some(f64::NAN)] {
+            assert!(!reads_usage(stop, window), "{window:?}");
+        }
+    }
+    for stop in [
+        StopReason::Error,
+        StopReason::ToolUse,
+        StopReason::Aborted,
+        StopReason::Other,
+    ] {
+        assert!(!reads_usage(stop, Some(1000.0)), "{stop:?}");
+    }
+}

@@ -3,7 +3,7 @@
 // messages (one boundary crossing); and the facts file operations and the
 // extractive summarizer read. Which lengths count for which role is decided
 // in Rust (crates/core/src/tokens/estimate.rs); the layout must match
-// crates/wasm/src/js/message_facts.rs. Imported by message_facts.rs,
+// crates/core/src/tokens/record.rs, which reads it. Imported by message_facts.rs,
 // prepare.rs and (through summarizer.js) compaction.rs.
 
 import { OTHER_ROLE, roleCode } from "./roles.js";
