@@ -4,10 +4,8 @@
 //! summary's record).
 
 use super::connection::{database, retrying};
-use super::records::{
-    get, marks_among, pending, range_from, read_pinned, read_records, same_key, session_range,
-    storage_error, Tx,
-};
+use super::records::{get, marks_among, no_session, pending, range_from, read_pinned};
+use super::records::{read_records, same_key, session_range, Tx};
 use super::schema::{MESSAGES, SESSIONS};
 use super::{string_arg, Inner, Known};
 use crate::js::message_access::{roles, JsArray};
@@ -67,18 +65,16 @@ pub async fn read(
         Early::From(j) => copy.map(|k| k.keys.get(j as u32)),
         Early::Wait => None,
     };
-    let db = database(inner, action).await?;
-    let tx = Tx::open(&db, false, action)?;
-    let sessions = tx.store(SESSIONS, action)?;
-    let messages = tx.store(MESSAGES, action)?;
-    let record = pending(sessions.get(&id.into())).map_err(|e| storage_error(action, &e))?;
+    let tx = Tx::open(&database(inner, action).await?, false, action)?;
+    let messages = tx.store(MESSAGES)?;
+    let record = pending(tx.store(SESSIONS)?.get(&id.into())).map_err(|e| tx.fail(e))?;
     let early = match hint {
         Some(start) => Some((read_records(&messages, &range(id, &start)?), start)),
         None => None,
     };
-    let record = record.await.map_err(|e| storage_error(action, &e))?;
+    let record = record.await.map_err(|e| tx.fail(e))?;
     if record.is_undefined() {
-        return Err(super::records::no_session(action, id));
+        return Err(no_session(action, id));
     }
     let context_key = get(&record, "contextKey");
     let pinned_keys = get(&record, "pinnedKeys");
@@ -102,16 +98,9 @@ pub async fn read(
             records
         }
     };
-    let parts: Array = records
-        .await
-        .map_err(|e| storage_error(action, &e))?
-        .unchecked_into();
+    let parts: Array = records.await.map_err(|e| tx.fail(e))?.unchecked_into();
     let pinned = match pinned {
-        Some(Some(read)) => Some(
-            read.await
-                .map_err(|e| storage_error(action, &e))?
-                .unchecked_into(),
-        ),
+        Some(Some(read)) => Some(read.await.map_err(|e| tx.fail(e))?.unchecked_into()),
         Some(None) => Some(Array::new()),
         None => None,
     };

@@ -161,9 +161,10 @@ pub fn read_records(store: &IdbObjectStore, range: &JsValue) -> JsFuture {
     JsFuture::from(read_records_js(store, range))
 }
 
-/// A transaction, aborted when dropped before [`Tx::commit`] or
-/// [`Tx::done`]: an error return undoes whatever it queued.
-pub struct Tx(Option<IdbTransaction>);
+/// A transaction of a call of `action`, aborted when dropped before
+/// [`Tx::commit`] or [`Tx::done`]: an error return undoes whatever it
+/// queued. Its failures are the call's store errors.
+pub struct Tx(Option<IdbTransaction>, &'static str);
 
 impl Tx {
     /// Over both object stores.
@@ -194,31 +195,49 @@ impl Tx {
         action: &'static str,
     ) -> Result<Tx, JsValue> {
         store_transaction(db, write, both, durability.as_str())
-            .map(|tx| Tx(Some(tx)))
+            .map(|tx| Tx(Some(tx), action))
             .map_err(|e| storage_error(action, &e))
     }
 
-    pub fn store(&self, name: &str, action: &'static str) -> Result<IdbObjectStore, JsValue> {
+    /// An IndexedDB failure in this transaction as the call's store error.
+    pub fn fail(&self, e: JsValue) -> JsValue {
+        storage_error(self.1, &e)
+    }
+
+    pub fn store(&self, name: &str) -> Result<IdbObjectStore, JsValue> {
         match &self.0 {
-            Some(tx) => tx.object_store(name).map_err(|e| storage_error(action, &e)),
+            Some(tx) => tx.object_store(name).map_err(|e| self.fail(e)),
             None => Err(store_error(StoreError::Storage {
-                action,
+                action: self.1,
                 dom_name: String::new(),
                 message: "the transaction is over".into(),
             })),
         }
     }
 
+    /// Awaits a request of this transaction (never anything else: it stays
+    /// active across this await).
+    pub async fn read(&self, r: Result<IdbRequest, JsValue>) -> Result<JsValue, JsValue> {
+        request(r).await.map_err(|e| self.fail(e))
+    }
+
+    /// The session record `id` of `sessions`, or the "no such session" error.
+    pub async fn session(&self, sessions: &IdbObjectStore, id: &str) -> Result<JsValue, JsValue> {
+        let record = self.read(sessions.get(&id.into())).await?;
+        match record.is_undefined() {
+            true => Err(no_session(self.1, id)),
+            false => Ok(record),
+        }
+    }
+
     /// Commits now. When the browser aborts it instead (the quota exceeded
     /// at commit, say), the error is the transaction's own, which says why.
-    pub async fn commit(mut self, action: &'static str) -> Result<(), JsValue> {
+    pub async fn commit(mut self) -> Result<(), JsValue> {
         let Some(tx) = self.0.take() else {
             return Ok(());
         };
-        JsFuture::from(commit_transaction(&tx))
-            .await
-            .map(|_| ())
-            .map_err(|e| storage_error(action, &e))
+        let committed = JsFuture::from(commit_transaction(&tx)).await;
+        committed.map(|_| ()).map_err(|e| self.fail(e))
     }
 
     /// A read-only transaction whose results are in: left to finish.
@@ -243,6 +262,11 @@ pub fn set(o: &JsValue, key: &str, value: &JsValue) {
     let _ = Reflect::set(o, &JsValue::from_str(key), value);
 }
 
+/// A string property (a `DOMException`'s `name` or `message`), or "".
+pub fn text(o: &JsValue, key: &str) -> String {
+    get(o, key).as_string().unwrap_or_default()
+}
+
 /// An IndexedDB failure (a `DOMException`, or whatever was thrown) during
 /// `action`, as the store error it is (core `StoreError::from_dom`).
 pub fn storage_error(action: &'static str, thrown: &JsValue) -> JsValue {
@@ -253,7 +277,7 @@ pub fn storage_error(action: &'static str, thrown: &JsValue) -> JsValue {
 /// the call's retry (`connection::retrying`), which names it if the call
 /// fails so again.
 pub fn dom_error(action: &'static str, thrown: &JsValue) -> StoreError {
-    let name = get(thrown, "name").as_string().unwrap_or_default();
+    let name = text(thrown, "name");
     let message = get(thrown, "message")
         .as_string()
         .or_else(|| thrown.as_string())
@@ -280,19 +304,4 @@ pub fn no_session(action: &'static str, id: &str) -> JsValue {
         action,
         id: id.to_owned(),
     })
-}
-
-/// The meta record of session `id`, or the "no such session" error.
-pub async fn session_record(
-    sessions: &web_sys::IdbObjectStore,
-    action: &'static str,
-    id: &str,
-) -> Result<JsValue, JsValue> {
-    let record = request(sessions.get(&id.into()))
-        .await
-        .map_err(|e| storage_error(action, &e))?;
-    if record.is_undefined() {
-        return Err(no_session(action, id));
-    }
-    Ok(record)
 }
