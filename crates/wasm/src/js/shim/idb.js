@@ -84,15 +84,42 @@ export function sameKey(a, b) {
   }
 }
 
-// Runs `step(db, transaction, oldVersion)` on an open request's
-// `upgradeneeded`; if it throws, the upgrade is aborted (the open fails).
-export function onUpgradeNeeded(request, step) {
-  request.addEventListener("upgradeneeded", (e) => {
+// Opens the database `name` at `version`, running `step(db, transaction,
+// oldVersion)` on `upgradeneeded` (if it throws, the upgrade is aborted and
+// the open fails). Resolves with the connection; rejects with { kind, error }:
+// "none" (no indexedDB here), "threw" (reading indexedDB or its open threw),
+// "upgrade" (step threw), "request" (the request failed), or "blocked"
+// (another open connection keeps the upgrade from running: at once rather
+// than a promise that never settles) with `later`, which settles when the
+// request does, the connection it may still open then closed.
+export function openDatabase(name, version, step) {
+  let request;
+  try {
+    const factory = globalThis.indexedDB;
+    if (typeof IDBFactory !== "function" || !(factory instanceof IDBFactory)) return Promise.reject({ kind: "none" });
+    request = factory.open(name, version);
+  } catch (error) {
+    return Promise.reject({ kind: "threw", error });
+  }
+  let failed = null;
+  request.onupgradeneeded = (e) => {
     try {
       step(request.result, request.transaction, e.oldVersion);
-    } catch {
+    } catch (error) {
+      failed = error;
       request.transaction.abort();
     }
+  };
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(failed ? { kind: "upgrade", error: failed } : { kind: "request", error: request.error });
+    request.onblocked = () => {
+      const later = new Promise((settled) => {
+        request.onsuccess = () => settled(request.result.close());
+        request.onerror = () => settled();
+      });
+      reject({ kind: "blocked", later });
+    };
   });
 }
 
