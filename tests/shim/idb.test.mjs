@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  commitTransaction, fillSessionDefaults, openDatabase, readPinned, readRecords, requestPromise, sameKey,
+  commitTransaction, fillSessionDefaults, openDatabase, readPinned, recordsRange, readRecords, requestPromise, sameKey,
   storeTransaction, valuesDescending,
 } from "../../crates/wasm/src/js/shim/idb.js";
 
@@ -187,5 +187,17 @@ test("openDatabase: the upgrade step runs, a step that throws aborts the open, a
     assert.equal(k.result.closed, true);
   } finally {
     Object.assign(globalThis, saved);
+  }
+});
+
+test("recordsRange: all of a session's records, those from a key on, those before a key", () => {
+  const saved = globalThis.IDBKeyRange;
+  globalThis.IDBKeyRange = { bound: (lower, upper, lowerOpen, upperOpen) => ({ lower, upper, lowerOpen, upperOpen }) };
+  try {
+    assert.deepEqual(recordsRange("s", null, null), { lower: ["s"], upper: ["s", []], lowerOpen: true, upperOpen: true });
+    assert.deepEqual(recordsRange("s", ["s", 4], null), { lower: ["s", 4], upper: ["s", []], lowerOpen: false, upperOpen: true });
+    assert.deepEqual(recordsRange("s", null, ["s", 2]), { lower: ["s"], upper: ["s", 2], lowerOpen: true, upperOpen: true });
+  } finally {
+    globalThis.IDBKeyRange = saved;
   }
 });

@@ -1,8 +1,9 @@
 //! The SessionStore's argument rules and their error texts: its string and
 //! function arguments, each method's options object, `fork`'s index and
-//! summary, `importJsonl`'s text and dates. The binding reads the values
+//! summary, `importJsonl`'s text. The binding reads the values
 //! (through `core::js::options::Value`, describing a bad one with the
-//! engine's words); what is accepted, and what the `TypeError` or
+//! engine's words; `field(key)` reads an object's property, a getter that
+//! throws reading as `undefined`); what is accepted, and what the `TypeError` or
 //! `RangeError` says, is decided here.
 
 use super::error::CallError;
@@ -10,7 +11,7 @@ use super::locks::{lock_timeout, DEFAULT_LOCK_TIMEOUT_MS};
 use super::save_flow::unstorable;
 use crate::error::{FieldPath, InputError};
 use crate::js::number::number_to_string;
-use crate::js::options::{expect_object, Reader, Value};
+use crate::js::options::{expect_object, Value};
 
 /// The database a store opens when its options name none.
 pub const DEFAULT_DATABASE: &str = "agent-compaction";
@@ -53,20 +54,23 @@ fn given<V: Value>(options: &V) -> Result<bool, CallError> {
     Ok(true)
 }
 
+/// The error for option `key`'s `value`, which should have been `expected`.
+fn wrong<V: Value>(key: &'static str, expected: &'static str, value: &V) -> CallError {
+    CallError::from(InputError::WrongType {
+        path: FieldPath::argument("options").field(key),
+        expected,
+        got: value.describe(),
+    })
+}
+
 /// A string option; `None` when `undefined` or `null` (an empty string is
 /// a string).
-fn optional_string<V: Value>(
-    r: &Reader<V>,
-    key: &'static str,
-) -> Result<Option<String>, CallError> {
-    let value = r.field(key)?;
+fn optional_string<V: Value>(value: V, key: &'static str) -> Result<Option<String>, CallError> {
     if value.is_nullish() {
         return Ok(None);
     }
     Ok(Some(
-        value
-            .name()
-            .ok_or_else(|| r.wrong(key, "a string", &value))?,
+        value.name().ok_or_else(|| wrong(key, "a string", &value))?,
     ))
 }
 
@@ -79,27 +83,27 @@ pub struct OpenOptions {
     pub lock_timeout_ms: f64,
 }
 
-pub fn open_options<V: Value>(options: &V, r: &Reader<V>) -> Result<OpenOptions, CallError> {
-    if !given(options)? {
-        return Ok(OpenOptions {
-            name: DEFAULT_DATABASE.into(),
-            lock_timeout_ms: DEFAULT_LOCK_TIMEOUT_MS,
-        });
-    }
-    let name = r.field("name")?;
-    let name = match name.is_undefined() {
-        true => DEFAULT_DATABASE.into(),
-        false => name
-            .name()
-            .ok_or_else(|| r.wrong("name", "a string", &name))?,
+pub fn open_options<V: Value>(
+    options: &V,
+    field: impl Fn(&'static str) -> V,
+) -> Result<OpenOptions, CallError> {
+    let mut read = OpenOptions {
+        name: DEFAULT_DATABASE.into(),
+        lock_timeout_ms: DEFAULT_LOCK_TIMEOUT_MS,
     };
-    let ms = r.field("lockTimeoutMs")?;
+    if !given(options)? {
+        return Ok(read);
+    }
+    let name = field("name");
+    if !name.is_undefined() {
+        read.name = name
+            .name()
+            .ok_or_else(|| wrong("name", "a string", &name))?;
+    }
+    let ms = field("lockTimeoutMs");
     let option = (!ms.is_undefined()).then(|| ms.number());
-    let lock_timeout_ms = lock_timeout(option).map_err(|e| e.call_error(&ms.describe()))?;
-    Ok(OpenOptions {
-        name,
-        lock_timeout_ms,
-    })
+    read.lock_timeout_ms = lock_timeout(option).map_err(|e| e.call_error(&ms.describe()))?;
+    Ok(read)
 }
 
 /// `createSession`'s options: each absent one is made up (a fresh id, the
@@ -111,20 +115,26 @@ pub struct CreateOptions {
     pub model: Option<String>,
 }
 
-pub fn create_options<V: Value>(options: &V, r: &Reader<V>) -> Result<CreateOptions, CallError> {
+pub fn create_options<V: Value>(
+    options: &V,
+    field: impl Fn(&'static str) -> V,
+) -> Result<CreateOptions, CallError> {
     if !given(options)? {
         return Ok(CreateOptions::default());
     }
     Ok(CreateOptions {
-        id: optional_string(r, "id")?,
-        title: optional_string(r, "title")?,
-        model: optional_string(r, "model")?,
+        id: optional_string(field("id"), "id")?,
+        title: optional_string(field("title"), "title")?,
+        model: optional_string(field("model"), "model")?,
     })
 }
 
 /// `save`'s options: whether it may drop stored messages (`replace`).
-pub fn save_options<V: Value>(options: &V, r: &Reader<V>) -> Result<bool, CallError> {
-    Ok(given(options)? && r.truthy("replace")?)
+pub fn save_options<V: Value>(
+    options: &V,
+    field: impl Fn(&'static str) -> V,
+) -> Result<bool, CallError> {
+    Ok(given(options)? && field("replace").is_truthy())
 }
 
 /// `fork`'s options: the summary to append (checked by [`fork_summary`]),
@@ -136,7 +146,10 @@ pub struct ForkOptions<V> {
     pub title: Option<String>,
 }
 
-pub fn fork_options<V: Value>(options: &V, r: &Reader<V>) -> Result<ForkOptions<V>, CallError> {
+pub fn fork_options<V: Value>(
+    options: &V,
+    field: impl Fn(&'static str) -> V,
+) -> Result<ForkOptions<V>, CallError> {
     if !given(options)? {
         return Ok(ForkOptions {
             summary: None,
@@ -144,18 +157,21 @@ pub fn fork_options<V: Value>(options: &V, r: &Reader<V>) -> Result<ForkOptions<
             title: None,
         });
     }
-    let summary = r.field("summary")?;
+    let summary = field("summary");
     Ok(ForkOptions {
         summary: (!summary.is_nullish()).then_some(summary),
-        id: optional_string(r, "id")?,
-        title: optional_string(r, "title")?,
+        id: optional_string(field("id"), "id")?,
+        title: optional_string(field("title"), "title")?,
     })
 }
 
 /// `importJsonl`'s options: the title to give the session.
-pub fn import_options<V: Value>(options: &V, r: &Reader<V>) -> Result<Option<String>, CallError> {
+pub fn import_options<V: Value>(
+    options: &V,
+    field: impl Fn(&'static str) -> V,
+) -> Result<Option<String>, CallError> {
     match given(options)? {
-        true => optional_string(r, "title"),
+        true => optional_string(field("title"), "title"),
         false => Ok(None),
     }
 }
@@ -193,17 +209,20 @@ pub fn fork_within(id: &str, at: u32, count: f64) -> Result<(), CallError> {
     )))
 }
 
-/// Whether `options.summary` (given, neither undefined nor null; `r`
+/// Whether `options.summary` (given, neither undefined nor null; `field`
 /// reads its fields) is a `branchSummary` message; whether it is plain data
 /// is checked after, with [`fork_summary_unstorable`].
-pub fn fork_summary<V: Value>(summary: &V, r: &Reader<V>) -> Result<(), CallError> {
+pub fn fork_summary<V: Value>(
+    summary: &V,
+    field: impl Fn(&'static str) -> V,
+) -> Result<(), CallError> {
     let what = if !summary.is_object() {
         format!("got {}", summary.describe())
     } else {
-        let role = r.field("role")?;
+        let role = field("role");
         match role.name() {
             Some(name) if name == "branchSummary" => {
-                let text = r.field("summary")?;
+                let text = field("summary");
                 if text.text().is_some() {
                     return Ok(());
                 }
@@ -229,12 +248,6 @@ pub fn import_text(described: &str) -> CallError {
     CallError::Type(format!(
         "SessionStore.importJsonl: text must be a string (a pi session file), got {described}"
     ))
-}
-
-/// An imported session's `createdAt`: the file's header timestamp when it
-/// parses to a date (`parsed`, milliseconds), else now.
-pub fn imported_created_at(parsed: Option<f64>, now: f64) -> f64 {
-    parsed.filter(|ms| ms.is_finite()).unwrap_or(now)
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -280,26 +293,19 @@ mod tests {
         );
     }
 
-    /// `read(value, reader)` over an options object with `fields`.
+    /// `read(value, field)` over an object with `fields`.
     fn with<T>(
         fields: Vec<(&'static str, Js)>,
         value: Js,
-        read: impl FnOnce(&Js, &Reader<Js>) -> Result<T, CallError>,
+        read: impl FnOnce(&Js, &dyn Fn(&'static str) -> Js) -> Result<T, CallError>,
     ) -> Result<T, CallError> {
         let o = Fields::new(fields);
-        let get = |k| o.get(k);
-        read(
-            &value,
-            &Reader {
-                root: "options",
-                get: &get,
-            },
-        )
+        read(&value, &|k| o.get(k).unwrap())
     }
 
     #[test]
     fn the_fork_summary_must_be_a_branch_summary_message() {
-        let summary = |fields, value| with(fields, value, fork_summary);
+        let summary = |fields, value| with(fields, value, |v, f| fork_summary(v, f));
         let branch = ("role", Js::Str("branchSummary"));
         assert_eq!(
             summary(vec![branch.clone(), ("summary", Js::Str("s"))], Js::Obj),
@@ -325,10 +331,6 @@ mod tests {
                 ('T', format!("{head}{tail}"))
             );
         }
-        assert_eq!(
-            text(summary(vec![("role", Js::Str("THROWS"))], Js::Obj).unwrap_err()),
-            ('T', "options.role could not be read: boom".into())
-        );
         assert_eq!(
             text(fork_summary_unstorable(".details.f", "is a function")),
             ('T', "SessionStore.fork: options.summary.details.f is a function: a message must be plain data to be stored".into())
@@ -360,7 +362,7 @@ mod tests {
             });
             assert_eq!(read, Ok(CreateOptions::default()));
         }
-        let not_object = with(vec![], Js::Num(1.0), save_options);
+        let not_object = with(vec![], Js::Num(1.0), |v, f| save_options(v, f));
         assert_eq!(
             text(not_object.unwrap_err()),
             (
@@ -372,13 +374,13 @@ mod tests {
 
     #[test]
     fn each_method_reads_its_options() {
-        let open = with(vec![], Js::Obj, open_options).unwrap();
+        let open = with(vec![], Js::Obj, |v, f| open_options(v, f)).unwrap();
         assert_eq!(
             (open.name.as_str(), open.lock_timeout_ms),
             (DEFAULT_DATABASE, DEFAULT_LOCK_TIMEOUT_MS)
         );
         let fields = vec![("name", Js::Str("db")), ("lockTimeoutMs", Js::Num(50.0))];
-        let open = with(fields, Js::Obj, open_options).unwrap();
+        let open = with(fields, Js::Obj, |v, f| open_options(v, f)).unwrap();
         assert_eq!((open.name.as_str(), open.lock_timeout_ms), ("db", 50.0));
         for (fields, error) in [
             (
@@ -400,7 +402,7 @@ mod tests {
                 ),
             ),
         ] {
-            let e = with(fields, Js::Obj, open_options).unwrap_err();
+            let e = with(fields, Js::Obj, |v, f| open_options(v, f)).unwrap_err();
             assert_eq!(text(e), (error.0, error.1.to_owned()));
         }
 
@@ -410,7 +412,7 @@ mod tests {
             ("model", Js::Str("m")),
         ];
         assert_eq!(
-            with(fields, Js::Obj, create_options),
+            with(fields, Js::Obj, |v, f| create_options(v, f)),
             Ok(CreateOptions {
                 id: Some("".into()),
                 title: None,
@@ -431,7 +433,7 @@ mod tests {
             }),
             Ok(true)
         );
-        assert_eq!(with(vec![], Js::Obj, save_options), Ok(false));
+        assert_eq!(with(vec![], Js::Obj, |v, f| save_options(v, f)), Ok(false));
         assert_eq!(
             with(vec![("replace", Js::Bool(true))], Js::Undefined, |v, r| {
                 save_options(v, r)
@@ -445,7 +447,7 @@ mod tests {
             ("title", Js::Undefined),
         ];
         assert_eq!(
-            with(fields, Js::Obj, fork_options),
+            with(fields, Js::Obj, |v, f| fork_options(v, f)),
             Ok(ForkOptions {
                 summary: Some(Js::Obj),
                 id: Some("n".into()),
@@ -481,8 +483,5 @@ mod tests {
                     .into()
             )
         );
-        assert_eq!(imported_created_at(Some(5.0), 9.0), 5.0);
-        assert_eq!(imported_created_at(Some(f64::NAN), 9.0), 9.0);
-        assert_eq!(imported_created_at(None, 9.0), 9.0);
     }
 }

@@ -9,11 +9,12 @@ use super::connection::{database, retrying};
 use super::load::flatten;
 use super::locks::exclusive;
 use super::new_session::{landed, write, Written};
-use super::records::{check_storable, get, public_meta, session_range, store_error, text};
-use super::records::{thrown, Tx};
+use super::records::{get, public_meta, session_range, store_error, text};
+use super::records::{thrown, unstorable, Tx};
 use super::schema::{MESSAGES, SESSIONS};
-use super::{read, string_arg, Inner};
+use super::{field, string_arg, Inner};
 use crate::js::errors::describe;
+use crate::js::values::Opt;
 use crate::session_file::fresh_id;
 use agent_compaction_core::storage::arguments::{
     fork_index, fork_options, fork_summary, fork_summary_unstorable, fork_within,
@@ -25,7 +26,6 @@ use agent_compaction_core::storage::save_plan::{durability, WriteKind};
 use js_sys::Array;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 const ACTION: &str = "SessionStore.fork";
 
@@ -37,8 +37,9 @@ pub async fn fork(
 ) -> Result<JsValue, JsValue> {
     let id = string_arg(&id, "sessionId")?;
     let at = fork_index(at.as_f64(), || describe(&at)).map_err(thrown)?;
-    let options = read("options", &options, fork_options)?;
-    let summary = options.summary.map(|s| summary_option(s.0)).transpose()?;
+    let options = Opt(options);
+    let options = fork_options(&options, |key| field(&options, key)).map_err(thrown)?;
+    let summary = options.summary.map(summary_option).transpose()?;
     let new_id = (options.id).unwrap_or_else(|| fresh_id(js_sys::Date::now()));
     let (source, target, title) = (id.clone(), new_id.clone(), options.title);
     // What the first attempt wrote, for a second one to recognize.
@@ -94,7 +95,7 @@ async fn fork_locked(
     // record holds one message or more (a pack): the first `at` records
     // hold the first `at` messages.
     let messages: Array = if at >= 1 {
-        let range = session_range(id)?.into();
+        let range = session_range(id, &JsValue::NULL)?;
         let values = tx
             .read(tx.store(MESSAGES)?.get_all_with_key_and_limit(&range, at))
             .await?;
@@ -117,12 +118,11 @@ async fn fork_locked(
 
 /// `options.summary` (given): a storable `branchSummary` message
 /// (`core::storage::arguments::fork_summary`).
-fn summary_option(value: JsValue) -> Result<JsValue, JsValue> {
-    read("options.summary", &value, fork_summary)?;
-    let problem = check_storable(&Array::of1(&value), &[0]);
-    if let Some(p) = problem.dyn_ref::<Array>() {
-        let text = |i| p.get(i).as_string().unwrap_or_default();
-        return Err(thrown(fork_summary_unstorable(&text(1), &text(2))));
+fn summary_option(value: Opt) -> Result<JsValue, JsValue> {
+    fork_summary(&value, |key| field(&value, key)).map_err(thrown)?;
+    let value = value.0;
+    if let Some((_, path, what)) = unstorable(&Array::of1(&value), &[0]) {
+        return Err(thrown(fork_summary_unstorable(&path, &what)));
     }
     Ok(value)
 }

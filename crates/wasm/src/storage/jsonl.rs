@@ -11,16 +11,16 @@ use super::new_session::{landed, write, Written};
 use super::records::{get, public_meta, thrown, Tx};
 use super::save::ToStore;
 use super::schema::SESSIONS;
-use super::{string_arg, Inner};
+use super::{field, string_arg, Inner};
 use crate::js::errors::type_error;
 use crate::js::message_access::messages_array;
-use crate::js::values::shape;
+use crate::js::values::{shape, Opt};
 use crate::session_file::fresh_id;
 use crate::session_file::{messages_to_pi_session, pi_session_to_messages};
-use agent_compaction_core::storage::arguments::{import_options, import_text, imported_created_at};
+use agent_compaction_core::storage::arguments::{import_options, import_text};
 use agent_compaction_core::storage::connection::Landed;
 use agent_compaction_core::storage::meta::{
-    export_options, import_title, model_key, Seed, IMPORT_TITLE_MAX,
+    export_options, import_seed, FileHeader, Seed, IMPORT_TITLE_MAX,
 };
 use agent_compaction_core::storage::save_flow::preview_of;
 use agent_compaction_core::storage::save_plan::{durability, WriteKind};
@@ -59,32 +59,25 @@ pub async fn import(inner: Rc<Inner>, text: JsValue, options: JsValue) -> Result
     if !text.is_string() {
         return Err(thrown(import_text(&crate::js::errors::describe(&text))));
     }
-    let title_option = super::read("options", &options, import_options)?;
+    let options = Opt(options);
+    let title_option = import_options(&options, |key| field(&options, key)).map_err(thrown)?;
     let parsed = pi_session_to_messages(text).map_err(|e| prefixed(ACTION, e))?;
     let messages: Array = get(&parsed, "messages").unchecked_into();
     let array = messages_array(&messages).map_err(type_error)?;
     let session = get(&parsed, "session");
-    let file_id = get(&session, "id").as_string().filter(|s| !s.is_empty());
-    let title = import_title(
-        title_option,
-        get(&session, "title").as_string(),
-        &preview_of(&mut ToStore(array), IMPORT_TITLE_MAX),
-    );
     let model = get(&session, "model");
-    let model = model_key(
-        get(&model, "provider").as_string(),
-        get(&model, "modelId").as_string(),
-    );
-    let parsed = get(&session, "timestamp").as_string();
-    let parsed = parsed.map(|iso| js_sys::Date::parse(&iso));
-    let created = imported_created_at(parsed, js_sys::Date::now());
-    let wanted = file_id.unwrap_or_else(|| fresh_id(js_sys::Date::now()));
-    let seed = Seed {
-        id: wanted.clone(),
-        title,
-        created_at: created,
-        model,
+    let string = |o: &JsValue, key| get(o, key).as_string();
+    let file = FileHeader {
+        id: string(&session, "id"),
+        title: string(&session, "title"),
+        provider: string(&model, "provider"),
+        model_id: string(&model, "modelId"),
+        timestamp: string(&session, "timestamp").map(|iso| js_sys::Date::parse(&iso)),
     };
+    let preview = preview_of(&mut ToStore(array), IMPORT_TITLE_MAX);
+    let now = js_sys::Date::now();
+    let seed = import_seed(file, title_option, &preview, now, || fresh_id(now));
+    let wanted = seed.id.clone();
     let locked = inner.clone();
     // What the first attempt wrote, for a second one to recognize.
     let written: Written = Default::default();

@@ -28,14 +28,11 @@ mod save;
 mod schema;
 mod sessions;
 
-use crate::js::values::{read_fields, Opt};
-use agent_compaction_core::error::InputError;
-use agent_compaction_core::js::options::Reader;
+use crate::js::values::Opt;
 use agent_compaction_core::storage::arguments;
-use agent_compaction_core::storage::error::CallError;
 use agent_compaction_core::storage::known::{self, View};
 use js_sys::{Array, Promise};
-use records::thrown;
+use records::{get, thrown};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
@@ -63,6 +60,7 @@ impl known::Known for Known {
     }
 }
 
+#[derive(Default)]
 struct Inner {
     name: String,
     db: RefCell<Option<Database>>,
@@ -117,33 +115,25 @@ fn string_arg(value: &JsValue, name: &'static str) -> Result<String, JsValue> {
     arguments::string(name, &Opt(value.clone())).map_err(thrown)
 }
 
-/// An argument read by the core's `read` (`core::storage::arguments`).
-fn read<T>(
-    root: &'static str,
-    value: &JsValue,
-    read: impl FnOnce(&Opt, &Reader<Opt>) -> Result<T, CallError>,
-) -> Result<T, JsValue> {
-    let read = read_fields(root, value, |v, r| Ok::<_, InputError>(read(v, r)));
-    read.map_err(|e| thrown(e.into()))?.map_err(thrown)
+/// `value[key]` for the core's readers (`core::storage::arguments`): a
+/// getter that throws reads as `undefined`.
+fn field(value: &Opt, key: &'static str) -> Opt {
+    Opt(get(&value.0, key))
 }
 
 #[wasm_bindgen]
 impl SessionStore {
     /// Opens the database (default name "agent-compaction").
     pub async fn open(options: JsValue) -> Result<SessionStore, JsValue> {
-        let options = read("options", &options, arguments::open_options)?;
+        let options = Opt(options);
+        let options = arguments::open_options(&options, |key| field(&options, key));
+        let options = options.map_err(thrown)?;
         locks::install_policy();
         let db = schema::open(&options.name).await?;
         let inner = Rc::new(Inner {
             name: options.name,
-            db: RefCell::new(None),
-            link: connection::Link::default(),
             lock_timeout_ms: options.lock_timeout_ms,
-            sessions: RefCell::default(),
-            listeners: js_sys::Set::new(&JsValue::UNDEFINED),
-            channel: RefCell::new(None),
-            records_put: Cell::new(0.0),
-            records_deleted: Cell::new(0.0),
+            ..Inner::default()
         });
         connection::adopt(&inner, db);
         let channel = changes::Channel::open(&inner.name, Rc::downgrade(&inner));

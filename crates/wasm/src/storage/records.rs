@@ -10,7 +10,7 @@ use js_sys::{Array, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{IdbDatabase, IdbKeyRange, IdbObjectStore, IdbRequest, IdbTransaction};
+use web_sys::{IdbDatabase, IdbObjectStore, IdbRequest, IdbTransaction};
 
 #[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
@@ -21,7 +21,7 @@ extern "C" {
     #[wasm_bindgen(js_name = adoptEqual)]
     pub fn adopt_equal(stored: &Array, messages: &Array) -> Array;
     #[wasm_bindgen(js_name = checkStorable)]
-    pub fn check_storable(messages: &Array, indices: &[u32]) -> JsValue;
+    fn check_storable(messages: &Array, indices: &[u32]) -> JsValue;
     #[wasm_bindgen(js_name = assembleKeys)]
     pub fn assemble_keys(keys: &Array, added: &Array, runs: &[u32]) -> Array;
     #[wasm_bindgen(js_name = markWords)]
@@ -53,6 +53,8 @@ extern "C" {
     fn commit_transaction(tx: &IdbTransaction) -> js_sys::Promise;
     #[wasm_bindgen(js_name = readRecords)]
     fn read_records_js(store: &IdbObjectStore, range: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = recordsRange, catch)]
+    fn records_range(id: &str, from: &JsValue, to: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = sameKey)]
     pub fn same_key(a: &JsValue, b: &JsValue) -> bool;
     #[wasm_bindgen(js_name = readPinned)]
@@ -84,6 +86,15 @@ pub fn public_meta(record: &JsValue) -> JsValue {
     INTERNAL.with(|internal| public_meta_js(record, internal))
 }
 
+/// The first of `messages[indices]` that cannot be stored (`checkStorable`):
+/// its index, the path in it and what is there.
+pub fn unstorable(messages: &Array, indices: &[u32]) -> Option<(usize, String, String)> {
+    let problem = check_storable(messages, indices);
+    let p: &Array = problem.dyn_ref()?;
+    let text = |i| p.get(i).as_string().unwrap_or_default();
+    Some((p.get(0).as_f64().unwrap_or(0.0) as usize, text(1), text(2)))
+}
+
 /// The key of a message record: `[sessionId, ...position]`.
 pub fn message_key(session: &str, position: &[f64]) -> Array {
     let key = Array::of1(&JsValue::from_str(session));
@@ -101,30 +112,15 @@ pub fn position_of(key: &JsValue) -> Position {
         .collect()
 }
 
-/// All of a session's message records: `[id] < key < [id, []]` (an array
-/// sorts after every number).
-pub fn session_range(session: &str) -> Result<IdbKeyRange, JsValue> {
-    IdbKeyRange::bound_with_lower_open_and_upper_open(
-        &Array::of1(&session.into()),
-        &Array::of2(&session.into(), &Array::new()),
-        true,
-        true,
-    )
+/// Session `id`'s message records: all of them, or from the key `from`
+/// (null for all) on.
+pub fn session_range(id: &str, from: &JsValue) -> Result<JsValue, JsValue> {
+    records_range(id, from, &JsValue::NULL)
 }
 
-/// The records from `from` (a full key) to the end of the session.
-pub fn range_from(session: &str, from: &JsValue) -> Result<IdbKeyRange, JsValue> {
-    IdbKeyRange::bound_with_lower_open_and_upper_open(
-        from,
-        &Array::of2(&session.into(), &Array::new()),
-        false,
-        true,
-    )
-}
-
-/// The records before `to` (a full key).
-pub fn range_before(session: &str, to: &JsValue) -> Result<IdbKeyRange, JsValue> {
-    IdbKeyRange::bound_with_lower_open_and_upper_open(&Array::of1(&session.into()), to, true, true)
+/// Session `id`'s message records before the key `to`.
+pub fn range_before(id: &str, to: &JsValue) -> Result<JsValue, JsValue> {
+    records_range(id, &JsValue::NULL, to)
 }
 
 /// Awaits an IndexedDB request (never anything else: a transaction stays

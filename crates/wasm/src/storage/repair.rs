@@ -51,7 +51,8 @@ pub fn after(error: &JsValue) -> bool {
 pub async fn remove_unwritten(db: &web_sys::IdbDatabase, id: &str, action: &'static str) {
     let run = async {
         let tx = Tx::open(db, true, action)?;
-        tx.store(MESSAGES)?.delete(&session_range(id)?.into())?;
+        tx.store(MESSAGES)?
+            .delete(&session_range(id, &JsValue::NULL)?)?;
         tx.store(SESSIONS)?.delete(&id.into())?;
         tx.commit().await
     };
@@ -84,7 +85,7 @@ async fn try_put_back(
     let sessions = tx.store(SESSIONS)?;
     let messages = tx.store(MESSAGES)?;
     let now = pending(sessions.get(&id.into()))?;
-    let keys = pending(messages.get_all_keys_with_key(&session_range(id)?.into()))?;
+    let keys = pending(messages.get_all_keys_with_key(&session_range(id, &JsValue::NULL)?))?;
     let now = now.await?;
     let keys: Array = keys.await?.unchecked_into();
     let stored: Vec<JsValue> = keys.iter().collect();

@@ -9,14 +9,15 @@ use super::load::{last_summary, read};
 use super::locks::exclusive;
 use super::meta::save_fields;
 use super::records::{
-    adopt_equal, assemble_keys, check_storable, first_user_text, get, mark_words, merge_meta,
-    message_key, pending, position_of, public_meta, range_before, store_error, text, Tx,
+    adopt_equal, assemble_keys, first_user_text, get, mark_words, merge_meta, message_key, pending,
+    position_of, public_meta, range_before, store_error, text, thrown, unstorable, Tx,
 };
 use super::schema::{MESSAGES, SESSIONS};
-use super::{read as read_options, string_arg, Inner, Known};
+use super::{field, string_arg, Inner, Known};
 use crate::js::errors::type_error;
 use crate::js::message_access::{messages_array, role_at, JsArray};
 use crate::js::message_facts::gather;
+use crate::js::values::Opt;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::storage::arguments::save_options;
@@ -29,7 +30,6 @@ use agent_compaction_core::tokens::estimate::RawFacts;
 use js_sys::Array;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::IdbKeyRange;
 
 #[wasm_bindgen(module = "/src/js/shim.js")]
@@ -47,7 +47,8 @@ pub async fn save(
 ) -> Result<JsValue, JsValue> {
     let id = string_arg(&id, "sessionId")?;
     let array = messages_array(&messages).map_err(type_error)?;
-    let replace = read_options("options", &options, save_options)?;
+    let options = Opt(options);
+    let replace = save_options(&options, |key| field(&options, key)).map_err(thrown)?;
     // The session's lock is held from the first read to the commit: a
     // save in another tab cannot slip in between.
     let locked = inner.clone();
@@ -134,10 +135,7 @@ impl SaveHost for Host {
 
     fn unstorable(&mut self, indices: &[usize]) -> Option<(usize, String, String)> {
         let indices: Vec<u32> = indices.iter().map(|&i| i as u32).collect();
-        let problem = check_storable(self.new.0.as_array(), &indices);
-        let p: &Array = problem.dyn_ref()?;
-        let text = |i| p.get(i).as_string().unwrap_or_default();
-        Some((p.get(0).as_f64().unwrap_or(0.0) as usize, text(1), text(2)))
+        unstorable(self.new.0.as_array(), &indices)
     }
 
     fn old_position(&mut self, k: usize) -> Position {
@@ -285,7 +283,7 @@ async fn write(
     }
     if writes.delete_before {
         records
-            .delete(&range_before(id, &base.keys.get(0))?.into())
+            .delete(&range_before(id, &base.keys.get(0))?)
             .map_err(fail)?;
     }
     for &k in &layout.deletes {

@@ -38,9 +38,10 @@
 use super::meta;
 use super::records::{get, store_error, text};
 use crate::js::errors::thrown_message;
+use crate::js::values::Opt;
 use agent_compaction_core::storage::connection::{open_failure_reason, OpenFailure};
 use agent_compaction_core::storage::error::StoreError;
-use agent_compaction_core::storage::meta::{defaults, Patch};
+use agent_compaction_core::storage::meta::{defaults, OldRecord, Patch};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -80,7 +81,8 @@ pub async fn open(name: &str) -> Result<IdbDatabase, JsValue> {
     // Called for each old record while the upgrade transaction runs, which
     // ends before the open settles: it lives as long as `step`.
     let decide: Rc<Decide> = Rc::new(Closure::new(|record: JsValue| {
-        meta::patch(Patch::of(defaults(&meta::old_record(&record))))
+        let old = OldRecord::read(|key| Opt(get(&record, key)));
+        meta::patch(Patch::of(defaults(&old)))
     }));
     let step = Step::new(move |db: IdbDatabase, tx: IdbTransaction, old: f64| {
         upgrade(old as u32, &db, &tx, &decide)

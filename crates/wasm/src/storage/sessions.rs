@@ -5,9 +5,11 @@ use super::connection::{database, retrying};
 use super::locks::exclusive;
 use super::meta;
 use super::new_session::landed;
-use super::records::{get, no_session, public_meta, session_range, set, store_error, text, Tx};
+use super::records::{get, no_session, public_meta, session_range, set, store_error, text};
+use super::records::{thrown, Tx};
 use super::schema::{BY_LAST_MODIFIED, MESSAGES, SESSIONS};
-use super::{read, string_arg, Inner, Known};
+use super::{field, string_arg, Inner, Known};
+use crate::js::values::Opt;
 use crate::session_file::fresh_id;
 use agent_compaction_core::storage::arguments::create_options;
 use agent_compaction_core::storage::connection::{delete_landed, Landed};
@@ -27,7 +29,8 @@ extern "C" {
 
 pub async fn create(inner: Rc<Inner>, options: JsValue) -> Result<JsValue, JsValue> {
     const ACTION: &str = "SessionStore.createSession";
-    let options = read("options", &options, create_options)?;
+    let options = Opt(options);
+    let options = create_options(&options, |key| field(&options, key)).map_err(thrown)?;
     let now = js_sys::Date::now();
     let id = options.id.unwrap_or_else(|| fresh_id(now));
     let record = meta::record(&new_session(id.clone(), options.title, options.model, now));
@@ -151,7 +154,7 @@ async fn delete_locked(inner: Rc<Inner>, id: String, retry: bool) -> Result<JsVa
     sessions
         .delete(&id.as_str().into())
         .map_err(|e| tx.fail(e))?;
-    let range = session_range(&id)?;
+    let range = session_range(&id, &JsValue::NULL)?;
     tx.store(MESSAGES)?.delete(&range).map_err(|e| tx.fail(e))?;
     tx.commit().await?;
     inner.forget(&id);

@@ -72,6 +72,13 @@ export function readPinned(store, pinnedKeys) {
   });
 }
 
+// Session `id`'s message records (keys [id, ...position], so one session's
+// records are one range: [id] < key < [id, []], an array sorting after every
+// number), from the key `from` and before the key `to` where they are given.
+export function recordsRange(id, from, to) {
+  return IDBKeyRange.bound(from ?? [id], to ?? [id, []], from == null, true);
+}
+
 // Whether two record keys (or nulls) are the same.
 export function sameKey(a, b) {
   if (a === null || a === undefined || b === null || b === undefined) {
@@ -142,8 +149,7 @@ export function fillSessionDefaults(sessions, messages, decide) {
     if (patch) {
       Object.assign(s, patch.fields);
       if (patch.count) {
-        const range = IDBKeyRange.bound([s.id], [s.id, []], true, true);
-        const count = messages.count(range);
+        const count = messages.count(recordsRange(s.id, null, null));
         count.onsuccess = () => {
           s.messageCount = count.result;
           sessions.put(s);
