@@ -164,8 +164,25 @@ pub fn written_whole(seed: Seed, contents: Contents, now: f64) -> (SessionRecord
 }
 
 /// A fork's title unless one is given.
-pub fn fork_title(source_title: &str) -> String {
+fn fork_title(source_title: &str) -> String {
     format!("{source_title} (fork)")
+}
+
+/// The session a fork writes, besides its messages: `id`, created `now`,
+/// titled `title` or after the source's title, with the source's model
+/// (`source(key)` reads the source's record).
+pub fn fork_seed<V: Value>(
+    id: String,
+    title: Option<String>,
+    source: impl Fn(&'static str) -> V,
+    now: f64,
+) -> Seed {
+    Seed {
+        id,
+        title: title.unwrap_or_else(|| fork_title(&source("title").name().unwrap_or_default())),
+        created_at: now,
+        model: source("model").name(),
+    }
 }
 
 /// An imported session's title: the caller's, else the file's session
@@ -539,6 +556,26 @@ mod tests {
     #[test]
     fn titles() {
         assert_eq!(fork_title("Plan"), "Plan (fork)");
+        use crate::js::options::tests::{Fields, Js};
+        let source = Fields::new(vec![("title", Js::Str("Plan")), ("model", Js::Str("p/m"))]);
+        let seed = fork_seed("n".into(), None, |k| source.get(k).unwrap(), 4.0);
+        let expected = Seed {
+            id: "n".into(),
+            title: "Plan (fork)".into(),
+            created_at: 4.0,
+            model: Some("p/m".into()),
+        };
+        assert_eq!(seed, expected);
+        let untitled = Fields::new(vec![("title", Js::Num(1.0))]);
+        let seed = fork_seed("n".into(), None, |k| untitled.get(k).unwrap(), 4.0);
+        assert_eq!((seed.title.as_str(), seed.model), (" (fork)", None));
+        let given = fork_seed(
+            "n".into(),
+            Some("T".into()),
+            |k| source.get(k).unwrap(),
+            4.0,
+        );
+        assert_eq!(given.title, "T");
         assert_eq!(import_title(Some("A".into()), Some("B".into()), "c"), "A");
         assert_eq!(import_title(None, Some("B".into()), "c"), "B");
         assert_eq!(import_title(Some("".into()), None, "c"), "c");

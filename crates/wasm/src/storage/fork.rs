@@ -9,7 +9,7 @@ use super::connection::{database, retrying};
 use super::load::flatten;
 use super::locks::exclusive;
 use super::new_session::{landed, write, Written};
-use super::records::{get, public_meta, session_range, store_error, text};
+use super::records::{get, public_meta, session_range, store_error};
 use super::records::{thrown, unstorable, Tx};
 use super::schema::{MESSAGES, SESSIONS};
 use super::{field, string_arg, Inner};
@@ -21,7 +21,7 @@ use agent_compaction_core::storage::arguments::{
 };
 use agent_compaction_core::storage::connection::Landed;
 use agent_compaction_core::storage::error::StoreError;
-use agent_compaction_core::storage::meta::{fork_title, Seed};
+use agent_compaction_core::storage::meta::fork_seed;
 use agent_compaction_core::storage::save_plan::{durability, WriteKind};
 use js_sys::Array;
 use std::rc::Rc;
@@ -75,8 +75,8 @@ async fn fork_locked(
     let db = database(inner, ACTION).await?;
     let tx = Tx::writing(&db, durability(WriteKind::WholeSession), ACTION)?;
     let sessions = tx.store(SESSIONS)?;
-    let source = tx.session(&sessions, id).await?;
-    let count = get(&source, "messageCount").as_f64().unwrap_or(0.0);
+    let source = Opt(tx.session(&sessions, id).await?);
+    let count = get(&source.0, "messageCount").as_f64().unwrap_or(0.0);
     fork_within(id, at, count).map_err(thrown)?;
     let existing = tx.read(sessions.get(&new_id.as_str().into())).await?;
     if !existing.is_undefined() {
@@ -107,12 +107,8 @@ async fn fork_locked(
     if let Some(summary) = summary {
         messages.push(&summary);
     }
-    let seed = Seed {
-        id: new_id,
-        title: title.unwrap_or_else(|| fork_title(&text(&source, "title"))),
-        created_at: js_sys::Date::now(),
-        model: get(&source, "model").as_string(),
-    };
+    let now = js_sys::Date::now();
+    let seed = fork_seed(new_id, title, |key| field(&source, key), now);
     write(&db, tx, &seed, &messages, written, ACTION).await
 }
 
