@@ -1,6 +1,7 @@
 //! `SessionStore`: sessions in IndexedDB (SPEC §4). `schema::open` opens
-//! the database (plain web-sys); transactions are raw (`records::Tx`, through the
-//! shim), so that a transaction's requests can be queued before it awaits.
+//! the database (its request's events settled by the shim); transactions are
+//! raw (`records::Tx`, through the shim), so that a transaction's requests
+//! can be queued before it awaits.
 //!
 //! Each session is a metadata record and one record per message, keyed in
 //! order (`core::save_plan`). The store keeps, per session it has loaded or

@@ -1,5 +1,6 @@
-// IndexedDB plumbing for the SessionStore: promises around requests and
-// transactions, reading records, the schema upgrade's event and cursor. No
+// IndexedDB plumbing for the SessionStore: opening the database, promises
+// around requests and transactions, key ranges, reading records, the schema
+// upgrade's cursor. No
 // decisions: what an upgrade writes into an old record is decided in Rust
 // (core::storage::meta::defaults) through the `decide` callback.
 // Imported by crates/wasm/src/storage/records.rs, load.rs, schema.rs and
