@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  commitTransaction, fillSessionDefaults, onUpgradeNeeded, readPinned, readRecords, requestPromise, sameKey,
+  commitTransaction, fillSessionDefaults, openDatabase, readPinned, recordsRange, readRecords, requestPromise, sameKey,
   storeTransaction, valuesDescending,
 } from "../../crates/wasm/src/js/shim/idb.js";
 
@@ -127,23 +127,77 @@ test("valuesDescending reads an index backwards through one cursor", async () =>
   assert.deepEqual(asked, ["byLastModified", null, "prev"]);
 });
 
-test("onUpgradeNeeded runs the step; a step that throws aborts the upgrade", () => {
-  const make = () => {
-    const target = new EventTarget();
-    target.result = "db";
-    target.transaction = { aborted: false, abort() { this.aborted = true; } };
-    return target;
-  };
-  const ok = make();
-  let seen;
-  onUpgradeNeeded(ok, (db, tx, old) => (seen = [db, old]));
-  ok.dispatchEvent(Object.assign(new Event("upgradeneeded"), { oldVersion: 1 }));
-  assert.deepEqual(seen, ["db", 1]);
-  assert.equal(ok.transaction.aborted, false);
-  const bad = make();
-  onUpgradeNeeded(bad, () => {
-    throw new Error("step failed");
-  });
-  bad.dispatchEvent(new Event("upgradeneeded"));
-  assert.equal(bad.transaction.aborted, true);
+test("openDatabase: the upgrade step runs, a step that throws aborts the open, a blocked open fails at once", async () => {
+  // A stand-in factory whose open request is driven by the test.
+  const opened = [];
+  class IDBFactory {
+    open(name, version) {
+      const r = { name, version, result: { closed: false, close() { this.closed = true; } } };
+      r.transaction = { aborted: false, abort() { this.aborted = true; } };
+      opened.push(r);
+      return r;
+    }
+  }
+  const saved = { IDBFactory: globalThis.IDBFactory, indexedDB: globalThis.indexedDB };
+  try {
+    globalThis.IDBFactory = IDBFactory;
+    globalThis.indexedDB = undefined;
+    await assert.rejects(openDatabase("db", 3, () => {}), (e) => e.kind === "none");
+    globalThis.indexedDB = { open() {} };
+    await assert.rejects(openDatabase("db", 3, () => {}), (e) => e.kind === "none");
+    globalThis.indexedDB = Object.assign(new IDBFactory(), { open() { throw new Error("refused"); } });
+    await assert.rejects(openDatabase("db", 3, () => {}), (e) => e.kind === "threw" && e.error.message === "refused");
+    globalThis.indexedDB = new IDBFactory();
+
+    let seen;
+    const ok = openDatabase("db", 3, (db, tx, old) => (seen = [db, tx, old]));
+    const r = opened.at(-1);
+    assert.deepEqual([r.name, r.version], ["db", 3]);
+    r.onupgradeneeded({ oldVersion: 1 });
+    assert.deepEqual(seen, [r.result, r.transaction, 1]);
+    r.onsuccess();
+    assert.equal(await ok, r.result);
+    assert.equal(r.transaction.aborted, false);
+
+    const bad = openDatabase("db", 3, () => {
+      throw new Error("step failed");
+    });
+    const b = opened.at(-1);
+    b.onupgradeneeded({ oldVersion: 0 });
+    assert.equal(b.transaction.aborted, true);
+    b.onerror();
+    await assert.rejects(bad, (e) => e.kind === "upgrade" && e.error.message === "step failed");
+
+    const failing = openDatabase("db", 3, () => {});
+    const f = opened.at(-1);
+    f.error = new Error("disk");
+    f.onerror();
+    await assert.rejects(failing, (e) => e.kind === "request" && e.error.message === "disk");
+
+    const blocked = openDatabase("db", 3, () => {});
+    const k = opened.at(-1);
+    k.onblocked();
+    let later;
+    await assert.rejects(blocked, (e) => {
+      later = e.later;
+      return e.kind === "blocked" && later instanceof Promise;
+    });
+    k.onsuccess();
+    await later;
+    assert.equal(k.result.closed, true);
+  } finally {
+    Object.assign(globalThis, saved);
+  }
+});
+
+test("recordsRange: all of a session's records, those from a key on, those before a key", () => {
+  const saved = globalThis.IDBKeyRange;
+  globalThis.IDBKeyRange = { bound: (lower, upper, lowerOpen, upperOpen) => ({ lower, upper, lowerOpen, upperOpen }) };
+  try {
+    assert.deepEqual(recordsRange("s", null, null), { lower: ["s"], upper: ["s", []], lowerOpen: true, upperOpen: true });
+    assert.deepEqual(recordsRange("s", ["s", 4], null), { lower: ["s", 4], upper: ["s", []], lowerOpen: false, upperOpen: true });
+    assert.deepEqual(recordsRange("s", null, ["s", 2]), { lower: ["s"], upper: ["s", 2], lowerOpen: true, upperOpen: true });
+  } finally {
+    globalThis.IDBKeyRange = saved;
+  }
 });

@@ -4,6 +4,7 @@
 //! `onChange` listeners get the same objects (`SessionChangeEvent`).
 
 use super::known::{Known, Sessions};
+use crate::js::options::Value;
 use crate::js::shape::{Field, Shape};
 
 /// A change committed through a store.
@@ -59,6 +60,28 @@ impl Notice<'_> {
 /// The channel the stores of database `db` share.
 pub fn channel_name(db: &str) -> String {
     format!("agent-compaction:{db}")
+}
+
+/// A notice as another store posted it: its `type`, `sessionId` and
+/// `revision` where it has one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Posted {
+    pub kind: String,
+    pub id: String,
+    pub revision: Option<f64>,
+}
+
+impl Posted {
+    /// Reads a posted notice, `field(key)` giving each of its fields;
+    /// `None` when it is not one (no string `type` or `sessionId`: nothing
+    /// this store posts).
+    pub fn read<V: Value>(field: impl Fn(&'static str) -> V) -> Option<Posted> {
+        Some(Posted {
+            kind: field("type").name()?,
+            id: field("sessionId").name()?,
+            revision: field("revision").number(),
+        })
+    }
 }
 
 /// Another store changed session `id` (`kind` as posted; `revision` when
@@ -140,5 +163,29 @@ mod tests {
         heard(&mut s, "deleted", "b", None);
         assert!(s.get("b").is_none());
         assert_eq!(s.outdated_revision("b"), None);
+    }
+
+    #[test]
+    fn a_posted_notice_is_read_or_ignored() {
+        use crate::js::options::tests::{Fields, Js};
+        let read = |fields| {
+            let o = Fields::new(fields);
+            Posted::read(|k| o.get(k).unwrap())
+        };
+        let saved = vec![
+            ("type", Js::Str("saved")),
+            ("sessionId", Js::Str("a")),
+            ("revision", Js::Num(2.0)),
+        ];
+        let posted = Posted {
+            kind: "saved".into(),
+            id: "a".into(),
+            revision: Some(2.0),
+        };
+        assert_eq!(read(saved), Some(posted));
+        let deleted = vec![("type", Js::Str("deleted")), ("sessionId", Js::Str("b"))];
+        assert_eq!(read(deleted).unwrap().revision, None);
+        assert_eq!(read(vec![("type", Js::Str("saved"))]), None);
+        assert_eq!(read(vec![("sessionId", Js::Num(1.0))]), None);
     }
 }

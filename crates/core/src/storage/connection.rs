@@ -19,6 +19,8 @@
 //! The host (the package's `SessionStore`) only detects, reopens and
 //! re-runs; every branch it takes is one of these answers.
 
+use super::error::StoreError;
+
 /// How many times a call runs at most: once, and once more on a reopened
 /// connection.
 pub const ATTEMPTS: u32 = 2;
@@ -79,6 +81,133 @@ pub fn after_failure(f: Failure) -> Next {
         Next::Retry
     } else {
         Next::FailRetried
+    }
+}
+
+/// What a store knows of its connection beyond the handle (which the host
+/// holds): whether it is closed for good and why, how many connections it
+/// adopted and how many the browser closed, and why the last one went.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Link {
+    /// Why the store is closed for good: `close()`, or the database deleted
+    /// or upgraded by another connection. Never reopened then.
+    lost: Option<String>,
+    /// Increases with every connection adopted: a call drops the handle it
+    /// failed on, not a newer one another call opened meanwhile.
+    generation: u32,
+    /// How many times the browser closed the connection (`close` events).
+    drops: u32,
+    /// Why the browser's last close or lost connection happened.
+    detail: Option<String>,
+}
+
+/// A [`Link`] as an attempt started: compared after it fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mark {
+    generation: u32,
+    drops: u32,
+}
+
+/// After a failed attempt: what the call does next, and whether the host
+/// closes and drops its handle first (the attempt's own connection,
+/// closed under it without a close event, so its requests throw).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AfterFailure {
+    pub next: Next,
+    pub drop_handle: bool,
+}
+
+impl Link {
+    /// The app's `close()`: the first reason to close stays.
+    pub fn close(&mut self) {
+        self.lost
+            .get_or_insert_with(|| "the SessionStore is closed".into());
+    }
+
+    /// Another connection deletes or upgrades database `db`.
+    pub fn version_changed(&mut self, db: &str) {
+        self.lost = Some(format!(
+            "the database \"{db}\" was deleted or upgraded by another connection; open the store again"
+        ));
+    }
+
+    /// Whether the store is closed for good.
+    pub fn is_closed(&self) -> bool {
+        self.lost.is_some()
+    }
+
+    /// The error of a call of `action` on a store closed for good.
+    pub fn closed_error(&self, action: &'static str) -> StoreError {
+        let reason = self.lost.clone();
+        StoreError::Closed {
+            action,
+            reason: reason.unwrap_or_else(|| "the SessionStore is closed".into()),
+        }
+    }
+
+    /// The browser closed the connection (its `close` event).
+    pub fn browser_closed(&mut self) {
+        self.drops += 1;
+        self.detail = Some("the browser closed the connection (its close event)".into());
+    }
+
+    /// A connection was opened and made the store's.
+    pub fn adopted(&mut self) {
+        self.generation += 1;
+    }
+
+    /// Reopening the database failed (`why`): the call fails as lost.
+    pub fn reopen_failed(&mut self, action: &'static str, why: &str) -> StoreError {
+        self.detail = Some(format!("reopening it failed: {why}"));
+        self.lost_error(action, false, false)
+    }
+
+    /// A lost connection as the error a call of `action` fails with.
+    fn lost_error(&self, action: &'static str, retried: bool, writes: bool) -> StoreError {
+        let detail = self.detail.clone();
+        StoreError::ConnectionLost {
+            action,
+            detail: detail.unwrap_or_else(|| "the connection went away".into()),
+            retried,
+            writes,
+        }
+    }
+
+    /// Taken as an attempt starts.
+    pub fn mark(&self) -> Mark {
+        Mark {
+            generation: self.generation,
+            drops: self.drops,
+        }
+    }
+
+    /// Attempt `attempt` of a call of `action` (which `writes` or not),
+    /// started at `mark`, failed: with a lost connection (`lost`, with the
+    /// browser's `words` for it where they are new), or otherwise. `Err`:
+    /// the error the call fails with instead of the attempt's own.
+    pub fn after_failure(
+        &mut self,
+        mark: Mark,
+        attempt: u32,
+        (lost, words): (bool, Option<String>),
+        (action, writes): (&'static str, bool),
+    ) -> Result<AfterFailure, StoreError> {
+        if words.is_some() {
+            self.detail = words;
+        }
+        let next = after_failure(Failure {
+            attempt,
+            lost: lost || self.drops != mark.drops,
+            closed: self.is_closed(),
+        });
+        match next {
+            Next::Closed => Err(self.closed_error(action)),
+            Next::FailRetried => Err(self.lost_error(action, true, writes)),
+            next => Ok(AfterFailure {
+                next,
+                drop_handle: next == Next::Retry && self.generation == mark.generation,
+            }),
+        }
     }
 }
 
@@ -307,5 +436,102 @@ mod tests {
             }),
             "the upgrade to version 3 failed: boom"
         );
+    }
+
+    const CALL: (&str, bool) = ("SessionStore.save", true);
+
+    fn lost(detail: &str, retried: bool) -> StoreError {
+        StoreError::ConnectionLost {
+            action: CALL.0,
+            detail: detail.into(),
+            retried,
+            writes: true,
+        }
+    }
+
+    #[test]
+    fn a_lost_connection_is_retried_once_then_fails_with_its_detail() {
+        let mut link = Link::default();
+        link.adopted();
+        let mark = link.mark();
+        let words = (
+            true,
+            Some("Connection to Indexed Database server lost".to_owned()),
+        );
+        let again = link.after_failure(mark, 1, words.clone(), CALL);
+        let retry = AfterFailure {
+            next: Next::Retry,
+            drop_handle: true,
+        };
+        assert_eq!(again, Ok(retry));
+        // Another call adopted a reopened connection meanwhile: it stays.
+        link.adopted();
+        let again = link.after_failure(mark, 1, words.clone(), CALL);
+        assert!(!again.unwrap().drop_handle);
+        let mark = link.mark();
+        let last = link.after_failure(mark, 2, (false, None), CALL);
+        // Failed otherwise on the second attempt: its own error.
+        let fail = AfterFailure {
+            next: Next::Fail,
+            drop_handle: false,
+        };
+        assert_eq!(last, Ok(fail));
+        // Lost again, the words kept from the first time.
+        let last = link.after_failure(mark, 2, (true, None), CALL);
+        assert_eq!(
+            last,
+            Err(lost("Connection to Indexed Database server lost", true))
+        );
+    }
+
+    #[test]
+    fn a_close_event_during_an_attempt_counts_as_a_lost_connection() {
+        let mut link = Link::default();
+        let mark = link.mark();
+        link.browser_closed();
+        let again = link.after_failure(mark, 1, (false, None), CALL);
+        assert_eq!(again.unwrap().next, Next::Retry);
+        let mark = link.mark();
+        link.browser_closed();
+        assert_eq!(
+            link.after_failure(mark, 2, (false, None), CALL),
+            Err(lost(
+                "the browser closed the connection (its close event)",
+                true
+            ))
+        );
+        assert_eq!(
+            link.reopen_failed(CALL.0, "UnknownError"),
+            StoreError::ConnectionLost {
+                action: CALL.0,
+                detail: "reopening it failed: UnknownError".into(),
+                retried: false,
+                writes: false,
+            }
+        );
+    }
+
+    #[test]
+    fn a_store_closed_for_good_says_why_and_is_not_reopened() {
+        let mut link = Link::default();
+        assert!(!link.is_closed());
+        link.version_changed("db");
+        link.close();
+        assert!(link.is_closed());
+        let closed = StoreError::Closed {
+            action: CALL.0,
+            reason: "the database \"db\" was deleted or upgraded by another connection; open the store again".into(),
+        };
+        assert_eq!(link.closed_error(CALL.0), closed);
+        let mark = link.mark();
+        let words = (true, Some("The database connection is closing.".to_owned()));
+        assert_eq!(link.after_failure(mark, 1, words, CALL), Err(closed));
+        let mut link = Link::default();
+        link.close();
+        let closed = StoreError::Closed {
+            action: CALL.0,
+            reason: "the SessionStore is closed".into(),
+        };
+        assert_eq!(link.closed_error(CALL.0), closed);
     }
 }

@@ -17,6 +17,7 @@
 
 use super::packing::{initial, pack_of, Pack};
 use super::save_plan::Position;
+use crate::js::options::Value;
 use crate::js::shape::{Field, Shape};
 
 /// A new session's title unless one is given.
@@ -163,8 +164,25 @@ pub fn written_whole(seed: Seed, contents: Contents, now: f64) -> (SessionRecord
 }
 
 /// A fork's title unless one is given.
-pub fn fork_title(source_title: &str) -> String {
+fn fork_title(source_title: &str) -> String {
     format!("{source_title} (fork)")
+}
+
+/// The session a fork writes, besides its messages: `id`, created `now`,
+/// titled `title` or after the source's title, with the source's model
+/// (`source(key)` reads the source's record).
+pub fn fork_seed<V: Value>(
+    id: String,
+    title: Option<String>,
+    source: impl Fn(&'static str) -> V,
+    now: f64,
+) -> Seed {
+    Seed {
+        id,
+        title: title.unwrap_or_else(|| fork_title(&source("title").name().unwrap_or_default())),
+        created_at: now,
+        model: source("model").name(),
+    }
 }
 
 /// An imported session's title: the caller's, else the file's session
@@ -181,6 +199,44 @@ pub fn import_title(given: Option<String>, file: Option<String>, preview: &str) 
 /// A pi session file's model as this library names it: "provider/modelId".
 pub fn model_key(provider: Option<String>, model_id: Option<String>) -> Option<String> {
     Some(format!("{}/{}", provider?, model_id?))
+}
+
+/// What an imported pi session file's header says (its `session` line, as
+/// `piSessionToMessages` reads it): each field where it is a string, and
+/// its timestamp parsed to milliseconds (NaN where it does not parse).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FileHeader {
+    pub id: Option<String>,
+    pub title: Option<String>,
+    pub provider: Option<String>,
+    pub model_id: Option<String>,
+    pub timestamp: Option<f64>,
+}
+
+/// An imported session's `createdAt`: the file's header timestamp when it
+/// parses to a date (`parsed`, milliseconds), else now.
+pub fn imported_created_at(parsed: Option<f64>, now: f64) -> f64 {
+    parsed.filter(|ms| ms.is_finite()).unwrap_or(now)
+}
+
+/// The session an import writes, besides its messages: the file's id
+/// unless it is empty (else `fresh()`), the title [`import_title`] gives
+/// (`title`: the caller's; `preview`: the messages' first user text), the
+/// file's model ([`model_key`]), and the file's creation time where it
+/// parses, else `now`.
+pub fn import_seed(
+    file: FileHeader,
+    title: Option<String>,
+    preview: &str,
+    now: f64,
+    fresh: impl FnOnce() -> String,
+) -> Seed {
+    Seed {
+        id: file.id.filter(|id| !id.is_empty()).unwrap_or_else(fresh),
+        title: import_title(title, file.title, preview),
+        created_at: imported_created_at(file.timestamp, now),
+        model: model_key(file.provider, file.model_id),
+    }
 }
 
 /// What `exportJsonl` tells the session-file writer of a stored session:
@@ -265,6 +321,23 @@ pub struct OldRecord {
     pub title_is_text: bool,
     pub preview_is_text: bool,
     pub has_context_key: bool,
+}
+
+impl OldRecord {
+    /// Reads an old record, `field(key)` giving each of its fields.
+    pub fn read<V: Value>(field: impl Fn(&'static str) -> V) -> OldRecord {
+        let number = |key| field(key).number().filter(|x| x.is_finite());
+        OldRecord {
+            created_at: number("createdAt"),
+            last_modified: number("lastModified"),
+            message_count: number("messageCount"),
+            context_tokens: number("contextTokens"),
+            revision: number("revision"),
+            title_is_text: field("title").text().is_some(),
+            preview_is_text: field("preview").text().is_some(),
+            has_context_key: !field("contextKey").is_undefined(),
+        }
+    }
 }
 
 /// The fields the upgrade sets on an old record (only those missing or of
@@ -483,6 +556,26 @@ mod tests {
     #[test]
     fn titles() {
         assert_eq!(fork_title("Plan"), "Plan (fork)");
+        use crate::js::options::tests::{Fields, Js};
+        let source = Fields::new(vec![("title", Js::Str("Plan")), ("model", Js::Str("p/m"))]);
+        let seed = fork_seed("n".into(), None, |k| source.get(k).unwrap(), 4.0);
+        let expected = Seed {
+            id: "n".into(),
+            title: "Plan (fork)".into(),
+            created_at: 4.0,
+            model: Some("p/m".into()),
+        };
+        assert_eq!(seed, expected);
+        let untitled = Fields::new(vec![("title", Js::Num(1.0))]);
+        let seed = fork_seed("n".into(), None, |k| untitled.get(k).unwrap(), 4.0);
+        assert_eq!((seed.title.as_str(), seed.model), (" (fork)", None));
+        let given = fork_seed(
+            "n".into(),
+            Some("T".into()),
+            |k| source.get(k).unwrap(),
+            4.0,
+        );
+        assert_eq!(given.title, "T");
         assert_eq!(import_title(Some("A".into()), Some("B".into()), "c"), "A");
         assert_eq!(import_title(None, Some("B".into()), "c"), "B");
         assert_eq!(import_title(Some("".into()), None, "c"), "c");
@@ -492,6 +585,43 @@ mod tests {
             Some("p/m")
         );
         assert_eq!(model_key(None, Some("m".into())), None);
+        assert_eq!(imported_created_at(Some(5.0), 9.0), 5.0);
+        assert_eq!(imported_created_at(Some(f64::NAN), 9.0), 9.0);
+        assert_eq!(imported_created_at(None, 9.0), 9.0);
+        let file = FileHeader {
+            id: Some("f".into()),
+            title: Some("T".into()),
+            provider: Some("p".into()),
+            model_id: Some("m".into()),
+            timestamp: Some(5.0),
+        };
+        let fresh = || "new".to_owned();
+        let seed = import_seed(file.clone(), None, "c", 9.0, fresh);
+        let expected = Seed {
+            id: "f".into(),
+            title: "T".into(),
+            created_at: 5.0,
+            model: Some("p/m".into()),
+        };
+        assert_eq!(seed, expected);
+        let unnamed = FileHeader {
+            id: Some(String::new()),
+            timestamp: Some(f64::NAN),
+            model_id: None,
+            ..file
+        };
+        let seed = import_seed(unnamed, Some("given".into()), "c", 9.0, fresh);
+        let expected = Seed {
+            id: "new".into(),
+            title: "given".into(),
+            created_at: 9.0,
+            model: None,
+        };
+        assert_eq!(seed, expected);
+        assert_eq!(
+            import_seed(FileHeader::default(), None, "", 9.0, fresh).title,
+            IMPORTED_TITLE
+        );
     }
 
     #[test]
@@ -530,5 +660,27 @@ mod tests {
             ..complete
         });
         assert!(d.is_empty());
+    }
+
+    #[test]
+    fn an_old_record_is_read_field_by_field() {
+        use crate::js::options::tests::{Fields, Js};
+        let o = Fields::new(vec![
+            ("createdAt", Js::Num(5.0)),
+            ("lastModified", Js::Num(f64::NAN)),
+            ("messageCount", Js::Str("3")),
+            ("revision", Js::Num(2.0)),
+            ("title", Js::Str("t")),
+            ("preview", Js::Num(1.0)),
+            ("contextKey", Js::Null),
+        ]);
+        let read = OldRecord {
+            created_at: Some(5.0),
+            revision: Some(2.0),
+            title_is_text: true,
+            has_context_key: true,
+            ..OldRecord::default()
+        };
+        assert_eq!(OldRecord::read(|k| o.get(k).unwrap()), read);
     }
 }

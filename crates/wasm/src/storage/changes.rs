@@ -13,13 +13,13 @@
 
 use super::records::get;
 use super::Inner;
-use crate::js::values::shape;
+use crate::js::values::{shape, Opt};
+use agent_compaction_core::storage::arguments::function;
 pub use agent_compaction_core::storage::changes::Change;
-use agent_compaction_core::storage::changes::{channel_name, heard, Notice};
+use agent_compaction_core::storage::changes::{channel_name, heard, Notice, Posted};
 use js_sys::{Function, Set};
 use std::rc::{Rc, Weak};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 #[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
@@ -90,13 +90,10 @@ pub fn announce(
 /// A notice from another store: what this store cached of that session is
 /// out of date unless it is at the announced revision; then the app hears.
 fn received(inner: &Rc<Inner>, data: &JsValue) {
-    let (Some(kind), Some(id)) = (
-        get(data, "type").as_string(),
-        get(data, "sessionId").as_string(),
-    ) else {
+    let Some(posted) = Posted::read(|key| Opt(get(data, key))) else {
         return;
     };
-    let revision = get(data, "revision").as_f64();
+    let Posted { kind, id, revision } = posted;
     heard(&mut inner.sessions.borrow_mut(), &kind, &id, revision);
     // The listeners may call back into the store: no borrow is held here.
     deliver(&inner.listeners, data);
@@ -104,11 +101,7 @@ fn received(inner: &Rc<Inner>, data: &JsValue) {
 
 /// `onChange(listener)`: the function that unsubscribes it.
 pub fn on_change(inner: &Inner, listener: JsValue) -> Result<JsValue, JsValue> {
-    let listener: Function = listener.dyn_into().map_err(|v| {
-        JsValue::from(js_sys::TypeError::new(&format!(
-            "SessionStore.onChange: listener must be a function, got {}",
-            crate::js::errors::describe(&v)
-        )))
-    })?;
+    let listener = function("SessionStore.onChange", "listener", &Opt(listener));
+    let listener = listener.map_err(super::records::thrown)?;
     Ok(subscribe(&inner.listeners, &listener))
 }

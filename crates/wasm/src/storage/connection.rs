@@ -15,11 +15,10 @@
 //! its siblings), so that a first attempt that committed is not written
 //! again.
 
-use super::records::store_error;
+use super::records::{get, store_error, take_lost_detail};
 use super::{schema, Inner, Task};
-use agent_compaction_core::storage::connection::{after_failure, Failure, Next};
-use agent_compaction_core::storage::error::StoreError;
-use std::cell::{Cell, RefCell};
+use agent_compaction_core::storage::connection::{self as core, Next};
+use std::cell::RefCell;
 use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -33,15 +32,10 @@ type Handler = Closure<dyn FnMut()>;
 /// What [`Inner`] keeps of its connection beyond the handle itself.
 #[derive(Default)]
 pub struct Link {
+    /// The core's facts (`core::storage::connection::Link`).
+    pub state: RefCell<core::Link>,
     /// A reopen in progress, shared by the calls that need it.
     reopening: RefCell<Option<js_sys::Promise>>,
-    /// Increases with every connection adopted: a call drops the handle
-    /// it failed on, not a newer one another call opened meanwhile.
-    generation: Cell<u32>,
-    /// How many times the browser closed the connection (`close` events).
-    drops: Cell<u32>,
-    /// Why the browser's last close or lost connection happened.
-    detail: RefCell<Option<String>>,
     /// The connection's `versionchange` and `close` handlers.
     handlers: RefCell<Option<(Handler, Handler)>>,
 }
@@ -59,10 +53,7 @@ pub fn adopt(inner: &Rc<Inner>, db: Database) {
                 if let Some(db) = inner.db.borrow_mut().take() {
                     db.close();
                 }
-                *inner.lost.borrow_mut() = Some(format!(
-                    "the database \"{}\" was deleted or upgraded by another connection; open the store again",
-                    inner.name
-                ));
+                inner.link.state.borrow_mut().version_changed(&inner.name);
             }
         });
         // The browser closed it: the data is there, the next call reopens.
@@ -70,19 +61,20 @@ pub fn adopt(inner: &Rc<Inner>, db: Database) {
         let close = Handler::new(move || {
             if let Some(inner) = weak.upgrade() {
                 inner.db.borrow_mut().take();
-                let link = &inner.link;
-                link.drops.set(link.drops.get() + 1);
-                *link.detail.borrow_mut() =
-                    Some("the browser closed the connection (its close event)".into());
+                inner.link.state.borrow_mut().browser_closed();
             }
         });
         (version_change, close)
     });
     db.set_onversionchange(Some(on_version_change.as_ref().unchecked_ref()));
     db.set_onclose(Some(on_close.as_ref().unchecked_ref()));
-    let link = &inner.link;
-    link.generation.set(link.generation.get() + 1);
+    inner.link.state.borrow_mut().adopted();
     *inner.db.borrow_mut() = Some(db);
+}
+
+/// The store closed for good.
+fn closed(inner: &Inner) -> bool {
+    inner.link.state.borrow().is_closed()
 }
 
 /// The connection for a call of `action`: the open one, or (the browser
@@ -91,7 +83,7 @@ pub async fn database(inner: &Rc<Inner>, action: &'static str) -> Result<Databas
     if let Some(db) = inner.db.borrow().as_ref() {
         return Ok(db.clone());
     }
-    if inner.lost.borrow().is_some() {
+    if closed(inner) {
         return Err(inner.closed_error(action));
     }
     let pending = inner.link.reopening.borrow().clone();
@@ -109,14 +101,14 @@ pub async fn database(inner: &Rc<Inner>, action: &'static str) -> Result<Databas
     let db: Database = match opened {
         Ok(db) => db.unchecked_into(),
         Err(e) => {
-            let why = super::records::get(&e, "message")
+            let why = get(&e, "message")
                 .as_string()
                 .unwrap_or_else(|| crate::js::errors::thrown_message(&e));
-            *inner.link.detail.borrow_mut() = Some(format!("reopening it failed: {why}"));
-            return Err(lost_error(inner, action, false, false));
+            let error = inner.link.state.borrow_mut().reopen_failed(action, &why);
+            return Err(store_error(error));
         }
     };
-    if inner.lost.borrow().is_some() {
+    if closed(inner) {
         // Closed while it reopened.
         db.close();
         return Err(inner.closed_error(action));
@@ -132,25 +124,9 @@ pub async fn database(inner: &Rc<Inner>, action: &'static str) -> Result<Databas
     }
 }
 
-/// A lost connection as the error the app gets.
-fn lost_error(inner: &Inner, action: &'static str, retried: bool, writes: bool) -> JsValue {
-    let detail = inner
-        .link
-        .detail
-        .borrow()
-        .clone()
-        .unwrap_or_else(|| "the connection went away".into());
-    store_error(StoreError::ConnectionLost {
-        action,
-        detail,
-        retried,
-        writes,
-    })
-}
-
 /// Runs `attempt(retry)` — `retry` false, then true for its second run —
-/// as `core::storage::connection::after_failure` says: once more on a
-/// reopened connection when the first failed because the connection went
+/// as `core::storage::connection::Link::after_failure` says: once more on
+/// a reopened connection when the first failed because the connection went
 /// away. `writes`: the call writes (its final error says what that means).
 pub fn retrying(
     inner: Rc<Inner>,
@@ -170,39 +146,25 @@ async fn attempts(
 ) -> Result<JsValue, JsValue> {
     let mut number = 1;
     loop {
-        let link = &inner.link;
-        let (drops, generation) = (link.drops.get(), link.generation.get());
+        let mark = inner.link.state.borrow().mark();
         let error = match attempt(number > 1).await {
             Ok(v) => return Ok(v),
             Err(e) => e,
         };
-        let said_lost = super::records::get(&error, "name").as_string().as_deref()
-            == Some("ConnectionLostError");
-        if said_lost {
-            if let Some(detail) = super::records::take_lost_detail() {
-                *link.detail.borrow_mut() = Some(detail);
-            }
-        }
-        let failure = Failure {
-            attempt: number,
-            lost: said_lost || link.drops.get() != drops,
-            closed: inner.lost.borrow().is_some(),
-        };
-        match after_failure(failure) {
-            Next::Fail => return Err(error),
-            Next::Closed => return Err(inner.closed_error(action)),
-            Next::FailRetried => return Err(lost_error(&inner, action, true, writes)),
-            Next::Retry => {
-                // Drop the handle this attempt failed on (closed under it
-                // without a close event: its requests throw), unless
-                // another call already reopened.
-                if link.generation.get() == generation {
+        let lost = get(&error, "name").as_string().as_deref() == Some("ConnectionLostError");
+        let lost = (lost, lost.then(take_lost_detail).flatten());
+        let after =
+            (inner.link.state.borrow_mut()).after_failure(mark, number, lost, (action, writes));
+        match after.map_err(store_error)? {
+            after if after.next == Next::Retry => {
+                if after.drop_handle {
                     if let Some(db) = inner.db.borrow_mut().take() {
                         db.close();
                     }
                 }
                 number += 1;
             }
+            _ => return Err(error),
         }
     }
 }

@@ -7,24 +7,24 @@ use super::changes::{announce, Change};
 use super::connection::{database, retrying};
 use super::load::read;
 use super::locks::exclusive;
-use super::new_session::{meta_for, put};
-use super::records::{get, merge_meta, public_meta, request, storage_error, thrown, Tx};
+use super::new_session::{landed, write, Written};
+use super::records::{get, public_meta, thrown, Tx};
 use super::save::ToStore;
-use super::schema::{MESSAGES, SESSIONS};
-use super::{options_arg, string_arg, Inner};
+use super::schema::SESSIONS;
+use super::{field, string_arg, Inner};
 use crate::js::errors::type_error;
 use crate::js::message_access::messages_array;
-use crate::js::values::shape;
+use crate::js::values::{shape, Opt};
 use crate::session_file::fresh_id;
 use crate::session_file::{messages_to_pi_session, pi_session_to_messages};
-use agent_compaction_core::storage::arguments::{import_text, imported_created_at};
-use agent_compaction_core::storage::connection::{whole_landed, Landed};
+use agent_compaction_core::storage::arguments::{import_options, import_text};
+use agent_compaction_core::storage::connection::Landed;
 use agent_compaction_core::storage::meta::{
-    export_options, import_title, model_key, Seed, IMPORT_TITLE_MAX,
+    export_options, import_seed, FileHeader, Seed, IMPORT_TITLE_MAX,
 };
 use agent_compaction_core::storage::save_flow::preview_of;
 use agent_compaction_core::storage::save_plan::{durability, WriteKind};
-use js_sys::{Array, Object};
+use js_sys::Array;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -37,26 +37,21 @@ pub async fn export(inner: Rc<Inner>, id: JsValue) -> Result<JsValue, JsValue> {
         let (inner, id) = (run.clone(), id.clone());
         Box::pin(async move {
             // One read transaction: the meta and the records agree.
-            let stored = read(&inner, &id, false, ACTION).await?;
-            export_of(&id, &stored)
+            let stored = read(&inner, &id, false, ACTION).await?.known;
+            let record = |key| get(&stored.record, key);
+            let options = export_options(
+                &id,
+                record("title").as_string(),
+                record("model").as_string(),
+                record("createdAt").as_f64(),
+            );
+            let options = shape(options.shape());
+            messages_to_pi_session(stored.messages.into(), options)
+                .map(JsValue::from)
+                .map_err(|e| prefixed(ACTION, e))
         })
     })
     .await
-}
-
-fn export_of(id: &str, stored: &super::load::Stored) -> Result<JsValue, JsValue> {
-    const ACTION: &str = "SessionStore.exportJsonl";
-    let record = |key| get(&stored.known.record, key);
-    let options = export_options(
-        id,
-        record("title").as_string(),
-        record("model").as_string(),
-        record("createdAt").as_f64(),
-    );
-    let options = shape(options.shape());
-    messages_to_pi_session(stored.known.messages.clone().into(), options)
-        .map(JsValue::from)
-        .map_err(|e| prefixed(ACTION, e))
 }
 
 pub async fn import(inner: Rc<Inner>, text: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
@@ -64,57 +59,38 @@ pub async fn import(inner: Rc<Inner>, text: JsValue, options: JsValue) -> Result
     if !text.is_string() {
         return Err(thrown(import_text(&crate::js::errors::describe(&text))));
     }
-    let options = options_arg(&options, "options")?;
-    let title_option = super::optional_string(&options, "title")?;
+    let options = Opt(options);
+    let title_option = import_options(&options, |key| field(&options, key)).map_err(thrown)?;
     let parsed = pi_session_to_messages(text).map_err(|e| prefixed(ACTION, e))?;
     let messages: Array = get(&parsed, "messages").unchecked_into();
     let array = messages_array(&messages).map_err(type_error)?;
     let session = get(&parsed, "session");
-    let file_id = get(&session, "id").as_string().filter(|s| !s.is_empty());
-    let title = import_title(
-        title_option,
-        get(&session, "title").as_string(),
-        &preview_of(&mut ToStore(array), IMPORT_TITLE_MAX),
-    );
     let model = get(&session, "model");
-    let model = model_key(
-        get(&model, "provider").as_string(),
-        get(&model, "modelId").as_string(),
-    );
-    let parsed = get(&session, "timestamp").as_string();
-    let parsed = parsed.map(|iso| js_sys::Date::parse(&iso));
-    let created = imported_created_at(parsed, js_sys::Date::now());
-    let wanted = file_id.unwrap_or_else(|| fresh_id(js_sys::Date::now()));
-    let seed = Seed {
-        id: wanted.clone(),
-        title,
-        created_at: created,
-        model,
+    let string = |o: &JsValue, key| get(o, key).as_string();
+    let file = FileHeader {
+        id: string(&session, "id"),
+        title: string(&session, "title"),
+        provider: string(&model, "provider"),
+        model_id: string(&model, "modelId"),
+        timestamp: string(&session, "timestamp").map(|iso| js_sys::Date::parse(&iso)),
     };
+    let preview = preview_of(&mut ToStore(array), IMPORT_TITLE_MAX);
+    let now = js_sys::Date::now();
+    let seed = import_seed(file, title_option, &preview, now, || fresh_id(now));
+    let wanted = seed.id.clone();
     let locked = inner.clone();
     // What the first attempt wrote, for a second one to recognize.
     let written: Written = Default::default();
     let body = retrying(inner.clone(), ACTION, true, move |retry| {
-        let (inner, seed, messages, written) = (
-            locked.clone(),
-            seed.clone(),
-            messages.clone(),
-            written.clone(),
-        );
-        Box::pin(
-            async move { import_locked(&inner, seed, &messages, ACTION, retry, &written).await },
-        )
+        let (inner, seed) = (locked.clone(), seed.clone());
+        let (messages, written) = (messages.clone(), written.clone());
+        Box::pin(async move { import_locked(&inner, seed, &messages, retry, &written).await })
     });
     let meta = exclusive(&inner, &wanted, ACTION, body).await?;
     let id = get(&meta, "id").as_string().unwrap_or_default();
     inner.forget(&id);
-    announce(
-        &inner,
-        Change::Imported,
-        &id,
-        get(&meta, "revision").as_f64(),
-        None,
-    );
+    let revision = get(&meta, "revision").as_f64();
+    announce(&inner, Change::Imported, &id, revision, None);
     Ok(meta)
 }
 
@@ -122,59 +98,31 @@ async fn import_locked(
     inner: &Rc<Inner>,
     mut seed: Seed,
     messages: &Array,
-    action: &'static str,
     retry: bool,
     written: &Written,
 ) -> Result<JsValue, JsValue> {
-    let db = database(inner, action).await?;
-    let tx = Tx::writing(&db, durability(WriteKind::WholeSession), action)?;
-    let sessions = tx.store(SESSIONS, action)?;
-    let records = tx.store(MESSAGES, action)?;
+    const ACTION: &str = "SessionStore.importJsonl";
+    let db = database(inner, ACTION).await?;
+    let tx = Tx::writing(&db, durability(WriteKind::WholeSession), ACTION)?;
+    let sessions = tx.store(SESSIONS)?;
     // A second attempt: the session the first one wrote, if it committed.
     let first = written.borrow().clone();
     if let (Some((id, record)), true) = (first, retry) {
-        let stored = request(sessions.get(&id.as_str().into()))
-            .await
-            .map_err(|e| storage_error(action, &e))?;
+        let stored = tx.read(sessions.get(&id.as_str().into())).await?;
         if landed(&stored, &record, retry) == Landed::Yes {
             return Ok(public_meta(&stored));
         }
     }
-    let existing = request(sessions.get(&seed.id.as_str().into()))
-        .await
-        .map_err(|e| storage_error(action, &e))?;
-    if !existing.is_undefined() {
+    if !tx
+        .read(sessions.get(&seed.id.as_str().into()))
+        .await?
+        .is_undefined()
+    {
         // The file was imported before (or is an export of a session
         // here): a new session beside it, never an overwrite.
         seed.id = fresh_id(js_sys::Date::now());
     }
-    let (meta, packs) = meta_for(&seed, messages)?;
-    *written.borrow_mut() = Some((seed.id.clone(), meta.clone()));
-    put(
-        &sessions, &records, &seed.id, &meta, messages, &packs, action,
-    )?;
-    if let Err(e) = tx.commit(action).await {
-        // What the abort failed to undo goes (core::storage::repair).
-        if super::repair::after(&e) {
-            super::repair::remove_unwritten(&db, &seed.id, action).await;
-        }
-        return Err(e);
-    }
-    Ok(public_meta(&meta))
-}
-
-/// The id and session record a first attempt wrote (not yet known to be
-/// committed).
-pub type Written = Rc<std::cell::RefCell<Option<(String, JsValue)>>>;
-
-/// Whether `stored` (a session record, or undefined) is the `written` one,
-/// as `core::storage::connection::whole_landed` reads it.
-pub fn landed(stored: &JsValue, written: &JsValue, retry: bool) -> Landed {
-    let found = match stored.is_undefined() {
-        true => None,
-        false => Some(merge_meta(stored, &Object::new(), written).is_null()),
-    };
-    whole_landed(found, retry)
+    write(&db, tx, &seed, messages, written, ACTION).await
 }
 
 /// The error with `action: ` in front of its message, same class.

@@ -4,13 +4,12 @@
 //! summary's record).
 
 use super::connection::{database, retrying};
-use super::records::{
-    get, marks_among, pending, range_from, read_pinned, read_records, same_key, session_range,
-    storage_error, Tx,
-};
+use super::records::{get, marks_among, no_session, pending, read_pinned};
+use super::records::{read_records, same_key, session_range, Tx};
 use super::schema::{MESSAGES, SESSIONS};
 use super::{string_arg, Inner, Known};
-use crate::js::message_access::{roles, JsArray};
+use crate::js::message_access::{role_at, roles, JsArray};
+use agent_compaction_core::error::FieldPath;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::storage::load_plan::{self as plan, Early};
 use agent_compaction_core::storage::marks::{pinned_read, PinnedRead};
@@ -67,18 +66,16 @@ pub async fn read(
         Early::From(j) => copy.map(|k| k.keys.get(j as u32)),
         Early::Wait => None,
     };
-    let db = database(inner, action).await?;
-    let tx = Tx::open(&db, false, action)?;
-    let sessions = tx.store(SESSIONS, action)?;
-    let messages = tx.store(MESSAGES, action)?;
-    let record = pending(sessions.get(&id.into())).map_err(|e| storage_error(action, &e))?;
+    let tx = Tx::open(&database(inner, action).await?, false, action)?;
+    let messages = tx.store(MESSAGES)?;
+    let record = pending(tx.store(SESSIONS)?.get(&id.into())).map_err(|e| tx.fail(e))?;
     let early = match hint {
-        Some(start) => Some((read_records(&messages, &range(id, &start)?), start)),
+        Some(start) => Some((read_records(&messages, &session_range(id, &start)?), start)),
         None => None,
     };
-    let record = record.await.map_err(|e| storage_error(action, &e))?;
+    let record = record.await.map_err(|e| tx.fail(e))?;
     if record.is_undefined() {
-        return Err(super::records::no_session(action, id));
+        return Err(no_session(action, id));
     }
     let context_key = get(&record, "contextKey");
     let pinned_keys = get(&record, "pinnedKeys");
@@ -95,23 +92,16 @@ pub async fn read(
             records
         }
         early => {
-            let records = read_records(&messages, &range(id, &context_key)?);
+            let records = read_records(&messages, &session_range(id, &context_key)?);
             if let Some((wasted, _)) = early {
                 let _ = wasted.await;
             }
             records
         }
     };
-    let parts: Array = records
-        .await
-        .map_err(|e| storage_error(action, &e))?
-        .unchecked_into();
+    let parts: Array = records.await.map_err(|e| tx.fail(e))?.unchecked_into();
     let pinned = match pinned {
-        Some(Some(read)) => Some(
-            read.await
-                .map_err(|e| storage_error(action, &e))?
-                .unchecked_into(),
-        ),
+        Some(Some(read)) => Some(read.await.map_err(|e| tx.fail(e))?.unchecked_into()),
         Some(None) => Some(Array::new()),
         None => None,
     };
@@ -125,7 +115,7 @@ pub async fn read(
         len: values.length() as usize,
         packs,
         skip,
-        starts_with_summary: role_of_first(&values),
+        starts_with_summary: first_role(&values) == Some(Role::CompactionSummary),
     };
     let marks = marks_among(&values, 0, values.length() as usize);
     let view = plan::loaded(read, marks, || last_summary(&values));
@@ -140,37 +130,20 @@ pub async fn read(
     })
 }
 
-/// The records from `start` (a full key) on, or all of them (null).
-fn range(id: &str, start: &JsValue) -> Result<JsValue, JsValue> {
-    Ok(if start.is_null() || start.is_undefined() {
-        session_range(id)?.into()
-    } else {
-        range_from(id, start)?.into()
-    })
+/// The messages as the core's readers read them.
+fn js_array(messages: &Array) -> Option<JsArray> {
+    JsArray::new(messages, || FieldPath::argument("messages")).ok()?
 }
 
 /// Where the last summary is in `messages` (one crossing for all roles).
 pub fn last_summary(messages: &Array) -> Option<usize> {
-    let array = JsArray::new(messages, || {
-        agent_compaction_core::error::FieldPath::argument("messages")
-    })
-    .ok()
-    .flatten()?;
-    roles(&array)
-        .ok()?
-        .iter()
-        .rposition(|&r| r == Role::CompactionSummary)
+    let roles = roles(&js_array(messages)?).ok()?;
+    roles.iter().rposition(|&r| r == Role::CompactionSummary)
 }
 
-/// Whether `messages[0]` is a `compactionSummary`.
-fn role_of_first(messages: &Array) -> bool {
-    let first = messages.get(0);
-    first.is_object()
-        && js_sys::Reflect::get(&first, &"role".into())
-            .ok()
-            .and_then(|r| r.as_string())
-            .as_deref()
-            == Some("compactionSummary")
+/// The role of `messages[0]`.
+fn first_role(messages: &Array) -> Option<Role> {
+    role_at(&js_array(messages)?, 0).ok()
 }
 
 pub async fn load(inner: Rc<Inner>, id: JsValue, context_only: bool) -> Result<JsValue, JsValue> {

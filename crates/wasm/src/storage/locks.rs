@@ -25,13 +25,14 @@
 
 use super::records::{store_error, thrown};
 use super::{string_arg, Inner, Task};
+use crate::js::values::Opt;
+use agent_compaction_core::storage::arguments::function;
 use agent_compaction_core::storage::error::StoreError;
 use agent_compaction_core::storage::locks as lease;
-use js_sys::{Function, Promise};
+use js_sys::Promise;
 use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::{future_to_promise, JsFuture};
 
 #[wasm_bindgen(module = "/src/js/shim.js")]
@@ -67,16 +68,6 @@ pub fn install_policy() {
             decide
         });
     });
-}
-
-/// The store's lock timeout from its `lockTimeoutMs` option.
-pub fn timeout_option(value: &JsValue) -> Result<f64, JsValue> {
-    let option = match value.is_undefined() {
-        true => None,
-        false => Some(value.as_f64()),
-    };
-    lease::lock_timeout(option)
-        .map_err(|e| thrown(e.call_error(&crate::js::errors::describe(value))))
 }
 
 pub fn release(name: &str) {
@@ -148,13 +139,9 @@ pub async fn with_session_lock(
     id: JsValue,
     callback: JsValue,
 ) -> Result<JsValue, JsValue> {
+    const ACTION: &str = "SessionStore.withSessionLock";
     let id = string_arg(&id, "sessionId")?;
-    let callback: Function = callback.dyn_into().map_err(|v| {
-        JsValue::from(js_sys::TypeError::new(&format!(
-            "SessionStore.withSessionLock: callback must be a function, got {}",
-            crate::js::errors::describe(&v)
-        )))
-    })?;
+    let callback = function(ACTION, "callback", &Opt(callback)).map_err(thrown)?;
     let holder = inner.clone();
     let held_id = id.clone();
     let body = async move {
@@ -162,14 +149,7 @@ pub async fn with_session_lock(
         let result = callback.call0(&JsValue::UNDEFINED)?;
         JsFuture::from(Promise::resolve(&result)).await
     };
-    locked(
-        &inner,
-        &id,
-        "SessionStore.withSessionLock",
-        Box::pin(body),
-        false,
-    )
-    .await
+    locked(&inner, &id, ACTION, Box::pin(body), false).await
 }
 
 /// Marks a session's lock as held by this store while it lives.

@@ -4,13 +4,12 @@
 //! and `pinnedKeys` are made of
 //! keys this store already holds as JavaScript arrays, set on the fields
 //! as they are. Reading a
-//! record stays field by field (`records::get`): a record of an older
-//! version may hold any type, and the app's result keeps every field the
-//! record has.
+//! record stays field by field: a record of an older version may hold any
+//! type, and the app's result keeps every field the record has.
 
-use super::records::{get, set};
+use super::records::set;
 use crate::js::values::shape;
-use agent_compaction_core::storage::meta::{OldRecord, Patch, SaveFields, SessionRecord};
+use agent_compaction_core::storage::meta::{Patch, SaveFields, SessionRecord};
 use wasm_bindgen::prelude::*;
 
 /// The record object of a session the core made whole.
@@ -26,21 +25,6 @@ pub fn save_fields(f: &SaveFields, context_key: &JsValue, pinned_keys: &JsValue)
     set(&fields, "contextKey", context_key);
     set(&fields, "pinnedKeys", pinned_keys);
     fields
-}
-
-/// What the schema upgrade reads of an old record.
-pub fn old_record(record: &JsValue) -> OldRecord {
-    let number = |key: &str| get(record, key).as_f64().filter(|x| x.is_finite());
-    OldRecord {
-        created_at: number("createdAt"),
-        last_modified: number("lastModified"),
-        message_count: number("messageCount"),
-        context_tokens: number("contextTokens"),
-        revision: number("revision"),
-        title_is_text: get(record, "title").is_string(),
-        preview_is_text: get(record, "preview").is_string(),
-        has_context_key: !get(record, "contextKey").is_undefined(),
-    }
 }
 
 /// The upgrade's patch for a record (`fillSessionDefaults`): null when

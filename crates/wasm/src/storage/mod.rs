@@ -1,6 +1,7 @@
 //! `SessionStore`: sessions in IndexedDB (SPEC §4). `schema::open` opens
-//! the database (plain web-sys); transactions are raw (`records::Tx`, through the
-//! shim), so that a transaction's requests can be queued before it awaits.
+//! the database (its request's events settled by the shim); transactions are
+//! raw (`records::Tx`, through the shim), so that a transaction's requests
+//! can be queued before it awaits.
 //!
 //! Each session is a metadata record and one record per message, keyed in
 //! order (`core::save_plan`). The store keeps, per session it has loaded or
@@ -28,10 +29,11 @@ mod save;
 mod schema;
 mod sessions;
 
-use agent_compaction_core::storage::error::StoreError;
+use crate::js::values::Opt;
+use agent_compaction_core::storage::arguments;
 use agent_compaction_core::storage::known::{self, View};
 use js_sys::{Array, Promise};
-use records::get;
+use records::{get, thrown};
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
@@ -59,14 +61,13 @@ impl known::Known for Known {
     }
 }
 
+#[derive(Default)]
 struct Inner {
     name: String,
     db: RefCell<Option<Database>>,
-    /// Why the store is closed for good: `close()`, or the database deleted
-    /// or upgraded by another connection. Never reopened then.
-    lost: RefCell<Option<String>>,
-    /// The connection handling of `connection`: the reopen in progress, the
-    /// connection's generation, the browser's closes seen, the handlers.
+    /// What `connection` keeps of the connection besides the handle: the
+    /// core's facts (closed for good and why, its generation, the
+    /// browser's closes), the reopen in progress, the event handlers.
     link: connection::Link,
     /// How long a call waits for its session's lock (`lockTimeoutMs`).
     lock_timeout_ms: f64,
@@ -83,15 +84,7 @@ struct Inner {
 impl Inner {
     /// The error of a call on a store closed for good.
     fn closed_error(&self, action: &'static str) -> JsValue {
-        let why = self
-            .lost
-            .borrow()
-            .clone()
-            .unwrap_or_else(|| "the SessionStore is closed".into());
-        records::store_error(StoreError::Closed {
-            action,
-            reason: why,
-        })
+        records::store_error(self.link.state.borrow().closed_error(action))
     }
 
     fn forget(&self, id: &str) {
@@ -118,61 +111,30 @@ pub struct SessionStore {
     inner: Rc<Inner>,
 }
 
-fn string_arg(value: &JsValue, name: &str) -> Result<String, JsValue> {
-    value.as_string().ok_or_else(|| {
-        js_sys::TypeError::new(&format!(
-            "{name} must be a string, got {}",
-            crate::js::errors::describe(value)
-        ))
-        .into()
-    })
+/// A string argument (`core::storage::arguments::string`).
+fn string_arg(value: &JsValue, name: &'static str) -> Result<String, JsValue> {
+    arguments::string(name, &Opt(value.clone())).map_err(thrown)
 }
 
-/// `options[key]`: absent (undefined or null), or a string.
-fn optional_string(options: &JsValue, key: &str) -> Result<Option<String>, JsValue> {
-    match get(options, key) {
-        v if v.is_undefined() || v.is_null() => Ok(None),
-        v => string_arg(&v, &format!("options.{key}")).map(Some),
-    }
-}
-
-fn options_arg(value: &JsValue, name: &str) -> Result<JsValue, JsValue> {
-    if value.is_undefined() || value.is_null() {
-        Ok(js_sys::Object::new().into())
-    } else if value.is_object() {
-        Ok(value.clone())
-    } else {
-        Err(js_sys::TypeError::new(&format!(
-            "{name} must be an object or undefined, got {}",
-            crate::js::errors::describe(value)
-        ))
-        .into())
-    }
+/// `value[key]` for the core's readers (`core::storage::arguments`): a
+/// getter that throws reads as `undefined`.
+fn field(value: &Opt, key: &'static str) -> Opt {
+    Opt(get(&value.0, key))
 }
 
 #[wasm_bindgen]
 impl SessionStore {
     /// Opens the database (default name "agent-compaction").
     pub async fn open(options: JsValue) -> Result<SessionStore, JsValue> {
-        let options = options_arg(&options, "options")?;
-        let name = match get(&options, "name") {
-            v if v.is_undefined() => "agent-compaction".to_owned(),
-            v => string_arg(&v, "options.name")?,
-        };
-        let lock_timeout_ms = locks::timeout_option(&get(&options, "lockTimeoutMs"))?;
+        let options = Opt(options);
+        let options = arguments::open_options(&options, |key| field(&options, key));
+        let options = options.map_err(thrown)?;
         locks::install_policy();
-        let db = schema::open(&name).await?;
+        let db = schema::open(&options.name).await?;
         let inner = Rc::new(Inner {
-            name,
-            db: RefCell::new(None),
-            lost: RefCell::new(None),
-            link: connection::Link::default(),
-            lock_timeout_ms,
-            sessions: RefCell::default(),
-            listeners: js_sys::Set::new(&JsValue::UNDEFINED),
-            channel: RefCell::new(None),
-            records_put: Cell::new(0.0),
-            records_deleted: Cell::new(0.0),
+            name: options.name,
+            lock_timeout_ms: options.lock_timeout_ms,
+            ..Inner::default()
         });
         connection::adopt(&inner, db);
         let channel = changes::Channel::open(&inner.name, Rc::downgrade(&inner));
@@ -187,9 +149,7 @@ impl SessionStore {
 
     /// Closes the connection and the change channel; later calls reject.
     pub fn close(&self) {
-        if self.inner.lost.borrow().is_none() {
-            *self.inner.lost.borrow_mut() = Some("the SessionStore is closed".into());
-        }
+        self.inner.link.state.borrow_mut().close();
         if let Some(db) = self.inner.db.borrow_mut().take() {
             db.close();
         }
@@ -202,62 +162,65 @@ impl SessionStore {
 
     #[wasm_bindgen(js_name = createSession)]
     pub fn create_session(&self, options: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        spawn(sessions::create(inner, options))
+        spawn(sessions::create(self.inner.clone(), options))
     }
 
     pub fn list(&self) -> Promise {
-        let inner = self.inner.clone();
-        spawn(sessions::list(inner))
+        spawn(sessions::list(self.inner.clone()))
     }
 
     pub fn rename(&self, session_id: JsValue, title: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        spawn(sessions::rename(inner, session_id, title))
+        spawn(sessions::rename(self.inner.clone(), session_id, title))
     }
 
     pub fn delete(&self, session_id: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        spawn(sessions::delete(inner, session_id))
+        spawn(sessions::delete(self.inner.clone(), session_id))
     }
 
     pub fn save(&self, session_id: JsValue, messages: JsValue, options: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        spawn(save::save(inner, session_id, messages, options))
+        spawn(save::save(
+            self.inner.clone(),
+            session_id,
+            messages,
+            options,
+        ))
     }
 
     pub fn load(&self, session_id: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        spawn(load::load(inner, session_id, false))
+        spawn(load::load(self.inner.clone(), session_id, false))
     }
 
     #[wasm_bindgen(js_name = loadContext)]
     pub fn load_context(&self, session_id: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        spawn(load::load(inner, session_id, true))
+        spawn(load::load(self.inner.clone(), session_id, true))
     }
 
     pub fn fork(&self, session_id: JsValue, at_index: JsValue, options: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        spawn(fork::fork(inner, session_id, at_index, options))
+        spawn(fork::fork(
+            self.inner.clone(),
+            session_id,
+            at_index,
+            options,
+        ))
     }
 
     #[wasm_bindgen(js_name = exportJsonl)]
     pub fn export_jsonl(&self, session_id: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        spawn(jsonl::export(inner, session_id))
+        spawn(jsonl::export(self.inner.clone(), session_id))
     }
 
     #[wasm_bindgen(js_name = importJsonl)]
     pub fn import_jsonl(&self, text: JsValue, options: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        spawn(jsonl::import(inner, text, options))
+        spawn(jsonl::import(self.inner.clone(), text, options))
     }
 
     #[wasm_bindgen(js_name = withSessionLock)]
     pub fn with_session_lock(&self, session_id: JsValue, callback: JsValue) -> Promise {
-        let inner = self.inner.clone();
-        spawn(locks::with_session_lock(inner, session_id, callback))
+        spawn(locks::with_session_lock(
+            self.inner.clone(),
+            session_id,
+            callback,
+        ))
     }
 
     #[wasm_bindgen(js_name = onChange)]

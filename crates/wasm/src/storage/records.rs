@@ -10,7 +10,7 @@ use js_sys::{Array, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{IdbDatabase, IdbKeyRange, IdbObjectStore, IdbRequest, IdbTransaction};
+use web_sys::{IdbDatabase, IdbObjectStore, IdbRequest, IdbTransaction};
 
 #[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
@@ -21,7 +21,7 @@ extern "C" {
     #[wasm_bindgen(js_name = adoptEqual)]
     pub fn adopt_equal(stored: &Array, messages: &Array) -> Array;
     #[wasm_bindgen(js_name = checkStorable)]
-    pub fn check_storable(messages: &Array, indices: &[u32]) -> JsValue;
+    fn check_storable(messages: &Array, indices: &[u32]) -> JsValue;
     #[wasm_bindgen(js_name = assembleKeys)]
     pub fn assemble_keys(keys: &Array, added: &Array, runs: &[u32]) -> Array;
     #[wasm_bindgen(js_name = markWords)]
@@ -53,6 +53,8 @@ extern "C" {
     fn commit_transaction(tx: &IdbTransaction) -> js_sys::Promise;
     #[wasm_bindgen(js_name = readRecords)]
     fn read_records_js(store: &IdbObjectStore, range: &JsValue) -> js_sys::Promise;
+    #[wasm_bindgen(js_name = recordsRange, catch)]
+    fn records_range(id: &str, from: &JsValue, to: &JsValue) -> Result<JsValue, JsValue>;
     #[wasm_bindgen(js_name = sameKey)]
     pub fn same_key(a: &JsValue, b: &JsValue) -> bool;
     #[wasm_bindgen(js_name = readPinned)]
@@ -84,6 +86,15 @@ pub fn public_meta(record: &JsValue) -> JsValue {
     INTERNAL.with(|internal| public_meta_js(record, internal))
 }
 
+/// The first of `messages[indices]` that cannot be stored (`checkStorable`):
+/// its index, the path in it and what is there.
+pub fn unstorable(messages: &Array, indices: &[u32]) -> Option<(usize, String, String)> {
+    let problem = check_storable(messages, indices);
+    let p: &Array = problem.dyn_ref()?;
+    let text = |i| p.get(i).as_string().unwrap_or_default();
+    Some((p.get(0).as_f64().unwrap_or(0.0) as usize, text(1), text(2)))
+}
+
 /// The key of a message record: `[sessionId, ...position]`.
 pub fn message_key(session: &str, position: &[f64]) -> Array {
     let key = Array::of1(&JsValue::from_str(session));
@@ -101,30 +112,15 @@ pub fn position_of(key: &JsValue) -> Position {
         .collect()
 }
 
-/// All of a session's message records: `[id] < key < [id, []]` (an array
-/// sorts after every number).
-pub fn session_range(session: &str) -> Result<IdbKeyRange, JsValue> {
-    IdbKeyRange::bound_with_lower_open_and_upper_open(
-        &Array::of1(&session.into()),
-        &Array::of2(&session.into(), &Array::new()),
-        true,
-        true,
-    )
+/// Session `id`'s message records: all of them, or from the key `from`
+/// (null for all) on.
+pub fn session_range(id: &str, from: &JsValue) -> Result<JsValue, JsValue> {
+    records_range(id, from, &JsValue::NULL)
 }
 
-/// The records from `from` (a full key) to the end of the session.
-pub fn range_from(session: &str, from: &JsValue) -> Result<IdbKeyRange, JsValue> {
-    IdbKeyRange::bound_with_lower_open_and_upper_open(
-        from,
-        &Array::of2(&session.into(), &Array::new()),
-        false,
-        true,
-    )
-}
-
-/// The records before `to` (a full key).
-pub fn range_before(session: &str, to: &JsValue) -> Result<IdbKeyRange, JsValue> {
-    IdbKeyRange::bound_with_lower_open_and_upper_open(&Array::of1(&session.into()), to, true, true)
+/// Session `id`'s message records before the key `to`.
+pub fn range_before(id: &str, to: &JsValue) -> Result<JsValue, JsValue> {
+    records_range(id, &JsValue::NULL, to)
 }
 
 /// Awaits an IndexedDB request (never anything else: a transaction stays
@@ -161,9 +157,10 @@ pub fn read_records(store: &IdbObjectStore, range: &JsValue) -> JsFuture {
     JsFuture::from(read_records_js(store, range))
 }
 
-/// A transaction, aborted when dropped before [`Tx::commit`] or
-/// [`Tx::done`]: an error return undoes whatever it queued.
-pub struct Tx(Option<IdbTransaction>);
+/// A transaction of a call of `action`, aborted when dropped before
+/// [`Tx::commit`] or [`Tx::done`]: an error return undoes whatever it
+/// queued. Its failures are the call's store errors.
+pub struct Tx(Option<IdbTransaction>, &'static str);
 
 impl Tx {
     /// Over both object stores.
@@ -194,31 +191,49 @@ impl Tx {
         action: &'static str,
     ) -> Result<Tx, JsValue> {
         store_transaction(db, write, both, durability.as_str())
-            .map(|tx| Tx(Some(tx)))
+            .map(|tx| Tx(Some(tx), action))
             .map_err(|e| storage_error(action, &e))
     }
 
-    pub fn store(&self, name: &str, action: &'static str) -> Result<IdbObjectStore, JsValue> {
+    /// An IndexedDB failure in this transaction as the call's store error.
+    pub fn fail(&self, e: JsValue) -> JsValue {
+        storage_error(self.1, &e)
+    }
+
+    pub fn store(&self, name: &str) -> Result<IdbObjectStore, JsValue> {
         match &self.0 {
-            Some(tx) => tx.object_store(name).map_err(|e| storage_error(action, &e)),
+            Some(tx) => tx.object_store(name).map_err(|e| self.fail(e)),
             None => Err(store_error(StoreError::Storage {
-                action,
+                action: self.1,
                 dom_name: String::new(),
                 message: "the transaction is over".into(),
             })),
         }
     }
 
+    /// Awaits a request of this transaction (never anything else: it stays
+    /// active across this await).
+    pub async fn read(&self, r: Result<IdbRequest, JsValue>) -> Result<JsValue, JsValue> {
+        request(r).await.map_err(|e| self.fail(e))
+    }
+
+    /// The session record `id` of `sessions`, or the "no such session" error.
+    pub async fn session(&self, sessions: &IdbObjectStore, id: &str) -> Result<JsValue, JsValue> {
+        let record = self.read(sessions.get(&id.into())).await?;
+        match record.is_undefined() {
+            true => Err(no_session(self.1, id)),
+            false => Ok(record),
+        }
+    }
+
     /// Commits now. When the browser aborts it instead (the quota exceeded
     /// at commit, say), the error is the transaction's own, which says why.
-    pub async fn commit(mut self, action: &'static str) -> Result<(), JsValue> {
+    pub async fn commit(mut self) -> Result<(), JsValue> {
         let Some(tx) = self.0.take() else {
             return Ok(());
         };
-        JsFuture::from(commit_transaction(&tx))
-            .await
-            .map(|_| ())
-            .map_err(|e| storage_error(action, &e))
+        let committed = JsFuture::from(commit_transaction(&tx)).await;
+        committed.map(|_| ()).map_err(|e| self.fail(e))
     }
 
     /// A read-only transaction whose results are in: left to finish.
@@ -243,6 +258,11 @@ pub fn set(o: &JsValue, key: &str, value: &JsValue) {
     let _ = Reflect::set(o, &JsValue::from_str(key), value);
 }
 
+/// A string property (a `DOMException`'s `name` or `message`), or "".
+pub fn text(o: &JsValue, key: &str) -> String {
+    get(o, key).as_string().unwrap_or_default()
+}
+
 /// An IndexedDB failure (a `DOMException`, or whatever was thrown) during
 /// `action`, as the store error it is (core `StoreError::from_dom`).
 pub fn storage_error(action: &'static str, thrown: &JsValue) -> JsValue {
@@ -253,7 +273,7 @@ pub fn storage_error(action: &'static str, thrown: &JsValue) -> JsValue {
 /// the call's retry (`connection::retrying`), which names it if the call
 /// fails so again.
 pub fn dom_error(action: &'static str, thrown: &JsValue) -> StoreError {
-    let name = get(thrown, "name").as_string().unwrap_or_default();
+    let name = text(thrown, "name");
     let message = get(thrown, "message")
         .as_string()
         .or_else(|| thrown.as_string())
@@ -280,19 +300,4 @@ pub fn no_session(action: &'static str, id: &str) -> JsValue {
         action,
         id: id.to_owned(),
     })
-}
-
-/// The meta record of session `id`, or the "no such session" error.
-pub async fn session_record(
-    sessions: &web_sys::IdbObjectStore,
-    action: &'static str,
-    id: &str,
-) -> Result<JsValue, JsValue> {
-    let record = request(sessions.get(&id.into()))
-        .await
-        .map_err(|e| storage_error(action, &e))?;
-    if record.is_undefined() {
-        return Err(no_session(action, id));
-    }
-    Ok(record)
 }

@@ -8,7 +8,7 @@
 //! other engine, and Firefox most of the time), it reads the keys and finds
 //! nothing to do.
 
-use super::records::{get, pending, position_of, session_range, Tx};
+use super::records::{get, pending, position_of, session_range, text, Tx};
 use super::schema::{MESSAGES, SESSIONS};
 use super::{Inner, Known};
 use agent_compaction_core::storage::packing;
@@ -41,7 +41,7 @@ pub async fn put_back(
 /// Whether the error a write failed with calls for a repair
 /// (`core::storage::repair::worth_repairing`).
 pub fn after(error: &JsValue) -> bool {
-    worth_repairing(&get(error, "name").as_string().unwrap_or_default())
+    worth_repairing(&text(error, "name"))
 }
 
 /// After a whole session written under the new id `id` (`fork`,
@@ -51,10 +51,10 @@ pub fn after(error: &JsValue) -> bool {
 pub async fn remove_unwritten(db: &web_sys::IdbDatabase, id: &str, action: &'static str) {
     let run = async {
         let tx = Tx::open(db, true, action)?;
-        tx.store(MESSAGES, action)?
-            .delete(&session_range(id)?.into())?;
-        tx.store(SESSIONS, action)?.delete(&id.into())?;
-        tx.commit(action).await
+        tx.store(MESSAGES)?
+            .delete(&session_range(id, &JsValue::NULL)?)?;
+        tx.store(SESSIONS)?.delete(&id.into())?;
+        tx.commit().await
     };
     let _: Result<(), JsValue> = run.await;
 }
@@ -82,10 +82,10 @@ async fn try_put_back(
     let touched = layout.touched(touched);
 
     let tx = Tx::open(db, true, ACTION)?;
-    let sessions = tx.store(SESSIONS, ACTION)?;
-    let messages = tx.store(MESSAGES, ACTION)?;
+    let sessions = tx.store(SESSIONS)?;
+    let messages = tx.store(MESSAGES)?;
     let now = pending(sessions.get(&id.into()))?;
-    let keys = pending(messages.get_all_keys_with_key(&session_range(id)?.into()))?;
+    let keys = pending(messages.get_all_keys_with_key(&session_range(id, &JsValue::NULL)?))?;
     let now = now.await?;
     let keys: Array = keys.await?.unchecked_into();
     let stored: Vec<JsValue> = keys.iter().collect();
@@ -109,11 +109,11 @@ async fn try_put_back(
     for &s in &repair.delete {
         messages.delete(&stored[s])?;
     }
-    tx.commit(ACTION).await?;
+    tx.commit().await?;
     if repair.writes_back() {
         let tx = Tx::open(db, true, ACTION)?;
-        let sessions = tx.store(SESSIONS, ACTION)?;
-        let messages = tx.store(MESSAGES, ACTION)?;
+        let sessions = tx.store(SESSIONS)?;
+        let messages = tx.store(MESSAGES)?;
         if repair.record {
             sessions.put(read_before)?;
         }
@@ -121,7 +121,7 @@ async fn try_put_back(
             let (key, value) = &records[r];
             messages.put_with_key(value, key)?;
         }
-        tx.commit(ACTION).await?;
+        tx.commit().await?;
     }
     inner.count_writes(repair.restore.len(), repair.delete.len());
     Ok(())

@@ -9,17 +9,18 @@ use super::load::{last_summary, read};
 use super::locks::exclusive;
 use super::meta::save_fields;
 use super::records::{
-    adopt_equal, assemble_keys, check_storable, first_user_text, get, mark_words, merge_meta,
-    message_key, pending, position_of, public_meta, range_before, request, storage_error,
-    store_error, Tx,
+    adopt_equal, assemble_keys, first_user_text, get, mark_words, merge_meta, message_key, pending,
+    position_of, public_meta, range_before, store_error, text, thrown, unstorable, Tx,
 };
 use super::schema::{MESSAGES, SESSIONS};
-use super::{options_arg, string_arg, Inner, Known};
+use super::{field, string_arg, Inner, Known};
 use crate::js::errors::type_error;
 use crate::js::message_access::{messages_array, role_at, JsArray};
 use crate::js::message_facts::gather;
+use crate::js::values::Opt;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
+use agent_compaction_core::storage::arguments::save_options;
 use agent_compaction_core::storage::meta::PREVIEW_SCAN;
 use agent_compaction_core::storage::save_flow::{
     Base, Event, Messages, NewKey, SaveFailure, SaveFlow, SaveHost, Step, WritePlan, ACTION,
@@ -29,7 +30,6 @@ use agent_compaction_core::tokens::estimate::RawFacts;
 use js_sys::Array;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 use web_sys::IdbKeyRange;
 
 #[wasm_bindgen(module = "/src/js/shim.js")]
@@ -47,8 +47,8 @@ pub async fn save(
 ) -> Result<JsValue, JsValue> {
     let id = string_arg(&id, "sessionId")?;
     let array = messages_array(&messages).map_err(type_error)?;
-    let options = options_arg(&options, "options")?;
-    let replace = get(&options, "replace").is_truthy();
+    let options = Opt(options);
+    let replace = save_options(&options, |key| field(&options, key)).map_err(thrown)?;
     // The session's lock is held from the first read to the commit: a
     // save in another tab cannot slip in between.
     let locked = inner.clone();
@@ -135,10 +135,7 @@ impl SaveHost for Host {
 
     fn unstorable(&mut self, indices: &[usize]) -> Option<(usize, String, String)> {
         let indices: Vec<u32> = indices.iter().map(|&i| i as u32).collect();
-        let problem = check_storable(self.new.0.as_array(), &indices);
-        let p: &Array = problem.dyn_ref()?;
-        let text = |i| p.get(i).as_string().unwrap_or_default();
-        Some((p.get(0).as_f64().unwrap_or(0.0) as usize, text(1), text(2)))
+        unstorable(self.new.0.as_array(), &indices)
     }
 
     fn old_position(&mut self, k: usize) -> Position {
@@ -207,12 +204,8 @@ async fn unchanged(
     mut host: Host,
     changed: &std::cell::Cell<bool>,
 ) -> Result<JsValue, JsValue> {
-    let db = database(inner, ACTION).await?;
-    let tx = Tx::sessions(&db, false, ACTION)?;
-    let sessions = tx.store(SESSIONS, ACTION)?;
-    let stored = request(sessions.get(&id.into()))
-        .await
-        .map_err(|e| storage_error(ACTION, &e))?;
+    let tx = Tx::sessions(&database(inner, ACTION).await?, false, ACTION)?;
+    let stored = tx.read(tx.store(SESSIONS)?.get(&id.into())).await?;
     tx.done();
     match flow.step(&mut host, record_read(&stored)) {
         Step::Unchanged => {
@@ -274,9 +267,9 @@ async fn write(
 
     let db = database(inner, ACTION).await?;
     let tx = Tx::writing(&db, writes.durability, ACTION)?;
-    let sessions = tx.store(SESSIONS, ACTION)?;
-    let records = tx.store(MESSAGES, ACTION)?;
-    let fail = |e: JsValue| storage_error(ACTION, &e);
+    let sessions = tx.store(SESSIONS)?;
+    let records = tx.store(MESSAGES)?;
+    let fail = |e: JsValue| tx.fail(e);
     let stored = pending(sessions.get(&id.into())).map_err(fail)?;
     // The new session record first, before any message record: where an
     // engine commits part of an aborted transaction (Firefox at its storage
@@ -290,7 +283,7 @@ async fn write(
     }
     if writes.delete_before {
         records
-            .delete(&range_before(id, &base.keys.get(0))?.into())
+            .delete(&range_before(id, &base.keys.get(0))?)
             .map_err(fail)?;
     }
     for &k in &layout.deletes {
@@ -301,12 +294,13 @@ async fn write(
             IdbKeyRange::bound(&base.keys.get(a as u32), &base.keys.get(b as u32)).map_err(fail)?;
         records.delete(&range).map_err(fail)?;
     }
-    let put_error = |e: JsValue, from: usize| {
-        let text = |key| get(&e, key).as_string().unwrap_or_default();
-        match flow.put_failure(&text("name"), &text("message"), from) {
-            Some(message) => js_sys::TypeError::new(&message).into(),
-            None => fail(e),
-        }
+    let put_error = |e: JsValue, from: usize| match flow.put_failure(
+        &text(&e, "name"),
+        &text(&e, "message"),
+        from,
+    ) {
+        Some(message) => js_sys::TypeError::new(&message).into(),
+        None => fail(e),
     };
     for (p, key) in layout.pack_puts.iter().zip(&pack_keys) {
         let pack = new.slice(p.start as u32, (p.start + p.len) as u32);
@@ -351,8 +345,8 @@ async fn write(
             meta
         }
     };
-    if let Err(e) = tx.commit(ACTION).await {
-        let dom_name = get(&e, "name").as_string().unwrap_or_default();
+    if let Err(e) = tx.commit().await {
+        let dom_name = text(&e, "name");
         // Whatever the abort failed to undo is put back (core::storage::repair).
         if let Step::Repair(touched) = flow.step(&mut host, Event::CommitFailed { dom_name }) {
             super::repair::put_back(inner, &db, id, &host.base, &stored, &touched).await;

@@ -36,17 +36,17 @@
 //! never drops a store that holds data.
 
 use super::meta;
-use super::records::store_error;
+use super::records::{get, store_error, text};
+use crate::js::errors::thrown_message;
+use crate::js::values::Opt;
 use agent_compaction_core::storage::connection::{open_failure_reason, OpenFailure};
 use agent_compaction_core::storage::error::StoreError;
-use agent_compaction_core::storage::meta::{defaults, Patch};
-use js_sys::Reflect;
-use std::cell::RefCell;
+use agent_compaction_core::storage::meta::{defaults, OldRecord, Patch};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{IdbDatabase, IdbFactory, IdbObjectStore, IdbObjectStoreParameters, IdbTransaction};
+use web_sys::{IdbDatabase, IdbObjectStore, IdbObjectStoreParameters, IdbTransaction};
 
 pub const VERSION: u32 = 3;
 pub const SESSIONS: &str = "sessions";
@@ -54,13 +54,13 @@ pub const MESSAGES: &str = "messages";
 /// `sessions` by `lastModified` (version 2).
 pub const BY_LAST_MODIFIED: &str = "byLastModified";
 
+/// The upgrade: `(db, transaction, old version)`.
+type Step = Closure<dyn FnMut(IdbDatabase, IdbTransaction, f64) -> Result<(), JsValue>>;
+
 #[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
-    #[wasm_bindgen(js_name = onUpgradeNeeded)]
-    fn on_upgrade_needed(
-        request: &web_sys::IdbOpenDbRequest,
-        step: &Closure<dyn FnMut(IdbDatabase, IdbTransaction, f64) -> Result<(), JsValue>>,
-    );
+    #[wasm_bindgen(js_name = openDatabase)]
+    fn open_database(name: &str, version: u32, step: &Step) -> js_sys::Promise;
     #[wasm_bindgen(js_name = createIndex, catch)]
     fn create_index(store: &IdbObjectStore, name: &str, key_path: &str) -> Result<(), JsValue>;
     #[wasm_bindgen(js_name = fillSessionDefaults, catch)]
@@ -76,117 +76,54 @@ type Decide = Closure<dyn FnMut(JsValue) -> JsValue>;
 
 /// Opens (creating or upgrading) the database `name`. An upgrade blocked by
 /// another open connection (an older version in another tab) is an error
-/// at once rather than a promise that never settles. Plain web-sys: the
-/// request's `success`, `blocked` and `error` events settle one promise.
+/// at once rather than a promise that never settles.
 pub async fn open(name: &str) -> Result<IdbDatabase, JsValue> {
-    // Reading `indexedDB` may throw too (a SecurityError where storage is
-    // refused to the page).
-    let factory = Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))
-        .map_err(|e| open_error(name, threw(&e)))?
-        .dyn_into::<IdbFactory>()
-        .map_err(|_| open_error(name, OpenFailure::NoIndexedDb))?;
-    let request = factory
-        .open_with_u32(name, VERSION)
-        .map_err(|e| open_error(name, threw(&e)))?;
-    let failure = Rc::new(RefCell::new(None::<String>));
-    let failed = failure.clone();
     // Called for each old record while the upgrade transaction runs, which
     // ends before the open settles: it lives as long as `step`.
     let decide: Rc<Decide> = Rc::new(Closure::new(|record: JsValue| {
-        meta::patch(Patch::of(defaults(&meta::old_record(&record))))
+        let old = OldRecord::read(|key| Opt(get(&record, key)));
+        meta::patch(Patch::of(defaults(&old)))
     }));
-    let step = Closure::<dyn FnMut(IdbDatabase, IdbTransaction, f64) -> Result<(), JsValue>>::new(
-        move |db: IdbDatabase, tx: IdbTransaction, old: f64| {
-            upgrade(old as u32, &db, &tx, &decide).inspect_err(|e| {
-                *failed.borrow_mut() = Some(crate::js::errors::thrown_message(e));
-            })
-        },
-    );
-    on_upgrade_needed(&request, &step);
-    // `success` and `blocked` resolve with their event, `error` rejects.
-    let settled = js_sys::Promise::new(&mut |resolve, reject| {
-        request.set_onsuccess(Some(&resolve));
-        request.set_onblocked(Some(&resolve));
-        request.set_onerror(Some(&reject));
+    let step = Step::new(move |db: IdbDatabase, tx: IdbTransaction, old: f64| {
+        upgrade(old as u32, &db, &tx, &decide)
     });
-    let outcome = JsFuture::from(settled).await;
-    request.set_onblocked(None);
-    match outcome {
-        Ok(event) if event_type(&event) != "blocked" => {
-            request.set_onsuccess(None);
-            request.set_onerror(None);
-            drop(step);
-            Ok(request.result()?.unchecked_into())
-        }
-        Ok(_) => {
-            // Close the connection if the upgrade completes later.
-            let later = js_sys::Promise::new(&mut |resolve, reject| {
-                request.set_onsuccess(Some(&resolve));
-                request.set_onerror(Some(&reject));
-            });
+    let failed = match JsFuture::from(open_database(name, VERSION, &step)).await {
+        Ok(db) => return Ok(db.unchecked_into()),
+        Err(failed) => failed,
+    };
+    let error = get(&failed, "error");
+    let message = || get(&error, "message").as_string();
+    let reason = match text(&failed, "kind").as_str() {
+        "blocked" => {
+            // The upgrade may still run once the other connection closes.
+            let later = JsFuture::from(js_sys::Promise::from(get(&failed, "later")));
             wasm_bindgen_futures::spawn_local(async move {
                 let _step = step;
-                if JsFuture::from(later).await.is_ok() {
-                    if let Ok(db) = request.result() {
-                        db.unchecked_into::<IdbDatabase>().close();
-                    }
-                }
+                let _ = later.await;
             });
-            Err(store_error(StoreError::UpgradeBlocked {
+            return Err(store_error(StoreError::UpgradeBlocked {
                 database: name.to_owned(),
                 version: VERSION,
-            }))
+            }));
         }
-        Err(_) => {
-            request.set_onsuccess(None);
-            let reason = match failure.borrow_mut().take() {
-                Some(why) => OpenFailure::Upgrade {
-                    why,
-                    version: VERSION,
-                },
-                None => match request.error() {
-                    Ok(Some(e)) => OpenFailure::Request {
-                        name: e.name(),
-                        message: e.message(),
-                    },
-                    _ => OpenFailure::Request {
-                        name: String::new(),
-                        message: "the open request failed".into(),
-                    },
-                },
-            };
-            Err(open_error(name, reason))
-        }
-    }
-}
-
-fn event_type(event: &JsValue) -> String {
-    Reflect::get(event, &JsValue::from_str("type"))
-        .ok()
-        .and_then(|t| t.as_string())
-        .unwrap_or_default()
-}
-
-/// `SessionStore.open`'s error, its reason worded by the core
-/// (`core::storage::connection::open_failure_reason`).
-fn open_error(name: &str, failure: OpenFailure) -> JsValue {
-    store_error(StoreError::OpenFailed {
-        database: name.to_owned(),
-        reason: open_failure_reason(&failure),
-    })
-}
-
-/// What `indexedDB` or its `open` threw.
-fn threw(e: &JsValue) -> OpenFailure {
-    let text = |key: &str| {
-        Reflect::get(e, &JsValue::from_str(key))
-            .ok()
-            .and_then(|v| v.as_string())
+        "none" => OpenFailure::NoIndexedDb,
+        "threw" => OpenFailure::Threw {
+            name: text(&error, "name"),
+            message: message().unwrap_or_else(|| thrown_message(&error)),
+        },
+        "upgrade" => OpenFailure::Upgrade {
+            why: thrown_message(&error),
+            version: VERSION,
+        },
+        _ => OpenFailure::Request {
+            name: text(&error, "name"),
+            message: message().unwrap_or_else(|| "the open request failed".into()),
+        },
     };
-    OpenFailure::Threw {
-        name: text("name").unwrap_or_default(),
-        message: text("message").unwrap_or_else(|| crate::js::errors::thrown_message(e)),
-    }
+    Err(store_error(StoreError::OpenFailed {
+        database: name.to_owned(),
+        reason: open_failure_reason(&reason),
+    }))
 }
 
 /// Runs the schema steps from `old` up to [`VERSION`].

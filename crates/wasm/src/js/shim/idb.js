@@ -1,5 +1,6 @@
-// IndexedDB plumbing for the SessionStore: promises around requests and
-// transactions, reading records, the schema upgrade's event and cursor. No
+// IndexedDB plumbing for the SessionStore: opening the database, promises
+// around requests and transactions, key ranges, reading records, the schema
+// upgrade's cursor. No
 // decisions: what an upgrade writes into an old record is decided in Rust
 // (core::storage::meta::defaults) through the `decide` callback.
 // Imported by crates/wasm/src/storage/records.rs, load.rs, schema.rs and
@@ -72,6 +73,13 @@ export function readPinned(store, pinnedKeys) {
   });
 }
 
+// Session `id`'s message records (keys [id, ...position], so one session's
+// records are one range: [id] < key < [id, []], an array sorting after every
+// number), from the key `from` and before the key `to` where they are given.
+export function recordsRange(id, from, to) {
+  return IDBKeyRange.bound(from ?? [id], to ?? [id, []], from == null, true);
+}
+
 // Whether two record keys (or nulls) are the same.
 export function sameKey(a, b) {
   if (a === null || a === undefined || b === null || b === undefined) {
@@ -84,15 +92,42 @@ export function sameKey(a, b) {
   }
 }
 
-// Runs `step(db, transaction, oldVersion)` on an open request's
-// `upgradeneeded`; if it throws, the upgrade is aborted (the open fails).
-export function onUpgradeNeeded(request, step) {
-  request.addEventListener("upgradeneeded", (e) => {
+// Opens the database `name` at `version`, running `step(db, transaction,
+// oldVersion)` on `upgradeneeded` (if it throws, the upgrade is aborted and
+// the open fails). Resolves with the connection; rejects with { kind, error }:
+// "none" (no indexedDB here), "threw" (reading indexedDB or its open threw),
+// "upgrade" (step threw), "request" (the request failed), or "blocked"
+// (another open connection keeps the upgrade from running: at once rather
+// than a promise that never settles) with `later`, which settles when the
+// request does, the connection it may still open then closed.
+export function openDatabase(name, version, step) {
+  let request;
+  try {
+    const factory = globalThis.indexedDB;
+    if (typeof IDBFactory !== "function" || !(factory instanceof IDBFactory)) return Promise.reject({ kind: "none" });
+    request = factory.open(name, version);
+  } catch (error) {
+    return Promise.reject({ kind: "threw", error });
+  }
+  let failed = null;
+  request.onupgradeneeded = (e) => {
     try {
       step(request.result, request.transaction, e.oldVersion);
-    } catch {
+    } catch (error) {
+      failed = error;
       request.transaction.abort();
     }
+  };
+  return new Promise((resolve, reject) => {
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(failed ? { kind: "upgrade", error: failed } : { kind: "request", error: request.error });
+    request.onblocked = () => {
+      const later = new Promise((settled) => {
+        request.onsuccess = () => settled(request.result.close());
+        request.onerror = () => settled();
+      });
+      reject({ kind: "blocked", later });
+    };
   });
 }
 
@@ -115,8 +150,7 @@ export function fillSessionDefaults(sessions, messages, decide) {
     if (patch) {
       Object.assign(s, patch.fields);
       if (patch.count) {
-        const range = IDBKeyRange.bound([s.id], [s.id, []], true, true);
-        const count = messages.count(range);
+        const count = messages.count(recordsRange(s.id, null, null));
         count.onsuccess = () => {
           s.messageCount = count.result;
           sessions.put(s);
