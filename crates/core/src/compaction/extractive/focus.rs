@@ -3,6 +3,7 @@
 
 use super::text::fold;
 use crate::sorted::sort_by;
+use crate::tokens::calibrated::is_word_char;
 
 pub(super) struct Focus {
     pub(super) words: Vec<String>,
@@ -39,7 +40,7 @@ impl Focus {
         ];
         let mut words: Vec<String> = instructions
             .unwrap_or("")
-            .split(|c: char| !c.is_alphanumeric() && c != '.' && c != '_' && c != '-')
+            .split(|c: char| !is_word_char(c) && c != '.' && c != '_' && c != '-')
             .map(|w| fold(w.trim_matches(['.', '-', '_'])))
             .filter(|w| w.chars().count() >= 4 && !COMMON.contains(&w.as_str()))
             .collect();

@@ -157,6 +157,30 @@ fn constraints_come_from_user_sentences() {
 }
 
 #[test]
+fn constraints_and_word_boundaries_in_other_scripts() {
+    // Prose in any script counts as typed text; a marker matches whole
+    // words only, and an accented or Cyrillic letter continues a word.
+    let s = summarize(
+        &[
+            user("Мы всегда пишем тесты, you must keep them green."),
+            user("Les alwaysé tests."),
+            user("Never commit to main, c'est déjà décidé."),
+        ],
+        50_000,
+    );
+    let c = section(&s, "## Constraints & Preferences");
+    assert!(
+        c.contains("- Мы всегда пишем тесты, you must keep them green."),
+        "{c}"
+    );
+    assert!(
+        c.contains("- Never commit to main, c'est déjà décidé."),
+        "{c}"
+    );
+    assert!(!c.contains("alwaysé"), "{c}");
+}
+
+#[test]
 fn done_lists_modified_files_with_counts_and_commands() {
     let messages = session();
     let modified = vec!["src/settings.ts".to_string(), "src/theme.css".to_string()];

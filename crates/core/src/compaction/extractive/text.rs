@@ -3,6 +3,7 @@
 //! for matching, sentence splitting and telling prose from pasted text.
 
 use crate::js::engine::to_lowercase;
+use crate::tokens::calibrated::{is_letter, is_word_char};
 
 pub(super) fn units(s: &str) -> usize {
     s.encode_utf16().count()
@@ -108,7 +109,7 @@ pub(super) fn has_words(hay: &str, marker: &str) -> bool {
         let end = at + marker.len();
         let before = hay.get(..at).and_then(|h| h.chars().next_back());
         let after = hay.get(end..).and_then(|h| h.chars().next());
-        let boundary = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric());
+        let boundary = |c: Option<char>| c.is_none_or(|c| !is_word_char(c));
         if boundary(before) && boundary(after) {
             return true;
         }
@@ -155,7 +156,7 @@ pub(super) fn is_prose(s: &str) -> bool {
     }
     let plain = s
         .chars()
-        .filter(|c| c.is_alphabetic() || *c == ' ' || *c == '\'' || *c == ',')
+        .filter(|&c| is_letter(c) || c == ' ' || c == '\'' || c == ',')
         .count();
     plain * 10 >= total * 7
 }
