@@ -74,7 +74,11 @@ impl Previous {
                 continue;
             }
             if indented && in_requests {
-                let item = trimmed.trim_start_matches("- ").trim();
+                let mut item = trimmed;
+                while let Some(rest) = item.strip_prefix("- ") {
+                    item = rest;
+                }
+                let item = item.trim();
                 if trimmed.starts_with('↳') {
                     let reply = trimmed.trim_start_matches('↳').trim().to_string();
                     if let Some(last) = requests.last_mut() {
