@@ -72,6 +72,11 @@ impl JsStr {
         self.0.extend(s.encode_utf16());
     }
 
+    /// Appends ASCII text, one code unit per byte.
+    pub fn push_ascii(&mut self, s: &[u8]) {
+        self.0.extend(s.iter().map(|&b| u16::from(b)));
+    }
+
     pub fn push_js(&mut self, s: &JsStr) {
         self.0.extend_from_slice(&s.0);
     }
