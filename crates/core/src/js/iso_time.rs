@@ -5,6 +5,7 @@
 
 use crate::js::json::Json;
 use crate::js::number::integer_to_string;
+use crate::js::string::ascii_string;
 
 /// The largest distance from the epoch a JavaScript `Date` can hold, in ms.
 pub const MAX_TIME_MS: f64 = 8.64e15;
@@ -244,7 +245,7 @@ pub fn date_value(value: Option<&Json>) -> Option<f64> {
         Json::Null => Some(0.0),
         Json::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
         Json::Number(x) => time_clip(*x),
-        Json::String(s) => parse_iso(&String::from_utf16(s.as_units()).ok()?),
+        Json::String(s) => parse_iso(&ascii_string(s.as_units())?),
         Json::Array(_) | Json::Object(_) => None,
     }
 }

@@ -124,6 +124,17 @@ impl fmt::Display for JsStr {
     }
 }
 
+/// `units` as a Rust string when every unit is ASCII, else `None`: for
+/// text that only ASCII can make valid (numbers, ISO dates), so anything
+/// else is turned away before it is parsed.
+pub fn ascii_string(units: &[u16]) -> Option<String> {
+    let mut out = String::with_capacity(units.len());
+    for &u in units {
+        out.push(char::from(u8::try_from(u).ok().filter(u8::is_ascii)?));
+    }
+    Some(out)
+}
+
 /// `text` in double quotes for an error message, escaped like `str`'s
 /// Debug for any text a message shows (`\"`, `\\`, `\n`, `\r`, `\t`,
 /// `\0`, and `\u{…}` for other control and invisible formatting
@@ -214,6 +225,27 @@ impl fmt::Debug for JsStr {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
+    use super::ascii_string;
+
+    #[test]
+    fn ascii_string_takes_ascii_units_only() {
+        let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+        assert_eq!(
+            ascii_string(&units("2024-01-02T03:04:05.678Z")).as_deref(),
+            Some("2024-01-02T03:04:05.678Z")
+        );
+        assert_eq!(ascii_string(&[]).as_deref(), Some(""));
+        // Not a byte's worth: never cut down to one (U+0131 is not "1").
+        for odd in [
+            &units("1é")[..],
+            &units("１")[..],
+            &[0x31, 0x0131],
+            &[0xD800],
+            &[0x80],
+        ] {
+            assert_eq!(ascii_string(odd), None, "{odd:?}");
+        }
+    }
 
     #[test]
     fn quoting_for_messages_reads_as_debug_does_for_text_a_message_shows() {
