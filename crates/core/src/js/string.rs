@@ -195,13 +195,19 @@ fn is_invisible_format(c: char) -> bool {
 }
 
 fn push_hex_escape(out: &mut String, code: u32) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push_str("\\u{");
-    let digits = (32 - code.leading_zeros()).div_ceil(4).max(1);
-    for k in (0..digits).rev() {
-        out.push(char::from(HEX[((code >> (4 * k)) & 15) as usize]));
-    }
+    push_hex(out, code.into(), 1);
     out.push('}');
+}
+
+/// `value` in lowercase hex digits, zero-padded to at least `min_digits`.
+pub fn push_hex(out: &mut String, value: u64, min_digits: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digits = (64 - value.leading_zeros()).div_ceil(4).max(min_digits);
+    for k in (0..digits).rev() {
+        let nibble = value.checked_shr(4 * k).unwrap_or(0) & 15;
+        out.push(char::from(HEX[nibble as usize]));
+    }
 }
 
 /// Quoted like `str`'s Debug; a lone surrogate shows as `\u{d800}`.
@@ -225,7 +231,22 @@ impl fmt::Debug for JsStr {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
-    use super::ascii_string;
+    use super::{ascii_string, push_hex};
+
+    #[test]
+    fn hex_digits_are_zero_padded_to_the_minimum() {
+        let hex = |value: u64, min: u32| {
+            let mut out = String::new();
+            push_hex(&mut out, value, min);
+            out
+        };
+        assert_eq!(hex(0, 1), "0");
+        assert_eq!(hex(0xabc, 1), "abc");
+        assert_eq!(hex(5, 8), "00000005");
+        assert_eq!(hex(0x1_2345_6789, 8), "123456789");
+        assert_eq!(hex(u64::MAX, 2), "ffffffffffffffff");
+        assert_eq!(hex(u64::MAX, 20), "0000ffffffffffffffff");
+    }
 
     #[test]
     fn ascii_string_takes_ascii_units_only() {

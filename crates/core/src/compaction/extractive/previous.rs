@@ -142,7 +142,6 @@ impl Previous {
                 section.lines.push(cut(line, 300));
             }
         }
-        sections.retain(|s| !s.lines.is_empty());
         Previous { sections, requests }
     }
 
