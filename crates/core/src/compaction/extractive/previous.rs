@@ -46,7 +46,7 @@ impl Previous {
         let mut in_tag: Option<&str> = None;
         let mut skipping = false;
         let mut in_requests = false;
-        for raw in text.lines() {
+        for raw in text.split('\n') {
             let line = raw.trim_end();
             let trimmed = line.trim();
             if let Some(close) = in_tag {

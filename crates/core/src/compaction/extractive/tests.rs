@@ -252,6 +252,40 @@ fn blocked_lists_errors_newest_first_shortened_and_deduplicated() {
 }
 
 #[test]
+fn windows_line_ends_read_as_line_ends() {
+    let messages = vec![
+        user("Fix the build please, it fails on CI now.\r\nNever skip the tests."),
+        assistant("", &[("bash", "make")]),
+        result("bash", "\r\nerror: one\r\n\r\nexit code 2\r\n", true),
+        assistant("It builds again.\r\n\r\nAll green now.\r\n", &[]),
+    ];
+    let s = extractive_summary(&ExtractInput {
+        messages: &messages,
+        previous_summary: Some(
+            "## Goal\r\n- Ship the release\r\n\r\n## Key Decisions\r\n- Use make\r\n",
+        ),
+        read_files: &[],
+        modified_files: &[],
+        custom_instructions: None,
+        max_chars: 50_000,
+    });
+    assert!(!s.contains('\r'), "{s}");
+    assert!(
+        section(&s, "## Goal").starts_with("- Ship the release\n"),
+        "{s}"
+    );
+    assert!(
+        section(&s, "## Constraints & Preferences").contains("- Never skip the tests.\n"),
+        "{s}"
+    );
+    assert!(
+        section(&s, "### Blocked").contains("error: one … exit code 2"),
+        "{s}"
+    );
+    assert!(s.contains("  It builds again.\n  All green now.\n"), "{s}");
+}
+
+#[test]
 fn inspection_commands_are_neither_work_nor_blockers() {
     assert!(is_inspection("grep -n foo src/a.ts | head -5"));
     assert!(is_inspection("cd packages/x && git status && ls -la"));

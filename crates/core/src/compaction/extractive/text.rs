@@ -1,6 +1,10 @@
 //! Text shaping for the extractive summary: lengths in UTF-16 code units
 //! (as JavaScript counts), cutting at word boundaries, blocks, case folding
 //! for matching, sentence splitting and telling prose from pasted text.
+//!
+//! Text is cut into lines with `split('\n')` (the splitter the rest of the
+//! package uses too) and each line is trimmed where it is read, which drops
+//! the `\r` of a Windows line end as `str::lines` would.
 
 use crate::js::engine::to_lowercase;
 use crate::tokens::calibrated::{is_letter, is_word_char};
@@ -63,7 +67,7 @@ pub(super) fn block(s: &str, max: usize, indent: &str) -> String {
     // `join` in the `.wasm` (the one on `[String]` is used elsewhere).
     let mut joined = String::with_capacity(s.len());
     for line in s
-        .lines()
+        .split('\n')
         .map(str::trim_end)
         .filter(|l| !l.trim().is_empty())
     {
@@ -74,7 +78,7 @@ pub(super) fn block(s: &str, max: usize, indent: &str) -> String {
     }
     let joined = cut(&joined, max);
     let mut out = String::new();
-    for line in joined.lines() {
+    for line in joined.split('\n').filter(|l| !l.is_empty()) {
         out.push_str(indent);
         out.push_str(line);
         out.push('\n');
