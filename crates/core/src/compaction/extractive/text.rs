@@ -153,14 +153,15 @@ pub(super) fn sentences(text: &str) -> Vec<&str> {
 
 /// Prose rather than a pasted log or code: mostly letters and spaces.
 pub(super) fn is_prose(s: &str) -> bool {
-    let total = s.chars().count();
-    let words = s.split_whitespace().count();
-    if total == 0 || words < 3 {
+    if s.split_whitespace().count() < 3 {
         return false;
     }
-    let plain = s
-        .chars()
-        .filter(|&c| is_letter(c) || c == ' ' || c == '\'' || c == ',')
-        .count();
+    let (mut total, mut plain) = (0, 0);
+    for c in s.chars() {
+        total += 1;
+        if is_letter(c) || c == ' ' || c == '\'' || c == ',' {
+            plain += 1;
+        }
+    }
     plain * 10 >= total * 7
 }
