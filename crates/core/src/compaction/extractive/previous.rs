@@ -112,9 +112,10 @@ impl Previous {
                 "files modified",
                 "read files",
                 "modified files",
+                "tool calls",
+                "commands run",
             ]
             .iter()
-            .chain(&["tool calls", "commands run"])
             .any(|p| label.starts_with(p))
             {
                 skipping = true;
