@@ -2,7 +2,7 @@
 //! folding in a previous summary, and properties over generated sessions.
 
 use super::phrases::is_inspection;
-use super::text::{cut, one_line, units};
+use super::text::{cut, head, one_line, units};
 use super::*;
 use crate::js::json::{self, Json};
 use proptest::prelude::*;
@@ -249,6 +249,18 @@ fn blocked_lists_errors_newest_first_shortened_and_deduplicated() {
         lines[2],
         "- `edit` `src/settings.ts`: Could not find the exact text in src/settings.ts. … The old text must match. (later retried OK)"
     );
+}
+
+#[test]
+fn head_ends_at_a_character_boundary() {
+    assert_eq!(head("abc", 10), "abc");
+    assert_eq!(head("abc", 2), "ab");
+    assert_eq!(head("abc", 0), "");
+    // "é" is two bytes, "😀" four: a cut inside one backs up before it.
+    assert_eq!(head("aé", 2), "a");
+    assert_eq!(head("aé", 3), "aé");
+    assert_eq!(head("😀x", 3), "");
+    assert_eq!(head("😀x", 4), "😀");
 }
 
 #[test]

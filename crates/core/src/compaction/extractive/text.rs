@@ -88,15 +88,10 @@ pub(super) fn block(s: &str, max: usize, indent: &str) -> String {
 
 /// The start of `s`, at most `max` bytes, ending at a char boundary.
 pub(super) fn head(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
     }
-    let end = s
-        .char_indices()
-        .map(|(i, c)| i + c.len_utf8())
-        .take_while(|&end| end <= max)
-        .last()
-        .unwrap_or(0);
     s.get(..end).unwrap_or("")
 }
 
