@@ -5,6 +5,7 @@
 //   and the JS minifier build.mjs runs over wasm-bindgen's JavaScript.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, join, relative } from "node:path";
 
 const run = (root, cmd, args, env) =>
@@ -25,8 +26,24 @@ const CARGO_ARGS = ["build", "--release", "--target", "wasm32-unknown-unknown", 
 // that refuses them (too old, renamed, no rust-src) gets the stable build.
 const SIZE_BUILD = {
   args: ["-Zbuild-std=std,panic_abort", "-Zbuild-std-features=optimize_for_size"],
-  env: { RUSTC_BOOTSTRAP: "1", RUSTFLAGS: "-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none" },
+  rustflags: ["-Zunstable-options", "-Cpanic=immediate-abort", "-Zlocation-detail=none"],
 };
+
+// The environment cargo runs in: the caller's RUSTFLAGS, then `extra`, then
+// path remapping. Panic locations name std's and the dependencies' sources
+// by absolute path (the crates' own are relative already): the build
+// machine's rust-src and cargo registry, in every .wasm built. Remapped to
+// paths inside those directories, the module is the same whichever machine
+// builds it, and smaller.
+function cargoEnv(extra = []) {
+  const sysroot = execFileSync(process.env.RUSTC ?? "rustc", ["--print", "sysroot"], { encoding: "utf8" }).trim();
+  const cargoHome = process.env.CARGO_HOME ?? join(homedir(), ".cargo");
+  const remap = [join(sysroot, "lib/rustlib/src/rust"), join(cargoHome, "registry/src")].map((p) => `--remap-path-prefix=${p}=`);
+  const own = process.env.CARGO_ENCODED_RUSTFLAGS?.split("\x1f") ?? (process.env.RUSTFLAGS ?? "").split(/\s+/);
+  // Encoded (unit-separated), so that paths with spaces stay whole.
+  const flags = [...own.filter(Boolean), ...extra, ...remap].join("\x1f");
+  return { CARGO_ENCODED_RUSTFLAGS: flags };
+}
 
 /**
  * Compiles the binding crate; returns the path of its raw .wasm. Stable
@@ -40,13 +57,13 @@ export function cargoBuild(root, { size = process.env.SIZE_BUILD === "1", cargo 
     // Its own target directory keeps these artifacts apart from the stable build's.
     const dir = "target/pkg-size";
     const args = [...CARGO_ARGS, "--target-dir", join(root, dir), ...SIZE_BUILD.args];
-    const env = { ...process.env, ...SIZE_BUILD.env };
+    const env = { ...process.env, ...cargoEnv(SIZE_BUILD.rustflags), RUSTC_BOOTSTRAP: "1" };
     const result = spawnSync(cargo, args, { cwd: root, stdio: ["ignore", "inherit", "pipe"], env, encoding: "utf8" });
     if (result.status === 0) return out(dir);
     if (process.env.VERBOSE) process.stderr.write(result.stderr ?? "");
     console.log("SIZE_BUILD: the compiler refused the size build's unstable flags; building with stable flags instead.");
   }
-  run(root, cargo, [...CARGO_ARGS, "--target-dir", join(root, "target/pkg")]);
+  run(root, cargo, [...CARGO_ARGS, "--target-dir", join(root, "target/pkg")], cargoEnv());
   return out("target/pkg");
 }
 

@@ -47,7 +47,7 @@ use crate::compaction::reason::Reason;
 use crate::compaction::serialize::describe;
 use crate::compaction::settings::{resolve_settings, CompactionSettings, SettingsError};
 use crate::js::json::Json;
-use crate::js::number::number_to_string;
+use crate::js::number::{integer_to_string, number_to_string};
 use crate::js::options::token_count_of;
 use crate::js::string::JsStr;
 use crate::message::llm::TextSink;
@@ -440,7 +440,7 @@ pub fn placeholder_text<S: TextSink>(
 
 /// `12400` → `"12,400"`.
 pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
+    let digits = integer_to_string(n);
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {

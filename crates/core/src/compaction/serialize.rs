@@ -60,7 +60,7 @@
 
 use crate::error::{FieldPath, InputError};
 use crate::js::json::{stringify, Json, JsonObject};
-use crate::js::number::number_to_js_string;
+use crate::js::number::{integer_to_string, number_to_js_string};
 use crate::js::string::JsStr;
 use std::borrow::Cow;
 
@@ -442,7 +442,7 @@ fn tool_result<S: MessageSource, K: Sink<S::Text>>(
     }
     if total > TOOL_RESULT_MAX_CHARS {
         out.literal("\n\n[... ");
-        out.literal(&(total - TOOL_RESULT_MAX_CHARS).to_string());
+        out.literal(&integer_to_string((total - TOOL_RESULT_MAX_CHARS) as u64));
         out.literal(" more characters truncated]");
     }
     Ok(())

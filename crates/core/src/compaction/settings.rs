@@ -33,7 +33,7 @@
 use crate::compaction::serialize::describe;
 use crate::error::InputError;
 use crate::js::json::{stringified, Json, JsonObject};
-use crate::js::number::number_to_string;
+use crate::js::number::{integer_to_string, number_to_string};
 use crate::js::options::{expect_object, token_count_of, Reader, Value};
 use crate::js::string::JsStr;
 
@@ -84,10 +84,12 @@ pub enum SettingsError {
     InvalidContextWindow { got: String },
     /// `reserveTokens >= contextWindow`.
     #[error(
-        "{reserve_field} ({reserve}) must be less than contextWindow ({}), with room for \
-         {keep_field} ({keep}): compaction starts when the context exceeds \
+        "{reserve_field} ({}) must be less than contextWindow ({}), with room for \
+         {keep_field} ({}): compaction starts when the context exceeds \
          contextWindow - reserveTokens = {} tokens, so it would run on every turn",
+        integer_to_string(*.reserve),
         number_to_string(*.window),
+        integer_to_string(*.keep),
         number_to_string(*.window - *.reserve as f64)
     )]
     ReserveFillsWindow {
@@ -99,13 +101,16 @@ pub enum SettingsError {
     },
     /// `reserveTokens + keepRecentTokens >= contextWindow`.
     #[error(
-        "{reserve_field} ({reserve}) + {keep_field} ({keep}) = {} must be less than \
+        "{reserve_field} ({}) + {keep_field} ({}) = {} must be less than \
          contextWindow ({}): compaction starts when the context exceeds \
-         contextWindow - reserveTokens = {} tokens and keeps the most recent {keep}, \
+         contextWindow - reserveTokens = {} tokens and keeps the most recent {}, \
          so it would find nothing to summarize",
-        .reserve.saturating_add(*.keep),
+        integer_to_string(*.reserve),
+        integer_to_string(*.keep),
+        integer_to_string(.reserve.saturating_add(*.keep)),
         number_to_string(*.window),
-        number_to_string(*.window - *.reserve as f64)
+        number_to_string(*.window - *.reserve as f64),
+        integer_to_string(*.keep)
     )]
     NothingToSummarize {
         reserve_field: String,

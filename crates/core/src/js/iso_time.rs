@@ -4,6 +4,8 @@
 //! calendar, with no time zone and no floating point in between.
 
 use crate::js::json::Json;
+use crate::js::number::integer_to_string;
+use crate::js::string::ascii_string;
 
 /// The largest distance from the epoch a JavaScript `Date` can hold, in ms.
 pub const MAX_TIME_MS: f64 = 8.64e15;
@@ -67,16 +69,37 @@ pub fn format_iso(ms: f64) -> Option<String> {
         in_day / 1000 % 60,
         in_day % 1000,
     );
-    let year_text = if (0..=9999).contains(&year) {
-        format!("{year:04}")
-    } else if year < 0 {
-        format!("-{:06}", -year)
+    let mut out = String::with_capacity(27);
+    // Years outside 0..=9999 take a sign and six digits.
+    let year_width = if (0..=9999).contains(&year) {
+        4
     } else {
-        format!("+{year:06}")
+        out.push(if year < 0 { '-' } else { '+' });
+        6
     };
-    Some(format!(
-        "{year_text}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z"
-    ))
+    push_padded(&mut out, year, year_width);
+    for (separator, n, width) in [
+        ('-', month, 2),
+        ('-', day, 2),
+        ('T', h, 2),
+        (':', m, 2),
+        (':', s, 2),
+        ('.', milli, 3),
+    ] {
+        out.push(separator);
+        push_padded(&mut out, n, width);
+    }
+    out.push('Z');
+    Some(out)
+}
+
+/// The digits of `|n|`, zero-padded to at least `width`.
+fn push_padded(out: &mut String, n: i64, width: usize) {
+    let digits = integer_to_string(n.unsigned_abs());
+    for _ in digits.len()..width {
+        out.push('0');
+    }
+    out.push_str(&digits);
 }
 
 /// Reads ASCII digits of an ISO string, position by position.
@@ -222,7 +245,7 @@ pub fn date_value(value: Option<&Json>) -> Option<f64> {
         Json::Null => Some(0.0),
         Json::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
         Json::Number(x) => time_clip(*x),
-        Json::String(s) => parse_iso(&String::from_utf16(s.as_units()).ok()?),
+        Json::String(s) => parse_iso(&ascii_string(s.as_units())?),
         Json::Array(_) | Json::Object(_) => None,
     }
 }

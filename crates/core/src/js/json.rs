@@ -516,13 +516,13 @@ pub fn parse(text: &str) -> Result<Json, JsonError> {
 
 /// Where printed text goes: a string, or a counter of its length.
 trait Sink {
-    fn ascii(&mut self, s: &str);
+    fn ascii(&mut self, s: &[u8]);
     fn units(&mut self, units: &[u16]);
 }
 
 impl Sink for JsStr {
-    fn ascii(&mut self, s: &str) {
-        self.push_str(s);
+    fn ascii(&mut self, s: &[u8]) {
+        self.push_ascii(s);
     }
     fn units(&mut self, units: &[u16]) {
         self.push_units(units);
@@ -532,7 +532,7 @@ impl Sink for JsStr {
 struct Counter(usize);
 
 impl Sink for Counter {
-    fn ascii(&mut self, s: &str) {
+    fn ascii(&mut self, s: &[u8]) {
         self.0 += s.len();
     }
     fn units(&mut self, units: &[u16]) {
@@ -543,7 +543,7 @@ impl Sink for Counter {
 /// A string literal as `JSON.stringify` writes it (ES2019 well-formed form).
 fn quote(s: &JsStr, out: &mut impl Sink) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.ascii("\"");
+    out.ascii(b"\"");
     let units = s.as_units();
     let mut run_start = 0;
     let mut i = 0;
@@ -551,15 +551,15 @@ fn quote(s: &JsStr, out: &mut impl Sink) {
         let next = units.get(i + 1).copied();
         let paired =
             (0xD800..=0xDBFF).contains(&u) && next.is_some_and(|n| (0xDC00..=0xDFFF).contains(&n));
-        let escape = match u {
-            0x22 => "\\\"",
-            0x5C => "\\\\",
-            0x08 => "\\b",
-            0x0C => "\\f",
-            0x0A => "\\n",
-            0x0D => "\\r",
-            0x09 => "\\t",
-            0..=0x1F | 0xD800..=0xDFFF if !paired => "\\u",
+        let escape: &[u8] = match u {
+            0x22 => b"\\\"",
+            0x5C => b"\\\\",
+            0x08 => b"\\b",
+            0x0C => b"\\f",
+            0x0A => b"\\n",
+            0x0D => b"\\r",
+            0x09 => b"\\t",
+            0..=0x1F | 0xD800..=0xDFFF if !paired => b"\\u",
             _ => {
                 i += if paired { 2 } else { 1 };
                 continue;
@@ -567,7 +567,7 @@ fn quote(s: &JsStr, out: &mut impl Sink) {
         };
         out.units(units.get(run_start..i).unwrap_or_default());
         out.ascii(escape);
-        if escape == "\\u" {
+        if escape == b"\\u" {
             let hex = |shift: u16| u16::from(HEX[usize::from(u >> shift & 0xF)]);
             out.units(&[hex(12), hex(8), hex(4), hex(0)]);
         }
@@ -575,7 +575,7 @@ fn quote(s: &JsStr, out: &mut impl Sink) {
         run_start = i;
     }
     out.units(units.get(run_start..).unwrap_or_default());
-    out.ascii("\"");
+    out.ascii(b"\"");
 }
 
 fn write_json(value: &Json, out: &mut impl Sink) {
@@ -588,17 +588,17 @@ fn write_json(value: &Json, out: &mut impl Sink) {
     loop {
         match next.take() {
             None => {}
-            Some(Json::Null) => out.ascii("null"),
-            Some(Json::Bool(b)) => out.ascii(if *b { "true" } else { "false" }),
-            Some(Json::Number(x)) if !x.is_finite() => out.ascii("null"),
-            Some(Json::Number(x)) => out.ascii(format_number(*x).as_str()),
+            Some(Json::Null) => out.ascii(b"null"),
+            Some(Json::Bool(b)) => out.ascii(if *b { b"true" } else { b"false" }),
+            Some(Json::Number(x)) if !x.is_finite() => out.ascii(b"null"),
+            Some(Json::Number(x)) => out.ascii(format_number(*x).as_bytes()),
             Some(Json::String(s)) => quote(s, out),
             Some(Json::Array(items)) => {
-                out.ascii("[");
+                out.ascii(b"[");
                 stack.push((Frame::Array(items.iter()), true));
             }
             Some(Json::Object(o)) => {
-                out.ascii("{");
+                out.ascii(b"{");
                 stack.push((Frame::Object(o.entries.iter()), true));
             }
         }
@@ -612,19 +612,19 @@ fn write_json(value: &Json, out: &mut impl Sink) {
         match item {
             Some((key, v)) => {
                 if !std::mem::replace(first, false) {
-                    out.ascii(",");
+                    out.ascii(b",");
                 }
                 if let Some(key) = key {
                     quote(key, out);
-                    out.ascii(":");
+                    out.ascii(b":");
                 }
                 next = Some(v);
             }
             None => {
                 out.ascii(if matches!(frame, Frame::Array(_)) {
-                    "]"
+                    b"]"
                 } else {
-                    "}"
+                    b"}"
                 });
                 stack.pop();
             }

@@ -60,8 +60,13 @@ impl Write for Buf {
 pub struct NumberText(Buf);
 
 impl NumberText {
-    pub fn as_str(&self) -> &str {
-        std::str::from_utf8(self.0.filled()).unwrap_or("")
+    /// The text, ASCII: each byte is also one UTF-16 code unit.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.0.filled()
+    }
+
+    fn string(&self) -> String {
+        self.as_bytes().iter().map(|&b| char::from(b)).collect()
     }
 
     /// Length in bytes, which is also its length in UTF-16 units (ASCII).
@@ -302,12 +307,19 @@ pub fn rust_parse_decimal(text: &str) -> f64 {
 
 /// Appends `Number::toString(x)` to `out`.
 pub fn number_to_js_string(x: f64, out: &mut JsStr) {
-    out.push_str(format_number(x).as_str());
+    out.push_ascii(format_number(x).as_bytes());
 }
 
 /// `Number::toString(x)` as a Rust `String`.
 pub fn number_to_string(x: f64) -> String {
-    format_number(x).as_str().to_owned()
+    format_number(x).string()
+}
+
+/// The decimal digits of any `n`, as `n.to_string()` prints them.
+pub fn integer_to_string(n: u64) -> String {
+    let mut out = Buf::new();
+    write_integer(n, &mut out);
+    NumberText(out).string()
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -389,6 +401,13 @@ mod tests {
         (1.0899623217097813e12, "1089962321709.7812"),
         (0.5, "0.5"),
     ];
+
+    #[test]
+    fn integers_print_every_digit() {
+        for n in [0, 7, 10, 999, 1_234_567, 9_007_199_254_740_993, u64::MAX] {
+            assert_eq!(integer_to_string(n), n.to_string());
+        }
+    }
 
     #[test]
     fn matches_javascript_table() {

@@ -72,6 +72,11 @@ impl JsStr {
         self.0.extend(s.encode_utf16());
     }
 
+    /// Appends ASCII text, one code unit per byte.
+    pub fn push_ascii(&mut self, s: &[u8]) {
+        self.0.extend(s.iter().map(|&b| u16::from(b)));
+    }
+
     pub fn push_js(&mut self, s: &JsStr) {
         self.0.extend_from_slice(&s.0);
     }
@@ -117,6 +122,17 @@ impl fmt::Display for JsStr {
         }
         Ok(())
     }
+}
+
+/// `units` as a Rust string when every unit is ASCII, else `None`: for
+/// text that only ASCII can make valid (numbers, ISO dates), so anything
+/// else is turned away before it is parsed.
+pub fn ascii_string(units: &[u16]) -> Option<String> {
+    let mut out = String::with_capacity(units.len());
+    for &u in units {
+        out.push(char::from(u8::try_from(u).ok().filter(u8::is_ascii)?));
+    }
+    Some(out)
 }
 
 /// `text` in double quotes for an error message, escaped like `str`'s
@@ -179,13 +195,19 @@ fn is_invisible_format(c: char) -> bool {
 }
 
 fn push_hex_escape(out: &mut String, code: u32) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push_str("\\u{");
-    let digits = (32 - code.leading_zeros()).div_ceil(4).max(1);
-    for k in (0..digits).rev() {
-        out.push(char::from(HEX[((code >> (4 * k)) & 15) as usize]));
-    }
+    push_hex(out, code.into(), 1);
     out.push('}');
+}
+
+/// `value` in lowercase hex digits, zero-padded to at least `min_digits`.
+pub fn push_hex(out: &mut String, value: u64, min_digits: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digits = (64 - value.leading_zeros()).div_ceil(4).max(min_digits);
+    for k in (0..digits).rev() {
+        let nibble = value.checked_shr(4 * k).unwrap_or(0) & 15;
+        out.push(char::from(HEX[nibble as usize]));
+    }
 }
 
 /// Quoted like `str`'s Debug; a lone surrogate shows as `\u{d800}`.
@@ -209,6 +231,42 @@ impl fmt::Debug for JsStr {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
+    use super::{ascii_string, push_hex};
+
+    #[test]
+    fn hex_digits_are_zero_padded_to_the_minimum() {
+        let hex = |value: u64, min: u32| {
+            let mut out = String::new();
+            push_hex(&mut out, value, min);
+            out
+        };
+        assert_eq!(hex(0, 1), "0");
+        assert_eq!(hex(0xabc, 1), "abc");
+        assert_eq!(hex(5, 8), "00000005");
+        assert_eq!(hex(0x1_2345_6789, 8), "123456789");
+        assert_eq!(hex(u64::MAX, 2), "ffffffffffffffff");
+        assert_eq!(hex(u64::MAX, 20), "0000ffffffffffffffff");
+    }
+
+    #[test]
+    fn ascii_string_takes_ascii_units_only() {
+        let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+        assert_eq!(
+            ascii_string(&units("2024-01-02T03:04:05.678Z")).as_deref(),
+            Some("2024-01-02T03:04:05.678Z")
+        );
+        assert_eq!(ascii_string(&[]).as_deref(), Some(""));
+        // Not a byte's worth: never cut down to one (U+0131 is not "1").
+        for odd in [
+            &units("1é")[..],
+            &units("１")[..],
+            &[0x31, 0x0131],
+            &[0xD800],
+            &[0x80],
+        ] {
+            assert_eq!(ascii_string(odd), None, "{odd:?}");
+        }
+    }
 
     #[test]
     fn quoting_for_messages_reads_as_debug_does_for_text_a_message_shows() {

@@ -40,7 +40,7 @@ use crate::error::{FieldPath, InputError};
 use crate::js::iso_time::{format_iso, is_exact_time, parse_iso, time_clip};
 use crate::js::json::{stringify, Json, JsonObject};
 use crate::js::number::number_to_string;
-use crate::js::string::JsStr;
+use crate::js::string::{push_hex, JsStr};
 
 /// What the caller's environment supplies when the options do not.
 #[derive(Clone, Debug)]
@@ -184,7 +184,9 @@ fn iso(ms: f64) -> Json {
 
 /// Entry ids: eight hex digits, like pi's, counting up from 1.
 fn entry_id(n: usize) -> Json {
-    Json::from(format!("{n:08x}").as_str())
+    let mut id = String::with_capacity(8);
+    push_hex(&mut id, n as u64, 8);
+    Json::from(id.as_str())
 }
 
 /// Builds entries one after the other, each the child of the previous one.

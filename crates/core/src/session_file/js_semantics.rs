@@ -4,7 +4,7 @@
 
 use crate::js::json::{stringified, Json};
 use crate::js::number::parse_decimal;
-use crate::js::string::JsStr;
+use crate::js::string::{ascii_string, JsStr};
 
 /// JavaScript's WhiteSpace and LineTerminator code points (what `trim` removes).
 pub fn is_js_whitespace(unit: u16) -> bool {
@@ -61,7 +61,8 @@ pub fn truthy(value: Option<&Json>) -> bool {
 
 /// StringToNumber: what `Number(text)` gives, NaN for anything else.
 fn string_to_number(units: &[u16]) -> f64 {
-    let Ok(text) = String::from_utf16(trim_units(units)) else {
+    // A numeric literal is ASCII.
+    let Some(text) = ascii_string(trim_units(units)) else {
         return f64::NAN;
     };
     if text.is_empty() {

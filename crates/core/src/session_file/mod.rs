@@ -25,6 +25,8 @@ pub use export::{export_session, ExportDefaults};
 pub use import::{import_session, ImportedSession, SessionInfo};
 pub use summary_text::BRANCH_PREAMBLE;
 
+use crate::js::string::push_hex;
+
 /// A version-7 UUID (what pi uses for session ids) from a Unix time in
 /// milliseconds and ten random bytes.
 pub fn uuid_v7(ms: f64, random: [u8; 10]) -> String {
@@ -42,15 +44,14 @@ pub fn uuid_v7(ms: f64, random: [u8; 10]) -> String {
     bytes[7] = r1;
     bytes[8] = 0x80 | (r2 & 0x3F);
     bytes[9..].copy_from_slice(&rest);
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    let mut out = String::with_capacity(36);
+    for (i, &byte) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        push_hex(&mut out, byte.into(), 2);
+    }
+    out
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

@@ -292,6 +292,22 @@ const fn kind(cp: u32) -> Kind {
     }
 }
 
+/// Whether `c` is a letter of any script, as the estimate classifies
+/// characters (Latin, other scripts, Han, kana, Hangul). The extractive
+/// summarizer tells words and prose with it too, so the package carries
+/// one character table instead of a second one from std.
+pub(crate) fn is_letter(c: char) -> bool {
+    matches!(
+        kind(c as u32),
+        Kind::Lower | Kind::Upper | Kind::OtherLetter | Kind::Han | Kind::Kana | Kind::Hangul
+    )
+}
+
+/// A letter ([`is_letter`]) or an ASCII digit: what words are made of.
+pub(crate) fn is_word_char(c: char) -> bool {
+    c.is_ascii_digit() || is_letter(c)
+}
+
 /// The code point at `i` of UTF-8 `text` and how many bytes it takes; a
 /// malformed or cut sequence is U+FFFD, one byte.
 #[inline(always)]

@@ -2,7 +2,8 @@
 //! are kept longer when the budget is tight.
 
 use super::text::fold;
-use crate::sorted::sort_by;
+use crate::sorted::SortedSet;
+use crate::tokens::calibrated::is_word_char;
 
 pub(super) struct Focus {
     pub(super) words: Vec<String>,
@@ -37,14 +38,18 @@ impl Focus {
             "with",
             "would",
         ];
-        let mut words: Vec<String> = instructions
+        let mut words = SortedSet::new();
+        for word in instructions
             .unwrap_or("")
-            .split(|c: char| !c.is_alphanumeric() && c != '.' && c != '_' && c != '-')
-            .map(|w| fold(w.trim_matches(['.', '-', '_'])))
-            .filter(|w| w.chars().count() >= 4 && !COMMON.contains(&w.as_str()))
-            .collect();
-        sort_by(&mut words, String::cmp);
-        words.dedup();
+            .split(|c: char| !is_word_char(c) && c != '.' && c != '_' && c != '-')
+        {
+            let word = fold(word.trim_matches(['.', '-', '_']));
+            // Four characters or more.
+            if word.chars().nth(3).is_some() && !COMMON.contains(&word.as_str()) {
+                words.insert(word);
+            }
+        }
+        let mut words = words.into_vec();
         words.truncate(32);
         Focus { words }
     }

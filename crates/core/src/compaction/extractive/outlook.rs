@@ -134,7 +134,11 @@ pub(super) fn build_critical(
                 );
             }
         }
-        for section in p.sections.iter().filter(|s| s.kind == PrevKind::Other) {
+        for section in p
+            .sections
+            .iter()
+            .filter(|s| s.kind == PrevKind::Other && !s.lines.is_empty())
+        {
             let label = format!(
                 "- From the earlier summary, {}:\n",
                 cut(&one_line(&section.title), 100)

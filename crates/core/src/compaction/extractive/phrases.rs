@@ -125,7 +125,7 @@ pub(super) const SCAN_BYTES: usize = 4000;
 pub(super) fn constraint_sentences(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     // What a person types is short; a long message is mostly pasted.
-    for line in head(text, SCAN_BYTES).lines() {
+    for line in head(text, SCAN_BYTES).split('\n') {
         let line = line.trim();
         if units(line) > 40 && !is_prose(line) {
             break;
@@ -223,7 +223,7 @@ pub(super) fn starts_task(text: &str) -> bool {
 
 /// The first non-empty line of a tool result, for an error message.
 pub(super) fn first_line(text: &str) -> &str {
-    text.lines()
+    text.split('\n')
         .map(str::trim)
         .find(|l| !l.is_empty())
         .unwrap_or("")
@@ -234,7 +234,7 @@ pub(super) fn first_line(text: &str) -> &str {
 pub(super) fn error_text(text: &str) -> String {
     let first = first_line(text);
     let last = text
-        .lines()
+        .split('\n')
         .map(str::trim)
         .rfind(|l| !l.is_empty())
         .unwrap_or("");

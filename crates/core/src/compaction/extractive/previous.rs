@@ -46,7 +46,7 @@ impl Previous {
         let mut in_tag: Option<&str> = None;
         let mut skipping = false;
         let mut in_requests = false;
-        for raw in text.lines() {
+        for raw in text.split('\n') {
             let line = raw.trim_end();
             let trimmed = line.trim();
             if let Some(close) = in_tag {
@@ -74,7 +74,11 @@ impl Previous {
                 continue;
             }
             if indented && in_requests {
-                let item = trimmed.trim_start_matches("- ").trim();
+                let mut item = trimmed;
+                while let Some(rest) = item.strip_prefix("- ") {
+                    item = rest;
+                }
+                let item = item.trim();
                 if trimmed.starts_with('↳') {
                     let reply = trimmed.trim_start_matches('↳').trim().to_string();
                     if let Some(last) = requests.last_mut() {
@@ -108,9 +112,10 @@ impl Previous {
                 "files modified",
                 "read files",
                 "modified files",
+                "tool calls",
+                "commands run",
             ]
             .iter()
-            .chain(&["tool calls", "commands run"])
             .any(|p| label.starts_with(p))
             {
                 skipping = true;
@@ -138,7 +143,6 @@ impl Previous {
                 section.lines.push(cut(line, 300));
             }
         }
-        sections.retain(|s| !s.lines.is_empty());
         Previous { sections, requests }
     }
 

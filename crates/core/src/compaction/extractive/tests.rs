@@ -2,7 +2,7 @@
 //! folding in a previous summary, and properties over generated sessions.
 
 use super::phrases::is_inspection;
-use super::text::{cut, one_line, units};
+use super::text::{cut, head, one_line, units};
 use super::*;
 use crate::js::json::{self, Json};
 use proptest::prelude::*;
@@ -157,6 +157,30 @@ fn constraints_come_from_user_sentences() {
 }
 
 #[test]
+fn constraints_and_word_boundaries_in_other_scripts() {
+    // Prose in any script counts as typed text; a marker matches whole
+    // words only, and an accented or Cyrillic letter continues a word.
+    let s = summarize(
+        &[
+            user("Мы всегда пишем тесты, you must keep them green."),
+            user("Les alwaysé tests."),
+            user("Never commit to main, c'est déjà décidé."),
+        ],
+        50_000,
+    );
+    let c = section(&s, "## Constraints & Preferences");
+    assert!(
+        c.contains("- Мы всегда пишем тесты, you must keep them green."),
+        "{c}"
+    );
+    assert!(
+        c.contains("- Never commit to main, c'est déjà décidé."),
+        "{c}"
+    );
+    assert!(!c.contains("alwaysé"), "{c}");
+}
+
+#[test]
 fn done_lists_modified_files_with_counts_and_commands() {
     let messages = session();
     let modified = vec!["src/settings.ts".to_string(), "src/theme.css".to_string()];
@@ -225,6 +249,52 @@ fn blocked_lists_errors_newest_first_shortened_and_deduplicated() {
         lines[2],
         "- `edit` `src/settings.ts`: Could not find the exact text in src/settings.ts. … The old text must match. (later retried OK)"
     );
+}
+
+#[test]
+fn head_ends_at_a_character_boundary() {
+    assert_eq!(head("abc", 10), "abc");
+    assert_eq!(head("abc", 2), "ab");
+    assert_eq!(head("abc", 0), "");
+    // "é" is two bytes, "😀" four: a cut inside one backs up before it.
+    assert_eq!(head("aé", 2), "a");
+    assert_eq!(head("aé", 3), "aé");
+    assert_eq!(head("😀x", 3), "");
+    assert_eq!(head("😀x", 4), "😀");
+}
+
+#[test]
+fn windows_line_ends_read_as_line_ends() {
+    let messages = vec![
+        user("Fix the build please, it fails on CI now.\r\nNever skip the tests."),
+        assistant("", &[("bash", "make")]),
+        result("bash", "\r\nerror: one\r\n\r\nexit code 2\r\n", true),
+        assistant("It builds again.\r\n\r\nAll green now.\r\n", &[]),
+    ];
+    let s = extractive_summary(&ExtractInput {
+        messages: &messages,
+        previous_summary: Some(
+            "## Goal\r\n- Ship the release\r\n\r\n## Key Decisions\r\n- Use make\r\n",
+        ),
+        read_files: &[],
+        modified_files: &[],
+        custom_instructions: None,
+        max_chars: 50_000,
+    });
+    assert!(!s.contains('\r'), "{s}");
+    assert!(
+        section(&s, "## Goal").starts_with("- Ship the release\n"),
+        "{s}"
+    );
+    assert!(
+        section(&s, "## Constraints & Preferences").contains("- Never skip the tests.\n"),
+        "{s}"
+    );
+    assert!(
+        section(&s, "### Blocked").contains("error: one … exit code 2"),
+        "{s}"
+    );
+    assert!(s.contains("  It builds again.\n  All green now.\n"), "{s}");
 }
 
 #[test]

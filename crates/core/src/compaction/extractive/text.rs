@@ -1,8 +1,13 @@
 //! Text shaping for the extractive summary: lengths in UTF-16 code units
 //! (as JavaScript counts), cutting at word boundaries, blocks, case folding
 //! for matching, sentence splitting and telling prose from pasted text.
+//!
+//! Text is cut into lines with `split('\n')` (the splitter the rest of the
+//! package uses too) and each line is trimmed where it is read, which drops
+//! the `\r` of a Windows line end as `str::lines` would.
 
 use crate::js::engine::to_lowercase;
+use crate::tokens::calibrated::{is_letter, is_word_char};
 
 pub(super) fn units(s: &str) -> usize {
     s.encode_utf16().count()
@@ -62,7 +67,7 @@ pub(super) fn block(s: &str, max: usize, indent: &str) -> String {
     // `join` in the `.wasm` (the one on `[String]` is used elsewhere).
     let mut joined = String::with_capacity(s.len());
     for line in s
-        .lines()
+        .split('\n')
         .map(str::trim_end)
         .filter(|l| !l.trim().is_empty())
     {
@@ -73,7 +78,7 @@ pub(super) fn block(s: &str, max: usize, indent: &str) -> String {
     }
     let joined = cut(&joined, max);
     let mut out = String::new();
-    for line in joined.lines() {
+    for line in joined.split('\n').filter(|l| !l.is_empty()) {
         out.push_str(indent);
         out.push_str(line);
         out.push('\n');
@@ -83,15 +88,10 @@ pub(super) fn block(s: &str, max: usize, indent: &str) -> String {
 
 /// The start of `s`, at most `max` bytes, ending at a char boundary.
 pub(super) fn head(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
+    let mut end = max.min(s.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
     }
-    let end = s
-        .char_indices()
-        .map(|(i, c)| i + c.len_utf8())
-        .take_while(|&end| end <= max)
-        .last()
-        .unwrap_or(0);
     s.get(..end).unwrap_or("")
 }
 
@@ -108,7 +108,7 @@ pub(super) fn has_words(hay: &str, marker: &str) -> bool {
         let end = at + marker.len();
         let before = hay.get(..at).and_then(|h| h.chars().next_back());
         let after = hay.get(end..).and_then(|h| h.chars().next());
-        let boundary = |c: Option<char>| c.is_none_or(|c| !c.is_alphanumeric());
+        let boundary = |c: Option<char>| c.is_none_or(|c| !is_word_char(c));
         if boundary(before) && boundary(after) {
             return true;
         }
@@ -148,14 +148,15 @@ pub(super) fn sentences(text: &str) -> Vec<&str> {
 
 /// Prose rather than a pasted log or code: mostly letters and spaces.
 pub(super) fn is_prose(s: &str) -> bool {
-    let total = s.chars().count();
-    let words = s.split_whitespace().count();
-    if total == 0 || words < 3 {
+    if s.split_whitespace().count() < 3 {
         return false;
     }
-    let plain = s
-        .chars()
-        .filter(|c| c.is_alphabetic() || *c == ' ' || *c == '\'' || *c == ',')
-        .count();
+    let (mut total, mut plain) = (0, 0);
+    for c in s.chars() {
+        total += 1;
+        if is_letter(c) || c == ' ' || c == '\'' || c == ',' {
+            plain += 1;
+        }
+    }
     plain * 10 >= total * 7
 }

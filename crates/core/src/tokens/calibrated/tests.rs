@@ -109,6 +109,23 @@ fn other_scripts_count_runs_and_letters() {
 }
 
 #[test]
+fn letters_of_every_script_and_ascii_digits_make_words() {
+    for c in [
+        'a', 'Z', 'é', 'ß', 'Ж', 'λ', 'ש', 'ع', 'क', '中', 'か', '한',
+    ] {
+        assert!(is_letter(c) && is_word_char(c), "{c:?} is a letter");
+    }
+    for c in ['0', '7'] {
+        assert!(!is_letter(c) && is_word_char(c), "{c:?} is a digit");
+    }
+    for c in [
+        ' ', '\n', '-', '_', '.', '\'', '×', '…', '€', '😀', '\u{301}', '\u{200D}', '、',
+    ] {
+        assert!(!is_word_char(c), "{c:?} is neither");
+    }
+}
+
+#[test]
 fn emoji_count_by_grapheme_cluster() {
     let one = |s: &str| {
         let f = features(s);
