@@ -27,6 +27,7 @@ use agent_compaction_core::compaction::flow::{
 use agent_compaction_core::compaction::options;
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::compaction::shapes;
+use agent_compaction_core::compaction::stall::Ended;
 use agent_compaction_core::conversation::llm::{Converter, Fresh, LlmBooks};
 use agent_compaction_core::conversation::tracker::{Synced, Tracker};
 use agent_compaction_core::error::{FieldPath, InputError};
@@ -279,6 +280,9 @@ impl State {
             Some(window),
         )
         .map_err(crate::settings::settings_error)?;
+        if window != self.context_window || model.key != self.model_key {
+            self.tracked.tracker.release_stall();
+        }
         self.context_window = window;
         self.model_key = model.key;
         Ok(())
@@ -305,6 +309,7 @@ pub(crate) fn compaction_end_event(
     aborted: bool,
     will_retry: bool,
     error_message: Option<&str>,
+    quiet_until: Option<f64>,
 ) -> JsValue {
     let tier = prop(&result, "tier").as_string();
     shape(shapes::compaction_end_event(
@@ -314,6 +319,7 @@ pub(crate) fn compaction_end_event(
         will_retry,
         error_message,
         tier,
+        quiet_until,
     ))
 }
 
@@ -400,6 +406,21 @@ impl Compactor {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
         let current = s.context_window;
         s.resolve(model, window, Some(current))
+    }
+
+    /// The same model with another window (`contextWindow` required).
+    #[wasm_bindgen(js_name = setContextWindow)]
+    pub fn set_context_window(&self, context_window: JsValue) -> Result<(), JsValue> {
+        let window = crate::js::values::optional_number(&context_window, || {
+            FieldPath::argument("contextWindow")
+        })
+        .map_err(type_error)?;
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let model = ModelInfo {
+            key: s.model_key.clone(),
+            context_window: None,
+        };
+        s.resolve(model, window, None)
     }
 
     /// Whether a compaction is running (between `compaction_start` and
@@ -663,6 +684,7 @@ fn emit_end(
     result: JsValue,
     will_retry: bool,
     ending: Ending<'_, JsValue>,
+    quiet_until: Option<f64>,
 ) -> Option<String> {
     let end = end_event(reason, will_retry, ending);
     emit(
@@ -673,6 +695,7 @@ fn emit_end(
             end.aborted,
             end.will_retry,
             end.error_message.as_deref(),
+            quiet_until,
         ),
     );
     end.error_message
@@ -709,13 +732,48 @@ async fn run_compact(
             (JsValue::UNDEFINED, Ending::Failed(failure))
         }
     };
-    let message = emit_end(on_event, reason, result, opts.will_retry, ending);
+    let quiet_until = stalled(&state, &messages, reason, &result, &ending);
+    let message = emit_end(
+        on_event,
+        reason,
+        result,
+        opts.will_retry,
+        ending,
+        quiet_until,
+    );
     match outcome {
         Ok(result) => Ok(result.unwrap_or(JsValue::UNDEFINED)),
         Err(Failure::Aborted(e)) => Err(e),
         Err(Failure::Cancelled) => Err(js_sys::Error::new(CANCELLED).into()),
         Err(Failure::Failed(_)) => Err(js_sys::Error::new(&message.unwrap_or_default()).into()),
     }
+}
+
+/// Tells the stall rule how a compaction of `messages` ended; `Some`: the
+/// threshold is quiet until the context exceeds that many tokens.
+fn stalled(
+    state: &Rc<RefCell<State>>,
+    messages: &JsValue,
+    reason: Reason,
+    result: &JsValue,
+    ending: &Ending<'_, JsValue>,
+) -> Option<f64> {
+    if reason != Reason::Threshold {
+        return None;
+    }
+    let mut s = state.try_borrow_mut().ok()?;
+    let tracked = &mut s.tracked;
+    let number = |key| prop(result, key).as_f64().unwrap_or_default();
+    let ended = Ended::of(
+        ending,
+        || (number("tokensBefore"), number("tokensAfter")),
+        || {
+            let array = tracked.sync(messages).ok()?;
+            let mut source = tracked.source(&array);
+            Some(tracked.tracker.context_tokens(&mut source).ok()?.tokens)
+        },
+    );
+    tracked.tracker.compaction_ended(reason, ended)
 }
 
 async fn compact_job(
