@@ -186,22 +186,28 @@ impl Attachment {
         }
     }
 
-    /// The agent's model's provider, id and contextWindow.
-    fn model_facts(&self) -> (JsValue, [JsValue; 3]) {
+    /// The agent's model, when its provider, id or contextWindow changed
+    /// since last seen (at `attach`: seen first).
+    fn new_model(&self) -> Option<JsValue> {
         let model = prop(&prop(&self.agent, "state"), "model");
-        let facts = ["provider", "id", "contextWindow"].map(|key| prop(&model, key));
-        (model, facts)
+        let facts = [
+            prop(&model, "provider"),
+            prop(&model, "id"),
+            prop(&model, "contextWindow"),
+        ];
+        let mut seen = self.model.borrow_mut();
+        if *seen == facts {
+            return None;
+        }
+        *seen = facts;
+        Some(model)
     }
 
-    /// Gives the compactor the agent's model when it changed since it was
-    /// last applied (its window and per-model settings); whether it did.
+    /// Gives the compactor the agent's model when it changed (its window
+    /// and per-model settings); whether it did.
     fn follow_model(&self) -> bool {
-        let (model, facts) = self.model_facts();
-        if *self.model.borrow() == facts {
-            return false;
-        }
-        *self.model.borrow_mut() = facts;
-        self.compactor.set_model(model, JsValue::UNDEFINED).is_ok()
+        self.new_model()
+            .is_some_and(|model| self.compactor.set_model(model, JsValue::UNDEFINED).is_ok())
     }
 
     /// The flows after a run (`agent_end`).
@@ -483,7 +489,7 @@ impl Compactor {
         let unsubscribe = call(&agent, "subscribe", &Array::of1(listener.as_ref()))?;
         *attachment.listener.borrow_mut() = Some(listener);
         *attachment.unsubscribe.borrow_mut() = unsubscribe.dyn_into::<Function>().ok();
-        *attachment.model.borrow_mut() = attachment.model_facts().1;
+        attachment.new_model();
         self.set_attachment(Some(attachment.clone()));
         attachment.state_changed();
 

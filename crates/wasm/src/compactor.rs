@@ -399,28 +399,13 @@ impl Compactor {
     #[wasm_bindgen(js_name = setModel)]
     pub fn set_model(&self, model: JsValue, context_window: JsValue) -> Result<(), JsValue> {
         let model = model_from_js(&model, "model").map_err(type_error)?;
-        let window = crate::js::values::optional_number(&context_window, || {
-            FieldPath::argument("contextWindow")
-        })
-        .map_err(type_error)?;
-        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        let current = s.context_window;
-        s.resolve(model, window, Some(current))
+        self.switch(Some(model), &context_window)
     }
 
     /// The same model with another window (`contextWindow` required).
     #[wasm_bindgen(js_name = setContextWindow)]
     pub fn set_context_window(&self, context_window: JsValue) -> Result<(), JsValue> {
-        let window = crate::js::values::optional_number(&context_window, || {
-            FieldPath::argument("contextWindow")
-        })
-        .map_err(type_error)?;
-        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        let model = ModelInfo {
-            key: s.model_key.clone(),
-            context_window: None,
-        };
-        s.resolve(model, window, None)
+        self.switch(None, &context_window)
     }
 
     /// Whether a compaction is running (between `compaction_start` and
@@ -595,6 +580,22 @@ impl Compactor {
             .map_err(type_error)
     }
 
+    /// `model` (none: the current one) with the window given, else the
+    /// model's, else (with a model) the current one.
+    fn switch(&self, model: Option<ModelInfo>, context_window: &JsValue) -> Result<(), JsValue> {
+        let window = crate::js::values::optional_number(context_window, || {
+            FieldPath::argument("contextWindow")
+        })
+        .map_err(type_error)?;
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let current = model.is_some().then_some(s.context_window);
+        let model = model.unwrap_or_else(|| ModelInfo {
+            key: s.model_key.clone(),
+            context_window: None,
+        });
+        s.resolve(model, window, current)
+    }
+
     pub(super) fn shared(&self) -> Compactor {
         Compactor {
             state: self.state.clone(),
@@ -732,7 +733,7 @@ async fn run_compact(
             (JsValue::UNDEFINED, Ending::Failed(failure))
         }
     };
-    let quiet_until = stalled(&state, &messages, reason, &result, &ending);
+    let quiet_until = stalled(&state, reason, &result, &ending);
     let message = emit_end(
         on_event,
         reason,
@@ -749,31 +750,21 @@ async fn run_compact(
     }
 }
 
-/// Tells the stall rule how a compaction of `messages` ended; `Some`: the
-/// threshold is quiet until the context exceeds that many tokens.
+/// Tells the stall rule how a compaction ended; `Some`: the threshold is
+/// quiet until the context exceeds that many tokens.
 fn stalled(
     state: &Rc<RefCell<State>>,
-    messages: &JsValue,
     reason: Reason,
     result: &JsValue,
     ending: &Ending<'_, JsValue>,
 ) -> Option<f64> {
-    if reason != Reason::Threshold {
-        return None;
-    }
     let mut s = state.try_borrow_mut().ok()?;
-    let tracked = &mut s.tracked;
+    let tracker = &mut s.tracked.tracker;
     let number = |key| prop(result, key).as_f64().unwrap_or_default();
-    let ended = Ended::of(
-        ending,
-        || (number("tokensBefore"), number("tokensAfter")),
-        || {
-            let array = tracked.sync(messages).ok()?;
-            let mut source = tracked.source(&array);
-            Some(tracked.tracker.context_tokens(&mut source).ok()?.tokens)
-        },
-    );
-    tracked.tracker.compaction_ended(reason, ended)
+    let tokens = (number("tokensBefore"), number("tokensAfter"));
+    // The context as the compaction measured it.
+    let now = tracker.index().context_tokens().tokens;
+    tracker.compaction_ended(reason, Ended::of(ending, tokens, now))
 }
 
 async fn compact_job(

@@ -20,28 +20,19 @@ pub enum Ended {
     Compacted { before: f64, after: f64 },
     /// It failed or had nothing to do; the context's tokens then.
     Unchanged(f64),
-    /// It was cancelled (or the context is not known): nothing is learnt.
+    /// It was cancelled: nothing is learnt.
     Aborted,
 }
 
 impl Ended {
-    /// How a compaction's `ending` counts: `compacted()` reads its result's
-    /// tokens before and after, `now()` the context's tokens (`None`: not
-    /// known, nothing is learnt). A cancelled one counts for nothing.
-    pub fn of<A>(
-        ending: &Ending<'_, A>,
-        compacted: impl FnOnce() -> (f64, f64),
-        now: impl FnOnce() -> Option<f64>,
-    ) -> Ended {
+    /// How a compaction's `ending` counts: `(before, after)` its result's
+    /// tokens (when it compacted), `now` the context's tokens. A cancelled
+    /// one counts for nothing.
+    pub fn of<A>(ending: &Ending<'_, A>, (before, after): (f64, f64), now: f64) -> Ended {
         match ending {
-            Ending::Compacted => {
-                let (before, after) = compacted();
-                Ended::Compacted { before, after }
-            }
+            Ending::Compacted => Ended::Compacted { before, after },
             Ending::Failed(Failure::Aborted(_) | Failure::Cancelled) => Ended::Aborted,
-            Ending::NothingToDo | Ending::Failed(Failure::Failed(_)) => {
-                now().map_or(Ended::Aborted, Ended::Unchanged)
-            }
+            Ending::NothingToDo | Ending::Failed(Failure::Failed(_)) => Ended::Unchanged(now),
         }
     }
 }
@@ -130,7 +121,7 @@ mod tests {
 
     #[test]
     fn endings_count_by_how_they_ended() {
-        let of = |ending: &Ending<'_, ()>| Ended::of(ending, || (10.0, 9.0), || Some(7.0));
+        let of = |ending: &Ending<'_, ()>| Ended::of(ending, (10.0, 9.0), 7.0);
         let compacted = Ended::Compacted {
             before: 10.0,
             after: 9.0,
@@ -142,8 +133,6 @@ mod tests {
         for cancelled in [Failure::Aborted(()), Failure::Cancelled] {
             assert_eq!(of(&Ending::Failed(&cancelled)), Ended::Aborted);
         }
-        let unknown = Ended::of(&Ending::<()>::NothingToDo, || (0.0, 0.0), || None);
-        assert_eq!(unknown, Ended::Aborted);
     }
 
     #[test]
