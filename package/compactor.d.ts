@@ -28,6 +28,14 @@ export type CompactorEvent =
       errorMessage?: string;
       /** Which tier ran (with a result): old tool output cleared, or a summary. */
       tier?: "clear" | "summarize";
+      /**
+       * A threshold compaction that freed under 5 % of the context (or
+       * failed, or had nothing to do): the threshold is quiet until the
+       * context exceeds this many tokens (5 % past what it left), the
+       * window or model changes, or the messages are replaced by something
+       * other than the same conversation grown (an undo).
+       */
+      quietUntil?: number;
     }
   | { type: "hook_error"; hook: "transformContext" | "convertToLlm"; error: Error }
   /** With `attach` and a store: a save failed; the messages in memory are untouched. */
@@ -126,7 +134,11 @@ export class Compactor {
     messages: readonly AnyMessage[],
     facts: { overflow: boolean; retried: boolean },
   ): "nothing" | "overflowRetry" | "recoveryFailed" | "silentOverflow" | "threshold";
-  /** `enabled && contextTokens > contextWindow - reserveTokens`. */
+  /**
+   * `enabled && contextTokens > contextWindow - reserveTokens`, unless the
+   * threshold is quiet after a compaction that freed too little
+   * (`compaction_end`'s `quietUntil`).
+   */
   needsCompaction(messages: readonly AnyMessage[]): boolean;
   /** True between `compaction_start` and `compaction_end`. */
   readonly isCompacting: boolean;
@@ -168,14 +180,21 @@ export class Compactor {
    * reserveTokens`, tool results skipped, file lists carried.
    */
   summarizeBranch(abandoned: readonly AnyMessage[], options?: SummarizeBranchOptions): Promise<BranchSummaryMessage>;
-  /** Switch model (and window) for later checks. */
+  /**
+   * Switch model (and window: the one given, else the model's, else the
+   * current one) for later checks; the next `needsCompaction` is against
+   * the new window.
+   */
   setModel(model: string | ModelLike, contextWindow?: number): void;
+  /** The same model with another window in tokens, for later checks. */
+  setContextWindow(contextWindow: number): void;
   /**
    * Runs automatic compaction in a pi-agent-core `Agent` (SPEC §3): installs
    * `agentHooks()` on it, and after each run compacts on overflow (taking
    * the failed attempt out and retrying once), silent overflow or the
-   * threshold; before a run's first request when the session is already
-   * over the threshold. With `store`, every change is saved. While it
+   * threshold; before a run's first request (and the first after the
+   * agent's model changed: its provider, id or `contextWindow`, applied
+   * with `setModel`) when the session is already over the threshold. With `store`, every change is saved. While it
    * compacts, the agent stays busy: queue the user's messages with
    * `agent.followUp()`; they are delivered after it. Returns `detach`.
    */

@@ -205,6 +205,29 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.equal(conv.messages.at(-1).content[0].text, "answered");
   });
 
+  test("a smaller window (setContextWindow): the next run is checked against it and compacted before its first call", async () => {
+    const events = [];
+    const compactor = new Compactor({
+      contextWindow: 20_000,
+      settings: { reserveTokens: 1000, keepRecentTokens: 1000 },
+      summarize: aiSdkSummarizer(summaryModel().model),
+      onEvent: (e) => events.push(e),
+    });
+    const conv = aiSdkConversation({ compactor, messages: history(8) });
+    await conv.append({ role: "user", content: "next question" });
+    assert.equal(compactor.needsCompaction(conv.messages), false, "under the 20,000 window's threshold");
+    const window = 4000;
+    assert.ok(promptTokens(conv.modelMessages()) > window, "the context would not fit the new window");
+    conv.compactor.setContextWindow(window);
+    const { model, calls } = windowedModel({ window, answer: () => ({ text: "answered" }) });
+    const result = await conv.run((args) => generateText({ model, maxRetries: 0, ...args }));
+    assert.equal(result.text, "answered");
+    assert.equal(calls.length, 1, "no overflow, no retry");
+    assert.match(promptText(calls[0].prompt[0]), /compacted into the following summary/);
+    const ends = events.filter((e) => e.type === "compaction_end");
+    assert.deepEqual(ends.map((e) => [e.reason, !!e.result]), [["threshold", true]]);
+  });
+
   test("repeated overflow is bounded: two attempts, one compaction, then pi's recovery-failed text", async () => {
     const window = 8000;
     const { model, calls } = windowedModel({ window, answer: () => ({ text: "never" }), forceOverflow: () => true });

@@ -341,6 +341,93 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
     assert.equal(agent.state.messages.filter((m) => m.role === "toolOutputCleared").length, 1);
   });
 
+  /** A reopened session of six turns, ~12,000 tokens: under a 20,000 window's threshold, over a 12,000 window. */
+  function midSession() {
+    let clock = 1_000;
+    const out = [];
+    for (let i = 0; i < 6; i++) {
+      out.push({ role: "user", content: big(`old question ${i}`, 8_000), timestamp: clock++ });
+      out.push({
+        role: "assistant", content: [{ type: "text", text: `old answer ${i}` }],
+        api: "openai-completions", provider: "local", model: "m", stopReason: "stop", timestamp: clock++,
+      });
+    }
+    return out;
+  }
+  /** The provider's overflow error for a request over `window` tokens, else a normal answer. */
+  const windowed = (window) => (r) => (promptTokens(r) > window ? OVERFLOW : answer(r));
+
+  test("a model with a smaller window: the next request is checked against it and compacted first", async () => {
+    const { agent, compactor, events } = setup({ messages: midSession() });
+    mock.setMode(windowed(20_000));
+    await agent.prompt("first question");
+    await settled(agent);
+    assert.deepEqual(ends(events), [], "under the 20,000 window's threshold");
+
+    agent.state.model = model("small", 12_000);
+    mock.setMode(windowed(12_000));
+    await agent.prompt("second question");
+    await settled(agent);
+    assert.equal(compactor.contextWindow, 12_000, "the agent's new model applied");
+    assert.equal(mock.requests.length, 2, "no overflow, no retry");
+    assert.ok(promptTokens(mock.requests[0]) > 12_000, "the old context would not have fit");
+    assert.ok(sent(mock.requests[1]).includes(SUMMARY_PREFIX), "compacted before the request went out");
+    assert.ok(promptTokens(mock.requests[1]) <= 12_000);
+    assert.deepEqual(ends(events).map((e) => [e.reason, !!e.result]), [["threshold", true]]);
+    assert.equal(agent.state.messages.at(-1).stopReason, "stop");
+  });
+
+  test("a model switched during a run: its next request is checked against the new window", async () => {
+    const { agent, compactor, events } = setup({ messages: midSession() });
+    mock.setMode(windowed(20_000));
+    agent.subscribe((e) => {
+      if (e.type === "message_end" && e.message.role === "assistant" && agent.state.model.id === "m") {
+        agent.state.model = model("small", 12_000);
+        mock.setMode(windowed(12_000));
+      }
+    });
+    const run = agent.prompt("first question");
+    agent.followUp({ role: "user", content: "follow-up question", timestamp: Date.now() });
+    await run;
+    await settled(agent);
+    assert.equal(compactor.contextWindow, 12_000);
+    assert.equal(mock.requests.length, 2, "one run, two requests, no overflow");
+    assert.ok(!sent(mock.requests[0]).includes(SUMMARY_PREFIX));
+    assert.ok(sent(mock.requests[1]).includes(SUMMARY_PREFIX), "the second request carries the summary");
+    assert.ok(sent(mock.requests[1]).includes("follow-up question"));
+    assert.equal(ends(events).filter((e) => e.result).length, 1);
+    assert.equal(agent.state.messages.at(-1).stopReason, "stop");
+  });
+
+  test("a threshold compaction that frees almost nothing is not repeated on the next turns", async () => {
+    // Three small old turns and a big request: a summary of the old turns frees under 5 %.
+    let clock = 1_000;
+    const reopened = [];
+    for (let i = 0; i < 3; i++) {
+      reopened.push({ role: "user", content: `old question ${i} ` + "q".repeat(200), timestamp: clock++ });
+      reopened.push({
+        role: "assistant", content: [{ type: "text", text: `old answer ${i}` }],
+        api: "openai-completions", provider: "local", model: "m", stopReason: "stop", timestamp: clock++,
+      });
+    }
+    reopened.push({ role: "user", content: big("big request", 66_000), timestamp: clock++ });
+    const { agent, events } = setup({
+      messages: reopened,
+      compactor: { estimator: "pi", summarize: () => ({ text: "Short summary." }) },
+    });
+    mock.setMode((r) => answer(r));
+    await agent.prompt("next question");
+    await settled(agent);
+    await agent.prompt("another question");
+    await settled(agent);
+    assert.equal(mock.requests.length, 2);
+    const all = ends(events);
+    assert.equal(all.length, 1, "one compaction, not one per turn");
+    assert.equal(all[0].reason, "threshold");
+    assert.ok(all[0].result.tokensAfter > 0.95 * all[0].result.tokensBefore);
+    assert.equal(all[0].quietUntil, all[0].result.tokensAfter * 1.05);
+  });
+
   test("messages sent while compacting are queued and delivered after it, in order", async () => {
     let release;
     const gate = new Promise((r) => (release = r));

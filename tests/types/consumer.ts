@@ -118,6 +118,11 @@ async function useCompactor(): Promise<void> {
   const branch: BranchSummaryMessage = await compactor.summarizeBranch(messages, { fromId: "e1" });
   const busy: boolean = compactor.isCompacting;
   compactor.abort();
+  // Another model, or the same with another window: later checks use it.
+  compactor.setModel({ provider: "openai", id: "gpt-4o-mini", contextWindow: 128_000 });
+  compactor.setContextWindow(32_000);
+  // @ts-expect-error the window is a number
+  compactor.setContextWindow("32k");
   // @ts-expect-error an automatic compaction may resolve to undefined
   const notGuaranteed: CompactionResult = await compactor.compact(messages, { reason: "overflow" });
   void [kept, auto, freed, summarized, branch, busy, notGuaranteed];
@@ -200,6 +205,9 @@ export function describeCompactorEvent(event: CompactorEvent): string {
       return `compacting (${event.reason})`;
     case "compaction_end": {
       if (event.errorMessage !== undefined) return event.errorMessage;
+      // A threshold compaction that freed too little: no other until the context passes this.
+      const quiet: number | undefined = event.quietUntil;
+      if (quiet !== undefined) return `freed too little; quiet until ${quiet} tokens`;
       const result = event.result;
       if (result === undefined) return event.aborted ? "cancelled" : "nothing to compact";
       // `tier` tells the two results apart.

@@ -9,9 +9,11 @@
 //! meanwhile; the app queues with `followUp()`), and the retry is started
 //! once the agent is idle, never awaited inside the listener.
 //!
-//! Before a prompt: the first LLM call of a run passes through the
-//! compactor's `transformContext`, which the agent awaits. A session that
-//! is over the threshold there is compacted before the request goes out;
+//! Before a prompt: the first LLM call of a run (and the first after the
+//! agent's model changed: its window and settings are applied then) passes
+//! through the compactor's `transformContext`, which the agent awaits. A
+//! session that is over the threshold there is compacted before the request
+//! goes out;
 //! for the rest of that run the loop keeps its own copy of the messages
 //! (without the summary), so the hook puts the summary in front of the kept
 //! messages of that copy.
@@ -63,6 +65,8 @@ pub(super) struct Attachment {
     /// The tier of the last compaction that changed the messages.
     last_tier: RefCell<Option<JsValue>>,
     substitute: RefCell<Option<Substitute>>,
+    /// The agent's model as last applied: provider, id, contextWindow.
+    model: RefCell<[JsValue; 3]>,
     /// What `attach` replaced on the agent, put back by `detach`.
     previous_hooks: RefCell<Option<[JsValue; 2]>>,
     unsubscribe: RefCell<Option<Function>>,
@@ -182,8 +186,33 @@ impl Attachment {
         }
     }
 
+    /// The agent's model, when its provider, id or contextWindow changed
+    /// since last seen (at `attach`: seen first).
+    fn new_model(&self) -> Option<JsValue> {
+        let model = prop(&prop(&self.agent, "state"), "model");
+        let facts = [
+            prop(&model, "provider"),
+            prop(&model, "id"),
+            prop(&model, "contextWindow"),
+        ];
+        let mut seen = self.model.borrow_mut();
+        if *seen == facts {
+            return None;
+        }
+        *seen = facts;
+        Some(model)
+    }
+
+    /// Gives the compactor the agent's model when it changed (its window
+    /// and per-model settings); whether it did.
+    fn follow_model(&self) -> bool {
+        self.new_model()
+            .is_some_and(|model| self.compactor.set_model(model, JsValue::UNDEFINED).is_ok())
+    }
+
     /// The flows after a run (`agent_end`).
     async fn after_run(&self) {
+        self.follow_model();
         let Some(message) = self.last_assistant.borrow_mut().take() else {
             return;
         };
@@ -197,7 +226,8 @@ impl Attachment {
         });
         if flow == Flow::RecoveryFailed {
             let failed = Some(RECOVERY_FAILED);
-            let event = compaction_end_event("overflow", JsValue::UNDEFINED, false, false, failed);
+            let event =
+                compaction_end_event("overflow", JsValue::UNDEFINED, false, false, failed, None);
             emit(self.on_event.clone(), event);
         }
         let Some(how) = flow.compaction() else {
@@ -287,6 +317,7 @@ impl Attachment {
     /// The `transformContext` hook's part: `Some(context)` when the
     /// attachment decides the context of this call.
     pub(super) fn transform(self: &Rc<Self>, messages: &JsValue) -> Option<Promise> {
+        let new_model = self.follow_model();
         if let Some(sub) = self.substitute.borrow().as_ref() {
             let array: &Array = messages.dyn_ref()?;
             return match sub {
@@ -312,7 +343,8 @@ impl Attachment {
                 _ => None,
             };
         }
-        if !self.run_started.replace(false)
+        // The first request of a run, or the first with a new model.
+        if !(self.run_started.replace(false) | new_model)
             || self.compactor.is_compacting()
             || !self
                 .compactor
@@ -321,7 +353,7 @@ impl Attachment {
         {
             return None;
         }
-        // Before the first request of a run: compact now.
+        // Over the threshold before this request: compact now.
         let this = self.clone();
         let messages = messages.clone();
         Some(wasm_bindgen_futures::future_to_promise(async move {
@@ -444,6 +476,7 @@ impl Compactor {
             run_started: Cell::new(false),
             last_tier: RefCell::new(None),
             substitute: RefCell::new(None),
+            model: RefCell::new(Default::default()),
             previous_hooks: RefCell::new(Some(previous)),
             unsubscribe: RefCell::new(None),
             listener: RefCell::new(None),
@@ -456,6 +489,7 @@ impl Compactor {
         let unsubscribe = call(&agent, "subscribe", &Array::of1(listener.as_ref()))?;
         *attachment.listener.borrow_mut() = Some(listener);
         *attachment.unsubscribe.borrow_mut() = unsubscribe.dyn_into::<Function>().ok();
+        attachment.new_model();
         self.set_attachment(Some(attachment.clone()));
         attachment.state_changed();
 

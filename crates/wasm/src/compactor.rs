@@ -27,6 +27,7 @@ use agent_compaction_core::compaction::flow::{
 use agent_compaction_core::compaction::options;
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::compaction::shapes;
+use agent_compaction_core::compaction::stall::Ended;
 use agent_compaction_core::conversation::llm::{Converter, Fresh, LlmBooks};
 use agent_compaction_core::conversation::tracker::{Synced, Tracker};
 use agent_compaction_core::error::{FieldPath, InputError};
@@ -279,6 +280,9 @@ impl State {
             Some(window),
         )
         .map_err(crate::settings::settings_error)?;
+        if window != self.context_window || model.key != self.model_key {
+            self.tracked.tracker.release_stall();
+        }
         self.context_window = window;
         self.model_key = model.key;
         Ok(())
@@ -305,6 +309,7 @@ pub(crate) fn compaction_end_event(
     aborted: bool,
     will_retry: bool,
     error_message: Option<&str>,
+    quiet_until: Option<f64>,
 ) -> JsValue {
     let tier = prop(&result, "tier").as_string();
     shape(shapes::compaction_end_event(
@@ -314,6 +319,7 @@ pub(crate) fn compaction_end_event(
         will_retry,
         error_message,
         tier,
+        quiet_until,
     ))
 }
 
@@ -393,13 +399,13 @@ impl Compactor {
     #[wasm_bindgen(js_name = setModel)]
     pub fn set_model(&self, model: JsValue, context_window: JsValue) -> Result<(), JsValue> {
         let model = model_from_js(&model, "model").map_err(type_error)?;
-        let window = crate::js::values::optional_number(&context_window, || {
-            FieldPath::argument("contextWindow")
-        })
-        .map_err(type_error)?;
-        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        let current = s.context_window;
-        s.resolve(model, window, Some(current))
+        self.switch(Some(model), &context_window)
+    }
+
+    /// The same model with another window (`contextWindow` required).
+    #[wasm_bindgen(js_name = setContextWindow)]
+    pub fn set_context_window(&self, context_window: JsValue) -> Result<(), JsValue> {
+        self.switch(None, &context_window)
     }
 
     /// Whether a compaction is running (between `compaction_start` and
@@ -574,6 +580,22 @@ impl Compactor {
             .map_err(type_error)
     }
 
+    /// `model` (none: the current one) with the window given, else the
+    /// model's, else (with a model) the current one.
+    fn switch(&self, model: Option<ModelInfo>, context_window: &JsValue) -> Result<(), JsValue> {
+        let window = crate::js::values::optional_number(context_window, || {
+            FieldPath::argument("contextWindow")
+        })
+        .map_err(type_error)?;
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let current = model.is_some().then_some(s.context_window);
+        let model = model.unwrap_or_else(|| ModelInfo {
+            key: s.model_key.clone(),
+            context_window: None,
+        });
+        s.resolve(model, window, current)
+    }
+
     pub(super) fn shared(&self) -> Compactor {
         Compactor {
             state: self.state.clone(),
@@ -663,6 +685,7 @@ fn emit_end(
     result: JsValue,
     will_retry: bool,
     ending: Ending<'_, JsValue>,
+    quiet_until: Option<f64>,
 ) -> Option<String> {
     let end = end_event(reason, will_retry, ending);
     emit(
@@ -673,6 +696,7 @@ fn emit_end(
             end.aborted,
             end.will_retry,
             end.error_message.as_deref(),
+            quiet_until,
         ),
     );
     end.error_message
@@ -709,13 +733,38 @@ async fn run_compact(
             (JsValue::UNDEFINED, Ending::Failed(failure))
         }
     };
-    let message = emit_end(on_event, reason, result, opts.will_retry, ending);
+    let quiet_until = stalled(&state, reason, &result, &ending);
+    let message = emit_end(
+        on_event,
+        reason,
+        result,
+        opts.will_retry,
+        ending,
+        quiet_until,
+    );
     match outcome {
         Ok(result) => Ok(result.unwrap_or(JsValue::UNDEFINED)),
         Err(Failure::Aborted(e)) => Err(e),
         Err(Failure::Cancelled) => Err(js_sys::Error::new(CANCELLED).into()),
         Err(Failure::Failed(_)) => Err(js_sys::Error::new(&message.unwrap_or_default()).into()),
     }
+}
+
+/// Tells the stall rule how a compaction ended; `Some`: the threshold is
+/// quiet until the context exceeds that many tokens.
+fn stalled(
+    state: &Rc<RefCell<State>>,
+    reason: Reason,
+    result: &JsValue,
+    ending: &Ending<'_, JsValue>,
+) -> Option<f64> {
+    let mut s = state.try_borrow_mut().ok()?;
+    let tracker = &mut s.tracked.tracker;
+    let number = |key| prop(result, key).as_f64().unwrap_or_default();
+    let tokens = (number("tokensBefore"), number("tokensAfter"));
+    // The context as the compaction measured it.
+    let now = tracker.index().context_tokens().tokens;
+    tracker.compaction_ended(reason, Ended::of(ending, tokens, now))
 }
 
 async fn compact_job(

@@ -20,4 +20,5 @@ pub mod reason;
 pub mod serialize;
 pub mod settings;
 pub mod shapes;
+pub mod stall;
 pub mod text_ops;

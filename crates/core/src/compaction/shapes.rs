@@ -154,8 +154,9 @@ pub fn compaction_start_event<V>(reason: &'static str) -> Shape<V> {
 }
 
 /// A `compaction_end` event (also `attach`'s recovery failure):
-/// `errorMessage` and `tier` (the result's: `"clear"` or `"summarize"`) are
-/// left out when there is none.
+/// `errorMessage`, `tier` (the result's: `"clear"` or `"summarize"`) and
+/// `quietUntil` (the stall rule's, [`super::stall`]) are left out when
+/// there is none.
 pub fn compaction_end_event<V>(
     reason: &'static str,
     result: V,
@@ -163,6 +164,7 @@ pub fn compaction_end_event<V>(
     will_retry: bool,
     error_message: Option<&str>,
     tier: Option<String>,
+    quiet_until: Option<f64>,
 ) -> Shape<V> {
     let mut s = Shape(vec![
         ("type", Str("compaction_end")),
@@ -176,6 +178,7 @@ pub fn compaction_end_event<V>(
         error_message.map(|m| Field::String(m.into())),
     );
     s.push_some("tier", tier.map(Field::String));
+    s.push_some("quietUntil", quiet_until.map(Field::Number));
     s
 }
 

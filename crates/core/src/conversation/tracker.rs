@@ -11,7 +11,9 @@
 use crate::compaction::clearing::{ClearingSettings, ClearingTier};
 use crate::compaction::last_request::{budget_chars, summarized_request, Survivors};
 use crate::compaction::options::EstimatorChoice;
+use crate::compaction::reason::Reason;
 use crate::compaction::settings::CompactionSettings;
+use crate::compaction::stall::{Ended, Stall};
 use crate::conversation::edit::{self, Change, Edit, IdentityFacts};
 use crate::error::{FieldPath, InputError};
 use crate::message::role::Role;
@@ -87,6 +89,8 @@ pub struct Tracker {
     /// Counts the changes other than appends (and the syncs that failed).
     generation: u32,
     estimator: EstimatorChoice,
+    /// Whether the threshold is quiet after a compaction that freed too little.
+    stall: Stall,
 }
 
 /// The context limit `shouldCompact` compares with.
@@ -106,6 +110,7 @@ impl Tracker {
             index,
             generation: 0,
             estimator,
+            stall: Stall::default(),
         }
     }
 
@@ -223,8 +228,8 @@ impl Tracker {
         self.index.context_tokens_exact(|i| source.estimate(i))
     }
 
-    /// `shouldCompact` on the context: never when compaction is disabled.
-    /// Messages whose estimate is pending are measured only if the answer
+    /// `shouldCompact` on the context: never when compaction is disabled,
+    /// nor while the threshold is quiet ([`Stall`]). Messages whose estimate is pending are measured only if the answer
     /// needs them, their bounds tightened first (a batch per call of
     /// [`Source::tight_bounds`]).
     pub fn threshold_exceeded(
@@ -236,7 +241,9 @@ impl Tracker {
         if !settings.enabled {
             return Ok(false);
         }
-        let threshold = threshold(settings, context_window);
+        let threshold = self
+            .stall
+            .limit(threshold(settings, context_window), self.generation);
         // Both closures read through the one source.
         let source = std::cell::RefCell::new(source);
         self.index.exceeds_tightening_batched(
@@ -244,6 +251,18 @@ impl Tracker {
             |at| source.borrow_mut().tight_bounds(at),
             |i| source.borrow_mut().estimate(i),
         )
+    }
+
+    /// Learns from a compaction of the messages now indexed that ended so
+    /// (see [`Stall::ended`]); `Some(tokens)`: the threshold is quiet until
+    /// the context exceeds them.
+    pub fn compaction_ended(&mut self, reason: Reason, ended: Ended) -> Option<f64> {
+        self.stall.ended(reason, ended, self.generation)
+    }
+
+    /// The model or its window changed: the threshold counts again.
+    pub fn release_stall(&mut self) {
+        self.stall.release();
     }
 
     /// Makes every estimate after the last summary real (before a cut point

@@ -133,7 +133,7 @@ fn a_compaction_result_names_its_tier_and_a_fallback_reason_only_when_there_is_o
 
 #[test]
 fn events_leave_out_what_they_do_not_have() {
-    let e: S = compaction_end_event("manual", "R", false, true, None, None);
+    let e: S = compaction_end_event("manual", "R", false, true, None, None, None);
     assert_eq!(
         e.keys(),
         ["type", "reason", "result", "aborted", "willRetry"]
@@ -145,6 +145,7 @@ fn events_leave_out_what_they_do_not_have() {
         false,
         Some("boom"),
         Some("clear".into()),
+        Some(9_450.0),
     );
     assert_eq!(
         e.keys(),
@@ -155,11 +156,13 @@ fn events_leave_out_what_they_do_not_have() {
             "aborted",
             "willRetry",
             "errorMessage",
-            "tier"
+            "tier",
+            "quietUntil"
         ]
     );
     assert_eq!(e.get("errorMessage"), Some(&Field::String("boom".into())));
     assert_eq!(e.get("tier"), Some(&Field::String("clear".into())));
+    assert_eq!(e.get("quietUntil"), Some(&Field::Number(9_450.0)));
     let e: S = hook_error_event("transformContext", "E");
     assert_eq!(
         e.0,

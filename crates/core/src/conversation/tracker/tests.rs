@@ -3,6 +3,7 @@
 //! needs; a failed sync starts over.
 
 use super::*;
+use crate::compaction::stall::Ended;
 use crate::conversation::edit::scan::facts;
 use crate::tokens::estimate::UsageNumbers;
 
@@ -440,4 +441,48 @@ fn the_clearing_tier_copies_the_measured_context_from_the_last_summary() {
     assert_eq!(tier.threshold, 250.0);
     assert_eq!(tier.ratio, t.index().ratio());
     assert_eq!(tier.settings, clearing);
+}
+
+#[test]
+fn a_stalled_threshold_waits_for_growth_an_edit_or_a_new_window() {
+    // Estimates 30 + 50 + 70 + 90 = 240, over a threshold of 200.
+    let ids = [2, 4, 6, 8];
+    let settings = CompactionSettings {
+        enabled: true,
+        reserve_tokens: 0,
+        keep_recent_tokens: 10,
+    };
+    let over = |t: &mut Tracker, ids: &[u32]| {
+        t.threshold_exceeded(&settings, 200.0, &mut array(ids))
+            .unwrap()
+    };
+    let mut t = fresh(EstimatorChoice::Pi, &ids);
+    assert!(over(&mut t, &ids));
+    assert_eq!(
+        t.compaction_ended(Reason::Threshold, Ended::Unchanged(240.0)),
+        Some(252.0)
+    );
+    assert!(!over(&mut t, &ids), "quiet at the same context");
+    // Grown by 10 (250): still within 5 %; by 30 more (280): over it.
+    let grown = [2, 4, 6, 8, 10];
+    t.sync(scanned(&ids, &grown), &mut array(&grown)).unwrap();
+    assert!(!over(&mut t, &grown));
+    let more = [2, 4, 6, 8, 10, 12];
+    t.sync(scanned(&grown, &more), &mut array(&more)).unwrap();
+    assert!(over(&mut t, &more));
+
+    // An edit that is not the conversation grown (the last message
+    // replaced, as an undo would) ends the hold.
+    let mut t = fresh(EstimatorChoice::Pi, &ids);
+    t.compaction_ended(Reason::Threshold, Ended::Unchanged(240.0));
+    let replaced = [2, 4, 6, 18];
+    t.sync(scanned(&ids, &replaced), &mut array(&replaced))
+        .unwrap();
+    assert!(over(&mut t, &replaced));
+
+    // So does a new model or window.
+    let mut t = fresh(EstimatorChoice::Pi, &ids);
+    t.compaction_ended(Reason::Threshold, Ended::Unchanged(240.0));
+    t.release_stall();
+    assert!(over(&mut t, &ids));
 }
