@@ -709,6 +709,24 @@ function anthropicEvents(id, model, answer, usage, chunkChars) {
   return events;
 }
 
+/** A request's JSON body: `{ raw, body }`, `body` null when it does not parse. */
+async function readJson(req) {
+  const raw = await readBody(req);
+  try {
+    return { raw, body: JSON.parse(raw) };
+  } catch {
+    return { raw, body: null };
+  }
+}
+
+/** The provider's time for a request: the prompt read before the first token, then the answer. */
+function providerTime(cfg, promptTokens, cachedTokens, outputTokens) {
+  return {
+    readMs: (promptTokens - cachedTokens) * cfg.inputMsPerToken + cachedTokens * cfg.cachedInputMsPerToken,
+    writeMs: outputTokens * cfg.outputMsPerToken,
+  };
+}
+
 function anthropicError(res, status, message, type = "invalid_request_error") {
   sendJson(res, status, { type: "error", error: { type, message } });
 }
@@ -748,18 +766,53 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
     return r;
   }
 
+  /** Whether a request of this kind is forced to overflow (`overflowNext` counts down). */
+  function forcedOverflow(kind, cfg) {
+    if (kind !== "chat" || !(cfg.overflowAlways || cfg.overflowNext > 0)) return false;
+    if (cfg.overflowNext > 0) config.overflowNext = Math.max(0, config.overflowNext - 1);
+    return true;
+  }
+
+  /** The answer to a Chat Completions body: a summary, or the coding agent's turn. */
+  function answerTo(chat, summaryPrompt, bodyHash) {
+    const answer = summaryPrompt === null ? chatAnswer(chat, bodyHash) : { text: summaryAnswer(summaryPrompt), toolCalls: [], finishReason: "stop" };
+    return applyMaxTokens(answer, chat);
+  }
+
+  /**
+   * Sends an answer after the provider's time: `whole()` as JSON, or, when
+   * the request streams, the SSE `frames()` spread over the answer's time,
+   * then `last`.
+   */
+  async function deliver(res, cfg, { readMs, writeMs }, stream, whole, frames, last) {
+    let closed = false;
+    res.on("close", () => {
+      closed = true;
+    });
+    if (!stream) {
+      if (cfg.delayMs + readMs + writeMs > 0) await sleep(cfg.delayMs + readMs + writeMs);
+      if (!closed) sendJson(res, 200, whole());
+      return;
+    }
+    const events = frames();
+    res.writeHead(200, { ...CORS, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
+    res.flushHeaders?.();
+    if (readMs > 0) await sleep(readMs);
+    const perEvent = cfg.delayMs + writeMs / events.length;
+    for (const frame of events) {
+      if (perEvent > 0) await sleep(perEvent);
+      if (closed) return;
+      res.write(frame);
+    }
+    if (!closed) res.end(last);
+  }
+
   async function completions(req, res, url) {
     if (req.method !== "POST") {
       openAiError(res, 405, `Method ${req.method} not allowed`);
       return;
     }
-    const raw = await readBody(req);
-    let body = null;
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      // answered below
-    }
+    const { raw, body } = await readJson(req);
     if (!body || typeof body !== "object" || !Array.isArray(body.messages)) {
       const message = body === null ? "We could not parse the JSON body of your request." : "'messages' is a required property";
       record({ method: req.method, path: url.pathname, kind: "invalid", status: 400, body, promptTokens: 0, cachedTokens: 0, completionTokens: 0, overflow: null, reply: null });
@@ -770,12 +823,7 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
     const promptTokens = estimatePromptTokens(body);
     const summaryPrompt = summarizationPrompt(body.messages);
     const kind = summaryPrompt === null ? "chat" : "summary";
-    let forced = false;
-    if (kind === "chat" && (cfg.overflowAlways || cfg.overflowNext > 0)) {
-      forced = true;
-      if (cfg.overflowNext > 0) config.overflowNext = Math.max(0, config.overflowNext - 1);
-    }
-    const overflowing = forced || promptTokens > cfg.contextWindow;
+    const overflowing = forcedOverflow(kind, cfg) || promptTokens > cfg.contextWindow;
     const model = typeof body.model === "string" && body.model ? body.model : cfg.modelId;
     const base = { method: req.method, path: url.pathname, body };
 
@@ -795,14 +843,10 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
     }
 
     const bodyHash = hashHex(raw);
-    let answer = summaryPrompt === null ? chatAnswer(body, bodyHash) : { text: summaryAnswer(summaryPrompt), toolCalls: [], finishReason: "stop" };
-    answer = applyMaxTokens(answer, body);
+    const answer = answerTo(body, summaryPrompt, bodyHash);
     const reportedPrompt = overflowing ? Math.max(promptTokens, cfg.contextWindow + 1) : promptTokens;
     const cachedTokens = cfg.promptCache ? cache.lookup(body, reportedPrompt) : 0;
     const usage = usageOf(reportedPrompt, answer, cachedTokens);
-    // The provider's time: the prompt read before the first token, then the answer.
-    const readMs = (reportedPrompt - cachedTokens) * cfg.inputMsPerToken + cachedTokens * cfg.cachedInputMsPerToken;
-    const writeMs = usage.completion_tokens * cfg.outputMsPerToken;
     record({
       ...base,
       kind,
@@ -814,27 +858,15 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
       reply: { text: answer.text, toolCalls: answer.toolCalls.map((c) => ({ ...c })), finishReason: answer.finishReason },
     });
     const id = `chatcmpl-local${bodyHash}`;
-
-    let closed = false;
-    res.on("close", () => {
-      closed = true;
-    });
-    if (body.stream !== true) {
-      if (cfg.delayMs + readMs + writeMs > 0) await sleep(cfg.delayMs + readMs + writeMs);
-      if (!closed) sendJson(res, 200, completionJson(id, model, answer, usage));
-      return;
-    }
-    const events = streamEvents(id, model, answer, usage, body.stream_options?.include_usage === true, cfg.chunkChars);
-    res.writeHead(200, { ...CORS, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
-    res.flushHeaders?.();
-    if (readMs > 0) await sleep(readMs);
-    const perEvent = cfg.delayMs + writeMs / events.length;
-    for (const e of events) {
-      if (perEvent > 0) await sleep(perEvent);
-      if (closed) return;
-      res.write(`data: ${JSON.stringify(e)}\n\n`);
-    }
-    if (!closed) res.end("data: [DONE]\n\n");
+    await deliver(
+      res,
+      cfg,
+      providerTime(cfg, reportedPrompt, cachedTokens, usage.completion_tokens),
+      body.stream === true,
+      () => completionJson(id, model, answer, usage),
+      () => streamEvents(id, model, answer, usage, body.stream_options?.include_usage === true, cfg.chunkChars).map((e) => `data: ${JSON.stringify(e)}\n\n`),
+      "data: [DONE]\n\n",
+    );
   }
 
   /** POST {prefix}/messages: Anthropic's Messages API over the same model. */
@@ -843,13 +875,7 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
       anthropicError(res, 405, `Method ${req.method} not allowed`);
       return;
     }
-    const raw = await readBody(req);
-    let body = null;
-    try {
-      body = JSON.parse(raw);
-    } catch {
-      // answered below
-    }
+    const { raw, body } = await readJson(req);
     const base = { method: req.method, path: url.pathname, body, api: "anthropic-messages" };
     if (!body || typeof body !== "object" || !Array.isArray(body.messages)) {
       record({ ...base, kind: "invalid", status: 400, promptTokens: 0, cachedTokens: 0, completionTokens: 0, overflow: null, reply: null });
@@ -860,11 +886,7 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
     const chat = chatBodyOfAnthropic(body);
     const summaryPrompt = summarizationPrompt(chat.messages);
     const kind = summaryPrompt === null ? "chat" : "summary";
-    let forced = false;
-    if (kind === "chat" && (cfg.overflowAlways || cfg.overflowNext > 0)) {
-      forced = true;
-      if (cfg.overflowNext > 0) config.overflowNext = Math.max(0, config.overflowNext - 1);
-    }
+    const forced = forcedOverflow(kind, cfg);
     const tokens = cfg.promptCache ? anthropicCache.lookup(body) : { input: Math.ceil(anthropicBlocks(body).reduce((n, b) => n + b.chars, 0) / 4), read: 0, written: 0 };
     const promptTokens = tokens.input + tokens.read + tokens.written;
     if ((forced || promptTokens > cfg.contextWindow) && !cfg.silentOverflow) {
@@ -875,8 +897,7 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
       return;
     }
     const bodyHash = hashHex(raw);
-    let answer = summaryPrompt === null ? chatAnswer(chat, bodyHash) : { text: summaryAnswer(summaryPrompt), toolCalls: [], finishReason: "stop" };
-    answer = applyMaxTokens(answer, chat);
+    const answer = answerTo(chat, summaryPrompt, bodyHash);
     const outputTokens = usageOf(0, answer, 0).completion_tokens;
     const usage = { input_tokens: tokens.input, cache_creation_input_tokens: tokens.written, cache_read_input_tokens: tokens.read, output_tokens: outputTokens };
     record({
@@ -890,31 +911,17 @@ export function createLocalModel({ prefix = "/local/v1", ...options } = {}) {
       overflow: promptTokens > cfg.contextWindow ? "silent" : null,
       reply: { text: answer.text, toolCalls: answer.toolCalls.map((c) => ({ ...c })), finishReason: answer.finishReason },
     });
-    const readMs = (promptTokens - tokens.read) * cfg.inputMsPerToken + tokens.read * cfg.cachedInputMsPerToken;
-    const writeMs = outputTokens * cfg.outputMsPerToken;
     const id = `msg_local${bodyHash}`;
     const model = typeof body.model === "string" && body.model ? body.model : cfg.modelId;
-    let closed = false;
-    res.on("close", () => {
-      closed = true;
-    });
-    if (body.stream !== true) {
-      if (cfg.delayMs + readMs + writeMs > 0) await sleep(cfg.delayMs + readMs + writeMs);
-      const reply = { id, type: "message", role: "assistant", model, content: anthropicContent(answer), stop_reason: ANTHROPIC_STOP[answer.finishReason], stop_sequence: null, usage };
-      if (!closed) sendJson(res, 200, reply);
-      return;
-    }
-    const events = anthropicEvents(id, model, answer, usage, cfg.chunkChars);
-    res.writeHead(200, { ...CORS, "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", connection: "keep-alive" });
-    res.flushHeaders?.();
-    if (readMs > 0) await sleep(readMs);
-    const perEvent = cfg.delayMs + writeMs / events.length;
-    for (const [event, data] of events) {
-      if (perEvent > 0) await sleep(perEvent);
-      if (closed) return;
-      res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    }
-    if (!closed) res.end();
+    await deliver(
+      res,
+      cfg,
+      providerTime(cfg, promptTokens, tokens.read, outputTokens),
+      body.stream === true,
+      () => ({ id, type: "message", role: "assistant", model, content: anthropicContent(answer), stop_reason: ANTHROPIC_STOP[answer.finishReason], stop_sequence: null, usage }),
+      () => anthropicEvents(id, model, answer, usage, cfg.chunkChars).map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`),
+      undefined,
+    );
   }
 
   async function handle(req, res, url) {
