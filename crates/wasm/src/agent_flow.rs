@@ -132,7 +132,18 @@ impl Attachment {
 
     /// Compacts `messages`; `Some(result)` when a summary was inserted.
     async fn compact(&self, messages: &JsValue, reason: &str, will_retry: bool) -> Option<JsValue> {
-        let options = object(&[("reason", reason.into()), ("willRetry", will_retry.into())]);
+        // The agent's system prompt and tools: summary requests may repeat
+        // the conversation as its own requests send it.
+        let state = prop(&self.agent, "state");
+        let conversation = object(&[
+            ("systemPrompt", prop(&state, "systemPrompt")),
+            ("tools", prop(&state, "tools")),
+        ]);
+        let options = object(&[
+            ("reason", reason.into()),
+            ("willRetry", will_retry.into()),
+            ("conversation", conversation),
+        ]);
         let running = self.compactor.compact(messages.clone(), options);
         self.state_changed();
         // Failures were reported as `compaction_end` with their message.

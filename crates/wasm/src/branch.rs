@@ -83,6 +83,7 @@ impl BranchHost for Host<'_> {
             self.controller,
             "manual",
             request,
+            None,
         )?;
         self.pending = Some(pending);
         Ok(())

@@ -13,10 +13,13 @@ use crate::message::convert_to_llm;
 use crate::prepare::{string_array, Prepared};
 use crate::serialize::serialize_conversation;
 use agent_compaction_core::compaction::flow::{
-    Answer, CompactionFlow, Event, Failure, FlowConfig, FlowHost, FlowInput, HookAnswer, Insert,
-    Reason, Request, Step, SummaryField, TextOps, UsageTotals, NO_CALL,
+    boundary_of, Answer, CompactionFlow, Event, Failure, FlowConfig, FlowHost, FlowInput,
+    HookAnswer, Insert, PrefixInput, Reason, Request, Step, SummaryField, TextOps, UsageTotals,
+    NO_CALL,
 };
 use agent_compaction_core::compaction::last_request::Survivors;
+use agent_compaction_core::compaction::options::Conversation;
+use agent_compaction_core::compaction::prompts::Boundary;
 use agent_compaction_core::compaction::prompts::SummaryKind;
 use agent_compaction_core::compaction::providers::usage_totals;
 use agent_compaction_core::compaction::settings::CompactionSettings;
@@ -24,6 +27,7 @@ use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::FieldPath;
 use agent_compaction_core::js::shape::Field;
 use agent_compaction_core::js::string::JsStr;
+use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, JsString, Promise};
 use wasm_bindgen::prelude::*;
@@ -67,6 +71,76 @@ pub struct Job {
     pub prepared: Prepared,
     /// The latest request to quote, the pinned messages re-sent.
     pub survivors: Survivors<JsString>,
+    /// The requests' prefix form, when it applies.
+    pub prefix: Option<PrefixJob>,
+}
+
+/// Summary requests in the prefix form: where they stop, and the
+/// conversation they repeat (the request's `context`).
+pub struct PrefixJob {
+    input: PrefixInput<JsString>,
+    context: JsValue,
+}
+
+/// The prefix form of a compaction whose history stops at `ends.0` and,
+/// for a split turn, whose turn prefix stops at `ends.1` (positions in
+/// `view`, the model's view of the messages), with `room` tokens for each
+/// summary; `None` when a boundary names no message (the requests are
+/// serialized only then).
+pub fn prefix_job(
+    view: &Array,
+    (history_end, turn_end): (usize, Option<usize>),
+    room: u64,
+    conversation: Conversation<crate::js::values::Opt>,
+) -> Option<PrefixJob> {
+    let llm = convert_to_llm(view.clone().into()).ok()?;
+    // Where a view position lands among the converted messages.
+    let at = |k: usize| -> Option<Boundary<JsString>> {
+        let head = convert_to_llm(view.slice(0, k as u32).into()).ok()?;
+        boundary_at(&llm, head.length())
+    };
+    let input = PrefixInput {
+        history_end: at(history_end)?,
+        turn_end: match turn_end {
+            Some(k) => Some(at(k)?),
+            None => None,
+        },
+        room,
+    };
+    let context = shape(shapes::summary_context(
+        conversation.system_prompt.map(|v| v.0),
+        llm.into(),
+        conversation.tools.map(|v| v.0),
+    ));
+    Some(PrefixJob { input, context })
+}
+
+/// The boundary that names `llm[i]`.
+fn boundary_at(llm: &Array, i: u32) -> Option<Boundary<JsString>> {
+    let role_of = |m: &JsValue| Role::from_name(&prop(m, "role").as_string().unwrap_or_default());
+    let message = llm.get(i);
+    let users_before = (0..i)
+        .filter(|&k| role_of(&llm.get(k)) == Role::User)
+        .count();
+    let content = prop(&message, "content");
+    let mut text = content.dyn_ref::<JsString>().cloned();
+    let mut call = None;
+    for block in content
+        .dyn_ref::<Array>()
+        .map(Array::iter)
+        .into_iter()
+        .flatten()
+    {
+        match prop(&block, "type").as_string().as_deref() {
+            Some("text") if text.is_none() => text = prop(&block, "text").dyn_into().ok(),
+            Some("toolCall") if call.is_none() => {
+                let string = |key| prop(&block, key).dyn_into::<JsString>().ok();
+                call = string("name").zip(string("id"));
+            }
+            _ => {}
+        }
+    }
+    boundary_of::<JsHost<'static>>(role_of(&message), text, call, users_before)
 }
 
 /// How a compaction ended without a result: the core's failure, with what
@@ -94,11 +168,13 @@ pub fn start_call(
     controller: &JsValue,
     reason: &'static str,
     request: Request<JsString>,
+    context: Option<JsValue>,
 ) -> Result<Pending, String> {
     let request = shape(shapes::summarizer_request(
         request,
         signal_of(controller),
         reason,
+        context,
     ));
     let returned = summarize
         .ok_or("no summarizer")?
@@ -245,6 +321,7 @@ impl FlowHost for JsHost<'_> {
             &job.controller,
             job.reason.name(),
             request,
+            job.prefix.as_ref().map(|p| p.context.clone()),
         )?;
         match kind {
             SummaryKind::TurnPrefix => self.turn_prefix = Some(pending),
@@ -286,6 +363,7 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
             .unwrap_or_default()
             .to_vec(),
         survivors: job.survivors.clone(),
+        prefix: job.prefix.as_ref().map(|p| p.input.clone()),
     };
     let mut flow = CompactionFlow::new(config, input);
     let mut host = JsHost {

@@ -13,7 +13,7 @@ use crate::js::errors::messages_unreadable;
 use crate::js::errors::type_error;
 use crate::js::message_access::{message_and_role, message_at, messages_array, JsArray};
 use crate::js::message_facts::EstimateChunks;
-use crate::js::values::{object, prop, read_options, shape, Opt};
+use crate::js::values::{object, prop, read_fields, read_options, shape, Opt};
 use crate::message::convert_message;
 use crate::prepare::prepare;
 use crate::settings::{model_from_js, ModelInfo};
@@ -22,9 +22,9 @@ use agent_compaction_core::compaction::clearing::{
     resolve_all, tries_clearing, ClearedOutputs, ClearingSettings,
 };
 use agent_compaction_core::compaction::flow::{
-    end_event, nothing_to_do, Ending, Failure, NothingToDo, Reason, CANCELLED,
+    end_event, nothing_to_do, prefix_room, Ending, Failure, NothingToDo, Reason, CANCELLED,
 };
-use agent_compaction_core::compaction::options;
+use agent_compaction_core::compaction::options::{self, Conversation};
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::compaction::stall::Ended;
@@ -32,6 +32,7 @@ use agent_compaction_core::conversation::llm::{Converter, Fresh, LlmBooks};
 use agent_compaction_core::conversation::tracker::{Synced, Tracker};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
+use agent_compaction_core::message::pinned::model_view;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::context_tokens::ContextTokens;
 use js_sys::{Array, Function, Int32Array, Promise};
@@ -83,6 +84,8 @@ struct State {
     before_compact: Option<Function>,
     summarizer_window: Option<u64>,
     timeout_ms: f64,
+    /// Summary requests may take the prefix form (`cacheFriendly`).
+    cache_friendly: bool,
     /// The running compaction's abort controller.
     running: Option<JsValue>,
     context_window: f64,
@@ -339,6 +342,7 @@ impl Compactor {
             before_compact: o.before_compact,
             summarizer_window: o.summarizer_window,
             timeout_ms: o.timeout_ms,
+            cache_friendly: o.cache_friendly,
             running: None,
             context_window: 0.0,
             model_key: None,
@@ -433,8 +437,17 @@ impl Compactor {
         // Options are checked and the compactor claimed right away, so
         // `isCompacting` is true as soon as `compact` returns.
         let claimed = read_options(&options, options::compact_options)
-            .map_err(type_error)
             .and_then(|opts| {
+                let conversation = match &opts.conversation {
+                    Some(c) => Some(read_fields("options.conversation", &c.0, |_, r| {
+                        options::conversation(r)
+                    })?),
+                    None => None,
+                };
+                Ok((opts, conversation))
+            })
+            .map_err(type_error)
+            .and_then(|(opts, conversation)| {
                 let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
                 if s.running.is_some() {
                     return Err(js_sys::Error::new(
@@ -444,13 +457,17 @@ impl Compactor {
                 }
                 let controller = new_abort_controller();
                 s.running = Some(controller.clone());
-                Ok((opts, controller))
+                Ok((opts, conversation, controller))
             });
         match claimed {
-            Ok((opts, controller)) => {
+            Ok((opts, conversation, controller)) => {
                 let state = self.state.clone();
                 wasm_bindgen_futures::future_to_promise(run_compact(
-                    state, messages, opts, controller,
+                    state,
+                    messages,
+                    opts,
+                    conversation,
+                    controller,
                 ))
             }
             Err(e) => Promise::reject(&e),
@@ -709,6 +726,7 @@ async fn run_compact(
     state: Rc<RefCell<State>>,
     messages: JsValue,
     opts: CompactOptions,
+    conversation: Option<Conversation<Opt>>,
     controller: JsValue,
 ) -> Result<JsValue, JsValue> {
     let reason = opts.reason;
@@ -719,7 +737,7 @@ async fn run_compact(
         on_event.clone(),
         shape(shapes::compaction_start_event(reason.name())),
     );
-    let outcome = compact_job(&state, &messages, &opts, &controller).await;
+    let outcome = compact_job(&state, &messages, &opts, conversation, &controller).await;
     let _ = unlink.call0(&JsValue::UNDEFINED);
     if let Ok(mut s) = state.try_borrow_mut() {
         s.running = None;
@@ -771,6 +789,7 @@ async fn compact_job(
     state: &Rc<RefCell<State>>,
     messages: &JsValue,
     opts: &CompactOptions,
+    conversation: Option<Conversation<Opt>>,
     controller: &JsValue,
 ) -> Result<Option<JsValue>, JsFailure> {
     check_not_aborted(controller)?;
@@ -837,6 +856,36 @@ async fn compact_job(
             )
             .map_err(input)?;
         prepared.plan.tokens_before += tracker.resent_tokens(&mut source).map_err(input)? as f64;
+        let view_tokens = tracker.index().context_tokens().tokens;
+        let window = s.summarizer_window.unwrap_or(s.context_window as u64);
+        let room = prefix_room(
+            s.cache_friendly,
+            conversation.is_some(),
+            opts.reason,
+            view_tokens.ceil() as u64,
+            settings.reserve_tokens,
+            window,
+        );
+        let prefix = conversation.zip(room).and_then(|(conversation, room)| {
+            let (summary, resent) = match tracker.view_head() {
+                Some((summary, resent)) => (Some(summary), resent),
+                None => (None, &[][..]),
+            };
+            let position = |index: usize| {
+                model_view(array.len() as usize, summary, resent).position(|i| i == index)
+            };
+            let plan = &prepared.plan;
+            let view = match summary {
+                Some(summary) => crate::pinned::view(&array, summary, resent).ok()?,
+                None => array.as_array().clone(),
+            };
+            let cut = position(plan.first_kept_index)?;
+            let (history_end, turn_end) = match plan.is_split_turn {
+                true => (position(plan.turn_prefix.start)?, Some(cut)),
+                false => (cut, None),
+            };
+            crate::compaction::prefix_job(&view, (history_end, turn_end), room, conversation)
+        });
         Job {
             survivors,
             reason: opts.reason,
@@ -852,6 +901,7 @@ async fn compact_job(
             messages: array,
             facts,
             prepared,
+            prefix,
         }
     };
     crate::compaction::run(&job, messages).await.map(Some)

@@ -215,6 +215,7 @@ impl<T> BranchFlow<T> {
             system_prompt: SYSTEM_PROMPT,
             prompt,
             max_tokens: BRANCH_MAX_TOKENS,
+            instruction: None,
         }))
     }
 

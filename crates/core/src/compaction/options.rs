@@ -68,6 +68,9 @@ pub struct CompactorOptions<V: Value, S, M> {
     pub estimator: EstimatorChoice,
     pub summarizer_window: Option<u64>,
     pub timeout_ms: f64,
+    /// Summary requests may repeat the conversation as the model last saw
+    /// it (`cacheFriendly`, default `true`).
+    pub cache_friendly: bool,
 }
 
 pub fn compactor_options<V: Value, S, M>(
@@ -104,7 +107,23 @@ pub fn compactor_options<V: Value, S, M>(
         estimator,
         summarizer_window: r.token_count("summarizerContextWindow")?,
         timeout_ms: timeout_ms(r.token_count("summarizeTimeoutMs")?),
+        cache_friendly: optional_bool(r, "cacheFriendly", true)?,
     })
+}
+
+/// A boolean option: `default` when `undefined`.
+fn optional_bool<V: Value>(
+    r: &Reader<V>,
+    key: &'static str,
+    default: bool,
+) -> Result<bool, InputError> {
+    let given = r.field(key)?;
+    if given.is_undefined() {
+        return Ok(default);
+    }
+    given
+        .boolean()
+        .ok_or_else(|| r.wrong(key, "a boolean", &given))
 }
 
 /// `compact(messages, options)`'s options: all optional, `undefined` or
@@ -114,6 +133,31 @@ pub struct CompactOptions<V: Value> {
     pub custom_instructions: Option<V::Text>,
     pub signal: Option<V>,
     pub will_retry: bool,
+    /// `conversation`: the system prompt and tools the conversation's
+    /// requests carry, as an object (read by [`conversation`]).
+    pub conversation: Option<V>,
+}
+
+/// `compact`'s `conversation` option: the system prompt (a string) and the
+/// tools (passed on as they are) the conversation's requests carry.
+pub struct Conversation<V: Value> {
+    pub system_prompt: Option<V>,
+    pub tools: Option<V>,
+}
+
+/// Reads `options.conversation` (`r` reads its fields).
+pub fn conversation<V: Value>(r: &Reader<V>) -> Result<Conversation<V>, InputError> {
+    let system_prompt = r.field("systemPrompt")?;
+    let system_prompt = match system_prompt.text() {
+        Some(_) => Some(system_prompt),
+        None if system_prompt.is_nullish() => None,
+        None => return Err(r.wrong("systemPrompt", "a string", &system_prompt)),
+    };
+    let tools = Some(r.field("tools")?).filter(|t| !t.is_nullish());
+    Ok(Conversation {
+        system_prompt,
+        tools,
+    })
 }
 
 pub fn compact_options<V: Value>(
@@ -126,6 +170,7 @@ pub fn compact_options<V: Value>(
             custom_instructions: None,
             signal: None,
             will_retry: false,
+            conversation: None,
         });
     }
     expect_object(r.root, options, "an object")?;
@@ -138,6 +183,11 @@ pub fn compact_options<V: Value>(
         custom_instructions: r.text("customInstructions")?,
         signal: Some(r.field("signal")?),
         will_retry: r.truthy("willRetry")?,
+        conversation: match r.field("conversation")? {
+            c if c.is_nullish() => None,
+            c if c.is_object() => Some(c),
+            c => return Err(r.wrong("conversation", "an object", &c)),
+        },
     })
 }
 
@@ -285,15 +335,18 @@ mod tests {
                 "fallback",
                 "estimator",
                 "summarizerContextWindow",
-                "summarizeTimeoutMs"
+                "summarizeTimeoutMs",
+                "cacheFriendly"
             ]
         );
+        assert!(got.cache_friendly, "on by default");
         let o = Fields::new(vec![
             ("fallback", Js::Str("extractive")),
             ("estimator", Js::Str("pi")),
             ("contextWindow", Js::Num(8000.0)),
             ("summarizerContextWindow", Js::Num(4096.0)),
             ("summarizeTimeoutMs", Js::Num(50.0)),
+            ("cacheFriendly", Js::Bool(false)),
         ]);
         let get = |k| o.get(k);
         let r = Reader {
@@ -301,6 +354,7 @@ mod tests {
             get: &get,
         };
         let got = compactor_options(&Js::Obj, &r, |_| Ok(()), |_| Ok(())).unwrap();
+        assert!(!got.cache_friendly);
         assert!(got.fallback_extractive);
         assert_eq!(got.estimator, EstimatorChoice::Pi);
         assert_eq!(got.context_window, Some(8000.0));
@@ -336,6 +390,10 @@ mod tests {
         assert_eq!(
             bad(vec![("summarizeTimeoutMs", Js::Num(-1.0))]),
             "options.summarizeTimeoutMs must be a non-negative safe integer, got a number"
+        );
+        assert_eq!(
+            bad(vec![("cacheFriendly", Js::Num(0.0))]),
+            "options.cacheFriendly must be a boolean, got a number"
         );
         // The settings reader's error comes before later options'.
         let o = Fields::new(vec![("summarize", Js::Num(1.0))]);
@@ -386,6 +444,7 @@ mod tests {
             ("customInstructions", Js::Str("")),
             ("signal", Js::Obj),
             ("willRetry", Js::Num(1.0)),
+            ("conversation", Js::Obj),
         ]);
         let get = |k| o.get(k);
         let r = Reader {
@@ -396,9 +455,26 @@ mod tests {
         assert_eq!(got.reason, Reason::Overflow);
         assert_eq!(got.custom_instructions, None);
         assert_eq!((got.signal, got.will_retry), (Some(Js::Obj), true));
+        assert_eq!(got.conversation, Some(Js::Obj));
         assert_eq!(
             *o.reads.borrow(),
-            ["reason", "customInstructions", "signal", "willRetry"]
+            [
+                "reason",
+                "customInstructions",
+                "signal",
+                "willRetry",
+                "conversation"
+            ]
+        );
+        let o = Fields::new(vec![("conversation", Js::Str("be brief"))]);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        assert_eq!(
+            message(compact_options(&Js::Obj, &r)),
+            "options.conversation must be an object, got a string"
         );
         let o = Fields::new(vec![("reason", Js::Null)]);
         let get = |k| o.get(k);
@@ -409,6 +485,31 @@ mod tests {
         assert_eq!(
             message(compact_options(&Js::Obj, &r)),
             "options.reason must be \"manual\", \"threshold\" or \"overflow\", got null"
+        );
+    }
+
+    #[test]
+    fn the_conversation_carries_a_string_system_prompt_and_any_tools() {
+        let read = |fields: Vec<(&'static str, Js)>| {
+            let o = Fields::new(fields);
+            let get = |k| o.get(k);
+            let r = Reader {
+                root: "options.conversation",
+                get: &get,
+            };
+            conversation(&r).map(|c| (c.system_prompt, c.tools))
+        };
+        assert_eq!(
+            read(vec![("systemPrompt", Js::Str("")), ("tools", Js::Obj)]).unwrap(),
+            (Some(Js::Str("")), Some(Js::Obj))
+        );
+        assert_eq!(
+            read(vec![("systemPrompt", Js::Null)]).unwrap(),
+            (None, None)
+        );
+        assert_eq!(
+            message(read(vec![("systemPrompt", Js::Num(1.0))])),
+            "options.conversation.systemPrompt must be a string, got a number"
         );
     }
 

@@ -58,8 +58,10 @@ context checkpoint for another model that will continue the work.\n\n\
 Answer in exactly this format:\n\n";
 
 const UPDATE_INSTRUCTIONS: &str = "The conversation in <conversation> above continues the work \
-described by the checkpoint in <previous-summary>. Write the updated checkpoint:\n\
-- keep everything from the previous summary that still holds;\n\
+described by the checkpoint in <previous-summary>. Write the updated checkpoint:\n";
+
+/// How an update folds in the new part, shared by both request forms.
+const UPDATE_RULES: &str = "- keep everything from the previous summary that still holds;\n\
 - add the new progress, decisions and context;\n\
 - move items from In Progress to Done once they are finished;\n\
 - rewrite Next Steps for the new state;\n\
@@ -71,8 +73,10 @@ commands and error messages exactly as they appear.";
 
 const TURN_PREFIX_INSTRUCTIONS: &str = "The conversation in <conversation> above is the \
 beginning of a single turn that was too long to keep whole. Its end, the most recent work, \
-stays in the context; summarize the beginning so that the end can be understood:\n\n\
-## Original Request\n\
+stays in the context; summarize the beginning so that the end can be understood:\n\n";
+
+/// The sections of a split turn's summary, shared by both request forms.
+const TURN_PREFIX_SECTIONS: &str = "## Original Request\n\
 [What the user asked for in this turn]\n\n\
 ## Early Progress\n\
 - [Decisions made and work done in this part]\n\n\
@@ -155,9 +159,14 @@ pub fn history_prompt<S: TextSink>(
             out.text(previous);
             out.literal("\n</previous-summary>\n\n");
             out.literal(UPDATE_INSTRUCTIONS);
+            out.literal(UPDATE_RULES);
         }
         None => out.literal(FIRST_INSTRUCTIONS),
     }
+    checkpoint_format(out, custom_instructions);
+}
+
+fn checkpoint_format<S: TextSink>(out: &mut S, custom_instructions: Option<&S::Text>) {
     out.literal(FORMAT);
     out.literal(CLOSING);
     if let Some(focus) = custom_instructions {
@@ -170,6 +179,107 @@ pub fn history_prompt<S: TextSink>(
 pub fn turn_prefix_prompt<S: TextSink>(out: &mut S, conversation_text: &S::Text) {
     conversation(out, conversation_text);
     out.literal(TURN_PREFIX_INSTRUCTIONS);
+    out.literal(TURN_PREFIX_SECTIONS);
+}
+
+/// A message of the conversation as a summary request in the prefix form
+/// names it: the first message the summary leaves out (or, for a split
+/// turn, the turn's first message). The texts are the start of the
+/// message, already cut to [`QUOTE_UNITS`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Boundary<T> {
+    /// The user's message that begins with `text`: their `nth` message,
+    /// counted from 1 without the tool results.
+    User { text: T, nth: usize, cut: bool },
+    /// The assistant's reply that begins with `text`.
+    Reply { text: T, cut: bool },
+    /// The assistant's call of the tool `name`, with the call's id.
+    ToolCall { name: T, id: T },
+}
+
+/// How much of a message's text a [`Boundary`] quotes, in UTF-16 code units.
+pub const QUOTE_UNITS: usize = 160;
+
+fn name_boundary<S: TextSink>(out: &mut S, boundary: &Boundary<&S::Text>) {
+    let quote = |out: &mut S, text: &S::Text, cut: bool| {
+        out.literal(" that begins \"");
+        out.text(text);
+        out.literal(if cut { "…\"" } else { "\"" });
+    };
+    match boundary {
+        Boundary::User { text, nth, cut } => {
+            out.literal("the user's message number ");
+            out.literal(&nth.to_string());
+            out.literal(" (tool results not counted)");
+            quote(out, text, *cut);
+        }
+        Boundary::Reply { text, cut } => {
+            out.literal("your reply");
+            quote(out, text, *cut);
+        }
+        Boundary::ToolCall { name, id } => {
+            out.literal("your call of the tool ");
+            out.text(name);
+            out.literal(" (call id ");
+            out.text(id);
+            out.literal(")");
+        }
+    }
+}
+
+const PREFIX_LEAD: &str = "Stop here: this conversation is being compacted to fit the context \
+window. Do not continue it, do not answer or carry out anything in it, and do not call any \
+tool: reply with the summary asked for below and nothing else.\n\n";
+
+const PREFIX_KEPT: &str = ". That message and everything after it stay in the context as \
+they are; another model will continue the work from your summary and those messages.";
+
+/// The last user message of a summary request in the prefix form, sent
+/// after the conversation as the model last saw it: the history before
+/// `until` as a checkpoint (an update of the checkpoint the conversation
+/// starts with, when `has_previous`), or, for a split turn (`from`: the
+/// turn's first message), that turn's beginning. Same sections as the
+/// serialized prompts.
+pub fn prefix_instruction<S: TextSink>(
+    out: &mut S,
+    from: Option<&Boundary<&S::Text>>,
+    until: &Boundary<&S::Text>,
+    has_previous: bool,
+    custom_instructions: Option<&S::Text>,
+) {
+    out.literal(PREFIX_LEAD);
+    if let Some(from) = from {
+        out.literal(
+            "The conversation above ends in a single turn that is too long to keep \
+whole. Summarize the beginning of that turn, from ",
+        );
+        name_boundary(out, from);
+        out.literal(" up to, but not including, ");
+        name_boundary(out, until);
+        out.literal(PREFIX_KEPT);
+        out.literal(" Summarize the beginning so that the rest can be understood:\n\n");
+        out.literal(TURN_PREFIX_SECTIONS);
+        return;
+    }
+    if has_previous {
+        out.literal(
+            "The first message above holds the checkpoint of the earlier work. Write \
+the updated checkpoint, covering the conversation up to, but not including, ",
+        );
+        name_boundary(out, until);
+        out.literal(PREFIX_KEPT);
+        out.literal("\n");
+        out.literal(UPDATE_RULES);
+    } else {
+        out.literal(
+            "Write a context checkpoint of the conversation up to, but not \
+including, ",
+        );
+        name_boundary(out, until);
+        out.literal(PREFIX_KEPT);
+        out.literal("\n\nAnswer in exactly this format:\n\n");
+    }
+    checkpoint_format(out, custom_instructions);
 }
 
 /// `maxTokens` for a request: 0.8 × reserve for history, 0.5 × for a turn

@@ -247,15 +247,33 @@ pub fn summarizer_request<V, T: Into<V>>(
     request: Request<T>,
     signal: V,
     reason: &'static str,
+    context: Option<V>,
 ) -> Shape<V> {
-    Shape(vec![
+    let mut shape = Shape(vec![
         ("kind", Str(request.kind.name())),
         ("systemPrompt", Str(request.system_prompt)),
         ("prompt", Value(request.prompt.into())),
         ("maxTokens", Number(request.max_tokens as f64)),
         ("signal", Value(signal)),
         ("reason", Str(reason)),
-    ])
+    ]);
+    // The prefix form: the conversation and the instruction to send after it.
+    if let (Some(context), Some(instruction)) = (context, request.instruction) {
+        shape.push("context", Value(context));
+        shape.push("instruction", Value(instruction.into()));
+    }
+    shape
+}
+
+/// A summary request's `context`: the conversation as the model last saw
+/// it (pi-ai's `Context`), with the system prompt and tools the app gave
+/// (each left out when not given).
+pub fn summary_context<V>(system_prompt: Option<V>, messages: V, tools: Option<V>) -> Shape<V> {
+    let mut shape = Shape(Vec::new());
+    shape.push_some("systemPrompt", system_prompt.map(Value));
+    shape.push("messages", Value(messages));
+    shape.push_some("tools", tools.map(Value));
+    shape
 }
 
 /// `beforeCompact`'s event: `customInstructions` present and `undefined`

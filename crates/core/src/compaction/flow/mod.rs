@@ -26,8 +26,8 @@ pub use hook::SummaryField;
 use super::chunking::{chunk_ranges, conversation_budget};
 use super::last_request::{with_latest_request, without_section, Survivors};
 use super::prompts::{
-    cut_length, history_prompt, max_tokens, turn_prefix_prompt, SummaryKind, CUT_MARKER,
-    NO_PRIOR_HISTORY, SPLIT_TURN_SEPARATOR, SYSTEM_PROMPT,
+    cut_length, history_prompt, max_tokens, prefix_instruction, turn_prefix_prompt, Boundary,
+    SummaryKind, CUT_MARKER, NO_PRIOR_HISTORY, QUOTE_UNITS, SPLIT_TURN_SEPARATOR, SYSTEM_PROMPT,
 };
 pub use super::reason::Reason;
 pub use super::text_ops::TextOps;
@@ -112,6 +112,84 @@ pub struct Request<T> {
     pub system_prompt: &'static str,
     pub prompt: T,
     pub max_tokens: u64,
+    /// In the prefix form: the last user message, sent after the
+    /// conversation as the model last saw it (the host adds that context).
+    pub instruction: Option<T>,
+}
+
+/// Where a summary request in the prefix form stops, in the conversation
+/// as the model last saw it.
+#[derive(Clone, Debug)]
+pub struct PrefixInput<T> {
+    /// The first message the history summary leaves out: the split turn's
+    /// first message, or the first message kept.
+    pub history_end: Boundary<T>,
+    /// The first message kept, when the cut splits a turn.
+    pub turn_end: Option<Boundary<T>>,
+    /// The most each request's summary may take ([`prefix_room`]).
+    pub room: u64,
+}
+
+/// Which [`Boundary`] names a message of the conversation (as
+/// `convertToLlm` gave it: a user's, an assistant's or a tool result): a
+/// user's message by its text (the string, or its first text block), an
+/// assistant's by the text of its first text block, else by its first
+/// tool call (name and id); `None` when nothing names it (the prefix form
+/// is not used then). Quotes are cut to [`QUOTE_UNITS`]. `users_before`:
+/// the user messages before it.
+pub fn boundary_of<X: TextOps>(
+    role: Role,
+    text: Option<X::Text>,
+    tool_call: Option<(X::Text, X::Text)>,
+    users_before: usize,
+) -> Option<Boundary<X::Text>> {
+    let quoted = text.filter(|t| !X::is_blank(t)).map(|t| {
+        let cut = X::len(&t) > QUOTE_UNITS;
+        (if cut { X::prefix(&t, QUOTE_UNITS) } else { t }, cut)
+    });
+    match (role, quoted, tool_call) {
+        (Role::User, Some((text, cut)), _) => Some(Boundary::User {
+            text,
+            nth: users_before + 1,
+            cut,
+        }),
+        (Role::Assistant, Some((text, cut)), _) => Some(Boundary::Reply { text, cut }),
+        (Role::Assistant, None, Some((name, id))) => Some(Boundary::ToolCall { name, id }),
+        _ => None,
+    }
+}
+
+/// A summary request's own tokens beyond the conversation: the
+/// instruction, and room for the provider's framing.
+pub const PREFIX_OVERHEAD_TOKENS: u64 = 1_000;
+
+/// The least room a summary in the prefix form must have (a checkpoint in
+/// pi's format runs to one to three thousand tokens), unless the summary's
+/// own budget is smaller.
+pub const PREFIX_MIN_SUMMARY_TOKENS: u64 = 4_096;
+
+/// How many tokens a summary request that repeats the conversation as the
+/// model last saw it (`view_tokens`, the context's own measure) leaves for
+/// the summary in `window` (the summarizer's window when the app gave one,
+/// else the model's); `None` when the request keeps the serialized form:
+/// the app opted out, or did not pass the conversation's system prompt
+/// and tools (`conversation_given`), or the compaction is for an overflow
+/// (the provider refused that context already), or the room left is under
+/// [`PREFIX_MIN_SUMMARY_TOKENS`] (or the summary's budget, when smaller).
+/// The requests' `maxTokens` is capped at that room: a compaction at the
+/// threshold has less than `reserveTokens` left in the window.
+pub fn prefix_room(
+    cache_friendly: bool,
+    conversation_given: bool,
+    reason: Reason,
+    view_tokens: u64,
+    reserve_tokens: u64,
+    window: u64,
+) -> Option<u64> {
+    let budget = max_tokens(SummaryKind::History, reserve_tokens);
+    let room = window.checked_sub(view_tokens.checked_add(PREFIX_OVERHEAD_TOKENS)?)?;
+    let usable = cache_friendly && conversation_given && reason != Reason::Overflow;
+    (usable && room >= budget.min(PREFIX_MIN_SUMMARY_TOKENS)).then_some(room)
 }
 
 /// What the binding does for the flow synchronously.
@@ -163,6 +241,8 @@ pub struct FlowInput<T> {
     /// The latest request to quote and the pinned messages re-sent after
     /// the summary (`compaction::last_request`).
     pub survivors: Survivors<T>,
+    /// Set when the requests take the prefix form ([`prefix_room`]).
+    pub prefix: Option<PrefixInput<T>>,
 }
 
 /// What the `beforeCompact` hook answered.
@@ -491,7 +571,15 @@ impl<H: FlowHost> CompactionFlow<H> {
         if self.input.has_turn_prefix {
             let started = host.turn_prefix_text().and_then(|conversation| {
                 let prompt = H::compose(|t| turn_prefix_prompt(t, H::borrow(&conversation)));
-                host.start_call(self.request(SummaryKind::TurnPrefix, prompt))
+                let instruction = self.input.prefix.as_ref().and_then(|p| {
+                    let until = p.turn_end.as_ref()?;
+                    let from = borrowed::<H>(&p.history_end);
+                    let until = borrowed::<H>(until);
+                    Some(H::compose(|t| {
+                        prefix_instruction(t, Some(&from), &until, false, None)
+                    }))
+                });
+                host.start_call(self.request(SummaryKind::TurnPrefix, prompt, instruction))
             });
             if let Err(message) = started {
                 return self.summarizer_failed(Failure::Failed(message));
@@ -509,19 +597,35 @@ impl<H: FlowHost> CompactionFlow<H> {
         self.next_call(host, s)
     }
 
-    fn request(&self, kind: SummaryKind, prompt: H::Text) -> Request<H::Text> {
+    fn request(
+        &self,
+        kind: SummaryKind,
+        prompt: H::Text,
+        instruction: Option<H::Text>,
+    ) -> Request<H::Text> {
+        let budget = max_tokens(kind, self.config.reserve_tokens);
+        let room = match (&instruction, &self.input.prefix) {
+            (Some(_), Some(prefix)) => prefix.room,
+            _ => budget,
+        };
         Request {
             kind,
             system_prompt: SYSTEM_PROMPT,
             prompt,
-            max_tokens: max_tokens(kind, self.config.reserve_tokens),
+            max_tokens: budget.min(room),
+            instruction,
         }
     }
 
     /// The conversation text of each history request: all of it, or, with
-    /// `summarizerContextWindow`, chunks that fit the window.
+    /// `summarizerContextWindow`, chunks that fit the window (one request
+    /// in the prefix form, which fits it by [`prefix_room`]).
     fn history_chunks(&self, host: &mut H) -> Result<Vec<H::Text>, String> {
-        let Some(window) = self.config.summarizer_window else {
+        let Some(window) = self
+            .config
+            .summarizer_window
+            .filter(|_| self.input.prefix.is_none())
+        else {
             return host.history_texts(false);
         };
         let texts = host.history_texts(true)?;
@@ -554,8 +658,13 @@ impl<H: FlowHost> CompactionFlow<H> {
                 let previous = s.running.as_ref().map(H::borrow);
                 let prompt =
                     H::compose(|t| history_prompt(t, H::borrow(conversation), previous, custom));
+                let instruction = self.input.prefix.as_ref().map(|p| {
+                    let until = borrowed::<H>(&p.history_end);
+                    let has_previous = self.input.previous_summary.is_some();
+                    H::compose(|t| prefix_instruction(t, None, &until, has_previous, custom))
+                });
                 s.next += 1;
-                match host.start_call(self.request(SummaryKind::History, prompt)) {
+                match host.start_call(self.request(SummaryKind::History, prompt, instruction)) {
                     Ok(()) => {
                         s.awaiting = SummaryKind::History;
                         self.phase = Phase::Summarizing(s);
@@ -711,6 +820,25 @@ impl<H: FlowHost> CompactionFlow<H> {
             summarized_by,
             fallback_reason,
         })
+    }
+}
+
+/// `boundary` with its texts borrowed as the host's sink takes them.
+fn borrowed<H: TextOps>(boundary: &Boundary<H::Text>) -> Boundary<&<H::Sink as TextSink>::Text> {
+    match boundary {
+        Boundary::User { text, nth, cut } => Boundary::User {
+            text: H::borrow(text),
+            nth: *nth,
+            cut: *cut,
+        },
+        Boundary::Reply { text, cut } => Boundary::Reply {
+            text: H::borrow(text),
+            cut: *cut,
+        },
+        Boundary::ToolCall { name, id } => Boundary::ToolCall {
+            name: H::borrow(name),
+            id: H::borrow(id),
+        },
     }
 }
 

@@ -119,6 +119,7 @@ fn input() -> FlowInput<String> {
             MessageFacts::new(Role::Assistant, 100, None, 950.0),
         ],
         survivors: Survivors::default(),
+        prefix: None,
     }
 }
 
@@ -903,6 +904,7 @@ fn the_fallback_rule_and_the_branch_failure_text_are_shared_with_branch_summarie
     );
 }
 
+mod prefix;
 mod survivors;
 
 #[test]

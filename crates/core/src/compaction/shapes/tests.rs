@@ -271,8 +271,9 @@ fn the_summarizer_request_and_the_hook_event_have_every_field() {
         system_prompt: "sys",
         prompt: "p",
         max_tokens: 512,
+        instruction: None,
     };
-    let r: S = summarizer_request(request, "signal", "threshold");
+    let r: S = summarizer_request(request.clone(), "signal", "threshold", Some("C"));
     assert_eq!(
         r.0,
         vec![
@@ -284,6 +285,21 @@ fn the_summarizer_request_and_the_hook_event_have_every_field() {
             ("reason", Str("threshold")),
         ]
     );
+    // The prefix form adds the conversation and the instruction.
+    let prefix = Request {
+        instruction: Some("summarize"),
+        ..request
+    };
+    let r: S = summarizer_request(prefix.clone(), "signal", "threshold", Some("C"));
+    assert_eq!(r.get("context"), Some(&Value("C")));
+    assert_eq!(r.get("instruction"), Some(&Value("summarize")));
+    // Without a context the instruction alone is not sent.
+    let r: S = summarizer_request(prefix, "signal", "threshold", None);
+    assert_eq!(r.keys().len(), 6);
+    let c: S = summary_context(None, "M", Some("T"));
+    assert_eq!(c.0, vec![("messages", Value("M")), ("tools", Value("T"))]);
+    let c: S = summary_context(Some("sys"), "M", None);
+    assert_eq!(c.keys(), ["systemPrompt", "messages"]);
     let e: S = before_compact_event(Shape::of([]), "M", "manual", None, false, "signal");
     assert_eq!(
         e.keys(),
