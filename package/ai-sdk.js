@@ -553,6 +553,7 @@ class AiSdkConversation {
   #compactor;
   #flat;
   #systems;
+  #tools;
   #store;
   #sessionId;
   #onSaveError;
@@ -569,6 +570,10 @@ class AiSdkConversation {
     if ((options.store === undefined) !== (options.sessionId === undefined)) {
       throw new TypeError("aiSdkConversation: options.store and options.sessionId go together");
     }
+    if (options.tools !== undefined && (options.tools === null || typeof options.tools !== "object" || Array.isArray(options.tools))) {
+      throw new TypeError("aiSdkConversation: options.tools must be the tool set given to generateText / streamText (an object)");
+    }
+    this.#tools = options.tools;
     this.#compactor = options.compactor;
     this.#flat = messages;
     this.#systems = messages.filter((m) => m?.role === "system");
@@ -640,7 +645,7 @@ class AiSdkConversation {
 
   /** A manual compaction (`/compact`): `compactor.compact(messages, { reason: "manual", ... })`, kept and saved. */
   async compact(options = {}) {
-    const out = await this.#compactor.compact(this.#flat, { ...options, reason: "manual" });
+    const out = await this.#compactor.compact(this.#flat, { conversation: this.#conversation(), ...options, reason: "manual" });
     this.#flat = out.messages;
     await this.#save();
     return out;
@@ -686,8 +691,15 @@ class AiSdkConversation {
     this.#push(out);
   }
 
+  /** What the model's requests carry besides the messages: the system text and the tools, for summary requests that repeat them. */
+  #conversation() {
+    const text = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p?.text ?? "").join(""));
+    const systemPrompt = this.#systems.length ? this.#systems.map(text).join("\n\n") : undefined;
+    return { systemPrompt, tools: this.#tools };
+  }
+
   async #compact(reason, willRetry = false) {
-    const out = await this.#compactor.compact(this.#flat, { reason, willRetry });
+    const out = await this.#compactor.compact(this.#flat, { reason, willRetry, conversation: this.#conversation() });
     if (out) {
       this.#flat = out.messages;
     }
@@ -830,15 +842,25 @@ export function aiSdkSummarizer(model, options = {}) {
     const { generateText } = await import("ai");
     const cap = options.maxOutputTokens;
     const maxOutputTokens = typeof cap === "number" ? Math.min(cap, request.maxTokens) : request.maxTokens;
-    const call = {
-      model,
-      instructions: request.systemPrompt,
-      prompt: request.prompt,
-      maxOutputTokens,
-      abortSignal: request.signal,
-    };
-    for (const k of ["providerOptions", "headers", "maxRetries", "temperature"]) if (options[k] !== undefined) call[k] = options[k];
-    const result = await generateText(call);
+    const base = { model, maxOutputTokens, abortSignal: request.signal };
+    for (const k of ["providerOptions", "headers", "maxRetries", "temperature"]) if (options[k] !== undefined) base[k] = options[k];
+    const serialized = () => generateText({ ...base, instructions: request.systemPrompt, prompt: request.prompt });
+    let result;
+    if (request.context && typeof request.instruction === "string") {
+      // The prefix form: the conversation as its own requests sent it, then
+      // the instruction, so that the provider's prompt cache serves the prefix.
+      const { systemPrompt, messages, tools } = request.context;
+      const call = { ...base, messages: [...toModelMessages(messages), { role: "user", content: request.instruction }] };
+      if (systemPrompt) call.instructions = systemPrompt;
+      // The same tool definitions, never run: a call the model makes anyway ends the step.
+      if (tools && typeof tools === "object" && !Array.isArray(tools)) {
+        call.tools = Object.fromEntries(Object.entries(tools).map(([name, t]) => [name, { ...t, execute: undefined }]));
+      }
+      result = await generateText(call);
+      if (typeof result.text !== "string" || result.text.length === 0) result = await serialized();
+    } else {
+      result = await serialized();
+    }
     if (typeof result.text !== "string" || result.text.length === 0) throw new Error("aiSdkSummarizer: the model answered with no text");
     return { text: result.text, usage: usageFromAiSdk(result.usage) };
   };

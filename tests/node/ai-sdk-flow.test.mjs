@@ -52,10 +52,10 @@ const overflowError = (window, tokens) =>
 function windowedModel({ window, answer, forceOverflow = () => false }) {
   const calls = [];
   const model = new MockLanguageModelV3({
-    doGenerate: async ({ prompt }) => {
+    doGenerate: async ({ prompt, tools }) => {
       const tokens = promptTokens(prompt);
       const i = calls.length;
-      calls.push({ prompt, tokens });
+      calls.push({ prompt, tokens, tools });
       if (tokens > window || forceOverflow(i)) throw overflowError(window, Math.max(tokens, window + 1));
       const a = answer(prompt, i);
       const content = a.toolCall
@@ -408,12 +408,58 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.ok(!promptText(calls.at(-1).prompt).includes("compacted into the following summary"), "the undone summary is no longer sent");
   });
 
+  test("a summary request repeats the conversation's last prompt and tools, then one instruction; a reply without text is asked again serialized", async () => {
+    const tools = { work: workTool(() => 400) };
+    const { model, calls } = windowedModel({ window: 50_000, answer: (prompt, i) => (i === 0 ? { toolCall: { name: "work", input: { n: 1 } } } : { text: "done" }) });
+    const asked = [];
+    let answers = [[{ type: "text", text: "## Goal\nKeep working." }]];
+    const summarizer = new MockLanguageModelV3({
+      doGenerate: async (options) => {
+        asked.push(options);
+        return { content: answers.shift() ?? [{ type: "text", text: "## Goal\nSerialized." }], finishReason: { unified: "stop", raw: undefined }, usage: usage(100, 20), warnings: [] };
+      },
+    });
+    const compactor = new Compactor({ contextWindow: 50_000, settings: { reserveTokens: 4000, keepRecentTokens: 500 }, summarize: aiSdkSummarizer(summarizer) });
+    const system = { role: "system", content: "You are terse.", timestamp: 1 };
+    const conv = aiSdkConversation({ compactor, messages: [system, ...history(3)], tools });
+    await conv.append({ role: "user", content: "do the work" });
+    await conv.run((args) => generateText({ model, tools, stopWhen: stepCountIs(5), ...args }));
+    await conv.compact();
+
+    const last = calls.at(-1);
+    const [request] = asked;
+    // The last step's prompt (system message included), its answer, then
+    // the instruction: the same JSON up to there, as a provider reads it.
+    assert.equal(promptText(request.prompt.slice(0, last.prompt.length)), promptText(last.prompt));
+    assert.equal(request.prompt.length, last.prompt.length + 2);
+    assert.equal(request.prompt.at(-2).role, "assistant");
+    const instruction = request.prompt.at(-1);
+    assert.equal(instruction.role, "user");
+    assert.match(instruction.content[0].text, /^Stop here: this conversation is being compacted/);
+    assert.match(instruction.content[0].text, /up to, but not including, /);
+    // The same tool definitions as the conversation's requests.
+    assert.ok(last.tools.length === 1);
+    assert.deepEqual(request.tools, last.tools);
+
+    // A summarizer that answers the prefix form without text is asked once more, serialized.
+    answers = [[{ type: "tool-call", toolCallId: "x", toolName: "work", input: JSON.stringify({ n: 9 }) }]];
+    asked.length = 0;
+    await conv.append({ role: "user", content: "more " + "m".repeat(4000) });
+    await conv.run((args) => generateText({ model, tools, ...args }));
+    const out = await conv.compact();
+    assert.equal(asked.length, 2);
+    assert.equal(asked[1].tools, undefined, "the serialized request sends no tools");
+    assert.match(promptText(asked[1].prompt), /<conversation>/);
+    assert.equal(out.summary.summary.split("\n")[1], "Serialized.");
+  });
+
   test("bad options are TypeErrors", () => {
     const compactor = new Compactor({ contextWindow: 8000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
     assert.throws(() => aiSdkConversation(), TypeError);
     assert.throws(() => aiSdkConversation({ compactor: {} }), /must be a Compactor/);
     assert.throws(() => aiSdkConversation({ compactor, messages: "x" }), /messages must be an array/);
     assert.throws(() => aiSdkConversation({ compactor, store: {} }), /go together/);
+    assert.throws(() => aiSdkConversation({ compactor, tools: [] }), /options.tools must be the tool set/);
     assert.throws(() => aiSdkSummarizer(), TypeError);
     assert.rejects(aiSdkConversation({ compactor }).run("x"), TypeError);
     assert.rejects(aiSdkConversation({ compactor }).appendSteps("x"), TypeError);
