@@ -159,7 +159,7 @@ impl Attachment {
     /// listener: that would deadlock the run).
     fn continue_when_idle(&self) {
         let agent = self.agent.clone();
-        wasm_bindgen_futures::spawn_local(async move {
+        crate::js::values::spawn_detached(async move {
             let _ = settle(call(&agent, "waitForIdle", &Array::new())).await;
             let _ = settle(call(&agent, "continue", &Array::new())).await;
         });
@@ -304,7 +304,7 @@ impl Attachment {
                     *self.last_assistant.borrow_mut() = Some(message);
                 }
                 let this = self.clone();
-                wasm_bindgen_futures::future_to_promise(async move {
+                crate::js::values::spawn(async move {
                     this.save().await;
                     this.state_changed();
                     Ok(JsValue::UNDEFINED)
@@ -315,7 +315,7 @@ impl Attachment {
                 self.run_started.set(false);
                 *self.substitute.borrow_mut() = None;
                 let this = self.clone();
-                wasm_bindgen_futures::future_to_promise(async move {
+                crate::js::values::spawn(async move {
                     this.after_run().await;
                     Ok(JsValue::UNDEFINED)
                 })
@@ -367,7 +367,7 @@ impl Attachment {
         // Over the threshold before this request: compact now.
         let this = self.clone();
         let messages = messages.clone();
-        Some(wasm_bindgen_futures::future_to_promise(async move {
+        Some(crate::js::values::spawn(async move {
             let before = this.messages();
             let Some(result) = this.compact(&messages, "threshold", false).await else {
                 return this.compactor.context_of(&messages);

@@ -462,7 +462,7 @@ impl Compactor {
         match claimed {
             Ok((opts, conversation, controller)) => {
                 let state = self.state.clone();
-                wasm_bindgen_futures::future_to_promise(run_compact(
+                crate::js::values::spawn(run_compact(
                     state,
                     messages,
                     opts,
@@ -488,9 +488,7 @@ impl Compactor {
             },
             Err(_) => return Promise::reject(&busy()),
         };
-        wasm_bindgen_futures::future_to_promise(crate::branch::summarize_branch(
-            job, messages, options,
-        ))
+        crate::js::values::spawn(crate::branch::summarize_branch(job, messages, options))
     }
 
     /// The same hooks object on every call.

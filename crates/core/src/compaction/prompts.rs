@@ -209,7 +209,7 @@ fn name_boundary<S: TextSink>(out: &mut S, boundary: &Boundary<&S::Text>) {
     match boundary {
         Boundary::User { text, nth, cut } => {
             out.literal("the user's message number ");
-            out.literal(&nth.to_string());
+            out.literal(&crate::js::number::integer_to_string(*nth as u64));
             out.literal(" (tool results not counted)");
             quote(out, text, *cut);
         }

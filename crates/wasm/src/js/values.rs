@@ -7,7 +7,9 @@ use agent_compaction_core::compaction::providers::Json;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::options::{Reader, Value};
 use agent_compaction_core::js::shape::{Field, Shape};
-use js_sys::{Array, JsString, Object, Reflect};
+use js_sys::{Array, JsString, Object, Promise, Reflect};
+use std::future::Future;
+use std::pin::Pin;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -216,4 +218,20 @@ impl Json for JsJson {
     fn is_blank(text: &JsString) -> bool {
         text.trim().length() == 0
     }
+}
+
+/// A task's work, boxed: one copy of wasm-bindgen-futures' task code in
+/// the `.wasm` for every caller rather than one per future type.
+pub type Task = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
+
+/// A Promise of `task` (`future_to_promise`, through one boxed type).
+pub fn spawn(task: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
+    wasm_bindgen_futures::future_to_promise(Box::pin(task) as Task)
+}
+
+/// Runs `task` to its end with nothing awaiting it (`spawn_local`, through
+/// one boxed type).
+pub fn spawn_detached(task: impl Future<Output = ()> + 'static) {
+    let task: Pin<Box<dyn Future<Output = ()>>> = Box::pin(task);
+    wasm_bindgen_futures::spawn_local(task)
 }

@@ -16,14 +16,16 @@
 //! again.
 
 use super::records::{get, store_error, take_lost_detail};
-use super::{schema, Inner, Task};
+use super::{schema, Inner};
+use crate::js::values::spawn;
+use crate::js::values::Task;
 use agent_compaction_core::storage::connection::{self as core, Next};
 use std::cell::RefCell;
 use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 use web_sys::IdbDatabase as Database;
 
 /// A connection's event handler (`versionchange`, `close`).
@@ -91,7 +93,7 @@ pub async fn database(inner: &Rc<Inner>, action: &'static str) -> Result<Databas
         Some(p) => p,
         None => {
             let name = inner.name.clone();
-            let p = future_to_promise(async move { schema::open(&name).await.map(JsValue::from) });
+            let p = spawn(async move { schema::open(&name).await.map(JsValue::from) });
             *inner.link.reopening.borrow_mut() = Some(p.clone());
             p
         }

@@ -24,8 +24,10 @@
 //! without having run (nothing is written without the lock).
 
 use super::records::{store_error, thrown};
-use super::{string_arg, Inner, Task};
+use super::{string_arg, Inner};
+use crate::js::values::spawn;
 use crate::js::values::Opt;
+use crate::js::values::Task;
 use agent_compaction_core::storage::arguments::function;
 use agent_compaction_core::storage::error::StoreError;
 use agent_compaction_core::storage::locks as lease;
@@ -33,7 +35,7 @@ use js_sys::Promise;
 use std::future::Future;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::{future_to_promise, JsFuture};
+use wasm_bindgen_futures::JsFuture;
 
 #[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
@@ -109,7 +111,7 @@ async fn locked(
             return body.await;
         }
     }
-    let callback = Closure::once_into_js(move || future_to_promise(body));
+    let callback = Closure::once_into_js(move || spawn(body));
     let waited_ms = inner.lock_timeout_ms;
     JsFuture::from(with_lock(&name, &callback, waited_ms))
         .await

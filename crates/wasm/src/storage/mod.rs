@@ -29,17 +29,15 @@ mod save;
 mod schema;
 mod sessions;
 
+use crate::js::values::spawn;
 use crate::js::values::Opt;
 use agent_compaction_core::storage::arguments;
 use agent_compaction_core::storage::known::{self, View};
 use js_sys::{Array, Promise};
 use records::{get, thrown};
 use std::cell::{Cell, RefCell};
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 use web_sys::IdbDatabase as Database;
 
 /// What this store last loaded or saved of a session: the core's facts
@@ -245,12 +243,4 @@ impl SessionStore {
             ("recordsDeleted", self.inner.records_deleted.get().into()),
         ])
     }
-}
-
-/// A method's work, boxed: one `future_to_promise` in the `.wasm` for all
-/// of them rather than one per method.
-type Task = Pin<Box<dyn Future<Output = Result<JsValue, JsValue>>>>;
-
-fn spawn(task: impl Future<Output = Result<JsValue, JsValue>> + 'static) -> Promise {
-    future_to_promise(Box::pin(task) as Task)
 }

@@ -97,7 +97,7 @@ pub async fn open(name: &str) -> Result<IdbDatabase, JsValue> {
         "blocked" => {
             // The upgrade may still run once the other connection closes.
             let later = JsFuture::from(js_sys::Promise::from(get(&failed, "later")));
-            wasm_bindgen_futures::spawn_local(async move {
+            crate::js::values::spawn_detached(async move {
                 let _step = step;
                 let _ = later.await;
             });
