@@ -117,7 +117,7 @@ fn the_prefix_form_is_one_request_even_with_a_small_summarizer_window() {
         ..config()
     };
     let (waited, _) = drive(
-        windowed.clone(),
+        windowed,
         with_prefix(user("go", 1), None),
         &mut host,
         vec![text("S")],
