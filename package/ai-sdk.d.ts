@@ -90,6 +90,19 @@ export type AiSdkConversationOptions = {
   messages?: AnyMessage[];
   /** A failed save (the messages in memory are kept); without it, the call that saved rejects. */
   onSaveError?: (error: unknown) => void;
+  /**
+   * The tool set given to generateText / streamText. Passed to compactions
+   * with the flat array's system text, so that `aiSdkSummarizer` repeats the
+   * conversation's prompt and tool definitions and the provider's prompt
+   * cache serves them.
+   */
+  tools?: Record<string, unknown>;
+  /**
+   * The system prompt given to generateText / streamText as a string, when
+   * it is not a system message of the flat array: passed to compactions
+   * with `tools`, for the same reason.
+   */
+  instructions?: string;
 } & (
   | {
       /** With `sessionId`: every change is saved (`store.save`). */
@@ -159,7 +172,14 @@ export interface AiSdkSummarizerOptions {
   maxRetries?: number;
   temperature?: number;
 }
-/** A Compactor summarizer calling `generateText` with the app's model. */
+/**
+ * A Compactor summarizer calling `generateText` with the app's model. When
+ * the request carries the conversation (`context`, `instruction`), it sends
+ * the conversation's system text, tool definitions (without `execute`:
+ * never run) and messages (`toModelMessages`), then the instruction; a reply
+ * without text is asked once more with the serialized prompt. Otherwise it
+ * sends the serialized prompt (`systemPrompt` as `instructions`, `prompt`).
+ */
 export declare function aiSdkSummarizer(model: LanguageModel, options?: AiSdkSummarizerOptions): Summarizer;
 
 export interface ToUIMessagesOptions {

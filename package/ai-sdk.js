@@ -554,6 +554,7 @@ class AiSdkConversation {
   #flat;
   #systems;
   #tools;
+  #instructions;
   #store;
   #sessionId;
   #onSaveError;
@@ -573,7 +574,11 @@ class AiSdkConversation {
     if (options.tools !== undefined && (options.tools === null || typeof options.tools !== "object" || Array.isArray(options.tools))) {
       throw new TypeError("aiSdkConversation: options.tools must be the tool set given to generateText / streamText (an object)");
     }
+    if (options.instructions !== undefined && typeof options.instructions !== "string") {
+      throw new TypeError("aiSdkConversation: options.instructions must be the system prompt given to generateText / streamText (a string)");
+    }
     this.#tools = options.tools;
+    this.#instructions = options.instructions;
     this.#compactor = options.compactor;
     this.#flat = messages;
     this.#systems = messages.filter((m) => m?.role === "system");
@@ -694,7 +699,7 @@ class AiSdkConversation {
   /** What the model's requests carry besides the messages: the system text and the tools, for summary requests that repeat them. */
   #conversation() {
     const text = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p?.text ?? "").join(""));
-    const systemPrompt = this.#systems.length ? this.#systems.map(text).join("\n\n") : undefined;
+    const systemPrompt = this.#instructions ?? (this.#systems.length ? this.#systems.map(text).join("\n\n") : undefined);
     return { systemPrompt, tools: this.#tools };
   }
 

@@ -70,6 +70,15 @@ export interface CompactorOptions {
   estimator?: "calibrated" | "pi";
   /** A summarizer that has not answered after this long failed (default 120,000). */
   summarizeTimeoutMs?: number;
+  /**
+   * Summary requests that repeat the conversation as the model last saw it
+   * (default `true`): when `compact` is given the conversation's system
+   * prompt and tools (`attach` and `aiSdkConversation` give them), each
+   * `SummarizeRequest` also carries `context` and `instruction`, so that the
+   * provider's prompt cache serves the repeated prefix. `false` keeps the
+   * serialized prompt only.
+   */
+  cacheFriendly?: boolean;
   /** On a failed summarizer: "extractive" (default when there is no `summarize`) or "none". */
   fallback?: "extractive" | "none";
   /** Called before summarizing: cancel, or supply the summary yourself. */
@@ -242,6 +251,18 @@ export interface CompactOptions {
   customInstructions?: string;
   signal?: AbortSignal;
   willRetry?: boolean;
+  /**
+   * What the conversation's own requests carry besides the messages. Given
+   * (and with `cacheFriendly` on), the summary requests repeat the
+   * conversation: `SummarizeRequest.context` is this system prompt, these
+   * tools (passed on as they are) and the messages `convertToLlm` gives for
+   * the model's view, and `instruction` the last user message to send
+   * after them. Not for an overflow, nor when the context, the instruction
+   * (≈1,000 tokens) and at least 4,096 tokens for the summary (or its whole
+   * budget, when smaller) would not fit the window (`summarizerContextWindow`,
+   * else the model's); `maxTokens` is then capped at the room left.
+   */
+  conversation?: { systemPrompt?: string; tools?: unknown };
 }
 /** `beforeCompact`'s event. */
 export interface BeforeCompactEvent<M extends AnyMessage = AgentMessage> {

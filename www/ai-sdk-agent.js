@@ -47,7 +47,6 @@ export class AiSdkAgent {
   #abort = null;
 
   constructor({ compactor, model, store, sessionId, messages, systemPrompt, toolDelayMs = 0, maxOutputTokens, onSaveError }) {
-    this.#conv = aiSdkConversation({ compactor, store, sessionId, messages, onSaveError });
     this.#model = model;
     this.#instructions = systemPrompt;
     this.#maxOutputTokens = maxOutputTokens;
@@ -64,6 +63,9 @@ export class AiSdkAgent {
         }),
       ]),
     );
+    // The tools and system prompt of every call: compactions pass them on, so
+    // that summary requests repeat the conversation's cached prefix.
+    this.#conv = aiSdkConversation({ compactor, store, sessionId, messages, onSaveError, tools: this.#tools, instructions: systemPrompt });
     const conv = this.#conv;
     const agent = this;
     this.state = {

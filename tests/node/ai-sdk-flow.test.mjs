@@ -453,6 +453,19 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.equal(out.summary.summary.split("\n")[1], "Serialized.");
   });
 
+  test("a system prompt passed to each call as a string (instructions) is repeated by the summary request", async () => {
+    const { model, calls } = windowedModel({ window: 50_000, answer: () => ({ text: "ok" }) });
+    const sum = summaryModel();
+    const compactor = new Compactor({ contextWindow: 50_000, settings: { reserveTokens: 4000, keepRecentTokens: 500 }, summarize: aiSdkSummarizer(sum.model) });
+    const conv = aiSdkConversation({ compactor, messages: history(3), instructions: "You are terse." });
+    await conv.append({ role: "user", content: "next" });
+    await conv.run((args) => generateText({ model, instructions: "You are terse.", ...args }));
+    await conv.compact();
+    const last = calls.at(-1).prompt;
+    assert.equal(last[0].content, "You are terse.");
+    assert.equal(promptText(sum.prompts[0].slice(0, last.length)), promptText(last));
+  });
+
   test("bad options are TypeErrors", () => {
     const compactor = new Compactor({ contextWindow: 8000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
     assert.throws(() => aiSdkConversation(), TypeError);
@@ -460,6 +473,7 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.throws(() => aiSdkConversation({ compactor, messages: "x" }), /messages must be an array/);
     assert.throws(() => aiSdkConversation({ compactor, store: {} }), /go together/);
     assert.throws(() => aiSdkConversation({ compactor, tools: [] }), /options.tools must be the tool set/);
+    assert.throws(() => aiSdkConversation({ compactor, instructions: [] }), /options.instructions must be the system prompt/);
     assert.throws(() => aiSdkSummarizer(), TypeError);
     assert.rejects(aiSdkConversation({ compactor }).run("x"), TypeError);
     assert.rejects(aiSdkConversation({ compactor }).appendSteps("x"), TypeError);
