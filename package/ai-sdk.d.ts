@@ -103,6 +103,14 @@ export type AiSdkConversationOptions = {
    * with `tools`, for the same reason.
    */
   instructions?: string;
+  /**
+   * Threshold compactions start in the background when the context passes
+   * this fraction of the threshold (default `0.8`; `false`: never): the
+   * steps go on with the full context, and the summary goes into the flat
+   * array at its cut when it arrives (saved). A step over the threshold
+   * before it arrives waits for it.
+   */
+  backgroundAt?: number | false;
 } & (
   | {
       /** With `sessionId`: every change is saved (`store.save`). */

@@ -547,6 +547,9 @@ export async function isOverflowError(error, contextWindow) {
 // The conversation: the flat array behind generateText / streamText / ToolLoopAgent.
 
 
+/** The default `backgroundAt`: threshold compactions start in the background at this fraction of the threshold. */
+const BACKGROUND_AT = 0.8;
+
 const isToolPart = (m) => m?.role === "toolResult" || m?.role === "aiSdkToolPart";
 
 class AiSdkConversation {
@@ -555,6 +558,7 @@ class AiSdkConversation {
   #systems;
   #tools;
   #instructions;
+  #backgroundAt;
   #store;
   #sessionId;
   #onSaveError;
@@ -579,6 +583,11 @@ class AiSdkConversation {
     }
     this.#tools = options.tools;
     this.#instructions = options.instructions;
+    const at = options.backgroundAt;
+    if (!(at === undefined || at === false || (typeof at === "number" && at > 0 && at <= 1))) {
+      throw new TypeError("aiSdkConversation: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false");
+    }
+    this.#backgroundAt = at === undefined ? BACKGROUND_AT : at === false ? undefined : at;
     this.#compactor = options.compactor;
     this.#flat = messages;
     this.#systems = messages.filter((m) => m?.role === "system");
@@ -650,6 +659,7 @@ class AiSdkConversation {
 
   /** A manual compaction (`/compact`): `compactor.compact(messages, { reason: "manual", ... })`, kept and saved. */
   async compact(options = {}) {
+    await this.#settleBackground();
     const out = await this.#compactor.compact(this.#flat, { conversation: this.#conversation(), ...options, reason: "manual" });
     this.#flat = out.messages;
     await this.#save();
@@ -712,12 +722,42 @@ class AiSdkConversation {
   }
 
   async #thresholdCheck() {
-    if (this.#compactor.afterRun(this.#flat, { overflow: false, retried: false }) !== "threshold") return;
+    const next = this.#compactor.backgroundNext(this.#flat, this.#backgroundAt);
+    if (next === "start") return this.#startBackground();
+    if (next === "insert" || next === "wait") {
+      // Over the threshold before the summary arrived: this step waits for it.
+      if (await this.#settleBackground()) return;
+      if (next === "insert" || !this.#compactor.needsCompaction(this.#flat)) return;
+    } else if (next !== "compact") return;
     try {
       await this.#compact("threshold");
     } catch {
       // A failed compaction changes nothing; the compactor reported it (onEvent).
     }
+  }
+
+  /**
+   * A threshold compaction in the background: the steps go on with the
+   * full context; its summary goes into the flat array when it arrives
+   * (at its cut, the messages added since after it), and is saved.
+   */
+  #startBackground() {
+    // A failure was reported by compaction_end and leaves nothing behind.
+    this.#compactor
+      .compactInBackground(this.#flat, { conversation: this.#conversation() })
+      .catch(() => undefined)
+      .then(() => this.#settleBackground())
+      .catch(() => undefined);
+  }
+
+  /** Waits for a background compaction, puts its result in (saved); whether it did. */
+  async #settleBackground() {
+    await this.#compactor.waitForBackground();
+    const out = this.#compactor.takeBackground(this.#flat);
+    if (!out) return false;
+    this.#flat = out.messages;
+    await this.#save().catch(() => undefined);
+    return true;
   }
 
   #save(options) {
@@ -815,6 +855,7 @@ class AiSdkConversation {
         if (flow === "recoveryFailed") throw new Error(OVERFLOW_RECOVERY_FAILED, { cause: error });
         if (flow !== "overflowRetry") throw error;
         retried = true;
+        await this.#settleBackground();
         const out = await this.#compact("overflow", true);
         await this.#save();
         if (!out) throw new Error(`Context overflow recovery failed: nothing to compact. ${error.message}`, { cause: error });

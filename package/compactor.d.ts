@@ -16,7 +16,7 @@ import type { CompactionReason, Summarizer } from "./summarizers.js";
 
 /** What the compactor reports (pi 0.73's compaction event names). */
 export type CompactorEvent =
-  | { type: "compaction_start"; reason: CompactionReason }
+  | { type: "compaction_start"; reason: CompactionReason; /** A compaction started in the background (`compactInBackground`). */ background?: true }
   | {
       type: "compaction_end";
       reason: CompactionReason;
@@ -181,6 +181,39 @@ export class Compactor {
    * called (nor `beforeCompact`, which is about summaries).
    */
   compact<M extends AnyMessage>(messages: readonly M[], options: CompactOptions): Promise<CompactionResult<M> | ToolOutputClearingResult<M> | undefined>;
+  /**
+   * Compaction in the background, for an agent loop of your own (`attach`
+   * and `aiSdkConversation` do this themselves): after each turn and before
+   * a request, ask what comes next for the messages, with the background
+   * start at `fraction` of the threshold (none: never):
+   * `"start"`: `compactInBackground(messages)` and go on with the full
+   * context; `"insert"`: a summary is ready, `takeBackground(messages)`;
+   * `"wait"`: the context reached the threshold before it arrived,
+   * `await waitForBackground()` then `takeBackground`; `"compact"`: over the
+   * threshold with none under way, a `threshold` compaction now;
+   * `"nothing"`. The stall rule applies to the start as to the threshold.
+   */
+  backgroundNext(messages: readonly AnyMessage[], fraction?: number): "nothing" | "start" | "insert" | "wait" | "compact";
+  /**
+   * Starts a `threshold` compaction of a copy of `messages` and returns at
+   * once with its promise (`compaction_start` says `background: true`). Its
+   * result waits in the compactor for `takeBackground`; a failure is
+   * reported by `compaction_end` and leaves nothing behind.
+   */
+  compactInBackground<M extends AnyMessage>(
+    messages: readonly M[],
+    options?: Omit<CompactOptions, "reason" | "willRetry">,
+  ): Promise<CompactionResult<M> | ToolOutputClearingResult<M> | undefined>;
+  /**
+   * The background compaction's result for `messages` now: its summary (or
+   * clearing marker) where the compaction put it, the messages added since
+   * after it. `undefined` while none is ready, or when `messages` are no
+   * longer the compacted ones grown (an undo, an edit: the result is
+   * dropped).
+   */
+  takeBackground<M extends AnyMessage>(messages: readonly M[]): CompactionResult<M> | ToolOutputClearingResult<M> | undefined;
+  /** Resolves when the background compaction has ended (at once when none runs); never rejects. */
+  waitForBackground(): Promise<void>;
   /** `{ transformContext, convertToLlm }` for pi-agent-core's `Agent`. Never reject. */
   agentHooks(): AgentHooks;
   /**
@@ -317,6 +350,15 @@ export interface CompactorState {
 }
 export type AttachOptions = {
   onStateChange?: (state: CompactorState) => void;
+  /**
+   * Threshold compactions start in the background when the context passes
+   * this fraction of the threshold (default `0.8`; `false`: never, each
+   * compaction blocks the next request as in pi): the agent goes on with
+   * the full context, and the summary goes in at its cut when it arrives
+   * (at once when the agent is idle, else before the run's next request).
+   * A request over the threshold before it arrives waits for it.
+   */
+  backgroundAt?: number | false;
 } & (
   | {
       /** Saves every change of the agent's messages (one transaction per change). */

@@ -167,8 +167,51 @@ export function estimatePromptTokens(body) {
   return Math.ceil(chars / 4);
 }
 
+/** How a summary request that repeats the conversation begins its last user message. */
+const PREFIX_INSTRUCTION = "Stop here: this conversation is being compacted";
+
+/**
+ * A summary request that repeats the conversation and asks for the summary
+ * in its last user message: the conversation up to the message the
+ * instruction names (by its opening words), serialized as the package's
+ * serialized prompts are, in front of the instruction, so the same answer
+ * applies.
+ */
+function prefixPrompt(messages) {
+  const last = messages.findLastIndex((m) => m?.role === "user");
+  const instruction = last >= 0 ? textOf(messages[last].content) : "";
+  if (!instruction.startsWith(PREFIX_INSTRUCTION)) return null;
+  const before = messages.slice(0, last).filter((m) => m?.role !== "system" && m?.role !== "developer");
+  // "…up to, but not including, <the message> that begins "…"": the last one that does.
+  const quoted = /up to, but not including, [^"]*? that begins "([\s\S]*?)(?:…)?"/.exec(instruction)?.[1];
+  const at = quoted === undefined ? -1 : before.findLastIndex((m) => textOf(m.content).startsWith(quoted));
+  const blocks = [];
+  for (const m of at >= 0 ? before.slice(0, at) : before) {
+    const text = textOf(m.content);
+    if (m.role === "user" && text) blocks.push(`[User]: ${text}`);
+    else if (m.role === "tool") blocks.push(`[Tool result]: ${text}`);
+    else if (m.role === "assistant") {
+      if (text) blocks.push(`[Assistant]: ${text}`);
+      const calls = (m.tool_calls ?? []).map((c) => `${c.function?.name}(${Object.entries(safeJson(c.function?.arguments)).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")})`);
+      if (calls.length) blocks.push(`[Assistant tool calls]: ${calls.join("; ")}`);
+    }
+  }
+  return `<conversation>\n${blocks.join("\n\n")}\n</conversation>\n\n${instruction}`;
+}
+
+const safeJson = (text) => {
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v === "object" ? v : {};
+  } catch {
+    return {};
+  }
+};
+
 /** The summarization prompt when the request is one (our structured prompt), else null. */
 function summarizationPrompt(messages) {
+  const prefix = prefixPrompt(messages);
+  if (prefix !== null) return prefix;
   const system = messages
     .filter((m) => m?.role === "system" || m?.role === "developer")
     .map((m) => textOf(m.content))

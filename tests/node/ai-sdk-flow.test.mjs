@@ -519,7 +519,8 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
       answer: (prompt, i) => (i < 199 ? { toolCall: { name: "work", input: { n: i } } } : { text: "loop finished" }),
     });
     const sum = summaryModel();
-    const compactor = new Compactor({ contextWindow: window, settings: { reserveTokens: 1500, keepRecentTokens: 2000 }, summarize: aiSdkSummarizer(sum.model) });
+    // Serialized summary requests: each one's <conversation> shows what it summarized.
+    const compactor = new Compactor({ contextWindow: window, settings: { reserveTokens: 1500, keepRecentTokens: 2000 }, summarize: aiSdkSummarizer(sum.model), cacheFriendly: false });
     const conv = aiSdkConversation({ compactor });
     await conv.append({ role: "user", content: "run the long job" });
     // Each step sends exactly toModelMessages(transformContext(flat)): the

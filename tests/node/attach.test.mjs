@@ -358,7 +358,8 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
   const windowed = (window) => (r) => (promptTokens(r) > window ? OVERFLOW : answer(r));
 
   test("a model with a smaller window: the next request is checked against it and compacted first", async () => {
-    const { agent, compactor, events } = setup({ messages: midSession() });
+    // No compaction in the background: the first turn stays uncompacted.
+    const { agent, compactor, events } = setup({ messages: midSession(), attach: { backgroundAt: false } });
     mock.setMode(windowed(20_000));
     await agent.prompt("first question");
     await settled(agent);

@@ -57,7 +57,8 @@ describe("summary requests repeat the conversation as the model saw it", () => {
         return streamSimple(model, context, options);
       },
     });
-    compactor.attach(agent);
+    // Blocking compactions: the request's messages are those of the turn that crossed the threshold.
+    compactor.attach(agent, { backgroundAt: false });
     await agent.prompt(big("first question"));
     await agent.prompt(big("second question"));
     await agent.prompt(big("third question", 24_000));

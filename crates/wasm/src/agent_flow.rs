@@ -72,6 +72,9 @@ pub(super) struct Attachment {
     unsubscribe: RefCell<Option<Function>>,
     /// The agent's listener; it holds this attachment only weakly.
     listener: RefCell<Option<Listener>>,
+    /// `backgroundAt`: the fraction of the threshold at which a compaction
+    /// starts in the background (`None`: never).
+    background_at: Option<f64>,
 }
 
 /// `object[key](...args)`; what it throws, or a TypeError when it is no function.
@@ -130,20 +133,25 @@ impl Attachment {
         }
     }
 
-    /// Compacts `messages`; `Some(result)` when a summary was inserted.
-    async fn compact(&self, messages: &JsValue, reason: &str, will_retry: bool) -> Option<JsValue> {
-        // The agent's system prompt and tools: summary requests may repeat
-        // the conversation as its own requests send it.
+    /// `compact`'s options: the reason, and the agent's system prompt and
+    /// tools, so that summary requests may repeat the conversation as its
+    /// own requests send it.
+    fn options(&self, reason: &str, will_retry: bool) -> JsValue {
         let state = prop(&self.agent, "state");
         let conversation = object(&[
             ("systemPrompt", prop(&state, "systemPrompt")),
             ("tools", prop(&state, "tools")),
         ]);
-        let options = object(&[
+        object(&[
             ("reason", reason.into()),
             ("willRetry", will_retry.into()),
             ("conversation", conversation),
-        ]);
+        ])
+    }
+
+    /// Compacts `messages`; `Some(result)` when a summary was inserted.
+    async fn compact(&self, messages: &JsValue, reason: &str, will_retry: bool) -> Option<JsValue> {
+        let options = self.options(reason, will_retry);
         let running = self.compactor.compact(messages.clone(), options);
         self.state_changed();
         // Failures were reported as `compaction_end` with their message.
@@ -153,6 +161,56 @@ impl Attachment {
         }
         self.state_changed();
         result
+    }
+
+    /// What the background compaction does next for `messages`
+    /// (`compaction::background`): `"nothing"`, `"start"`, `"insert"`,
+    /// `"wait"` or `"compact"` (a blocking threshold compaction).
+    fn background_next(&self, messages: &JsValue) -> String {
+        let fraction = self.background_at.map_or(JsValue::UNDEFINED, JsValue::from);
+        self.compactor
+            .background_next(messages.clone(), fraction)
+            .unwrap_or_else(|_| "nothing".into())
+    }
+
+    /// Starts a compaction of `messages` in the background; when its
+    /// summary arrives while the agent is idle, it goes into the agent's
+    /// messages at once (during a run, the next request puts it in).
+    fn start_background(self: &Rc<Self>, messages: &JsValue) {
+        let running = self
+            .compactor
+            .compact_in_background(messages.clone(), self.options("threshold", false));
+        self.state_changed();
+        let this = self.clone();
+        crate::js::values::spawn_detached(async move {
+            let _ = JsFuture::from(running).await;
+            let _ = JsFuture::from(this.compactor.wait_for_background()).await;
+            this.state_changed();
+            if !prop(&prop(&this.agent, "state"), "isStreaming").is_truthy() {
+                this.insert_background().await;
+            }
+        });
+    }
+
+    /// Puts a background summary that is ready into the agent's messages
+    /// (saved); the result, when there was one for them.
+    async fn insert_background(&self) -> Option<JsValue> {
+        let result = self.compactor.take_background(self.messages());
+        if !result.is_object() {
+            return None;
+        }
+        *self.last_tier.borrow_mut() = Some(prop(&result, "tier"));
+        self.set_messages(&prop(&result, "messages"));
+        self.save().await;
+        Some(result)
+    }
+
+    /// Over the threshold with a background compaction: waits for it and
+    /// puts its summary in; `false` when it brought none (failed, or the
+    /// messages changed meanwhile): then a compaction runs now.
+    async fn await_background(&self) -> bool {
+        let _ = JsFuture::from(self.compactor.wait_for_background()).await;
+        self.insert_background().await.is_some()
     }
 
     /// Starts `agent.continue()` once the agent is idle (never awaited by a
@@ -222,7 +280,7 @@ impl Attachment {
     }
 
     /// The flows after a run (`agent_end`).
-    async fn after_run(&self) {
+    async fn after_run(self: &Rc<Self>) {
         self.follow_model();
         let Some(message) = self.last_assistant.borrow_mut().take() else {
             return;
@@ -242,8 +300,34 @@ impl Attachment {
             emit(self.on_event.clone(), event);
         }
         let Some(how) = flow.compaction() else {
+            // Under the threshold: a summary that arrived goes in, or one
+            // starts in the background when due.
+            match self.background_next(&messages).as_str() {
+                "insert" => {
+                    self.insert_background().await;
+                }
+                "start" => self.start_background(&messages),
+                _ => {}
+            }
             return;
         };
+        if how.retry {
+            // The compaction in the background ends first (one at a time).
+            let _ = JsFuture::from(self.compactor.wait_for_background()).await;
+        } else {
+            match self.background_next(&messages).as_str() {
+                "insert" if self.insert_background().await.is_some() => {
+                    self.kick_queued();
+                    return;
+                }
+                "wait" if self.await_background().await => {
+                    self.kick_queued();
+                    return;
+                }
+                _ => {}
+            }
+        }
+        let messages = self.messages();
         let input = if how.retry {
             self.update_guard(RetryGuard::on_retry);
             // The failed attempt goes; if compaction fails it stays, so the
@@ -355,63 +439,92 @@ impl Attachment {
             };
         }
         // The first request of a run, or the first with a new model.
-        if !(self.run_started.replace(false) | new_model)
-            || self.compactor.is_compacting()
-            || !self
-                .compactor
-                .needs_compaction(messages.clone())
-                .unwrap_or(false)
-        {
-            return None;
+        let first = self.run_started.replace(false) | new_model;
+        match self.background_next(messages).as_str() {
+            // A background summary that arrived goes in now.
+            "insert" => return Some(self.background_into_run(messages, false)),
+            // Over the threshold before it arrived: this request waits.
+            "wait" => return Some(self.background_into_run(messages, true)),
+            "start" => {
+                self.start_background(messages);
+                return None;
+            }
+            "compact" if first => {}
+            _ => return None,
         }
         // Over the threshold before this request: compact now.
+        Some(crate::js::values::spawn(
+            self.clone().compact_now(messages.clone()),
+        ))
+    }
+
+    /// A threshold compaction of the loop's array `messages` before this
+    /// request; its context.
+    async fn compact_now(self: Rc<Self>, messages: JsValue) -> Result<JsValue, JsValue> {
+        let before = self.messages();
+        let Some(result) = self.compact(&messages, "threshold", false).await else {
+            return self.compactor.context_of(&messages);
+        };
+        if self.unchanged(&before) {
+            self.set_messages(&prop(&result, "messages"));
+            self.save().await;
+        }
+        self.with_result(&messages, &result)
+    }
+
+    /// This request's context with the background summary put in (after
+    /// waiting for it, with `wait`): the agent's messages get it, and the
+    /// run's later requests too (the loop's own array lacks it). Without a
+    /// summary (it failed, or the messages changed meanwhile), the context
+    /// as it is, or, over the threshold, a compaction now.
+    fn background_into_run(self: &Rc<Self>, messages: &JsValue, wait: bool) -> Promise {
         let this = self.clone();
         let messages = messages.clone();
-        Some(crate::js::values::spawn(async move {
-            let before = this.messages();
-            let Some(result) = this.compact(&messages, "threshold", false).await else {
-                return this.compactor.context_of(&messages);
-            };
-            if prop(&result, "tier").as_string().as_deref() == Some("clear") {
-                // Old tool output cleared (a marker, no summary): this
-                // request and the run's later ones (the loop's own array
-                // lacks the marker) go out with the placeholders.
-                let cleared = prop(&result, "messages");
-                let at = prop(&result, "markerIndex").as_f64().unwrap_or(0.0) as u32;
-                let array: &Array = messages.unchecked_ref();
-                if at >= 1 {
-                    *this.substitute.borrow_mut() = Some(Substitute::Marker {
-                        at,
-                        anchor: array.get(at - 1),
-                        marker: prop(&result, "marker"),
-                    });
-                }
-                if this.unchanged(&before) {
-                    this.set_messages(&cleared);
-                    this.save().await;
-                }
-                return this.compactor.context_of(&cleared);
+        crate::js::values::spawn(async move {
+            if wait {
+                let _ = JsFuture::from(this.compactor.wait_for_background()).await;
             }
-            let first_kept = prop(&result, "firstKeptIndex").as_f64().unwrap_or(0.0) as u32;
-            let summary = prop(&result, "summary");
-            let array: &Array = messages.unchecked_ref();
-            // The summary and the pinned messages before it (at the same
-            // indices in the loop's array, which lacks only the summary).
-            let head = this
-                .compactor
-                .context_head(&prop(&result, "messages"))
-                .unwrap_or_else(|| Array::of1(&summary));
-            if this.unchanged(&before) {
-                this.set_messages(&prop(&result, "messages"));
-                this.save().await;
+            match this.insert_background().await {
+                Some(result) => this.with_result(&messages, &result),
+                None if wait => this.compact_now(messages).await,
+                None => this.compactor.context_of(&messages),
             }
-            *this.substitute.borrow_mut() = Some(Substitute::Summary {
-                first_kept,
-                kept: array.get(first_kept),
-                head: head.clone(),
-            });
-            Ok(head.concat(&array.slice(first_kept, array.length())).into())
-        }))
+        })
+    }
+
+    /// The context of the loop's array `messages` with what `result` (a
+    /// compaction of its first messages) inserted, for this request and
+    /// the run's later ones (the loop's own array lacks it): a clearing
+    /// marker, whose placeholders go in place of the outputs it lists; or
+    /// the summary and the pinned messages before it (at the same indices
+    /// in the loop's array) in front of the kept messages.
+    fn with_result(&self, messages: &JsValue, result: &JsValue) -> Result<JsValue, JsValue> {
+        let array: &Array = messages.unchecked_ref();
+        if prop(result, "tier").as_string().as_deref() == Some("clear") {
+            let at = prop(result, "markerIndex").as_f64().unwrap_or(0.0) as u32;
+            let marker = prop(result, "marker");
+            if at >= 1 {
+                *self.substitute.borrow_mut() = Some(Substitute::Marker {
+                    at,
+                    anchor: array.get(at - 1),
+                    marker: marker.clone(),
+                });
+            }
+            let with = crate::compaction::insert_at(array, at, &marker);
+            return self.compactor.context_of(&with.into());
+        }
+        let first_kept = prop(result, "firstKeptIndex").as_f64().unwrap_or(0.0) as u32;
+        let summary = prop(result, "summary");
+        let head = self
+            .compactor
+            .context_head(&prop(result, "messages"))
+            .unwrap_or_else(|| Array::of1(&summary));
+        *self.substitute.borrow_mut() = Some(Substitute::Summary {
+            first_kept,
+            kept: array.get(first_kept),
+            head: head.clone(),
+        });
+        Ok(head.concat(&array.slice(first_kept, array.length())).into())
     }
 
     fn detach(&self) {
@@ -491,6 +604,7 @@ impl Compactor {
             previous_hooks: RefCell::new(Some(previous)),
             unsubscribe: RefCell::new(None),
             listener: RefCell::new(None),
+            background_at: o.background_at,
         });
         let weak = Rc::downgrade(&attachment);
         let listener = Listener::new(move |event: JsValue| match weak.upgrade() {

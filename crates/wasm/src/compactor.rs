@@ -17,6 +17,7 @@ use crate::js::values::{object, prop, read_fields, read_options, shape, Opt};
 use crate::message::convert_message;
 use crate::prepare::prepare;
 use crate::settings::{model_from_js, ModelInfo};
+use agent_compaction_core::compaction::background;
 use agent_compaction_core::compaction::branch::budget_tokens;
 use agent_compaction_core::compaction::clearing::{
     resolve_all, tries_clearing, ClearedOutputs, ClearingSettings,
@@ -104,6 +105,18 @@ struct State {
     last_context: Option<(JsValue, u32, u32)>,
     /// The agent this compactor is attached to (`attach`).
     attached: Option<Rc<crate::agent_flow::Attachment>>,
+    /// The compaction running in the background, or its summary not yet
+    /// inserted (`compaction::background`).
+    background: Option<BackgroundJob>,
+}
+
+/// A compaction in the background: the messages it summarizes, the
+/// promise `compact` returned for them, and its result once it ended with
+/// a summary.
+struct BackgroundJob {
+    snapshot: Array,
+    promise: Promise,
+    result: Option<JsValue>,
 }
 
 #[wasm_bindgen(skip_typescript)]
@@ -359,6 +372,7 @@ impl Compactor {
             llm: LlmCache::default(),
             view: Default::default(),
             attached: None,
+            background: None,
         };
         state.resolve(o.model, o.context_window, None)?;
         Ok(Compactor {
@@ -434,10 +448,157 @@ impl Compactor {
     /// Compacts `messages`: resolves to `{ messages, summary, tokensBefore,
     /// tokensAfter, firstKeptIndex }`, or rejects and changes nothing.
     pub fn compact(&self, messages: JsValue, options: JsValue) -> Promise {
+        self.start(messages, options, false)
+    }
+
+    /// Starts a threshold compaction of a copy of `messages` in the
+    /// background and returns at once (the promise is `compact`'s; the
+    /// compactor awaits it too). Its summary waits in the compactor until
+    /// `takeBackground` inserts it into the messages of that moment.
+    #[wasm_bindgen(js_name = compactInBackground)]
+    pub fn compact_in_background(&self, messages: JsValue, options: JsValue) -> Promise {
+        let Some(snapshot) = messages.dyn_ref::<Array>().map(|a| a.slice(0, a.length())) else {
+            return self.compact(messages, options);
+        };
+        let promise = self.start(snapshot.clone().into(), options, true);
+        if let Ok(mut s) = self.state.try_borrow_mut() {
+            s.background = Some(BackgroundJob {
+                snapshot,
+                promise: promise.clone(),
+                result: None,
+            });
+        }
+        let state = self.state.clone();
+        let job = promise.clone();
+        crate::js::values::spawn_detached(async move {
+            let result = wasm_bindgen_futures::JsFuture::from(job.clone())
+                .await
+                .ok()
+                .filter(JsValue::is_object);
+            let Ok(mut s) = state.try_borrow_mut() else {
+                return;
+            };
+            // Still this job (not taken, or replaced, meanwhile).
+            if s.background
+                .as_ref()
+                .is_some_and(|b| js_sys::Object::is(&b.promise, &job))
+            {
+                match result {
+                    Some(result) => s.background.as_mut().unwrap().result = Some(result),
+                    // Failed or nothing to do: as if none had started.
+                    None => s.background = None,
+                }
+            }
+        });
+        promise
+    }
+
+    /// What to do next for `messages` with compaction in the background at
+    /// `fraction` of the threshold: `"nothing"`, `"start"`
+    /// (`compactInBackground`), `"insert"` (`takeBackground`), `"wait"`
+    /// (`waitForBackground`, then `takeBackground`) or `"compact"` (a
+    /// threshold compaction now).
+    #[wasm_bindgen(js_name = backgroundNext)]
+    pub fn background_next(&self, messages: JsValue, fraction: JsValue) -> Result<String, JsValue> {
+        let fraction =
+            crate::js::values::optional_number(&fraction, || FieldPath::argument("fraction"))
+                .map_err(type_error)?;
+        let fraction = background::fraction(fraction)
+            .map_err(|expected| js_sys::TypeError::new(&format!("fraction must be {expected}")))?;
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let s = &mut *s;
+        let job = match &s.background {
+            None => background::Job::Idle,
+            Some(b) if b.result.is_some() => background::Job::Ready,
+            Some(_) => background::Job::Running,
+        };
+        let array = s.tracked.sync(&messages).map_err(type_error)?;
+        let mut source = s.tracked.source(&array);
+        let tracker = &mut s.tracked.tracker;
+        let over = tracker
+            .threshold_exceeded(&s.settings, s.context_window, &mut source)
+            .map_err(type_error)?;
+        let due = match fraction {
+            Some(f) if !over && s.running.is_none() => tracker
+                .exceeds(&s.settings, s.context_window, f, &mut source)
+                .map_err(type_error)?,
+            _ => false,
+        };
+        let next = background::next(job, over, due);
+        // A compaction the app started itself is not doubled either.
+        let next = match next {
+            background::Next::Compact | background::Next::Start if s.running.is_some() => {
+                background::Next::Nothing
+            }
+            next => next,
+        };
+        Ok(match next {
+            background::Next::Nothing => "nothing",
+            background::Next::Start => "start",
+            background::Next::Insert => "insert",
+            background::Next::Wait => "wait",
+            background::Next::Compact => "compact",
+        }
+        .into())
+    }
+
+    /// The background compaction's result for `messages`, its summary
+    /// inserted where the compaction chose and the messages added since
+    /// after it; `undefined` when none is ready, or when `messages` are no
+    /// longer the summarized ones grown (then the summary is dropped).
+    #[wasm_bindgen(js_name = takeBackground)]
+    pub fn take_background(&self, messages: JsValue) -> JsValue {
+        let Ok(mut s) = self.state.try_borrow_mut() else {
+            return JsValue::UNDEFINED;
+        };
+        if s.background.as_ref().is_none_or(|b| b.result.is_none()) {
+            return JsValue::UNDEFINED;
+        }
+        let job = s.background.take().unwrap();
+        drop(s);
+        let result = job.result.unwrap_or_default();
+        let Some(live) = messages.dyn_ref::<Array>() else {
+            return JsValue::UNDEFINED;
+        };
+        let len = job.snapshot.length();
+        let same = live.length() >= len
+            && (0..len).all(|i| js_sys::Object::is(&live.get(i), &job.snapshot.get(i)));
+        if !background::arrived(len as usize, live.length() as usize, same) {
+            return JsValue::UNDEFINED;
+        }
+        let with_summary: Array = prop(&result, "messages").unchecked_into();
+        let merged = with_summary.concat(&live.slice(len, live.length()));
+        let out = js_sys::Object::assign(&js_sys::Object::new(), result.unchecked_ref());
+        let _ = js_sys::Reflect::set(&out, &"messages".into(), &merged);
+        out.into()
+    }
+
+    /// Resolves when the background compaction has ended (at once when none
+    /// runs); never rejects.
+    #[wasm_bindgen(js_name = waitForBackground)]
+    pub fn wait_for_background(&self) -> Promise {
+        let running = self
+            .state
+            .try_borrow()
+            .ok()
+            .and_then(|s| s.background.as_ref().map(|b| b.promise.clone()));
+        crate::js::values::spawn(async move {
+            if let Some(p) = running {
+                let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+            }
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
+    /// The running start of `compact` and `compactInBackground`.
+    fn start(&self, messages: JsValue, options: JsValue, background: bool) -> Promise {
         // Options are checked and the compactor claimed right away, so
         // `isCompacting` is true as soon as `compact` returns.
         let claimed = read_options(&options, options::compact_options)
-            .and_then(|opts| {
+            .and_then(|mut opts| {
+                if background {
+                    opts.reason = Reason::Threshold;
+                }
                 let conversation = match &opts.conversation {
                     Some(c) => Some(read_fields("options.conversation", &c.0, |_, r| {
                         options::conversation(r)
@@ -468,6 +629,7 @@ impl Compactor {
                     opts,
                     conversation,
                     controller,
+                    background,
                 ))
             }
             Err(e) => Promise::reject(&e),
@@ -726,6 +888,7 @@ async fn run_compact(
     opts: CompactOptions,
     conversation: Option<Conversation<Opt>>,
     controller: JsValue,
+    background: bool,
 ) -> Result<JsValue, JsValue> {
     let reason = opts.reason;
     let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
@@ -733,7 +896,7 @@ async fn run_compact(
     let unlink = link_abort(&signal, &controller);
     emit(
         on_event.clone(),
-        shape(shapes::compaction_start_event(reason.name())),
+        shape(shapes::compaction_start_event(reason.name(), background)),
     );
     let outcome = compact_job(&state, &messages, &opts, conversation, &controller).await;
     let _ = unlink.call0(&JsValue::UNDEFINED);

@@ -166,7 +166,13 @@ pub struct AttachOptions<V: Value> {
     /// The store and the session id, when a store is given.
     pub store: Option<(V, V)>,
     pub on_state_change: Option<V::Function>,
+    /// `backgroundAt`: threshold compactions start in the background at
+    /// this fraction of the threshold (`None`: `false`, never).
+    pub background_at: Option<f64>,
 }
+
+/// `attach`'s and the AI SDK conversation's default `backgroundAt`.
+pub const BACKGROUND_AT: f64 = 0.8;
 
 /// Checks `attach`'s arguments: an agent with `subscribe()` and `state`;
 /// options an object or absent; a store with `save()` and then a string
@@ -206,9 +212,20 @@ pub fn attach_options<V: Value>(
         Some(f) => Some(f),
         None => return Err(refused("options.onStateChange must be a function", &given)),
     };
+    let given = prop(options, "backgroundAt");
+    let background_at = match (given.is_undefined(), given.boolean(), given.number()) {
+        (true, _, _) => Some(BACKGROUND_AT),
+        (_, Some(false), _) => None,
+        (_, _, Some(f)) if super::background::fraction(Some(f)).is_ok() => Some(f),
+        _ => {
+            let what = "options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false";
+            return Err(refused(what, &given));
+        }
+    };
     Ok(AttachOptions {
         store,
         on_state_change,
+        background_at,
     })
 }
 
@@ -345,6 +362,9 @@ mod tests {
             (Js::Fun("no id"), "store") => Js::Fun("store"),
             (Js::Fun("no id"), "sessionId") => Js::Num(1.0),
             (Js::Fun("bad hook"), "onStateChange") => Js::Num(1.0),
+            (Js::Fun("options"), "backgroundAt") => Js::Num(0.5),
+            (Js::Fun("no background"), "backgroundAt") => Js::Bool(false),
+            (Js::Fun("bad background"), "backgroundAt") => Js::Num(2.0),
             _ => Js::Undefined,
         }
     }
@@ -361,10 +381,18 @@ mod tests {
         let o = attach_options(&Js::Fun("agent"), &Js::Fun("options"), prop).unwrap();
         assert_eq!(o.store, Some((Js::Fun("store"), Js::Str("s1"))));
         assert_eq!(o.on_state_change, Some("changed"));
+        assert_eq!(o.background_at, Some(0.5));
         for none in [Js::Undefined, Js::Null, Js::Obj] {
             let o = attach_options(&Js::Fun("agent"), &none, prop).unwrap();
             assert_eq!((o.store, o.on_state_change), (None, None));
+            assert_eq!(o.background_at, Some(BACKGROUND_AT), "on by default");
         }
+        let o = attach_options(&Js::Fun("agent"), &Js::Fun("no background"), prop).unwrap();
+        assert_eq!(o.background_at, None);
+        assert_eq!(
+            error(Js::Fun("agent"), Js::Fun("bad background")),
+            "attach: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false, got a number"
+        );
         assert_eq!(
             error(Js::Obj, Js::Undefined),
             "attach: agent must be a pi-agent-core Agent (with subscribe() and state), got an object"

@@ -4,6 +4,7 @@
 //! after an agent run.
 
 pub mod agent_flow;
+pub mod background;
 pub mod branch;
 pub mod chunking;
 pub mod clearing;

@@ -146,11 +146,16 @@ pub fn hook_error_event<V>(hook: &'static str, error: V) -> Shape<V> {
 }
 
 /// A `compaction_start` event.
-pub fn compaction_start_event<V>(reason: &'static str) -> Shape<V> {
-    Shape(vec![
+pub fn compaction_start_event<V>(reason: &'static str, background: bool) -> Shape<V> {
+    let mut shape = Shape(vec![
         ("type", Str("compaction_start")),
         ("reason", Str(reason)),
-    ])
+    ]);
+    // Only a compaction in the background says so (pi's event has no such field).
+    if background {
+        shape.push("background", Bool(true));
+    }
+    shape
 }
 
 /// A `compaction_end` event (also `attach`'s recovery failure):

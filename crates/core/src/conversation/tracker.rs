@@ -238,12 +238,28 @@ impl Tracker {
         context_window: f64,
         source: &mut impl Source,
     ) -> Result<bool, InputError> {
+        self.exceeds(settings, context_window, 1.0, source)
+    }
+
+    /// Whether the context exceeds `fraction` of the threshold (the stall
+    /// rule applied): a compaction in the background is due
+    /// (`compaction::background`).
+    pub fn exceeds(
+        &mut self,
+        settings: &CompactionSettings,
+        context_window: f64,
+        fraction: f64,
+        source: &mut impl Source,
+    ) -> Result<bool, InputError> {
         if !settings.enabled {
             return Ok(false);
         }
-        let threshold = self
-            .stall
-            .limit(threshold(settings, context_window), self.generation);
+        // A quiet threshold (the stall rule) holds a start in the
+        // background back as long as the threshold itself.
+        let threshold = self.stall.limit(
+            fraction * threshold(settings, context_window),
+            self.generation,
+        );
         // Both closures read through the one source.
         let source = std::cell::RefCell::new(source);
         self.index.exceeds_tightening_batched(

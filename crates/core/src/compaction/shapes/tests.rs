@@ -172,7 +172,7 @@ fn events_leave_out_what_they_do_not_have() {
             ("error", Value("E"))
         ]
     );
-    let e: S = compaction_start_event("overflow");
+    let e: S = compaction_start_event("overflow", false);
     assert_eq!(
         e.0,
         vec![
@@ -180,6 +180,8 @@ fn events_leave_out_what_they_do_not_have() {
             ("reason", Str("overflow"))
         ]
     );
+    let e: S = compaction_start_event("threshold", true);
+    assert_eq!(e.get("background"), Some(&Bool(true)));
     let e: S = save_error_event("E");
     assert_eq!(
         e.0,

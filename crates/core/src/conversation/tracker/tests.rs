@@ -362,6 +362,11 @@ fn the_threshold_is_decided_on_the_bounds_and_measured_only_when_open() {
         .unwrap());
     assert_eq!(t.context_tokens(&mut a).unwrap().tokens, 280.0);
     assert_eq!(threshold(&settings(true, 21), 300.0), 279.0);
+    // A fraction of the threshold (the background start): 280 tokens are
+    // over 0.8 × 340 = 272, not over 0.8 × 360 = 288.
+    assert!(t.exceeds(&settings(true, 60), 400.0, 0.8, &mut a).unwrap());
+    assert!(!t.exceeds(&settings(true, 40), 400.0, 0.8, &mut a).unwrap());
+    assert!(!t.exceeds(&settings(false, 60), 400.0, 0.8, &mut a).unwrap());
 }
 
 #[test]

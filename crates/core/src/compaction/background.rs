@@ -1,0 +1,116 @@
+//! Compaction in the background: a threshold compaction started early, on
+//! a snapshot of the messages, while the conversation goes on with the full
+//! context. When its summary arrives it goes in at the cut chosen at the
+//! start, and the messages added meanwhile stay after it.
+//!
+//! The adapters (`attach`, the AI SDK conversation, the `Compactor`'s own
+//! methods) ask [`next`] after each turn and before a run's first request,
+//! and [`arrived`] when a summary is there to insert.
+
+/// Where the background compaction stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Job {
+    /// None under way.
+    Idle,
+    /// Started, not ended.
+    Running,
+    /// Ended with a summary not yet inserted.
+    Ready,
+}
+
+/// What an adapter does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    Nothing,
+    /// Start a compaction in the background.
+    Start,
+    /// Insert the summary that is ready ([`arrived`] says whether it still
+    /// fits the messages).
+    Insert,
+    /// The context reached the threshold before the summary arrived: the
+    /// next request waits for it.
+    Wait,
+    /// Over the threshold with nothing under way: compact now, as without
+    /// background compaction.
+    Compact,
+}
+
+/// The next step. `over_threshold`: the context exceeds the threshold (the
+/// stall rule applied); `due`: it exceeds the background fraction of it.
+/// A ready summary goes in first, whatever the context; a compaction under
+/// way is never doubled.
+pub fn next(job: Job, over_threshold: bool, due: bool) -> Next {
+    match (job, over_threshold) {
+        (Job::Ready, _) => Next::Insert,
+        (Job::Running, true) => Next::Wait,
+        (Job::Running, false) => Next::Nothing,
+        (Job::Idle, true) => Next::Compact,
+        (Job::Idle, false) if due => Next::Start,
+        (Job::Idle, false) => Next::Nothing,
+    }
+}
+
+/// Whether a summary made from a snapshot of `snapshot_len` messages goes
+/// into the messages now (`live_len` of them): only when they are the
+/// snapshot grown (`same_prefix`: its messages, the same objects, in
+/// order). Otherwise (an undo, an edit, another tab's version) it is
+/// dropped: inserting it would summarize what the user changed.
+pub fn arrived(snapshot_len: usize, live_len: usize, same_prefix: bool) -> bool {
+    live_len >= snapshot_len && same_prefix
+}
+
+/// The background fraction: of the threshold, in (0, 1]; `Err` holds the
+/// `expected` text.
+pub fn fraction(given: Option<f64>) -> Result<Option<f64>, &'static str> {
+    match given {
+        None => Ok(None),
+        Some(f) if f > 0.0 && f <= 1.0 => Ok(Some(f)),
+        Some(_) => Err("a number in (0, 1]: a fraction of the threshold"),
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ready_summary_goes_in_first() {
+        for (over, due) in [(false, false), (true, true), (false, true)] {
+            assert_eq!(next(Job::Ready, over, due), Next::Insert);
+        }
+    }
+
+    #[test]
+    fn over_the_threshold_a_running_compaction_is_awaited_else_one_runs_now() {
+        assert_eq!(next(Job::Running, true, true), Next::Wait);
+        assert_eq!(next(Job::Idle, true, true), Next::Compact);
+    }
+
+    #[test]
+    fn under_the_threshold_one_starts_when_due_and_never_twice() {
+        assert_eq!(next(Job::Idle, false, true), Next::Start);
+        assert_eq!(next(Job::Idle, false, false), Next::Nothing);
+        assert_eq!(next(Job::Running, false, true), Next::Nothing);
+    }
+
+    #[test]
+    fn a_summary_goes_in_only_where_the_snapshot_still_is() {
+        assert!(arrived(10, 10, true));
+        assert!(
+            arrived(10, 14, true),
+            "messages added meanwhile stay after it"
+        );
+        assert!(!arrived(10, 14, false), "an edit or an undo");
+        assert!(!arrived(10, 9, true), "messages taken away");
+    }
+
+    #[test]
+    fn the_fraction_is_of_the_threshold() {
+        assert_eq!(fraction(None), Ok(None));
+        assert_eq!(fraction(Some(0.8)), Ok(Some(0.8)));
+        assert_eq!(fraction(Some(1.0)), Ok(Some(1.0)));
+        assert!(fraction(Some(0.0)).is_err());
+        assert!(fraction(Some(1.5)).is_err());
+        assert!(fraction(Some(f64::NAN)).is_err());
+    }
+}
