@@ -1,0 +1,272 @@
+// Compaction in the background (docs/summarizers.md): a threshold
+// compaction starts early on a copy of the messages, nothing waits for it,
+// and its summary goes in at its cut when it arrives, the messages added
+// meanwhile after it. With the real pi-agent-core `Agent` (attach) over
+// HTTP, with the AI SDK conversation, and with the Compactor's own methods.
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { Agent } from "@mariozechner/pi-agent-core";
+import { generateText } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { Compactor } from "agent-compaction";
+import { aiSdkConversation } from "agent-compaction/ai-sdk";
+import { useMockLlm } from "../support/mock-llm-server.mjs";
+
+const mock = useMockLlm();
+const SUMMARY_PREFIX = "The conversation history before this point was compacted";
+const big = (label, chars) => `${label}: ` + "lorem ipsum ".repeat(Math.round(chars / 12));
+const sent = (record) => JSON.stringify(record.body.messages);
+const summaries = (messages) => messages.filter((m) => m.role === "compactionSummary");
+const textOf = (m) => (typeof m.content === "string" ? m.content : m.content.map((p) => p.text ?? "").join(""));
+const until = async (condition, what) => {
+  for (let i = 0; i < 500; i++) {
+    if (condition()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.fail(`timed out waiting for ${what}`);
+};
+
+/** A summarizer that answers when `release()` is called (or fails with `fail()`). */
+function gatedSummarizer() {
+  const calls = [];
+  let open;
+  let opened = new Promise((r) => (open = r));
+  return {
+    calls,
+    release: () => open({ ok: true }),
+    fail: () => open({ ok: false }),
+    summarize: async (request) => {
+      calls.push(request);
+      const how = await opened;
+      opened = Promise.resolve(how);
+      if (!how.ok) throw new Error("summarizer down");
+      return "## Goal\nbackground summary";
+    },
+  };
+}
+
+/**
+ * An agent over the mock server: a 20,000-token window, a threshold of
+ * 16,000 (reserve 4,000), the background start at 0.8 of it (12,800);
+ * pi's estimate (characters / 4), so that each turn's size is known.
+ */
+function setup({ summarize, attach = {} }) {
+  const events = [];
+  const compactor = new Compactor({
+    contextWindow: 20_000,
+    estimator: "pi",
+    settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 },
+    summarize,
+    onEvent: (e) => events.push(e),
+  });
+  const agent = new Agent({
+    initialState: { model: mock.model({ id: "m", contextWindow: 20_000 }), systemPrompt: "You are terse.", messages: [] },
+    getApiKey: () => "local",
+  });
+  compactor.attach(agent, attach);
+  mock.setMode((r) => {
+    const prompt = Math.ceil(sent(r).length / 4);
+    return { text: `answer ${mock.requests.length}`, usage: { prompt_tokens: prompt, completion_tokens: 5, total_tokens: prompt + 5 } };
+  });
+  return { agent, compactor, events };
+}
+
+const starts = (events) => events.filter((e) => e.type === "compaction_start");
+const ends = (events) => events.filter((e) => e.type === "compaction_end");
+
+describe("attach: threshold compactions in the background", () => {
+  test("past 0.8 of the threshold a compaction starts, the agent goes on with the full context, and the summary goes in at its cut when it arrives", async () => {
+    const gate = gatedSummarizer();
+    const { agent, compactor, events } = setup({ summarize: gate.summarize });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    // ~13,500 tokens: past 12,800, under 16,000.
+    assert.deepEqual(starts(events), [{ type: "compaction_start", reason: "threshold", background: true }]);
+    await until(() => gate.calls.length === 1, "the summary request");
+    assert.equal(compactor.isCompacting, true);
+    assert.equal(summaries(agent.state.messages).length, 0, "nothing inserted yet");
+
+    // The next turn is not held back: it goes out with the full context.
+    await agent.prompt("fourth question");
+    assert.equal(mock.requests.length, 4);
+    assert.ok(!sent(mock.requests[3]).includes(SUMMARY_PREFIX));
+    assert.ok(sent(mock.requests[3]).includes("first question"));
+
+    gate.release();
+    await until(() => summaries(agent.state.messages).length === 1, "the summary");
+    const messages = agent.state.messages;
+    const at = messages.findIndex((m) => m.role === "compactionSummary");
+    assert.equal(ends(events).length, 1);
+    assert.equal(ends(events)[0].result.firstKeptIndex, at, "at the cut chosen at the start");
+    // Nothing lost; the fourth turn, added meanwhile, after the summary.
+    assert.deepEqual(
+      messages.filter((m) => m.role !== "compactionSummary").map((m) => (m.role === "user" ? textOf(m).split(":")[0] : m.role)),
+      ["first question", "assistant", "second question", "assistant", "third question", "assistant", "fourth question", "assistant"],
+    );
+    assert.ok(messages.slice(at + 1).some((m) => m.role === "user" && textOf(m) === "fourth question"));
+    assert.equal(compactor.isCompacting, false);
+
+    await agent.prompt("fifth question");
+    const last = sent(mock.requests.at(-1));
+    assert.ok(last.includes(SUMMARY_PREFIX) && last.includes("background summary"), "the next request starts with the summary");
+    assert.ok(last.includes("fourth question"));
+    assert.ok(!last.includes("first question: lorem"), "the summarized turns are not sent");
+  });
+
+  test("a request over the threshold before the summary arrives waits for it and goes out with it; one compaction, not two", async () => {
+    const gate = gatedSummarizer();
+    const { agent, events } = setup({ summarize: gate.summarize });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    // ~18,000 tokens with this prompt: over the threshold, so its request waits.
+    let done = false;
+    const turn = agent.prompt(big("fourth question", 18_000)).then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(mock.requests.length, 3, "the request waits for the summary");
+    assert.equal(done, false);
+    gate.release();
+    await turn;
+    assert.equal(mock.requests.length, 4);
+    const request = sent(mock.requests[3]);
+    assert.ok(request.includes(SUMMARY_PREFIX) && request.includes("fourth question"), "it goes out with the summary");
+    assert.ok(Math.ceil(request.length / 4) < 16_000, "under the threshold");
+    assert.equal(summaries(agent.state.messages).length, 1);
+    assert.equal(ends(events).length, 1, "the background compaction, not a second one");
+    assert.equal(gate.calls.length, 1);
+  });
+
+  test("a failed background summary blocks nothing and leaves nothing behind; the threshold compacts later as usual", async () => {
+    const gate = gatedSummarizer();
+    const { agent, events, compactor } = setup({ summarize: gate.summarize });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    gate.fail();
+    await until(() => !compactor.isCompacting, "the failure");
+    assert.match(ends(events)[0].errorMessage, /summarizer down/);
+    assert.equal(summaries(agent.state.messages).length, 0);
+    assert.equal(agent.state.messages.length, 6);
+    await agent.prompt("fourth question");
+    assert.equal(mock.requests.length, 4, "the next turn went out");
+  });
+
+  test("a summary whose messages changed meanwhile (an undo) is dropped, never inserted", async () => {
+    const gate = gatedSummarizer();
+    const { agent, compactor } = setup({ summarize: gate.summarize });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    const undone = agent.state.messages.slice(0, 4);
+    agent.state.messages = undone;
+    gate.release();
+    await until(() => !compactor.isCompacting, "the summary");
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(summaries(agent.state.messages).length, 0);
+    assert.deepEqual(agent.state.messages, undone);
+  });
+
+  test("abort() cancels a background compaction: nothing inserted", async () => {
+    const gate = gatedSummarizer();
+    const { agent, compactor, events } = setup({ summarize: gate.summarize });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    compactor.abort();
+    await until(() => ends(events).length === 1, "compaction_end");
+    assert.equal(ends(events)[0].aborted, true);
+    gate.release();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(summaries(agent.state.messages).length, 0);
+  });
+
+  test("backgroundAt: false compacts at the threshold and blocks, as pi does", async () => {
+    const gate = gatedSummarizer();
+    const { agent, events } = setup({ summarize: gate.summarize, attach: { backgroundAt: false } });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    assert.equal(starts(events).length, 0, "nothing started under the threshold");
+    assert.throws(() => setup({ summarize: gate.summarize, attach: { backgroundAt: 0 } }), {
+      name: "TypeError",
+      message: "attach: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false, got a number",
+    });
+  });
+});
+
+describe("the Compactor's background methods", () => {
+  const turn = (i, chars = 4_000) => [
+    { role: "user", content: big(`question ${i}`, chars), timestamp: 1_000 + 2 * i },
+    {
+      role: "assistant", content: [{ type: "text", text: `answer ${i}` }], api: "openai-completions", provider: "local", model: "m",
+      stopReason: "stop", timestamp: 1_001 + 2 * i,
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+    },
+  ];
+  const compactor = () =>
+    new Compactor({ contextWindow: 10_000, estimator: "pi", settings: { reserveTokens: 2_000, keepRecentTokens: 1_000 }, summarize: () => "## Goal\nS" });
+
+  test("backgroundNext: start past the fraction, insert when ready, compact over the threshold; takeBackground puts the summary at its cut with the later messages after it", async () => {
+    const c = compactor();
+    // 7 turns of ~1,000 tokens: past 0.8 × 8,000, under 8,000.
+    const messages = [0, 1, 2, 3, 4, 5, 6].flatMap((i) => turn(i));
+    assert.equal(c.backgroundNext(messages), "nothing", "no fraction: never in the background");
+    assert.equal(c.backgroundNext(messages, 0.8), "start");
+    assert.equal(c.backgroundNext(messages.slice(0, 8), 0.8), "nothing");
+    const running = c.compactInBackground(messages);
+    assert.equal(c.backgroundNext(messages, 0.8), "nothing", "never two");
+    assert.equal(c.takeBackground(messages), undefined, "not ready");
+    const result = await running;
+    await c.waitForBackground();
+    const grown = messages.concat(turn(7, 100));
+    assert.equal(c.backgroundNext(grown, 0.8), "insert");
+    const out = c.takeBackground(grown);
+    assert.equal(out.messages.length, grown.length + 1);
+    assert.equal(out.messages[out.firstKeptIndex].role, "compactionSummary");
+    assert.equal(out.firstKeptIndex, result.firstKeptIndex);
+    assert.deepEqual(out.messages.slice(-2), grown.slice(-2), "the later messages after it");
+    assert.equal(c.takeBackground(grown), undefined, "taken once");
+    const over = [0, 1, 2, 3, 4, 5, 6, 7, 8].flatMap((i) => turn(i));
+    assert.equal(c.backgroundNext(over, 0.8), "compact");
+  });
+
+  test("a result for messages that changed is dropped; a bad fraction is a TypeError", async () => {
+    const c = compactor();
+    const messages = [0, 1, 2, 3, 4, 5, 6].flatMap((i) => turn(i));
+    await c.compactInBackground(messages);
+    await c.waitForBackground();
+    const edited = messages.slice();
+    edited[2] = { ...edited[2] };
+    assert.equal(c.takeBackground(edited), undefined);
+    assert.equal(c.backgroundNext(messages, 0.8), "start", "dropped: none ready any more");
+    assert.throws(() => c.backgroundNext(messages, 1.5), { name: "TypeError", message: "fraction must be a number in (0, 1]: a fraction of the threshold" });
+  });
+});
+
+describe("aiSdkConversation: threshold compactions in the background", () => {
+  test("the steps go on while the summary is written; it goes into the flat array at its cut when it arrives", async () => {
+    const prompts = [];
+    const model = new MockLanguageModelV3({
+      doGenerate: async ({ prompt }) => {
+        prompts.push(prompt);
+        const tokens = Math.ceil(JSON.stringify(prompt).length / 4);
+        return { content: [{ type: "text", text: `answer ${prompts.length}` }], finishReason: { unified: "stop", raw: undefined }, usage: { inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }, warnings: [] };
+      },
+    });
+    const gate = gatedSummarizer();
+    const events = [];
+    const compactor = new Compactor({ contextWindow: 20_000, estimator: "pi", settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 }, summarize: gate.summarize, onEvent: (e) => events.push(e) });
+    const conv = aiSdkConversation({ compactor });
+    for (const label of ["first", "second", "third"]) {
+      await conv.append({ role: "user", content: big(`${label} question`, 18_000) });
+      await conv.run((args) => generateText({ model, ...args }));
+    }
+    assert.equal(starts(events).at(-1)?.background, true);
+    await until(() => gate.calls.length === 1, "the summary request");
+    await conv.append({ role: "user", content: "fourth question" });
+    await conv.run((args) => generateText({ model, ...args }));
+    assert.ok(!JSON.stringify(prompts.at(-1)).includes(SUMMARY_PREFIX), "not held back");
+    gate.release();
+    await until(() => summaries(conv.messages).length === 1, "the summary");
+    const at = conv.messages.findIndex((m) => m.role === "compactionSummary");
+    assert.ok(conv.messages.slice(at).some((m) => m.role === "user" && m.content === "fourth question"));
+    assert.equal(conv.messages.length, 9);
+    await conv.append({ role: "user", content: "fifth question" });
+    await conv.run((args) => generateText({ model, ...args }));
+    assert.match(JSON.stringify(prompts.at(-1)), /background summary/);
+    assert.throws(() => aiSdkConversation({ compactor, backgroundAt: 2 }), /options.backgroundAt must be a number in \(0, 1\]/);
+  });
+});
