@@ -353,8 +353,11 @@ fn request_body(endpoint: &Endpoint, request: &core::SummarizeRequest<Opt>) -> J
 /// The request's `context` as the prefix form reads it.
 impl Source for JsJson {
     type Value = JsValue;
-    fn value(&self) -> JsValue {
-        self.0.clone()
+    fn value(self) -> JsValue {
+        self.0
+    }
+    fn into_text(self) -> Option<JsString> {
+        self.0.dyn_into().ok()
     }
     fn text_value(text: JsString) -> JsValue {
         text.into()

@@ -37,7 +37,9 @@ use crate::js::shape::{Field, Shape};
 /// the engine's own values ([`Source::Value`]), strings uncopied.
 pub trait Source: Json + Clone {
     type Value: Clone;
-    fn value(&self) -> Self::Value;
+    fn value(self) -> Self::Value;
+    /// The string itself, when the value is one.
+    fn into_text(self) -> Option<Self::Text>;
     fn text_value(text: Self::Text) -> Self::Value;
     fn is_array(&self) -> bool;
     fn is_truthy(&self) -> bool;
@@ -78,7 +80,7 @@ pub fn body<J: Source>(
     }
     let system = context.get("systemPrompt");
     let system = match system.is_truthy() {
-        true => Some(system.text()?),
+        true => Some(system.into_text()?),
         false => None,
     };
     let tools = context.get("tools");
@@ -97,9 +99,12 @@ pub fn body<J: Source>(
             body.push("messages", objects(list));
             body.push(field.name(), Field::Number(max_tokens));
             body.push("stream", Field::Bool(false));
-            let tools = tools.iter().map(open_ai_tool).collect::<Option<Vec<_>>>()?;
-            if !tools.is_empty() || has_tool_history(&given) {
-                body.push("tools", Field::List(tools));
+            let mut list = Vec::new();
+            for tool in tools {
+                list.push(open_ai_tool(tool)?);
+            }
+            if !list.is_empty() || has_tool_history(&given) {
+                body.push("tools", Field::List(list));
             }
         }
         Provider::Anthropic => {
@@ -110,17 +115,20 @@ pub fn body<J: Source>(
             body.push("messages", objects(list));
             body.push("max_tokens", Field::Number(max_tokens));
             if let Some(system) = system {
-                body.push(
-                    "system",
-                    Field::List(vec![Field::Object(cached(text_block::<J>(&system)))]),
-                );
+                let mut block = Shape(vec![
+                    ("type", Field::Str("text")),
+                    ("text", clean::<J>(&system)),
+                ]);
+                block.push("cache_control", ephemeral());
+                body.push("system", Field::List(vec![Field::Object(block)]));
             }
+            let mut list = Vec::new();
             let last = tools.len().wrapping_sub(1);
-            let tools = (tools.iter().enumerate())
-                .map(|(i, tool)| anthropic_tool(tool, i == last))
-                .collect::<Option<Vec<_>>>()?;
-            if !tools.is_empty() {
-                body.push("tools", Field::List(tools));
+            for (i, tool) in tools.into_iter().enumerate() {
+                list.push(anthropic_tool(tool, i == last)?);
+            }
+            if !list.is_empty() {
+                body.push("tools", Field::List(list));
             }
         }
     }
@@ -140,11 +148,11 @@ struct Id<V> {
     given: Option<V>,
 }
 
-impl<V: Clone> Id<V> {
-    fn field(&self) -> Field<V> {
-        match &self.given {
-            Some(v) => Field::Value(v.clone()),
-            None => Field::String(self.text.clone()),
+impl<V> Id<V> {
+    fn field(self) -> Field<V> {
+        match self.given {
+            Some(v) => Field::Value(v),
+            None => Field::String(self.text),
         }
     }
 }
@@ -165,6 +173,25 @@ enum Msg<J: Source> {
     /// A tool result (`None`: pi-ai's stand-in for a call never answered),
     /// with its call's id.
     Tool(Option<J>, Id<J::Value>),
+}
+
+/// The roles and block types read, in the order [`pick`] numbers them.
+const ROLES: [&str; 3] = ["user", "toolResult", "assistant"];
+const TYPES: [&str; 4] = ["text", "thinking", "toolCall", "image"];
+const USER: usize = 0;
+const TOOL_RESULT: usize = 1;
+const ASSISTANT: usize = 2;
+const TEXT: usize = 0;
+const THINKING: usize = 1;
+const TOOL_CALL: usize = 2;
+const IMAGE: usize = 3;
+
+/// Which of `names` the string at `key` is; `names.len()` for none.
+fn pick<J: Json>(value: &J, key: &str, names: &[&str]) -> usize {
+    let found = value.get(key).string();
+    (names.iter())
+        .position(|n| found.as_deref() == Some(*n))
+        .unwrap_or(names.len())
 }
 
 /// pi-ai's `transformMessages` for this provider and model.
@@ -191,12 +218,12 @@ fn transform<J: Source>(provider: Provider, model: &str, messages: &J) -> Option
         if !m.is_object() {
             return None;
         }
-        match role(&m).as_deref() {
-            Some("user") => {
+        match pick(&m, "role", &ROLES) {
+            USER => {
                 answer_pending(&mut out, &mut pending, &mut answered);
                 out.push(Msg::User(m));
             }
-            Some("toolResult") => {
+            TOOL_RESULT => {
                 let given = m.get("toolCallId");
                 let text = given.string()?;
                 let id = match renamed.iter().find(|(from, _)| *from == text) {
@@ -212,41 +239,37 @@ fn transform<J: Source>(provider: Provider, model: &str, messages: &J) -> Option
                 answered.push(id.text.clone());
                 out.push(Msg::Tool(Some(m), id));
             }
-            Some("assistant") => {
+            ASSISTANT => {
                 answer_pending(&mut out, &mut pending, &mut answered);
-                let same = m.get("api").string().as_deref() == Some(provider.api())
-                    && m.get("model").string().as_deref() == Some(model);
+                let same =
+                    pick(&m, "api", &[provider.api()]) == 0 && pick(&m, "model", &[model]) == 0;
                 let content = m.get("content");
                 if !content.is_array() {
                     return None;
                 }
                 let mut blocks = Vec::new();
                 for b in content.items() {
-                    match kind(&b).as_deref() {
-                        Some("text") => blocks.push(Block::Text(b.get("text").text()?)),
-                        Some("thinking") => {
+                    match pick(&b, "type", &TYPES) {
+                        TEXT => blocks.push(Block::Text(b.get("text").into_text()?)),
+                        THINKING => {
                             let keep = b.get("redacted").is_truthy()
                                 || (same && b.get("thinkingSignature").is_truthy());
-                            if keep {
-                                if same {
+                            let thinking = b.get("thinking");
+                            if keep || !thinking.is_truthy() {
+                                if keep && same {
                                     blocks.push(Block::Thinking(b));
                                 }
                                 continue;
                             }
-                            let thinking = b.get("thinking");
-                            if !thinking.is_truthy() {
-                                continue;
-                            }
-                            let text = thinking.text()?;
+                            let text = thinking.into_text()?;
                             if !J::is_blank(&text) {
-                                blocks.push(if same {
-                                    Block::Thinking(b)
-                                } else {
-                                    Block::Text(text)
+                                blocks.push(match same {
+                                    true => Block::Thinking(b),
+                                    false => Block::Text(text),
                                 });
                             }
                         }
-                        Some("toolCall") => {
+                        TOOL_CALL => {
                             let given = b.get("id");
                             let text = given.string()?;
                             let new = (!same)
@@ -271,8 +294,7 @@ fn transform<J: Source>(provider: Provider, model: &str, messages: &J) -> Option
                         _ => {}
                     }
                 }
-                let stop = m.get("stopReason").string();
-                if matches!(stop.as_deref(), Some("error" | "aborted")) {
+                if pick(&m, "stopReason", &["error", "aborted"]) < 2 {
                     pending.clear();
                     continue;
                 }
@@ -296,34 +318,30 @@ fn normalize_id(provider: Provider, id: &str) -> String {
         (Provider::OpenAi, Some((call, _))) => (call, 40),
         (Provider::OpenAi, None) => return id.to_owned(),
     };
-    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
-    (id.chars())
-        .flat_map(|c| match allowed(c) {
-            true => vec![c],
+    let mut out = String::new();
+    for c in id.chars() {
+        match c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            true => out.push(c),
             // JavaScript's pattern replaces each UTF-16 unit.
-            false => vec!['_'; c.len_utf16()],
-        })
-        .take(max)
-        .collect()
-}
-
-fn role<J: Json>(message: &J) -> Option<String> {
-    message.get("role").string()
-}
-
-fn kind<J: Json>(block: &J) -> Option<String> {
-    block.get("type").string()
+            false => out.extend(std::iter::repeat_n('_', c.len_utf16())),
+        }
+    }
+    out.truncate(max.min(out.len()));
+    out
 }
 
 /// pi-ai's `hasToolHistory`: a tool result, or an assistant's tool call.
 fn has_tool_history<J: Json>(messages: &J) -> bool {
-    messages.items().iter().any(|m| match role(m).as_deref() {
-        Some("toolResult") => true,
-        Some("assistant") => {
-            (m.get("content").items().iter()).any(|b| kind(b).as_deref() == Some("toolCall"))
-        }
-        _ => false,
-    })
+    messages
+        .items()
+        .iter()
+        .any(|m| match pick(m, "role", &ROLES) {
+            TOOL_RESULT => true,
+            ASSISTANT => {
+                (m.get("content").items().iter()).any(|b| pick(b, "type", &TYPES) == TOOL_CALL)
+            }
+            _ => false,
+        })
 }
 
 fn text<J: Source>(text: J::Text) -> F<J> {
@@ -333,6 +351,16 @@ fn text<J: Source>(text: J::Text) -> F<J> {
 /// A text as pi-ai sends it: without lone surrogates.
 fn clean<J: Source>(text: &J::Text) -> F<J> {
     Field::Value(J::text_value(J::sanitized(text)))
+}
+
+/// The string at `key`.
+fn text_at<J: Source>(value: &J, key: &str) -> Option<J::Text> {
+    value.get(key).into_text()
+}
+
+/// The value at `key`, as it is.
+fn value_at<J: Source>(value: &J, key: &str) -> F<J> {
+    Field::Value(value.get(key).value())
 }
 
 fn object<V>(fields: Vec<(&'static str, Field<V>)>) -> Field<V> {
@@ -352,8 +380,8 @@ fn is_user<V>(message: &Shape<V>) -> bool {
 }
 
 /// `{ type: "text", text }`, the text cleaned.
-fn text_block<J: Source>(text: &J::Text) -> Shape<J::Value> {
-    Shape(vec![
+fn text_block<J: Source>(text: &J::Text) -> F<J> {
+    object(vec![
         ("type", Field::Str("text")),
         ("text", clean::<J>(text)),
     ])
@@ -400,14 +428,13 @@ fn open_ai_messages<J: Source>(
                 if !content.is_array() {
                     return None;
                 }
-                let parts = (content.items().iter())
-                    .map(|part| match kind(part).as_deref() {
-                        Some("text") => {
-                            Some(Field::Object(text_block::<J>(&part.get("text").text()?)))
-                        }
-                        _ => image_url(part),
-                    })
-                    .collect::<Option<Vec<_>>>()?;
+                let mut parts = Vec::new();
+                for part in content.items() {
+                    parts.push(match pick(&part, "type", &TYPES) {
+                        TEXT => text_block::<J>(&text_at(&part, "text")?),
+                        _ => image_url(&part)?,
+                    });
+                }
                 if !parts.is_empty() {
                     out.push(message("user", Field::List(parts)));
                 }
@@ -415,22 +442,23 @@ fn open_ai_messages<J: Source>(
             Msg::Assistant(blocks) => out.extend(open_ai_assistant(blocks)?),
             Msg::Tool(result, id) => {
                 let mut joined = None;
-                if let Some(result) = &result {
-                    let content = result.get("content");
-                    if !content.is_array() {
-                        return None;
-                    }
-                    for block in content.items() {
-                        match kind(&block).as_deref() {
-                            Some("text") => {
-                                joined = Some(join::<J>(joined, "\n", block.get("text").text()?))
+                match result {
+                    Some(result) => {
+                        let content = result.get("content");
+                        if !content.is_array() {
+                            return None;
+                        }
+                        for block in content.items() {
+                            match pick(&block, "type", &TYPES) {
+                                TEXT => {
+                                    joined = Some(join::<J>(joined, "\n", text_at(&block, "text")?))
+                                }
+                                IMAGE => images.push(image_url(&block)?),
+                                _ => {}
                             }
-                            Some("image") => images.push(image_url(&block)?),
-                            _ => {}
                         }
                     }
-                } else {
-                    joined = Some(J::text_of(NO_RESULT));
+                    None => joined = Some(J::text_of(NO_RESULT)),
                 }
                 let content = joined.filter(|t| !J::is_empty(t));
                 let content = content.unwrap_or_else(|| J::text_of(SEE_IMAGE));
@@ -438,8 +466,7 @@ fn open_ai_messages<J: Source>(
                 tool.push("tool_call_id", id.field());
                 out.push(tool);
                 if !images.is_empty() && !matches!(messages.peek(), Some(Msg::Tool(..))) {
-                    let mut parts =
-                        vec![Field::Object(text_block::<J>(&J::text_of(ATTACHED_IMAGES)))];
+                    let mut parts = vec![text_block::<J>(&J::text_of(ATTACHED_IMAGES))];
                     parts.append(&mut images);
                     out.push(message("user", Field::List(parts)));
                 }
@@ -451,8 +478,8 @@ fn open_ai_messages<J: Source>(
 
 /// An image as a data URL part.
 fn image_url<J: Source>(image: &J) -> Option<F<J>> {
-    let mime = image.get("mimeType").text()?;
-    let data = image.get("data").text()?;
+    let mime = text_at(image, "mimeType")?;
+    let data = text_at(image, "data")?;
     let url = J::join(J::join(J::text_of("data:"), "", mime), ";base64,", data);
     Some(object(vec![
         ("type", Field::Str("image_url")),
@@ -475,7 +502,7 @@ fn open_ai_assistant<J: Source>(blocks: Vec<Block<J>>) -> Option<Option<Shape<J:
             }
             Block::Text(_) => {}
             Block::Thinking(b) => {
-                let t = b.get("thinking").text()?;
+                let t = text_at(&b, "thinking")?;
                 if !J::is_blank(&t) {
                     thought = Some(match thought {
                         Some((first, joined)) => (first, J::join(joined, "\n", t)),
@@ -485,7 +512,7 @@ fn open_ai_assistant<J: Source>(blocks: Vec<Block<J>>) -> Option<Option<Shape<J:
             }
             Block::Call(call, id, keep_signature) => {
                 let function = object(vec![
-                    ("name", Field::Value(call.get("name").value())),
+                    ("name", value_at(&call, "name")),
                     (
                         "arguments",
                         Field::Value(call.get("arguments").stringified()?),
@@ -498,7 +525,7 @@ fn open_ai_assistant<J: Source>(blocks: Vec<Block<J>>) -> Option<Option<Shape<J:
                 ]));
                 let signature = call.get("thoughtSignature");
                 if keep_signature && signature.is_truthy() {
-                    let detail = J::parsed(&signature.text()?).filter(J::is_truthy);
+                    let detail = J::parsed(&signature.into_text()?).filter(J::is_truthy);
                     details.extend(detail.map(|d| Field::Value(d.value())));
                 }
             }
@@ -532,14 +559,14 @@ fn reasoning_field(signature: &str) -> Option<&'static str> {
 }
 
 /// A tool as a function: its `parameters` as they are.
-fn open_ai_tool<J: Source>(tool: &J) -> Option<F<J>> {
+fn open_ai_tool<J: Source>(tool: J) -> Option<F<J>> {
     if !tool.is_object() {
         return None;
     }
     let function = object(vec![
-        ("name", Field::Value(tool.get("name").value())),
-        ("description", Field::Value(tool.get("description").value())),
-        ("parameters", Field::Value(tool.get("parameters").value())),
+        ("name", value_at(&tool, "name")),
+        ("description", value_at(&tool, "description")),
+        ("parameters", value_at(&tool, "parameters")),
         ("strict", Field::Bool(false)),
     ]);
     Some(object(vec![
@@ -571,11 +598,11 @@ fn anthropic_messages<J: Source>(messages: Vec<Msg<J>>) -> Option<Vec<Shape<J::V
                 }
                 let mut blocks = Vec::new();
                 for part in content.items() {
-                    if kind(&part).as_deref() != Some("text") {
+                    if pick(&part, "type", &TYPES) != TEXT {
                         blocks.push(image_block(&part)?);
                         continue;
                     }
-                    let t = J::sanitized(&part.get("text").text()?);
+                    let t = J::sanitized(&text_at(&part, "text")?);
                     if !J::is_blank(&t) {
                         blocks.push(object(vec![
                             ("type", Field::Str("text")),
@@ -592,7 +619,7 @@ fn anthropic_messages<J: Source>(messages: Vec<Msg<J>>) -> Option<Vec<Shape<J::V
                 for block in blocks {
                     content.push(match block {
                         Block::Text(t) if J::is_blank(&t) => continue,
-                        Block::Text(t) => Field::Object(text_block::<J>(&t)),
+                        Block::Text(t) => text_block::<J>(&t),
                         Block::Thinking(b) => match anthropic_thinking(&b)? {
                             Some(block) => block,
                             None => continue,
@@ -600,7 +627,7 @@ fn anthropic_messages<J: Source>(messages: Vec<Msg<J>>) -> Option<Vec<Shape<J::V
                         Block::Call(call, id, _) => object(vec![
                             ("type", Field::Str("tool_use")),
                             ("id", id.field()),
-                            ("name", Field::Value(call.get("name").value())),
+                            ("name", value_at(&call, "name")),
                             ("input", or(call.get("arguments"), object(Vec::new()))),
                         ]),
                     });
@@ -610,10 +637,10 @@ fn anthropic_messages<J: Source>(messages: Vec<Msg<J>>) -> Option<Vec<Shape<J::V
                 }
             }
             Msg::Tool(result, id) => {
-                let (content, is_error) = match &result {
+                let (content, is_error) = match result {
                     Some(r) => (
                         tool_result_content(&r.get("content"))?,
-                        Field::Value(r.get("isError").value()),
+                        value_at(&r, "isError"),
                     ),
                     None => (text::<J>(J::text_of(NO_RESULT)), Field::Bool(true)),
                 };
@@ -642,21 +669,18 @@ fn anthropic_thinking<J: Source>(b: &J) -> Option<Option<F<J>>> {
             ("data", Field::Value(signature.value())),
         ])));
     }
-    let t = b.get("thinking").text()?;
+    let t = text_at(b, "thinking")?;
     if J::is_blank(&t) {
         return Some(None);
     }
-    Some(Some(
-        if !signature.is_truthy() || J::is_blank(&signature.text()?) {
-            Field::Object(text_block::<J>(&t))
-        } else {
-            object(vec![
-                ("type", Field::Str("thinking")),
-                ("thinking", clean::<J>(&t)),
-                ("signature", Field::Value(signature.value())),
-            ])
-        },
-    ))
+    if !signature.is_truthy() || J::is_blank(&signature.text()?) {
+        return Some(Some(text_block::<J>(&t)));
+    }
+    Some(Some(object(vec![
+        ("type", Field::Str("thinking")),
+        ("thinking", clean::<J>(&t)),
+        ("signature", Field::Value(signature.value())),
+    ])))
 }
 
 /// pi-ai's `convertContentBlocks`: text only, as one string (joined by
@@ -667,22 +691,23 @@ fn tool_result_content<J: Source>(content: &J) -> Option<F<J>> {
         return None;
     }
     let blocks = content.items();
-    if !blocks.iter().any(|b| kind(b).as_deref() == Some("image")) {
+    let kinds: Vec<usize> = blocks.iter().map(|b| pick(b, "type", &TYPES)).collect();
+    if !kinds.contains(&IMAGE) {
         let mut joined = None;
         for b in &blocks {
-            joined = Some(join::<J>(joined, "\n", b.get("text").text()?));
+            joined = Some(join::<J>(joined, "\n", text_at(b, "text")?));
         }
         return Some(clean::<J>(&joined.unwrap_or_else(|| J::text_of(""))));
     }
     let mut out = Vec::new();
-    for b in &blocks {
-        out.push(match kind(b).as_deref() {
-            Some("text") => Field::Object(text_block::<J>(&b.get("text").text()?)),
+    if !kinds.contains(&TEXT) {
+        out.push(text_block::<J>(&J::text_of(SEE_IMAGE)));
+    }
+    for (b, kind) in blocks.iter().zip(kinds) {
+        out.push(match kind {
+            TEXT => text_block::<J>(&text_at(b, "text")?),
             _ => image_block(b)?,
         });
-    }
-    if !blocks.iter().any(|b| kind(b).as_deref() == Some("text")) {
-        out.insert(0, Field::Object(text_block::<J>(&J::text_of(SEE_IMAGE))));
     }
     Some(Field::List(out))
 }
@@ -691,8 +716,8 @@ fn tool_result_content<J: Source>(content: &J) -> Option<F<J>> {
 fn image_block<J: Source>(image: &J) -> Option<F<J>> {
     let source = object(vec![
         ("type", Field::Str("base64")),
-        ("media_type", text::<J>(image.get("mimeType").text()?)),
-        ("data", text::<J>(image.get("data").text()?)),
+        ("media_type", text::<J>(text_at(image, "mimeType")?)),
+        ("data", text::<J>(text_at(image, "data")?)),
     ]);
     Some(object(vec![
         ("type", Field::Str("image")),
@@ -702,7 +727,7 @@ fn image_block<J: Source>(image: &J) -> Option<F<J>> {
 
 /// A tool: its schema's `properties` and `required`, eager input streaming
 /// (pi-ai's default), a breakpoint on the last.
-fn anthropic_tool<J: Source>(tool: &J, last: bool) -> Option<F<J>> {
+fn anthropic_tool<J: Source>(tool: J, last: bool) -> Option<F<J>> {
     let schema = tool.get("parameters");
     if !tool.is_object() || !schema.is_present() {
         return None;
@@ -718,22 +743,21 @@ fn anthropic_tool<J: Source>(tool: &J, last: bool) -> Option<F<J>> {
             or(schema.get("required"), Field::List(Vec::new())),
         ),
     ]);
-    let out = Shape(vec![
-        ("name", Field::Value(tool.get("name").value())),
-        ("description", Field::Value(tool.get("description").value())),
+    let mut out = Shape(vec![
+        ("name", value_at(&tool, "name")),
+        ("description", value_at(&tool, "description")),
         ("eager_input_streaming", Field::Bool(true)),
         ("input_schema", input_schema),
     ]);
-    Some(Field::Object(if last { cached(out) } else { out }))
+    if last {
+        out.push("cache_control", ephemeral());
+    }
+    Some(Field::Object(out))
 }
 
-/// `cache_control: { type: "ephemeral" }` added last.
-fn cached<V>(mut block: Shape<V>) -> Shape<V> {
-    block.push(
-        "cache_control",
-        object(vec![("type", Field::Str("ephemeral"))]),
-    );
-    block
+/// `{ type: "ephemeral" }`: pi-ai's `cache_control` by default.
+fn ephemeral<V>() -> Field<V> {
+    object(vec![("type", Field::Str("ephemeral"))])
 }
 
 /// A breakpoint on a user message's last block; a string content becomes
@@ -742,17 +766,16 @@ fn mark<V>(message: &mut Shape<V>) {
     let Some((_, content)) = message.0.iter_mut().find(|(k, _)| *k == "content") else {
         return;
     };
-    match content {
-        Field::List(blocks) => {
-            if let Some(Field::Object(last)) = blocks.last_mut() {
-                let block = std::mem::replace(last, Shape(Vec::new()));
-                *last = cached(block);
-            }
-        }
-        _ => {
-            let text = std::mem::replace(content, Field::Null);
-            let block = cached(Shape(vec![("type", Field::Str("text")), ("text", text)]));
-            *content = Field::List(vec![Field::Object(block)]);
+    if !matches!(content, Field::List(_)) {
+        let text = std::mem::replace(content, Field::Null);
+        *content = Field::List(vec![object(vec![
+            ("type", Field::Str("text")),
+            ("text", text),
+        ])]);
+    }
+    if let Field::List(blocks) = content {
+        if let Some(Field::Object(last)) = blocks.last_mut() {
+            last.push("cache_control", ephemeral());
         }
     }
 }

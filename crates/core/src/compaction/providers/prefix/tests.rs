@@ -80,8 +80,11 @@ impl Json for T {
 
 impl Source for T {
     type Value = T;
-    fn value(&self) -> T {
-        self.clone()
+    fn value(self) -> T {
+        self
+    }
+    fn into_text(self) -> Option<String> {
+        self.string()
     }
     fn text_value(text: String) -> T {
         T::Str(text)
