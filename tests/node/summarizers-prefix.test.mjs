@@ -213,6 +213,14 @@ const TEXT = {
 const summarizer = (which) =>
   which === "openai" ? openAiSummarizer({ baseUrl: "http://127.0.0.1:9/v1", model: "m" }) : anthropicSummarizer({ baseUrl: "http://127.0.0.1:9", model: "m" });
 const CONTEXT = { systemPrompt: "s", messages: [{ role: "user", content: "hi", timestamp: 1 }] };
+const boom = () => {
+  throw new Error("a hostile trap");
+};
+function revoked() {
+  const { proxy, revoke } = Proxy.revocable([], {});
+  revoke();
+  return proxy;
+}
 
 describe("when the prefix form is not sent, and the one retry", () => {
   for (const which of ["openai", "anthropic"]) {
@@ -224,6 +232,10 @@ describe("when the prefix form is not sent, and the one retry", () => {
         { context: { ...CONTEXT, tools: { read_file: { description: "an AI SDK ToolSet" } } }, instruction: INSTRUCTION },
         { context: { messages: [{ role: "user", content: 42 }] }, instruction: INSTRUCTION },
         { context: CONTEXT, instruction: "" },
+        // Hostile values: a throwing getter, a revoked proxy, a throwing trap.
+        { context: { get messages() { throw new Error("no messages") } }, instruction: INSTRUCTION },
+        { context: { messages: revoked() }, instruction: INSTRUCTION },
+        { context: { messages: new Proxy([CONTEXT.messages[0]], { get: (t, k) => (k === "0" ? boom() : t[k]) }) }, instruction: INSTRUCTION },
       ];
       for (const extra of cases) {
         const r = request(extra);

@@ -362,8 +362,12 @@ impl Source for JsJson {
     fn text_value(text: JsString) -> JsValue {
         text.into()
     }
-    fn is_array(&self) -> bool {
-        Array::is_array(&self.0)
+    fn list(&self) -> Option<Vec<JsJson>> {
+        // The engine's slice: a proxy's throwing trap is caught there.
+        let path = || FieldPath::argument("request").field("context");
+        let array = JsArray::new(&self.0, path).ok()??;
+        let items = array.slice(0, array.len()).ok()?;
+        Some(items.iter().map(JsJson).collect())
     }
     fn is_truthy(&self) -> bool {
         self.0.is_truthy()

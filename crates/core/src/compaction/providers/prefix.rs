@@ -41,7 +41,9 @@ pub trait Source: Json + Clone {
     /// The string itself, when the value is one.
     fn into_text(self) -> Option<Self::Text>;
     fn text_value(text: Self::Text) -> Self::Value;
-    fn is_array(&self) -> bool;
+    /// The items of an array; `None` for anything else, or an array that
+    /// cannot be read (a proxy whose traps throw).
+    fn list(&self) -> Option<Vec<Self>>;
     fn is_truthy(&self) -> bool;
     fn is_empty(text: &Self::Text) -> bool;
     /// A string the core wrote.
@@ -84,10 +86,10 @@ pub fn body<J: Source>(
         false => None,
     };
     let tools = context.get("tools");
-    if tools.is_present() && !tools.is_array() {
-        return None;
-    }
-    let tools = tools.items();
+    let tools = match tools.is_present() {
+        true => tools.list()?,
+        false => Vec::new(),
+    };
     let given = context.get("messages");
     let messages = transform(provider, model.1, &given)?;
     let mut body = Shape(vec![("model", Field::Value(model.0))]);
@@ -196,9 +198,7 @@ fn pick<J: Json>(value: &J, key: &str, names: &[&str]) -> usize {
 
 /// pi-ai's `transformMessages` for this provider and model.
 fn transform<J: Source>(provider: Provider, model: &str, messages: &J) -> Option<Vec<Msg<J>>> {
-    if !messages.is_array() {
-        return None;
-    }
+    let messages = messages.list()?;
     let mut out = Vec::new();
     // Ids normalized so far (original, new), for the results that follow.
     let mut renamed: Vec<(String, String)> = Vec::new();
@@ -214,7 +214,7 @@ fn transform<J: Source>(provider: Provider, model: &str, messages: &J) -> Option
             }
             answered.clear();
         };
-    for m in messages.items() {
+    for m in messages {
         if !m.is_object() {
             return None;
         }
@@ -243,12 +243,8 @@ fn transform<J: Source>(provider: Provider, model: &str, messages: &J) -> Option
                 answer_pending(&mut out, &mut pending, &mut answered);
                 let same =
                     pick(&m, "api", &[provider.api()]) == 0 && pick(&m, "model", &[model]) == 0;
-                let content = m.get("content");
-                if !content.is_array() {
-                    return None;
-                }
                 let mut blocks = Vec::new();
-                for b in content.items() {
+                for b in m.get("content").list()? {
                     match pick(&b, "type", &TYPES) {
                         TEXT => blocks.push(Block::Text(b.get("text").into_text()?)),
                         THINKING => {
@@ -331,15 +327,15 @@ fn normalize_id(provider: Provider, id: &str) -> String {
 }
 
 /// pi-ai's `hasToolHistory`: a tool result, or an assistant's tool call.
-fn has_tool_history<J: Json>(messages: &J) -> bool {
-    messages
-        .items()
+fn has_tool_history<J: Source>(messages: &J) -> bool {
+    let list = |value: J| value.list().unwrap_or_default();
+    list(messages.clone())
         .iter()
         .any(|m| match pick(m, "role", &ROLES) {
             TOOL_RESULT => true,
-            ASSISTANT => {
-                (m.get("content").items().iter()).any(|b| pick(b, "type", &TYPES) == TOOL_CALL)
-            }
+            ASSISTANT => list(m.get("content"))
+                .iter()
+                .any(|b| pick(b, "type", &TYPES) == TOOL_CALL),
             _ => false,
         })
 }
@@ -425,11 +421,8 @@ fn open_ai_messages<J: Source>(
                     out.push(message("user", clean::<J>(&content)));
                     continue;
                 }
-                if !content.is_array() {
-                    return None;
-                }
                 let mut parts = Vec::new();
-                for part in content.items() {
+                for part in content.list()? {
                     parts.push(match pick(&part, "type", &TYPES) {
                         TEXT => text_block::<J>(&text_at(&part, "text")?),
                         _ => image_url(&part)?,
@@ -444,11 +437,7 @@ fn open_ai_messages<J: Source>(
                 let mut joined = None;
                 match result {
                     Some(result) => {
-                        let content = result.get("content");
-                        if !content.is_array() {
-                            return None;
-                        }
-                        for block in content.items() {
+                        for block in result.get("content").list()? {
                             match pick(&block, "type", &TYPES) {
                                 TEXT => {
                                     joined = Some(join::<J>(joined, "\n", text_at(&block, "text")?))
@@ -593,11 +582,8 @@ fn anthropic_messages<J: Source>(messages: Vec<Msg<J>>) -> Option<Vec<Shape<J::V
                     }
                     continue;
                 }
-                if !content.is_array() {
-                    return None;
-                }
                 let mut blocks = Vec::new();
-                for part in content.items() {
+                for part in content.list()? {
                     if pick(&part, "type", &TYPES) != TEXT {
                         blocks.push(image_block(&part)?);
                         continue;
@@ -687,10 +673,7 @@ fn anthropic_thinking<J: Source>(b: &J) -> Option<Option<F<J>>> {
 /// "\n"); with images, blocks, led by a placeholder text when there is no
 /// text.
 fn tool_result_content<J: Source>(content: &J) -> Option<F<J>> {
-    if !content.is_array() {
-        return None;
-    }
-    let blocks = content.items();
+    let blocks = content.list()?;
     let kinds: Vec<usize> = blocks.iter().map(|b| pick(b, "type", &TYPES)).collect();
     if !kinds.contains(&IMAGE) {
         let mut joined = None;

@@ -89,8 +89,11 @@ impl Source for T {
     fn text_value(text: String) -> T {
         T::Str(text)
     }
-    fn is_array(&self) -> bool {
-        matches!(self, T::Arr(_))
+    fn list(&self) -> Option<Vec<T>> {
+        match self {
+            T::Arr(items) => Some(items.clone()),
+            _ => None,
+        }
     }
     fn is_truthy(&self) -> bool {
         match self {
