@@ -81,8 +81,8 @@ export type AnthropicSummarizerOptions = {
  * With `request.context` and `request.instruction` it sends the prefix
  * form instead: `context`'s system prompt, messages and tools exactly as
  * pi-ai's `openai-completions` provider sends them (so the provider serves
- * them from its prompt cache), then the instruction as a user message, and
- * no `tool_choice`. A reply to it without text, or calling a tool, is asked
+ * them from its prompt cache), then the instruction as a user message
+ * (`systemPrompt` and `prompt` are not sent), and no `tool_choice`. A reply to it without text, or calling a tool, is asked
  * again once in the serialized form. `context` is sent as pi-ai sends it
  * for a plain compatible server or api.openai.com with a non-reasoning
  * model; an assistant message counts as the summarizer's model's own when
@@ -103,7 +103,8 @@ export function openAiSummarizer(options: OpenAiSummarizerOptions): FetchSummari
  * `anthropic` provider sends them, with its `cache_control` breakpoints
  * (the system prompt, the last tool, the last block of the last user-role
  * message), then the instruction as a user message with one more
- * breakpoint, and no `tool_choice`: the conversation's cached prefix is
+ * breakpoint (`systemPrompt` and `prompt` are not sent), and no
+ * `tool_choice`: the conversation's cached prefix is
  * read, not paid again. A reply to it without text, or calling a tool, is
  * asked again once in the serialized form. An assistant message counts as
  * the summarizer's model's own when its `api` is `"anthropic-messages"` and
