@@ -59,11 +59,11 @@ pub trait Source: Json + Clone {
 type F<J> = Field<<J as Source>::Value>;
 
 /// pi-ai's text for a tool call that has no result.
-pub const NO_RESULT: &str = "No result provided";
+const NO_RESULT: &str = "No result provided";
 /// pi-ai's text for a tool result that holds only images.
-pub const SEE_IMAGE: &str = "(see attached image)";
+const SEE_IMAGE: &str = "(see attached image)";
 /// pi-ai's OpenAI-compatible user message carrying tool results' images.
-pub const ATTACHED_IMAGES: &str = "Attached image(s) from tool result:";
+const ATTACHED_IMAGES: &str = "Attached image(s) from tool result:";
 
 /// The body of the prefix form, or `None` for the serialized form (see the
 /// module's documentation). `model` is the `model` option as sent and as
