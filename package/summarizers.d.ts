@@ -1,6 +1,6 @@
 // The summarizer a Compactor calls, and the two it can make for an
 // OpenAI-compatible or Anthropic endpoint.
-import type { Usage } from "./messages.js";
+import type { Message, Usage } from "./messages.js";
 
 export type SummarizeKind = "history" | "turnPrefix" | "branch";
 export type CompactionReason = "manual" | "threshold" | "overflow";
@@ -14,6 +14,20 @@ export interface SummarizeRequest {
   /** Aborted when the compaction is cancelled or times out: pass it to `fetch`. */
   signal: AbortSignal;
   reason: CompactionReason;
+  /** The conversation as the model last saw it (pi-ai's Context): present when a summary request can repeat its prefix. */
+  context?: { systemPrompt?: string; messages: Message[]; tools?: Tool[] };
+  /** The final user message asking for the summary, to send after context.messages. */
+  instruction?: string;
+}
+/**
+ * A tool as pi-ai describes it to a model. pi-agent-core's `AgentTool`
+ * objects fit; their other fields are ignored.
+ */
+export interface Tool {
+  name: string;
+  description: string;
+  /** The parameters' JSON Schema. */
+  parameters: object;
 }
 /** The summary text, with what the call cost when the provider says. */
 export type SummarizeResult = string | { text: string; usage?: Usage };
@@ -63,6 +77,18 @@ export type AnthropicSummarizerOptions = {
  * A summarizer that POSTs to `${baseUrl}/chat/completions` (OpenAI Chat
  * Completions, `stream: false`): the system prompt as a system message, the
  * prompt as a user message. The text is `choices[0].message.content`.
+ *
+ * With `request.context` and `request.instruction` it sends the prefix
+ * form instead: `context`'s system prompt, messages and tools exactly as
+ * pi-ai's `openai-completions` provider sends them (so the provider serves
+ * them from its prompt cache), then the instruction as a user message
+ * (`systemPrompt` and `prompt` are not sent), and no `tool_choice`. A reply to it without text, or calling a tool, is asked
+ * again once in the serialized form. `context` is sent as pi-ai sends it
+ * for a plain compatible server or api.openai.com with a non-reasoning
+ * model; an assistant message counts as the summarizer's model's own when
+ * its `api` is `"openai-completions"` and its `model` is `options.model`.
+ * A context it cannot read, or `tools` that are not an array, gives the
+ * serialized form.
  * @throws TypeError on bad options, naming the field.
  */
 export function openAiSummarizer(options: OpenAiSummarizerOptions): FetchSummarizer;
@@ -71,6 +97,19 @@ export function openAiSummarizer(options: OpenAiSummarizerOptions): FetchSummari
  * with `anthropic-version: 2023-06-01` and
  * `anthropic-dangerous-direct-browser-access: true` (Anthropic requires it
  * from a browser). The text is the reply's `text` blocks, joined by "\n".
+ *
+ * With `request.context` and `request.instruction` it sends the prefix
+ * form instead: `system`, `tools` and `messages` exactly as pi-ai's
+ * `anthropic` provider sends them, with its `cache_control` breakpoints
+ * (the system prompt, the last tool, the last block of the last user-role
+ * message), then the instruction as a user message with one more
+ * breakpoint (`systemPrompt` and `prompt` are not sent), and no
+ * `tool_choice`: the conversation's cached prefix is
+ * read, not paid again. A reply to it without text, or calling a tool, is
+ * asked again once in the serialized form. An assistant message counts as
+ * the summarizer's model's own when its `api` is `"anthropic-messages"` and
+ * its `model` is `options.model`. A context it cannot read, or `tools` that
+ * are not an array, gives the serialized form.
  * @throws TypeError on bad options, naming the field.
  */
 export function anthropicSummarizer(options: AnthropicSummarizerOptions): FetchSummarizer;

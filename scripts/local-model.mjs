@@ -32,7 +32,9 @@
 //     `max_completion_tokens` is cut there (finish_reason "length").
 //   - A compaction summarization request (our structured prompt: a
 //     `<conversation>` block and the "## Goal" … "## Critical Context"
-//     format, or the turn-prefix format): a short structured summary
+//     format, or the turn-prefix format; or the conversation's own
+//     messages, then a last user message asking for that format, as the
+//     ready summarizers send it to reuse the prompt cache): a short structured summary
 //     (< 1,500 characters) naming the first user request and, when the prompt
 //     ends with "Additional focus: X", a "**Focus**: X" line.
 //   - Usage: prompt_tokens = ceil(chars / 4) of every message's content, tool
@@ -224,7 +226,35 @@ function summarizationPrompt(messages) {
     close >= 0 &&
     /## (Goal|Original Request)/.test(prompt.slice(close));
   if (asksForFormat || (/context checkpoint/i.test(system) && prompt.includes("<conversation>"))) return prompt;
+  const asked = lastUser !== undefined && lastUser === messages.at(-1) && !prompt.includes("<conversation>");
+  if (asked && /## (Goal|Original Request)/.test(prompt) && !prompt.startsWith(SUMMARY_PREAMBLE) && !prompt.startsWith(BRANCH_PREAMBLE)) {
+    return `<conversation>\n${transcript(messages.slice(0, -1))}\n</conversation>\n\n${prompt}`;
+  }
   return null;
+}
+
+/** Chat messages as the blocks of a serialized conversation ("[User]: …"). */
+function transcript(messages) {
+  const blocks = [];
+  for (const m of messages) {
+    const text = textOf(m?.content);
+    if (m?.role === "user") blocks.push(`[User]: ${text}`);
+    else if (m?.role === "tool") blocks.push(`[Tool result]: ${text}`);
+    else if (m?.role === "assistant") {
+      if (text) blocks.push(`[Assistant]: ${text}`);
+      const calls = (Array.isArray(m.tool_calls) ? m.tool_calls : []).map((tc) => {
+        let args = {};
+        try {
+          args = JSON.parse(tc?.function?.arguments ?? "{}") ?? {};
+        } catch {
+          // arguments that are not JSON: the call by name only
+        }
+        return `${tc?.function?.name}(${Object.entries(args).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")})`;
+      });
+      if (calls.length) blocks.push(`[Assistant tool calls]: ${calls.join("; ")}`);
+    }
+  }
+  return blocks.join("\n\n");
 }
 
 const oneLine = (s, max) => {

@@ -29,6 +29,10 @@ const PAGE = `<!doctype html>
       return { ok: false, error: { name: e.name, message: e.message, status: e.status, isError: e instanceof Error } };
     }
   };
+  // The same, with every "{LONE}" in the request a lone surrogate (made in
+  // the page: the drivers' own serialization may not carry one).
+  window.runWithLone = (factory, options, request) =>
+    window.runSummarizer(factory, options, JSON.parse(JSON.stringify(request).replaceAll("{LONE}", "\\ud800")));
   document.documentElement.dataset.ready = "true";
 </script>`;
 
@@ -143,6 +147,57 @@ for (const engine of ENGINES) {
         "content-type",
         "x-api-key",
       ]);
+    });
+
+    test("the prefix form from a page: the context as pi-ai sends it, lone surrogates removed, then the instruction", async () => {
+      const context = {
+        systemPrompt: "Be brief.",
+        messages: [
+          { role: "user", content: "Fix it {LONE}now", timestamp: 1 },
+          {
+            role: "assistant",
+            content: [{ type: "text", text: "Reading." }, { type: "toolCall", id: "c1", name: "read", arguments: { path: "a.rs" } }],
+            api: "openai-completions",
+            provider: "local",
+            model: "local-model",
+            stopReason: "toolUse",
+            timestamp: 2,
+          },
+          { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "fn a() {}" }], isError: false, timestamp: 3 },
+        ],
+        tools: [{ name: "read", description: "Read a file", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }],
+      };
+      const request = { ...REQUEST, context, instruction: "Summarize the conversation above." };
+      const openAi = await page.evaluate(([o, r]) => window.runWithLone("openAiSummarizer", o, r), [{ baseUrl: `${mock.url}v1`, model: "local-model" }, request]);
+      assert.equal(openAi.ok, true, JSON.stringify(openAi.error));
+      assert.deepEqual(mock.requests[0].body, {
+        model: "local-model",
+        messages: [
+          { role: "system", content: "Be brief." },
+          { role: "user", content: "Fix it now" },
+          { role: "assistant", content: "Reading.", tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: '{"path":"a.rs"}' } }] },
+          { role: "tool", content: "fn a() {}", tool_call_id: "c1" },
+          { role: "user", content: "Summarize the conversation above." },
+        ],
+        max_tokens: 1000,
+        stream: false,
+        tools: [{ type: "function", function: { ...context.tools[0], strict: false } }],
+      });
+      const anthropic = await page.evaluate(([o, r]) => window.runWithLone("anthropicSummarizer", o, r), [{ baseUrl: mock.url, model: "claude-haiku-4-5", apiKey: "k" }, request]);
+      assert.equal(anthropic.ok, true, JSON.stringify(anthropic.error));
+      const cache_control = { type: "ephemeral" };
+      assert.deepEqual(mock.requests[1].body, {
+        model: "claude-haiku-4-5",
+        messages: [
+          { role: "user", content: "Fix it now" },
+          { role: "assistant", content: [{ type: "text", text: "Reading." }, { type: "tool_use", id: "c1", name: "read", input: { path: "a.rs" } }] },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "c1", content: "fn a() {}", is_error: false, cache_control }] },
+          { role: "user", content: [{ type: "text", text: "Summarize the conversation above.", cache_control }] },
+        ],
+        max_tokens: 1000,
+        system: [{ type: "text", text: "Be brief.", cache_control }],
+        tools: [{ name: "read", description: "Read a file", eager_input_streaming: true, input_schema: context.tools[0].parameters, cache_control }],
+      });
     });
 
     test("a provider error reaches the page with the provider's message and status", async () => {

@@ -6,7 +6,10 @@ import assert from "node:assert/strict";
 import {
   FACTS_STRIDE, extractFacts, gatherFacts, takeBadDescription, takeThrown, toolCallPaths,
 } from "../../crates/wasm/src/js/shim/facts.js";
-import { assembleText, codeUnits, fromCodeUnits, gatherConversation } from "../../crates/wasm/src/js/shim/text.js";
+import { sanitizeSurrogates as piSanitize } from "../../node_modules/@mariozechner/pi-ai/dist/utils/sanitize-unicode.js";
+import {
+  assembleText, codeUnits, fromCodeUnits, gatherConversation, sanitizeSurrogates,
+} from "../../crates/wasm/src/js/shim/text.js";
 
 const assistant = {
   role: "assistant",
@@ -72,6 +75,13 @@ test("code units round-trip exactly, lone surrogates and long strings included",
   const units = codeUnits(text);
   assert.equal(units.length, text.length);
   assert.equal(fromCodeUnits(units), text);
+});
+
+test("sanitizeSurrogates drops lone surrogates and keeps pairs, as pi-ai does", () => {
+  for (const text of ["plain", "😀 pair", "lone \ud800 high", "lone \udc00 low", "\udc00\ud800", "\ud83d\ude00\ude00", ""]) {
+    assert.equal(sanitizeSurrogates(text), piSanitize(text), JSON.stringify(text));
+  }
+  assert.equal(sanitizeSurrogates("a\ud800b😀"), "ab😀");
 });
 
 test("gatherConversation gathers pieces; assembleText composes from ops", () => {

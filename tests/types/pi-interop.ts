@@ -122,3 +122,15 @@ appCompactor.attach({ state: { messages: [] } });
 // @ts-expect-error a tool's arguments are its schema's
 const wrongArgs: AgentTool<typeof readParameters> = { ...readFile, execute: async (_id, { file }: { file: string }) => ({ content: [], details: file }) };
 void wrongArgs;
+
+// A summary request's context is pi-ai's Context, and pi-agent-core's tools
+// fit its tools.
+import type { SummarizeRequest } from "agent-compaction";
+import type { Context as PiContext } from "@mariozechner/pi-ai";
+declare const piRequestContext: PiContext;
+declare const agentTools: AgentTool[];
+const fromPi: SummarizeRequest["context"] = piRequestContext;
+const fromAgent: SummarizeRequest["context"] = { systemPrompt: "s", messages: piLlm, tools: agentTools };
+// @ts-expect-error the messages are required
+const noMessages: SummarizeRequest["context"] = { systemPrompt: "s" };
+void [fromPi, fromAgent, noMessages];

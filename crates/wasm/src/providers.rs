@@ -24,6 +24,10 @@
 //! - Usage follows pi-ai: `input` excludes cached prompt tokens, which are
 //!   `cacheRead`; cost is zero (the package knows no prices).
 //! - Anthropic's text is its `text` blocks joined with "\n", as pi joins them.
+//! - With `request.context` and `request.instruction`, the request repeats
+//!   the conversation as pi-ai sent it, so that the provider serves it from
+//!   its prompt cache (the core's `providers::prefix`); a reply to it
+//!   without a summary is asked again in the serialized form.
 //! - An abort propagates fetch's own rejection (an `AbortError`, or the
 //!   signal's reason) unchanged: the compactor must see a cancellation, not a
 //!   failure.
@@ -36,6 +40,7 @@ use crate::js::strings::to_js_str;
 use crate::js::strings::to_js_string;
 use crate::js::values::read_options;
 use crate::js::values::{prop, read_fields, shape, JsJson, Opt};
+use agent_compaction_core::compaction::providers::prefix::{self, Source};
 use agent_compaction_core::compaction::providers::Json;
 use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
 use agent_compaction_core::compaction::providers::{HeaderEntry, HeaderValue};
@@ -60,6 +65,12 @@ extern "C" {
     fn array_from(value: &JsValue) -> Result<Array, JsValue>;
 }
 
+#[wasm_bindgen(module = "/src/js/shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = sanitizeSurrogates)]
+    fn sanitize_surrogates(text: &JsString) -> JsString;
+}
+
 /// Everything a call needs, fixed when the summarizer is created.
 struct Endpoint {
     provider: Provider,
@@ -67,6 +78,8 @@ struct Endpoint {
     /// The URL as the core's string, for error messages.
     url_str: JsStr,
     model: JsValue,
+    /// The model's name, to tell its own messages in a context.
+    model_id: String,
     /// `[name, value]` pairs, already merged and checked by `Headers`.
     headers: Array,
     max_tokens_field: MaxTokensField,
@@ -95,6 +108,7 @@ fn factory(provider: Provider, options: JsValue) -> Result<Function, JsValue> {
         provider,
         url: to_js_string(&url),
         url_str: url,
+        model_id: o.model.as_string().unwrap_or_default(),
         model: o.model.into(),
         headers,
         max_tokens_field: o.max_tokens_field,
@@ -219,20 +233,52 @@ fn string_of(value: &JsValue) -> String {
 
 async fn summarize(endpoint: Rc<Endpoint>, request: JsValue) -> Result<JsValue, JsValue> {
     let provider = endpoint.provider;
-    let label = provider.label();
     let request = read_fields("request", &request, core::read_request)
         .map_err(|e| JsValue::from(js_sys::TypeError::new(&core::call_error(provider, &e))))?;
-    let body = json_stringify(&request_body(&endpoint, &request))?;
-    let signal = &request.signal.0;
-
-    let global = js_sys::global();
-    let fetch = prop(&global, "fetch")
+    let fetch = prop(&js_sys::global(), "fetch")
         .dyn_into::<Function>()
         .ok()
         .ok_or_else(|| no_fetch(provider))?;
+    let signal = &request.signal.0;
+    let prefix = prefix::body(
+        provider,
+        endpoint.max_tokens_field,
+        (endpoint.model.clone(), &endpoint.model_id),
+        request.max_tokens,
+        &JsJson(request.context.0.clone()),
+        &JsJson(request.instruction.0.clone()),
+    );
+    if let Some(body) = prefix {
+        match post(&endpoint, &fetch, shape(body), signal, true).await {
+            Err(None) => {}
+            answer => return answer.map_err(Option::unwrap_or_default),
+        }
+    }
+    post(
+        &endpoint,
+        &fetch,
+        request_body(&endpoint, &request),
+        signal,
+        false,
+    )
+    .await
+    .map_err(Option::unwrap_or_default)
+}
+
+/// One POST of `body` and its reply read; `Err(None)` when a reply to the
+/// prefix form has no summary and is to be asked again serialized.
+async fn post(
+    endpoint: &Endpoint,
+    fetch: &Function,
+    body: JsValue,
+    signal: &JsValue,
+    prefix: bool,
+) -> Result<JsValue, Option<JsValue>> {
+    let provider = endpoint.provider;
+    let label = provider.label();
     let init = shape(core::fetch_init(
         endpoint.headers.slice(0, endpoint.headers.length()).into(),
-        body,
+        json_stringify(&body)?,
         (!(signal.is_undefined() || signal.is_null())).then(|| signal.clone()),
     ));
 
@@ -254,7 +300,7 @@ async fn summarize(endpoint: Rc<Endpoint>, request: JsValue) -> Result<JsValue, 
     };
     // `Promise.resolve` also takes a polyfill's thenable.
     let response = fetch
-        .call2(&global, &endpoint.url, &init)
+        .call2(&js_sys::global(), &endpoint.url, &init)
         .map(|p| Promise::resolve(&p))
         .map_err(failed)?;
     let response = JsFuture::from(response).await.map_err(failed)?;
@@ -269,17 +315,21 @@ async fn summarize(endpoint: Rc<Endpoint>, request: JsValue) -> Result<JsValue, 
     let parsed = json_parse(&text).ok().map(JsJson);
     let reply = core::read_reply(
         provider,
+        prefix,
         status,
         parsed,
         || text.as_string().unwrap_or_default(),
         || prop(&response, "statusText").as_string(),
     )
     .map_err(|failure| {
+        if prefix && prefix::retry_serialized(&failure) {
+            return None;
+        }
         let error = js_sys::Error::new(&failure.message);
         if let Some(status) = failure.status {
             let _ = Reflect::set(&error, &JsValue::from_str("status"), &status.into());
         }
-        JsValue::from(error)
+        Some(JsValue::from(error))
     })?;
     Ok(shape(core::result_shape(core::Reply {
         text: reply.text.into(),
@@ -298,4 +348,43 @@ fn request_body(endpoint: &Endpoint, request: &core::SummarizeRequest<Opt>) -> J
         request.prompt.clone().into(),
         request.max_tokens,
     ))
+}
+
+/// The request's `context` as the prefix form reads it.
+impl Source for JsJson {
+    type Value = JsValue;
+    fn value(self) -> JsValue {
+        self.0
+    }
+    fn into_text(self) -> Option<JsString> {
+        self.0.dyn_into().ok()
+    }
+    fn text_value(text: JsString) -> JsValue {
+        text.into()
+    }
+    fn list(&self) -> Option<Vec<JsJson>> {
+        // The engine's slice: a proxy's throwing trap is caught there.
+        let path = || FieldPath::argument("request").field("context");
+        let array = JsArray::new(&self.0, path).ok()??;
+        let items = array.slice(0, array.len()).ok()?;
+        Some(items.iter().map(JsJson).collect())
+    }
+    fn is_truthy(&self) -> bool {
+        self.0.is_truthy()
+    }
+    fn is_empty(text: &JsString) -> bool {
+        text.length() == 0
+    }
+    fn text_of(text: &str) -> JsString {
+        text.into()
+    }
+    fn sanitized(text: &JsString) -> JsString {
+        sanitize_surrogates(text)
+    }
+    fn stringified(&self) -> Option<JsValue> {
+        json_stringify(&self.0).ok()
+    }
+    fn parsed(text: &JsString) -> Option<JsJson> {
+        json_parse(text).ok().map(JsJson)
+    }
 }

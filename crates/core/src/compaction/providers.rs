@@ -16,6 +16,8 @@ use crate::js::options::{expect_object, Reader, Value};
 use crate::js::shape::{Field, Shape};
 use crate::js::string::{quote_str, JsStr};
 
+pub mod prefix;
+
 /// Anthropic's API root, when `baseUrl` is not given.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 /// The `anthropic-version` header sent.
@@ -54,6 +56,14 @@ impl Provider {
         match self {
             Provider::OpenAi => "openAiSummarizer",
             Provider::Anthropic => "anthropicSummarizer",
+        }
+    }
+
+    /// pi-ai's name of the API (an assistant message's `api`).
+    pub fn api(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai-completions",
+            Provider::Anthropic => "anthropic-messages",
         }
     }
 
@@ -306,10 +316,14 @@ pub struct SummarizeRequest<V: Value> {
     pub prompt: V::Text,
     pub max_tokens: f64,
     pub signal: V,
+    /// The prefix form's conversation and last message ([`prefix::body`]).
+    pub context: V,
+    pub instruction: V,
 }
 
 /// Reads a call's `request` (an object; the prompts strings, even empty;
-/// `maxTokens` as [`max_tokens`] takes it; `signal` as given).
+/// `maxTokens` as [`max_tokens`] takes it; `signal`, `context` and
+/// `instruction` as given).
 pub fn read_request<V: Value>(
     request: &V,
     r: &Reader<V>,
@@ -324,6 +338,8 @@ pub fn read_request<V: Value>(
         prompt,
         max_tokens,
         signal: r.field("signal")?,
+        context: r.field("context")?,
+        instruction: r.field("instruction")?,
     })
 }
 
@@ -408,9 +424,11 @@ pub struct Failure {
 
 /// The reply's text and usage, or the error. `parsed` is the body as JSON
 /// (`None` when it is not); `body` gives the raw body and `status_text` the
-/// HTTP status text, both read only for an error.
+/// HTTP status text, both read only for an error. A reply to the prefix
+/// form (`prefix`) that calls a tool has no summary: it counts as no text.
 pub fn read_reply<J: Json>(
     provider: Provider,
+    prefix: bool,
     status: f64,
     parsed: Option<J>,
     body: impl Fn() -> String,
@@ -435,27 +453,34 @@ pub fn read_reply<J: Json>(
     if !ok || parsed.get("error").is_present() {
         return Err(http(&provider_message(&parsed, &body)));
     }
-    let (text, stop) = match provider {
+    let (text, stop, called) = match provider {
         Provider::OpenAi => {
             let choice = parsed.get("choices").items().into_iter().next();
             let stop = choice
                 .as_ref()
                 .and_then(|c| c.get("finish_reason").string())
                 .map(|r| ("finish_reason", r));
-            let content = choice.map(|c| c.get("message").get("content"));
+            let message = choice.map(|c| c.get("message"));
+            let called = prefix
+                && (message.as_ref()).is_some_and(|m| !m.get("tool_calls").items().is_empty());
+            let content = message.map(|m| m.get("content"));
             // Some servers send content parts: [{ type: "text", text }].
             let text = content.and_then(|c| c.text().or_else(|| join_text_blocks(&c, "")));
-            (text, stop)
+            (text, stop, called)
         }
         Provider::Anthropic => {
             let stop = parsed
                 .get("stop_reason")
                 .string()
                 .map(|r| ("stop_reason", r));
-            (join_text_blocks(&parsed.get("content"), "\n"), stop)
+            let content = parsed.get("content");
+            let called = prefix
+                && (content.items().iter())
+                    .any(|b| b.get("type").string().as_deref() == Some("tool_use"));
+            (join_text_blocks(&content, "\n"), stop, called)
         }
     };
-    let Some(text) = text.filter(|t| !J::is_blank(t)) else {
+    let Some(text) = text.filter(|t| !called && !J::is_blank(t)) else {
         let mut message = format!("{label}: no text in the response");
         if let Some((key, value)) = stop {
             message.push_str(&format!(" ({key}: {})", quote_str(&value)));

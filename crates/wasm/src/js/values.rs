@@ -183,6 +183,7 @@ fn fields_of<'a>(
 
 /// A JavaScript value (a parsed reply, a thrown error, a usage object) as
 /// the core reads JSON, in place.
+#[derive(Clone)]
 pub struct JsJson(pub JsValue);
 
 impl Json for JsJson {

@@ -237,6 +237,7 @@ fn reply(
 ) -> Result<Reply<String>, Failure> {
     read_reply(
         provider,
+        false,
         status,
         parsed,
         || body.to_owned(),
@@ -435,7 +436,14 @@ fn error_texts() {
         fail(reply(Provider::OpenAi, 429.0, None, "  ")).message,
         "OpenAI-compatible summarizer: HTTP 429: Too Many"
     );
-    let r = read_reply::<V>(Provider::OpenAi, 503.0, Some(s("x")), String::new, || None);
+    let r = read_reply::<V>(
+        Provider::OpenAi,
+        false,
+        503.0,
+        Some(s("x")),
+        String::new,
+        || None,
+    );
     assert_eq!(
         r.err().unwrap().message,
         "OpenAI-compatible summarizer: HTTP 503: no error message"
@@ -534,7 +542,14 @@ fn a_call_reads_its_request_in_order() {
     assert_eq!((got.max_tokens, got.signal), (99.0, Js::Obj));
     assert_eq!(
         *o.reads.borrow(),
-        ["systemPrompt", "prompt", "maxTokens", "signal"]
+        [
+            "systemPrompt",
+            "prompt",
+            "maxTokens",
+            "signal",
+            "context",
+            "instruction"
+        ]
     );
     let error = |fields, request: Js| {
         let o = Fields::new(fields);

@@ -1,9 +1,10 @@
-// Strings across the boundary: UTF-16 code units both ways, and what pi's
+// Strings across the boundary: UTF-16 code units both ways, lone surrogates
+// removed as pi-ai removes them from what it sends, and what pi's
 // serializeConversation reads from every message gathered in one call (the
 // Rust core decodes it and composes the text,
 // crates/core/src/compaction/serialize/words.rs), then
 // the composed text assembled from pieces. Imported by strings.rs,
-// message_source.rs and (through summarizer.js) compaction.rs.
+// message_source.rs, providers.rs and (through summarizer.js) compaction.rs.
 
 import { describeValue, thrownMessage } from "./values.js";
 
@@ -20,6 +21,12 @@ export function fromCodeUnits(units) {
     text += String.fromCharCode.apply(null, units.subarray(i, i + 8192));
   }
   return text;
+}
+
+// The text without unpaired surrogates, as pi-ai's sanitizeSurrogates
+// leaves what it sends (for the ready summarizers' requests).
+export function sanitizeSurrogates(text) {
+  return text.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, "");
 }
 
 // serializeConversation: what pi's serializer reads from every message, read
