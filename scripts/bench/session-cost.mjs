@@ -7,17 +7,22 @@
 // short answer) runs against the local model (scripts/local-model.mjs) with
 // prompt caching (scripts/lib/prompt-cache.mjs) and a provider's time per
 // token, once behind OpenAI's Chat Completions and once behind Anthropic's
-// Messages API, each time twice:
-//   - ours: a pi-agent-core `Agent` with `compactor.attach(agent)` and the
-//     ready summarizer for that API (pi's summary prompt, compaction
-//     awaited);
+// Messages API, each time three times:
+//   - ours, as configured by default: a pi-agent-core `Agent` with
+//     `compactor.attach(agent)` and the ready summarizer for that API, which
+//     repeats the conversation's cached prefix (the prefix form), threshold
+//     compactions started in the background;
+//   - ours with pi's serialized summary prompt and each compaction awaited
+//     (`cacheFriendly: false`, `backgroundAt: false`);
 //   - pi 0.73.1: its own `AgentSession` (pi-coding-agent, in memory) with
 //     the same model, tools and compaction settings, compacting with its
 //     own `compact()`.
-// Both get the same system prompt (pi's) and the same requests, one after
-// the other, each sent when the previous one and any compaction it started
-// are done. The provider's time is taken as real time scaled by TIME_SCALE
-// and reported unscaled.
+// All get the same system prompt (pi's) and the same requests, one after
+// the other, each sent when the agent is idle again (a compaction in the
+// background may still run). The wait is what blocked the user: a
+// compaction awaited at the end of a turn or before a request. The
+// provider's time is taken as real time scaled by TIME_SCALE and reported
+// unscaled.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -157,18 +162,28 @@ async function runPi({ model, prompts, compactions }) {
   }
 }
 
-/** Ours: a pi-agent-core Agent with the compactor attached. */
-async function runOurs({ model, prompts, compactions, systemPrompt, summarize }) {
-  let started = 0;
+/**
+ * Ours: a pi-agent-core Agent with the compactor attached, with the ready
+ * summarizer's prefix form and compaction in the background (the
+ * defaults), or with pi's serialized prompt and each compaction awaited
+ * (`cacheFriendly: false`, `backgroundAt: false`). Resolves to the
+ * milliseconds the user waited on compaction: the agent's
+ * `transformContext` (a request held for a summary) and the end of each
+ * run after its last answer (a compaction awaited there).
+ */
+async function runOurs({ model, prompts, compactions, systemPrompt, summarize, cacheFriendly, background }) {
+  const starts = new Map();
+  let n = 0;
   const compactor = new Compactor({
     model,
     settings: SETTINGS,
     summarize,
+    cacheFriendly,
     onEvent: (e) => {
-      if (e.type === "compaction_start") started = performance.now();
+      if (e.type === "compaction_start") starts.set(n, performance.now());
       if (e.type === "compaction_end") {
         compactions.push({
-          ms: performance.now() - started,
+          ms: performance.now() - starts.get(n++),
           ok: Boolean(e.result),
           cleared: e.tier === "clear",
           before: e.result?.tokensBefore,
@@ -178,12 +193,34 @@ async function runOurs({ model, prompts, compactions, systemPrompt, summarize })
     },
   });
   const agent = new Agent({ initialState: { model, systemPrompt, tools: demoAgentTools(), messages: [] }, getApiKey: () => "local" });
-  const detach = compactor.attach(agent);
+  const detach = compactor.attach(agent, background ? {} : { backgroundAt: false });
+  // A wait counts when a compaction ended within it (the hook's own
+  // per-request work, in real time, is not the provider's and not a wait).
+  let waited = 0;
+  const transform = agent.transformContext;
+  agent.transformContext = async (messages, signal) => {
+    const [t, ended] = [performance.now(), n];
+    try {
+      return await transform(messages, signal);
+    } finally {
+      if (n > ended) waited += performance.now() - t;
+    }
+  };
+  let lastAnswer = 0;
+  let endedBefore = 0;
+  agent.subscribe((e) => {
+    if (e.type === "message_end" && e.message.role === "assistant") [lastAnswer, endedBefore] = [performance.now(), n];
+  });
   try {
     for (const text of prompts) {
       await agent.prompt(text);
-      await until(() => !compactor.isCompacting && !agent.state.isStreaming);
+      if (n > endedBefore) waited += performance.now() - lastAnswer;
+      // The next request is sent when the agent is idle; a compaction in the background goes on.
+      await until(() => !agent.state.isStreaming && (background || !compactor.isCompacting));
     }
+    await compactor.waitForBackground();
+    await until(() => !agent.state.isStreaming);
+    return waited;
   } finally {
     detach();
     compactor.free();
@@ -226,17 +263,20 @@ export async function runSessionCostBench({ print = console.log, turns = TURNS }
       const piCompactions = [];
       const systemPrompt = await runPi({ model, prompts, compactions: piCompactions });
       const piBill = bill(local.requests, provider.prices);
-      local.reset({ keepConfig: true });
-      const ourCompactions = [];
-      await runOurs({ model, prompts, compactions: ourCompactions, systemPrompt, summarize: provider.summarizer(baseUrl, model.id) });
-      const ourBill = bill(local.requests, provider.prices);
-      tables.push({
-        provider,
-        columns: [
-          { name: "ours (pi's prompt, compaction awaited)", bill: ourBill, compactions: ourCompactions },
-          { name: "pi 0.73.1 (`AgentSession`, its `compact()`)", bill: piBill, compactions: piCompactions },
-        ],
-      });
+      const piWaited = piCompactions.reduce((n, x) => n + x.ms, 0);
+      const columns = [];
+      for (const [name, cacheFriendly, background] of [
+        ["ours (prefix form, in the background: the defaults)", true, true],
+        ["ours (pi's prompt, compaction awaited)", false, false],
+      ]) {
+        local.reset({ keepConfig: true });
+        const compactions = [];
+        const summarize = provider.summarizer(baseUrl, model.id);
+        const waited = await runOurs({ model, prompts, compactions, systemPrompt, summarize, cacheFriendly, background });
+        columns.push({ name, bill: bill(local.requests, provider.prices), compactions, waited });
+      }
+      columns.push({ name: "pi 0.73.1 (`AgentSession`, its `compact()`)", bill: piBill, compactions: piCompactions, waited: piWaited });
+      tables.push({ provider, columns });
     }
   } finally {
     await server.close();
@@ -260,7 +300,7 @@ export async function runSessionCostBench({ print = console.log, turns = TURNS }
     ["dollars, compactions alone", (c) => `$${c.bill.summary.dollars.toFixed(2)}`],
     ["compactions: summarized / old tool output cleared", (c) => `${c.compactions.filter((x) => x.ok && !x.cleared).length} / ${c.compactions.filter((x) => x.cleared).length}`],
     ["summary requests (a split turn takes two)", (c) => String(c.bill.summary.requests)],
-    ["seconds the user waited on compaction", (c) => seconds(c.compactions.reduce((n, x) => n + x.ms, 0))],
+    ["seconds the user waited on compaction", (c) => seconds(c.waited)],
     ["requests refused for overflow", (c) => String(c.bill.refused)],
     ["compactions that freed < 5 %", (c) => String(stalled(c.compactions))],
   ];

@@ -1,4 +1,4 @@
-//! `compactor.attach(agent, { store?, sessionId?, onStateChange? })`: the
+//! `compactor.attach(agent, { store?, sessionId?, onStateChange?, backgroundAt? })`: the
 //! flows of SPEC §3 in a running pi-agent-core 0.73 `Agent`.
 //!
 //! The decision after a run is `core::agent_flow`; this module listens to
@@ -17,6 +17,13 @@
 //! for the rest of that run the loop keeps its own copy of the messages
 //! (without the summary), so the hook puts the summary in front of the kept
 //! messages of that copy.
+//!
+//! In the background (`backgroundAt`, `core::compaction::background`): after
+//! an answer (the provider has just cached everything before it) a
+//! compaction may start on a copy of the messages, awaited by nobody; its
+//! summary goes into the agent's messages when it arrives if the agent is
+//! idle, else at the run's next request (then in front of the loop's copy,
+//! as above); a request over the threshold before it arrives waits for it.
 
 use crate::compactor::{compaction_end_event, emit, Compactor};
 use crate::js::values::{object, prop, shape, Opt};
@@ -24,6 +31,7 @@ use agent_compaction_core::compaction::agent_flow::{
     after_run, attach_options, Flow, RetryGuard, RunEnd, ALREADY_ATTACHED, RECOVERY_FAILED,
 };
 use agent_compaction_core::compaction::shapes;
+use agent_compaction_core::conversation::view::is_failed_attempt;
 use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, Function, Promise, Reflect};
 use std::cell::{Cell, RefCell};
@@ -385,6 +393,17 @@ impl Attachment {
                 if prop(&message, "role").as_string().as_deref() == Some("assistant") {
                     let overflow = self.overflow(&message);
                     self.update_guard(|g| g.on_assistant_message(overflow));
+                    // Right after an answer the provider has cached all the
+                    // conversation before it: the moment for a compaction in
+                    // the background to start, its summary request repeating
+                    // that prefix.
+                    let stop = prop(&message, "stopReason").as_string().unwrap_or_default();
+                    if !is_failed_attempt(&stop) {
+                        let messages = self.messages();
+                        if self.background_next(&messages) == "start" {
+                            self.start_background(&messages);
+                        }
+                    }
                     *self.last_assistant.borrow_mut() = Some(message);
                 }
                 let this = self.clone();
@@ -445,10 +464,6 @@ impl Attachment {
             "insert" => return Some(self.background_into_run(messages, false)),
             // Over the threshold before it arrived: this request waits.
             "wait" => return Some(self.background_into_run(messages, true)),
-            "start" => {
-                self.start_background(messages);
-                return None;
-            }
             "compact" if first => {}
             _ => return None,
         }
