@@ -46,7 +46,7 @@ export class AiSdkAgent {
   #running = null;
   #abort = null;
 
-  constructor({ compactor, model, store, sessionId, messages, systemPrompt, toolDelayMs = 0, maxOutputTokens, onSaveError }) {
+  constructor({ compactor, model, store, sessionId, messages, systemPrompt, toolDelayMs = 0, maxOutputTokens, backgroundAt, onSaveError }) {
     this.#model = model;
     this.#instructions = systemPrompt;
     this.#maxOutputTokens = maxOutputTokens;
@@ -65,7 +65,7 @@ export class AiSdkAgent {
     );
     // The tools and system prompt of every call: compactions pass them on, so
     // that summary requests repeat the conversation's cached prefix.
-    this.#conv = aiSdkConversation({ compactor, store, sessionId, messages, onSaveError, tools: this.#tools, instructions: systemPrompt });
+    this.#conv = aiSdkConversation({ compactor, store, sessionId, messages, onSaveError, tools: this.#tools, instructions: systemPrompt, backgroundAt });
     const conv = this.#conv;
     const agent = this;
     this.state = {

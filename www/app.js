@@ -32,6 +32,13 @@ const SUMMARY_PREAMBLE = "The conversation history before this point was compact
 const TOOL_PREVIEW_CHARS = 4_000;
 const MODEL_PREVIEW_CHARS = 1_200;
 
+/**
+ * Threshold compactions start in the background at 0.8 of the threshold
+ * (the package's default); `?background=off` makes each one block the next
+ * request, as pi does.
+ */
+const BACKGROUND_AT = new URLSearchParams(location.search).get("background") === "off" ? false : undefined;
+
 const SYSTEM_PROMPT = [
   "You are a coding agent working in the user's project.",
   "Use the tools to look before you answer: read_file reads a file, list_files lists a directory,",
@@ -611,6 +618,7 @@ async function openSession(id) {
       systemPrompt: SYSTEM_PROMPT,
       toolDelayMs: endpoint.toolDelayMs,
       maxOutputTokens: model.maxTokens,
+      backgroundAt: BACKGROUND_AT,
       onSaveError: (error) => onCompactorEvent(s, { type: "save_error", error }),
     });
     s.unsubscribe = s.agent.subscribe((event) => (event.type === "save_error" ? onCompactorEvent(s, event) : onAgentEvent(s, event)));
@@ -623,6 +631,7 @@ async function openSession(id) {
     s.detach = s.compactor.attach(s.agent, {
       store,
       sessionId: id,
+      backgroundAt: BACKGROUND_AT,
       onStateChange: (state) => {
         if (s.closed) return;
         s.stateCompacting = state.isCompacting;

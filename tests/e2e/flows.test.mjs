@@ -169,7 +169,11 @@ async function openDemo(config = {}) {
   const page = await browser.newIsolatedPage({ viewport: { width: 1280, height: 860 } });
   current = page;
   page.onProblem((problem) => problems.push(problem));
-  await page.goto(server.url);
+  // The flows follow compactions that block the next request, as pi's do
+  // (`?background=off`); compaction in the background, the default, is
+  // tested in Node (tests/node/background.test.mjs) and with the store in
+  // each engine (background-store.test.mjs).
+  await page.goto(`${server.url}?background=off`);
   await page.waitForFunction(() => document.body?.dataset.ready === "true", null, { timeout: 30_000 });
   return page;
 }
