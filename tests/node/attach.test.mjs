@@ -379,7 +379,8 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
   });
 
   test("a model switched during a run: its next request is checked against the new window", async () => {
-    const { agent, compactor, events } = setup({ messages: midSession() });
+    // No compaction in the background under the first window.
+    const { agent, compactor, events } = setup({ messages: midSession(), attach: { backgroundAt: false } });
     mock.setMode(windowed(20_000));
     agent.subscribe((e) => {
       if (e.type === "message_end" && e.message.role === "assistant" && agent.state.model.id === "m") {

@@ -30,7 +30,7 @@ use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::compaction::stall::Ended;
 use agent_compaction_core::conversation::llm::{Converter, Fresh, LlmBooks};
-use agent_compaction_core::conversation::tracker::{Synced, Tracker};
+use agent_compaction_core::conversation::tracker::{threshold, Synced, Tracker};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::json::Json;
 use agent_compaction_core::message::pinned::model_view;
@@ -898,7 +898,15 @@ async fn run_compact(
         on_event.clone(),
         shape(shapes::compaction_start_event(reason.name(), background)),
     );
-    let outcome = compact_job(&state, &messages, &opts, conversation, &controller).await;
+    let outcome = compact_job(
+        &state,
+        &messages,
+        &opts,
+        conversation,
+        &controller,
+        background,
+    )
+    .await;
     let _ = unlink.call0(&JsValue::UNDEFINED);
     if let Ok(mut s) = state.try_borrow_mut() {
         s.running = None;
@@ -952,6 +960,7 @@ async fn compact_job(
     opts: &CompactOptions,
     conversation: Option<Conversation<Opt>>,
     controller: &JsValue,
+    background: bool,
 ) -> Result<Option<JsValue>, JsFailure> {
     check_not_aborted(controller)?;
     let input = |e: InputError| Failure::Failed(e.to_string());
@@ -998,7 +1007,13 @@ async fn compact_job(
         let ratio = tracker.fill_context(&mut source).map_err(input)?;
         let facts = tracker.index().facts().to_vec();
         let settings = s.settings;
-        let keep = settings.keep_recent_tokens as f64 / ratio;
+        let mut keep = settings.keep_recent_tokens as f64;
+        if background {
+            let threshold = threshold(&settings, s.context_window);
+            let context = tracker.index().context_tokens().tokens;
+            keep = background::keep_recent(keep, threshold, context);
+        }
+        let keep = keep / ratio;
         let prepared = prepare(&array, &facts, keep, tracker.estimator()).map_err(input)?;
         let Some(mut prepared) = prepared else {
             return match nothing_to_do(opts.reason, tracker.ends_with_summary()) {

@@ -59,6 +59,19 @@ pub fn arrived(snapshot_len: usize, live_len: usize, same_prefix: bool) -> bool 
     live_len >= snapshot_len && same_prefix
 }
 
+/// What a compaction in the background keeps of the newest messages, in
+/// tokens: `keep_recent_tokens` less the room still left under the
+/// `threshold` at its start (`context`: the context then), never under half
+/// of `keep_recent_tokens`. The conversation goes on while the summary is
+/// written, and what it adds meanwhile stays after the summary as recent
+/// context too; keeping the whole `keep_recent_tokens` besides would leave
+/// each background compaction freeing less than one at the threshold, and
+/// compactions twice as frequent.
+pub fn keep_recent(keep_recent_tokens: f64, threshold: f64, context: f64) -> f64 {
+    let room = (threshold - context).max(0.0);
+    (keep_recent_tokens - room).max(keep_recent_tokens / 2.0)
+}
+
 /// The background fraction: of the threshold, in (0, 1]; `Err` holds the
 /// `expected` text.
 pub fn fraction(given: Option<f64>) -> Result<Option<f64>, &'static str> {
@@ -102,6 +115,17 @@ mod tests {
         );
         assert!(!arrived(10, 14, false), "an edit or an undo");
         assert!(!arrived(10, 9, true), "messages taken away");
+    }
+
+    #[test]
+    fn a_background_compaction_keeps_less_by_the_room_left_but_never_under_half() {
+        // 20,000 kept at the threshold; started 8,000 under it: 12,000.
+        assert_eq!(keep_recent(20_000.0, 84_000.0, 76_000.0), 12_000.0);
+        // Started far under it: half.
+        assert_eq!(keep_recent(20_000.0, 84_000.0, 60_000.0), 10_000.0);
+        // At or over the threshold: all of it.
+        assert_eq!(keep_recent(20_000.0, 84_000.0, 84_000.0), 20_000.0);
+        assert_eq!(keep_recent(20_000.0, 84_000.0, 90_000.0), 20_000.0);
     }
 
     #[test]
