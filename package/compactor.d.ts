@@ -196,9 +196,10 @@ export class Compactor {
   backgroundNext(messages: readonly AnyMessage[], fraction?: number): "nothing" | "start" | "insert" | "wait" | "compact";
   /**
    * Starts a `threshold` compaction of a copy of `messages` and returns at
-   * once with its promise (`compaction_start` says `background: true`). Its
-   * result waits in the compactor for `takeBackground`; a failure is
-   * reported by `compaction_end` and leaves nothing behind.
+   * once with its promise (`compaction_start` says `background: true`). It
+   * keeps `keepRecentTokens` less the room left under the threshold (at
+   * least half). Its result waits in the compactor for `takeBackground`; a
+   * failure is reported by `compaction_end` and leaves nothing behind.
    */
   compactInBackground<M extends AnyMessage>(
     messages: readonly M[],
@@ -356,7 +357,9 @@ export type AttachOptions = {
    * compaction blocks the next request as in pi): the agent goes on with
    * the full context, and the summary goes in at its cut when it arrives
    * (at once when the agent is idle, else before the run's next request).
-   * A request over the threshold before it arrives waits for it.
+   * A request over the threshold before it arrives waits for it. It keeps
+   * `keepRecentTokens` less the room left under the threshold (at least
+   * half): what is added meanwhile stays after the summary too.
    */
   backgroundAt?: number | false;
 } & (
