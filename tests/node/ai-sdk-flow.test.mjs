@@ -627,6 +627,26 @@ describe("@ai-sdk/openai-compatible over HTTP against the local model", () => {
     return { conv: aiSdkConversation({ compactor, ...extra }), events };
   };
 
+  test("with the provider's prompt cache: compactions start in the background, and their summary requests repeat the conversation and are served from the cache", async () => {
+    local.setConfig({ promptCache: true });
+    const tools = { read_file: readTool() };
+    const { conv, events } = newConversation({ tools });
+    for (let i = 0; i < 12; i++) {
+      await conv.append({ role: "user", content: `turn ${i}: read src/mod${i}.rs and explain ` + "the module layout ".repeat(60) });
+      await conv.run((args) => streamText({ model, tools, stopWhen: stepCountIs(6), ...args }));
+    }
+    await conv.compactor.waitForBackground();
+    await new Promise((r) => setTimeout(r, 0));
+    assert.ok(events.some((e) => e.type === "compaction_start" && e.background === true), "started in the background");
+    const summaries = local.requests.filter((r) => r.kind === "summary");
+    assert.ok(summaries.length >= 1, "compacted");
+    const input = summaries.reduce((n, r) => n + r.promptTokens, 0);
+    const cached = summaries.reduce((n, r) => n + r.cachedTokens, 0);
+    assert.ok(cached >= 0.8 * input, `${cached} of ${input} summary input tokens cached`);
+    assert.ok(conv.messages.some((m) => m.role === "compactionSummary"), "the summary went in");
+    assert.ok(local.requests.every((r) => r.status === 200), "no overflow");
+  });
+
   test("streamText tool loop over turns: real usage, compaction past the threshold through the app's model, summary sent first", async () => {
     const { conv, events } = newConversation();
     for (let i = 0; i < 12; i++) {
