@@ -398,7 +398,7 @@ impl Attachment {
                     // the background to start, its summary request repeating
                     // that prefix.
                     let stop = prop(&message, "stopReason").as_string().unwrap_or_default();
-                    if !is_failed_attempt(&stop) {
+                    if self.background_at.is_some() && !is_failed_attempt(&stop) {
                         let messages = self.messages();
                         if self.background_next(&messages) == "start" {
                             self.start_background(&messages);
@@ -458,7 +458,13 @@ impl Attachment {
             };
         }
         // The first request of a run, or the first with a new model.
+        // The threshold is asked at a run's first request (and the first
+        // with a new model); later ones only while a background compaction
+        // runs or has its summary ready.
         let first = self.run_started.replace(false) | new_model;
+        if !first && !self.compactor.has_background() {
+            return None;
+        }
         match self.background_next(messages).as_str() {
             // A background summary that arrived goes in now.
             "insert" => return Some(self.background_into_run(messages, false)),

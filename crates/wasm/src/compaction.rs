@@ -9,7 +9,7 @@ use crate::js::errors::{describe, thrown_message};
 use crate::js::message_access::{get, JsArray};
 use crate::js::text::JsText;
 use crate::js::values::{prop, shape, JsJson};
-use crate::message::convert_to_llm;
+use crate::message::{convert_counting, convert_to_llm};
 use crate::prepare::{string_array, Prepared};
 use crate::serialize::serialize_conversation;
 use agent_compaction_core::compaction::flow::{
@@ -93,12 +93,10 @@ pub fn prefix_job(
     room: u64,
     conversation: Conversation<crate::js::values::Opt>,
 ) -> Option<PrefixJob> {
-    let llm = convert_to_llm(view.clone().into()).ok()?;
-    // Where a view position lands among the converted messages.
-    let at = |k: usize| -> Option<Boundary<JsString>> {
-        let head = convert_to_llm(view.slice(0, k as u32).into()).ok()?;
-        boundary_at(&llm, head.length())
-    };
+    // The view converted once, with where each of its messages lands.
+    let mut landed = Vec::with_capacity(view.length() as usize);
+    let llm = convert_counting(view.clone().into(), |_, outputs| landed.push(outputs)).ok()?;
+    let at = |k: usize| boundary_at(&llm, *landed.get(k)?);
     let input = PrefixInput {
         history_end: at(history_end)?,
         turn_end: match turn_end {

@@ -524,22 +524,9 @@ impl Compactor {
                 .map_err(type_error)?,
             _ => false,
         };
-        let next = background::next(job, over, due);
-        // A compaction the app started itself is not doubled either.
-        let next = match next {
-            background::Next::Compact | background::Next::Start if s.running.is_some() => {
-                background::Next::Nothing
-            }
-            next => next,
-        };
-        Ok(match next {
-            background::Next::Nothing => "nothing",
-            background::Next::Start => "start",
-            background::Next::Insert => "insert",
-            background::Next::Wait => "wait",
-            background::Next::Compact => "compact",
-        }
-        .into())
+        Ok(background::next(job, over, due, s.running.is_some())
+            .name()
+            .into())
     }
 
     /// The background compaction's result for `messages`, its summary
@@ -837,6 +824,13 @@ impl Compactor {
         };
         s.view.keep(tracker.generation(), array.len() as usize);
         Ok(f(&array, summary, resent, &mut s.view))
+    }
+
+    /// Whether a background compaction runs or has a summary to insert.
+    pub(super) fn has_background(&self) -> bool {
+        self.state
+            .try_borrow()
+            .is_ok_and(|s| s.background.is_some())
     }
 
     /// Where the last `compactionSummary` in `messages` is.

@@ -50,11 +50,21 @@ pub fn transform_context(messages: JsValue) -> Result<JsValue, JsValue> {
 
 #[wasm_bindgen(js_name = convertToLlm, skip_typescript)]
 pub fn convert_to_llm(messages: JsValue) -> Result<Array, JsValue> {
+    convert_counting(messages, |_, _| {})
+}
+
+/// [`convert_to_llm`], telling `seen(i, outputs)` before message `i` is
+/// converted how many outputs the messages before it gave.
+pub fn convert_counting(
+    messages: JsValue,
+    mut seen: impl FnMut(usize, u32),
+) -> Result<Array, JsValue> {
     let array = messages_array(&messages).map_err(type_error)?;
     let out = Array::new();
     let roles = roles(&array).map_err(type_error)?;
     let cleared = cleared_outputs(&array, &roles).map_err(type_error)?;
     for (i, role) in roles.into_iter().enumerate() {
+        seen(i, out.length());
         if let Some(converted) = convert_message(
             &message_at(&array, i).map_err(type_error)?,
             i,

@@ -35,15 +35,29 @@ pub enum Next {
     Compact,
 }
 
+impl Next {
+    pub fn name(self) -> &'static str {
+        match self {
+            Next::Nothing => "nothing",
+            Next::Start => "start",
+            Next::Insert => "insert",
+            Next::Wait => "wait",
+            Next::Compact => "compact",
+        }
+    }
+}
+
 /// The next step. `over_threshold`: the context exceeds the threshold (the
-/// stall rule applied); `due`: it exceeds the background fraction of it.
-/// A ready summary goes in first, whatever the context; a compaction under
-/// way is never doubled.
-pub fn next(job: Job, over_threshold: bool, due: bool) -> Next {
+/// stall rule applied); `due`: it exceeds the background fraction of it;
+/// `busy`: a compaction the app started itself runs. A ready summary goes
+/// in first, whatever the context; a compaction under way, the app's or
+/// the background one, is never doubled.
+pub fn next(job: Job, over_threshold: bool, due: bool, busy: bool) -> Next {
     match (job, over_threshold) {
         (Job::Ready, _) => Next::Insert,
         (Job::Running, true) => Next::Wait,
         (Job::Running, false) => Next::Nothing,
+        (Job::Idle, _) if busy => Next::Nothing,
         (Job::Idle, true) => Next::Compact,
         (Job::Idle, false) if due => Next::Start,
         (Job::Idle, false) => Next::Nothing,
@@ -89,21 +103,28 @@ mod tests {
     #[test]
     fn a_ready_summary_goes_in_first() {
         for (over, due) in [(false, false), (true, true), (false, true)] {
-            assert_eq!(next(Job::Ready, over, due), Next::Insert);
+            assert_eq!(next(Job::Ready, over, due, false), Next::Insert);
         }
     }
 
     #[test]
     fn over_the_threshold_a_running_compaction_is_awaited_else_one_runs_now() {
-        assert_eq!(next(Job::Running, true, true), Next::Wait);
-        assert_eq!(next(Job::Idle, true, true), Next::Compact);
+        assert_eq!(next(Job::Running, true, true, false), Next::Wait);
+        assert_eq!(next(Job::Idle, true, true, false), Next::Compact);
     }
 
     #[test]
     fn under_the_threshold_one_starts_when_due_and_never_twice() {
-        assert_eq!(next(Job::Idle, false, true), Next::Start);
-        assert_eq!(next(Job::Idle, false, false), Next::Nothing);
-        assert_eq!(next(Job::Running, false, true), Next::Nothing);
+        assert_eq!(next(Job::Idle, false, true, false), Next::Start);
+        assert_eq!(next(Job::Idle, false, false, false), Next::Nothing);
+        assert_eq!(next(Job::Running, false, true, false), Next::Nothing);
+    }
+
+    #[test]
+    fn a_compaction_the_app_runs_is_not_doubled() {
+        assert_eq!(next(Job::Idle, true, true, true), Next::Nothing);
+        assert_eq!(next(Job::Idle, false, true, true), Next::Nothing);
+        assert_eq!(Next::Compact.name(), "compact");
     }
 
     #[test]
