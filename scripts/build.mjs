@@ -1,8 +1,9 @@
 // Builds pkg/: the npm package `agent-compaction`.
 //   cargo (release, wasm32; stable flags, or the optional size build with
 //   SIZE_BUILD=1) → wasm-bindgen --target web → wasm-opt -Oz
-//   (scripts/lib/wasm-steps.mjs); wasm-bindgen's JS minified; then the
-//   entry files and package.json from package/ → sizes printed (gzip);
+//   (scripts/lib/wasm-steps.mjs); short import names; wasm-bindgen's JS
+//   minified; then the entry files and package.json from package/ → sizes
+//   printed (gzip);
 //   `npm run size` breaks them down by area.
 import {
   copyFileSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync,
@@ -10,7 +11,7 @@ import {
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { NAME, bindgen, cargoBuild, minifyJs, optimize } from "./lib/wasm-steps.mjs";
+import { NAME, bindgen, cargoBuild, minifyJs, optimize, shortImports } from "./lib/wasm-steps.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const pkg = join(root, "pkg");
@@ -37,6 +38,7 @@ rmSync(next, { recursive: true, force: true });
 mkdirSync(next);
 const { wasm, shim } = bindgen(root, raw, next);
 optimize(root, wasm, wasm);
+shortImports(wasm, join(next, `${NAME}.js`));
 for (const f of readdirSync(join(root, "package"))) copyFileSync(join(root, "package", f), join(next, f));
 // ai-sdk.js, the AI SDK binding, is plain JavaScript that names no file: minified like the glue.
 await minifyJs([join(next, `${NAME}.js`), shim, join(next, "ai-sdk.js")]);

@@ -24,7 +24,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:f
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { NAME, bindgen, cargoBuild, optimize } from "./lib/wasm-steps.mjs";
+import { NAME, bindgen, cargoBuild, optimize, shortImports } from "./lib/wasm-steps.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -63,8 +63,10 @@ function build() {
   const { wasm: bound } = bindgen(root, raw, join(out, "bindgen"));
   const named = join(out, `${NAME}_bg.named.wasm`);
   optimize(root, bound, named, { names: true });
+  shortImports(named);
   const shipped = join(out, `${NAME}_bg.wasm`);
   optimize(root, bound, shipped);
+  shortImports(shipped);
   return { named, shipped };
 }
 

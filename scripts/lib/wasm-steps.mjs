@@ -138,3 +138,105 @@ export async function minifyJs(files) {
     writeFileSync(file, result.code);
   }
 }
+
+/**
+ * Short import names. wasm-bindgen names each import of its glue
+ * `__wbg_<name>_<16 hex digits>` under the module "./<NAME>_bg.js", and
+ * each import of the shim under the shim's path: about 10 KB of names in the
+ * .wasm, and the same hashes again as keys in the glue, which gzip cannot
+ * shrink. Here the glue's imports become module "a" with names `a0`, `a1`,
+ * … and the shim's become module "b" under their own names; the import
+ * section is rewritten in place (every other byte of the module stays) and
+ * the glue's import object with it. Exports keep their names (`initSync()`
+ * returns them). Anything the glue does not hold exactly as expected stops
+ * the build: the wasm-bindgen CLI is pinned to the crate's version
+ * (scripts/setup.sh), so a new layout comes with a deliberate upgrade.
+ */
+export function shortImports(wasmFile, glueFile) {
+  const bytes = readFileSync(wasmFile);
+  const glueModule = `./${NAME}_bg.js`;
+  let shimModule;
+  const renamed = new Map();
+  const { before, imports, after } = importSection(bytes);
+  const enc = new TextEncoder();
+  const out = [leb(imports.length)];
+  for (const { module, name, desc } of imports) {
+    let m, n;
+    if (module === glueModule) {
+      m = "a";
+      if (!renamed.has(name)) renamed.set(name, `a${renamed.size.toString(36)}`);
+      n = renamed.get(name);
+    } else if (module.startsWith("./snippets/") && (shimModule ??= module) === module) {
+      [m, n] = ["b", name];
+    } else {
+      throw new Error(`shortImports: an import from ${JSON.stringify(module)}, which is neither the glue nor the shim`);
+    }
+    for (const s of [m, n]) out.push(leb(enc.encode(s).length), enc.encode(s));
+    out.push(desc);
+  }
+  const body = Buffer.concat(out);
+  writeFileSync(wasmFile, Buffer.concat([before, Buffer.from([2]), leb(body.length), body, after]));
+  if (!glueFile) return;
+  let glue = readFileSync(glueFile, "utf8");
+  for (const [name, short] of renamed) {
+    const key = `\n        ${name}: function(`;
+    const at = glue.indexOf(key);
+    if (at < 0 || glue.indexOf(key, at + 1) >= 0) throw new Error(`shortImports: the glue does not define ${name} exactly once`);
+    glue = glue.replace(key, `\n        ${short}: function(`);
+  }
+  // The object the glue passes to WebAssembly.instantiate: the glue's own
+  // imports, then the shim (imported once per use, all the same module).
+  const returned = /\n    return \{\n        __proto__: null,\n        "\.\/[\w]+_bg\.js": import0,\n(?:        "\.\/snippets\/[\w./-]+": import\d+,\n)+    \};\n/g;
+  const found = glue.match(returned) ?? [];
+  if (found.length !== 1) throw new Error("shortImports: the glue's import object is not laid out as expected");
+  glue = glue.replace(returned, "\n    return { __proto__: null, a: import0, b: import1 };\n");
+  writeFileSync(glueFile, glue);
+}
+
+/** The import section of a module: the bytes before and after it, and its imports. */
+function importSection(bytes) {
+  let p = 8;
+  const u = () => {
+    let r = 0, s = 0, x;
+    do {
+      x = bytes[p++];
+      r += (x & 0x7f) * 2 ** s;
+      s += 7;
+    } while (x & 0x80);
+    return r;
+  };
+  const dec = new TextDecoder();
+  while (p < bytes.length) {
+    const start = p;
+    const id = bytes[p++];
+    const size = u();
+    const end = p + size;
+    if (id === 2) {
+      const imports = [];
+      for (let n = u(); n > 0; n--) {
+        const ml = u(), module = dec.decode(bytes.subarray(p, p + ml));
+        p += ml;
+        const nl = u(), name = dec.decode(bytes.subarray(p, p + nl));
+        p += nl;
+        const d = p;
+        if (bytes[p++] !== 0) throw new Error(`shortImports: import ${name} is not a function`);
+        u();
+        imports.push({ module, name, desc: bytes.subarray(d, p) });
+      }
+      return { before: bytes.subarray(0, start), imports, after: bytes.subarray(end) };
+    }
+    p = end;
+  }
+  throw new Error("shortImports: the module has no import section");
+}
+
+function leb(n) {
+  const out = [];
+  do {
+    let b = n & 0x7f;
+    n = Math.floor(n / 128);
+    if (n > 0) b |= 0x80;
+    out.push(b);
+  } while (n > 0);
+  return Buffer.from(out);
+}
