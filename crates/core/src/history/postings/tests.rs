@@ -40,7 +40,7 @@ fn postings_keep_increasing_documents_in_a_few_bytes() {
     assert_eq!(p.len(), 4);
     // 8 varints, two of them two bytes long.
     assert_eq!(p.encode().len(), 1 + 1 + 10);
-    let kept = p.retain(|doc| doc % 2 == 0);
+    let kept = p.retain(|doc| doc.is_multiple_of(2));
     assert_eq!(
         kept.iter().collect::<Vec<_>>(),
         [(0, 1), (6, 1), (1000, 200)]
