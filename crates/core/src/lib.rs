@@ -13,6 +13,8 @@
 //! - [`compaction`]: settings, cut points, preparation, serialization,
 //!   prompts, chunking, the extractive summarizer, branch summaries and
 //!   the agent-loop decisions;
+//! - [`history`]: the search and read of what the model no longer sees
+//!   (the messages behind the last summary, cleared tool outputs);
 //! - [`storage`]: how a session's messages are laid out in IndexedDB
 //!   records and what a save writes;
 //! - [`session_file`]: pi's JSONL session files, in and out.
@@ -20,6 +22,7 @@
 pub mod compaction;
 pub mod conversation;
 pub mod error;
+pub mod history;
 pub mod js;
 pub mod message;
 pub mod session_file;

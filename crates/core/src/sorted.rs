@@ -204,6 +204,16 @@ impl<K: Ord, V> SortedMap<K, V> {
         SortedMap(entries)
     }
 
+    /// The map of `entries` already sorted by key, one per key, taken as
+    /// they are; sorted as by [`SortedMap::from_pairs`] otherwise.
+    pub fn from_sorted(entries: Vec<(K, V)>) -> Self {
+        if entries.windows(2).all(|w| matches!(w, [a, b] if a.0 < b.0)) {
+            SortedMap(entries)
+        } else {
+            SortedMap::from_pairs(entries)
+        }
+    }
+
     fn find(&self, key: &K) -> Result<usize, usize> {
         self.0.binary_search_by(|(k, _)| k.cmp(key))
     }
@@ -238,6 +248,21 @@ impl<K: Ord, V> SortedMap<K, V> {
             }
         };
         self.0.get_mut(at).map(|(_, v)| v)
+    }
+
+    /// Takes `key` out; its value, if it was there.
+    pub fn remove(&mut self, key: &K) -> Option<V> {
+        let at = self.find(key).ok()?;
+        Some(self.0.remove(at).1)
+    }
+
+    /// Keeps the entries `keep` accepts.
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &V) -> bool) {
+        self.0.retain(|(k, v)| keep(k, v));
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -296,7 +321,7 @@ mod tests {
         }
 
         #[test]
-        fn map_matches_btree_map(ops in proptest::collection::vec((0u8..3, 0u8..30, any::<u8>()), 0..200)) {
+        fn map_matches_btree_map(ops in proptest::collection::vec((0u8..5, 0u8..30, any::<u8>()), 0..200)) {
             let mut ours = SortedMap::new();
             let mut theirs = BTreeMap::new();
             let mut pairs = Vec::new();
@@ -306,6 +331,11 @@ mod tests {
                         ours.insert(k, u32::from(v));
                         theirs.insert(k, u32::from(v));
                     }
+                    3 => prop_assert_eq!(ours.remove(&k), theirs.remove(&k)),
+                    4 => {
+                        ours.retain(|key, _| *key != k);
+                        theirs.retain(|key, _| *key != k);
+                    }
                     1 => {
                         *ours.value_mut(k).unwrap() += 1u32;
                         *theirs.entry(k).or_default() += 1u32;
@@ -314,8 +344,13 @@ mod tests {
                 }
                 pairs.push((k, u32::from(v)));
             }
+            prop_assert_eq!(ours.len(), theirs.len());
             let entries: Vec<(u8, u32)> = theirs.into_iter().collect();
             prop_assert_eq!(ours.entries(), entries.as_slice());
+            prop_assert_eq!(SortedMap::from_sorted(entries.clone()).into_entries(), entries.clone());
+            let mut reversed = entries.clone();
+            reversed.reverse();
+            prop_assert_eq!(SortedMap::from_sorted(reversed).into_entries(), entries);
             let built: Vec<(u8, u32)> = pairs.iter().copied().collect::<BTreeMap<_, _>>().into_iter().collect();
             prop_assert_eq!(SortedMap::from_pairs(pairs).into_entries(), built);
         }

@@ -1,0 +1,156 @@
+//! References to passages and the paged read of a message's original text.
+//!
+//! A reference is short ASCII a model can copy: `h12.3-0k7f` is passage 3
+//! of message 12, and `0k7f` a fingerprint of the message's text when it
+//! was found (20 bits in base 36), so that a read after the message has
+//! changed is refused rather than showing other text at the same place.
+
+use super::index::passages;
+use super::HistoryError;
+use std::fmt;
+
+/// A page's size unless the caller asks for another.
+pub const DEFAULT_PAGE_CHARS: usize = 4000;
+
+/// The largest page a read returns.
+pub const MAX_PAGE_CHARS: usize = 16_000;
+
+const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+const FINGERPRINT_DIGITS: usize = 4;
+/// `36^4`: the fingerprints' range.
+const FINGERPRINTS: u32 = 36 * 36 * 36 * 36;
+
+/// A passage of a message, as the message's text was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reference {
+    pub key: u32,
+    pub passage: u32,
+    /// [`fingerprint`] of the message's text.
+    pub fingerprint: u32,
+}
+
+/// A short hash of `text` (FNV-1a, reduced to [`FINGERPRINTS`] values).
+pub fn fingerprint(text: &str) -> u32 {
+    let hash = text.bytes().fold(0x811c_9dc5u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    hash % FINGERPRINTS
+}
+
+impl fmt::Display for Reference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut digits = [b'0'; FINGERPRINT_DIGITS];
+        let mut rest = self.fingerprint;
+        for d in digits.iter_mut().rev() {
+            *d = DIGITS.get((rest % 36) as usize).copied().unwrap_or(b'0');
+            rest /= 36;
+        }
+        let fp = std::str::from_utf8(&digits).unwrap_or("0000");
+        write!(f, "h{}.{}-{fp}", self.key, self.passage)
+    }
+}
+
+impl Reference {
+    /// The reference `text` writes (surrounding spaces and case aside).
+    pub fn parse(text: &str) -> Result<Reference, HistoryError> {
+        let bad = |why| HistoryError::BadReference {
+            reference: text.chars().take(40).collect(),
+            why,
+        };
+        let lower = text.trim().to_ascii_lowercase();
+        let body = lower
+            .strip_prefix('h')
+            .ok_or(bad("it does not start with h"))?;
+        let (place, fp) = body
+            .split_once('-')
+            .ok_or(bad("it lacks the - before its fingerprint"))?;
+        let (key, passage) = place
+            .split_once('.')
+            .ok_or(bad("it lacks the . between message and passage"))?;
+        let number = |digits: &str| -> Result<u32, HistoryError> {
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad("a message or passage number is not digits"));
+            }
+            digits.parse().map_err(|_| bad("a number is too large"))
+        };
+        if fp.len() != FINGERPRINT_DIGITS {
+            return Err(bad("its fingerprint is not 4 characters"));
+        }
+        let fingerprint = fp.bytes().try_fold(0u32, |acc, b| {
+            let d = DIGITS.iter().position(|&x| x == b)?;
+            Some(acc * 36 + d as u32)
+        });
+        Ok(Reference {
+            key: number(key)?,
+            passage: number(passage)?,
+            fingerprint: fingerprint.ok_or(bad("its fingerprint is not letters and digits"))?,
+        })
+    }
+}
+
+/// A page of a message's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Page {
+    /// Its byte range in the text.
+    pub start: usize,
+    pub len: usize,
+    /// Where the next page starts; none at the text's end.
+    pub next: Option<usize>,
+}
+
+/// The page of `text` (message `reference.key`'s) from the start of the
+/// referenced passage, or from byte `offset` (a page's `next`), of at most
+/// `max_chars` characters, ending at a line end in its second half if it
+/// has one.
+pub fn read(
+    text: &str,
+    reference: &Reference,
+    offset: Option<usize>,
+    max_chars: usize,
+) -> Result<Page, HistoryError> {
+    let key = reference.key;
+    if fingerprint(text) != reference.fingerprint {
+        return Err(HistoryError::Changed { key });
+    }
+    if !(1..=MAX_PAGE_CHARS).contains(&max_chars) {
+        return Err(HistoryError::PageSize {
+            got: max_chars,
+            max: MAX_PAGE_CHARS,
+        });
+    }
+    let ranges = passages(text);
+    let &(passage_start, _) =
+        ranges
+            .get(reference.passage as usize)
+            .ok_or(HistoryError::UnknownPassage {
+                key,
+                passage: reference.passage,
+                count: ranges.len(),
+            })?;
+    let start = offset.unwrap_or(passage_start);
+    let rest = text.get(start..).ok_or(HistoryError::BadOffset {
+        key,
+        offset: start,
+        len: text.len(),
+    })?;
+    let mut end = rest.len();
+    let mut line = None;
+    for (n, (i, c)) in rest.char_indices().enumerate() {
+        if n == max_chars {
+            end = line.unwrap_or(i);
+            break;
+        }
+        if c == '\n' && n >= max_chars / 2 {
+            line = Some(i.saturating_add(1));
+        }
+    }
+    let end = start.saturating_add(end);
+    Ok(Page {
+        start,
+        len: end - start,
+        next: (end < text.len()).then_some(end),
+    })
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;
