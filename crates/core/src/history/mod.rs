@@ -14,13 +14,21 @@
 //! - [`excerpt`]: the short window of a passage that shows most of the
 //!   query;
 //! - [`reference`]: the short reference a model copies to read the
-//!   original text, page by page, refused once the message has changed.
+//!   original text, page by page, refused once the message has changed;
+//! - [`lookup`]: what an adapter asks for one conversation: which messages
+//!   are hidden, which text of each is searched, what brings an index in
+//!   step, and a search in two steps (ranking, then hits from the few
+//!   texts ranked);
+//! - [`tool`]: the two tools a model calls, `search_history` and
+//!   `read_history`: definitions, arguments and answers.
 
 pub mod excerpt;
 pub mod index;
+pub mod lookup;
 pub mod postings;
 pub mod rank;
 pub mod reference;
+pub mod tool;
 pub mod words;
 
 /// Why a search, a read or a stored record was refused.

@@ -1,0 +1,128 @@
+//! What an adapter asks of the history search for one conversation: which
+//! messages the model no longer sees, which text of a message is searched,
+//! what an index must drop and add to be in step with the array, and a
+//! search in two steps — the ranking, then the hits made from the texts of
+//! the few messages ranked (an adapter reads those texts only, not every
+//! message's).
+
+use super::excerpt::excerpt;
+use super::index::{passages, Hit, Index};
+use super::rank::{check_limit, query, rank, QueryTerm, Ranked};
+use super::reference::{fingerprint, Reference};
+use super::HistoryError;
+use crate::conversation::view::Step;
+use crate::message::role::Role;
+use crate::tokens::estimate::MessageTexts;
+
+/// The messages of an array of `len` whose model view is `steps` that the
+/// model is not sent as they are: everything before the last summary
+/// (pinned messages re-sent aside) and the tool results sent as
+/// placeholders; ascending. Which of them have text to search is
+/// [`message_text`]'s answer.
+pub fn hidden(len: usize, steps: &[Step]) -> Vec<usize> {
+    let mut sent = vec![false; len];
+    for step in steps {
+        if let Step::Send(i) = *step {
+            if let Some(s) = sent.get_mut(i) {
+                *s = true;
+            }
+        }
+    }
+    (0..len)
+        .filter(|&i| !sent.get(i).copied().unwrap_or(true))
+        .collect()
+}
+
+/// The text of a message that the history holds, from its texts as the
+/// boundary gathers them: what the user wrote, the assistant's text and
+/// tool calls (name and arguments), a tool's output, a command and its
+/// output, a branch summary. None for a compaction summary and a clearing
+/// marker (they stand for the text the history keeps), for thinking, and
+/// for a message with no text.
+pub fn message_text(m: &MessageTexts) -> Option<String> {
+    let mut parts: Vec<&[u8]> = Vec::new();
+    match m.role? {
+        Role::User | Role::ToolResult | Role::Custom | Role::Other => {
+            parts.extend(m.content_string);
+            parts.extend(m.text.iter().copied());
+        }
+        Role::Assistant => {
+            parts.extend(m.text.iter().copied());
+            parts.extend(m.tool_calls.iter().copied());
+        }
+        Role::BashExecution => parts.extend([m.command, m.output]),
+        Role::BranchSummary => parts.push(m.summary),
+        Role::CompactionSummary | Role::ToolOutputCleared => return None,
+    }
+    let mut text = String::new();
+    for part in parts.into_iter().filter(|p| !p.is_empty()) {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&String::from_utf8_lossy(part));
+    }
+    (!text.trim().is_empty()).then_some(text)
+}
+
+/// What brings an index in step with the array: the messages to take out
+/// (no longer hidden, or changed since they were indexed) and those to
+/// index (hidden and changed, or not indexed yet).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sync {
+    pub remove: Vec<u32>,
+    pub add: Vec<u32>,
+}
+
+/// [`Sync`] for an index holding `indexed` (ascending), with `hidden` the
+/// messages hidden now (ascending) and `changed` those among them whose
+/// message is not the one indexed at that place (ascending).
+pub fn sync(indexed: &[u32], hidden: &[usize], changed: &[usize]) -> Sync {
+    let is_hidden = |k: u32| hidden.binary_search(&(k as usize)).is_ok();
+    let is_changed = |k: u32| changed.binary_search(&(k as usize)).is_ok();
+    let remove: Vec<u32> = indexed
+        .iter()
+        .copied()
+        .filter(|&k| !is_hidden(k) || is_changed(k))
+        .collect();
+    let add = hidden
+        .iter()
+        .filter_map(|&i| u32::try_from(i).ok())
+        .filter(|&k| is_changed(k) || indexed.binary_search(&k).is_err())
+        .collect();
+    Sync { remove, add }
+}
+
+/// The first step of a search: the query's terms and the `limit` best
+/// passages of `index`, best first.
+pub fn ranked(
+    index: &mut Index,
+    query_text: &str,
+    limit: usize,
+) -> Result<(Vec<QueryTerm>, Vec<Ranked>), HistoryError> {
+    let terms = query(query_text)?;
+    check_limit(limit)?;
+    index.merge();
+    let lists: Vec<_> = terms.iter().map(|t| (t, index.postings(&t.text))).collect();
+    let best = rank(index.stats(), &lists, limit);
+    Ok((terms, best))
+}
+
+/// The second step: the hit for a ranked passage, from its message's
+/// current text (none when the text no longer has that passage).
+pub fn hit(ranked: &Ranked, text: &str, terms: &[QueryTerm]) -> Option<Hit> {
+    let &range = passages(text).get(ranked.passage as usize)?;
+    Some(Hit {
+        key: ranked.key,
+        passage: ranked.passage,
+        score: ranked.score,
+        excerpt: excerpt(text, range, terms),
+        reference: Reference {
+            key: ranked.key,
+            passage: ranked.passage,
+            fingerprint: fingerprint(text),
+        },
+    })
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;

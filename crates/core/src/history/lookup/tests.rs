@@ -1,0 +1,140 @@
+use super::*;
+use crate::conversation::view::Step;
+
+fn texts(role: Role) -> MessageTexts<'static> {
+    MessageTexts {
+        role: Some(role),
+        ..MessageTexts::default()
+    }
+}
+
+#[test]
+fn hidden_is_what_the_view_does_not_send_as_it_is() {
+    // [a, b, pinned, c, summary, d, result (placeholder), marker]
+    let steps = [
+        Step::Send(4),
+        Step::Send(2),
+        Step::Send(5),
+        Step::Placeholder {
+            result: 6,
+            marker: 7,
+        },
+        Step::Send(7),
+    ];
+    assert_eq!(hidden(8, &steps), [0, 1, 3, 6]);
+    assert_eq!(
+        hidden(3, &[Step::Send(0), Step::Send(1), Step::Send(2)]),
+        [] as [usize; 0]
+    );
+    assert_eq!(hidden(2, &[]), [0, 1]);
+    // A step past the array (never made by the view) changes nothing.
+    assert_eq!(hidden(1, &[Step::Send(9)]), [0]);
+}
+
+#[test]
+fn the_text_searched_depends_on_the_role() {
+    let mut user = texts(Role::User);
+    user.content_string = Some(b"never touch vendor/");
+    assert_eq!(message_text(&user).as_deref(), Some("never touch vendor/"));
+
+    let mut assistant = texts(Role::Assistant);
+    assistant.text = vec![b"Reading it.".as_slice()];
+    assistant.thinking = vec![b"private".as_slice()];
+    assistant.tool_calls = vec![br#"read{"path":"src/a.ts"}"#.as_slice()];
+    assert_eq!(
+        message_text(&assistant).as_deref(),
+        Some("Reading it.\nread{\"path\":\"src/a.ts\"}")
+    );
+
+    let mut result = texts(Role::ToolResult);
+    result.text = vec![
+        b"error E0502".as_slice(),
+        b"".as_slice(),
+        b"at line 3".as_slice(),
+    ];
+    assert_eq!(
+        message_text(&result).as_deref(),
+        Some("error E0502\nat line 3")
+    );
+
+    let mut bash = texts(Role::BashExecution);
+    bash.command = b"npm test";
+    bash.output = b"1 failing";
+    assert_eq!(message_text(&bash).as_deref(), Some("npm test\n1 failing"));
+
+    let mut branch = texts(Role::BranchSummary);
+    branch.summary = b"tried the cache";
+    assert_eq!(message_text(&branch).as_deref(), Some("tried the cache"));
+
+    let mut summary = texts(Role::CompactionSummary);
+    summary.summary = b"## Goal";
+    assert_eq!(message_text(&summary), None);
+    assert_eq!(message_text(&texts(Role::ToolOutputCleared)), None);
+    assert_eq!(message_text(&MessageTexts::default()), None);
+    let mut blank = texts(Role::User);
+    blank.content_string = Some(b"  \n ");
+    assert_eq!(message_text(&blank), None);
+    // Bytes that are not UTF-8 (never sent by the boundary) do not panic.
+    let mut odd = texts(Role::User);
+    odd.content_string = Some(b"caf\xe9");
+    assert_eq!(message_text(&odd).as_deref(), Some("caf\u{fffd}"));
+}
+
+#[test]
+fn sync_takes_out_what_is_no_longer_hidden_or_changed_and_adds_the_rest() {
+    // Indexed 0, 1, 2, 5; hidden now 0, 1, 2, 3 (an undo made 5 visible
+    // again; a compaction hid 3); 1 was replaced at its place.
+    let s = sync(&[0, 1, 2, 5], &[0, 1, 2, 3], &[1]);
+    assert_eq!(s.remove, [1, 5]);
+    assert_eq!(s.add, [1, 3]);
+    assert_eq!(
+        sync(&[], &[0, 1], &[0, 1]),
+        Sync {
+            remove: vec![],
+            add: vec![0, 1]
+        }
+    );
+    assert_eq!(sync(&[0, 1], &[0, 1], &[]), Sync::default());
+    assert_eq!(
+        sync(&[0, 1], &[], &[]),
+        Sync {
+            remove: vec![0, 1],
+            add: vec![]
+        }
+    );
+}
+
+#[test]
+fn a_search_ranks_then_makes_hits_from_the_texts_it_asks_for() {
+    let texts = [
+        "we agreed to never modify files under vendor/",
+        "the parser module got faster",
+        "error E0502: cannot borrow `cache` as mutable",
+    ];
+    let mut index = Index::new();
+    for (k, t) in texts.iter().enumerate() {
+        index.add(k as u32, t).unwrap();
+    }
+    let (terms, best) = ranked(&mut index, "E0502 borrow", 5).unwrap();
+    assert_eq!(best.first().map(|r| r.key), Some(2));
+    let h = hit(&best[0], texts[2], &terms).unwrap();
+    assert_eq!(h.excerpt.render(texts[2]), texts[2]);
+    assert_eq!(h.reference.key, 2);
+    assert_eq!(h.reference.fingerprint, fingerprint(texts[2]));
+    // A passage the text no longer has gives no hit.
+    let far = Ranked {
+        passage: 4,
+        ..best[0]
+    };
+    assert!(hit(&far, texts[2], &terms).is_none());
+    assert_eq!(
+        ranked(&mut index, "  ", 5).unwrap_err(),
+        HistoryError::EmptyQuery
+    );
+    assert!(matches!(
+        ranked(&mut index, "vendor", 0),
+        Err(HistoryError::Limit { .. })
+    ));
+    let (_, none) = ranked(&mut index, "nothing-like-this", 5).unwrap();
+    assert!(none.is_empty());
+}
