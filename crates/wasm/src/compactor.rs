@@ -108,6 +108,8 @@ struct State {
     /// The compaction running in the background, or its summary not yet
     /// inserted (`compaction::background`).
     background: Option<BackgroundJob>,
+    /// The history search's index (`searchHistory`).
+    history: crate::history::Books,
 }
 
 /// A compaction in the background: the messages it summarizes, the
@@ -373,6 +375,7 @@ impl Compactor {
             view: Default::default(),
             attached: None,
             background: None,
+            history: Default::default(),
         };
         state.resolve(o.model, o.context_window, None)?;
         Ok(Compactor {
@@ -824,6 +827,30 @@ impl Compactor {
         };
         s.view.keep(tracker.generation(), array.len() as usize);
         Ok(f(&array, summary, resent, &mut s.view))
+    }
+
+    /// `f` with `messages` (brought in line), the steps of their model
+    /// view and the history index.
+    pub(super) fn with_history<R>(
+        &self,
+        messages: &JsValue,
+        f: impl FnOnce(
+            &JsArray,
+            &[agent_compaction_core::conversation::view::Step],
+            &mut crate::history::Books,
+        ) -> R,
+    ) -> Result<R, JsValue> {
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let s = &mut *s;
+        let array = s.tracked.sync(messages).map_err(type_error)?;
+        let tracker = &s.tracked.tracker;
+        let (summary, resent) = match tracker.view_head() {
+            Some((summary, resent)) => (Some(summary), resent),
+            None => (None, &[][..]),
+        };
+        s.view.keep(tracker.generation(), array.len() as usize);
+        let steps = s.view.steps(&array, summary, resent).map_err(type_error)?;
+        Ok(f(&array, &steps, &mut s.history))
     }
 
     /// Whether a background compaction runs or has a summary to insert.

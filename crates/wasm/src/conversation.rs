@@ -121,6 +121,19 @@ impl ViewFacts {
     }
 }
 
+impl ViewFacts {
+    /// The steps of the view of `array`, brought up to date.
+    pub(crate) fn steps(
+        &mut self,
+        array: &JsArray,
+        summary: Option<usize>,
+        resent: &[usize],
+    ) -> Result<Vec<Step>, InputError> {
+        self.update(array, summary, resent)?;
+        Ok(self.view.steps().to_vec())
+    }
+}
+
 #[wasm_bindgen]
 impl Compactor {
     /// The agent messages the model is sent for `messages` (the core's

@@ -18,6 +18,7 @@ pub mod compactor;
 pub mod conversation;
 pub mod estimate;
 pub mod extractive;
+pub mod history;
 pub mod js;
 pub mod message;
 pub mod pinned;

@@ -7,10 +7,13 @@
 
 use super::excerpt::excerpt;
 use super::index::{passages, Hit, Index};
-use super::rank::{check_limit, query, rank, QueryTerm, Ranked};
-use super::reference::{fingerprint, Reference};
+use super::rank::{check_limit, query, rank, QueryTerm, Ranked, MAX_LIMIT};
+use super::reference::{fingerprint, Page, Reference, DEFAULT_PAGE_CHARS, MAX_PAGE_CHARS};
 use super::HistoryError;
 use crate::conversation::view::Step;
+use crate::error::InputError;
+use crate::js::options::{expect_object, Reader, Value};
+use crate::js::shape::{Field, Shape};
 use crate::message::role::Role;
 use crate::tokens::estimate::MessageTexts;
 
@@ -122,6 +125,124 @@ pub fn hit(ranked: &Ranked, text: &str, terms: &[QueryTerm]) -> Option<Hit> {
             fingerprint: fingerprint(text),
         },
     })
+}
+
+/// Results a search gives unless asked for another number.
+pub const DEFAULT_LIMIT: usize = 10;
+
+/// `options.limit` of a search: a whole number from 1 to
+/// [`super::rank::MAX_LIMIT`], [`DEFAULT_LIMIT`] when not given.
+pub fn search_limit<V: Value>(options: &V, r: &Reader<V>) -> Result<usize, InputError> {
+    if options.is_nullish() {
+        return Ok(DEFAULT_LIMIT);
+    }
+    expect_object(r.root, options, "an object")?;
+    whole(r, "limit", 1, MAX_LIMIT, "a whole number from 1 to 100")
+        .map(|n| n.unwrap_or(DEFAULT_LIMIT))
+}
+
+/// `options.offset` and `options.maxChars` of a read: a page's `next`, and
+/// a page size from 1 to [`MAX_PAGE_CHARS`] ([`DEFAULT_PAGE_CHARS`] when not
+/// given).
+pub fn read_options<V: Value>(
+    options: &V,
+    r: &Reader<V>,
+) -> Result<(Option<usize>, usize), InputError> {
+    if options.is_nullish() {
+        return Ok((None, DEFAULT_PAGE_CHARS));
+    }
+    expect_object(r.root, options, "an object")?;
+    let offset = whole(
+        r,
+        "offset",
+        0,
+        u32::MAX as usize,
+        "a non-negative whole number",
+    )?;
+    let max = whole(
+        r,
+        "maxChars",
+        1,
+        MAX_PAGE_CHARS,
+        "a whole number from 1 to 16000",
+    )?;
+    Ok((offset, max.unwrap_or(DEFAULT_PAGE_CHARS)))
+}
+
+/// An optional whole-number field from `min` to `max`.
+pub(crate) fn whole<V: Value>(
+    r: &Reader<V>,
+    key: &'static str,
+    min: usize,
+    max: usize,
+    expected: &'static str,
+) -> Result<Option<usize>, InputError> {
+    let value = r.field(key)?;
+    if value.is_nullish() {
+        return Ok(None);
+    }
+    match value.number() {
+        Some(n) if n.fract() == 0.0 && (min as f64..=max as f64).contains(&n) => {
+            Ok(Some(n as usize))
+        }
+        _ => Err(r.wrong(key, expected, &value)),
+    }
+}
+
+/// How a result names a message's role: pi's role names.
+pub fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::ToolResult => "toolResult",
+        Role::BashExecution => "bashExecution",
+        Role::Custom => "custom",
+        Role::BranchSummary => "branchSummary",
+        Role::CompactionSummary => "compactionSummary",
+        Role::ToolOutputCleared => "toolOutputCleared",
+        Role::Other => "other",
+    }
+}
+
+/// What a search answers (`searchHistory`): `{ hits, searched }`, each hit
+/// `{ ref, index, role, excerpt, score }` (`index`: the message's place in
+/// the array), best first; `searched`: how many hidden messages were
+/// searched.
+pub fn search_result<V>(found: &[(Hit, Role, &str)], searched: usize) -> Shape<V> {
+    let hits = found
+        .iter()
+        .map(|(hit, role, text)| {
+            Field::Object(Shape::of([
+                ("ref", Field::String(hit.reference.to_string())),
+                ("index", Field::Number(f64::from(hit.key))),
+                ("role", Field::Str(role_name(*role))),
+                ("excerpt", Field::String(hit.excerpt.render(text))),
+                ("score", Field::Number(hit.score)),
+            ]))
+        })
+        .collect();
+    Shape::of([
+        ("hits", Field::List(hits)),
+        ("searched", Field::Number(searched as f64)),
+    ])
+}
+
+/// What a read answers (`readHistory`): `{ ref, index, role, text, next }`,
+/// `next` the offset of the next page, or `null` at the end.
+pub fn read_result<V>(reference: &Reference, role: Role, text: &str, page: &Page) -> Shape<V> {
+    let body = text
+        .get(page.start..page.start.saturating_add(page.len))
+        .unwrap_or("");
+    Shape::of([
+        ("ref", Field::String(reference.to_string())),
+        ("index", Field::Number(f64::from(reference.key))),
+        ("role", Field::Str(role_name(role))),
+        ("text", Field::String(body.to_string())),
+        (
+            "next",
+            page.next.map_or(Field::Null, |n| Field::Number(n as f64)),
+        ),
+    ])
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

@@ -111,33 +111,19 @@ pub fn call<V: Value>(tool: Tool, arguments: &V, r: &Reader<V>) -> Result<Call, 
             .filter(|_| value.text().is_some())
             .ok_or_else(|| r.wrong(key, "a string", &value))
     };
-    let whole = |key: &'static str, min: f64, max: f64, expected: &'static str| {
-        let value = r.field(key)?;
-        if value.is_nullish() {
-            return Ok(None);
-        }
-        match value.number() {
-            Some(n) if n.fract() == 0.0 && (min..=max).contains(&n) => Ok(Some(n as usize)),
-            _ => Err(r.wrong(key, expected, &value)),
-        }
-    };
+    let whole = |key, min, max, expected| super::lookup::whole(r, key, min, max, expected);
     match tool {
         Tool::Search => Ok(Call::Search {
             query: string("query")?,
-            limit: whole(
-                "limit",
-                1.0,
-                MAX_RESULTS as f64,
-                "a whole number from 1 to 20",
-            )?
-            .unwrap_or(DEFAULT_RESULTS),
+            limit: whole("limit", 1, MAX_RESULTS, "a whole number from 1 to 20")?
+                .unwrap_or(DEFAULT_RESULTS),
         }),
         Tool::Read => Ok(Call::Read {
             reference: string("ref")?,
             offset: whole(
                 "offset",
-                0.0,
-                u32::MAX as f64,
+                0,
+                u32::MAX as usize,
                 "a non-negative whole number",
             )?,
         }),

@@ -9,7 +9,7 @@ use agent_compaction_core::conversation::tracker::Source;
 use agent_compaction_core::error::InputError;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::{
-    calibrated_tokens, estimate_tokens, MessageFacts, RawFacts,
+    calibrated_tokens, estimate_tokens, MessageFacts, MessageTexts, RawFacts,
 };
 use agent_compaction_core::tokens::record as facts;
 use js_sys::{Array, Float64Array, Uint8Array};
@@ -98,6 +98,35 @@ pub fn calibrated(messages: &JsArray, from: u32, to: u32) -> Result<Vec<u64>, In
     let role = |k, code| role_from_code(messages, from as usize + k, code);
     let count = (to - from) as usize;
     facts::read_texts(&bytes, &layout, count, role, calibrated_tokens)
+}
+
+/// For `messages[i]`, each `i` of `at` (ascending, checked before by the
+/// tracker), its role and `each` of its texts: read a run of consecutive
+/// messages per crossing (`gatherTexts`, UTF-8).
+pub fn texts_at<T>(
+    messages: &JsArray,
+    at: &[u32],
+    mut each: impl FnMut(&MessageTexts) -> T,
+) -> Result<Vec<(u32, T)>, InputError> {
+    let mut out = Vec::with_capacity(at.len());
+    let mut rest = at;
+    while let Some(&from) = rest.first() {
+        let run = rest
+            .iter()
+            .enumerate()
+            .take_while(|&(k, &i)| i as usize == from as usize + k)
+            .count();
+        let to = from.saturating_add(run as u32).min(messages.len());
+        let from = from.min(to);
+        let parts = gather_texts_js(messages.as_array(), from, to).map_err(messages_unreadable)?;
+        let bytes = parts.get(0).unchecked_into::<Uint8Array>().to_vec();
+        let layout = parts.get(1).unchecked_into::<Float64Array>().to_vec();
+        let role = |k, code| role_from_code(messages, from as usize + k, code);
+        let read = facts::read_texts(&bytes, &layout, (to - from) as usize, role, &mut each)?;
+        out.extend((from..).zip(read));
+        rest = rest.get(run.max(1)..).unwrap_or(&[]);
+    }
+    Ok(out)
 }
 
 /// The calibrated estimate's bounds from the UTF-8 lengths of the texts of

@@ -138,3 +138,92 @@ fn a_search_ranks_then_makes_hits_from_the_texts_it_asks_for() {
     let (_, none) = ranked(&mut index, "nothing-like-this", 5).unwrap();
     assert!(none.is_empty());
 }
+
+#[test]
+fn results_are_laid_out_for_javascript() {
+    let text = "error E7: tsc failed on src/a.ts";
+    let mut index = Index::new();
+    index.add(4, text).unwrap();
+    let (terms, best) = ranked(&mut index, "E7", 1).unwrap();
+    let h = hit(&best[0], text, &terms).unwrap();
+    let reference = h.reference;
+    let shape: Shape<()> = search_result(&[(h, Role::ToolResult, text)], 1);
+    assert_eq!(shape.keys(), ["hits", "searched"]);
+    assert_eq!(shape.get("searched"), Some(&Field::Number(1.0)));
+    let Some(Field::List(hits)) = shape.get("hits") else {
+        panic!("no hits list");
+    };
+    let Field::Object(first) = &hits[0] else {
+        panic!("a hit is not an object");
+    };
+    assert_eq!(first.keys(), ["ref", "index", "role", "excerpt", "score"]);
+    assert_eq!(
+        first.get("ref"),
+        Some(&Field::String(reference.to_string()))
+    );
+    assert_eq!(first.get("index"), Some(&Field::Number(4.0)));
+    assert_eq!(first.get("role"), Some(&Field::Str("toolResult")));
+    assert_eq!(first.get("excerpt"), Some(&Field::String(text.to_string())));
+
+    let page = Page {
+        start: 10,
+        len: 3,
+        next: Some(13),
+    };
+    let read: Shape<()> = read_result(&reference, Role::ToolResult, text, &page);
+    assert_eq!(read.keys(), ["ref", "index", "role", "text", "next"]);
+    assert_eq!(read.get("text"), Some(&Field::String("tsc".into())));
+    assert_eq!(read.get("next"), Some(&Field::Number(13.0)));
+    let end = Page { next: None, ..page };
+    let read: Shape<()> = read_result(&reference, Role::ToolResult, text, &end);
+    assert_eq!(read.get("next"), Some(&Field::Null));
+    assert_eq!(role_name(Role::BashExecution), "bashExecution");
+}
+
+#[test]
+fn options_are_read_with_defaults_and_clear_errors() {
+    use crate::js::options::tests::{Fields, Js};
+    let with = |fields: Vec<(&'static str, Js)>, options: Js| {
+        let o = Fields::new(fields);
+        let get = |k| o.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        (
+            search_limit(&options, &r).map_err(|e| e.to_string()),
+            read_options(&options, &r).map_err(|e| e.to_string()),
+        )
+    };
+    assert_eq!(
+        with(vec![], Js::Undefined),
+        (Ok(DEFAULT_LIMIT), Ok((None, DEFAULT_PAGE_CHARS)))
+    );
+    assert_eq!(
+        with(vec![], Js::Null),
+        (Ok(DEFAULT_LIMIT), Ok((None, DEFAULT_PAGE_CHARS)))
+    );
+    let (limit, read) = with(
+        vec![
+            ("limit", Js::Num(3.0)),
+            ("offset", Js::Num(12.0)),
+            ("maxChars", Js::Num(500.0)),
+        ],
+        Js::Obj,
+    );
+    assert_eq!((limit, read), (Ok(3), Ok((Some(12), 500))));
+    let (limit, read) = with(
+        vec![("limit", Js::Num(101.0)), ("maxChars", Js::Num(0.0))],
+        Js::Obj,
+    );
+    assert_eq!(
+        limit,
+        Err("options.limit must be a whole number from 1 to 100, got a number".into())
+    );
+    assert_eq!(
+        read,
+        Err("options.maxChars must be a whole number from 1 to 16000, got a number".into())
+    );
+    let (limit, _) = with(vec![], Js::Num(5.0));
+    assert_eq!(limit, Err("options must be an object, got a number".into()));
+}

@@ -183,3 +183,18 @@ export function pinnedIndices(messages, end) {
   }
   return out;
 }
+
+// The history search's copy of the hidden messages it has indexed
+// (crates/wasm/src/history.rs): `known[i]` is the message indexed at i.
+// Returns which of `hidden` (ascending indices) hold another message than
+// the one indexed there (or none yet), and makes `known` hold exactly the
+// messages at `hidden`. What to drop and add is decided in Rust
+// (core history::lookup::sync). May throw (a getter on the array); imported
+// with `catch`.
+export function historyChanged(known, messages, hidden) {
+  const changed = [];
+  for (const i of hidden) if (known[i] !== messages[i]) changed.push(i);
+  known.length = 0;
+  for (const i of hidden) known[i] = messages[i];
+  return Uint32Array.from(changed);
+}

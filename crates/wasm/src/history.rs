@@ -1,0 +1,262 @@
+//! The history search at the boundary (`core::history`): the Compactor's
+//! `searchHistory`, `readHistory` and `historyTool` over the messages the
+//! model no longer sees. The index is the Compactor's, built at the first
+//! search and kept in step at each one after (only messages hidden since,
+//! or replaced, are read), by identity through the shim's
+//! `historyChanged`; texts cross in runs (`gatherTexts`). What is hidden,
+//! what to index, the ranking, the excerpts, the pages and the tools'
+//! answers are the core's.
+
+use crate::compactor::Compactor;
+use crate::js::errors::{messages_unreadable, type_error};
+use crate::js::message_access::JsArray;
+use crate::js::message_facts::texts_at;
+use crate::js::values::{read_fields, read_options, shape, Opt};
+use agent_compaction_core::conversation::view::Step;
+use agent_compaction_core::error::FieldPath;
+use agent_compaction_core::history::index::{Hit, Index};
+use agent_compaction_core::history::lookup::{
+    self, hidden, message_text, ranked, read_result, search_result,
+};
+use agent_compaction_core::history::reference::{Page, Reference, DEFAULT_PAGE_CHARS};
+use agent_compaction_core::history::tool::{self, Call, Tool};
+use agent_compaction_core::history::HistoryError;
+use agent_compaction_core::message::role::Role;
+use js_sys::Array;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/src/js/shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = historyChanged, catch)]
+    fn history_changed(
+        known: &Array,
+        messages: &Array,
+        hidden: &[u32],
+    ) -> Result<Vec<u32>, JsValue>;
+}
+
+/// A Compactor's history index and what it indexed.
+#[derive(Default)]
+pub(crate) struct Books {
+    index: Index,
+    /// The messages indexed, by place (the shim's copy).
+    known: Array,
+    /// The hidden places read so far (with text or not), ascending.
+    read: Vec<u32>,
+    /// How many messages the index holds.
+    messages: usize,
+}
+
+/// Messages' roles and texts, by place.
+type Texts = Vec<(u32, (Role, String))>;
+
+/// A search's hits (with their messages' roles and texts) and how many
+/// messages it searched.
+type Found = (Vec<(Hit, Role, String)>, usize);
+
+/// The error a refused search or read throws.
+fn history_error(e: HistoryError) -> JsValue {
+    js_sys::Error::new(&e.to_string()).into()
+}
+
+impl Books {
+    /// In step with `array`, whose model view is `steps`: returns how many
+    /// messages the index holds.
+    fn sync(&mut self, array: &JsArray, steps: &[Step]) -> Result<usize, JsValue> {
+        let hidden = hidden(array.len() as usize, steps);
+        let places: Vec<u32> = hidden.iter().map(|&i| i as u32).collect();
+        let changed = history_changed(&self.known, array.as_array(), &places)
+            .map_err(|thrown| type_error(messages_unreadable(thrown)))?;
+        let changed: Vec<usize> = changed.into_iter().map(|i| i as usize).collect();
+        let plan = lookup::sync(&self.read, &hidden, &changed);
+        for &key in &plan.remove {
+            self.messages -= usize::from(self.index.remove(key));
+        }
+        self.read = places;
+        let texts = texts_at(array, &plan.add, message_text).map_err(type_error)?;
+        for (key, text) in texts {
+            if let Some(text) = text {
+                self.index.add(key, &text).map_err(history_error)?;
+                self.messages += 1;
+            }
+        }
+        Ok(self.messages)
+    }
+
+    /// The texts and roles of the messages `keys` (any order).
+    fn texts(array: &JsArray, keys: &[u32]) -> Result<Texts, JsValue> {
+        let mut sorted = keys.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let texts = texts_at(array, &sorted, |m| {
+            (
+                m.role.unwrap_or(Role::Other),
+                message_text(m).unwrap_or_default(),
+            )
+        })
+        .map_err(type_error)?;
+        Ok(texts)
+    }
+
+    fn search(
+        &mut self,
+        array: &JsArray,
+        steps: &[Step],
+        query: &str,
+        limit: usize,
+    ) -> Result<Found, JsValue> {
+        let searched = self.sync(array, steps)?;
+        let (terms, best) = ranked(&mut self.index, query, limit).map_err(history_error)?;
+        let keys: Vec<u32> = best.iter().map(|r| r.key).collect();
+        let texts = Books::texts(array, &keys)?;
+        let text_of = |key| texts.iter().find(|(k, _)| *k == key).map(|(_, t)| t);
+        let found = best
+            .iter()
+            .filter_map(|r| {
+                let (role, text) = text_of(r.key)?;
+                let hit = lookup::hit(r, text, &terms)?;
+                Some((hit, *role, text.clone()))
+            })
+            .collect();
+        Ok((found, searched))
+    }
+
+    fn read(
+        &mut self,
+        array: &JsArray,
+        steps: &[Step],
+        reference: &str,
+        offset: Option<usize>,
+        max_chars: usize,
+    ) -> Result<(Reference, Role, String, Page), JsValue> {
+        let reference = Reference::parse(reference).map_err(history_error)?;
+        self.sync(array, steps)?;
+        let texts = Books::texts(array, &[reference.key])?;
+        let text = texts
+            .first()
+            .filter(|(k, _)| *k == reference.key)
+            .map(|(_, t)| t);
+        let page = self
+            .index
+            .read(&reference, offset, max_chars, |_| {
+                text.map(|(_, t)| t.as_str())
+            })
+            .map_err(history_error)?;
+        let (role, text) = text.cloned().unwrap_or((Role::Other, String::new()));
+        Ok((reference, role, text, page))
+    }
+}
+
+/// `options.limit` of `searchHistory` (1 to 100, 10 if not given).
+fn search_limit(options: &JsValue) -> Result<usize, JsValue> {
+    read_options(options, lookup::search_limit).map_err(type_error)
+}
+
+/// A string argument.
+fn string_argument(value: &JsValue, name: &'static str) -> Result<String, JsValue> {
+    value.as_string().ok_or_else(|| {
+        type_error(crate::js::errors::wrong_type(
+            FieldPath::argument(name),
+            "a string",
+            value,
+        ))
+    })
+}
+
+#[wasm_bindgen]
+impl Compactor {
+    /// Searches the messages of `messages` the model no longer sees:
+    /// `{ hits: [{ ref, index, role, excerpt, score }], searched }`.
+    #[wasm_bindgen(js_name = searchHistory)]
+    pub fn search_history(
+        &self,
+        messages: JsValue,
+        query: JsValue,
+        options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let query = string_argument(&query, "query")?;
+        let limit = search_limit(&options)?;
+        self.with_history(&messages, |array, steps, books| {
+            let (found, searched) = books.search(array, steps, &query, limit)?;
+            let found: Vec<_> = found
+                .iter()
+                .map(|(h, r, t)| (h.clone(), *r, t.as_str()))
+                .collect();
+            Ok(shape(search_result(&found, searched)))
+        })?
+    }
+
+    /// The original text a search's `ref` points at, a page at a time:
+    /// `{ ref, index, role, text, next }`.
+    #[wasm_bindgen(js_name = readHistory)]
+    pub fn read_history(
+        &self,
+        messages: JsValue,
+        reference: JsValue,
+        options: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let reference = string_argument(&reference, "ref")?;
+        let (offset, max_chars) =
+            read_options(&options, lookup::read_options).map_err(type_error)?;
+        self.with_history(&messages, |array, steps, books| {
+            let (reference, role, text, page) =
+                books.read(array, steps, &reference, offset, max_chars)?;
+            Ok(shape(read_result(&reference, role, &text, &page)))
+        })?
+    }
+
+    /// What the tool `name` (`search_history` or `read_history`) answers
+    /// the model for `args`: the text of its result.
+    #[wasm_bindgen(js_name = historyTool)]
+    pub fn history_tool(
+        &self,
+        messages: JsValue,
+        name: JsValue,
+        args: JsValue,
+    ) -> Result<String, JsValue> {
+        let which = name
+            .as_string()
+            .as_deref()
+            .and_then(Tool::named)
+            .ok_or_else(|| {
+                type_error(crate::js::errors::wrong_type(
+                    FieldPath::argument("name"),
+                    "\"search_history\" or \"read_history\"",
+                    &name,
+                ))
+            })?;
+        let call = read_fields("arguments", &args, |v: &Opt, r| tool::call(which, v, r))
+            .map_err(type_error)?;
+        self.with_history(&messages, |array, steps, books| match call {
+            Call::Search { query, limit } => {
+                let (found, searched) = books.search(array, steps, &query, limit)?;
+                let found: Vec<_> = found
+                    .iter()
+                    .map(|(h, r, t)| (h.clone(), *r, t.as_str()))
+                    .collect();
+                Ok(tool::search_answer(&query, &found, searched))
+            }
+            Call::Read { reference, offset } => {
+                let (reference, role, text, page) =
+                    books.read(array, steps, &reference, offset, DEFAULT_PAGE_CHARS)?;
+                Ok(tool::read_answer(&reference, role, &text, &page))
+            }
+        })?
+    }
+
+    /// The tools' definitions: `[{ name, description, parameters }]`.
+    #[wasm_bindgen(getter, js_name = historyTools)]
+    pub fn history_tools(&self) -> Result<Array, JsValue> {
+        tool::DEFINITIONS
+            .iter()
+            .map(|d| {
+                let parameters = js_sys::JSON::parse(d.parameters)?;
+                Ok(crate::js::values::object(&[
+                    ("name", d.name.into()),
+                    ("description", d.description.into()),
+                    ("parameters", parameters),
+                ]))
+            })
+            .collect()
+    }
+}
