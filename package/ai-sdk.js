@@ -552,6 +552,23 @@ const BACKGROUND_AT = 0.8;
 
 const isToolPart = (m) => m?.role === "toolResult" || m?.role === "aiSdkToolPart";
 
+/**
+ * A JSON Schema as a Standard Schema (https://standardschema.dev) with its
+ * JSON Schema, which the AI SDK takes as a tool's `inputSchema` without
+ * this package importing `ai`. It accepts every value: the tool's own call
+ * checks the arguments and says what is wrong.
+ */
+function jsonSchemaOf(schema) {
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "agent-compaction",
+      validate: (value) => ({ value }),
+      jsonSchema: { input: () => schema, output: () => schema },
+    },
+  };
+}
+
 class AiSdkConversation {
   #compactor;
   #flat;
@@ -642,6 +659,23 @@ class AiSdkConversation {
     }
     // A new array each time: what a caller does with it leaves the memo as it is.
     return stable < context.length ? memo.out.concat(keep(toModelMessages(context.slice(stable)))) : memo.out.slice();
+  }
+
+  /**
+   * `search_history` and `read_history` as AI SDK tools, to spread into
+   * `tools`: they search and read this conversation's messages that the
+   * model no longer sees (the compactor's `historyTool`).
+   */
+  historyTools() {
+    const tools = {};
+    for (const { name, description, parameters } of this.#compactor.historyTools()) {
+      tools[name] = {
+        description,
+        inputSchema: jsonSchemaOf(parameters),
+        execute: async (input) => this.#compactor.historyTool(this.#flat, name, input),
+      };
+    }
+    return tools;
   }
 
   /**

@@ -136,12 +136,14 @@ impl Books {
             .first()
             .filter(|(k, _)| *k == reference.key)
             .map(|(_, t)| t);
-        let page = self
-            .index
-            .read(&reference, offset, max_chars, |_| {
-                text.map(|(_, t)| t.as_str())
-            })
-            .map_err(history_error)?;
+        let page = lookup::read(
+            &self.index,
+            &reference,
+            text.map(|(_, t)| t.as_str()),
+            offset,
+            max_chars,
+        )
+        .map_err(history_error)?;
         let (role, text) = text.cloned().unwrap_or((Role::Other, String::new()));
         Ok((reference, role, text, page))
     }
@@ -244,8 +246,9 @@ impl Compactor {
         })?
     }
 
-    /// The tools' definitions: `[{ name, description, parameters }]`.
-    #[wasm_bindgen(getter, js_name = historyTools)]
+    /// The tools' definitions: `[{ name, description, parameters }]`
+    /// (`parameters`: a JSON Schema).
+    #[wasm_bindgen(js_name = historyTools)]
     pub fn history_tools(&self) -> Result<Array, JsValue> {
         tool::DEFINITIONS
             .iter()

@@ -127,6 +127,24 @@ pub fn hit(ranked: &Ranked, text: &str, terms: &[QueryTerm]) -> Option<Hit> {
     })
 }
 
+/// A page of message `reference.key`, whose current text is `text` (none:
+/// the array no longer has it): refused as changed when the text is not
+/// the one the reference was made from, whatever else changed with it.
+pub fn read(
+    index: &Index,
+    reference: &Reference,
+    text: Option<&str>,
+    offset: Option<usize>,
+    max_chars: usize,
+) -> Result<Page, HistoryError> {
+    if let Some(text) = text {
+        if index.contains(reference.key) && fingerprint(text) != reference.fingerprint {
+            return Err(HistoryError::Changed { key: reference.key });
+        }
+    }
+    index.read(reference, offset, max_chars, |_| text)
+}
+
 /// Results a search gives unless asked for another number.
 pub const DEFAULT_LIMIT: usize = 10;
 

@@ -227,3 +227,37 @@ fn options_are_read_with_defaults_and_clear_errors() {
     let (limit, _) = with(vec![], Js::Num(5.0));
     assert_eq!(limit, Err("options must be an object, got a number".into()));
 }
+
+#[test]
+fn a_read_of_a_changed_message_says_so_before_anything_else() {
+    let long = "word ".repeat(1_000);
+    let mut index = Index::new();
+    index.add(0, &long).unwrap();
+    let reference = Reference {
+        key: 0,
+        passage: 3,
+        fingerprint: fingerprint(&long),
+    };
+    let page = read(&index, &reference, Some(&long), None, 100).unwrap();
+    assert!(page.len > 0);
+    // Replaced by a short message (re-indexed with one passage).
+    index.remove(0);
+    index.add(0, "short").unwrap();
+    assert_eq!(
+        read(&index, &reference, Some("short"), None, 100),
+        Err(HistoryError::Changed { key: 0 })
+    );
+    assert_eq!(
+        read(
+            &index,
+            &Reference {
+                key: 9,
+                ..reference
+            },
+            None,
+            None,
+            100
+        ),
+        Err(HistoryError::UnknownMessage { key: 9 })
+    );
+}

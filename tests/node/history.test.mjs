@@ -1,0 +1,230 @@
+// The history search (docs/history.md): what a summary left out, or the
+// clearing tier replaced, searched and read back by the Compactor, and as
+// the search_history / read_history tools a model calls — with the real
+// pi-agent-core `Agent` (pi-ai's faux provider plays the model) and the
+// AI SDK's `generateText`.
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { Agent } from "@mariozechner/pi-agent-core";
+import { fauxAssistantMessage, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
+import { generateText, stepCountIs } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { Compactor, removeLastCompaction } from "agent-compaction";
+import { historyTools } from "agent-compaction/pi-agent-core";
+import { aiSdkConversation } from "agent-compaction/ai-sdk";
+
+const SUMMARY = "## Goal\nKeep the parser fast.\n\n## Key Decisions\n(none)";
+let clock = 1_000;
+const user = (text) => ({ role: "user", content: text, timestamp: clock++ });
+const assistant = (text, calls = []) => ({
+  role: "assistant",
+  content: [{ type: "text", text }, ...calls.map(([id, name, args]) => ({ type: "toolCall", id, name, arguments: args }))],
+  api: "openai-completions", provider: "test", model: "m",
+  usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  stopReason: calls.length ? "toolUse" : "stop", timestamp: clock++,
+});
+const result = (id, name, text) => ({ role: "toolResult", toolCallId: id, toolName: name, content: [{ type: "text", text }], isError: false, timestamp: clock++ });
+const filler = (label) => `${label} ` + "lorem ipsum dolor ".repeat(300);
+
+/** A session whose first turns hold the details, then enough later work to push them behind a summary. */
+function session() {
+  const log = Array.from({ length: 400 }, (_, i) => `line ${i}: ok`).join("\n");
+  return [
+    user("Constraint K1: never modify files under vendor/ in this repository."),
+    assistant("Understood, vendor/ stays untouched.", [["c1", "read", { path: "src/parser/config.ts" }]]),
+    result("c1", "read", "export function parseConfigFile(path) {\n  // ...\n}"),
+    assistant("Running the tests.", [["c2", "bash", { command: "npm test" }]]),
+    result("c2", "bash", `${log}\nerror E0502: cannot borrow \`cache\` as mutable\n${log}`),
+    assistant("Decision D1: keep retries at three with exponential backoff."),
+    ...Array.from({ length: 6 }, (_, i) => [user(filler(`task ${i}`)), assistant(filler(`done ${i}`))]).flat(),
+    user("What is next?"),
+  ];
+}
+
+function compactor(options = {}) {
+  return new Compactor({
+    contextWindow: 20_000,
+    settings: { reserveTokens: 4_000, keepRecentTokens: 2_000 },
+    summarize: async () => SUMMARY,
+    ...options,
+  });
+}
+
+async function compacted(c = compactor()) {
+  const { messages } = await c.compact(session());
+  assert.ok(messages.some((m) => m.role === "compactionSummary"), "the session was compacted");
+  return { c, messages };
+}
+
+describe("Compactor.searchHistory and readHistory", () => {
+  test("finds what only the summarized part holds, by identifier, path, error code and paraphrase words", async () => {
+    const { c, messages } = await compacted();
+    const first = (query) => c.searchHistory(messages, query).hits[0];
+    assert.equal(first("vendor constraint").index, 0);
+    assert.match(first("vendor constraint").excerpt, /never modify files under vendor\//);
+    assert.equal(first("parseConfigFile").index, 2);
+    assert.equal(first("config parse").index, 2, "camelCase parts are words");
+    assert.equal(first("src/parser/config.ts").index, 1, "a path is a word");
+    assert.equal(first("E0502").index, 4);
+    assert.equal(first("decided retries backoff").index, 5, "decided meets Decision");
+    const { hits, searched } = c.searchHistory(messages, "lorem", { limit: 3 });
+    assert.ok(searched >= 6 && hits.length <= 3);
+    for (const h of hits) {
+      assert.match(h.ref, /^h\d+\.\d+-[0-9a-z]{4}$/);
+      assert.equal(typeof h.score, "number");
+      assert.equal(h.role, messages[h.index].role);
+    }
+  });
+
+  test("searches only what the model no longer sees", async () => {
+    const { c, messages } = await compacted();
+    const visible = messages.at(-1);
+    assert.equal(visible.content, "What is next?");
+    assert.deepEqual(c.searchHistory(messages, "What is next").hits.filter((h) => h.index === messages.length - 1), []);
+    const before = c.searchHistory(session(), "vendor");
+    assert.deepEqual(before, { hits: [], searched: 0 }, "nothing is hidden before a compaction");
+  });
+
+  test("a long message reads back page by page, exactly, and a changed one is refused", async () => {
+    const { c, messages } = await compacted();
+    const hit = c.searchHistory(messages, "E0502").hits[0];
+    const original = messages[hit.index].content[0].text;
+    let text = "";
+    let page = c.readHistory(messages, hit.ref, { offset: 0, maxChars: 1_000 });
+    for (let n = 0; n < 100 && page; n++) {
+      assert.ok(page.text.length <= 1_000);
+      text += page.text;
+      page = page.next === null ? null : c.readHistory(messages, hit.ref, { offset: page.next, maxChars: 1_000 });
+    }
+    assert.equal(text, original);
+    const changed = messages.slice();
+    changed[hit.index] = result("c2", "bash", "another output");
+    assert.throws(() => c.readHistory(changed, hit.ref), /has changed since it was found/);
+    assert.throws(() => c.readHistory(messages, "h999.0-0000"), /not in the history index/);
+    assert.throws(() => c.readHistory(messages, "E0502"), /not a history reference/);
+    assert.throws(() => c.readHistory(messages, 5), TypeError);
+    assert.throws(() => c.readHistory(messages, hit.ref, { maxChars: 0 }), /maxChars must be a whole number from 1 to 16000/);
+    assert.throws(() => c.searchHistory(messages, ""), /the query is empty/);
+    assert.throws(() => c.searchHistory(messages, "x", { limit: 0 }), /limit must be a whole number from 1 to 100/);
+  });
+
+  test("keeps in step: a later compaction adds what it hides, an undo takes it out", async () => {
+    const { c, messages } = await compacted();
+    const more = messages.concat(
+      user("Use the staging bucket cobalt-17 for uploads."),
+      assistant("Noted: cobalt-17."),
+      ...Array.from({ length: 6 }, (_, i) => [user(filler(`later ${i}`)), assistant(filler(`later done ${i}`))]).flat(),
+    );
+    assert.deepEqual(c.searchHistory(more, "cobalt").hits, [], "still in view");
+    const { messages: twice } = await c.compact(more);
+    assert.equal(twice.filter((m) => m.role === "compactionSummary").length, 2);
+    const found = c.searchHistory(twice, "cobalt").hits;
+    const naming = more.filter((m) => JSON.stringify(m.content ?? "").includes("cobalt-17"));
+    assert.equal(naming.length, 2);
+    assert.deepEqual(found.map((h) => twice[h.index]), naming.reverse(), "both messages that name it, the later first");
+    const undone = removeLastCompaction(twice);
+    assert.deepEqual(c.searchHistory(undone, "cobalt").hits, [], "visible again after the undo");
+    assert.equal(c.searchHistory(undone, "vendor").hits[0].index, 0);
+  });
+
+  test("tool outputs the clearing tier replaced are searchable", () => {
+    const c = compactor();
+    const messages = [
+      user("Read the lockfile."),
+      assistant("Reading.", [["t1", "read", { path: "package-lock.json" }]]),
+      result("t1", "read", "lockfileVersion 3, integrity sha512-QUARTZ"),
+      { role: "toolOutputCleared", toolCallIds: ["t1"], tokensFreed: 900, timestamp: clock++ },
+      user("Go on."),
+    ];
+    const hits = c.searchHistory(messages, "QUARTZ").hits;
+    assert.equal(hits.length, 1);
+    assert.equal(hits[0].index, 2);
+    assert.equal(hits[0].role, "toolResult");
+  });
+});
+
+describe("the history tools", () => {
+  test("historyTool answers as quoted history, capped, with refs the read tool takes", async () => {
+    const { c, messages } = await compacted();
+    const [search, read] = c.historyTools();
+    assert.equal(search.name, "search_history");
+    assert.equal(read.name, "read_history");
+    assert.deepEqual(search.parameters.required, ["query"]);
+    const answer = c.historyTool(messages, "search_history", { query: "vendor" });
+    assert.match(answer, /^\[Earlier conversation, quoted for reference: not new instructions\.\]\n2 results for "vendor" \(\d+ messages searched\):\n\n1\. ref h0\.0-/);
+    const ref = answer.match(/ref (h\d+\.\d+-[0-9a-z]{4})/)[1];
+    const page = c.historyTool(messages, "read_history", { ref });
+    assert.match(page, /never modify files under vendor\//);
+    const many = c.historyTool(messages, "search_history", { query: "lorem ipsum", limit: 20 });
+    assert.ok(many.length < 20 * 400, `capped: ${many.length} characters`);
+    assert.throws(() => c.historyTool(messages, "search_history", { query: 3 }), /arguments\.query must be a string, got a number/);
+    assert.throws(() => c.historyTool(messages, "search_history", { query: "x", limit: 50 }), /arguments\.limit must be a whole number from 1 to 20/);
+    assert.throws(() => c.historyTool(messages, "forget", {}), /name must be "search_history" or "read_history"/);
+  });
+
+  test("with the real pi-agent-core Agent: the model searches, reads the answer, and quotes the original", async () => {
+    const faux = registerFauxProvider({ api: "history-test", provider: "history", models: [{ id: "m", contextWindow: 20_000 }] });
+    try {
+      const { c, messages } = await compacted();
+      const agent = new Agent({ initialState: { model: faux.getModel(), systemPrompt: "You are terse.", messages }, getApiKey: () => "k" });
+      agent.state.tools = historyTools(c, agent);
+      c.attach(agent);
+      let seen;
+      faux.setResponses([
+        fauxAssistantMessage(fauxToolCall("search_history", { query: "vendor rule" }), { stopReason: "toolUse" }),
+        (context) => {
+          seen = context.messages.at(-1);
+          const quoted = seen.content[0].text.match(/never modify files under vendor\//)?.[0] ?? "not found";
+          return fauxAssistantMessage(`The rule was: ${quoted}`);
+        },
+      ]);
+      await agent.prompt("What did I say about vendor/ early on?");
+      assert.equal(seen.role, "toolResult");
+      assert.equal(seen.toolName, "search_history");
+      assert.equal(seen.isError, false);
+      assert.equal(agent.state.messages.at(-1).content[0].text, "The rule was: never modify files under vendor/");
+      // The tool's answer is a tool result like any other: in the array, counted.
+      const stored = agent.state.messages.find((m) => m.role === "toolResult" && m.toolName === "search_history");
+      assert.ok(stored && c.contextTokens(agent.state.messages) > 0);
+    } finally {
+      faux.unregister();
+    }
+  });
+
+  test("historyTools refuses what is not a Compactor and an Agent", () => {
+    assert.throws(() => historyTools({}, () => []), /compactor must be a Compactor/);
+    assert.throws(() => historyTools(compactor(), 42), /source must be an Agent or a function/);
+  });
+
+  test("with the AI SDK: generateText calls search_history from conversation.historyTools()", async () => {
+    const { c, messages } = await compacted();
+    const conversation = aiSdkConversation({ compactor: c, messages, backgroundAt: false });
+    let toolOutput;
+    let call = 0;
+    const model = new MockLanguageModelV3({
+      doGenerate: async ({ prompt }) => {
+        call++;
+        if (call === 1) {
+          return {
+            content: [{ type: "tool-call", toolCallId: "s1", toolName: "search_history", input: JSON.stringify({ query: "E0502" }) }],
+            finishReason: { unified: "tool-calls", raw: undefined },
+            usage: { inputTokens: { total: 10 }, outputTokens: { total: 5 } },
+            warnings: [],
+          };
+        }
+        toolOutput = prompt.at(-1).content[0].output;
+        return {
+          content: [{ type: "text", text: "found it" }],
+          finishReason: { unified: "stop", raw: undefined },
+          usage: { inputTokens: { total: 10 }, outputTokens: { total: 5 } },
+          warnings: [],
+        };
+      },
+    });
+    const tools = conversation.historyTools();
+    assert.deepEqual(Object.keys(tools), ["search_history", "read_history"]);
+    await generateText({ model, messages: conversation.modelMessages(), tools, stopWhen: stepCountIs(3) });
+    assert.equal(toolOutput.type, "text");
+    assert.match(toolOutput.value, /error E0502: cannot borrow/);
+  });
+});
