@@ -6,6 +6,7 @@ import type {
   LanguageModelUsage,
   ModelMessage,
   SystemModelMessage,
+  Tool,
   UIMessage,
   UITools,
 } from "ai";
@@ -161,6 +162,12 @@ export interface AiSdkConversation {
   setMessages(messages: AnyMessage[]): Promise<AnyMessage[]>;
   /** A manual compaction (reason "manual"): the summary is kept and saved. */
   compact(options?: { customInstructions?: string; signal?: AbortSignal }): Promise<CompactionResult<AnyMessage>>;
+  /**
+   * `search_history` and `read_history` as AI SDK tools, to spread into
+   * `tools`: they search and read this conversation's messages the model
+   * no longer sees (`compactor.historyTool`).
+   */
+  historyTools(): { search_history: Tool<{ query: string; limit?: number }, string>; read_history: Tool<{ ref: string; offset?: number }, string> };
   /** Appends ModelMessages (the user's message) and saves. */
   append(messages: ModelMessage | readonly ModelMessage[]): Promise<AnyMessage[]>;
   /** prepareStep for generateText / streamText / ToolLoopAgent. */

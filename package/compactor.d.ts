@@ -242,6 +242,73 @@ export class Compactor {
    * `agent.followUp()`; they are delivered after it. Returns `detach`.
    */
   attach(agent: AttachableAgent, options?: AttachOptions): () => void;
+  /**
+   * Searches the messages the model no longer sees: everything before the
+   * last summary (pinned messages re-sent after it aside) and tool outputs
+   * the clearing tier replaced. Words, identifiers (and their camelCase or
+   * snake_case parts), paths, numbers and error codes are searched; CJK
+   * text by character pairs. Ranked by BM25, best first, the later message
+   * first on a tie. The index is built at the first search and kept in
+   * step at each one after: only messages hidden since, or replaced,
+   * are read.
+   */
+  searchHistory(messages: readonly AnyMessage[], query: string, options?: { /** 1 to 100; 10 if not given. */ limit?: number }): HistorySearch;
+  /**
+   * The original text a hit's `ref` points at, a page at a time, from its
+   * passage (or from `offset`, a page's `next`). A ref to a message that
+   * has changed since it was found is refused: search again.
+   */
+  readHistory(
+    messages: readonly AnyMessage[],
+    ref: string,
+    options?: { offset?: number; /** 1 to 16,000; 4,000 if not given. */ maxChars?: number },
+  ): HistoryPage;
+  /** The `search_history` and `read_history` tools: what to hand a model. */
+  historyTools(): HistoryToolDefinition[];
+  /**
+   * What the tool `name` answers the model for `args` (the model's
+   * arguments, checked here): the text of its result, marked as quoted
+   * history. Throws on bad arguments or a stale ref (a TypeError or an
+   * Error whose message tells the model what to do).
+   */
+  historyTool(messages: readonly AnyMessage[], name: "search_history" | "read_history", args: unknown): string;
+}
+
+/** What `searchHistory` returns. */
+export interface HistorySearch {
+  /** Best first. */
+  hits: HistoryHit[];
+  /** How many hidden messages with text were searched. */
+  searched: number;
+}
+export interface HistoryHit {
+  /** What `readHistory` takes, e.g. `h12.0-0k7f`: message 12, passage 0, and a fingerprint of its text. */
+  ref: string;
+  /** The message's index in the array. */
+  index: number;
+  /** The message's role. */
+  role: string;
+  /** About 300 characters of the passage around the query's words, `…` where it was cut. */
+  excerpt: string;
+  /** Its BM25 score. */
+  score: number;
+}
+/** What `readHistory` returns. */
+export interface HistoryPage {
+  ref: string;
+  index: number;
+  role: string;
+  /** At most `maxChars` characters of the message's text, ending at a line end when one is near. */
+  text: string;
+  /** The offset of the next page; null at the end. */
+  next: number | null;
+}
+/** One of the history tools: a pi-ai `Tool`, or a JSON Schema for any loop. */
+export interface HistoryToolDefinition {
+  name: "search_history" | "read_history";
+  description: string;
+  /** A JSON Schema of the arguments. */
+  parameters: { type: "object"; properties: Record<string, unknown>; required: string[]; additionalProperties: false };
 }
 /** What `compact` resolves to. */
 export interface CompactionResult<M extends AnyMessage = AgentMessage> {

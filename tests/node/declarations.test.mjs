@@ -69,7 +69,10 @@ async function assertionsFor(specifier, ns) {
       lines.push(
         `export const ${id}_is_class: [${declared}] extends [(...args: never) => unknown] ? never : ${declared} extends { prototype: object } ? true : never = true;`,
       );
-      lines.push(`export const ${id}_statics: Exact<Omit<${declared}, "prototype">> = ${keys(statics(value).map((m) => m.name))};`);
+      // An error class's declared statics include the engine's Error ones
+      // (Node's `captureStackTrace` when its types are in the program).
+      const inherited = value.prototype instanceof Error ? " | keyof ErrorConstructor" : "";
+      lines.push(`export const ${id}_statics: Exact<Omit<${declared}, "prototype"${inherited}>> = ${keys(statics(value).map((m) => m.name))};`);
       for (const m of statics(value).filter((m) => m.arity !== undefined)) {
         lines.push(`export const ${id}_static_${m.name}_arity: Parameters<${declared}[${key(m.name)}]>["length"] = ${m.arity};`);
       }

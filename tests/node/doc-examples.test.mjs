@@ -137,6 +137,26 @@ const drivers = {
     assert.ok(asked.some((body) => body.includes("Additional focus: keep the schema details")), "the instructions reach the summarizer");
   },
 
+  async history(example) {
+    const filler = (i) => ({ role: "user", content: `step ${i}: ` + "routine work on the build ".repeat(40), timestamp: 10 + i });
+    const messages = [
+      { role: "user", content: "The deploy failed with error E0502 in parseConfigFile.", timestamp: 1 },
+      { role: "compactionSummary", summary: "## Goal\nShip the release.", tokensBefore: 50_000, timestamp: 2 },
+      ...Array.from({ length: 3 }, (_, i) => filler(i)),
+    ];
+    const found = example.lookUp(messages, "E0502 parse config");
+    assert.deepEqual(found, ["The deploy failed with error E0502 in parseConfigFile."]);
+    assert.deepEqual(example.lookUp(messages, "routine"), [], "what the model sees is not searched");
+    const tools = [];
+    const agent = { state: { messages, tools, model: { provider: "p", id: "m", contextWindow: 128_000 } }, subscribe: () => () => {} };
+    const added = [];
+    Object.defineProperty(agent.state, "tools", { get: () => added, set: (t) => added.splice(0, added.length, ...t) });
+    example.setUp(agent);
+    assert.deepEqual(added.map((t) => t.name), ["search_history", "read_history"]);
+    const answer = await added[0].execute("c1", { query: "E0502" });
+    assert.match(answer.content[0].text, /error E0502 in parseConfigFile/);
+  },
+
   async pinned(example) {
     const rule = "Rule: never modify files under vendor/.";
     const messages = [...conversation(2), ...example.addRule([], rule), ...conversation(24)];

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  identityFacts, insertAt, rebaseKnown, rebaseOut, sameRun, syncKnown, syncLlm, takeSync,
+  historyChanged, identityFacts, insertAt, rebaseKnown, rebaseOut, sameRun, syncKnown, syncLlm, takeSync,
 } from "../../crates/wasm/src/js/shim/known.js";
 import {
   SummarizerTimeout, isAbortError, isTimeout, linkAbort, newAbortController, settleWithin,
@@ -244,4 +244,21 @@ test("linkAbort passes the caller's abort on, and can be undone", async () => {
   linkAbort(already.signal, linked);
   assert.equal(linked.signal.aborted, true);
   assert.equal(typeof linkAbort(undefined, linked), "function");
+});
+
+test("historyChanged: the hidden places whose message is not the one indexed there, and known made the hidden messages", () => {
+  const [a, b, c, d, e] = objs(5);
+  const known = [];
+  // First search: everything hidden is new.
+  assert.deepEqual([...historyChanged(known, [a, b, c, d], Uint32Array.of(0, 1, 3))], [0, 1, 3]);
+  assert.deepEqual(known, [a, b, , d]);
+  // Nothing changed.
+  assert.deepEqual([...historyChanged(known, [a, b, c, d], Uint32Array.of(0, 1, 3))], []);
+  // b replaced at 1; 2 hidden now; 3 visible again (it leaves known).
+  assert.deepEqual([...historyChanged(known, [a, e, c, d], Uint32Array.of(0, 1, 2))], [1, 2]);
+  assert.deepEqual(known, [a, e, c]);
+  // Hidden again later with the same object: indexed anew, since it left.
+  assert.deepEqual([...historyChanged(known, [a, e, c, d], Uint32Array.of(0, 1, 2, 3))], [3]);
+  assert.deepEqual([...historyChanged(known, [a, e, c, d], Uint32Array.of())], []);
+  assert.equal(known.length, 0);
 });

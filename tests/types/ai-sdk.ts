@@ -98,8 +98,12 @@ export async function withStreamText(text: string): Promise<string> {
 
 export async function withGenerateText(text: string): Promise<string> {
   await conversation.append([{ role: "system", content: "Be brief." }, { role: "user", content: text }]);
-  const result = await conversation.run((call) => generateText({ model, tools: searchTools, stopWhen: stepCountIs(5), ...call }));
-  const hits: number[] = result.toolResults.map((r) => (r.dynamic ? 0 : r.output.hits.length));
+  const result = await conversation.run((call) =>
+    generateText({ model, tools: { ...searchTools, ...conversation.historyTools() }, stopWhen: stepCountIs(5), ...call }),
+  );
+  const hits: number[] = result.toolResults.map((r) =>
+    r.dynamic ? 0 : typeof r.output === "string" ? r.output.length : r.output.hits.length,
+  );
   return result.text + hits.join();
 }
 

@@ -96,6 +96,9 @@ import {
   type ToolOutputClearingResult,
   type BranchSummaryMessage,
   type CompactorEvent,
+  type HistoryPage,
+  type HistorySearch,
+  type HistoryToolDefinition,
 } from "agent-compaction";
 const compactor = new Compactor({
   contextWindow: 200_000,
@@ -125,7 +128,16 @@ async function useCompactor(): Promise<void> {
   compactor.setContextWindow("32k");
   // @ts-expect-error an automatic compaction may resolve to undefined
   const notGuaranteed: CompactionResult = await compactor.compact(messages, { reason: "overflow" });
-  void [kept, auto, freed, summarized, branch, busy, notGuaranteed];
+  // What a summary left out.
+  const found: HistorySearch = compactor.searchHistory(messages, "E0502", { limit: 5 });
+  const first = found.hits[0];
+  const page: HistoryPage | undefined = first && compactor.readHistory(messages, first.ref, { maxChars: 2_000 });
+  const more: number | null = page ? page.next : null;
+  const tools: HistoryToolDefinition[] = compactor.historyTools();
+  const answer: string = compactor.historyTool(messages, "search_history", { query: "E0502" });
+  // @ts-expect-error only the two history tools
+  compactor.historyTool(messages, "forget", {});
+  void [kept, auto, freed, summarized, branch, busy, notGuaranteed, more, tools, answer];
 }
 void useCompactor;
 

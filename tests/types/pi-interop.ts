@@ -41,6 +41,11 @@ const detach: () => void = compactor.attach(hooked, {
   onStateChange: (state: CompactorState) => void [state.isCompacting, state.contextTokens.toFixed()],
 });
 detach();
+// The history tools, beside the app's own.
+import { historyTools } from "agent-compaction/pi-agent-core";
+hooked.state.tools = [...hooked.state.tools, ...historyTools(compactor, hooked)];
+const byFunction: string[] = historyTools(compactor, () => hooked.state.messages).map((t) => t.label);
+void byFunction;
 
 // A whole app on pi-agent-core: tools with their own TypeBox schemas, the
 // app's own message type registered through pi-agent-core's
