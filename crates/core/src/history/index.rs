@@ -4,11 +4,12 @@
 //!
 //! It is built message by message: [`Index::add`] when a message falls
 //! behind a summary (or every such message at the first search), so that a
-//! turn costs what it did. An added message's postings wait in a buffer
-//! and are merged into the terms in one pass at the next search, or when
-//! the buffer grows as large as the index (one merge for many messages,
-//! rather than a sorted insertion per term). Passage numbers only grow, so
-//! a merge appends to each term's postings.
+//! turn costs what it did. Passage numbers only grow, so a known term's
+//! postings take a new passage at their end. The postings of terms the
+//! index does not have yet wait in a buffer and are merged into the sorted
+//! terms in one pass at the next search, or when the buffer grows as large
+//! as the index (one merge for many new terms, rather than a sorted
+//! insertion each).
 //!
 //! Memory is bounded by a cap on [`Index::bytes`]: past it the messages
 //! added first are dropped, oldest first, to 90% of the cap, and counted
@@ -156,15 +157,23 @@ impl Index {
             sort_by(&mut words, String::cmp);
             let mut at = 0;
             while let Some(word) = words.get(at) {
-                let tf = words.iter().skip(at).take_while(|w| *w == word).count();
+                let n = words.iter().skip(at).take_while(|w| *w == word).count();
+                let tf = u32::try_from(n).unwrap_or(u32::MAX);
+                at = at.saturating_add(n);
+                // A known term's postings take the passage at their end; a
+                // new term waits for the merge.
+                if let Some(postings) = self.terms.get_mut(word.as_str()) {
+                    postings.push(doc, tf);
+                    self.merged = self.merged.saturating_add(1);
+                    continue;
+                }
                 let term_start = u32::try_from(self.pending_text.len()).unwrap_or(u32::MAX);
                 self.pending_text.push_str(word);
                 self.pending.push(Pending {
                     term: (term_start, u32::try_from(word.len()).unwrap_or(0)),
                     doc,
-                    tf: u32::try_from(tf).unwrap_or(u32::MAX),
+                    tf,
                 });
-                at = at.saturating_add(tf);
             }
             self.stats.push(
                 doc,
@@ -207,20 +216,21 @@ impl Index {
         self.dropped
     }
 
-    /// The passages' statistics (after [`Index::merge`], those of every
-    /// added message).
+    /// The statistics of every added message's passages.
     pub fn stats(&self) -> &Stats {
         &self.stats
     }
 
-    /// The postings of `term`, merged ones only (see [`Index::merge`]).
+    /// The postings of `term` (of a term new since the last [`Index::merge`],
+    /// none yet).
     pub fn postings(&self, term: &str) -> Option<&Postings> {
         let entries = self.terms.entries();
         let at = entries.binary_search_by(|(t, _)| (**t).cmp(term)).ok()?;
         entries.get(at).map(|(_, p)| p)
     }
 
-    /// `(term, postings)` by term: what a store keyed by term writes.
+    /// `(term, postings)` by term, as of the last [`Index::merge`]: what a
+    /// store keyed by term writes.
     pub fn terms(&self) -> impl Iterator<Item = (&str, &Postings)> {
         self.terms.entries().iter().map(|(t, p)| (&**t, p))
     }

@@ -118,16 +118,20 @@ pub fn read(
             max: MAX_PAGE_CHARS,
         });
     }
-    let ranges = passages(text);
-    let &(passage_start, _) =
-        ranges
-            .get(reference.passage as usize)
-            .ok_or(HistoryError::UnknownPassage {
-                key,
-                passage: reference.passage,
-                count: ranges.len(),
-            })?;
-    let start = offset.unwrap_or(passage_start);
+    let start = match offset {
+        Some(offset) => offset,
+        None => {
+            let ranges = passages(text);
+            let passage = ranges.get(reference.passage as usize);
+            passage
+                .ok_or(HistoryError::UnknownPassage {
+                    key,
+                    passage: reference.passage,
+                    count: ranges.len(),
+                })?
+                .0
+        }
+    };
     let rest = text.get(start..).ok_or(HistoryError::BadOffset {
         key,
         offset: start,
