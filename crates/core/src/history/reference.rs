@@ -51,13 +51,16 @@ impl fmt::Display for Reference {
 }
 
 impl Reference {
-    /// The reference `text` writes (surrounding spaces and case aside).
+    /// The reference `text` writes (case, surrounding spaces and the
+    /// quotes or brackets a model may copy with it aside).
     pub fn parse(text: &str) -> Result<Reference, HistoryError> {
         let bad = |why| HistoryError::BadReference {
             reference: text.chars().take(40).collect(),
             why,
         };
-        let lower = text.trim().to_ascii_lowercase();
+        let lower = text
+            .trim_matches(|c: char| c.is_ascii_whitespace() || "`'\"[]()<>".contains(c))
+            .to_ascii_lowercase();
         let body = lower
             .strip_prefix('h')
             .ok_or(bad("it does not start with h"))?;

@@ -30,10 +30,14 @@ fn references_print_short_and_parse_back() {
         let printed = r.to_string();
         assert!(printed.is_ascii() && printed.len() <= 22, "{printed}");
         assert_eq!(Reference::parse(&printed), Ok(r));
-        assert_eq!(
-            Reference::parse(&format!("  {} ", printed.to_uppercase())),
-            Ok(r)
-        );
+        for copied in [
+            format!("  {} ", printed.to_uppercase()),
+            format!("`{printed}`"),
+            format!("[{printed}]"),
+            format!("\"{printed}\"\n"),
+        ] {
+            assert_eq!(Reference::parse(&copied), Ok(r), "{copied}");
+        }
     }
 }
 
