@@ -289,6 +289,20 @@ fn incremental_adds_and_removes_rank_as_a_fresh_build() {
 }
 
 proptest! {
+    #[test]
+    fn passages_cover_any_text_on_character_boundaries(text in "(?s)[a-z 東\n.é]{0,3000}") {
+        let mut at = 0;
+        for (start, end) in passages(&text) {
+            prop_assert_eq!(start, at);
+            prop_assert!(end > start && text.is_char_boundary(end));
+            prop_assert!(text[start..end].chars().count() <= PASSAGE_CHARS);
+            at = end;
+        }
+        prop_assert_eq!(at, text.len());
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     #[test]
     fn any_edits_rank_as_a_fresh_build(ops in proptest::collection::vec((0u32..12, 0usize..50, 0usize..300, any::<bool>()), 1..40)) {
