@@ -1,6 +1,6 @@
-//! The in-memory index: each message split into passages of about
-//! [`PASSAGE_CHARS`] characters (the documents the ranking scores and a
-//! reference points at), and for every term the passages that have it.
+//! The in-memory index: each message's passages (see [`passage`](super::passage),
+//! the documents the ranking scores and a reference points at), and for
+//! every term the passages that have it.
 //!
 //! It is built message by message: [`Index::add`] when a message falls
 //! behind a summary (or every such message at the first search), so that a
@@ -26,6 +26,7 @@
 //! has not changed before a read relies on them.
 
 use super::excerpt::{excerpt, Excerpt};
+use super::passage::passages;
 use super::postings::{Doc, Postings, Stats};
 use super::rank::{check_limit, query, rank, QueryTerm};
 use super::reference::{fingerprint, read, Page, Reference};
@@ -33,47 +34,8 @@ use super::words::terms;
 use super::HistoryError;
 use crate::sorted::{sort_by, SortedMap};
 
-/// A passage ends at a line end near this many characters, or at a space,
-/// or (in a line without either) after this many characters.
-pub const PASSAGE_CHARS: usize = 1000;
-
 /// The cap on [`Index::bytes`] unless [`Index::with_cap`] sets another.
 pub const DEFAULT_CAP_BYTES: usize = 32 << 20;
-
-/// The byte ranges `(start, end)` of `text`'s passages, in order, covering
-/// it exactly; none for an empty text.
-pub fn passages(text: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < text.len() {
-        let rest = text.get(start..).unwrap_or("");
-        let mut cut = rest.len();
-        // The ends of the last line and the last space so far, with the
-        // characters before them.
-        let (mut line, mut space) = ((0, 0), (0, 0));
-        for (n, (i, c)) in rest.char_indices().enumerate() {
-            if n == PASSAGE_CHARS {
-                // A line end past half the passage, else a space past
-                // half, else any line end or space.
-                let half = PASSAGE_CHARS / 2;
-                cut = [(line, half), (space, half), (line, 0), (space, 0)]
-                    .into_iter()
-                    .find(|&((at, chars), min)| at > 0 && chars >= min)
-                    .map_or(i, |((at, _), _)| at);
-                break;
-            }
-            let end = (i.saturating_add(c.len_utf8()), n.saturating_add(1));
-            if c == '\n' {
-                line = end;
-            } else if c.is_ascii_whitespace() {
-                space = end;
-            }
-        }
-        out.push((start, start.saturating_add(cut)));
-        start = start.saturating_add(cut);
-    }
-    out
-}
 
 /// A search result.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,7 +5,7 @@
 //! was found (20 bits in base 36), so that a read after the message has
 //! changed is refused rather than showing other text at the same place.
 
-use super::index::passages;
+use super::passage::passages;
 use super::HistoryError;
 use std::fmt;
 

@@ -73,7 +73,7 @@ proptest::proptest! {
     #[test]
     fn any_excerpt_is_inside_its_passage(text in "(?s)[a-c 東\n.é]{0,1500}", q in "[a-c東]{1,3}( [a-c]{1,3})?") {
         let Ok(q) = query(&q) else { return Ok(()) };
-        for range in crate::history::index::passages(&text) {
+        for range in crate::history::passage::passages(&text) {
             let e = excerpt(&text, range, &q);
             proptest::prop_assert!(e.start >= range.0 && e.start + e.len <= range.1);
             proptest::prop_assert!(text.is_char_boundary(e.start) && text.is_char_boundary(e.start + e.len));
