@@ -14,7 +14,7 @@
 //!   alone;
 //! - [`excerpt`]: the short window of a passage that shows most of the
 //!   query;
-//! - [`reference`]: the short reference a model copies to read the
+//! - [`reference`](mod@reference): the short reference a model copies to read the
 //!   original text, page by page, refused once the message has changed.
 
 pub mod excerpt;

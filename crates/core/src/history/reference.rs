@@ -29,7 +29,8 @@ pub struct Reference {
     pub fingerprint: u32,
 }
 
-/// A short hash of `text` (FNV-1a, reduced to [`FINGERPRINTS`] values).
+/// A short hash of `text`: FNV-1a, reduced to 36^4 values (four base-36
+/// digits).
 pub fn fingerprint(text: &str) -> u32 {
     let hash = text.bytes().fold(0x811c_9dc5u32, |h, b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
