@@ -198,10 +198,14 @@ impl Terms<'_> {
         self.text.get(start..end).unwrap_or("")
     }
 
-    /// The term of `text[start..end]`, lowercased, and folded if `folded`
-    /// and it is a plain English word.
+    /// The term of `text[start..end]`, lowercased (CJK has no case: not
+    /// sent to the engine), and folded if `folded` and it is a plain
+    /// English word.
     fn push(&mut self, start: usize, end: usize, kind: Kind, folded: bool) {
-        let lower = to_lowercase(self.slice(start, end));
+        let lower = match kind {
+            Kind::Cjk => self.slice(start, end).to_owned(),
+            _ => to_lowercase(self.slice(start, end)),
+        };
         let text = if folded && is_plain(&lower) {
             fold(&lower)
         } else {
