@@ -108,7 +108,8 @@ impl Index {
         }
     }
 
-    /// Indexes message `key`'s `text`, in place of any text it had.
+    /// Indexes message `key`'s `text`, in place of any text it had (after
+    /// an error the message is not indexed at all).
     pub fn add(&mut self, key: u32, text: &str) -> Result<(), HistoryError> {
         self.remove(key);
         let ranges = passages(text);

@@ -461,3 +461,16 @@ fn measure_ten_thousand_messages() {
     );
     assert!(bytes < chars * 8);
 }
+
+#[test]
+fn passage_numbers_that_would_run_out_are_refused() {
+    let mut index = Index::new();
+    index.next_doc = u32::MAX - 2;
+    let two = format!("{}\n{}", "a ".repeat(600), "b ".repeat(100));
+    assert_eq!(index.add(1, &two), Ok(()));
+    assert_eq!(index.add(2, &two), Err(HistoryError::Full));
+    assert!(!index.contains(2));
+    // Numbers are not reused: a message added again takes new ones.
+    assert_eq!(index.add(1, "short"), Err(HistoryError::Full));
+    assert!(!index.contains(1));
+}
