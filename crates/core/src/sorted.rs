@@ -223,6 +223,17 @@ impl<K: Ord, V> SortedMap<K, V> {
         self.0.get(at).map(|(_, v)| v)
     }
 
+    /// The value of `key`, to change; `key` may be a borrowed form of the
+    /// keys (`&str` for `Box<str>` keys).
+    pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        let at = self.0.binary_search_by(|(k, _)| k.borrow().cmp(key)).ok()?;
+        self.0.get_mut(at).map(|(_, v)| v)
+    }
+
     /// Sets the value of `key`, replacing any earlier one.
     pub fn insert(&mut self, key: K, value: V) {
         match self.find(&key) {
@@ -339,6 +350,14 @@ mod tests {
                     1 => {
                         *ours.value_mut(k).unwrap() += 1u32;
                         *theirs.entry(k).or_default() += 1u32;
+                    }
+                    2 if v % 2 == 0 => {
+                        if let Some(x) = ours.get_mut(&k) {
+                            *x += 2;
+                        }
+                        if let Some(x) = theirs.get_mut(&k) {
+                            *x += 2;
+                        }
                     }
                     _ => prop_assert_eq!(ours.get(&k), theirs.get(&k)),
                 }

@@ -1,28 +1,32 @@
-//! The in-memory index: each message split into passages of about
-//! [`PASSAGE_CHARS`] characters (the documents the ranking scores and a
-//! reference points at), and for every term the passages that have it.
+//! The in-memory index: each message's passages (see [`passage`](super::passage),
+//! the documents the ranking scores and a reference points at), and for
+//! every term the passages that have it.
 //!
 //! It is built message by message: [`Index::add`] when a message falls
 //! behind a summary (or every such message at the first search), so that a
-//! turn costs what it did. An added message's postings wait in a buffer
-//! and are merged into the terms in one pass at the next search, or when
-//! the buffer grows as large as the index (one merge for many messages,
-//! rather than a sorted insertion per term). Passage numbers only grow, so
-//! a merge appends to each term's postings.
+//! turn costs what it did. Passage numbers only grow, so a known term's
+//! postings take a new passage at their end. The postings of terms the
+//! index does not have yet wait in a buffer and are merged into the sorted
+//! terms in one pass at the next search, or when the buffer grows as large
+//! as the index (one merge for many new terms, rather than a sorted
+//! insertion each).
 //!
 //! Memory is bounded by a cap on [`Index::bytes`]: past it the messages
 //! added first are dropped, oldest first, to 90% of the cap, and counted
 //! in [`Index::dropped`] so that a search can say that older messages are
 //! no longer searchable. The newest messages are the ones a conversation
 //! most likely returns to, so they are the ones kept rather than refused.
-//! The measurement test prints ~0.5–1 byte per indexed character of
-//! synthetic text at 10,000 messages.
+//! The measurement test finds ~0.9 bytes per indexed character (10,000
+//! synthetic messages, 19 million characters, with ids and hashes among
+//! the words), so the default cap of 32 MiB holds some 35 million
+//! characters.
 //!
 //! The passages' places are not stored: they follow from a message's text
 //! ([`passages`]), which the caller holds, and a reference checks the text
 //! has not changed before a read relies on them.
 
 use super::excerpt::{excerpt, Excerpt};
+use super::passage::passages;
 use super::postings::{Doc, Postings, Stats};
 use super::rank::{check_limit, query, rank, QueryTerm};
 use super::reference::{fingerprint, read, Page, Reference};
@@ -30,47 +34,8 @@ use super::words::terms;
 use super::HistoryError;
 use crate::sorted::{sort_by, SortedMap};
 
-/// A passage ends at a line end near this many characters, or at a space,
-/// or (in a line without either) after this many characters.
-pub const PASSAGE_CHARS: usize = 1000;
-
 /// The cap on [`Index::bytes`] unless [`Index::with_cap`] sets another.
-pub const DEFAULT_CAP_BYTES: usize = 64 << 20;
-
-/// The byte ranges `(start, end)` of `text`'s passages, in order, covering
-/// it exactly; none for an empty text.
-pub fn passages(text: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < text.len() {
-        let rest = text.get(start..).unwrap_or("");
-        let mut cut = rest.len();
-        // The ends of the last line and the last space so far, with the
-        // characters before them.
-        let (mut line, mut space) = ((0, 0), (0, 0));
-        for (n, (i, c)) in rest.char_indices().enumerate() {
-            if n == PASSAGE_CHARS {
-                // A line end past half the passage, else a space past
-                // half, else any line end or space.
-                let half = PASSAGE_CHARS / 2;
-                cut = [(line, half), (space, half), (line, 0), (space, 0)]
-                    .into_iter()
-                    .find(|&((at, chars), min)| at > 0 && chars >= min)
-                    .map_or(i, |((at, _), _)| at);
-                break;
-            }
-            let end = (i.saturating_add(c.len_utf8()), n.saturating_add(1));
-            if c == '\n' {
-                line = end;
-            } else if c.is_ascii_whitespace() {
-                space = end;
-            }
-        }
-        out.push((start, start.saturating_add(cut)));
-        start = start.saturating_add(cut);
-    }
-    out
-}
+pub const DEFAULT_CAP_BYTES: usize = 32 << 20;
 
 /// A search result.
 #[derive(Clone, Debug, PartialEq)]
@@ -109,6 +74,8 @@ pub struct Index {
     pending_text: String,
     /// Postings in `terms`.
     merged: usize,
+    /// The bytes `terms` holds (see [`Index::bytes`]).
+    term_bytes: usize,
     next_doc: u32,
     cap: usize,
     dropped: usize,
@@ -134,13 +101,15 @@ impl Index {
             pending: Vec::new(),
             pending_text: String::new(),
             merged: 0,
+            term_bytes: 0,
             next_doc: 0,
             cap,
             dropped: 0,
         }
     }
 
-    /// Indexes message `key`'s `text`, in place of any text it had.
+    /// Indexes message `key`'s `text`, in place of any text it had (after
+    /// an error the message is not indexed at all).
     pub fn add(&mut self, key: u32, text: &str) -> Result<(), HistoryError> {
         self.remove(key);
         let ranges = passages(text);
@@ -156,15 +125,26 @@ impl Index {
             sort_by(&mut words, String::cmp);
             let mut at = 0;
             while let Some(word) = words.get(at) {
-                let tf = words.iter().skip(at).take_while(|w| *w == word).count();
+                let n = words.iter().skip(at).take_while(|w| *w == word).count();
+                let tf = u32::try_from(n).unwrap_or(u32::MAX);
+                at = at.saturating_add(n);
+                // A known term's postings take the passage at their end; a
+                // new term waits for the merge.
+                if let Some(postings) = self.terms.get_mut(word.as_str()) {
+                    let before = postings.heap_bytes();
+                    postings.push(doc, tf);
+                    let grown = postings.heap_bytes().saturating_sub(before);
+                    self.term_bytes = self.term_bytes.saturating_add(grown);
+                    self.merged = self.merged.saturating_add(1);
+                    continue;
+                }
                 let term_start = u32::try_from(self.pending_text.len()).unwrap_or(u32::MAX);
                 self.pending_text.push_str(word);
                 self.pending.push(Pending {
                     term: (term_start, u32::try_from(word.len()).unwrap_or(0)),
                     doc,
-                    tf: u32::try_from(tf).unwrap_or(u32::MAX),
+                    tf,
                 });
-                at = at.saturating_add(tf);
             }
             self.stats.push(
                 doc,
@@ -178,6 +158,7 @@ impl Index {
         self.messages.insert(key, Span { first, count });
         if self.pending.len() > self.merged.max(1 << 16)
             || self.pending_text.len() > (u32::MAX >> 1) as usize
+            || self.bytes() > self.cap
         {
             self.merge();
         }
@@ -207,34 +188,29 @@ impl Index {
         self.dropped
     }
 
-    /// The passages' statistics (after [`Index::merge`], those of every
-    /// added message).
+    /// The statistics of every added message's passages.
     pub fn stats(&self) -> &Stats {
         &self.stats
     }
 
-    /// The postings of `term`, merged ones only (see [`Index::merge`]).
+    /// The postings of `term` (of a term new since the last [`Index::merge`],
+    /// none yet).
     pub fn postings(&self, term: &str) -> Option<&Postings> {
         let entries = self.terms.entries();
         let at = entries.binary_search_by(|(t, _)| (**t).cmp(term)).ok()?;
         entries.get(at).map(|(_, p)| p)
     }
 
-    /// `(term, postings)` by term: what a store keyed by term writes.
+    /// `(term, postings)` by term, as of the last [`Index::merge`]: what a
+    /// store keyed by term writes.
     pub fn terms(&self) -> impl Iterator<Item = (&str, &Postings)> {
         self.terms.entries().iter().map(|(t, p)| (&**t, p))
     }
 
     /// The memory the index holds: its terms, postings, statistics and
-    /// waiting postings (allocations' own overhead aside).
+    /// waiting postings (allocations' own overhead aside). Kept up to date
+    /// as it changes, so that every [`Index::add`] checks the cap.
     pub fn bytes(&self) -> usize {
-        let entry = std::mem::size_of::<(Box<str>, Postings)>();
-        let terms: usize = self
-            .terms
-            .entries()
-            .iter()
-            .map(|(t, p)| entry.saturating_add(t.len()).saturating_add(p.heap_bytes()))
-            .sum();
         let messages = self
             .messages
             .len()
@@ -244,7 +220,7 @@ impl Index {
             .capacity()
             .saturating_mul(std::mem::size_of::<Pending>())
             .saturating_add(self.pending_text.capacity());
-        [terms, messages, pending, self.stats.heap_bytes()]
+        [self.term_bytes, messages, pending, self.stats.heap_bytes()]
             .into_iter()
             .fold(0, usize::saturating_add)
     }
@@ -289,8 +265,7 @@ impl Index {
             merged.push((name, postings));
         }
         merged.extend(old);
-        self.merged = merged.iter().map(|(_, p)| p.len()).sum();
-        self.terms = SortedMap::from_sorted(merged);
+        self.set_terms(merged);
     }
 
     /// Drops the messages added first until the index is within 90% of
@@ -332,7 +307,7 @@ impl Index {
     /// statistics.
     fn drop_docs(&mut self, keep: impl Fn(u32) -> bool) {
         let entries = std::mem::take(&mut self.terms).into_entries();
-        let kept: Vec<(Box<str>, Postings)> = entries
+        let mut kept: Vec<(Box<str>, Postings)> = entries
             .into_iter()
             .filter_map(|(t, p)| {
                 let p = if p.iter().all(|(doc, _)| keep(doc)) {
@@ -343,9 +318,26 @@ impl Index {
                 (!p.is_empty()).then_some((t, p))
             })
             .collect();
-        self.merged = kept.iter().map(|(_, p)| p.len()).sum();
-        self.terms = SortedMap::from_sorted(kept);
+        kept.shrink_to_fit();
+        self.set_terms(kept);
         self.stats.retain(keep);
+    }
+
+    /// Takes `entries`, sorted by term, as the terms, with their counts.
+    fn set_terms(&mut self, entries: Vec<(Box<str>, Postings)>) {
+        let entry = std::mem::size_of::<(Box<str>, Postings)>();
+        self.merged = entries.iter().map(|(_, p)| p.len()).sum();
+        self.term_bytes = entries
+            .iter()
+            .map(|(t, p)| entry.saturating_add(t.len()).saturating_add(p.heap_bytes()))
+            .fold(
+                entries
+                    .capacity()
+                    .saturating_sub(entries.len())
+                    .saturating_mul(entry),
+                usize::saturating_add,
+            );
+        self.terms = SortedMap::from_sorted(entries);
     }
 
     /// The `limit` passages that best match `query`, best first, each with

@@ -6,7 +6,8 @@
 //! message's).
 
 use super::excerpt::excerpt;
-use super::index::{passages, Hit, Index};
+use super::index::{Hit, Index};
+use super::passage::passages;
 use super::rank::{check_limit, query, rank, QueryTerm, Ranked, MAX_LIMIT};
 use super::reference::{fingerprint, Page, Reference, DEFAULT_PAGE_CHARS, MAX_PAGE_CHARS};
 use super::HistoryError;

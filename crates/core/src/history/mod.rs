@@ -4,8 +4,9 @@
 //!
 //! - [`words`]: the terms of a text (identifiers, paths, numbers and CJK
 //!   text are searchable);
-//! - [`index`]: the passages of each message and, for every term, the
-//!   passages that have it, built message by message within a memory cap;
+//! - [`passage`]: a message's passages, the documents of the search;
+//! - [`index`]: for every term the passages that have it, built message by
+//!   message within a memory cap;
 //! - [`postings`]: one term's postings and the passages' statistics, each
 //!   encodable to bytes on its own, so that a store keyed by term reads
 //!   only a query's terms;
@@ -13,7 +14,7 @@
 //!   alone;
 //! - [`excerpt`]: the short window of a passage that shows most of the
 //!   query;
-//! - [`reference`]: the short reference a model copies to read the
+//! - [`reference`](mod@reference): the short reference a model copies to read the
 //!   original text, page by page, refused once the message has changed;
 //! - [`lookup`]: what an adapter asks for one conversation: which messages
 //!   are hidden, which text of each is searched, what brings an index in
@@ -25,6 +26,7 @@
 pub mod excerpt;
 pub mod index;
 pub mod lookup;
+pub mod passage;
 pub mod postings;
 pub mod rank;
 pub mod reference;

@@ -190,6 +190,7 @@ impl Stats {
     /// Keeps the passages `keep` accepts.
     pub fn retain(&mut self, keep: impl Fn(u32) -> bool) {
         self.docs.retain(|&(doc, _)| keep(doc));
+        self.docs.shrink_to_fit();
         self.total = self.docs.iter().map(|(_, d)| u64::from(d.length)).sum();
     }
 

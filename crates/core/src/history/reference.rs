@@ -5,7 +5,7 @@
 //! was found (20 bits in base 36), so that a read after the message has
 //! changed is refused rather than showing other text at the same place.
 
-use super::index::passages;
+use super::passage::passages;
 use super::HistoryError;
 use std::fmt;
 
@@ -29,7 +29,8 @@ pub struct Reference {
     pub fingerprint: u32,
 }
 
-/// A short hash of `text` (FNV-1a, reduced to [`FINGERPRINTS`] values).
+/// A short hash of `text`: FNV-1a, reduced to 36^4 values (four base-36
+/// digits).
 pub fn fingerprint(text: &str) -> u32 {
     let hash = text.bytes().fold(0x811c_9dc5u32, |h, b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
@@ -51,13 +52,16 @@ impl fmt::Display for Reference {
 }
 
 impl Reference {
-    /// The reference `text` writes (surrounding spaces and case aside).
+    /// The reference `text` writes (case, surrounding spaces and the
+    /// quotes or brackets a model may copy with it aside).
     pub fn parse(text: &str) -> Result<Reference, HistoryError> {
         let bad = |why| HistoryError::BadReference {
             reference: text.chars().take(40).collect(),
             why,
         };
-        let lower = text.trim().to_ascii_lowercase();
+        let lower = text
+            .trim_matches(|c: char| c.is_ascii_whitespace() || "`'\"[]()<>".contains(c))
+            .to_ascii_lowercase();
         let body = lower
             .strip_prefix('h')
             .ok_or(bad("it does not start with h"))?;
@@ -118,16 +122,20 @@ pub fn read(
             max: MAX_PAGE_CHARS,
         });
     }
-    let ranges = passages(text);
-    let &(passage_start, _) =
-        ranges
-            .get(reference.passage as usize)
-            .ok_or(HistoryError::UnknownPassage {
-                key,
-                passage: reference.passage,
-                count: ranges.len(),
-            })?;
-    let start = offset.unwrap_or(passage_start);
+    let start = match offset {
+        Some(offset) => offset,
+        None => {
+            let ranges = passages(text);
+            let passage = ranges.get(reference.passage as usize);
+            passage
+                .ok_or(HistoryError::UnknownPassage {
+                    key,
+                    passage: reference.passage,
+                    count: ranges.len(),
+                })?
+                .0
+        }
+    };
     let rest = text.get(start..).ok_or(HistoryError::BadOffset {
         key,
         offset: start,

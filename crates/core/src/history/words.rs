@@ -168,13 +168,13 @@ pub fn terms(text: &str) -> Vec<Term> {
         }
         match (class, cjk) {
             (Class::Cjk, Some((prev, _))) => {
-                out.push(prev, i.saturating_add(c.len_utf8()), Kind::Cjk);
+                out.push(prev, i.saturating_add(c.len_utf8()), Kind::Cjk, false);
                 cjk = Some((i, true));
             }
             (Class::Cjk, None) => cjk = Some((i, false)),
             (_, Some((prev, paired))) => {
                 if !paired {
-                    out.push(prev, i, Kind::Cjk);
+                    out.push(prev, i, Kind::Cjk, false);
                 }
                 cjk = None;
             }
@@ -198,57 +198,42 @@ impl Terms<'_> {
         self.text.get(start..end).unwrap_or("")
     }
 
-    /// The term of `text[start..end]` as written, lowercased.
-    fn push(&mut self, start: usize, end: usize, kind: Kind) {
-        let text = capped(to_lowercase(self.slice(start, end)));
+    /// The term of `text[start..end]`, lowercased (CJK has no case: not
+    /// sent to the engine), and folded if `folded` and it is a plain
+    /// English word.
+    fn push(&mut self, start: usize, end: usize, kind: Kind, folded: bool) {
+        let lower = match kind {
+            Kind::Cjk => self.slice(start, end).to_owned(),
+            _ => to_lowercase(self.slice(start, end)),
+        };
+        let text = if folded && is_plain(&lower) {
+            fold(&lower)
+        } else {
+            lower
+        };
         self.terms.push(Term {
-            text,
+            text: capped(text),
             start,
             end,
             kind,
         });
     }
 
-    /// A word and, for an identifier, its parts.
+    /// A word and, for an identifier, its parts: a word is folded unless
+    /// it is an identifier, parts are.
     fn word(&mut self, start: usize, end: usize) {
         let parts = parts(self.slice(start, end));
-        if parts.is_empty() {
-            let lower = to_lowercase(self.slice(start, end));
-            let text = if is_plain(&lower) {
-                fold(&lower)
-            } else {
-                lower
-            };
-            self.terms.push(Term {
-                text: capped(text),
-                start,
-                end,
-                kind: Kind::Word,
-            });
-            return;
-        }
-        self.push(start, end, Kind::Word);
+        self.push(start, end, Kind::Word, parts.is_empty());
         for (s, e) in parts {
             let (s, e) = (start.saturating_add(s), start.saturating_add(e));
-            let lower = to_lowercase(self.slice(s, e));
-            let text = if is_plain(&lower) {
-                fold(&lower)
-            } else {
-                lower
-            };
-            self.terms.push(Term {
-                text: capped(text),
-                start: s,
-                end: e,
-                kind: Kind::Part,
-            });
+            self.push(s, e, Kind::Part, true);
         }
     }
 
     fn chain(&mut self, chain: Option<(usize, usize, usize)>) {
         if let Some((start, end, words)) = chain {
             if words >= 2 {
-                self.push(start, end, Kind::Joined);
+                self.push(start, end, Kind::Joined, false);
             }
         }
     }

@@ -68,3 +68,16 @@ fn without_a_match_the_excerpt_starts_the_passage() {
     assert!(!e.cut_before && e.cut_after);
     assert!(shown.ends_with("word…"));
 }
+
+proptest::proptest! {
+    #[test]
+    fn any_excerpt_is_inside_its_passage(text in "(?s)[a-c 東\n.é]{0,1500}", q in "[a-c東]{1,3}( [a-c]{1,3})?") {
+        let Ok(q) = query(&q) else { return Ok(()) };
+        for range in crate::history::passage::passages(&text) {
+            let e = excerpt(&text, range, &q);
+            proptest::prop_assert!(e.start >= range.0 && e.start + e.len <= range.1);
+            proptest::prop_assert!(text.is_char_boundary(e.start) && text.is_char_boundary(e.start + e.len));
+            proptest::prop_assert!(text[e.start..e.start + e.len].chars().count() <= EXCERPT_CHARS);
+        }
+    }
+}

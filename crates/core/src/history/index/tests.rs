@@ -2,6 +2,7 @@
 //! measurement of its size and speed.
 
 use super::*;
+use crate::history::passage::passages;
 use crate::history::postings::{Postings, Stats};
 use crate::history::reference::DEFAULT_PAGE_CHARS;
 use proptest::prelude::*;
@@ -55,34 +56,6 @@ impl History {
                 self.texts.get(&key).map(String::as_str)
             })
     }
-}
-
-#[test]
-fn passages_cover_the_text_at_line_ends() {
-    assert!(passages("").is_empty());
-    assert_eq!(passages("one line"), [(0, 8)]);
-    let lines: String = (0..300).map(|i| format!("line number {i}\n")).collect();
-    let ranges = passages(&lines);
-    assert!(ranges.len() > 1);
-    let mut at = 0;
-    for &(start, end) in &ranges {
-        assert_eq!(start, at);
-        let chars = lines[start..end].chars().count();
-        assert!(chars <= PASSAGE_CHARS && (end == lines.len() || chars >= PASSAGE_CHARS / 2));
-        assert!(lines[..end].ends_with('\n'));
-        at = end;
-    }
-    assert_eq!(at, lines.len());
-    // One long line: at spaces; no spaces: at characters, whole ones.
-    let words = "word ".repeat(500);
-    assert!(passages(&words)
-        .iter()
-        .all(|&(_, e)| words[..e].ends_with(' ')));
-    let wide = "東".repeat(2500);
-    assert_eq!(passages(&wide), [(0, 3000), (3000, 6000), (6000, 7500)]);
-    // A line end early in the passage gives way to a later space.
-    let early = format!("title\n{}", "word ".repeat(300));
-    assert!(passages(&early)[0].1 > 900);
 }
 
 #[test]
@@ -367,7 +340,17 @@ fn over_its_cap_the_index_drops_the_oldest_messages() {
     };
     for (key, text) in (0u32..).zip(&texts) {
         h.add(key, text);
+        // Within the cap after every add, not only at a search.
+        assert!(h.index.bytes() <= cap, "{key}: {} > {cap}", h.index.bytes());
     }
+    // The tally kept as the index changes is what it holds.
+    let entry = std::mem::size_of::<(Box<str>, Postings)>();
+    let terms: usize = h
+        .index
+        .terms()
+        .map(|(t, p)| entry + t.len() + p.heap_bytes())
+        .sum();
+    assert!(h.index.bytes() >= terms + h.index.stats().heap_bytes());
     h.index.merge();
     assert!(h.index.bytes() <= cap, "{} > {cap}", h.index.bytes());
     let dropped = h.index.dropped();
@@ -426,10 +409,15 @@ fn measure_ten_thousand_messages() {
             let words = 30 + rng.next(400);
             let mut text = String::new();
             for w in 0..words {
-                // Skewed toward the first words, as language is.
-                let r = rng.next(vocabulary.len());
-                let pick = r * r / vocabulary.len();
-                text.push_str(&vocabulary[pick]);
+                if w % 25 == 24 {
+                    // An id or a hash, as tool outputs have: a term of its own.
+                    text.push_str(&format!("{:x}", rng.next(1 << 30)));
+                } else {
+                    // Skewed toward the first words, as language is.
+                    let r = rng.next(vocabulary.len());
+                    let pick = r * r / vocabulary.len();
+                    text.push_str(&vocabulary[pick]);
+                }
                 text.push(if w % 12 == 11 { '\n' } else { ' ' });
             }
             text
@@ -472,4 +460,17 @@ fn measure_ten_thousand_messages() {
         index.stats().encode().len(),
     );
     assert!(bytes < chars * 8);
+}
+
+#[test]
+fn passage_numbers_that_would_run_out_are_refused() {
+    let mut index = Index::new();
+    index.next_doc = u32::MAX - 2;
+    let two = format!("{}\n{}", "a ".repeat(600), "b ".repeat(100));
+    assert_eq!(index.add(1, &two), Ok(()));
+    assert_eq!(index.add(2, &two), Err(HistoryError::Full));
+    assert!(!index.contains(2));
+    // Numbers are not reused: a message added again takes new ones.
+    assert_eq!(index.add(1, "short"), Err(HistoryError::Full));
+    assert!(!index.contains(1));
 }

@@ -30,10 +30,14 @@ fn references_print_short_and_parse_back() {
         let printed = r.to_string();
         assert!(printed.is_ascii() && printed.len() <= 22, "{printed}");
         assert_eq!(Reference::parse(&printed), Ok(r));
-        assert_eq!(
-            Reference::parse(&format!("  {} ", printed.to_uppercase())),
-            Ok(r)
-        );
+        for copied in [
+            format!("  {} ", printed.to_uppercase()),
+            format!("`{printed}`"),
+            format!("[{printed}]"),
+            format!("\"{printed}\"\n"),
+        ] {
+            assert_eq!(Reference::parse(&copied), Ok(r), "{copied}");
+        }
     }
 }
 
@@ -91,16 +95,19 @@ fn pages(text: &str, r: &Reference, max_chars: usize) -> Vec<String> {
 #[test]
 fn paging_covers_the_text_exactly_once() {
     let mut text = String::new();
-    for i in 0..400 {
+    for i in 0..150 {
         text.push_str(&format!("line {i}: 東京 café {}\n", "x".repeat(i % 37)));
     }
-    text.push_str(&"é".repeat(9000));
+    text.push_str(&"é".repeat(3000));
     let r = reference(&text, 0);
-    for max in [1, 7, 100, DEFAULT_PAGE_CHARS, MAX_PAGE_CHARS] {
+    for max in [7, 100, DEFAULT_PAGE_CHARS, MAX_PAGE_CHARS] {
         let got = pages(&text, &r, max);
         assert_eq!(got.concat(), text, "{max}");
         assert!(got.iter().all(|p| !p.is_empty()));
     }
+    let short = "ab\nç東🎉";
+    let by_char = pages(short, &reference(short, 0), 1);
+    assert_eq!(by_char, ["a", "b", "\n", "ç", "東", "🎉"]);
     // A page ends at a line end in its second half.
     let page = read(&text, &r, None, 100).unwrap();
     assert!(text[..page.start + page.len].ends_with('\n'));

@@ -175,3 +175,16 @@ fn folding_skips_identifiers_with_digits_and_non_ascii_words() {
         ["tests2", "testing_utils", "test", "util", "cafés"]
     );
 }
+
+proptest::proptest! {
+    #[test]
+    fn any_text_gives_terms_on_character_boundaries(text in "(?s).{0,300}", cjk in "[a-z東京都/. ]{0,60}") {
+        for text in [text.as_str(), cjk.as_str()] {
+            for t in terms(text) {
+                proptest::prop_assert!(t.start < t.end && t.end <= text.len());
+                proptest::prop_assert!(text.is_char_boundary(t.start) && text.is_char_boundary(t.end));
+                proptest::prop_assert!(!t.text.is_empty() && t.text.len() <= MAX_TERM_BYTES);
+            }
+        }
+    }
+}
