@@ -39,6 +39,7 @@ const AREAS = [
   ["session files (pi JSONL)", [/agent_compaction_core::session_file\b/, /agent_compaction::session_file\b/, /agent_compaction::storage::jsonl\b/]],
   ["store (IndexedDB)", [/agent_compaction::storage\b/, /agent_compaction_core::storage\b/, /indexed_db_futures/, /web_sys::features::gen_Idb/, /\btokio\b/, /\bfutures_(channel|util|core)\b/]],
   ["extractive summarizer", [/compaction::extractive\b/]],
+  ["history search", [/agent_compaction_core::history\b/, /agent_compaction::history\b/]],
   ["fetch summarizers", [/agent_compaction::providers\b/]],
   ["clearing tier (tool output)", [/agent_compaction_core::compaction::clearing\b/, /agent_compaction::clearing\b/]],
   ["compactor / flow", [/agent_compaction::(compactor|compaction|agent_flow|conversation|undo)\b/, /agent_compaction_core::compaction::(flow|agent_flow)\b/]],
