@@ -304,8 +304,24 @@ function readRequest(text) {
   return { files, dirs, commands, keyword: words[0] ?? "main" };
 }
 
+/** A question about something said earlier in the conversation. */
+const RECALL = /\b(earlier|previously|before the summary|remind me|did (i|we|you) (say|decide|agree|write|mention)|what was the|what were the|do you remember|recall)\b/i;
+const RECALL_WORDS = new Set("earlier previously remind remember recall said say decide decided agree agreed mention mentioned write wrote what did".split(" "));
+
+/** The words to search the history for: what the question names, without the asking. */
+function recallQuery(text) {
+  const { files, dirs } = readRequest(text);
+  const words = (text.toLowerCase().match(/[a-z0-9][\w.-]*[a-z0-9]|[a-z0-9]/g) ?? []).filter(
+    (w) => (w.length > 3 || /\d/.test(w)) && !STOPWORDS.has(w) && !RECALL_WORDS.has(w),
+  );
+  return [...new Set([...files, ...dirs, ...words])].slice(0, 6).join(" ") || "summary";
+}
+
 /** The tool calls for a request: one or two, from the tools the request declares. */
 function planCalls(text, declared) {
+  if (declared.has("search_history") && RECALL.test(text)) {
+    return { calls: [["search_history", { query: recallQuery(text) }]], together: false };
+  }
   const h = hashText(text);
   const { files, dirs, commands, keyword } = readRequest(text);
   const wanted = [];
@@ -347,6 +363,8 @@ function preamble(name, args, h) {
       return `${lead} list \`${target}\` to see how it is laid out.`;
     case "run_command":
       return `${lead} run \`${target}\` and look at the output.`;
+    case "search_history":
+      return `${lead} look that up in the earlier part of our conversation.`;
     default:
       return `${lead} use \`${name}\` on \`${target}\`.`;
   }
@@ -388,8 +406,28 @@ const NEXT_STEPS = [
   "split the work into two commits: the fix, then the cleanup",
 ];
 
+/**
+ * The line of a search_history answer's best excerpt that has most of the
+ * query's words, with its ref; null when nothing matched.
+ */
+function firstExcerpt(text, query) {
+  const m = /\n1\. ref (h\d+\.\d+-[0-9a-z]{4}) \([^)]*\)\n([\s\S]*?)(?:\n\n|$)/.exec(text);
+  if (!m) return null;
+  const words = String(query ?? "").toLowerCase().split(/\s+/).filter(Boolean);
+  const score = (line) => words.filter((w) => line.toLowerCase().includes(w)).length;
+  const lines = m[2].split("\n").map((l) => l.replace(/^…|…$/g, "").trim()).filter(Boolean);
+  const best = lines.reduce((a, b) => (score(b) > score(a) ? b : a), lines[0] ?? "");
+  return { ref: m[1], excerpt: best };
+}
+
 /** The final answer of a turn, after the tool results came back. */
 function finalAnswer(request, results, h) {
+  if (results.length > 0 && results.every((r) => r.name === "search_history")) {
+    const found = firstExcerpt(results[0].text, results[0].args?.query);
+    return found
+      ? `From earlier in our conversation (${found.ref}): “${found.excerpt}”`
+      : "I looked through the earlier part of our conversation and found nothing about that.";
+  }
   const out = [`Here is what I found for “${oneLine(request, 100)}”:`, ""];
   for (const r of results) out.push(`- ${describeResult(r.name, r.args, r.text)}`);
   const failing = results.some((r) => /exited with code [1-9]|failed:/.test(describeResult(r.name, r.args, r.text)));

@@ -3,7 +3,7 @@
 // the search_history / read_history tools a model calls — with the real
 // pi-agent-core `Agent` (pi-ai's faux provider plays the model) and the
 // AI SDK's `generateText`.
-import { describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent } from "@mariozechner/pi-agent-core";
 import { fauxAssistantMessage, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
@@ -12,6 +12,10 @@ import { MockLanguageModelV3 } from "ai/test";
 import { Compactor, removeLastCompaction } from "agent-compaction";
 import { historyTools } from "agent-compaction/pi-agent-core";
 import { aiSdkConversation } from "agent-compaction/ai-sdk";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { openAiSummarizer } from "agent-compaction";
+import { createLocalModel, demoAgentTools } from "../../scripts/local-model.mjs";
+import { startServer } from "../../scripts/serve.mjs";
 
 const SUMMARY = "## Goal\nKeep the parser fast.\n\n## Key Decisions\n(none)";
 let clock = 1_000;
@@ -226,5 +230,68 @@ describe("the history tools", () => {
     await generateText({ model, messages: conversation.modelMessages(), tools, stopWhen: stepCountIs(3) });
     assert.equal(toolOutput.type, "text");
     assert.match(toolOutput.value, /error E0502: cannot borrow/);
+  });
+});
+
+describe("end to end with the local model over HTTP", () => {
+  let local;
+  let server;
+  let base;
+  before(async () => {
+    local = createLocalModel({ delayMs: 0 });
+    server = await startServer({ port: 0, handlers: [local.handle], mounts: [] });
+    base = `${server.url}local/v1`;
+  });
+  after(() => server.close());
+
+  const QUESTION = "What was the exact E0502 error from earlier?";
+  const ORIGINAL = "error E0502: cannot borrow `cache` as mutable";
+
+  /** The session compacted by the local model's own summary. */
+  async function summarized() {
+    const c = new Compactor({
+      contextWindow: 20_000,
+      settings: { reserveTokens: 4_000, keepRecentTokens: 2_000 },
+      summarize: openAiSummarizer({ baseUrl: base, model: "local-coder" }),
+      fallback: "none",
+    });
+    const { messages } = await c.compact(session());
+    const model = JSON.stringify(c.modelContext(messages));
+    assert.ok(!model.includes("E0502"), "the error is no longer in what the model sees");
+    return { c, messages };
+  }
+
+  test("pi-agent-core: asked about a detail only the summarized part holds, the model searches and answers with the original text", async () => {
+    const { c, messages } = await summarized();
+    const agent = new Agent({
+      initialState: {
+        systemPrompt: "You are a coding agent.",
+        model: { id: "local-coder", name: "local", api: "openai-completions", provider: "local", baseUrl: base, reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 20_000, maxTokens: 2_000 },
+        tools: demoAgentTools(),
+        messages,
+      },
+      getApiKey: () => "local",
+    });
+    agent.state.tools = [...agent.state.tools, ...historyTools(c, agent)];
+    c.attach(agent);
+    await agent.prompt(QUESTION);
+    const added = agent.state.messages.slice(messages.length);
+    const call = added.find((m) => m.role === "assistant" && m.content.some((p) => p.type === "toolCall"));
+    assert.equal(call.content.find((p) => p.type === "toolCall").name, "search_history");
+    const answer = added.at(-1);
+    assert.equal(answer.stopReason, "stop", answer.errorMessage);
+    assert.ok(answer.content[0].text.includes(ORIGINAL), answer.content[0].text);
+  });
+
+  test("AI SDK: generateText over the conversation's model messages calls search_history and answers with the original text", async () => {
+    const { c, messages } = await summarized();
+    const conversation = aiSdkConversation({ compactor: c, messages, backgroundAt: false });
+    const provider = createOpenAICompatible({ name: "local", baseURL: base, apiKey: "local" });
+    await conversation.append({ role: "user", content: QUESTION });
+    const result = await conversation.run((call) =>
+      generateText({ model: provider.chatModel("local-coder"), tools: conversation.historyTools(), stopWhen: stepCountIs(3), ...call }),
+    );
+    assert.deepEqual(result.steps[0].toolCalls.map((t) => t.toolName), ["search_history"]);
+    assert.ok(result.text.includes(ORIGINAL), result.text);
   });
 });
