@@ -20,8 +20,8 @@
 // median over rounds. Also: prepareCompaction + serialization per fixture,
 // and the wasm heap's growth over the 10,000-message replay (child process,
 // scripts/bench/memory.mjs). PER_TURN_ONLY=1 stops after these tables
-// (without the SessionStore benchmark in browsers, the fidelity run and the
-// session-cost run).
+// (without the SessionStore benchmark in browsers, the fidelity run, the
+// history probes and the session-cost run).
 import { execFileSync } from "node:child_process";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
@@ -459,6 +459,11 @@ log("fidelity");
 const { runFidelityBench } = await import("./bench/fidelity.mjs");
 console.log();
 await runFidelityBench();
+
+// What a search of the history finds after those compactions, and how fast (scripts/bench/history-probe.mjs).
+log("history probes");
+const { runHistoryProbeBench } = await import("./bench/history-probe.mjs");
+await runHistoryProbeBench();
 
 // What a long session costs the user with a caching provider (scripts/bench/session-cost.mjs).
 log("session cost");
