@@ -103,12 +103,39 @@ pub fn ranked(
     query_text: &str,
     limit: usize,
 ) -> Result<(Vec<QueryTerm>, Vec<Ranked>), HistoryError> {
-    let terms = query(query_text)?;
+    let terms = with_joins(query(query_text)?, query_text);
     check_limit(limit)?;
     index.merge();
     let lists: Vec<_> = terms.iter().map(|t| (t, index.postings(&t.text))).collect();
     let best = rank(index.stats(), &lists, limit);
     Ok((terms, best))
+}
+
+/// The query's terms and, for two or three of its words in a row (as
+/// written, before any folding), the word an identifier writes them as:
+/// "auth step 0" also searches `authstep` and `step0` at half a word's
+/// weight, and `authstep0` (`authStep0`'s whole term) at a joined term's.
+fn with_joins(mut terms: Vec<QueryTerm>, text: &str) -> Vec<QueryTerm> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    for (i, first) in words.iter().enumerate() {
+        let mut joined = first.clone();
+        for (n, next) in words.iter().skip(i + 1).take(2).enumerate() {
+            joined.push_str(next);
+            if terms.len() < super::rank::MAX_QUERY_TERMS * 2
+                && !terms.iter().any(|t| t.text == joined)
+            {
+                terms.push(QueryTerm {
+                    text: joined.clone(),
+                    weight: if n == 0 { 0.5 } else { 1.5 },
+                });
+            }
+        }
+    }
+    terms
 }
 
 /// The second step: the hit for a ranked passage, from its message's

@@ -261,3 +261,27 @@ fn a_read_of_a_changed_message_says_so_before_anything_else() {
         Err(HistoryError::UnknownMessage { key: 9 })
     );
 }
+
+#[test]
+fn words_written_apart_find_the_identifier_that_joins_them() {
+    let texts = [
+        "export function cacheStep0(input) { return input; }",
+        "export function authStep0(input) { return input; }",
+        "export function authStep1(input) { return input; }",
+    ];
+    let mut index = Index::new();
+    for (k, t) in texts.iter().enumerate() {
+        index.add(k as u32, t).unwrap();
+    }
+    let (terms, best) = ranked(&mut index, "auth step 0 function", 3).unwrap();
+    assert_eq!(best.first().map(|r| r.key), Some(1));
+    for joined in ["authstep", "step0", "authstep0"] {
+        assert!(terms.iter().any(|t| t.text == joined), "{joined}");
+    }
+    // Words as written, not as folded: "metrics" stays "metrics".
+    let (terms, _) = ranked(&mut index, "metrics step 9", 3).unwrap();
+    assert!(terms.iter().any(|t| t.text == "metricsstep9"));
+    assert!(!terms
+        .iter()
+        .any(|t| t.text.ends_with("auth") && t.text.len() > 4));
+}
