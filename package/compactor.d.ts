@@ -116,7 +116,9 @@ export class Compactor {
    * the pinned messages before it (in order), everything after it; a tool
    * output a later `toolOutputCleared` marker lists as its placeholder; a
    * failed attempt (an assistant message with stopReason `error` or
-   * `aborted`) left out. What an adapter without pi's agent sends.
+   * `aborted`) left out; once the history tools are offered, the summary
+   * as a copy ending with the history note. What an adapter without pi's
+   * agent sends.
    */
   modelContext(messages: readonly AnyMessage[]): AnyMessage[];
   /**
@@ -263,7 +265,13 @@ export class Compactor {
     ref: string,
     options?: { offset?: number; /** 1 to 16,000; 4,000 if not given. */ maxChars?: number },
   ): HistoryPage;
-  /** The `search_history` and `read_history` tools: what to hand a model. */
+  /**
+   * The `search_history` and `read_history` tools: what to hand a model.
+   * From the first call on, the model is sent the last summary ending with
+   * one line saying that earlier details can be looked up (the hooks,
+   * `attach`, `modelContext` and the AI SDK conversation send a copy of the
+   * summary with it; the array's own summary is not changed).
+   */
   historyTools(): HistoryToolDefinition[];
   /**
    * What the tool `name` answers the model for `args` (the model's

@@ -119,7 +119,7 @@ export async function probeTable() {
 
 /** Generated messages, `chars` characters each, with a compaction summary after them. */
 function generated(n, chars, seed = 11) {
-  const vocabulary = "parser cache router scheduler auth billing search upload metrics export error timeout retry config build release deploy queue worker session token schema index migration".split(" ");
+  const vocabulary = "parser cache router scheduler auth billing search upload metrics export error timeout retry config build release deploy queue worker token schema index migration".split(" ");
   let s = seed;
   const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
   const out = [];

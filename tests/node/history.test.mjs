@@ -9,7 +9,7 @@ import { Agent } from "@mariozechner/pi-agent-core";
 import { fauxAssistantMessage, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
 import { generateText, stepCountIs } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { Compactor, removeLastCompaction } from "agent-compaction";
+import { Compactor, convertToLlm, removeLastCompaction, transformContext } from "agent-compaction";
 import { historyTools } from "agent-compaction/pi-agent-core";
 import { aiSdkConversation } from "agent-compaction/ai-sdk";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
@@ -193,6 +193,31 @@ describe("the history tools", () => {
     } finally {
       faux.unregister();
     }
+  });
+
+  test("once the tools are offered, the summary the model is sent ends with one line saying details can be looked up", async () => {
+    const NOTE = "Details this summary leaves out can be looked up with the search_history tool.";
+    const { c, messages } = await compacted();
+    const summaryText = (llm) => llm.find((m) => m.role === "user" && JSON.stringify(m.content).includes("compacted into the following summary"));
+    const hooks = c.agentHooks();
+    const before = await hooks.convertToLlm(await hooks.transformContext(messages));
+    assert.ok(!JSON.stringify(summaryText(before)).includes(NOTE), "not before the tools are offered");
+    c.historyTools();
+    const after = await hooks.convertToLlm(await hooks.transformContext(messages));
+    const text = summaryText(after).content[0].text;
+    assert.ok(text.includes(`\n\n${NOTE}\n`), text.slice(-300));
+    // The same through modelContext (the AI SDK's path), and the same copy each time.
+    const view = c.modelContext(messages);
+    assert.equal(view[0].role, "compactionSummary");
+    assert.ok(view[0].summary.endsWith(`\n\n${NOTE}`));
+    assert.equal(c.modelContext(messages)[0], view[0]);
+    assert.notEqual(view[0], messages.find((m) => m.role === "compactionSummary"), "the app's summary is not changed");
+    assert.ok(!messages.find((m) => m.role === "compactionSummary").summary.includes(NOTE));
+    const conversation = aiSdkConversation({ compactor: c, messages, backgroundAt: false });
+    conversation.historyTools();
+    assert.ok(JSON.stringify(conversation.modelMessages()).includes(NOTE));
+    // pi's own functions are pi's.
+    assert.ok(!JSON.stringify(convertToLlm(transformContext(messages))).includes(NOTE));
   });
 
   test("historyTools refuses what is not a Compactor and an Agent", () => {

@@ -32,6 +32,7 @@ use agent_compaction_core::compaction::stall::Ended;
 use agent_compaction_core::conversation::llm::{Converter, Fresh, LlmBooks};
 use agent_compaction_core::conversation::tracker::{threshold, Synced, Tracker};
 use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::history::tool;
 use agent_compaction_core::js::json::Json;
 use agent_compaction_core::message::pinned::model_view;
 use agent_compaction_core::message::role::Role;
@@ -57,6 +58,8 @@ extern "C" {
     ) -> Result<f64, JsValue>;
     #[wasm_bindgen(js_name = takeSync)]
     fn take_sync() -> Array;
+    #[wasm_bindgen(js_name = notedSummary)]
+    fn noted_summary(message: &JsValue, note: &str) -> JsValue;
 }
 
 /// The array the compactor keeps in step with: its own copy of the messages
@@ -110,6 +113,11 @@ struct State {
     background: Option<BackgroundJob>,
     /// The history search's index (`searchHistory`).
     history: crate::history::Books,
+    /// The history tools are offered (`historyTools()` was called): the
+    /// model is sent the last summary ending with the history note.
+    history_offered: bool,
+    /// The last summary and the copy of it the model is sent.
+    noted: RefCell<Option<(JsValue, JsValue)>>,
 }
 
 /// A compaction in the background: the messages it summarizes, the
@@ -281,6 +289,28 @@ impl Converter for Converting<'_> {
 }
 
 impl State {
+    /// The summary `original` as the model is sent it ([`summary_for_model`]).
+    fn summary_for_model(&self, original: JsValue) -> JsValue {
+        summary_for_model(self.history_offered, &self.noted, original)
+    }
+
+    /// `view` (a model view that starts with the last summary) with its
+    /// summary as the model is sent it.
+    fn noted_view(&self, view: &Array) {
+        noted_view(self.history_offered, &self.noted, view);
+    }
+
+    /// The history tools are offered from now on: the views and
+    /// conversions made before are made anew.
+    fn offer_history(&mut self) {
+        if !self.history_offered {
+            self.history_offered = true;
+            self.view = Default::default();
+            self.llm = LlmCache::default();
+            self.last_context = None;
+        }
+    }
+
     /// The settings for `model` with the window `given` (else the model's,
     /// else `current`); refused settings change nothing.
     fn resolve(
@@ -304,6 +334,36 @@ impl State {
         self.context_window = window;
         self.model_key = model.key;
         Ok(())
+    }
+}
+
+/// The summary `original` as the model is sent it: ending with the history
+/// note once the history tools are `offered` (the same copy, kept in
+/// `noted`, each time for the same summary), else itself.
+fn summary_for_model(
+    offered: bool,
+    noted: &RefCell<Option<(JsValue, JsValue)>>,
+    original: JsValue,
+) -> JsValue {
+    if !offered {
+        return original;
+    }
+    let mut noted = noted.borrow_mut();
+    if let Some((o, d)) = &*noted {
+        if js_sys::Object::is(o, &original) {
+            return d.clone();
+        }
+    }
+    let derived = noted_summary(&original, tool::SUMMARY_NOTE);
+    *noted = Some((original, derived.clone()));
+    derived
+}
+
+/// `view`, a model view that starts with the last summary, with that
+/// summary as the model is sent it.
+fn noted_view(offered: bool, noted: &RefCell<Option<(JsValue, JsValue)>>, view: &Array) {
+    if offered {
+        view.set(0, summary_for_model(offered, noted, view.get(0)));
     }
 }
 
@@ -376,6 +436,8 @@ impl Compactor {
             attached: None,
             background: None,
             history: Default::default(),
+            history_offered: false,
+            noted: RefCell::new(None),
         };
         state.resolve(o.model, o.context_window, None)?;
         Ok(Compactor {
@@ -724,9 +786,11 @@ fn context_of(state: &Rc<RefCell<State>>, messages: &JsValue) -> Result<JsValue,
     let context: JsValue = match tracker.view_head() {
         None => messages.clone(),
         // The summary, the pinned messages before it, then the rest.
-        Some((start, resent)) => crate::pinned::view(&array, start, resent)
-            .map_err(type_error)?
-            .into(),
+        Some((start, resent)) => {
+            let view = crate::pinned::view(&array, start, resent).map_err(type_error)?;
+            s.noted_view(&view);
+            view.into()
+        }
     };
     let len = tracker.view_len(array.len() as usize) as u32;
     s.last_context = Some((context.clone(), len, tracker.generation()));
@@ -805,6 +869,7 @@ impl Compactor {
         let array = s.tracked.sync(messages).ok()?;
         let (start, resent) = s.tracked.tracker.view_head()?;
         let head = crate::pinned::view(&array, start, resent).ok()?;
+        s.noted_view(&head);
         head.set_length(1 + resent.len() as u32);
         Some(head)
     }
@@ -826,6 +891,13 @@ impl Compactor {
             None => (None, &[][..]),
         };
         s.view.keep(tracker.generation(), array.len() as usize);
+        let head = match summary {
+            Some(i) if s.history_offered => {
+                Some(s.summary_for_model(message_at(&array, i).map_err(type_error)?))
+            }
+            _ => None,
+        };
+        s.view.head = head;
         Ok(f(&array, summary, resent, &mut s.view))
     }
 
@@ -851,6 +923,15 @@ impl Compactor {
         s.view.keep(tracker.generation(), array.len() as usize);
         let steps = s.view.steps(&array, summary, resent).map_err(type_error)?;
         Ok(f(&array, &steps, &mut s.history))
+    }
+
+    /// The history tools are offered from now on (`historyTools`).
+    pub(super) fn offer_history(&self) -> Result<(), JsValue> {
+        self.state
+            .try_borrow_mut()
+            .map_err(|_| busy())?
+            .offer_history();
+        Ok(())
     }
 
     /// Whether a background compaction runs or has a summary to insert.
@@ -1021,6 +1102,7 @@ async fn compact_job(
             .map_err(|_| Failure::Failed(BUSY.into()))?;
         let s = &mut *s;
         let array = s.tracked.sync(messages).map_err(input)?;
+        let (offered, noted) = (s.history_offered, &s.noted);
         let mut source = s.tracked.source(&array);
         let tracker = &mut s.tracked.tracker;
         // The kept part is measured in the provider's tokens: with the
@@ -1073,7 +1155,11 @@ async fn compact_job(
             };
             let plan = &prepared.plan;
             let view = match summary {
-                Some(summary) => crate::pinned::view(&array, summary, resent).ok()?,
+                Some(summary) => {
+                    let view = crate::pinned::view(&array, summary, resent).ok()?;
+                    noted_view(offered, noted, &view);
+                    view
+                }
                 None => array.as_array().clone(),
             };
             let cut = position(plan.first_kept_index)?;

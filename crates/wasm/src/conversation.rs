@@ -81,6 +81,9 @@ pub struct ViewFacts {
     placeholders: Vec<Option<(usize, JsValue)>>,
     /// The messages of the last view, never handed out.
     messages: Option<Array>,
+    /// The last summary as the model is sent it, when that is not the
+    /// caller's object (the history note): first in the view.
+    pub(crate) head: Option<JsValue>,
 }
 
 impl ViewFacts {
@@ -117,6 +120,9 @@ impl ViewFacts {
             }
             _ => all_of(array, steps, made)?,
         };
+        if let (Some(_), Some(head)) = (summary, &self.head) {
+            messages.set(0, head.clone());
+        }
         Ok(self.messages.insert(messages).clone())
     }
 }

@@ -247,9 +247,11 @@ impl Compactor {
     }
 
     /// The tools' definitions: `[{ name, description, parameters }]`
-    /// (`parameters`: a JSON Schema).
+    /// (`parameters`: a JSON Schema). From the first call on, the model is
+    /// sent the last summary ending with the history note.
     #[wasm_bindgen(js_name = historyTools)]
     pub fn history_tools(&self) -> Result<Array, JsValue> {
+        self.offer_history()?;
         tool::DEFINITIONS
             .iter()
             .map(|d| {
