@@ -66,6 +66,8 @@ export class AiSdkAgent {
     // The tools and system prompt of every call: compactions pass them on, so
     // that summary requests repeat the conversation's cached prefix.
     this.#conv = aiSdkConversation({ compactor, store, sessionId, messages, onSaveError, tools: this.#tools, instructions: systemPrompt, backgroundAt });
+    // The model can look up what a summary left out (search_history, read_history).
+    Object.assign(this.#tools, this.#conv.historyTools());
     const conv = this.#conv;
     const agent = this;
     this.state = {

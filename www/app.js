@@ -18,6 +18,7 @@ import {
   resolveSettings,
   transformContext,
 } from "agent-compaction";
+import { historyTools } from "agent-compaction/pi-agent-core";
 import { DEMO_TOOLS, demoAgentTools } from "./local-tools.js";
 
 // ---------------------------------------------------------------- constants
@@ -627,6 +628,8 @@ async function openSession(id) {
       initialState: { systemPrompt: SYSTEM_PROMPT, model, tools: demoAgentTools({ delayMs: endpoint.toolDelayMs }), messages },
       getApiKey: () => endpoint.apiKey,
     });
+    // The model can look up what a summary left out (search_history, read_history).
+    s.agent.state.tools = [...s.agent.state.tools, ...historyTools(s.compactor, s.agent)];
     s.unsubscribe = s.agent.subscribe((event) => onAgentEvent(s, event));
     s.detach = s.compactor.attach(s.agent, {
       store,

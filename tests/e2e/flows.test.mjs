@@ -688,5 +688,27 @@ for (const name of FLOW_ENGINES) {
       assert.match(rows.at(-1).text, /Here is what I found/);
       await shot(page, "11-before-prompt");
     });
+
+    test("12. after /compact, a question about an earlier detail is answered from the history the summary left out", { timeout: 180_000 }, async () => {
+      const page = await openDemo();
+      for (const prompt of PROMPTS.slice(0, 3)) await send(page, prompt);
+      await send(page, "/compact");
+      const before = await pageMessages(page);
+      const cut = before.findIndex((m) => m.role === "compactionSummary");
+      assert.ok(cut > 0, "compacted");
+      await send(page, "What did the tests report earlier?");
+      const after = await pageMessages(page);
+      const answer = after.at(-1);
+      assert.equal(answer.role, "assistant");
+      assert.equal(answer.stopReason, "stop");
+      const quoted = /^From earlier in our conversation \(h\d+\.\d+-[0-9a-z]{4}\): “(.+)”$/.exec(answer.text);
+      assert.ok(quoted, answer.text);
+      // The line it quotes is in a message the summary replaced, word for word.
+      assert.ok(before.slice(0, cut).some((m) => m.text.includes(quoted[1])), quoted[1]);
+      const log = await requestLog();
+      const call = log.filter((r) => r.kind === "chat").at(-2);
+      assert.ok(JSON.stringify(call.body.tools).includes("search_history"), "the history tools are declared");
+      await shot(page, "12-history");
+    });
   });
 }
