@@ -201,6 +201,39 @@ fn push_hex_escape(out: &mut String, code: u32) {
 }
 
 /// `value` in lowercase hex digits, zero-padded to at least `min_digits`.
+/// Where `needle` first occurs in `hay` at or after byte `from` (a byte
+/// offset of `hay`). The standard library's `str::find` with a `&str`
+/// pattern brings its two-way searcher (several KB of the `.wasm`); the
+/// texts searched here are short, so a plain scan does.
+pub fn find_str(hay: &str, needle: &str, from: usize) -> Option<usize> {
+    let (h, n) = (hay.as_bytes(), needle.as_bytes());
+    if n.is_empty() {
+        return (from <= h.len()).then_some(from);
+    }
+    let rest = h.get(from..)?;
+    rest.windows(n.len())
+        .position(|w| w == n)
+        .map(|at| at.saturating_add(from))
+}
+
+/// Whether `hay` contains `needle` ([`find_str`]).
+pub fn contains_str(hay: &str, needle: &str) -> bool {
+    find_str(hay, needle, 0).is_some()
+}
+
+/// The pieces of `hay` between occurrences of `sep` (a non-empty
+/// separator), as `str::split` gives them.
+pub fn split_str<'a>(hay: &'a str, sep: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while let Some(at) = find_str(hay, sep, start).filter(|_| !sep.is_empty()) {
+        out.push(hay.get(start..at).unwrap_or(""));
+        start = at.saturating_add(sep.len());
+    }
+    out.push(hay.get(start..).unwrap_or(""));
+    out
+}
+
 pub fn push_hex(out: &mut String, value: u64, min_digits: u32) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let digits = (64 - value.leading_zeros()).div_ceil(4).max(min_digits);
@@ -231,6 +264,41 @@ impl fmt::Debug for JsStr {
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
+    #[test]
+    fn find_contains_and_split_match_the_standard_library() {
+        let texts = [
+            "",
+            "a",
+            "aaa",
+            "a && b && c",
+            "x (y) (z",
+            "日本語 && ok",
+            "&&",
+            "&&&&",
+        ];
+        let needles = ["", "a", "aa", "&&", " (", "語", "zzz"];
+        for hay in texts {
+            for needle in needles {
+                assert_eq!(
+                    contains_str(hay, needle),
+                    hay.contains(needle),
+                    "{hay:?} {needle:?}"
+                );
+                assert_eq!(
+                    find_str(hay, needle, 0),
+                    hay.find(needle),
+                    "{hay:?} {needle:?}"
+                );
+                if !needle.is_empty() {
+                    let std: Vec<&str> = hay.split(needle).collect();
+                    assert_eq!(split_str(hay, needle), std, "{hay:?} {needle:?}");
+                }
+            }
+        }
+        assert_eq!(find_str("abab", "ab", 1), Some(2));
+        assert_eq!(find_str("ab", "b", 9), None);
+    }
+
     use super::{ascii_string, push_hex};
 
     #[test]

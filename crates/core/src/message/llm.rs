@@ -69,7 +69,8 @@ impl TextSink for String {
         self.push_str(t);
     }
     fn text_replacing(&mut self, t: &str, needle: &str, replacement: &str) {
-        self.push_str(&t.replace(needle, replacement));
+        // The needles are closing tags, never empty.
+        self.push_str(&crate::js::string::split_str(t, needle).join(replacement));
     }
 }
 

@@ -20,6 +20,7 @@
 //! re-runs; every branch it takes is one of these answers.
 
 use super::error::StoreError;
+use crate::js::string::contains_str;
 
 /// How many times a call runs at most: once, and once more on a reopened
 /// connection.
@@ -36,8 +37,8 @@ pub fn is_connection_lost(dom_name: &str, message: &str) -> bool {
         return true;
     }
     let m = message.to_ascii_lowercase();
-    m.contains("server lost")
-        || (m.contains("connection") && (m.contains("lost") || m.contains("clos")))
+    let has = |s| contains_str(&m, s);
+    has("server lost") || (has("connection") && (has("lost") || has("clos")))
 }
 
 /// What the binding knows when a call's attempt failed.

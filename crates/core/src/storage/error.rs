@@ -8,6 +8,7 @@
 //! ([`StoreError::from_dom`]), so that the binding only converts.
 
 use crate::js::number::number_to_string;
+use crate::js::string::contains_str;
 use std::fmt;
 
 /// Why a save would drop stored messages without `{ replace: true }`.
@@ -148,7 +149,7 @@ impl StoreError {
     /// An IndexedDB failure (a `DOMException`'s `name` and `message`, either
     /// possibly empty) during `action`, as the variant it is.
     pub fn from_dom(action: &'static str, dom_name: &str, message: &str) -> StoreError {
-        if dom_name == "QuotaExceededError" || message.contains("QuotaExceeded") {
+        if dom_name == "QuotaExceededError" || contains_str(message, "QuotaExceeded") {
             StoreError::QuotaExceeded {
                 action,
                 detail: message.to_owned(),

@@ -2,6 +2,7 @@
 //! are kept longer when the budget is tight.
 
 use super::text::fold;
+use crate::js::string::contains_str;
 use crate::sorted::SortedSet;
 use crate::tokens::calibrated::is_word_char;
 
@@ -59,6 +60,6 @@ impl Focus {
             return false;
         }
         let folded = fold(text);
-        self.words.iter().any(|w| folded.contains(w.as_str()))
+        self.words.iter().any(|w| contains_str(&folded, w))
     }
 }

@@ -3,6 +3,7 @@
 //! inspection-only commands, and tool errors in one line.
 
 use super::text::{cut, fold, has_words, head, is_prose, one_line, sentences, units};
+use crate::js::string::{contains_str, split_str};
 
 pub(super) const CONSTRAINT_MARKERS: &[&str] = &[
     "don't",
@@ -136,12 +137,12 @@ pub(super) fn constraint_sentences(text: &str) -> Vec<String> {
                 continue;
             }
             let mut folded = fold(sentence);
-            if !CONSTRAINT_MARKERS.iter().any(|m| folded.contains(m)) {
+            if !CONSTRAINT_MARKERS.iter().any(|m| contains_str(&folded, m)) {
                 continue;
             }
             for noise in CONSTRAINT_NOISE {
-                if folded.contains(noise) {
-                    folded = folded.replace(noise, " ");
+                if contains_str(&folded, noise) {
+                    folded = split_str(&folded, noise).join(" ");
                 }
             }
             if CONSTRAINT_MARKERS.iter().any(|m| has_words(&folded, m)) {
@@ -177,7 +178,7 @@ pub(super) fn is_inspection(command: &str) -> bool {
         "sleep", "file", "stat", "less", "true",
     ];
     let mut any = false;
-    for segment in command.split(['\n', ';']).flat_map(|s| s.split("&&")) {
+    for segment in command.split(['\n', ';']).flat_map(|s| split_str(s, "&&")) {
         let segment = segment.split('|').next().unwrap_or("");
         let mut words = segment.split_whitespace();
         let Some(first) = words.next() else { continue };

@@ -3,6 +3,7 @@
 
 use super::text::{cut, fold};
 use super::ExtractInput;
+use crate::js::string::{contains_str, find_str};
 use crate::sorted::SortedSet;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -50,7 +51,7 @@ impl Previous {
             let line = raw.trim_end();
             let trimmed = line.trim();
             if let Some(close) = in_tag {
-                if trimmed.contains(close) {
+                if contains_str(trimmed, close) {
                     in_tag = None;
                 }
                 continue;
@@ -61,7 +62,7 @@ impl Previous {
                 } else {
                     "</modified-files>"
                 };
-                if !trimmed.contains(close) {
+                if !contains_str(trimmed, close) {
                     in_tag = Some(close);
                 }
                 continue;
@@ -103,7 +104,7 @@ impl Previous {
                 }
                 continue;
             }
-            if trimmed == "(none)" || trimmed.contains("omitted to fit the budget") {
+            if trimmed == "(none)" || contains_str(trimmed, "omitted to fit the budget") {
                 continue;
             }
             let label = fold(trimmed.trim_start_matches(['-', '*', ' ']));
@@ -130,11 +131,10 @@ impl Previous {
             }
             // A bare file-list line of another format: the file lists are
             // carried separately.
-            let bare = trimmed
-                .trim_start_matches(['-', '*', ' '])
-                .split(" (")
-                .next()
-                .unwrap_or("")
+            let item = trimmed.trim_start_matches(['-', '*', ' ']);
+            let bare = find_str(item, " (", 0)
+                .and_then(|at| item.get(..at))
+                .unwrap_or(item)
                 .trim_matches('`');
             if files.contains(&bare) {
                 continue;
@@ -156,21 +156,22 @@ impl Previous {
 
 pub(super) fn classify_heading(title: &str) -> PrevKind {
     let t = fold(title);
-    if t.contains("in progress") || t.contains("current") || t.contains("blocked") {
+    if contains_str(&t, "in progress") || contains_str(&t, "current") || contains_str(&t, "blocked")
+    {
         PrevKind::Other
-    } else if t.starts_with("goal") || t.contains("original request") {
+    } else if t.starts_with("goal") || contains_str(&t, "original request") {
         PrevKind::Goal
-    } else if t.contains("constraint") || t.contains("preference") {
+    } else if contains_str(&t, "constraint") || contains_str(&t, "preference") {
         PrevKind::Constraints
     } else if t.starts_with("done")
         || t.starts_with("progress")
-        || t.contains("early progress")
-        || t.contains("completed")
+        || contains_str(&t, "early progress")
+        || contains_str(&t, "completed")
     {
         PrevKind::Done
-    } else if t.contains("decision") {
+    } else if contains_str(&t, "decision") {
         PrevKind::Decisions
-    } else if t.contains("critical context") {
+    } else if contains_str(&t, "critical context") {
         PrevKind::Critical
     } else {
         PrevKind::Other

@@ -7,6 +7,7 @@
 //! the `\r` of a Windows line end as `str::lines` would.
 
 use crate::js::engine::to_lowercase;
+use crate::js::string::find_str;
 use crate::tokens::calibrated::{is_letter, is_word_char};
 
 pub(super) fn units(s: &str) -> usize {
@@ -103,8 +104,7 @@ pub(super) fn fold(s: &str) -> String {
 /// Whether `marker` occurs in `hay` as whole words.
 pub(super) fn has_words(hay: &str, marker: &str) -> bool {
     let mut from = 0;
-    while let Some(pos) = hay.get(from..).and_then(|rest| rest.find(marker)) {
-        let at = from + pos;
+    while let Some(at) = find_str(hay, marker, from) {
         let end = at + marker.len();
         let before = hay.get(..at).and_then(|h| h.chars().next_back());
         let after = hay.get(end..).and_then(|h| h.chars().next());
