@@ -85,9 +85,12 @@ impl Books {
 
     /// The texts and roles of the messages `keys` (any order).
     fn texts(array: &JsArray, keys: &[u32]) -> Result<Texts, JsValue> {
-        let mut sorted = keys.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
+        let mut sorted: Vec<u32> = Vec::with_capacity(keys.len());
+        for &key in keys {
+            if let Err(at) = sorted.binary_search(&key) {
+                sorted.insert(at, key);
+            }
+        }
         let texts = texts_at(array, &sorted, |m| {
             (
                 m.role.unwrap_or(Role::Other),
