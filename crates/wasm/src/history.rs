@@ -47,8 +47,9 @@ pub(crate) struct Books {
     messages: usize,
 }
 
-/// Messages' roles and texts, by place.
-type Texts = Vec<(u32, (Role, String))>;
+/// Messages' roles and searched texts (none if nothing is searched), by
+/// place.
+type Texts = Vec<(u32, (Role, Option<String>))>;
 
 /// A search's hits (with their messages' roles and texts) and how many
 /// messages it searched.
@@ -73,8 +74,7 @@ impl Books {
             self.messages -= usize::from(self.index.remove(key));
         }
         self.read = places;
-        let texts = texts_at(array, &plan.add, message_text).map_err(type_error)?;
-        for (key, text) in texts {
+        for (key, (_, text)) in Books::texts_at(array, &plan.add)? {
             if let Some(text) = text {
                 self.index.add(key, &text).map_err(history_error)?;
                 self.messages += 1;
@@ -91,14 +91,15 @@ impl Books {
                 sorted.insert(at, key);
             }
         }
-        let texts = texts_at(array, &sorted, |m| {
-            (
-                m.role.unwrap_or(Role::Other),
-                message_text(m).unwrap_or_default(),
-            )
+        Books::texts_at(array, &sorted)
+    }
+
+    /// The texts and roles of the messages `keys` (ascending, no repeats).
+    fn texts_at(array: &JsArray, keys: &[u32]) -> Result<Texts, JsValue> {
+        texts_at(array, keys, |m| {
+            (m.role.unwrap_or(Role::Other), message_text(m))
         })
-        .map_err(type_error)?;
-        Ok(texts)
+        .map_err(type_error)
     }
 
     fn search(
@@ -112,15 +113,15 @@ impl Books {
         let (terms, best) = ranked(&mut self.index, query, limit).map_err(history_error)?;
         let keys: Vec<u32> = best.iter().map(|r| r.key).collect();
         let texts = Books::texts(array, &keys)?;
-        let text_of = |key| texts.iter().find(|(k, _)| *k == key).map(|(_, t)| t);
-        let found = best
-            .iter()
-            .filter_map(|r| {
-                let (role, text) = text_of(r.key)?;
-                let hit = lookup::hit(r, text, &terms)?;
-                Some((hit, *role, text.clone()))
-            })
-            .collect();
+        let mut found = Vec::with_capacity(best.len());
+        for r in &best {
+            let Some((_, (role, Some(text)))) = texts.iter().find(|(k, _)| *k == r.key) else {
+                continue;
+            };
+            if let Some(hit) = lookup::hit(r, text, &terms) {
+                found.push((hit, *role, text.clone()));
+            }
+        }
         Ok((found, searched))
     }
 
@@ -134,7 +135,7 @@ impl Books {
     ) -> Result<(Reference, Role, String, Page), JsValue> {
         let reference = Reference::parse(reference).map_err(history_error)?;
         self.sync(array, steps)?;
-        let texts = Books::texts(array, &[reference.key])?;
+        let texts = Books::texts_at(array, &[reference.key])?;
         let text = texts
             .first()
             .filter(|(k, _)| *k == reference.key)
@@ -142,12 +143,13 @@ impl Books {
         let page = lookup::read(
             &self.index,
             &reference,
-            text.map(|(_, t)| t.as_str()),
+            text.map(|(_, t)| t.as_deref().unwrap_or("")),
             offset,
             max_chars,
         )
         .map_err(history_error)?;
-        let (role, text) = text.cloned().unwrap_or((Role::Other, String::new()));
+        let (role, text) = text.map_or((Role::Other, None), |(role, text)| (*role, text.clone()));
+        let text = text.unwrap_or_default();
         Ok((reference, role, text, page))
     }
 }

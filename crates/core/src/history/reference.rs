@@ -7,7 +7,8 @@
 
 use super::passage::passages;
 use super::HistoryError;
-use std::fmt;
+use crate::js::number::integer_to_string;
+use std::fmt::{self, Write};
 
 /// A page's size unless the caller asks for another.
 pub const DEFAULT_PAGE_CHARS: usize = 4000;
@@ -46,8 +47,12 @@ impl fmt::Display for Reference {
             *d = DIGITS.get((rest % 36) as usize).copied().unwrap_or(b'0');
             rest /= 36;
         }
-        let fp = std::str::from_utf8(&digits).unwrap_or("0000");
-        write!(f, "h{}.{}-{fp}", self.key, self.passage)
+        let key = integer_to_string(u64::from(self.key));
+        let passage = integer_to_string(u64::from(self.passage));
+        for piece in ["h", &key, ".", &passage, "-"] {
+            f.write_str(piece)?;
+        }
+        digits.iter().try_for_each(|&d| f.write_char(char::from(d)))
     }
 }
 
