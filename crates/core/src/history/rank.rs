@@ -91,6 +91,9 @@ fn order(a: &Ranked, b: &Ranked) -> Ordering {
         .then(a.passage.cmp(&b.passage))
 }
 
+/// A query term's weighted idf, its postings left and the first of them.
+type List<'a> = (f64, Iter<'a>, Option<(u32, u32)>);
+
 /// The `limit` best passages for the query's terms, each given with its
 /// postings (none: no passage has it), best first. Passages missing from
 /// `stats` are skipped.
@@ -100,9 +103,8 @@ pub fn rank(stats: &Stats, terms: &[(&QueryTerm, Option<&Postings>)], limit: usi
         return Vec::new();
     }
     let average = (stats.total_length() as f64 / n).max(1.0);
-    // Each term's weighted idf, its postings left and the first of them,
-    // read side by side in passage order.
-    let mut lists: Vec<(f64, Iter<'_>, Option<(u32, u32)>)> = Vec::with_capacity(terms.len());
+    // The terms' postings, read side by side in passage order.
+    let mut lists: Vec<List<'_>> = Vec::with_capacity(terms.len());
     for &(term, postings) in terms {
         let Some(postings) = postings.filter(|p| !p.is_empty()) else {
             continue;
