@@ -65,11 +65,17 @@ impl Books {
     /// messages the index holds.
     fn sync(&mut self, array: &JsArray, steps: &[Step]) -> Result<usize, JsValue> {
         let hidden = hidden(array.len() as usize, steps);
-        let places: Vec<u32> = hidden.iter().map(|&i| i as u32).collect();
+        let mut places = Vec::with_capacity(hidden.len());
+        for &i in &hidden {
+            places.push(i as u32);
+        }
         let changed = history_changed(&self.known, array.as_array(), &places)
             .map_err(|thrown| type_error(messages_unreadable(thrown)))?;
-        let changed: Vec<usize> = changed.into_iter().map(|i| i as usize).collect();
-        let plan = lookup::sync(&self.read, &hidden, &changed);
+        let mut changed_at = Vec::with_capacity(changed.len());
+        for &i in &changed {
+            changed_at.push(i as usize);
+        }
+        let plan = lookup::sync(&self.read, &hidden, &changed_at);
         for &key in &plan.remove {
             self.messages -= usize::from(self.index.remove(key));
         }
@@ -111,7 +117,10 @@ impl Books {
     ) -> Result<Found, JsValue> {
         let searched = self.sync(array, steps)?;
         let (terms, best) = ranked(&mut self.index, query, limit).map_err(history_error)?;
-        let keys: Vec<u32> = best.iter().map(|r| r.key).collect();
+        let mut keys = Vec::with_capacity(best.len());
+        for r in &best {
+            keys.push(r.key);
+        }
         let texts = Books::texts(array, &keys)?;
         let mut found = Vec::with_capacity(best.len());
         for r in &best {
