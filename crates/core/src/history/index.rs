@@ -278,8 +278,9 @@ impl Index {
             }
             merged.push((name, postings));
         }
-        merged.extend(next_old);
-        merged.extend(old);
+        while let Some(entry) = next_old.take().or_else(|| old.next()) {
+            merged.push(entry);
+        }
         self.set_terms(merged);
     }
 
