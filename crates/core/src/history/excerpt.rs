@@ -58,11 +58,10 @@ pub fn excerpt(text: &str, range: (usize, usize), query: &[QueryTerm]) -> Excerp
         let mut best: (u32, usize, usize) = (0, 0, 0);
         for (i, &(start, _, _)) in found.iter().enumerate() {
             let (mut mask, mut end) = (0u64, start);
-            for &(_, e, bit) in found
-                .iter()
-                .skip(i)
-                .take_while(|&&(_, e, _)| e.saturating_sub(start) <= EXCERPT_CHARS)
-            {
+            for &(_, e, bit) in found.get(i..).unwrap_or(&[]) {
+                if e.saturating_sub(start) > EXCERPT_CHARS {
+                    break;
+                }
                 mask |= bit;
                 end = end.max(e);
             }
