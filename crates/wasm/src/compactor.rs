@@ -38,7 +38,7 @@ use agent_compaction_core::message::pinned::model_view;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::context_tokens::ContextTokens;
 use js_sys::{Array, Function, Int32Array, Promise};
-use std::cell::RefCell;
+use std::cell::{RefCell, RefMut};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -912,8 +912,26 @@ impl Compactor {
             &mut crate::history::Books,
         ) -> R,
     ) -> Result<R, JsValue> {
-        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        let s = &mut *s;
+        let (mut s, array, steps) = self.history_view(messages)?;
+        Ok(f(&array, &steps, &mut s.history))
+    }
+
+    /// The state, `messages` (brought in line) and the steps of their
+    /// model view: the part of [`Compactor::with_history`] that is the
+    /// same for every `f`.
+    fn history_view(
+        &self,
+        messages: &JsValue,
+    ) -> Result<
+        (
+            RefMut<'_, State>,
+            JsArray,
+            Vec<agent_compaction_core::conversation::view::Step>,
+        ),
+        JsValue,
+    > {
+        let mut state = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let s = &mut *state;
         let array = s.tracked.sync(messages).map_err(type_error)?;
         let tracker = &s.tracked.tracker;
         let (summary, resent) = match tracker.view_head() {
@@ -922,7 +940,7 @@ impl Compactor {
         };
         s.view.keep(tracker.generation(), array.len() as usize);
         let steps = s.view.steps(&array, summary, resent).map_err(type_error)?;
-        Ok(f(&array, &steps, &mut s.history))
+        Ok((state, array, steps))
     }
 
     /// The history tools are offered from now on (`historyTools`).

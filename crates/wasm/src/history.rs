@@ -47,8 +47,9 @@ pub(crate) struct Books {
     messages: usize,
 }
 
-/// Messages' roles and texts, by place.
-type Texts = Vec<(u32, (Role, String))>;
+/// Messages' roles and searched texts (none if nothing is searched), by
+/// place.
+type Texts = Vec<(u32, (Role, Option<String>))>;
 
 /// A search's hits (with their messages' roles and texts) and how many
 /// messages it searched.
@@ -64,17 +65,22 @@ impl Books {
     /// messages the index holds.
     fn sync(&mut self, array: &JsArray, steps: &[Step]) -> Result<usize, JsValue> {
         let hidden = hidden(array.len() as usize, steps);
-        let places: Vec<u32> = hidden.iter().map(|&i| i as u32).collect();
+        let mut places = Vec::with_capacity(hidden.len());
+        for &i in &hidden {
+            places.push(i as u32);
+        }
         let changed = history_changed(&self.known, array.as_array(), &places)
             .map_err(|thrown| type_error(messages_unreadable(thrown)))?;
-        let changed: Vec<usize> = changed.into_iter().map(|i| i as usize).collect();
-        let plan = lookup::sync(&self.read, &hidden, &changed);
+        let mut changed_at = Vec::with_capacity(changed.len());
+        for &i in &changed {
+            changed_at.push(i as usize);
+        }
+        let plan = lookup::sync(&self.read, &hidden, &changed_at);
         for &key in &plan.remove {
             self.messages -= usize::from(self.index.remove(key));
         }
         self.read = places;
-        let texts = texts_at(array, &plan.add, message_text).map_err(type_error)?;
-        for (key, text) in texts {
+        for (key, (_, text)) in Books::texts_at(array, &plan.add)? {
             if let Some(text) = text {
                 self.index.add(key, &text).map_err(history_error)?;
                 self.messages += 1;
@@ -85,17 +91,21 @@ impl Books {
 
     /// The texts and roles of the messages `keys` (any order).
     fn texts(array: &JsArray, keys: &[u32]) -> Result<Texts, JsValue> {
-        let mut sorted = keys.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let texts = texts_at(array, &sorted, |m| {
-            (
-                m.role.unwrap_or(Role::Other),
-                message_text(m).unwrap_or_default(),
-            )
+        let mut sorted: Vec<u32> = Vec::with_capacity(keys.len());
+        for &key in keys {
+            if let Err(at) = sorted.binary_search(&key) {
+                sorted.insert(at, key);
+            }
+        }
+        Books::texts_at(array, &sorted)
+    }
+
+    /// The texts and roles of the messages `keys` (ascending, no repeats).
+    fn texts_at(array: &JsArray, keys: &[u32]) -> Result<Texts, JsValue> {
+        texts_at(array, keys, |m| {
+            (m.role.unwrap_or(Role::Other), message_text(m))
         })
-        .map_err(type_error)?;
-        Ok(texts)
+        .map_err(type_error)
     }
 
     fn search(
@@ -107,17 +117,20 @@ impl Books {
     ) -> Result<Found, JsValue> {
         let searched = self.sync(array, steps)?;
         let (terms, best) = ranked(&mut self.index, query, limit).map_err(history_error)?;
-        let keys: Vec<u32> = best.iter().map(|r| r.key).collect();
+        let mut keys = Vec::with_capacity(best.len());
+        for r in &best {
+            keys.push(r.key);
+        }
         let texts = Books::texts(array, &keys)?;
-        let text_of = |key| texts.iter().find(|(k, _)| *k == key).map(|(_, t)| t);
-        let found = best
-            .iter()
-            .filter_map(|r| {
-                let (role, text) = text_of(r.key)?;
-                let hit = lookup::hit(r, text, &terms)?;
-                Some((hit, *role, text.clone()))
-            })
-            .collect();
+        let mut found = Vec::with_capacity(best.len());
+        for r in &best {
+            let Some((_, (role, Some(text)))) = texts.iter().find(|(k, _)| *k == r.key) else {
+                continue;
+            };
+            if let Some(hit) = lookup::hit(r, text, &terms) {
+                found.push((hit, *role, text.clone()));
+            }
+        }
         Ok((found, searched))
     }
 
@@ -131,7 +144,7 @@ impl Books {
     ) -> Result<(Reference, Role, String, Page), JsValue> {
         let reference = Reference::parse(reference).map_err(history_error)?;
         self.sync(array, steps)?;
-        let texts = Books::texts(array, &[reference.key])?;
+        let texts = Books::texts_at(array, &[reference.key])?;
         let text = texts
             .first()
             .filter(|(k, _)| *k == reference.key)
@@ -139,12 +152,13 @@ impl Books {
         let page = lookup::read(
             &self.index,
             &reference,
-            text.map(|(_, t)| t.as_str()),
+            text.map(|(_, t)| t.as_deref().unwrap_or("")),
             offset,
             max_chars,
         )
         .map_err(history_error)?;
-        let (role, text) = text.cloned().unwrap_or((Role::Other, String::new()));
+        let (role, text) = text.map_or((Role::Other, None), |(role, text)| (*role, text.clone()));
+        let text = text.unwrap_or_default();
         Ok((reference, role, text, page))
     }
 }

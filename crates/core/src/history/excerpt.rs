@@ -48,22 +48,20 @@ pub fn excerpt(text: &str, range: (usize, usize), query: &[QueryTerm]) -> Excerp
     if chars.len() > EXCERPT_CHARS {
         let char_at = |byte: usize| chars.partition_point(|&(i, _)| i < byte);
         // Each query term's places, as character ranges, with its bit.
-        let mut found: Vec<(usize, usize, u64)> = terms(passage)
-            .into_iter()
-            .filter_map(|t| {
-                let q = query.iter().position(|q| q.text == t.text)?;
-                Some((char_at(t.start), char_at(t.end), 1u64 << (q % 64)))
-            })
-            .collect();
+        let mut found: Vec<(usize, usize, u64)> = Vec::new();
+        for t in terms(passage) {
+            if let Some(q) = query.iter().position(|q| q.text == t.text) {
+                found.push((char_at(t.start), char_at(t.end), 1u64 << (q % 64)));
+            }
+        }
         sort_by(&mut found, |a, b| a.0.cmp(&b.0));
         let mut best: (u32, usize, usize) = (0, 0, 0);
         for (i, &(start, _, _)) in found.iter().enumerate() {
             let (mut mask, mut end) = (0u64, start);
-            for &(_, e, bit) in found
-                .iter()
-                .skip(i)
-                .take_while(|&&(_, e, _)| e.saturating_sub(start) <= EXCERPT_CHARS)
-            {
+            for &(_, e, bit) in found.get(i..).unwrap_or(&[]) {
+                if e.saturating_sub(start) > EXCERPT_CHARS {
+                    break;
+                }
                 mask |= bit;
                 end = end.max(e);
             }

@@ -33,6 +33,7 @@ use super::reference::{fingerprint, read, Page, Reference};
 use super::words::terms;
 use super::HistoryError;
 use crate::sorted::{sort_by, SortedMap};
+use std::cmp::Ordering;
 
 /// The cap on [`Index::bytes`] unless [`Index::with_cap`] sets another.
 pub const DEFAULT_CAP_BYTES: usize = 32 << 20;
@@ -117,15 +118,18 @@ impl Index {
         let first = self.next_doc;
         self.next_doc = first.checked_add(count).ok_or(HistoryError::Full)?;
         for ((start, end), (passage, doc)) in ranges.into_iter().zip((0u32..).zip(first..)) {
-            let mut words: Vec<String> = terms(text.get(start..end).unwrap_or(""))
-                .into_iter()
-                .map(|t| t.text)
-                .collect();
+            let mut words: Vec<String> = Vec::new();
+            for term in terms(text.get(start..end).unwrap_or("")) {
+                words.push(term.text);
+            }
             let length = u32::try_from(words.len()).unwrap_or(u32::MAX);
             sort_by(&mut words, String::cmp);
             let mut at = 0;
             while let Some(word) = words.get(at) {
-                let n = words.iter().skip(at).take_while(|w| *w == word).count();
+                let mut n = 1;
+                while words.get(at.saturating_add(n)) == Some(word) {
+                    n += 1;
+                }
                 let tf = u32::try_from(n).unwrap_or(u32::MAX);
                 at = at.saturating_add(n);
                 // A known term's postings take the passage at their end; a
@@ -173,8 +177,7 @@ impl Index {
             return false;
         };
         self.merge();
-        let end = span.first.saturating_add(span.count);
-        self.drop_docs(|doc| !(span.first..end).contains(&doc));
+        self.drop_docs(span.first, span.first.saturating_add(span.count));
         true
     }
 
@@ -248,23 +251,36 @@ impl Index {
         });
         let old = std::mem::take(&mut self.terms).into_entries();
         let mut merged: Vec<(Box<str>, Postings)> = Vec::with_capacity(old.len());
-        let mut old = old.into_iter().peekable();
-        let mut group = pending.iter().peekable();
-        while let Some(first) = group.next() {
+        let mut old = old.into_iter();
+        let mut next_old = old.next();
+        let mut at = 0;
+        while let Some(first) = pending.get(at) {
             let word = term(first);
-            while let Some(entry) = old.next_if(|(t, _)| **t < *word) {
-                merged.push(entry);
+            let mut entry = None;
+            // The terms before `word` as they are, then `word`'s if known.
+            while let Some((name, postings)) = next_old.take() {
+                let order = (*name).cmp(word);
+                if order == Ordering::Greater {
+                    next_old = Some((name, postings));
+                    break;
+                }
+                next_old = old.next();
+                if order == Ordering::Equal {
+                    entry = Some((name, postings));
+                    break;
+                }
+                merged.push((name, postings));
             }
-            let (name, mut postings) = old
-                .next_if(|(t, _)| **t == *word)
-                .unwrap_or_else(|| (word.into(), Postings::default()));
-            postings.push(first.doc, first.tf);
-            while let Some(p) = group.next_if(|p| term(p) == word) {
+            let (name, mut postings) = entry.unwrap_or_else(|| (word.into(), Postings::default()));
+            while let Some(p) = pending.get(at).filter(|p| term(p) == word) {
                 postings.push(p.doc, p.tf);
+                at += 1;
             }
             merged.push((name, postings));
         }
-        merged.extend(old);
+        while let Some(entry) = next_old.take().or_else(|| old.next()) {
+            merged.push(entry);
+        }
         self.set_terms(merged);
     }
 
@@ -299,25 +315,24 @@ impl Index {
             }
             self.messages.retain(|_, span| span.first >= cutoff);
             self.dropped = self.dropped.saturating_add(keys.len());
-            self.drop_docs(|doc| doc >= cutoff);
+            self.drop_docs(0, cutoff);
         }
     }
 
-    /// Keeps only the passages `keep` accepts, in the postings and the
-    /// statistics.
-    fn drop_docs(&mut self, keep: impl Fn(u32) -> bool) {
-        let entries = std::mem::take(&mut self.terms).into_entries();
-        let mut kept: Vec<(Box<str>, Postings)> = entries
-            .into_iter()
-            .filter_map(|(t, p)| {
-                let p = if p.iter().all(|(doc, _)| keep(doc)) {
-                    p
-                } else {
-                    p.retain(&keep)
-                };
-                (!p.is_empty()).then_some((t, p))
-            })
-            .collect();
+    /// Drops the passages `from..to` from the postings and the statistics.
+    fn drop_docs(&mut self, from: u32, to: u32) {
+        let keep = |doc: u32| !(from..to).contains(&doc);
+        let mut kept: Vec<(Box<str>, Postings)> = Vec::new();
+        for (term, postings) in std::mem::take(&mut self.terms).into_entries() {
+            let postings = if postings.iter().all(|(doc, _)| keep(doc)) {
+                postings
+            } else {
+                postings.retain(keep)
+            };
+            if !postings.is_empty() {
+                kept.push((term, postings));
+            }
+        }
         kept.shrink_to_fit();
         self.set_terms(kept);
         self.stats.retain(keep);
@@ -326,17 +341,23 @@ impl Index {
     /// Takes `entries`, sorted by term, as the terms, with their counts.
     fn set_terms(&mut self, entries: Vec<(Box<str>, Postings)>) {
         let entry = std::mem::size_of::<(Box<str>, Postings)>();
-        self.merged = entries.iter().map(|(_, p)| p.len()).sum();
-        self.term_bytes = entries
-            .iter()
-            .map(|(t, p)| entry.saturating_add(t.len()).saturating_add(p.heap_bytes()))
-            .fold(
-                entries
-                    .capacity()
-                    .saturating_sub(entries.len())
-                    .saturating_mul(entry),
-                usize::saturating_add,
+        let (mut merged, mut bytes) = (
+            0usize,
+            entries
+                .capacity()
+                .saturating_sub(entries.len())
+                .saturating_mul(entry),
+        );
+        for (term, postings) in &entries {
+            merged = merged.saturating_add(postings.len());
+            bytes = bytes.saturating_add(
+                entry
+                    .saturating_add(term.len())
+                    .saturating_add(postings.heap_bytes()),
             );
+        }
+        self.merged = merged;
+        self.term_bytes = bytes;
         self.terms = SortedMap::from_sorted(entries);
     }
 

@@ -32,9 +32,13 @@ pub fn hidden(len: usize, steps: &[Step]) -> Vec<usize> {
             }
         }
     }
-    (0..len)
-        .filter(|&i| !sent.get(i).copied().unwrap_or(true))
-        .collect()
+    let mut out = Vec::new();
+    for (i, &sent) in sent.iter().enumerate() {
+        if !sent {
+            out.push(i);
+        }
+    }
+    out
 }
 
 /// The text of a message that the history holds, from its texts as the
@@ -44,22 +48,23 @@ pub fn hidden(len: usize, steps: &[Step]) -> Vec<usize> {
 /// marker (they stand for the text the history keeps), for thinking, and
 /// for a message with no text.
 pub fn message_text(m: &MessageTexts) -> Option<String> {
-    let mut parts: Vec<&[u8]> = Vec::new();
-    match m.role? {
+    let (first, more): (&[&[u8]], &[&[u8]]) = match m.role? {
         Role::User | Role::ToolResult | Role::Custom | Role::Other => {
-            parts.extend(m.content_string);
-            parts.extend(m.text.iter().copied());
+            (m.content_string.as_slice(), &m.text)
         }
-        Role::Assistant => {
-            parts.extend(m.text.iter().copied());
-            parts.extend(m.tool_calls.iter().copied());
-        }
-        Role::BashExecution => parts.extend([m.command, m.output]),
-        Role::BranchSummary => parts.push(m.summary),
+        Role::Assistant => (&m.text, &m.tool_calls),
+        Role::BashExecution => (
+            std::slice::from_ref(&m.command),
+            std::slice::from_ref(&m.output),
+        ),
+        Role::BranchSummary => (std::slice::from_ref(&m.summary), &[]),
         Role::CompactionSummary | Role::ToolOutputCleared => return None,
-    }
+    };
     let mut text = String::new();
-    for part in parts.into_iter().filter(|p| !p.is_empty()) {
+    for part in first.iter().chain(more) {
+        if part.is_empty() {
+            continue;
+        }
         if !text.is_empty() {
             text.push('\n');
         }
@@ -83,16 +88,19 @@ pub struct Sync {
 pub fn sync(indexed: &[u32], hidden: &[usize], changed: &[usize]) -> Sync {
     let is_hidden = |k: u32| hidden.binary_search(&(k as usize)).is_ok();
     let is_changed = |k: u32| changed.binary_search(&(k as usize)).is_ok();
-    let remove: Vec<u32> = indexed
-        .iter()
-        .copied()
-        .filter(|&k| !is_hidden(k) || is_changed(k))
-        .collect();
-    let add = hidden
-        .iter()
-        .filter_map(|&i| u32::try_from(i).ok())
-        .filter(|&k| is_changed(k) || indexed.binary_search(&k).is_err())
-        .collect();
+    let mut remove = Vec::new();
+    for &k in indexed {
+        if !is_hidden(k) || is_changed(k) {
+            remove.push(k);
+        }
+    }
+    let mut add = Vec::new();
+    for &i in hidden {
+        let Ok(k) = u32::try_from(i) else { continue };
+        if is_changed(k) || indexed.binary_search(&k).is_err() {
+            add.push(k);
+        }
+    }
     Sync { remove, add }
 }
 
@@ -106,7 +114,10 @@ pub fn ranked(
     let terms = with_joins(query(query_text)?, query_text);
     check_limit(limit)?;
     index.merge();
-    let lists: Vec<_> = terms.iter().map(|t| (t, index.postings(&t.text))).collect();
+    let mut lists = Vec::with_capacity(terms.len());
+    for t in &terms {
+        lists.push((t, index.postings(&t.text)));
+    }
     let best = rank(index.stats(), &lists, limit);
     Ok((terms, best))
 }
@@ -255,18 +266,16 @@ pub fn role_name(role: Role) -> &'static str {
 /// the array), best first; `searched`: how many hidden messages were
 /// searched.
 pub fn search_result<V>(found: &[(Hit, Role, &str)], searched: usize) -> Shape<V> {
-    let hits = found
-        .iter()
-        .map(|(hit, role, text)| {
-            Field::Object(Shape::of([
-                ("ref", Field::String(hit.reference.to_string())),
-                ("index", Field::Number(f64::from(hit.key))),
-                ("role", Field::Str(role_name(*role))),
-                ("excerpt", Field::String(hit.excerpt.render(text))),
-                ("score", Field::Number(hit.score)),
-            ]))
-        })
-        .collect();
+    let mut hits = Vec::with_capacity(found.len());
+    for (hit, role, text) in found {
+        hits.push(Field::Object(Shape::of([
+            ("ref", Field::String(hit.reference.to_string())),
+            ("index", Field::Number(f64::from(hit.key))),
+            ("role", Field::Str(role_name(*role))),
+            ("excerpt", Field::String(hit.excerpt.render(text))),
+            ("score", Field::Number(hit.score)),
+        ])));
+    }
     Shape::of([
         ("hits", Field::List(hits)),
         ("searched", Field::Number(searched as f64)),

@@ -23,10 +23,17 @@ pub fn passages(text: &str) -> Vec<(usize, usize)> {
                 // A line end past half the passage, else a space past
                 // half, else any line end or space.
                 let half = PASSAGE_CHARS / 2;
-                cut = [(line, half), (space, half), (line, 0), (space, 0)]
-                    .into_iter()
-                    .find(|&((at, chars), min)| at > 0 && chars >= min)
-                    .map_or(i, |((at, _), _)| at);
+                cut = if line.0 > 0 && line.1 >= half {
+                    line.0
+                } else if space.0 > 0 && space.1 >= half {
+                    space.0
+                } else if line.0 > 0 {
+                    line.0
+                } else if space.0 > 0 {
+                    space.0
+                } else {
+                    i
+                };
                 break;
             }
             let end = (i.saturating_add(c.len_utf8()), n.saturating_add(1));

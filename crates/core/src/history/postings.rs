@@ -189,9 +189,17 @@ impl Stats {
 
     /// Keeps the passages `keep` accepts.
     pub fn retain(&mut self, keep: impl Fn(u32) -> bool) {
-        self.docs.retain(|&(doc, _)| keep(doc));
-        self.docs.shrink_to_fit();
-        self.total = self.docs.iter().map(|(_, d)| u64::from(d.length)).sum();
+        let mut kept = Vec::new();
+        let mut total = 0u64;
+        for &(doc, info) in &self.docs {
+            if keep(doc) {
+                kept.push((doc, info));
+                total = total.saturating_add(u64::from(info.length));
+            }
+        }
+        kept.shrink_to_fit();
+        self.docs = kept;
+        self.total = total;
     }
 
     /// The bytes it holds beyond its own size.

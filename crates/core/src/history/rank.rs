@@ -91,6 +91,9 @@ fn order(a: &Ranked, b: &Ranked) -> Ordering {
         .then(a.passage.cmp(&b.passage))
 }
 
+/// A query term's weighted idf, its postings left and the first of them.
+type List<'a> = (f64, Iter<'a>, Option<(u32, u32)>);
+
 /// The `limit` best passages for the query's terms, each given with its
 /// postings (none: no passage has it), best first. Passages missing from
 /// `stats` are skipped.
@@ -100,32 +103,39 @@ pub fn rank(stats: &Stats, terms: &[(&QueryTerm, Option<&Postings>)], limit: usi
         return Vec::new();
     }
     let average = (stats.total_length() as f64 / n).max(1.0);
-    // Each term's weighted idf and its postings, read side by side in
-    // passage order.
-    let mut lists: Vec<(f64, std::iter::Peekable<Iter<'_>>)> = terms
-        .iter()
-        .filter_map(|&(term, postings)| {
-            let postings = postings.filter(|p| !p.is_empty())?;
-            let df = postings.len() as f64;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0);
-            Some((term.weight * idf, postings.iter().peekable()))
-        })
-        .collect();
+    // The terms' postings, read side by side in passage order.
+    let mut lists: Vec<List<'_>> = Vec::with_capacity(terms.len());
+    for &(term, postings) in terms {
+        let Some(postings) = postings.filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        let df = postings.len() as f64;
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln().max(0.0);
+        let mut iter = postings.iter();
+        let head = iter.next();
+        lists.push((term.weight * idf, iter, head));
+    }
     let mut best: Vec<Ranked> = Vec::with_capacity(limit.saturating_add(1));
-    while let Some(doc) = lists
-        .iter_mut()
-        .filter_map(|(_, l)| l.peek().map(|p| p.0))
-        .min()
-    {
+    loop {
+        let mut next: Option<u32> = None;
+        for &(_, _, head) in &lists {
+            if let Some((doc, _)) = head {
+                next = Some(next.map_or(doc, |n| n.min(doc)));
+            }
+        }
+        let Some(doc) = next else { break };
         let info = stats.get(doc);
         let mut score = 0.0;
-        for (idf, list) in &mut lists {
-            if let Some((_, tf)) = list.next_if(|p| p.0 == doc) {
-                if let Some(info) = info {
-                    let tf = f64::from(tf);
-                    let norm = 1.0 - B + B * f64::from(info.length) / average;
-                    score += *idf * tf * (K1 + 1.0) / (tf + K1 * norm);
-                }
+        for (idf, list, head) in &mut lists {
+            let Some((at, tf)) = *head else { continue };
+            if at != doc {
+                continue;
+            }
+            *head = list.next();
+            if let Some(info) = info {
+                let tf = f64::from(tf);
+                let norm = 1.0 - B + B * f64::from(info.length) / average;
+                score += *idf * tf * (K1 + 1.0) / (tf + K1 * norm);
             }
         }
         let Some(info) = info else { continue };

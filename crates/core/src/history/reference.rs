@@ -7,7 +7,8 @@
 
 use super::passage::passages;
 use super::HistoryError;
-use std::fmt;
+use crate::js::number::integer_to_string;
+use std::fmt::{self, Write};
 
 /// A page's size unless the caller asks for another.
 pub const DEFAULT_PAGE_CHARS: usize = 4000;
@@ -46,8 +47,12 @@ impl fmt::Display for Reference {
             *d = DIGITS.get((rest % 36) as usize).copied().unwrap_or(b'0');
             rest /= 36;
         }
-        let fp = std::str::from_utf8(&digits).unwrap_or("0000");
-        write!(f, "h{}.{}-{fp}", self.key, self.passage)
+        let key = integer_to_string(u64::from(self.key));
+        let passage = integer_to_string(u64::from(self.passage));
+        for piece in ["h", &key, ".", &passage, "-"] {
+            f.write_str(piece)?;
+        }
+        digits.iter().try_for_each(|&d| f.write_char(char::from(d)))
     }
 }
 
@@ -55,22 +60,25 @@ impl Reference {
     /// The reference `text` writes (case, surrounding spaces and the
     /// quotes or brackets a model may copy with it aside).
     pub fn parse(text: &str) -> Result<Reference, HistoryError> {
-        let bad = |why| HistoryError::BadReference {
-            reference: text.chars().take(40).collect(),
-            why,
-        };
-        let lower = text
-            .trim_matches(|c: char| c.is_ascii_whitespace() || "`'\"[]()<>".contains(c))
-            .to_ascii_lowercase();
+        let bad = |why| bad_reference(text, why);
+        // Quotes, brackets and spaces around it are not part of it.
+        let strip = |b: &u8| b.is_ascii_whitespace() || b"`'\"[]()<>".contains(b);
+        let bytes = text.as_bytes();
+        let start = bytes.iter().position(|b| !strip(b)).unwrap_or(bytes.len());
+        let end = bytes
+            .iter()
+            .rposition(|b| !strip(b))
+            .map_or(start, |e| e + 1);
+        let lower = text.get(start..end).unwrap_or("").to_ascii_lowercase();
         let body = lower
             .strip_prefix('h')
-            .ok_or(bad("it does not start with h"))?;
+            .ok_or_else(|| bad("it does not start with h"))?;
         let (place, fp) = body
             .split_once('-')
-            .ok_or(bad("it lacks the - before its fingerprint"))?;
+            .ok_or_else(|| bad("it lacks the - before its fingerprint"))?;
         let (key, passage) = place
             .split_once('.')
-            .ok_or(bad("it lacks the . between message and passage"))?;
+            .ok_or_else(|| bad("it lacks the . between message and passage"))?;
         let number = |digits: &str| -> Result<u32, HistoryError> {
             if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(bad("a message or passage number is not digits"));
@@ -87,12 +95,22 @@ impl Reference {
         Ok(Reference {
             key: number(key)?,
             passage: number(passage)?,
-            fingerprint: fingerprint.ok_or(bad("its fingerprint is not letters and digits"))?,
+            fingerprint: fingerprint
+                .ok_or_else(|| bad("its fingerprint is not letters and digits"))?,
         })
     }
 }
 
 /// A page of a message's text.
+/// The error for `text`, named by its first 40 characters.
+fn bad_reference(text: &str, why: &'static str) -> HistoryError {
+    let end = text.char_indices().nth(40).map_or(text.len(), |(i, _)| i);
+    HistoryError::BadReference {
+        reference: text.get(..end).unwrap_or(text).to_owned(),
+        why,
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Page {
     /// Its byte range in the text.

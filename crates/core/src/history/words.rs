@@ -143,11 +143,12 @@ pub fn terms(text: &str) -> Vec<Term> {
     let mut chain: Option<(usize, usize, usize)> = None;
     let mut joining = false;
     let mut cjk: Option<(usize, bool)> = None;
-    for (i, c) in text.char_indices().chain([(text.len(), ' ')]) {
-        let class = if i == text.len() {
-            Class::Other
-        } else {
-            class(c)
+    let mut chars = text.char_indices();
+    loop {
+        // The text's end counts as a separator.
+        let (i, c, class) = match chars.next() {
+            Some((i, c)) => (i, c, class(c)),
+            None => (text.len(), ' ', Class::Other),
         };
         if class == Class::Word {
             word.get_or_insert(i);
@@ -180,7 +181,7 @@ pub fn terms(text: &str) -> Vec<Term> {
             }
             (_, None) => {}
         }
-        if out.terms.len() >= MAX_TERMS {
+        if i == text.len() || out.terms.len() >= MAX_TERMS {
             break;
         }
     }
