@@ -43,8 +43,6 @@ pub(crate) struct Books {
     known: Array,
     /// The hidden places read so far (with text or not), ascending.
     read: Vec<u32>,
-    /// How many messages the index holds.
-    messages: usize,
 }
 
 /// Messages' roles and searched texts (none if nothing is searched), by
@@ -77,16 +75,16 @@ impl Books {
         }
         let plan = lookup::sync(&self.read, &hidden, &changed_at);
         for &key in &plan.remove {
-            self.messages -= usize::from(self.index.remove(key));
+            self.index.remove(key);
         }
-        self.read = places;
         for (key, (_, text)) in Books::texts_at(array, &plan.add)? {
             if let Some(text) = text {
                 self.index.add(key, &text).map_err(history_error)?;
-                self.messages += 1;
             }
         }
-        Ok(self.messages)
+        // Only now: a failure above leaves the places to be read again.
+        self.read = places;
+        Ok(self.index.messages())
     }
 
     /// The texts and roles of the messages `keys` (any order).

@@ -181,6 +181,11 @@ impl Index {
         true
     }
 
+    /// How many messages the index holds.
+    pub fn messages(&self) -> usize {
+        self.messages.len()
+    }
+
     /// Whether message `key` is indexed.
     pub fn contains(&self, key: u32) -> bool {
         self.messages.get(&key).is_some()

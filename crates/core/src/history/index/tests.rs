@@ -474,3 +474,15 @@ fn passage_numbers_that_would_run_out_are_refused() {
     assert_eq!(index.add(1, "short"), Err(HistoryError::Full));
     assert!(!index.contains(1));
 }
+
+#[test]
+fn messages_counts_what_the_index_holds() {
+    let mut index = Index::new();
+    assert_eq!(index.messages(), 0);
+    index.add(3, "alpha beta").unwrap();
+    index.add(7, "gamma").unwrap();
+    index.add(3, "alpha again").unwrap();
+    assert_eq!(index.messages(), 2, "adding a key again replaces it");
+    index.remove(3);
+    assert_eq!(index.messages(), 1);
+}
