@@ -40,8 +40,9 @@ const { wasm, shim } = bindgen(root, raw, next);
 optimize(root, wasm, wasm);
 shortImports(wasm, join(next, `${NAME}.js`));
 for (const f of readdirSync(join(root, "package"))) copyFileSync(join(root, "package", f), join(next, f));
-// ai-sdk.js, the AI SDK binding, is plain JavaScript that names no file: minified like the glue.
-await minifyJs([join(next, `${NAME}.js`), shim, join(next, "ai-sdk.js")]);
+// ai-sdk.js and pi-agent-core.js, the bindings to the AI SDK and to
+// pi-agent-core, are plain JavaScript that names no file: minified like the glue.
+await minifyJs([join(next, `${NAME}.js`), shim, join(next, "ai-sdk.js"), join(next, "pi-agent-core.js")]);
 for (const f of COMMENTED_ENTRIES) writeFileSync(join(next, f), withoutComments(readFileSync(join(next, f), "utf8"), f));
 copyFileSync(join(root, "README.md"), join(next, "README.md"));
 const old = join(root, `pkg.old-${process.pid}`);

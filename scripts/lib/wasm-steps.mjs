@@ -116,7 +116,7 @@ export function optimize(root, input, output, { names = false } = {}) {
 }
 
 /**
- * Minifies `files` in place (wasm-bindgen's glue, the shim, ai-sdk.js),
+ * Minifies `files` in place (wasm-bindgen's glue, the shim, ai-sdk.js, pi-agent-core.js),
  * with the oxc minifier that rolldown (Vite's bundler, already a dev
  * dependency through vite) exposes. Function and class names are kept, so
  * `Compactor.name`, error classes and stack traces read as in the source;
