@@ -289,6 +289,15 @@ impl Converter for Converting<'_> {
 }
 
 impl State {
+    /// `messages` brought in line with the index, and the view's fact
+    /// cache kept for the tracked generation.
+    fn sync_view(&mut self, messages: &JsValue) -> Result<JsArray, JsValue> {
+        let array = self.tracked.sync(messages).map_err(type_error)?;
+        let generation = self.tracked.tracker.generation();
+        self.view.keep(generation, array.len() as usize);
+        Ok(array)
+    }
+
     /// The summary `original` as the model is sent it ([`summary_for_model`]).
     fn summary_for_model(&self, original: JsValue) -> JsValue {
         summary_for_model(self.history_offered, &self.noted, original)
@@ -334,6 +343,15 @@ impl State {
         self.context_window = window;
         self.model_key = model.key;
         Ok(())
+    }
+}
+
+/// Where the tracked array's last summary is and the pinned messages
+/// re-sent after it (none before the first summary).
+fn view_head(tracker: &Tracker) -> (Option<usize>, &[usize]) {
+    match tracker.view_head() {
+        Some((summary, resent)) => (Some(summary), resent),
+        None => (None, &[]),
     }
 }
 
@@ -884,13 +902,8 @@ impl Compactor {
     ) -> Result<R, JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
         let s = &mut *s;
-        let array = s.tracked.sync(messages).map_err(type_error)?;
-        let tracker = &s.tracked.tracker;
-        let (summary, resent) = match tracker.view_head() {
-            Some((summary, resent)) => (Some(summary), resent),
-            None => (None, &[][..]),
-        };
-        s.view.keep(tracker.generation(), array.len() as usize);
+        let array = s.sync_view(messages)?;
+        let (summary, resent) = view_head(&s.tracked.tracker);
         let head = match summary {
             Some(i) if s.history_offered => {
                 Some(s.summary_for_model(message_at(&array, i).map_err(type_error)?))
@@ -932,13 +945,8 @@ impl Compactor {
     > {
         let mut state = self.state.try_borrow_mut().map_err(|_| busy())?;
         let s = &mut *state;
-        let array = s.tracked.sync(messages).map_err(type_error)?;
-        let tracker = &s.tracked.tracker;
-        let (summary, resent) = match tracker.view_head() {
-            Some((summary, resent)) => (Some(summary), resent),
-            None => (None, &[][..]),
-        };
-        s.view.keep(tracker.generation(), array.len() as usize);
+        let array = s.sync_view(messages)?;
+        let (summary, resent) = view_head(&s.tracked.tracker);
         let steps = s.view.steps(&array, summary, resent).map_err(type_error)?;
         Ok((state, array, steps))
     }
@@ -1164,10 +1172,7 @@ async fn compact_job(
             window,
         );
         let prefix = conversation.zip(room).and_then(|(conversation, room)| {
-            let (summary, resent) = match tracker.view_head() {
-                Some((summary, resent)) => (Some(summary), resent),
-                None => (None, &[][..]),
-            };
+            let (summary, resent) = view_head(tracker);
             let position = |index: usize| {
                 model_view(array.len() as usize, summary, resent).position(|i| i == index)
             };

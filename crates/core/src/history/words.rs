@@ -74,7 +74,7 @@ fn class(c: char) -> Class {
         };
     }
     let u = u32::from(c);
-    if is_cjk(u) {
+    if is_cjk(c, u) {
         Class::Cjk
     } else if is_separator(u) {
         Class::Other
@@ -83,22 +83,10 @@ fn class(c: char) -> Class {
     }
 }
 
-/// Han (with its extensions and compatibility block), Hiragana, Katakana
-/// (full and half width) and Hangul (syllables and jamo).
-fn is_cjk(u: u32) -> bool {
-    matches!(
-        u,
-        0x1100..=0x11FF
-            | 0x3040..=0x30FF
-            | 0x3130..=0x318F
-            | 0x31F0..=0x31FF
-            | 0x3400..=0x4DBF
-            | 0x4E00..=0x9FFF
-            | 0xAC00..=0xD7AF
-            | 0xF900..=0xFAFF
-            | 0xFF66..=0xFF9F
-            | 0x20000..=0x3FFFF
-    )
+/// Han, kana and Hangul as the token estimate classifies them, and
+/// half-width katakana (which the estimate counts with CJK punctuation).
+fn is_cjk(c: char, u: u32) -> bool {
+    crate::tokens::calibrated::is_cjk(c) || (0xFF66..=0xFF9F).contains(&u)
 }
 
 /// Spaces, punctuation, symbols, arrows, box drawing, emoji, variation

@@ -303,6 +303,12 @@ pub(crate) fn is_letter(c: char) -> bool {
     )
 }
 
+/// Whether `c` is Han, kana or Hangul, as the estimate classifies
+/// characters (the history search cuts such text into pairs).
+pub(crate) fn is_cjk(c: char) -> bool {
+    matches!(kind(c as u32), Kind::Han | Kind::Kana | Kind::Hangul)
+}
+
 /// A letter ([`is_letter`]) or an ASCII digit: what words are made of.
 pub(crate) fn is_word_char(c: char) -> bool {
     c.is_ascii_digit() || is_letter(c)
