@@ -111,7 +111,7 @@ pub fn ranked(
     query_text: &str,
     limit: usize,
 ) -> Result<(Vec<QueryTerm>, Vec<Ranked>), HistoryError> {
-    let terms = with_joins(query(query_text)?, query_text);
+    let terms = query_terms(query_text)?;
     check_limit(limit)?;
     index.merge();
     let mut lists = Vec::with_capacity(terms.len());
@@ -120,6 +120,12 @@ pub fn ranked(
     }
     let best = rank(index.stats(), &lists, limit);
     Ok((terms, best))
+}
+
+/// The terms a search looks up for `query_text`: its own and those of
+/// its words joined ([`with_joins`]).
+pub fn query_terms(query_text: &str) -> Result<Vec<QueryTerm>, HistoryError> {
+    Ok(with_joins(query(query_text)?, query_text))
 }
 
 /// The query's terms and, for two or three of its words in a row (as

@@ -10,6 +10,8 @@
 //! - [`postings`]: one term's postings and the passages' statistics, each
 //!   encodable to bytes on its own, so that a store keyed by term reads
 //!   only a query's terms;
+//! - [`stored`]: the index as a store keeps it, in records beside a
+//!   session's, filled as summaries hide messages;
 //! - [`rank`]: BM25 over a query's terms, from postings and statistics
 //!   alone;
 //! - [`excerpt`]: the short window of a passage that shows most of the
@@ -29,6 +31,7 @@ pub mod lookup;
 pub mod passage;
 pub mod postings;
 pub mod rank;
+pub mod stored;
 pub mod reference;
 pub mod tool;
 pub mod words;

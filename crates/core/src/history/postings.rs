@@ -75,6 +75,15 @@ impl Postings {
         self.bytes.capacity()
     }
 
+    /// Adds `other`'s passages, each with `base` added to its number;
+    /// false, and nothing more added, at the first that does not come
+    /// after every passage already there.
+    pub fn append(&mut self, other: &Postings, base: u32) -> bool {
+        other
+            .iter()
+            .all(|(doc, tf)| doc.checked_add(base).is_some_and(|d| self.push(d, tf)))
+    }
+
     /// The record: version, count, then the gaps and frequencies.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.bytes.len().saturating_add(6));
@@ -187,6 +196,13 @@ impl Stats {
         &self.docs
     }
 
+    /// Adds `other`'s passages, each with `base` added to its number;
+    /// false, and nothing more added, at the first that does not come
+    /// after every passage already there.
+    pub fn append(&mut self, other: &Stats, base: u32) -> bool {
+        (other.docs.iter()).all(|&(doc, info)| doc.checked_add(base).is_some_and(|d| self.push(d, info)))
+    }
+
     /// Keeps the passages `keep` accepts.
     pub fn retain(&mut self, keep: impl Fn(u32) -> bool) {
         let mut kept = Vec::new();
@@ -268,7 +284,7 @@ fn corrupt(what: &'static str, why: &'static str) -> HistoryError {
 }
 
 /// Appends `n` as an unsigned LEB128 varint.
-fn put(out: &mut Vec<u8>, mut n: u64) {
+pub(super) fn put(out: &mut Vec<u8>, mut n: u64) {
     while n >= 0x80 {
         out.push((n as u8) | 0x80);
         n >>= 7;
@@ -296,13 +312,13 @@ fn take(bytes: &mut &[u8]) -> Option<u64> {
 }
 
 /// Reads a record's varints, each failure a [`HistoryError`].
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     bytes: &'a [u8],
     what: &'static str,
 }
 
 impl<'a> Reader<'a> {
-    fn open(record: &'a [u8], what: &'static str) -> Result<Self, HistoryError> {
+    pub(super) fn open(record: &'a [u8], what: &'static str) -> Result<Self, HistoryError> {
         match record.split_first() {
             None => Err(corrupt(what, "it is empty")),
             Some((&VERSION, rest)) => Ok(Reader { bytes: rest, what }),
@@ -318,11 +334,11 @@ impl<'a> Reader<'a> {
         take(&mut self.bytes).ok_or(corrupt(self.what, "it ends in the middle of a number"))
     }
 
-    fn u32(&mut self) -> Result<u32, HistoryError> {
+    pub(super) fn u32(&mut self) -> Result<u32, HistoryError> {
         u32::try_from(self.u64()?).map_err(|_| corrupt(self.what, "a number is out of range"))
     }
 
-    fn end(&self) -> Result<(), HistoryError> {
+    pub(super) fn end(&self) -> Result<(), HistoryError> {
         if self.bytes.is_empty() {
             Ok(())
         } else {

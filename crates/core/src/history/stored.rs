@@ -1,0 +1,226 @@
+//! The history index as a store keeps it beside a session's records, so
+//! that a stored session is searched and read without being loaded.
+//!
+//! It covers the session's first messages, up to its last summary at the
+//! time of its last *fill*: each fill indexes the messages hidden since the
+//! one before (a compaction's save writes one in its own transaction) and
+//! writes, under its number, the statistics of its passages, one postings
+//! record per term, and the searched text of each message (read back by
+//! reference, and for the hits' excerpts). A [`Meta`] record says how far
+//! the fills go. Passage numbers run on from fill to fill, so a term's
+//! records, read in fill order, are its postings in passage order.
+//!
+//! A save that changes or removes a covered message, or makes one visible
+//! again (an undo), drops the whole index in its transaction; the next
+//! search rebuilds it from the records. So the index never points at
+//! messages that are not there.
+
+use super::index::Index;
+use super::lookup::query_terms;
+use super::postings::{put, Postings, Reader, Stats, VERSION};
+use super::rank::{check_limit, rank, QueryTerm, Ranked};
+use super::HistoryError;
+use crate::message::role::Role;
+
+/// How far a session's index goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    /// The messages covered: places `0..count` of the session.
+    pub count: u32,
+    /// How many of them have text (the messages a search searches).
+    pub messages: u32,
+    /// The next passage number.
+    pub docs: u32,
+    /// The next fill's number.
+    pub fills: u32,
+}
+
+impl Meta {
+    /// The record: the format version, then the four numbers.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![VERSION];
+        for n in [self.count, self.messages, self.docs, self.fills] {
+            put(&mut out, u64::from(n));
+        }
+        out
+    }
+
+    /// The meta of a record [`Meta::encode`] wrote.
+    pub fn decode(record: &[u8]) -> Result<Meta, HistoryError> {
+        let mut r = Reader::open(record, "history index")?;
+        let meta = Meta {
+            count: r.u32()?,
+            messages: r.u32()?,
+            docs: r.u32()?,
+            fills: r.u32()?,
+        };
+        r.end()?;
+        Ok(meta)
+    }
+}
+
+/// A message's searched text, by its place in the session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Text {
+    pub key: u32,
+    pub role: Role,
+    pub text: String,
+}
+
+/// What one fill writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fill {
+    /// Its number (part of its records' keys).
+    pub number: u32,
+    /// The meta record after it.
+    pub meta: Meta,
+    /// Its passages' statistics record.
+    pub stats: Vec<u8>,
+    /// Each term of its passages with its postings record, by term.
+    pub terms: Vec<(String, Vec<u8>)>,
+    /// The texts of its messages that have one.
+    pub texts: Vec<Text>,
+}
+
+/// The fill after `meta` (none: the first of a new index) for the
+/// messages up to place `to`, of which `texts` are those with a text
+/// (ascending, each at or after `meta.count`).
+pub fn fill(meta: Option<&Meta>, to: u32, texts: Vec<Text>) -> Result<Fill, HistoryError> {
+    let meta = meta.copied().unwrap_or_default();
+    let mut index = Index::with_cap(usize::MAX);
+    for t in &texts {
+        index.add(t.key, &t.text)?;
+    }
+    index.merge();
+    let base = meta.docs;
+    let mut stats = Stats::default();
+    if !stats.append(index.stats(), base) {
+        return Err(HistoryError::Full);
+    }
+    let mut terms = Vec::new();
+    for (term, postings) in index.terms() {
+        let mut shifted = Postings::default();
+        if !shifted.append(postings, base) {
+            return Err(HistoryError::Full);
+        }
+        terms.push((term.to_owned(), shifted.encode()));
+    }
+    let added = u32::try_from(stats.count()).map_err(|_| HistoryError::Full)?;
+    let messages = u32::try_from(index.messages()).map_err(|_| HistoryError::Full)?;
+    let next = |a: u32, b: u32| a.checked_add(b).ok_or(HistoryError::Full);
+    Ok(Fill {
+        number: meta.fills,
+        meta: Meta {
+            count: to.max(meta.count),
+            messages: next(meta.messages, messages)?,
+            docs: next(base, added)?,
+            fills: next(meta.fills, 1)?,
+        },
+        stats: stats.encode(),
+        terms,
+        texts,
+    })
+}
+
+/// What a save does to the index, decided before its transaction from the
+/// places (in the stored session) of the last summary before and after it
+/// (none: no summary, nothing hidden), the first place it changes (a
+/// message removed or one inserted before it; none: it only appends), and
+/// whether it rewrites the session from scratch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnSave {
+    /// The covered messages stay as they are.
+    Keep,
+    /// The index is dropped (rebuilt at the next search).
+    Drop,
+    /// The messages `from..to` are now hidden too.
+    Fill { from: u32, to: u32 },
+}
+
+pub fn on_save(
+    old_summary: Option<usize>,
+    new_summary: Option<usize>,
+    first_change: Option<usize>,
+    rewrites: bool,
+) -> OnSave {
+    let (old, new) = (old_summary.unwrap_or(0), new_summary.unwrap_or(0));
+    if rewrites || first_change.is_some_and(|f| f < old) || new < old {
+        return OnSave::Drop;
+    }
+    match (u32::try_from(old), u32::try_from(new)) {
+        (Ok(from), Ok(to)) if to > from => OnSave::Fill { from, to },
+        (Ok(_), Ok(_)) => OnSave::Keep,
+        _ => OnSave::Drop,
+    }
+}
+
+/// What the save's transaction does once it has read the meta record
+/// (none: no index, which the next search builds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SaveStep {
+    Nothing,
+    Drop,
+    /// Writes the fill of `from..to` after the meta read.
+    Fill {
+        from: u32,
+        to: u32,
+    },
+}
+
+pub fn save_step(on_save: OnSave, meta: Option<&Meta>) -> SaveStep {
+    match (on_save, meta) {
+        (OnSave::Drop, Some(_)) => SaveStep::Drop,
+        (OnSave::Fill { from, to }, Some(m)) if m.count == from => SaveStep::Fill { from, to },
+        // Covering other messages than those before the summary: not this
+        // library's index (or one a failure left behind).
+        (OnSave::Fill { .. }, Some(_)) => SaveStep::Drop,
+        _ => SaveStep::Nothing,
+    }
+}
+
+/// The first step of a search of a stored index: the terms whose records
+/// to read, after checking the limit.
+pub fn search_terms(query_text: &str, limit: usize) -> Result<Vec<QueryTerm>, HistoryError> {
+    let terms = query_terms(query_text)?;
+    check_limit(limit)?;
+    Ok(terms)
+}
+
+/// The second: the `limit` best passages, from the fills' statistics
+/// records and, for each of `terms`, its postings records (in fill order).
+pub fn ranked(
+    stats_records: &[Vec<u8>],
+    terms: &[QueryTerm],
+    postings_records: &[Vec<Vec<u8>>],
+    limit: usize,
+) -> Result<Vec<Ranked>, HistoryError> {
+    let mut stats = Stats::default();
+    for record in stats_records {
+        if !stats.append(&Stats::decode(record)?, 0) {
+            return Err(out_of_order());
+        }
+    }
+    let mut lists = Vec::with_capacity(terms.len());
+    for records in postings_records {
+        let mut postings = Postings::default();
+        for record in records {
+            if !postings.append(&Postings::decode(record)?, 0) {
+                return Err(out_of_order());
+            }
+        }
+        lists.push(postings);
+    }
+    let pairs: Vec<(&QueryTerm, Option<&Postings>)> =
+        terms.iter().zip(lists.iter().map(Some)).collect();
+    Ok(rank(&stats, &pairs, limit))
+}
+
+fn out_of_order() -> HistoryError {
+    HistoryError::Corrupt {
+        what: "history index",
+        why: "its records' passages are out of order",
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests;

@@ -1,0 +1,149 @@
+use super::*;
+use crate::history::index::Index;
+use crate::history::lookup::ranked as ranked_in_memory;
+
+fn text(key: u32, text: &str) -> Text {
+    Text {
+        key,
+        role: Role::ToolResult,
+        text: text.to_owned(),
+    }
+}
+
+fn sample() -> Vec<Text> {
+    vec![
+        text(0, "Open src/parser/config.ts and fix parseConfigFile"),
+        text(2, "error E0502: cannot borrow `items` as mutable"),
+        text(3, "We decided to keep the retry limit at 3"),
+        text(5, "The build passes; parseConfigFile now returns a Result"),
+        text(6, "データベースの接続がタイムアウトしました"),
+        text(9, "Never edit generated files under dist/"),
+    ]
+}
+
+/// The records of `fills`, as a store reads them back for `query`.
+fn search(fills: &[Fill], query: &str, limit: usize) -> Vec<Ranked> {
+    let terms = search_terms(query, limit).unwrap();
+    let stats: Vec<Vec<u8>> = fills.iter().map(|f| f.stats.clone()).collect();
+    let postings: Vec<Vec<Vec<u8>>> = terms
+        .iter()
+        .map(|t| {
+            (fills.iter())
+                .filter_map(|f| f.terms.iter().find(|(term, _)| *term == t.text))
+                .map(|(_, record)| record.clone())
+                .collect()
+        })
+        .collect();
+    ranked(&stats, &terms, &postings, limit).unwrap()
+}
+
+#[test]
+fn fills_rank_as_one_index_over_the_same_messages() {
+    let all = sample();
+    let first = fill(None, 4, all[..3].to_vec()).unwrap();
+    let second = fill(Some(&first.meta), 10, all[3..].to_vec()).unwrap();
+    assert_eq!(
+        second.meta,
+        Meta {
+            count: 10,
+            messages: 6,
+            docs: 6,
+            fills: 2
+        }
+    );
+    let mut index = Index::new();
+    for t in &all {
+        index.add(t.key, &t.text).unwrap();
+    }
+    for query in ["parse config file", "E0502 borrow", "decision on retries", "タイムアウト", "dist"] {
+        let (_, expected) = ranked_in_memory(&mut index, query, 5).unwrap();
+        assert!(!expected.is_empty(), "{query}");
+        assert_eq!(search(&[first.clone(), second.clone()], query, 5), expected, "{query}");
+    }
+}
+
+#[test]
+fn a_fill_keeps_the_texts_it_indexed() {
+    let f = fill(None, 4, sample()[..3].to_vec()).unwrap();
+    let keys: Vec<u32> = f.texts.iter().map(|t| t.key).collect();
+    assert_eq!(keys, [0, 2, 3]);
+    assert_eq!(f.number, 0);
+    // A fill of messages without text still moves the covered count.
+    let empty = fill(Some(&f.meta), 7, Vec::new()).unwrap();
+    assert_eq!((empty.meta.count, empty.meta.messages, empty.meta.fills), (7, 3, 2));
+    assert!(empty.terms.is_empty());
+}
+
+#[test]
+fn the_meta_record_round_trips_and_refuses_another_version() {
+    let meta = Meta {
+        count: 70_000,
+        messages: 12,
+        docs: 300,
+        fills: 4,
+    };
+    assert_eq!(Meta::decode(&meta.encode()), Ok(meta));
+    let mut other = meta.encode();
+    other[0] = VERSION + 1;
+    assert!(matches!(
+        Meta::decode(&other),
+        Err(HistoryError::Version { .. })
+    ));
+    assert!(matches!(
+        Meta::decode(&meta.encode()[..2]),
+        Err(HistoryError::Corrupt { .. })
+    ));
+}
+
+#[test]
+fn records_out_of_order_are_refused_as_damaged() {
+    let first = fill(None, 4, sample()[..3].to_vec()).unwrap();
+    let terms = search_terms("config", 5).unwrap();
+    let stats = vec![first.stats.clone(), first.stats.clone()];
+    assert!(matches!(
+        ranked(&stats, &terms, &[], 5),
+        Err(HistoryError::Corrupt { .. })
+    ));
+    assert!(matches!(search_terms("config", 0), Err(HistoryError::Limit { .. })));
+}
+
+#[test]
+fn a_save_fills_what_a_new_summary_hides() {
+    // A compaction: the summary moves from 10 to 40, inserted at 40.
+    assert_eq!(on_save(Some(10), Some(40), Some(40), false), OnSave::Fill { from: 10, to: 40 });
+    // The first compaction.
+    assert_eq!(on_save(None, Some(25), Some(25), false), OnSave::Fill { from: 0, to: 25 });
+    // A turn: appended messages only.
+    assert_eq!(on_save(Some(10), Some(10), None, false), OnSave::Keep);
+    assert_eq!(on_save(None, None, None, false), OnSave::Keep);
+    // A failed attempt dropped after the summary.
+    assert_eq!(on_save(Some(10), Some(10), Some(30), false), OnSave::Keep);
+}
+
+#[test]
+fn a_save_that_touches_covered_messages_drops_the_index() {
+    // An edit before the summary.
+    assert_eq!(on_save(Some(10), Some(11), Some(3), false), OnSave::Drop);
+    // An undo: the last summary removed, the one before is last again.
+    assert_eq!(on_save(Some(40), Some(10), Some(40), false), OnSave::Drop);
+    assert_eq!(on_save(Some(40), None, Some(40), false), OnSave::Drop);
+    // A context array saved with replace: every record before it goes.
+    assert_eq!(on_save(Some(10), Some(10), None, true), OnSave::Drop);
+}
+
+#[test]
+fn the_save_step_follows_the_stored_meta() {
+    let at = |count| Meta {
+        count,
+        ..Meta::default()
+    };
+    let fill = OnSave::Fill { from: 10, to: 40 };
+    assert_eq!(save_step(fill, Some(&at(10))), SaveStep::Fill { from: 10, to: 40 });
+    // No index yet: the first search builds it whole.
+    assert_eq!(save_step(fill, None), SaveStep::Nothing);
+    // An index that does not end where the old summary was.
+    assert_eq!(save_step(fill, Some(&at(7))), SaveStep::Drop);
+    assert_eq!(save_step(OnSave::Drop, Some(&at(7))), SaveStep::Drop);
+    assert_eq!(save_step(OnSave::Drop, None), SaveStep::Nothing);
+    assert_eq!(save_step(OnSave::Keep, Some(&at(7))), SaveStep::Nothing);
+}
