@@ -10,18 +10,23 @@ import type {
   CompactionSummaryMessage,
   Compactor,
   CustomMessage,
+  SessionStore,
   ToolOutputClearedMessage,
 } from "./index.js";
 
 /**
  * `search_history` and `read_history` as pi-agent-core `AgentTool`s over
- * the messages `source` holds (an `Agent`, whose `state.messages` is read at
- * each call, or a function returning the messages):
+ * the messages `source` holds: an `Agent`, whose `state.messages` is read at
+ * each call, a function returning the messages, or `{ store, sessionId }`,
+ * a stored session searched from its history index without loading it:
  * `agent.state.tools = [...agent.state.tools, ...historyTools(compactor, agent)]`.
  */
 export declare function historyTools(
   compactor: Compactor,
-  source: { state: { messages: readonly PiAgentMessage[] } } | (() => readonly unknown[]),
+  source:
+    | { state: { messages: readonly PiAgentMessage[] } }
+    | (() => readonly unknown[])
+    | { store: SessionStore; sessionId: string },
 ): AgentTool[];
 
 declare module "@mariozechner/pi-agent-core" {

@@ -1,5 +1,6 @@
 // SessionStore: sessions in IndexedDB, and the errors its calls reject with.
 import type { AgentMessage, AnyMessage, BranchSummaryMessage } from "./messages.js";
+import type { HistoryPage, HistorySearch } from "./compactor.js";
 
 /** A session as `list()` shows it. */
 export interface SessionMeta {
@@ -158,6 +159,29 @@ export class SessionStore {
    * array is its view of the whole one. Without a summary, the whole array.
    */
   loadContext<M extends AnyMessage = AgentMessage>(sessionId: string): Promise<M[]>;
+  /**
+   * A word search of the session's messages before its last
+   * `compactionSummary` (what `loadContext` leaves out), without loading
+   * the session: from its history index, which each save that hides
+   * messages behind a new summary extends in its own transaction. A session
+   * without one (imported, forked, or one a save changed before its last
+   * summary) is read whole and indexed at its first search. Hits are as
+   * `Compactor.searchHistory`'s, `index` being the message's place in the
+   * array `load` returns.
+   * @throws Error when the session does not exist or the query has no words.
+   */
+  searchHistory(sessionId: string, query: string, options?: { /** 1 to 100; 10 if not given. */ limit?: number }): Promise<HistorySearch>;
+  /** The original text a search's `ref` points at, a page at a time (as `Compactor.readHistory`). */
+  readHistory(
+    sessionId: string,
+    ref: string,
+    options?: { /** A page's `next`. */ offset?: number; /** 1 to 16,000; 4,000 if not given. */ maxChars?: number },
+  ): Promise<HistoryPage>;
+  /**
+   * What the history tool `name` answers the model for `args`, searching
+   * and reading this session (as `Compactor.historyTool`, from the store).
+   */
+  historyTool(sessionId: string, name: "search_history" | "read_history", args: unknown): Promise<string>;
   /**
    * A new session holding copies of messages `[0, atIndex)` of `sessionId`,
    * then `options.summary` when given, written in one transaction. The source

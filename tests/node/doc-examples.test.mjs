@@ -157,6 +157,29 @@ const drivers = {
     assert.match(answer.content[0].text, /error E0502 in parseConfigFile/);
   },
 
+  async "history-store"(example) {
+    const { SessionStore } = await import("agent-compaction");
+    const store = await SessionStore.open();
+    const { id } = await store.createSession({ title: "stored history" });
+    const filler = (i) => ({ role: "user", content: `step ${i}: ` + "routine work on the build ".repeat(40), timestamp: 10 + i });
+    const error = "The deploy failed with error E0502 in parseConfigFile.";
+    await store.save(id, [
+      { role: "user", content: error, timestamp: 1 },
+      { role: "compactionSummary", summary: "## Goal\nShip the release.", tokensBefore: 50_000, timestamp: 2 },
+      ...Array.from({ length: 3 }, (_, i) => filler(i)),
+    ]);
+    store.close();
+    assert.equal(await example.lookUpStored(id, "E0502 parse config"), error);
+    assert.equal(await example.lookUpStored(id, "routine"), undefined, "what the model sees is not searched");
+    const added = [];
+    const agent = { state: { messages: [], model: { provider: "p", id: "m", contextWindow: 128_000 } }, subscribe: () => () => {} };
+    Object.defineProperty(agent.state, "tools", { get: () => added, set: (t) => added.splice(0, added.length, ...t) });
+    await example.resume(agent, id);
+    assert.deepEqual(agent.state.messages.map((m) => m.role), ["compactionSummary", "user", "user", "user"]);
+    const answer = await added[0].execute("c1", { query: "E0502" });
+    assert.match(answer.content[0].text, /error E0502 in parseConfigFile/);
+  },
+
   async pinned(example) {
     const rule = "Rule: never modify files under vendor/.";
     const messages = [...conversation(2), ...example.addRule([], rule), ...conversation(24)];

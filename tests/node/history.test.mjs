@@ -222,7 +222,9 @@ describe("the history tools", () => {
 
   test("historyTools refuses what is not a Compactor and an Agent", () => {
     assert.throws(() => historyTools({}, () => []), /compactor must be a Compactor/);
-    assert.throws(() => historyTools(compactor(), 42), /source must be an Agent or a function/);
+    assert.throws(() => historyTools(compactor(), 42), /source must be an Agent, a function returning the messages, or \{ store, sessionId \}/);
+    const store = { historyTool: async () => "" };
+    assert.throws(() => historyTools(compactor(), { store }), /source\.sessionId must be the stored session's id/);
   });
 
   test("with the AI SDK: generateText calls search_history from conversation.historyTools()", async () => {

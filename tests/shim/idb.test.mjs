@@ -46,12 +46,12 @@ test("storeTransaction and commitTransaction", async () => {
   storeTransaction(db, true, false, "default");
   storeTransaction(db, false, true, "strict");
   assert.deepEqual(calls, [
-    [["sessions", "messages"], "readwrite"],
+    [["sessions", "messages", "history"], "readwrite"],
     ["sessions", "readonly"],
     // A strict write asks for it; the default and reads pass no options.
-    [["sessions", "messages"], "readwrite", { durability: "strict" }],
+    [["sessions", "messages", "history"], "readwrite", { durability: "strict" }],
     ["sessions", "readwrite"],
-    [["sessions", "messages"], "readonly"],
+    [["sessions", "messages", "history"], "readonly"],
   ]);
   const tx = { commit() { this.committed = true; later(() => this.oncomplete()); } };
   await commitTransaction(tx);

@@ -54,7 +54,7 @@ type Texts = Vec<(u32, (Role, Option<String>))>;
 type Found = (Vec<(Hit, Role, String)>, usize);
 
 /// The error a refused search or read throws.
-fn history_error(e: HistoryError) -> JsValue {
+pub(crate) fn history_error(e: HistoryError) -> JsValue {
     js_sys::Error::new(&e.to_string()).into()
 }
 
@@ -167,7 +167,7 @@ fn search_limit(options: &JsValue) -> Result<usize, JsValue> {
 }
 
 /// A string argument.
-fn string_argument(value: &JsValue, name: &'static str) -> Result<String, JsValue> {
+pub(crate) fn string_argument(value: &JsValue, name: &'static str) -> Result<String, JsValue> {
     value.as_string().ok_or_else(|| {
         type_error(crate::js::errors::wrong_type(
             FieldPath::argument(name),
@@ -175,6 +175,20 @@ fn string_argument(value: &JsValue, name: &'static str) -> Result<String, JsValu
             value,
         ))
     })
+}
+
+/// A tool call's arguments, for the tool `name`.
+pub(crate) fn tool_call(name: &JsValue, args: &JsValue) -> Result<Call, JsValue> {
+    let which = (name.as_string().as_deref())
+        .and_then(Tool::named)
+        .ok_or_else(|| {
+            type_error(crate::js::errors::wrong_type(
+                FieldPath::argument("name"),
+                "\"search_history\" or \"read_history\"",
+                name,
+            ))
+        })?;
+    read_fields("arguments", args, |v: &Opt, r| tool::call(which, v, r)).map_err(type_error)
 }
 
 #[wasm_bindgen]
@@ -228,19 +242,7 @@ impl Compactor {
         name: JsValue,
         args: JsValue,
     ) -> Result<String, JsValue> {
-        let which = name
-            .as_string()
-            .as_deref()
-            .and_then(Tool::named)
-            .ok_or_else(|| {
-                type_error(crate::js::errors::wrong_type(
-                    FieldPath::argument("name"),
-                    "\"search_history\" or \"read_history\"",
-                    &name,
-                ))
-            })?;
-        let call = read_fields("arguments", &args, |v: &Opt, r| tool::call(which, v, r))
-            .map_err(type_error)?;
+        let call = tool_call(&name, &args)?;
         self.with_history(&messages, |array, steps, books| match call {
             Call::Search { query, limit } => {
                 let (found, searched) = books.search(array, steps, &query, limit)?;

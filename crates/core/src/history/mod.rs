@@ -31,8 +31,8 @@ pub mod lookup;
 pub mod passage;
 pub mod postings;
 pub mod rank;
-pub mod stored;
 pub mod reference;
+pub mod stored;
 pub mod tool;
 pub mod words;
 

@@ -200,7 +200,8 @@ impl Stats {
     /// false, and nothing more added, at the first that does not come
     /// after every passage already there.
     pub fn append(&mut self, other: &Stats, base: u32) -> bool {
-        (other.docs.iter()).all(|&(doc, info)| doc.checked_add(base).is_some_and(|d| self.push(d, info)))
+        (other.docs.iter())
+            .all(|&(doc, info)| doc.checked_add(base).is_some_and(|d| self.push(d, info)))
     }
 
     /// Keeps the passages `keep` accepts.
@@ -336,6 +337,22 @@ impl<'a> Reader<'a> {
 
     pub(super) fn u32(&mut self) -> Result<u32, HistoryError> {
         u32::try_from(self.u64()?).map_err(|_| corrupt(self.what, "a number is out of range"))
+    }
+
+    /// Whether every byte is read.
+    pub(super) fn is_done(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// A length, then that many bytes.
+    pub(super) fn bytes(&mut self) -> Result<&'a [u8], HistoryError> {
+        let len = usize::try_from(self.u64()?).unwrap_or(usize::MAX);
+        if len > self.bytes.len() {
+            return Err(corrupt(self.what, "it ends in the middle of a term"));
+        }
+        let (taken, rest) = self.bytes.split_at(len);
+        self.bytes = rest;
+        Ok(taken)
     }
 
     pub(super) fn end(&self) -> Result<(), HistoryError> {

@@ -4,8 +4,10 @@
 //! It covers the session's first messages, up to its last summary at the
 //! time of its last *fill*: each fill indexes the messages hidden since the
 //! one before (a compaction's save writes one in its own transaction) and
-//! writes, under its number, the statistics of its passages, one postings
-//! record per term, and the searched text of each message (read back by
+//! writes, under its number, the statistics of its passages, its terms'
+//! postings in [`BUCKETS`] records (a term's bucket is a hash of it, so
+//! that a search reads a few small records and a fill writes at most
+//! that many), and the searched text of each message (read back by
 //! reference, and for the hits' excerpts). A [`Meta`] record says how far
 //! the fills go. Passage numbers run on from fill to fill, so a term's
 //! records, read in fill order, are its postings in passage order.
@@ -76,8 +78,8 @@ pub struct Fill {
     pub meta: Meta,
     /// Its passages' statistics record.
     pub stats: Vec<u8>,
-    /// Each term of its passages with its postings record, by term.
-    pub terms: Vec<(String, Vec<u8>)>,
+    /// Its terms' postings, by bucket: `(bucket, record)`, ascending.
+    pub buckets: Vec<(u32, Vec<u8>)>,
     /// The texts of its messages that have one.
     pub texts: Vec<Text>,
 }
@@ -97,13 +99,27 @@ pub fn fill(meta: Option<&Meta>, to: u32, texts: Vec<Text>) -> Result<Fill, Hist
     if !stats.append(index.stats(), base) {
         return Err(HistoryError::Full);
     }
-    let mut terms = Vec::new();
+    let mut buckets: Vec<(u32, Vec<u8>)> = Vec::new();
     for (term, postings) in index.terms() {
         let mut shifted = Postings::default();
         if !shifted.append(postings, base) {
             return Err(HistoryError::Full);
         }
-        terms.push((term.to_owned(), shifted.encode()));
+        let b = bucket(term);
+        let at = match buckets.binary_search_by_key(&b, |(k, _)| *k) {
+            Ok(at) => at,
+            Err(at) => {
+                buckets.insert(at, (b, vec![VERSION]));
+                at
+            }
+        };
+        if let Some((_, record)) = buckets.get_mut(at) {
+            let postings = shifted.encode();
+            put(record, term.len() as u64);
+            record.extend_from_slice(term.as_bytes());
+            put(record, postings.len() as u64);
+            record.extend_from_slice(&postings);
+        }
     }
     let added = u32::try_from(stats.count()).map_err(|_| HistoryError::Full)?;
     let messages = u32::try_from(index.messages()).map_err(|_| HistoryError::Full)?;
@@ -117,7 +133,7 @@ pub fn fill(meta: Option<&Meta>, to: u32, texts: Vec<Text>) -> Result<Fill, Hist
             fills: next(meta.fills, 1)?,
         },
         stats: stats.encode(),
-        terms,
+        buckets,
         texts,
     })
 }
@@ -171,6 +187,8 @@ pub fn save_step(on_save: OnSave, meta: Option<&Meta>) -> SaveStep {
     match (on_save, meta) {
         (OnSave::Drop, Some(_)) => SaveStep::Drop,
         (OnSave::Fill { from, to }, Some(m)) if m.count == from => SaveStep::Fill { from, to },
+        // No index, and nothing was hidden before: this fill is all of it.
+        (OnSave::Fill { from: 0, to }, None) => SaveStep::Fill { from: 0, to },
         // Covering other messages than those before the summary: not this
         // library's index (or one a failure left behind).
         (OnSave::Fill { .. }, Some(_)) => SaveStep::Drop,
@@ -178,8 +196,33 @@ pub fn save_step(on_save: OnSave, meta: Option<&Meta>) -> SaveStep {
     }
 }
 
-/// The first step of a search of a stored index: the terms whose records
-/// to read, after checking the limit.
+/// How many records a fill's postings are spread over.
+pub const BUCKETS: u32 = 256;
+
+/// The record a term's postings are in (FNV-1a of its bytes).
+pub fn bucket(term: &str) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for &b in term.as_bytes() {
+        h = (h ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    h % BUCKETS
+}
+
+/// `term`'s postings record in a bucket record (none: not there).
+fn find_term<'r>(record: &'r [u8], term: &str) -> Result<Option<&'r [u8]>, HistoryError> {
+    let mut r = Reader::open(record, "history index")?;
+    while !r.is_done() {
+        let name = r.bytes()?;
+        let postings = r.bytes()?;
+        if name == term.as_bytes() {
+            return Ok(Some(postings));
+        }
+    }
+    Ok(None)
+}
+
+/// The first step of a search of a stored index: the terms to look up,
+/// each with the bucket whose records to read, after checking the limit.
 pub fn search_terms(query_text: &str, limit: usize) -> Result<Vec<QueryTerm>, HistoryError> {
     let terms = query_terms(query_text)?;
     check_limit(limit)?;
@@ -187,7 +230,7 @@ pub fn search_terms(query_text: &str, limit: usize) -> Result<Vec<QueryTerm>, Hi
 }
 
 /// The second: the `limit` best passages, from the fills' statistics
-/// records and, for each of `terms`, its postings records (in fill order).
+/// records and, for each of `terms`, its bucket's records (in fill order).
 pub fn ranked(
     stats_records: &[Vec<u8>],
     terms: &[QueryTerm],
@@ -201,10 +244,13 @@ pub fn ranked(
         }
     }
     let mut lists = Vec::with_capacity(terms.len());
-    for records in postings_records {
+    for (term, records) in terms.iter().zip(postings_records) {
         let mut postings = Postings::default();
         for record in records {
-            if !postings.append(&Postings::decode(record)?, 0) {
+            let Some(found) = find_term(record, &term.text)? else {
+                continue;
+            };
+            if !postings.append(&Postings::decode(found)?, 0) {
                 return Err(out_of_order());
             }
         }

@@ -18,6 +18,7 @@
 mod changes;
 mod connection;
 mod fork;
+mod history;
 mod jsonl;
 mod load;
 mod locks;
@@ -210,6 +211,39 @@ impl SessionStore {
     #[wasm_bindgen(js_name = importJsonl)]
     pub fn import_jsonl(&self, text: JsValue, options: JsValue) -> Promise {
         spawn(jsonl::import(self.inner.clone(), text, options))
+    }
+
+    /// A word search of what the session's last summary hides, from its
+    /// history index (`history`).
+    #[wasm_bindgen(js_name = searchHistory)]
+    pub fn search_history(&self, session_id: JsValue, query: JsValue, options: JsValue) -> Promise {
+        spawn(history::search(
+            self.inner.clone(),
+            session_id,
+            query,
+            options,
+        ))
+    }
+
+    #[wasm_bindgen(js_name = readHistory)]
+    pub fn read_history(
+        &self,
+        session_id: JsValue,
+        reference: JsValue,
+        options: JsValue,
+    ) -> Promise {
+        spawn(history::read(
+            self.inner.clone(),
+            session_id,
+            reference,
+            options,
+        ))
+    }
+
+    /// What the history tool `name` answers for `args`, over the session.
+    #[wasm_bindgen(js_name = historyTool)]
+    pub fn history_tool(&self, session_id: JsValue, name: JsValue, args: JsValue) -> Promise {
+        spawn(history::tool(self.inner.clone(), session_id, name, args))
     }
 
     #[wasm_bindgen(js_name = withSessionLock)]

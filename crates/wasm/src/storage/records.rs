@@ -163,12 +163,12 @@ pub fn read_records(store: &IdbObjectStore, range: &JsValue) -> JsFuture {
 pub struct Tx(Option<IdbTransaction>, &'static str);
 
 impl Tx {
-    /// Over both object stores.
+    /// Over the session, message and history records.
     pub fn open(db: &IdbDatabase, write: bool, action: &'static str) -> Result<Tx, JsValue> {
         Tx::over(db, write, true, Durability::Default, action)
     }
 
-    /// Writing both object stores, as durable as `durability`
+    /// Writing them all, as durable as `durability`
     /// (`core::storage::save_plan::durability`).
     pub fn writing(
         db: &IdbDatabase,

@@ -271,6 +271,7 @@ async fn write(
     let records = tx.store(MESSAGES)?;
     let fail = |e: JsValue| tx.fail(e);
     let stored = pending(sessions.get(&id.into())).map_err(fail)?;
+    let history = super::history::before_save(&tx, id, plan.history).map_err(fail)?;
     // The new session record first, before any message record: where an
     // engine commits part of an aborted transaction (Firefox at its storage
     // limit, see core::storage::repair), it is the later writes that stay.
@@ -338,6 +339,11 @@ async fn write(
         Some(fields) => save_fields(&fields, &context_key, &pinned_keys),
         None => fields_js,
     };
+    if let Some(history) = history {
+        let meta = history.await.map_err(fail)?;
+        super::history::after_save(&tx, id, plan.history, &meta, &host.new.0, plan.offset)
+            .map_err(fail)?;
+    }
     let meta = match merge_meta(&stored, &fields_js, &queued) {
         same if same.is_null() => queued,
         meta => {

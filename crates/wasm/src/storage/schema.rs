@@ -31,6 +31,15 @@
 //! record without it has its session read whole by `loadContext` until its
 //! next save writes it.
 //!
+//! Version 4:
+//! - `history`: each session's history index (`core::history::stored`),
+//!   out-of-line keys `[sessionId, kind, ...]`, so that a session's
+//!   index is one key range, deleted with the session: `[id, 0]` how far
+//!   it goes, `[id, 1, fill]` a fill's passage statistics, `[id, 2,
+//!   bucket, fill]` its postings by term bucket, `[id, 3, place]` a
+//!   message's searched text. No data changes: a session without an index
+//!   gets one at its first search.
+//!
 //! Upgrades run one step per version from the stored version up, inside the
 //! browser's version-change transaction: a later version adds a step and
 //! never drops a store that holds data.
@@ -48,9 +57,10 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{IdbDatabase, IdbObjectStore, IdbObjectStoreParameters, IdbTransaction};
 
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 pub const SESSIONS: &str = "sessions";
 pub const MESSAGES: &str = "messages";
+pub const HISTORY: &str = "history";
 /// `sessions` by `lastModified` (version 2).
 pub const BY_LAST_MODIFIED: &str = "byLastModified";
 
@@ -145,6 +155,9 @@ fn upgrade(
         if old >= 1 {
             fill_session_defaults(&sessions, &tx.object_store(MESSAGES)?, decide)?;
         }
+    }
+    if old < 4 {
+        db.create_object_store(HISTORY)?;
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use super::meta;
 use super::new_session::landed;
 use super::records::{get, no_session, public_meta, session_range, set, store_error, text};
 use super::records::{thrown, Tx};
-use super::schema::{BY_LAST_MODIFIED, MESSAGES, SESSIONS};
+use super::schema::{BY_LAST_MODIFIED, HISTORY, MESSAGES, SESSIONS};
 use super::{field, string_arg, Inner, Known};
 use crate::js::values::Opt;
 use crate::session_file::fresh_id;
@@ -156,6 +156,7 @@ async fn delete_locked(inner: Rc<Inner>, id: String, retry: bool) -> Result<JsVa
         .map_err(|e| tx.fail(e))?;
     let range = session_range(&id, &JsValue::NULL)?;
     tx.store(MESSAGES)?.delete(&range).map_err(|e| tx.fail(e))?;
+    tx.store(HISTORY)?.delete(&range).map_err(|e| tx.fail(e))?;
     tx.commit().await?;
     inner.forget(&id);
     Ok(JsValue::UNDEFINED)

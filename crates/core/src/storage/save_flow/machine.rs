@@ -14,6 +14,7 @@ use super::{
 };
 use crate::conversation::edit::{edit, IdentityFacts};
 use crate::error::InputError;
+use crate::history::stored::{on_save, OnSave};
 use crate::message::role::Role;
 use crate::storage::connection::Landed;
 use crate::storage::error::StoreError;
@@ -167,6 +168,11 @@ pub struct WritePlan {
     /// `contextKey`), and the pinned messages before it with their slots.
     pub context: Option<usize>,
     pub pinned: Vec<(usize, u32)>,
+    /// What the save does to the history index (`core::history::stored`),
+    /// in places of the stored session; the array saved starts at
+    /// `offset`.
+    pub history: OnSave,
+    pub offset: u32,
 }
 
 /// Why a save fails.
@@ -396,6 +402,18 @@ impl SaveFlow {
             now: self.now,
         };
         let writes = plan_writes(&base.view, base.len, base.keys, &edit, saving);
+        // Places in the stored session: the array starts at `offset`.
+        let at = |i: usize| i.saturating_add(base.view.offset as usize);
+        let first_change = (edit.removed.first().into_iter())
+            .chain(edit.inserted.first())
+            .min()
+            .copied();
+        let history = on_save(
+            base.view.last_summary.map(at),
+            last.map(at),
+            first_change.map(at),
+            writes.delete_before,
+        );
         let layout = &writes.layout;
         let added = inserted_positions(&edit, base.len, |k| host.old_position(k));
         let key_runs = super::super::diff::key_runs(&edit, base.len)
@@ -422,6 +440,8 @@ impl SaveFlow {
             pack_keys,
             context: last,
             pinned,
+            history,
+            offset: base.view.offset,
         })
     }
 }

@@ -19,7 +19,7 @@ export function requestPromise(request) {
 // core::storage::save_plan::durability) is passed only when it is not the
 // default; an engine without the option ignores it.
 export function storeTransaction(db, write, both, durability) {
-  const stores = both ? ["sessions", "messages"] : "sessions";
+  const stores = both ? ["sessions", "messages", "history"] : "sessions";
   const mode = write ? "readwrite" : "readonly";
   if (write && durability && durability !== "default") return db.transaction(stores, mode, { durability });
   return db.transaction(stores, mode);
