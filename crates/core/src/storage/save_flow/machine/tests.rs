@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::conversation::edit::scan;
+use crate::history::stored::OnSave;
 use crate::storage::error::DropRefusal;
 use crate::storage::packing::{KeyOf, PackPut};
 use crate::storage::save_plan::Durability;
@@ -195,6 +196,11 @@ fn an_append_to_a_cached_copy_writes_the_new_record_and_commits() {
     assert!(plan.writes.fields.context_tokens > 0.0);
     assert_eq!(plan.writes.durability, Durability::Default);
     assert_eq!((plan.context, plan.pinned.clone()), (None, vec![]));
+    assert_eq!(
+        plan.history,
+        OnSave::Keep,
+        "a turn leaves the history index as it is"
+    );
     assert_eq!(flow.step(&mut host, record(4.0)), Step::Commit(None));
     let Step::Saved(view) = flow.step(&mut host, Event::Committed) else {
         panic!("expected the saved view");
@@ -327,6 +333,7 @@ fn a_context_copy_saved_with_replace_deletes_the_records_before_it() {
     cached.view.offset = 3;
     let plan = write_plan(start(&mut flow, &mut host, Some(cached.clone()), true));
     assert!(plan.writes.delete_before);
+    assert_eq!((plan.history, plan.offset), (OnSave::Drop, 3));
     // Without replace: refused.
     let mut flow = SaveFlow::new("s", 2, false, false, 200.0);
     let (error, _) = store_failure(start(&mut flow, &mut host, Some(cached), true));
@@ -472,6 +479,11 @@ fn an_inserted_summary_starts_the_context_and_makes_the_write_strict() {
     assert_eq!(plan.context, Some(3));
     assert_eq!(plan.pinned, vec![(1, 0)]);
     assert_eq!(plan.writes.durability, Durability::Strict);
+    assert_eq!(
+        plan.history,
+        OnSave::Fill { from: 0, to: 3 },
+        "what the summary hides is indexed in the save"
+    );
     flow.step(&mut host, record(1.0));
     let Step::Saved(view) = flow.step(&mut host, Event::Committed) else {
         panic!("expected the saved view");
@@ -494,6 +506,11 @@ fn a_removed_last_summary_is_looked_for_in_the_new_array() {
     cached.view.last_summary = Some(2);
     let plan = write_plan(start(&mut flow, &mut host, Some(cached), true));
     assert_eq!(plan.context, Some(0));
+    assert_eq!(
+        plan.history,
+        OnSave::Drop,
+        "an undo drops the history index"
+    );
 }
 
 #[test]
