@@ -925,30 +925,8 @@ impl Compactor {
             &mut crate::history::Books,
         ) -> R,
     ) -> Result<R, JsValue> {
-        let (mut s, array, steps) = self.history_view(messages)?;
+        let (mut s, array, steps) = history_view(&self.state, messages)?;
         Ok(f(&array, &steps, &mut s.history))
-    }
-
-    /// The state, `messages` (brought in line) and the steps of their
-    /// model view: the part of [`Compactor::with_history`] that is the
-    /// same for every `f`.
-    fn history_view(
-        &self,
-        messages: &JsValue,
-    ) -> Result<
-        (
-            RefMut<'_, State>,
-            JsArray,
-            Vec<agent_compaction_core::conversation::view::Step>,
-        ),
-        JsValue,
-    > {
-        let mut state = self.state.try_borrow_mut().map_err(|_| busy())?;
-        let s = &mut *state;
-        let array = s.sync_view(messages)?;
-        let (summary, resent) = view_head(&s.tracked.tracker);
-        let steps = s.view.steps(&array, summary, resent).map_err(type_error)?;
-        Ok((state, array, steps))
     }
 
     /// The history tools are offered from now on (`historyTools`).
@@ -1010,6 +988,40 @@ fn emit_end(
 /// The whole compaction. Borrows of the state are short and never held
 /// across an await, so event handlers and callbacks may call back into the
 /// compactor.
+/// The state, `messages` (brought in line) and the steps of their model
+/// view: the part of [`Compactor::with_history`] that is the same for
+/// every use.
+fn history_view<'s>(
+    state: &'s RefCell<State>,
+    messages: &JsValue,
+) -> Result<
+    (
+        RefMut<'s, State>,
+        JsArray,
+        Vec<agent_compaction_core::conversation::view::Step>,
+    ),
+    JsValue,
+> {
+    let mut state = state.try_borrow_mut().map_err(|_| busy())?;
+    let s = &mut *state;
+    let array = s.sync_view(messages)?;
+    let (summary, resent) = view_head(&s.tracked.tracker);
+    let steps = s.view.steps(&array, summary, resent).map_err(type_error)?;
+    Ok((state, array, steps))
+}
+
+/// Once the history tools are offered, a compaction indexes the messages
+/// its summary hides, so that the model's first search does not wait for
+/// them. A failure here is the next search's to report.
+fn index_hidden(state: &RefCell<State>, messages: &JsValue) {
+    if !state.try_borrow().is_ok_and(|s| s.history_offered) {
+        return;
+    }
+    if let Ok((mut s, array, steps)) = history_view(state, messages) {
+        let _ = s.history.sync(&array, &steps);
+    }
+}
+
 async fn run_compact(
     state: Rc<RefCell<State>>,
     messages: JsValue,
@@ -1038,6 +1050,9 @@ async fn run_compact(
     let _ = unlink.call0(&JsValue::UNDEFINED);
     if let Ok(mut s) = state.try_borrow_mut() {
         s.running = None;
+    }
+    if let (Ok(Some(result)), false) = (&outcome, background) {
+        index_hidden(&state, &prop(result, "messages"));
     }
     let (result, ending) = match &outcome {
         Ok(Some(result)) => (result.clone(), Ending::Compacted),

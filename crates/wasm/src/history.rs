@@ -61,7 +61,7 @@ pub(crate) fn history_error(e: HistoryError) -> JsValue {
 impl Books {
     /// In step with `array`, whose model view is `steps`: returns how many
     /// messages the index holds.
-    fn sync(&mut self, array: &JsArray, steps: &[Step]) -> Result<usize, JsValue> {
+    pub(crate) fn sync(&mut self, array: &JsArray, steps: &[Step]) -> Result<usize, JsValue> {
         let hidden = hidden(array.len() as usize, steps);
         let mut places = Vec::with_capacity(hidden.len());
         for &i in &hidden {
