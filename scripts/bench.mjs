@@ -465,6 +465,11 @@ log("history probes");
 const { runHistoryProbeBench } = await import("./bench/history-probe.mjs");
 await runHistoryProbeBench();
 
+// The same search with the SessionStore in each engine, and its index's size (scripts/bench/history-store.mjs; ENGINES=, SIZES=).
+log("history search with the SessionStore in each engine");
+const { runHistoryStoreBench } = await import("./bench/history-store.mjs");
+console.log(`\n${await runHistoryStoreBench()}`);
+
 // What a long session costs the user with a caching provider (scripts/bench/session-cost.mjs).
 log("session cost");
 const { runSessionCostBench } = await import("./bench/session-cost.mjs");
