@@ -21,7 +21,8 @@
 // and the wasm heap's growth over the 10,000-message replay (child process,
 // scripts/bench/memory.mjs). PER_TURN_ONLY=1 stops after these tables
 // (without the SessionStore benchmark in browsers, the fidelity run, the
-// history probes and the session-cost run).
+// history probes, the history search with the store in browsers and the
+// session-cost run).
 import { execFileSync } from "node:child_process";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
