@@ -185,7 +185,7 @@ export function stats(xs) {
 }
 
 let measured = 0;
-export const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+const pause = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Builds a session of `size` messages in both stores (untimed), then times
