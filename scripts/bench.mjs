@@ -21,7 +21,8 @@
 // and the wasm heap's growth over the 10,000-message replay (child process,
 // scripts/bench/memory.mjs). PER_TURN_ONLY=1 stops after these tables
 // (without the SessionStore benchmark in browsers, the fidelity run, the
-// history probes and the session-cost run).
+// history probes, the history search with the store in browsers and the
+// session-cost run).
 import { execFileSync } from "node:child_process";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
@@ -464,6 +465,11 @@ await runFidelityBench();
 log("history probes");
 const { runHistoryProbeBench } = await import("./bench/history-probe.mjs");
 await runHistoryProbeBench();
+
+// The same search with the SessionStore in each engine, and its index's size (scripts/bench/history-store.mjs; ENGINES=, SIZES=).
+log("history search with the SessionStore in each engine");
+const { runHistoryStoreBench } = await import("./bench/history-store.mjs");
+console.log(`\n${await runHistoryStoreBench()}`);
 
 // What a long session costs the user with a caching provider (scripts/bench/session-cost.mjs).
 log("session cost");

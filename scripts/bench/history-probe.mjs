@@ -15,9 +15,7 @@
 // A program that prints tables, not a test; `npm run bench` runs it.
 import * as ours from "agent-compaction";
 import { generateSession } from "./fidelity.mjs";
-
-const CONTEXT_WINDOW = 32_000;
-const SETTINGS = { reserveTokens: 4_000, keepRecentTokens: 3_000 };
+import { compactSteps, generated, hiddenFunctions, textOf, TIMING_QUERIES } from "./history-data.js";
 
 // Paraphrases: the topic words a model would search with, not the fact's sentence.
 const CONSTRAINT_PROBES = {
@@ -36,7 +34,7 @@ const DECISION_PROBES = {
 };
 
 /** The probes of the session's facts: { kind, fact (the text a hit must hold), query }. */
-function probes(facts) {
+export function probes(facts) {
   const out = [];
   for (const c of facts.constraints) {
     const text = c.replace(/^Constraint K\d+: /, "");
@@ -60,42 +58,26 @@ function probes(facts) {
   return out;
 }
 
-const textOf = (m) =>
-  typeof m.content === "string"
-    ? m.content
-    : [...(m.content ?? [])].map((b) => b.text ?? JSON.stringify(b.arguments ?? "")).join("\n");
-
 /** The session compacted after each segment, as the fidelity benchmark does it. */
 async function compactedSession() {
   const session = generateSession();
-  const compactor = new ours.Compactor({ contextWindow: CONTEXT_WINDOW, settings: SETTINGS });
-  let messages = [];
-  for (const step of session.steps) {
-    if (step.compact) {
-      const result = await compactor.compact(messages);
-      if (result) messages = result.messages;
-      continue;
-    }
-    let message = step.message;
-    if (message.role === "assistant") {
-      const tokens = ours.estimateContextTokens(ours.transformContext(messages)).tokens;
-      message = { ...message, usage: { input: tokens, output: 20, cacheRead: 0, cacheWrite: 0, totalTokens: tokens + 20, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } } };
-    }
-    messages = [...messages, message];
-  }
-  // A function a tool output shows (`export function parserStep3(`), one per module, from the hidden part.
-  const seenModules = new Set();
-  const functions = [];
-  const hidden = new Set(compactor.modelContext(messages));
-  for (const m of messages) {
-    if (m.role !== "toolResult" || hidden.has(m)) continue;
-    for (const [, name, module, step] of textOf(m).matchAll(/export function ((\w+)Step(\d+))\(/g)) {
-      if (seenModules.has(module)) continue;
-      seenModules.add(module);
-      functions.push({ name, words: `${module} step ${step} function` });
-    }
-  }
-  return { compactor, messages, facts: { ...session.facts, functions } };
+  const { compactor, messages } = await compactSteps(ours, session.steps);
+  return { compactor, messages, facts: { ...session.facts, functions: hiddenFunctions(compactor, messages) } };
+}
+
+/**
+ * Counts probe `p` in its kind's row of `rows`: `visible` is what the model
+ * is sent (as JSON), `texts` the texts of the messages of its first hits,
+ * best first.
+ */
+export function countProbe(rows, p, visible, texts) {
+  const row = rows.get(p.kind) ?? { probes: 0, at1: 0, at5: 0, hidden: 0 };
+  rows.set(p.kind, row);
+  row.probes++;
+  if (!visible.includes(p.fact)) row.hidden++;
+  const holds = (text) => text.includes(p.fact);
+  if (texts.slice(0, 1).some(holds)) row.at1++;
+  if (texts.some(holds)) row.at5++;
 }
 
 /** recall@1 and recall@5 of each probe kind. */
@@ -104,42 +86,27 @@ export async function probeTable() {
   const visible = JSON.stringify(compactor.modelContext(messages));
   const rows = new Map();
   for (const p of probes(facts)) {
-    const row = rows.get(p.kind) ?? { probes: 0, at1: 0, at5: 0, hidden: 0 };
-    rows.set(p.kind, row);
-    row.probes++;
-    if (!visible.includes(p.fact)) row.hidden++;
     const hits = compactor.searchHistory(messages, p.query, { limit: 5 }).hits;
-    const holds = (h) => textOf(messages[h.index]).includes(p.fact);
-    if (hits.slice(0, 1).some(holds)) row.at1++;
-    if (hits.some(holds)) row.at5++;
-
+    countProbe(rows, p, visible, hits.map((h) => textOf(messages[h.index])));
   }
   return { rows, messages: messages.length, compactions: messages.filter((m) => m.role === "compactionSummary").length };
 }
 
-/** Generated messages, `chars` characters each, with a compaction summary after them. */
-function generated(n, chars, seed = 11) {
-  const vocabulary = "parser cache router scheduler auth billing search upload metrics export error timeout retry config build release deploy queue worker token schema index migration".split(" ");
-  let s = seed;
-  const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) / 2 ** 32);
-  const out = [];
-  for (let i = 0; i < n; i++) {
-    const words = [];
-    for (let len = 0; len < chars; ) {
-      const w = rand() < 0.03 ? `id_${Math.floor(rand() * 1e6)}` : vocabulary[Math.floor(rand() * vocabulary.length)];
-      words.push(w);
-      len += w.length + 1;
-    }
-    const text = words.join(" ");
-    out.push(i % 2 ? { role: "assistant", content: [{ type: "text", text }], stopReason: "stop", timestamp: i } : { role: "user", content: text, timestamp: i });
-  }
-  out.push({ role: "compactionSummary", summary: "## Goal\nwork", tokensBefore: 1, timestamp: n }, { role: "user", content: "next", timestamp: n + 1 });
-  return out;
+/** The markdown table of `rows` (probeTable's). */
+export function probeRowsTable(rows) {
+  const pct = (a, b) => `${((100 * a) / b).toFixed(0)} %`;
+  return [
+    "| probe type | probes | not in the model's context | recall@1 | recall@5 |",
+    "| --- | --- | --- | --- | --- |",
+    ...["recall", "artifact", "continuation", "decision"].map((kind) => {
+      const r = rows.get(kind);
+      return `| ${kind} | ${r.probes} | ${r.hidden} | ${pct(r.at1, r.probes)} | ${pct(r.at5, r.probes)} |`;
+    }),
+  ];
 }
 
 /** First-search (index build) and later-query times at each size. */
 export function timingTable(sizes = [1_000, 10_000, 100_000]) {
-  const queries = ["retry timeout", "billing upload error", "id_4242", "schema migration index", "router cache metrics deploy"];
   return sizes.map((n) => {
     const messages = generated(n, 400);
     const compactor = new ours.Compactor({ contextWindow: 200_000 });
@@ -148,7 +115,7 @@ export function timingTable(sizes = [1_000, 10_000, 100_000]) {
     const build = performance.now() - t;
     t = performance.now();
     const rounds = 40;
-    for (let i = 0; i < rounds; i++) compactor.searchHistory(messages, queries[i % queries.length]);
+    for (let i = 0; i < rounds; i++) compactor.searchHistory(messages, TIMING_QUERIES[i % TIMING_QUERIES.length]);
     const query = (performance.now() - t) / rounds;
     compactor.free();
     return { n, searched, build, query };
@@ -158,13 +125,7 @@ export function timingTable(sizes = [1_000, 10_000, 100_000]) {
 export async function runHistoryProbeBench({ print = console.log, sizes } = {}) {
   const { rows, messages, compactions } = await probeTable();
   print(`\nHistory probes: the fidelity session (${messages} messages, ${compactions} compactions), each planted fact searched by a paraphrase`);
-  print("| probe type | probes | not in the model's context | recall@1 | recall@5 |");
-  print("| --- | --- | --- | --- | --- |");
-  const pct = (a, b) => `${((100 * a) / b).toFixed(0)} %`;
-  for (const kind of ["recall", "artifact", "continuation", "decision"]) {
-    const r = rows.get(kind);
-    print(`| ${kind} | ${r.probes} | ${r.hidden} | ${pct(r.at1, r.probes)} | ${pct(r.at5, r.probes)} |`);
-  }
+  for (const line of probeRowsTable(rows)) print(line);
   print("\nHistory search time (Node, generated messages of ~400 characters)");
   print("| messages | first search (builds the index) | later searches (mean) |");
   print("| --- | --- | --- |");

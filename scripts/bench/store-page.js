@@ -23,14 +23,14 @@ import * as ac from "/pkg/index.js";
 
 const now = () => performance.now();
 
-function request(r) {
+export function request(r) {
   return new Promise((resolve, reject) => {
     r.onsuccess = () => resolve(r.result);
     r.onerror = () => reject(r.error);
   });
 }
 
-function done(tx) {
+export function done(tx) {
   return new Promise((resolve, reject) => {
     tx.oncomplete = () => resolve();
     tx.onerror = () => reject(tx.error);
@@ -177,7 +177,7 @@ async function recordCounts(name, id) {
 }
 
 const sorted = (xs) => Float64Array.from(xs).sort();
-function stats(xs) {
+export function stats(xs) {
   const s = sorted(xs);
   const q = (p) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
   const n = s.length;
@@ -438,21 +438,21 @@ const JOBS = { environment: async () => environment(), measure, floor };
 
 /**
  * Runs the plan the Node side registered under `token` (GET
- * /bench/plan?token=…: `{ jobs: [[kind, args], …] }`, kinds "environment",
- * "measure" and "floor"), one job after the other, posting
+ * /bench/plan?token=…: `{ jobs: [[kind, args], …] }`) with the job
+ * functions of `kinds`, one job after the other, posting
  * `{ token, index, result }` or `{ token, index, error }` to /bench/report
- * after each (and stopping at an error). Returns at once.
+ * after each (and stopping at an error). Resolves when the plan is done.
  */
-export function runPlan(token) {
+export async function runJobs(kinds, token) {
   const post = (msg) => fetch("/bench/report", { method: "POST", body: JSON.stringify({ token, ...msg }) });
   const describe = (e) => `${e?.name ?? "Error"}: ${e?.message ?? String(e)}`;
-  (async () => {
+  try {
     const plan = await (await fetch(`/bench/plan?token=${encodeURIComponent(token)}`)).json();
     for (let index = 0; index < plan.jobs.length; index++) {
       const [kind, args] = plan.jobs[index];
       let msg;
       try {
-        const body = JOBS[kind];
+        const body = kinds[kind];
         if (!body) throw new Error(`unknown job ${kind}`);
         msg = { index, result: await body(...args) };
       } catch (e) {
@@ -461,6 +461,13 @@ export function runPlan(token) {
       await post(msg);
       if (msg.error) return;
     }
-  })().catch((e) => post({ index: -1, error: describe(e) }).catch(() => {}));
+  } catch (e) {
+    await post({ index: -1, error: describe(e) }).catch(() => {});
+  }
+}
+
+/** Runs this module's plan `token` (kinds "environment", "measure" and "floor", see runJobs); returns at once. */
+export function runPlan(token) {
+  runJobs(JOBS, token);
   return true;
 }

@@ -54,7 +54,7 @@ const PAGE_MODULE = new URL("./store-page.js", import.meta.url);
 const PKG_INDEX = new URL("../../pkg/index.js", import.meta.url);
 const log = (...a) => console.error(...a);
 
-const ISOLATED = {
+export const ISOLATED = {
   "cross-origin-opener-policy": "same-origin",
   "cross-origin-embedder-policy": "require-corp",
   "cache-control": "no-cache",
@@ -72,17 +72,19 @@ const PAGE = `<!doctype html>
 // Plans by token: the jobs a page runs, and where its reports go.
 const plans = new Map();
 
-function handlers() {
+/** A handler serving the module `file` (a file URL) at `path`, under cross-origin isolation. */
+export function moduleHandler(path, file) {
+  return (req, res, url) => {
+    if (url.pathname !== path) return false;
+    res.writeHead(200, { "content-type": "text/javascript; charset=utf-8", ...ISOLATED });
+    res.end(readFileSync(file));
+    return true;
+  };
+}
+
+/** The handlers of the plans `runPlan` registers: a page reads its jobs, and posts each result. */
+export function planHandlers() {
   return [
-    pageHandler("/bench/store.html", PAGE, ISOLATED),
-    (req, res, url) => {
-      if (url.pathname === "/bench/store-page.js") {
-        res.writeHead(200, { "content-type": "text/javascript; charset=utf-8", ...ISOLATED });
-        res.end(readFileSync(PAGE_MODULE));
-        return true;
-      }
-      return false;
-    },
     (req, res, url) => {
       if (url.pathname !== "/bench/plan") return false;
       const plan = plans.get(url.searchParams.get("token"));
@@ -103,6 +105,10 @@ function handlers() {
   ];
 }
 
+function handlers() {
+  return [pageHandler("/bench/store.html", PAGE, ISOLATED), moduleHandler("/bench/store-page.js", PAGE_MODULE), ...planHandlers()];
+}
+
 /**
  * Registers `jobs` ([kind, args] pairs) under a fresh token and calls
  * `begin(token)` (which makes a page run them); resolves to their results in
@@ -110,7 +116,7 @@ function handlers() {
  * error, when `gone()` says the page cannot answer any more, or after
  * `timeoutMs`.
  */
-async function runPlan(jobs, begin, { onResult = () => {}, gone = () => null, timeoutMs = 30 * 60_000 } = {}) {
+export async function runPlan(jobs, begin, { onResult = () => {}, gone = () => null, timeoutMs = 30 * 60_000 } = {}) {
   const token = `p${Date.now()}${Math.random().toString(36).slice(2, 8)}`;
   const results = [];
   let settle;
@@ -139,9 +145,9 @@ async function runPlan(jobs, begin, { onResult = () => {}, gone = () => null, ti
   }
 }
 
-const fmt = (ms) => (ms >= 100 ? `${ms.toFixed(0)} ms` : ms >= 10 ? `${ms.toFixed(1)} ms` : `${ms.toFixed(2)} ms`);
+export const fmt = (ms) => (ms >= 100 ? `${ms.toFixed(0)} ms` : ms >= 10 ? `${ms.toFixed(1)} ms` : `${ms.toFixed(2)} ms`);
 const cell = (s) => `${fmt(s.median)} (p90 ${fmt(s.p90)})`;
-const mb = (b) => `${(b / 1024 / 1024).toFixed(1)} MB`;
+export const mb = (b) => `${(b / 1024 / 1024).toFixed(1)} MB`;
 const n = (x) => x.toLocaleString("en-US");
 
 const FLOOR_REPS = 15;
@@ -202,7 +208,7 @@ async function driven(engine, server) {
   }
 }
 
-function existsPid(pid) {
+export function existsPid(pid) {
   try {
     return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
   } catch {
@@ -247,7 +253,7 @@ async function webkitOnDisk(server) {
   }
 }
 
-function listFiles(dir) {
+export function listFiles(dir) {
   const out = [];
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
@@ -257,9 +263,9 @@ function listFiles(dir) {
   return out;
 }
 
-const ENGINE_NAMES = { chromium: "Chromium", firefox: "Firefox", webkit: "WebKit" };
+export const ENGINE_NAMES = { chromium: "Chromium", firefox: "Firefox", webkit: "WebKit" };
 
-function browserVersion(engine, env) {
+export function browserVersion(engine, env) {
   if (engine === "chromium") return `headless Chromium ${/(?:Headless)?Chrome\/([\d.]+)/.exec(env.userAgent)?.[1] ?? "unknown"}`;
   if (engine === "firefox") return `headless Firefox ${/Firefox\/([\d.]+)/.exec(env.userAgent)?.[1] ?? "unknown"}`;
   let gtk = "";
