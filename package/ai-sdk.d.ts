@@ -74,12 +74,23 @@ export declare function fromModelMessages(messages: readonly ModelMessage[], opt
 /**
  * Flat-array messages -> ModelMessages: lossless for what the AI SDK
  * defines; a summary (and any pi-only message) becomes the user message pi
- * sends, with itself under `providerOptions.agentCompaction`; roles the
- * model never sees, and failed attempts (an assistant message that stopped
+ * sends, with itself under `providerOptions.agentCompaction` (a provider's
+ * compaction: its original part, for that provider); roles the model never
+ * sees, and failed attempts (an assistant message that stopped
  * with `error` or `aborted`, as pi-ai skips them), are left out. Each
  * message is converted once (cached).
  */
-export declare function toModelMessages(messages: readonly AnyMessage[]): ModelMessage[];
+export declare function toModelMessages(messages: readonly AnyMessage[], options?: ToModelMessagesOptions): ModelMessage[];
+export interface ToModelMessagesOptions {
+  /**
+   * The provider id of the model the messages go to (`model.provider`,
+   * e.g. `"anthropic.messages"`): a provider's own compaction (a summary
+   * with `provider`) that this provider made is sent as its original part,
+   * in place of what it covers; to any other model (or without this
+   * option), as its readable text.
+   */
+  provider?: string;
+}
 /** The SDK's usage as pi's `Usage` (costs 0). */
 export declare function usageFromAiSdk(usage: LanguageModelUsage | undefined): Usage;
 /** True when `error` is or wraps an `APICallError` whose text `isContextOverflow` recognizes. */
@@ -112,6 +123,15 @@ export type AiSdkConversationOptions = {
    * before it arrives waits for it.
    */
   backgroundAt?: number | false;
+  /**
+   * True when the provider compacts the conversation itself (Anthropic's
+   * `compact_20260112` edit in `contextManagement`, OpenAI's
+   * `contextManagement` compaction, in your provider options): the
+   * conversation's threshold compaction stays off, overflow recovery and
+   * `compact()` remain. Without it, the threshold also stays off once the
+   * last summary is a compaction of the provider the steps go to.
+   */
+  providerCompaction?: boolean;
 } & (
   | {
       /** With `sessionId`: every change is saved (`store.save`). */

@@ -283,6 +283,8 @@ function fromModel(m, meta) {
       return [withExtra({ role: "user", content, timestamp }, { parts, providerOptions: m.providerOptions })];
     }
     case "assistant": {
+      const at = Array.isArray(m.content) ? m.content.findIndex((p) => providerCompactionOf(p)) : -1;
+      if (at >= 0) return splitAtProviderCompaction(m, at, meta);
       const { content, parts, stringContent } = assistantContentFromModel(m.content);
       const msg = {
         role: "assistant",
@@ -319,6 +321,63 @@ function fromModel(m, meta) {
     default:
       throw new TypeError(`messages[${meta.index}].role must be "system", "user", "assistant" or "tool", got ${JSON.stringify(m.role)}`);
   }
+}
+
+// ---------------------------------------------------------------------------
+// The providers' own compaction: a part that stands for the conversation
+// before it (Anthropic's `compaction` block, a text part whose provider
+// options say `type: "compaction"`; OpenAI's compaction item, a custom part
+// `openai.compaction`). In the flat array it is a compactionSummary of its
+// own, with the part kept exactly as received under `provider`: a boundary
+// for the compactor like its own summaries. Sent to the provider that made
+// it, it is the part again, in place of what it covers; to another model,
+// its readable text (OpenAI's is encrypted: a note says so).
+
+/** `{ name, text }` when `part` is a provider's compaction (name: its provider options key). */
+function providerCompactionOf(part) {
+  if (!isPlainObject(part) || !isPlainObject(part.providerOptions)) return undefined;
+  for (const name of Object.keys(part.providerOptions)) {
+    if (part.providerOptions[name]?.type !== "compaction") continue;
+    if (part.type === "text" && typeof part.text === "string") return { name, text: part.text };
+    if (part.type === "custom") return { name, text: undefined };
+  }
+  return undefined;
+}
+
+/** What another model is sent for a compaction whose summary only its provider can read. */
+const sealedSummary = (provider) =>
+  `[The conversation before this point was compacted by ${provider}; its summary is encrypted and only ${provider} can read it.]`;
+
+/**
+ * An assistant ModelMessage holding a provider's compaction part at `at`:
+ * the message's parts before it, the compaction as a compactionSummary,
+ * the parts after it (each an assistant message when there are any).
+ */
+function splitAtProviderCompaction(m, at, meta) {
+  const part = m.content[at];
+  const { name, text } = providerCompactionOf(part);
+  const before = m.content.slice(0, at);
+  const after = m.content.slice(at + 1);
+  const source = meta.provider ?? name;
+  const summary = {
+    role: "compactionSummary",
+    summary: text ?? sealedSummary(source),
+    tokensBefore: meta.compactedTokens ?? 0,
+    timestamp: meta.timestamp,
+    provider: { name, provider: source, model: meta.model ?? "unknown", part: storable(part) },
+  };
+  const out = [];
+  const rest = (content) => fromModel({ ...m, content }, meta)[0];
+  if (before.length) out.push(rest(before));
+  out.push(withExtra(summary, { joinPrev: before.length ? true : undefined, joinNext: after.length ? true : undefined }));
+  if (after.length) out.push(...fromModel({ ...m, content: after }, meta));
+  return out;
+}
+
+/** Whether a compactionSummary is a provider's compaction that `target` (a model's provider id, "anthropic.messages") can be sent as it is. */
+function sendsPart(m, target) {
+  const name = m.provider?.name;
+  return typeof name === "string" && typeof target === "string" && (target === name || target.startsWith(`${name}.`));
 }
 
 // The caches: ModelMessage -> its pi messages, pi message -> its ModelMessage.
@@ -404,8 +463,11 @@ function withOptions(out, providerOptions) {
  * message itself under `providerOptions.agentCompaction`; roles the model
  * never sees (an app's own) are left out. Each message is converted once.
  */
-export function toModelMessages(messages) {
+export function toModelMessages(messages, options = {}) {
   if (!Array.isArray(messages)) throw new TypeError("toModelMessages: messages must be an array");
+  if (options === null || typeof options !== "object") throw new TypeError("toModelMessages: options must be an object");
+  const target = options.provider;
+  if (target !== undefined && typeof target !== "string") throw new TypeError("toModelMessages: options.provider must be a model's provider id (a string)");
   const out = [];
   let tool = null; // the tool message being gathered: the pi messages it comes from
   const flush = () => {
@@ -437,6 +499,26 @@ export function toModelMessages(messages) {
       continue;
     }
     flush();
+    if (m.role === "compactionSummary" && sendsPart(m, target)) {
+      const part = revived(m.provider.part);
+      const prev = out.at(-1);
+      const next = messages[i + 1];
+      if (m.aiSdk?.joinPrev && prev?.role === "assistant" && Array.isArray(prev.content) && toCache.get(prev)?.[0] === messages[i - 1]) {
+        // Back into the message it came from (a copy: the cached one stays).
+        out[out.length - 1] = { ...prev, content: [...prev.content, part] };
+      } else if (m.aiSdk?.joinNext && next?.role === "assistant") {
+        const rest = toModelMessages([next], options)[0];
+        const msg = { ...rest, content: [part, ...(Array.isArray(rest.content) ? rest.content : [{ type: "text", text: rest.content }])] };
+        toCache.set(msg, [m, next]);
+        out.push(msg);
+        i++;
+      } else {
+        const msg = { role: "assistant", content: [part] };
+        toCache.set(msg, [m]);
+        out.push(msg);
+      }
+      continue;
+    }
     const cached = modelOf(m);
     if (cached !== undefined) {
       if (cached) out.push(cached);
@@ -503,6 +585,28 @@ export function usageFromAiSdk(usage) {
     totalTokens: typeof usage.totalTokens === "number" ? usage.totalTokens : sum,
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
   };
+}
+
+/**
+ * A step whose response holds a provider's compaction: what the context
+ * was before it (the summary's `tokensBefore`), and as the reply's usage
+ * what the model read after it. Anthropic bills a compacting request as
+ * the sum of its `usage.iterations`, which the SDK reports as the usage:
+ * the context the model read is the last `message` iteration's input.
+ */
+function compactedStep(step, meta) {
+  const compacted = (step.response?.messages ?? []).some((m) => Array.isArray(m?.content) && m.content.some((p) => providerCompactionOf(p)));
+  if (!compacted) return;
+  const iterations = Object.values(step.providerMetadata ?? {}).find((x) => Array.isArray(x?.iterations))?.iterations ?? [];
+  const num = (x) => (typeof x === "number" && Number.isFinite(x) ? x : 0);
+  const compaction = iterations.find((x) => x?.type === "compaction");
+  meta.compactedTokens = compaction ? num(compaction.inputTokens) : num(step.usage?.inputTokens);
+  const read = iterations.findLast((x) => x?.type === "message");
+  if (read && meta.usage) {
+    const usage = { ...meta.usage, input: num(read.inputTokens), output: num(read.outputTokens), cacheRead: num(read.cacheReadInputTokens), cacheWrite: num(read.cacheCreationInputTokens) };
+    usage.totalTokens = usage.input + usage.output + usage.cacheRead + usage.cacheWrite;
+    meta.usage = usage;
+  }
 }
 
 /** The errors an SDK call may carry an APICallError in (retries wrap it). */
@@ -579,6 +683,10 @@ class AiSdkConversation {
   #store;
   #sessionId;
   #onSaveError;
+  /** The provider id of the model the next step goes to ("anthropic.messages"), from prepareStep. */
+  #target;
+  /** Whether the provider compacts this conversation (options.providerCompaction). */
+  #providerCompacts;
   #saving = Promise.resolve();
   /** Of the running call: how many steps are already in the flat array. */
   #taken = 0;
@@ -611,6 +719,10 @@ class AiSdkConversation {
     this.#store = options.store;
     this.#sessionId = options.sessionId;
     this.#onSaveError = options.onSaveError;
+    if (options.providerCompaction !== undefined && typeof options.providerCompaction !== "boolean") {
+      throw new TypeError("aiSdkConversation: options.providerCompaction must be a boolean (true: the provider compacts, the conversation's threshold stays off)");
+    }
+    this.#providerCompacts = options.providerCompaction === true;
     this.prepareStep = this.prepareStep.bind(this);
   }
 
@@ -644,21 +756,26 @@ class AiSdkConversation {
     // message that is not a tool part: a tool group may still grow). The
     // compactor answers with the messages added to that context while its
     // view only grew, with the whole context otherwise.
+    // The model the messages go to decides how a provider's compaction is
+    // sent (sendsPart): another model, another conversion.
+    const fresh = () => ({ since: undefined, context: [], end: 0, out: [], target: this.#target });
+    if (this.#converted.target !== this.#target) this.#converted = fresh();
     let memo = this.#converted;
     const change = this.#compactor.modelContextChange(this.#flat, memo.since);
-    if (change.kept !== memo.context.length) memo = this.#converted = { since: undefined, context: [], end: 0, out: [] };
+    if (change.kept !== memo.context.length) memo = this.#converted = fresh();
     const context = memo.context;
     for (const m of change.added) context.push(m);
     memo.since = { view: change.view, length: context.length };
     const keep = (list) => (this.#systems.length ? list.filter((m) => m.role !== "system") : list);
+    const options = { provider: this.#target };
     let stable = context.length;
-    while (stable > memo.end && isToolPart(context[stable - 1])) stable--;
+    while (stable > memo.end && (isToolPart(context[stable - 1]) || context[stable - 1].aiSdk?.joinNext)) stable--;
     if (stable > memo.end) {
-      for (const m of keep(toModelMessages(context.slice(memo.end, stable)))) memo.out.push(m);
+      for (const m of keep(toModelMessages(context.slice(memo.end, stable), options))) memo.out.push(m);
       memo.end = stable;
     }
     // A new array each time: what a caller does with it leaves the memo as it is.
-    return stable < context.length ? memo.out.concat(keep(toModelMessages(context.slice(stable)))) : memo.out.slice();
+    return stable < context.length ? memo.out.concat(keep(toModelMessages(context.slice(stable), options))) : memo.out.slice();
   }
 
   /**
@@ -733,6 +850,7 @@ class AiSdkConversation {
           meta.usage = step.usage ? usageFromAiSdk(step.usage) : undefined;
           meta.provider = step.model?.provider;
           meta.model = step.model?.modelId;
+          compactedStep(step, meta);
         }
         out.push(...fromModelMessages([m], meta));
       }
@@ -755,7 +873,19 @@ class AiSdkConversation {
     return out;
   }
 
+  /**
+   * Whether the provider compacts this conversation: the app said so, or
+   * the last summary is the compaction of the provider the steps go to.
+   * Then the threshold is the provider's: ours never compacts on top.
+   */
+  #providerCompacting() {
+    if (this.#providerCompacts) return true;
+    const last = this.#flat.findLast((m) => m?.role === "compactionSummary");
+    return last !== undefined && sendsPart(last, this.#target);
+  }
+
   async #thresholdCheck() {
+    if (this.#providerCompacting()) return;
     const next = this.#compactor.backgroundNext(this.#flat, this.#backgroundAt);
     if (next === "start") return this.#startBackground();
     if (next === "insert" || next === "wait") {
@@ -819,6 +949,7 @@ class AiSdkConversation {
    */
   async prepareStep(options) {
     if (options?.stepNumber === 0) this.#taken = 0;
+    if (typeof options?.model?.provider === "string") this.#target = options.model.provider;
     this.#take(options?.steps);
     await this.#thresholdCheck();
     await this.#save();

@@ -104,6 +104,24 @@ export interface CompactionSummaryMessage {
   usage?: Usage;
   /** True when a `beforeCompact` hook supplied the summary. */
   fromHook?: boolean;
+  /**
+   * A provider's own compaction (Anthropic's `compaction` block, OpenAI's
+   * compaction item), as `aiSdkConversation` and `fromModelMessages` keep
+   * it: `summary` is its readable text (for an encrypted one, a note that
+   * only that provider can read it), and `part` the AI SDK part exactly as
+   * received, sent again to that provider in place of what it covers.
+   */
+  provider?: ProviderCompaction;
+}
+/** Where a provider's compaction came from, and its part as received. */
+export interface ProviderCompaction {
+  /** The provider options key of its part (`"anthropic"`, `"openai"`). */
+  name: string;
+  /** The model's provider id (`"anthropic.messages"`) and id. */
+  provider: string;
+  model: string;
+  /** The AI SDK content part, as stored (JSON: bytes and URLs encoded). */
+  part: unknown;
 }
 /** A summary of a branch the conversation came back from. */
 export interface BranchSummaryMessage {

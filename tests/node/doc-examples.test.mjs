@@ -157,6 +157,25 @@ const drivers = {
     assert.match(answer.content[0].text, /error E0502 in parseConfigFile/);
   },
 
+  async "provider-compaction"(example) {
+    const { createAnthropic } = await import("@ai-sdk/anthropic");
+    const { anthropicServer } = await import("../support/compaction-providers.mjs");
+    const provider = anthropicServer();
+    const server = await startServer({ port: 0, handlers: [provider.handler], mounts: [] });
+    try {
+      const model = createAnthropic({ baseURL: `${server.url}v1`, apiKey: "test" })("claude-sonnet-4-5");
+      const first = await example.ask(model, "Read this log: " + "line ok\n".repeat(80_000));
+      assert.match(first, /saw summary: yes/, "past 150,000 tokens the provider compacted");
+      const second = await example.ask(model, "What failed?");
+      assert.match(second, /^saw summary: yes; context tokens: \d+; last: What failed\?/);
+      const sent = provider.state.requests.at(-1).body.messages;
+      assert.equal(sent[0].content[0].type, "compaction", "the block went back first");
+      assert.equal(sent.filter((m) => m.role === "user").length, 1, "nothing it covers was sent");
+    } finally {
+      await server.close();
+    }
+  },
+
   async "history-store"(example) {
     const { SessionStore } = await import("agent-compaction");
     const store = await SessionStore.open();

@@ -1,0 +1,177 @@
+// The providers' own compaction through the AI SDK adapter (docs/ai-sdk.md),
+// with the real @ai-sdk/anthropic and @ai-sdk/openai providers against local
+// servers that follow the documented wire formats
+// (tests/support/compaction-providers.mjs): Anthropic's threshold compaction
+// (`compact_20260112`) and OpenAI's Responses compaction item, generated and
+// streamed. The compaction becomes a compactionSummary holding the part as
+// received; the next request to that provider sends the part unchanged, in
+// place of what it covers (the server refuses an altered one); another
+// model gets its readable text; estimates count from it, and the
+// conversation's own threshold never compacts on top of it.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { generateText, streamText } from "ai";
+import { createAnthropic } from "@ai-sdk/anthropic";
+import { createOpenAI } from "@ai-sdk/openai";
+import { Compactor, transformContext } from "agent-compaction";
+import { aiSdkConversation, fromModelMessages, toModelMessages } from "agent-compaction/ai-sdk";
+import { startServer } from "../../scripts/serve.mjs";
+import { anthropicServer, openAiResponsesServer } from "../support/compaction-providers.mjs";
+
+const TRIGGER = 50_000;
+const ANTHROPIC_OPTIONS = { anthropic: { contextManagement: { edits: [{ type: "compact_20260112", trigger: { type: "input_tokens", value: TRIGGER } }] } } };
+const OPENAI_OPTIONS = { openai: { contextManagement: [{ type: "compaction", compactThreshold: TRIGGER }] } };
+/** A user message of about `tokens` tokens (4 characters each). */
+const long = (label, tokens) => `${label}: ` + "lorem ipsum ".repeat(Math.ceil((tokens * 4) / 12));
+
+let server, anthropic, openai, a, o;
+before(async () => {
+  a = anthropicServer();
+  o = openAiResponsesServer();
+  server = await startServer({ port: 0, handlers: [a.handler, o.handler], mounts: [] });
+  anthropic = createAnthropic({ baseURL: `${server.url}v1`, apiKey: "test" });
+  openai = createOpenAI({ baseURL: `${server.url}v1`, apiKey: "test" });
+});
+after(() => server?.close());
+
+/** A conversation that never compacts by itself before 200k tokens, unless told to. */
+const conversation = (options = {}) =>
+  aiSdkConversation({ compactor: new Compactor({ contextWindow: 200_000, summarize: async () => "## Goal\nour own summary" }), ...options });
+
+for (const stream of [false, true]) {
+  describe(`Anthropic threshold compaction (${stream ? "streamText" : "generateText"})`, () => {
+    const call = (model) => (args) =>
+      stream ? streamText({ model, providerOptions: ANTHROPIC_OPTIONS, ...args }) : generateText({ model, providerOptions: ANTHROPIC_OPTIONS, ...args });
+
+    test("the block becomes a boundary; the next request sends it first and unchanged, and nothing it covers", async () => {
+      const c = conversation();
+      const model = anthropic("claude-sonnet-4-5");
+      await c.append({ role: "user", content: long("first question about the parser", 30_000) });
+      await c.run(call(model));
+      await c.append({ role: "user", content: long("second question about the cache", 30_000) });
+      const before = a.state.requests.length;
+      const second = await c.run(call(model));
+      // The SDK's text joins the summary's text part and the reply.
+      assert.match(await second.text, /saw summary: yes/, "the server compacted");
+      const flat = c.messages;
+      const summary = flat.findLast((m) => m.role === "compactionSummary");
+      assert.ok(summary, "the compaction is a summary in the flat array");
+      assert.match(summary.summary, /^<summary>Provider summary #\d+: the user asked about first question about the parser/);
+      assert.equal(summary.provider.name, "anthropic");
+      assert.equal(summary.provider.provider, "anthropic.messages");
+      assert.equal(summary.provider.model, "claude-sonnet-4-5");
+      assert.ok(summary.tokensBefore >= TRIGGER, "tokensBefore is the compaction's input");
+      // Nothing lost: every message is still in the flat array, the summary before the reply.
+      const roles = flat.map((m) => m.role);
+      assert.deepEqual(roles.slice(-2), ["compactionSummary", "assistant"]);
+      assert.equal(roles.filter((r) => r === "user").length, 2);
+      // The reply's usage is the context after the compaction, so the estimate counts from the summary.
+      assert.ok(c.contextTokens < 32_000, `context tokens ${c.contextTokens}`);
+      assert.equal(transformContext(flat)[0], summary, "the pi view starts at it");
+
+      await c.append({ role: "user", content: "third question" });
+      const third = await c.run(call(model));
+      assert.match(await third.text, /^saw summary: yes; context tokens: \d+; last: third question/, "the old block is not part of the new reply");
+      const sent = a.state.requests.at(-1).body.messages;
+      assert.equal(sent[0].role, "assistant");
+      assert.deepEqual(sent[0].content[0], { type: "compaction", content: summary.summary }, "the block, first and unchanged");
+      const users = sent.filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
+      assert.deepEqual(users.map((u) => u.slice(0, 40)), [JSON.stringify([{ type: "text", text: "third question" }]).slice(0, 40)], "what it covers is not sent");
+      assert.ok(a.state.requests.length > before);
+    });
+
+    test("another model is sent the summary's text; the conversation's threshold stays off after the provider's compaction", async () => {
+      const c = conversation();
+      const model = anthropic("claude-sonnet-4-5");
+      await c.append({ role: "user", content: long("a question about billing", 60_000) });
+      await c.run(call(model));
+      const summary = c.messages.findLast((m) => m.role === "compactionSummary");
+      assert.ok(summary?.provider, "the provider compacted");
+      // To an OpenAI model: the readable text as a user message, no Anthropic block.
+      const toOpenAi = toModelMessages(transformContext(c.messages), { provider: "openai.responses" });
+      assert.equal(toOpenAi[0].role, "user");
+      assert.match(JSON.stringify(toOpenAi[0].content), /Provider summary/);
+      assert.ok(!toOpenAi.some((m) => Array.isArray(m.content) && m.content.some((p) => p.providerOptions?.anthropic)), "no Anthropic block");
+      // Without a provider: the text too.
+      assert.equal(toModelMessages(transformContext(c.messages))[0].role, "user");
+      // The conversation's threshold would compact a context this size, but the provider compacts it.
+      let ours = 0;
+      const summarize = async () => (ours++, "## Goal\nours");
+      const small = conversation({ messages: c.messages, compactor: new Compactor({ contextWindow: 50_000, summarize }) });
+      await small.append({ role: "user", content: long("more about billing", 55_000) });
+      assert.ok(small.compactor.needsCompaction(small.messages), "over the conversation's own threshold");
+      const out = await small.run(call(model));
+      assert.match(await out.text, /saw summary: yes/);
+      assert.equal(ours, 0, "the conversation's summarizer never ran");
+      assert.equal(small.messages.filter((m) => m.role === "compactionSummary" && m.provider).length, 2, "the provider compacted again");
+      assert.equal(small.messages.filter((m) => m.role === "compactionSummary" && !m.provider).length, 0, "no summary of ours on top");
+    });
+  });
+}
+
+describe("OpenAI Responses compaction", () => {
+  test("the encrypted item becomes a boundary; the next request sends it back and nothing before it", async () => {
+    for (const stream of [false, true]) {
+      const c = conversation();
+      const model = openai.responses("gpt-5.2");
+      const call = (args) => (stream ? streamText : generateText)({ model, providerOptions: OPENAI_OPTIONS, ...args });
+      await c.append({ role: "user", content: long("the migration plan", 60_000) });
+      const first = await c.run(call);
+      assert.match(await first.text, /^saw summary: yes/);
+      const summary = c.messages.findLast((m) => m.role === "compactionSummary");
+      assert.equal(summary?.provider?.name, "openai");
+      assert.equal(summary.provider.provider, "openai.responses");
+      assert.match(summary.summary, /compacted by openai\.responses; its summary is encrypted/);
+      // The reply came before the item, in the same message: the item is the last boundary.
+      assert.deepEqual(c.messages.map((m) => m.role).slice(-2), ["assistant", "compactionSummary"]);
+      await c.append({ role: "user", content: "what next?" });
+      const second = await c.run(call);
+      assert.match(await second.text, /saw summary: yes; context tokens: \d+; last: what next\?/);
+      const input = o.state.requests.at(-1).body.input;
+      assert.ok(!JSON.stringify(input).includes("the migration plan: lorem"), "what the item covers is not sent");
+      const item = input.find((x) => x.type === "item_reference" || x.type === "compaction");
+      assert.equal(item.id, summary.provider.part.providerOptions.openai.itemId);
+    }
+  });
+});
+
+describe("providerCompaction: true", () => {
+  test("the conversation's threshold stays off before the provider's first compaction too", async () => {
+    let ours = 0;
+    const summarize = async () => (ours++, "## Goal\nours");
+    const c = conversation({ providerCompaction: true, compactor: new Compactor({ contextWindow: 40_000, summarize }) });
+    await c.append({ role: "user", content: long("a long paste", 45_000) });
+    assert.ok(c.compactor.needsCompaction(c.messages), "over the conversation's own threshold");
+    const out = await c.run((args) => generateText({ model: anthropic("claude-sonnet-4-5"), providerOptions: ANTHROPIC_OPTIONS, ...args }));
+    assert.match(out.text, /^saw summary: no/, "under the provider's trigger: nothing compacted");
+    assert.equal(ours, 0);
+    assert.equal(c.messages.filter((m) => m.role === "compactionSummary").length, 0);
+    // Without the option, the same context is compacted by the conversation.
+    const plain = conversation({ compactor: new Compactor({ contextWindow: 40_000, summarize }) });
+    await plain.append({ role: "user", content: "first" });
+    await plain.run((args) => generateText({ model: anthropic("claude-sonnet-4-5"), ...args }));
+    await plain.append({ role: "user", content: long("a long paste", 45_000) });
+    await plain.run((args) => generateText({ model: anthropic("claude-sonnet-4-5"), ...args }));
+    assert.equal(ours, 1, "the conversation compacted on its own threshold");
+  });
+});
+
+describe("conversions", () => {
+  test("a provider's compaction part round-trips through fromModelMessages and toModelMessages", () => {
+    const block = { type: "text", text: "<summary>s</summary>", providerOptions: { anthropic: { type: "compaction" } } };
+    const message = { role: "assistant", content: [block, { type: "text", text: "reply" }] };
+    const flat = fromModelMessages([{ role: "user", content: "hi" }, message], { provider: "anthropic.messages", model: "m" });
+    assert.deepEqual(flat.map((m) => m.role), ["user", "compactionSummary", "assistant"]);
+    assert.equal(flat[1].summary, "<summary>s</summary>");
+    const back = toModelMessages(flat, { provider: "anthropic.messages" });
+    assert.deepEqual(back[1], message, "joined back into one message, the block first");
+    const item = { type: "custom", kind: "openai.compaction", providerOptions: { openai: { type: "compaction", itemId: "cmp_1", encryptedContent: "enc" } } };
+    const reply = { role: "assistant", content: [{ type: "text", text: "done" }, item] };
+    const flat2 = fromModelMessages([reply], { provider: "openai.responses" });
+    assert.deepEqual(flat2.map((m) => m.role), ["assistant", "compactionSummary"]);
+    assert.deepEqual(toModelMessages(flat2, { provider: "openai.responses" }), [reply], "the item back after the reply");
+    assert.deepEqual(toModelMessages([flat2[1]], { provider: "openai.responses" }), [{ role: "assistant", content: [item] }]);
+    assert.throws(() => toModelMessages(flat2, { provider: 42 }), /options\.provider must be/);
+    assert.throws(() => conversation({ providerCompaction: "yes" }), /providerCompaction must be a boolean/);
+  });
+});
