@@ -13,7 +13,10 @@ import assert from "node:assert/strict";
 import { generateText, streamText } from "ai";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
-import { Compactor, transformContext } from "agent-compaction";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Compactor, messagesToPiSession, piSessionToMessages, transformContext } from "agent-compaction";
 import { aiSdkConversation, fromModelMessages, toModelMessages } from "agent-compaction/ai-sdk";
 import { startServer } from "../../scripts/serve.mjs";
 import { anthropicServer, openAiResponsesServer } from "../support/compaction-providers.mjs";
@@ -153,6 +156,33 @@ describe("providerCompaction: true", () => {
     await plain.append({ role: "user", content: long("a long paste", 45_000) });
     await plain.run((args) => generateText({ model: anthropic("claude-sonnet-4-5"), ...args }));
     assert.equal(ours, 1, "the conversation compacted on its own threshold");
+  });
+});
+
+describe("pi session files", () => {
+  test("a provider's compaction is exported as a compaction pi loads, and imported back with its part", async () => {
+    const { SessionManager } = await import(new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/session-manager.js", import.meta.url).href);
+    const c = conversation();
+    await c.append({ role: "user", content: long("the schema question", 60_000) });
+    await c.run((args) => generateText({ model: anthropic("claude-sonnet-4-5"), providerOptions: ANTHROPIC_OPTIONS, ...args }));
+    await c.append({ role: "user", content: "and then?" });
+    const flat = c.messages;
+    const summary = flat.find((m) => m.role === "compactionSummary");
+    assert.ok(summary?.provider);
+    const jsonl = messagesToPiSession(flat);
+    assert.deepEqual(piSessionToMessages(jsonl).messages, flat, "import of the export is the same array, the part included");
+    const dir = mkdtempSync(join(tmpdir(), "provider-compaction-"));
+    try {
+      const file = join(dir, "s.jsonl");
+      writeFileSync(file, jsonl);
+      const context = SessionManager.open(file, dir).buildSessionContext();
+      // pi's context: its compaction summary (the provider's text), then what followed.
+      assert.equal(context.messages[0].role, "compactionSummary");
+      assert.equal(context.messages[0].summary, summary.summary);
+      assert.deepEqual(context.messages.slice(1).map((m) => m.role), ["assistant", "user"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
