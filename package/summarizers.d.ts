@@ -1,6 +1,6 @@
 // The summarizer a Compactor calls, and the two it can make for an
 // OpenAI-compatible or Anthropic endpoint.
-import type { Message, Usage } from "./messages.js";
+import type { Message, ProviderCompaction, Usage } from "./messages.js";
 
 export type SummarizeKind = "history" | "turnPrefix" | "branch";
 export type CompactionReason = "manual" | "threshold" | "overflow";
@@ -29,8 +29,14 @@ export interface Tool {
   /** The parameters' JSON Schema. */
   parameters: object;
 }
-/** The summary text, with what the call cost when the provider says. */
-export type SummarizeResult = string | { text: string; usage?: Usage };
+/**
+ * The summary text, with what the call cost when the provider says, and
+ * `provider` when the text is a provider's compaction (`anthropicCompaction`):
+ * the summary message keeps it, so that the AI SDK adapter sends that
+ * provider its own block (kept only when the summary is this one call's
+ * text as given).
+ */
+export type SummarizeResult = string | { text: string; usage?: Usage; provider?: ProviderCompaction };
 /** The app's summarizer callback: `Compactor`'s `summarize` option. */
 export type Summarizer = (request: SummarizeRequest) => SummarizeResult | Promise<SummarizeResult>;
 /**
@@ -113,3 +119,24 @@ export function openAiSummarizer(options: OpenAiSummarizerOptions): FetchSummari
  * @throws TypeError on bad options, naming the field.
  */
 export function anthropicSummarizer(options: AnthropicSummarizerOptions): FetchSummarizer;
+/**
+ * A summarizer that asks Anthropic's on-demand compaction for the summary
+ * ("Compaction on demand", platform.claude.com/docs/en/build-with-claude/compaction-on-demand):
+ * a POST to `/v1/messages` as `anthropicSummarizer`'s, with `anthropic-beta:
+ * compact-2026-09-04` and `compaction: { type: "summarize" }`. With
+ * `request.context` it sends the conversation as pi-ai sent it (the
+ * provider's prompt cache serves it) and no instruction, so the provider
+ * summarizes the whole conversation (the messages the compaction keeps
+ * are sent again after the summary); without, the serialized transcript as
+ * one user message. The answer is the `compaction` block (`stop_reason:
+ * "compaction"`): its text is the summary, and the block itself comes back
+ * as `provider`, which the AI SDK adapter sends to Anthropic models in
+ * place of what it covers. Any other stop reason, or a block without text,
+ * is a failure (the compaction changes nothing). The usage is the sum of
+ * `usage.iterations`. Options as `anthropicSummarizer`'s; a `headers`
+ * entry `anthropic-beta` replaces the beta (list it there too).
+ * @throws TypeError on bad options, naming the field.
+ */
+export function anthropicCompaction(
+  options: AnthropicSummarizerOptions,
+): (request: SummarizeRequest) => Promise<{ text: string; usage?: Usage; provider: ProviderCompaction }>;

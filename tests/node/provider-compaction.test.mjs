@@ -16,7 +16,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Compactor, messagesToPiSession, piSessionToMessages, transformContext } from "agent-compaction";
+import { Compactor, anthropicCompaction, messagesToPiSession, piSessionToMessages, transformContext } from "agent-compaction";
 import { aiSdkConversation, fromModelMessages, toModelMessages } from "agent-compaction/ai-sdk";
 import { startServer } from "../../scripts/serve.mjs";
 import { anthropicServer, openAiResponsesServer } from "../support/compaction-providers.mjs";
@@ -156,6 +156,60 @@ describe("providerCompaction: true", () => {
     await plain.append({ role: "user", content: long("a long paste", 45_000) });
     await plain.run((args) => generateText({ model: anthropic("claude-sonnet-4-5"), ...args }));
     assert.equal(ours, 1, "the conversation compacted on its own threshold");
+  });
+});
+
+describe("anthropicCompaction: Anthropic's on-demand compaction as the summarizer", () => {
+  const session = () => {
+    let t = 1_000;
+    const turn = (i) => [
+      { role: "user", content: long(`request ${i} about the router`, 2_000), timestamp: t++ },
+      { role: "assistant", content: [{ type: "text", text: `done ${i}` }], api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5",
+        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: t++ },
+    ];
+    return Array.from({ length: 12 }, (_, i) => turn(i)).flat();
+  };
+  const compactor = () =>
+    new Compactor({ contextWindow: 30_000, settings: { reserveTokens: 4_000, keepRecentTokens: 6_000 }, summarize: anthropicCompaction({ baseUrl: server.url.slice(0, -1), apiKey: "test", model: "claude-sonnet-4-5" }) });
+
+  test("the signed block is the summary, kept as its part; the request asks to summarize under the beta", async () => {
+    const out = await compactor().compact(session());
+    const summary = out.messages.find((m) => m.role === "compactionSummary");
+    // Without the conversation (compact() by hand), the serialized transcript is compacted.
+    assert.match(summary.summary, /^<summary>Provider summary #\d+ \(on demand\): the user asked about <conversation>\n\[User\]: request 0 about the router/);
+    const part = summary.provider.part;
+    assert.equal(part.text, summary.summary);
+    assert.match(part.providerOptions.anthropic.signature, /^sig-\d+-/);
+    assert.deepEqual([summary.provider.name, summary.provider.provider, summary.provider.model], ["anthropic", "anthropic.messages", "claude-sonnet-4-5"]);
+    assert.ok(summary.usage.input > 0, "the cost is the compaction iteration's");
+    const request = a.state.requests.at(-1);
+    assert.deepEqual(request.body.compaction, { type: "summarize" });
+    assert.ok(request.betas.includes("compact-2026-09-04"));
+    assert.equal(request.body.stop_sequences, undefined);
+  });
+
+  test("through the AI SDK, the next request to Claude sends the signed block first and unchanged", async () => {
+    const c = aiSdkConversation({ compactor: compactor(), messages: session() });
+    const model = anthropic("claude-sonnet-4-5");
+    await c.append({ role: "user", content: "and the tests?" });
+    await c.compact();
+    const summary = c.messages.find((m) => m.role === "compactionSummary");
+    assert.ok(summary.provider, "the compaction's summary keeps the block");
+    const out = await c.run((args) => generateText({ model, ...args }));
+    assert.match(out.text, /^saw summary: yes; context tokens: \d+; last: and the tests\?/, "the server accepted the signed block");
+    const sent = a.state.requests.at(-1);
+    assert.deepEqual(sent.body.messages[0].content[0], { type: "compaction", content: summary.summary, signature: summary.provider.part.providerOptions.anthropic.signature });
+    assert.ok(sent.betas.includes("compact-2026-09-04"), "the SDK names the beta for a signed block");
+    // pi's view (pi-ai cannot send the block): the summary's text.
+    assert.equal(transformContext(c.messages)[0].summary, summary.summary);
+  });
+
+  test("a request that did not compact fails the compaction and changes nothing", async () => {
+    const messages = session();
+    a.state.refuseCompaction = true;
+    await assert.rejects(compactor().compact(messages), /Anthropic compaction: no compaction in the response \(stop_reason: "max_tokens"\)/);
+    assert.equal(messages.filter((m) => m.role === "compactionSummary").length, 0);
+    assert.throws(() => anthropicCompaction({ model: "m" }), /anthropicCompaction: options\.apiKey/);
   });
 });
 

@@ -15,6 +15,15 @@
 //   the block back unchanged (400 `compaction_content_mismatch` otherwise),
 //   one block with content at most (400 `compaction_block_ambiguous`), and
 //   the server reads nothing before it.
+//   On-demand compaction ("Compaction on demand", .../compaction-on-demand):
+//   `compaction: { type: "summarize" }` with the beta `compact-2026-09-04`
+//   answers with one signed block `{ type, content, signature }` and
+//   `stop_reason: "compaction"`, its cost in `usage.iterations` (top-level
+//   counts 0); `stop_sequences` or a forced `tool_choice` are refused. A
+//   later request carrying a signed block must send it first, content and
+//   signature unchanged (400 `compaction_block_misplaced`,
+//   `compaction_signature_invalid`). `state.refuseCompaction` makes the
+//   next on-demand request answer `max_tokens` with no block.
 // - OpenAI's Responses API (POST /v1/responses), server-side compaction:
 //   `context_management: [{ type: "compaction", compact_threshold }]`
 //   ("Compaction", developers.openai.com/api/docs/guides/compaction). Past
@@ -54,7 +63,7 @@ const lastUserText = (texts) => texts.at(-1)?.slice(0, 80) ?? "";
 
 /** The Anthropic Messages API with threshold compaction. */
 export function anthropicServer() {
-  const state = { requests: [], issued: [], compactions: 0 };
+  const state = { requests: [], issued: [], compactions: 0, refuseCompaction: false };
   const error = (res, code, message) => (
     sendJson(res, 400, { type: "error", error: { type: "invalid_request_error", message, ...(code ? { details: { error_code: code } } : {}) } }), true
   );
@@ -73,14 +82,21 @@ export function anthropicServer() {
       });
     });
     if (blocks.length > 0) {
-      if (!betas.includes("compact-2026-01-12")) return error(res, undefined, "messages: Input tag 'compaction' found using 'type' does not match any of the expected tags");
+      if (!betas.includes("compact-2026-01-12") && !betas.includes("compact-2026-09-04")) {
+        return error(res, undefined, "messages: Input tag 'compaction' found using 'type' does not match any of the expected tags");
+      }
       if (blocks.filter(({ b }) => b.content != null).length > 1) {
         return error(res, "compaction_block_ambiguous", "messages holds more than one compaction block with content; send only the block the conversation returned last");
       }
       const { b, i, j } = blocks.at(-1);
       const issued = state.issued.find((x) => x.content === b.content);
-      const extra = Object.keys(b).filter((k) => !["type", "content", "cache_control"].includes(k));
+      const extra = Object.keys(b).filter((k) => !["type", "content", "signature", "cache_control"].includes(k));
       if (!issued || extra.length > 0) return error(res, "compaction_content_mismatch", "the compaction block was altered");
+      if (issued.signature !== undefined || b.signature !== undefined) {
+        if (b.signature !== issued.signature) return error(res, "compaction_signature_invalid", "the compaction block's signature does not match its content");
+        if (!betas.includes("compact-2026-09-04")) return error(res, undefined, "messages: Input tag 'compaction' found using 'type' does not match any of the expected tags");
+        if (i !== 0 || j !== 0) return error(res, "compaction_block_misplaced", "the compaction block must be the first content block of the first message");
+      }
       startAt = { i, j };
     }
     const read = startAt ? body.messages.slice(startAt.i) : body.messages;
@@ -88,6 +104,33 @@ export function anthropicServer() {
     const userTexts = read
       .filter((m) => m.role === "user")
       .map((m) => (typeof m.content === "string" ? m.content : m.content.filter((c) => c.type === "text").map((c) => c.text).join("")));
+    if (body.compaction !== undefined) {
+      if (!betas.includes("compact-2026-09-04")) return error(res, undefined, "compaction: this parameter requires the anthropic-beta header compact-2026-09-04");
+      if (body.compaction?.type !== "summarize") return error(res, undefined, "compaction.type: must be \"summarize\"");
+      if (body.context_management) return error(res, undefined, "compaction and context_management cannot be used together");
+      if (body.stop_sequences || ["any", "tool"].includes(body.tool_choice?.type)) return error(res, undefined, "compaction: stop_sequences and a forced tool_choice are not supported");
+      const last = body.messages.at(-1);
+      if (last?.role === "assistant" && Array.isArray(last.content) && last.content.some((c) => c.type === "tool_use")) {
+        return error(res, "compaction_incomplete_turn", "the last assistant turn ends with a tool_use block that has no result");
+      }
+      const iterations = [{ type: "compaction", input_tokens: inputTokens, output_tokens: 0 }];
+      if (state.refuseCompaction) {
+        state.refuseCompaction = false;
+        sendJson(res, 200, { id: `msg_${state.requests.length}`, type: "message", role: "assistant", model: body.model, content: [], stop_reason: "max_tokens", stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0, iterations } });
+        return true;
+      }
+      const summary = `${SUMMARY_PREFIX}${++state.compactions} (on demand): the user asked about ${userTexts.slice(0, 3).join(" / ").slice(0, 200)}</summary>`;
+      const signature = `sig-${state.compactions}-${summary.length}`;
+      state.issued.push({ content: summary, signature });
+      iterations[0].output_tokens = tokensOf(summary);
+      sendJson(res, 200, {
+        id: `msg_${state.requests.length}`, type: "message", role: "assistant", model: body.model,
+        content: [{ type: "compaction", content: summary, signature }],
+        stop_reason: "compaction", stop_sequence: null,
+        usage: { input_tokens: 0, output_tokens: 0, iterations },
+      });
+      return true;
+    }
     const edit = body.context_management?.edits?.find((e) => e.type === "compact_20260112");
     if (edit && !betas.includes("compact-2026-01-12")) return error(res, undefined, "context_management: compact_20260112 requires the beta compact-2026-01-12");
     const trigger = edit?.trigger?.value ?? 150_000;

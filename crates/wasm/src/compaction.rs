@@ -13,9 +13,9 @@ use crate::message::{convert_counting, convert_to_llm};
 use crate::prepare::{string_array, Prepared};
 use crate::serialize::serialize_conversation;
 use agent_compaction_core::compaction::flow::{
-    boundary_of, Answer, CompactionFlow, Event, Failure, FlowConfig, FlowHost, FlowInput,
-    HookAnswer, Insert, PrefixInput, Reason, Request, Step, SummaryField, TextOps, UsageTotals,
-    NO_CALL,
+    boundary_of, keeps_provider_part, Answer, CompactionFlow, Event, Failure, FlowConfig, FlowHost,
+    FlowInput, HookAnswer, Insert, PrefixInput, Reason, Request, Step, SummaryField, TextOps,
+    UsageTotals, NO_CALL,
 };
 use agent_compaction_core::compaction::last_request::Survivors;
 use agent_compaction_core::compaction::options::Conversation;
@@ -189,24 +189,39 @@ pub async fn finish_call(
     controller: &JsValue,
     pending: Option<Pending>,
 ) -> Answer<JsString, JsValue, JsValue> {
+    finish_call_with_part(controller, pending).await.0
+}
+
+/// [`finish_call`], and the `provider` object the answer carried (a
+/// provider's compaction block, `anthropicCompaction`).
+pub async fn finish_call_with_part(
+    controller: &JsValue,
+    pending: Option<Pending>,
+) -> (Answer<JsString, JsValue, JsValue>, Option<JsValue>) {
     let Some(pending) = pending else {
-        return Answer::Failed(NO_CALL.into());
+        return (Answer::Failed(NO_CALL.into()), None);
     };
     let value = match JsFuture::from(pending.promise).await {
         Ok(v) => v,
         Err(e) => {
             let timed_out = is_timeout(&e).then_some(pending.timeout_ms);
             let aborted = aborted(controller) || is_abort_error(&e);
-            return Answer::of_rejection(timed_out, aborted, e, thrown_message);
+            return (
+                Answer::of_rejection(timed_out, aborted, e, thrown_message),
+                None,
+            );
         }
     };
     // A late answer after an abort is not used.
     if aborted(controller) {
-        return Answer::Aborted(js_sys::Error::new("aborted").into());
+        return (Answer::Aborted(js_sys::Error::new("aborted").into()), None);
     }
+    let part = (value.is_object())
+        .then(|| prop(&value, "provider"))
+        .filter(JsValue::is_object);
     let path = || FieldPath::argument("summary");
     let read = |key| get(&value, key, || path().field(key)).map_err(|e| e.to_string());
-    Answer::of_value(
+    let answer = Answer::of_value(
         value.dyn_ref::<JsString>().cloned(),
         value.is_object(),
         || describe(&value),
@@ -215,7 +230,8 @@ pub async fn finish_call(
             let usage = Some(read("usage")?).filter(JsValue::is_object);
             Ok((text.map_err(|other| describe(&other)), usage))
         },
-    )
+    );
+    (answer, part)
 }
 
 /// The reason the controller was aborted with, unless it is a deadline
@@ -370,6 +386,10 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
         turn_prefix: None,
     };
     let mut step = flow.step(&mut host, Event::Start);
+    // The summarizer's calls, and the text and `provider` part of the last
+    // one that gave a part.
+    let mut calls = 0;
+    let mut part: Option<(JsString, JsValue)> = None;
     loop {
         let event = match step {
             Step::AskHook => Event::Hook(ask_hook(job, messages).await),
@@ -378,7 +398,12 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
                     SummaryKind::TurnPrefix => host.turn_prefix.take(),
                     _ => host.history.take(),
                 };
-                Event::Answer(finish_call(&job.controller, pending).await)
+                let (answer, given) = finish_call_with_part(&job.controller, pending).await;
+                calls += 1;
+                if let (Answer::Text { text, .. }, Some(given)) = (&answer, given) {
+                    part = Some((text.clone(), given));
+                }
+                Event::Answer(answer)
             }
             Step::Extract { max_chars } => {
                 let all = p.messages_to_summarize.concat(&p.turn_prefix_messages);
@@ -393,7 +418,12 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
                     .await,
                 )
             }
-            Step::Insert(insert) => return Ok(result_object(job, insert)),
+            Step::Insert(insert) => {
+                let part = part.filter(|(text, _)| {
+                    keeps_provider_part(calls, insert.from_hook, *text == insert.text)
+                });
+                return Ok(result_object(job, insert, part.map(|(_, p)| p)));
+            }
             Step::Fail(failure) => return Err(failure),
         };
         step = flow.step(&mut host, event);
@@ -446,13 +476,20 @@ fn read_hook_answer(answer: &JsValue) -> HookAnswer<JsString, JsValue, JsValue> 
 
 /// The `compactionSummary` message, the new array with it inserted (the
 /// caller's other objects unchanged), and the object `compact` resolves to.
-fn result_object(job: &Job, insert: Insert<JsString, JsValue, JsValue>) -> JsValue {
+fn result_object(
+    job: &Job,
+    insert: Insert<JsString, JsValue, JsValue>,
+    part: Option<JsValue>,
+) -> JsValue {
     let p = &job.prepared;
     let (summary, outcome) = shapes::compaction_summary(insert, || {
         let (read, modified) = p.file_ops.file_lists();
         (string_array(read), string_array(modified))
     });
     let summary = shape(summary);
+    if let Some(part) = part {
+        let _ = js_sys::Reflect::set(&summary, &JsValue::from_str("provider"), &part);
+    }
     let at = p.plan.first_kept_index;
     let messages = insert_at(job.messages.as_array(), at as u32, &summary);
     shape(shapes::compaction_result(

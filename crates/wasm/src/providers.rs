@@ -1,5 +1,5 @@
-//! The ready-made summarizer callbacks, `openAiSummarizer` and
-//! `anthropicSummarizer`: each returns a `summarize(request)` function that
+//! The ready-made summarizer callbacks, `openAiSummarizer`,
+//! `anthropicSummarizer` and `anthropicCompaction`: each returns a `summarize(request)` function that
 //! calls a provider with the page's own global `fetch` (windows, workers,
 //! Node ≥ 18), so the app's network stack, proxies and CORS rules apply.
 //!
@@ -93,6 +93,13 @@ pub fn open_ai_summarizer(options: JsValue) -> Result<Function, JsValue> {
 #[wasm_bindgen(js_name = anthropicSummarizer, skip_typescript)]
 pub fn anthropic_summarizer(options: JsValue) -> Result<Function, JsValue> {
     factory(Provider::Anthropic, options)
+}
+
+/// A summarizer that asks Anthropic's on-demand compaction for the summary:
+/// the block comes back as the summary's text, and as its `provider` part.
+#[wasm_bindgen(js_name = anthropicCompaction, skip_typescript)]
+pub fn anthropic_compaction(options: JsValue) -> Result<Function, JsValue> {
+    factory(Provider::AnthropicCompaction, options)
 }
 
 /// A factory: the options checked (the core reads them), the headers
@@ -331,10 +338,16 @@ async fn post(
         }
         Some(JsValue::from(error))
     })?;
-    Ok(shape(core::result_shape(core::Reply {
+    let reply = core::Reply {
         text: reply.text.into(),
         usage: reply.usage,
-    })))
+        signature: reply.signature.map(JsValue::from),
+    };
+    Ok(shape(core::result_shape(
+        provider,
+        reply,
+        endpoint.model.clone(),
+    )))
 }
 
 /// The body in the core's shape, with the engine's strings plugged in.

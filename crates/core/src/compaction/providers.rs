@@ -1,5 +1,6 @@
-//! What the ready-made summarizers (`openAiSummarizer`, `anthropicSummarizer`)
-//! decide, apart from the network: the endpoint URL, the token-limit field,
+//! What the ready-made summarizers (`openAiSummarizer`, `anthropicSummarizer`,
+//! and `anthropicCompaction`, which asks Anthropic's on-demand compaction
+//! for the summary) decide, apart from the network: the endpoint URL, the token-limit field,
 //! the request headers and body shape, where the reply's text is, pi-ai's
 //! usage mapping, option checks and every error text.
 //!
@@ -22,6 +23,11 @@ pub mod prefix;
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 /// The `anthropic-version` header sent.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
+/// The beta of Anthropic's on-demand compaction (`compaction: { type:
+/// "summarize" }`), "Compaction on demand" in Anthropic's documentation.
+pub const COMPACTION_BETA: &str = "compact-2026-09-04";
+/// The stop reason of a compaction request that compacted.
+pub const COMPACTION_STOP: &str = "compaction";
 /// How much of a non-JSON body an error message quotes.
 pub const QUOTED_BODY_CHARS: usize = 300;
 
@@ -40,6 +46,8 @@ pub const MAX_TOKENS_EXPECTED: &str = "a number ≥ 1";
 pub enum Provider {
     OpenAi,
     Anthropic,
+    /// Anthropic's Messages API asked to compact (`anthropicCompaction`).
+    AnthropicCompaction,
 }
 
 impl Provider {
@@ -48,6 +56,7 @@ impl Provider {
         match self {
             Provider::OpenAi => "OpenAI-compatible summarizer",
             Provider::Anthropic => "Anthropic summarizer",
+            Provider::AnthropicCompaction => "Anthropic compaction",
         }
     }
 
@@ -56,6 +65,7 @@ impl Provider {
         match self {
             Provider::OpenAi => "openAiSummarizer",
             Provider::Anthropic => "anthropicSummarizer",
+            Provider::AnthropicCompaction => "anthropicCompaction",
         }
     }
 
@@ -63,7 +73,7 @@ impl Provider {
     pub fn api(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai-completions",
-            Provider::Anthropic => "anthropic-messages",
+            Provider::Anthropic | Provider::AnthropicCompaction => "anthropic-messages",
         }
     }
 
@@ -71,7 +81,7 @@ impl Provider {
     fn endpoint_path(self) -> &'static str {
         match self {
             Provider::OpenAi => "/chat/completions",
-            Provider::Anthropic => "/v1/messages",
+            Provider::Anthropic | Provider::AnthropicCompaction => "/v1/messages",
         }
     }
 }
@@ -85,7 +95,9 @@ pub fn endpoint_url(provider: Provider, base: Option<&JsStr>) -> JsStr {
             let end = units.len() - units.iter().rev().take_while(|&&u| u == 0x2F).count();
             JsStr::from_units(units[..end].to_vec())
         }
-        (None, Provider::Anthropic) => JsStr::from(ANTHROPIC_BASE_URL),
+        (None, Provider::Anthropic | Provider::AnthropicCompaction) => {
+            JsStr::from(ANTHROPIC_BASE_URL)
+        }
         // openAiSummarizer requires a baseUrl; a bare path is what it would mean.
         (None, Provider::OpenAi) => JsStr::new(),
     };
@@ -169,12 +181,15 @@ pub fn default_headers(provider: Provider, has_key: bool) -> Vec<(&'static str, 
     let mut headers = vec![("content-type", HeaderValue::Fixed("application/json"))];
     let key = match provider {
         Provider::OpenAi => ("authorization", HeaderValue::ApiKey { prefix: "Bearer " }),
-        Provider::Anthropic => {
+        Provider::Anthropic | Provider::AnthropicCompaction => {
             headers.push(("anthropic-version", HeaderValue::Fixed(ANTHROPIC_VERSION)));
             headers.push((
                 "anthropic-dangerous-direct-browser-access",
                 HeaderValue::Fixed("true"),
             ));
+            if provider == Provider::AnthropicCompaction {
+                headers.push(("anthropic-beta", HeaderValue::Fixed(COMPACTION_BETA)));
+            }
             ("x-api-key", HeaderValue::ApiKey { prefix: "" })
         }
     };
@@ -192,6 +207,8 @@ pub enum BodyValue {
     MaxTokens,
     SystemPrompt,
     Bool(bool),
+    /// `{ type: "summarize" }`.
+    Summarize,
 }
 
 /// The request body's fields, in order. An empty system prompt is left out
@@ -219,6 +236,14 @@ pub fn body_fields(
             body.push(("messages", BodyValue::Messages));
             body
         }
+        // The transcript to compact as the one user message; the
+        // summarizer's system prompt is not the conversation's, so none.
+        Provider::AnthropicCompaction => vec![
+            ("model", BodyValue::Model),
+            ("max_tokens", BodyValue::MaxTokens),
+            ("messages", BodyValue::Messages),
+            ("compaction", BodyValue::Summarize),
+        ],
     }
 }
 
@@ -274,10 +299,16 @@ pub fn body_shape<V: Clone>(
                 BodyValue::MaxTokens => Field::Number(max_tokens),
                 BodyValue::SystemPrompt => text(MessageText::SystemPrompt),
                 BodyValue::Bool(b) => Field::Bool(b),
+                BodyValue::Summarize => Field::Object(summarize()),
             };
             (name, value)
         });
     Shape(fields.collect())
+}
+
+/// The `compaction` field of an on-demand compaction request.
+pub fn summarize<V>() -> Shape<V> {
+    Shape(vec![("type", Field::Str("summarize"))])
 }
 
 /// `fetch`'s options: a POST of `body` with `headers`, and the request's
@@ -294,8 +325,14 @@ pub fn fetch_init<V>(headers: V, body: V, signal: Option<V>) -> Shape<V> {
 
 /// What a fetch summarizer resolves to: the text, and `usage` when the
 /// provider reported it.
-pub fn result_shape<V>(reply: Reply<V>) -> Shape<V> {
-    let mut s = Shape(vec![("text", Field::Value(reply.text))]);
+pub fn result_shape<V: Clone>(provider: Provider, reply: Reply<V>, model: V) -> Shape<V> {
+    let mut s = Shape(vec![("text", Field::Value(reply.text.clone()))]);
+    if provider == Provider::AnthropicCompaction {
+        s.push(
+            "provider",
+            Field::Object(compaction_part(reply.text.clone(), reply.signature, model)),
+        );
+    }
     s.push_some(
         "usage",
         reply
@@ -303,6 +340,29 @@ pub fn result_shape<V>(reply: Reply<V>) -> Shape<V> {
             .map(|u| Field::Object(crate::compaction::shapes::usage(&u))),
     );
     s
+}
+
+/// Where an on-demand compaction came from and its block, as the AI SDK
+/// carries it (`@ai-sdk/anthropic`: a text part whose provider options
+/// say `type: "compaction"`, with the block's signature): the summary's
+/// `provider`, sent back unchanged to Anthropic models.
+fn compaction_part<V>(text: V, signature: Option<V>, model: V) -> Shape<V> {
+    let mut options = Shape(vec![("type", Field::Str("compaction"))]);
+    options.push_some("signature", signature.map(Field::Value));
+    let part = Shape(vec![
+        ("type", Field::Str("text")),
+        ("text", Field::Value(text)),
+        (
+            "providerOptions",
+            Field::Object(Shape(vec![("anthropic", Field::Object(options))])),
+        ),
+    ]);
+    Shape(vec![
+        ("name", Field::Str("anthropic")),
+        ("provider", Field::Str("anthropic.messages")),
+        ("model", Field::Value(model)),
+        ("part", Field::Object(part)),
+    ])
 }
 
 /// The path of a `request` field, for errors.
@@ -408,10 +468,12 @@ pub fn usage_totals<J: Json>(usage: &J) -> UsageTotals {
     }
 }
 
-/// A successful reply: the summary text and, when given, the usage.
+/// A successful reply: the summary text and, when given, the usage; of a
+/// compaction, the block's signature too (`None`: it had none).
 pub struct Reply<T> {
     pub text: T,
     pub usage: Option<UsageTotals>,
+    pub signature: Option<T>,
 }
 
 /// Why a reply was refused: the error message, and the HTTP status to set
@@ -453,6 +515,7 @@ pub fn read_reply<J: Json>(
     if !ok || parsed.get("error").is_present() {
         return Err(http(&provider_message(&parsed, &body)));
     }
+    let mut signature = None;
     let (text, stop, called) = match provider {
         Provider::OpenAi => {
             let choice = parsed.get("choices").items().into_iter().next();
@@ -479,9 +542,28 @@ pub fn read_reply<J: Json>(
                     .any(|b| b.get("type").string().as_deref() == Some("tool_use"));
             (join_text_blocks(&content, "\n"), stop, called)
         }
+        Provider::AnthropicCompaction => {
+            let reason = parsed.get("stop_reason").string();
+            // Compacted: one `compaction` block; any other stop reason
+            // (max_tokens, refusal, ...) is a request that did not.
+            let block = (reason.as_deref() == Some(COMPACTION_STOP))
+                .then(|| parsed.get("content").items())
+                .and_then(|blocks| {
+                    blocks
+                        .into_iter()
+                        .find(|b| b.get("type").string().as_deref() == Some("compaction"))
+                });
+            signature = block.as_ref().and_then(|b| b.get("signature").text());
+            let text = block.and_then(|b| b.get("content").text());
+            (text, reason.map(|r| ("stop_reason", r)), false)
+        }
     };
     let Some(text) = text.filter(|t| !called && !J::is_blank(t)) else {
-        let mut message = format!("{label}: no text in the response");
+        let what = match provider {
+            Provider::AnthropicCompaction => "no compaction",
+            _ => "no text",
+        };
+        let mut message = format!("{label}: {what} in the response");
         if let Some((key, value)) = stop {
             message.push_str(&format!(" ({key}: {})", quote_str(&value)));
         }
@@ -492,7 +574,11 @@ pub fn read_reply<J: Json>(
     };
     let usage = parsed.get("usage");
     let usage = usage.is_object().then(|| map_usage(provider, &usage));
-    Ok(Reply { text, usage })
+    Ok(Reply {
+        text,
+        usage,
+        signature,
+    })
 }
 
 /// The `text` of the `type: "text"` blocks, joined; `None` when there are none.
@@ -547,12 +633,20 @@ pub fn map_usage<J: Json>(provider: Provider, usage: &J) -> UsageTotals {
             };
             (input, output, cache_read, cache_write, total)
         }
-        Provider::Anthropic => {
-            // `input_tokens` already excludes cache reads and writes.
-            let input = count(usage, "input_tokens");
-            let output = count(usage, "output_tokens");
-            let cache_read = count(usage, "cache_read_input_tokens");
-            let cache_write = count(usage, "cache_creation_input_tokens");
+        Provider::Anthropic | Provider::AnthropicCompaction => {
+            // `input_tokens` already excludes cache reads and writes. A
+            // compacting request is billed as the sum of its
+            // `usage.iterations` (its top-level counts leave the
+            // compaction out).
+            let parts = usage.get("iterations").items();
+            let sum = |key| match parts.is_empty() {
+                true => count(usage, key),
+                false => parts.iter().map(|p| count(p, key)).sum(),
+            };
+            let input = sum("input_tokens");
+            let output = sum("output_tokens");
+            let cache_read = sum("cache_read_input_tokens");
+            let cache_write = sum("cache_creation_input_tokens");
             let total = input + output + cache_read + cache_write;
             (input, output, cache_read, cache_write, total)
         }
@@ -634,7 +728,7 @@ pub fn factory_options<V: Value>(
     expect_object(r.root, options, AN_OBJECT)?;
     let base_url = match provider {
         Provider::OpenAi => Some(required(r, "baseUrl", NON_EMPTY_STRING)?),
-        Provider::Anthropic => r.text("baseUrl")?,
+        Provider::Anthropic | Provider::AnthropicCompaction => r.text("baseUrl")?,
     };
     let model = required(r, "model", NON_EMPTY_STRING)?;
     let mut api_key = r.text("apiKey")?;

@@ -389,6 +389,15 @@ pub struct Insert<T, U, D> {
     pub fallback_reason: Option<String>,
 }
 
+/// Whether the summary keeps the `provider` part a summarizer answered
+/// with (a provider's compaction block, `anthropicCompaction`): only when
+/// the summary is that one call's text as given, not a hook's, nor joined
+/// with a split turn's second call or replaced by the fallback. A block's
+/// signature covers its text: any other text would be refused.
+pub fn keeps_provider_part(calls: usize, from_hook: bool, same_text: bool) -> bool {
+    calls == 1 && !from_hook && same_text
+}
+
 /// How a compaction ended without a result.
 #[derive(Debug, PartialEq)]
 pub enum Failure<A> {

@@ -993,3 +993,14 @@ fn a_rejection_is_a_timeout_first_then_an_abort_else_a_failure() {
     assert_eq!(of(None, true), "aborted: E");
     assert_eq!(of(None, false), "failed: E!");
 }
+
+#[test]
+fn a_provider_part_is_kept_only_with_its_one_calls_text() {
+    assert!(keeps_provider_part(1, false, true));
+    // A split turn's two calls join their texts.
+    assert!(!keeps_provider_part(2, false, false));
+    assert!(!keeps_provider_part(2, false, true));
+    // A hook's summary, or the fallback's text.
+    assert!(!keeps_provider_part(1, true, true));
+    assert!(!keeps_provider_part(1, false, false));
+}

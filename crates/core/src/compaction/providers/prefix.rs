@@ -109,13 +109,22 @@ pub fn body<J: Source>(
                 body.push("tools", Field::List(list));
             }
         }
-        Provider::Anthropic => {
+        Provider::Anthropic | Provider::AnthropicCompaction => {
             let mut list = anthropic_messages(messages)?;
+            let compaction = provider == Provider::AnthropicCompaction;
             let last_user = list.iter_mut().rev().find(|m| is_user(m));
-            last_user.into_iter().chain([&mut ask]).for_each(mark);
-            list.push(ask);
+            if compaction {
+                // The conversation itself is compacted: no instruction.
+                last_user.into_iter().for_each(mark);
+            } else {
+                last_user.into_iter().chain([&mut ask]).for_each(mark);
+                list.push(ask);
+            }
             body.push("messages", objects(list));
             body.push("max_tokens", Field::Number(max_tokens));
+            if compaction {
+                body.push("compaction", Field::Object(super::summarize()));
+            }
             if let Some(system) = system {
                 let mut block = Shape(vec![
                     ("type", Field::Str("text")),
@@ -310,7 +319,7 @@ fn transform<J: Source>(provider: Provider, model: &str, messages: &J) -> Option
 /// changed: its call part, in that pattern, 40 units at most.
 fn normalize_id(provider: Provider, id: &str) -> String {
     let (id, max) = match (provider, id.split_once('|')) {
-        (Provider::Anthropic, _) => (id, 64),
+        (Provider::Anthropic | Provider::AnthropicCompaction, _) => (id, 64),
         (Provider::OpenAi, Some((call, _))) => (call, 40),
         (Provider::OpenAi, None) => return id.to_owned(),
     };

@@ -783,16 +783,137 @@ fn the_body_fetch_options_and_result_as_objects() {
         Some(&Field::Value("S"))
     );
 
-    let r = result_shape(Reply {
-        text: "t",
-        usage: None,
-    });
+    let r = result_shape(
+        Provider::Anthropic,
+        Reply {
+            text: "t",
+            usage: None,
+            signature: None,
+        },
+        "m",
+    );
     assert_eq!(r.0, vec![("text", Field::Value("t"))]);
-    let r = result_shape(Reply {
-        text: "t",
-        usage: Some(UsageTotals::default()),
-    });
+    let r = result_shape(
+        Provider::OpenAi,
+        Reply {
+            text: "t",
+            usage: Some(UsageTotals::default()),
+            signature: None,
+        },
+        "m",
+    );
     assert_eq!(r.keys(), ["text", "usage"]);
+}
+
+/// An on-demand compaction's answer: one signed `compaction` block,
+/// stop reason `compaction`, its cost in `usage.iterations`.
+fn compacted(stop: &str, content: V) -> V {
+    V::Obj(vec![
+        (
+            "content",
+            V::Arr(vec![V::Obj(vec![
+                ("type", s("compaction")),
+                ("content", content),
+                ("signature", s("sig")),
+            ])]),
+        ),
+        ("stop_reason", s(stop)),
+        (
+            "usage",
+            V::Obj(vec![
+                ("input_tokens", V::Num(0.0)),
+                ("output_tokens", V::Num(0.0)),
+                (
+                    "iterations",
+                    V::Arr(vec![V::Obj(vec![
+                        ("type", s("compaction")),
+                        ("input_tokens", V::Num(9000.0)),
+                        ("output_tokens", V::Num(400.0)),
+                        ("cache_read_input_tokens", V::Num(8000.0)),
+                    ])]),
+                ),
+            ]),
+        ),
+    ])
+}
+
+#[test]
+fn an_on_demand_compaction_gives_its_block_text_signature_and_iterations_cost() {
+    let r = reply(
+        Provider::AnthropicCompaction,
+        200.0,
+        Some(compacted("compaction", s("The summary"))),
+        "",
+    )
+    .unwrap();
+    assert_eq!(
+        (r.text.as_str(), r.signature.as_deref()),
+        ("The summary", Some("sig"))
+    );
+    let u = r.usage.clone().unwrap();
+    assert_eq!(
+        (u.input, u.output, u.cache_read, u.total_tokens),
+        (9000.0, 400.0, 8000.0, 17400.0)
+    );
+    let shape = result_shape(Provider::AnthropicCompaction, r, "claude".to_owned());
+    assert_eq!(shape.keys(), ["text", "provider", "usage"]);
+    let Some(Field::Object(provider)) = shape.get("provider") else {
+        panic!("a provider record");
+    };
+    assert_eq!(provider.keys(), ["name", "provider", "model", "part"]);
+    assert_eq!(provider.get("name"), Some(&Field::Str("anthropic")));
+    let Some(Field::Object(part)) = provider.get("part") else {
+        panic!("the part");
+    };
+    assert_eq!(
+        part.get("text"),
+        Some(&Field::Value("The summary".to_owned()))
+    );
+}
+
+#[test]
+fn an_on_demand_compaction_that_did_not_compact_is_a_failure() {
+    // Another stop reason: the block, if any, is not a summary.
+    let e = reply(
+        Provider::AnthropicCompaction,
+        200.0,
+        Some(compacted("max_tokens", s("cut"))),
+        "",
+    )
+    .err()
+    .unwrap();
+    assert_eq!(
+        e.message,
+        "Anthropic compaction: no compaction in the response (stop_reason: \"max_tokens\")"
+    );
+    // A failed summary: `content: null`.
+    assert!(reply(
+        Provider::AnthropicCompaction,
+        200.0,
+        Some(compacted("compaction", V::Null)),
+        ""
+    )
+    .is_err());
+}
+
+#[test]
+fn an_on_demand_compaction_request_names_its_beta_and_asks_to_summarize() {
+    let headers = default_headers(Provider::AnthropicCompaction, true);
+    assert!(headers.contains(&("anthropic-beta", HeaderValue::Fixed(COMPACTION_BETA))));
+    assert!(!default_headers(Provider::Anthropic, true)
+        .iter()
+        .any(|(n, _)| *n == "anthropic-beta"));
+    let fields = body_fields(
+        Provider::AnthropicCompaction,
+        MaxTokensField::MaxTokens,
+        true,
+    );
+    let names: Vec<&str> = fields.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["model", "max_tokens", "messages", "compaction"]);
+    assert_eq!(
+        endpoint_url(Provider::AnthropicCompaction, None).to_string_lossy(),
+        "https://api.anthropic.com/v1/messages"
+    );
 }
 
 #[test]
