@@ -850,7 +850,7 @@ fn an_on_demand_compaction_gives_its_block_text_signature_and_iterations_cost() 
         (r.text.as_str(), r.signature.as_deref()),
         ("The summary", Some("sig"))
     );
-    let u = r.usage.clone().unwrap();
+    let u = r.usage.unwrap();
     assert_eq!(
         (u.input, u.output, u.cache_read, u.total_tokens),
         (9000.0, 400.0, 8000.0, 17400.0)
