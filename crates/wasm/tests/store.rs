@@ -94,7 +94,7 @@ export function schemaOf(name) {
     r.onsuccess = () => {
       const db = r.result;
       const store = db.transaction("sessions").objectStore("sessions");
-      const out = { version: db.version, indexes: [...store.indexNames] };
+      const out = { version: db.version, indexes: [...store.indexNames], stores: [...db.objectStoreNames] };
       db.close();
       resolve(out);
     };
@@ -743,12 +743,17 @@ async fn a_version_1_database_with_data_opens_with_its_data() {
     wait(delete_db("store-v1")).await.unwrap();
     wait(make_v1("store-v1")).await.unwrap();
     let store = open("store-v1").await;
-    // Upgraded to version 3: the index is there, the records kept.
+    // Upgraded to version 4: the index and the history store are there,
+    // the records kept.
     let schema = wait(schema_of("store-v1")).await.unwrap();
-    assert_eq!(field(&schema, "version").as_f64(), Some(3.0));
+    assert_eq!(field(&schema, "version").as_f64(), Some(4.0));
     assert!(deep_equal(
         &field(&schema, "indexes"),
         &parse("[\"byLastModified\"]")
+    ));
+    assert!(deep_equal(
+        &field(&schema, "stores"),
+        &parse("[\"history\",\"messages\",\"sessions\"]")
     ));
     let list: Array = wait(store.list()).await.unwrap().unchecked_into();
     assert_eq!(list.length(), 2);
@@ -2025,7 +2030,7 @@ async fn an_upgrade_blocked_by_an_open_old_connection_fails_at_once() {
     close_db(&held);
     let store = open("store-blocked").await;
     let schema = wait(schema_of("store-blocked")).await.unwrap();
-    assert_eq!(field(&schema, "version").as_f64(), Some(3.0));
+    assert_eq!(field(&schema, "version").as_f64(), Some(4.0));
     store.close();
     wait(delete_db("store-blocked")).await.unwrap();
 }
