@@ -333,12 +333,16 @@ function fromModel(m, meta) {
 // it, it is the part again, in place of what it covers; to another model,
 // its readable text (OpenAI's is encrypted: a note says so).
 
-/** `{ name, text }` when `part` is a provider's compaction (name: its provider options key). */
+/**
+ * `{ name, text }` when `part` is a provider's compaction (name: its
+ * provider options key). A block without text is a compaction that failed
+ * (Anthropic sends `content: null`, a no-op): no boundary.
+ */
 function providerCompactionOf(part) {
   if (!isPlainObject(part) || !isPlainObject(part.providerOptions)) return undefined;
   for (const name of Object.keys(part.providerOptions)) {
     if (part.providerOptions[name]?.type !== "compaction") continue;
-    if (part.type === "text" && typeof part.text === "string") return { name, text: part.text };
+    if (part.type === "text" && typeof part.text === "string" && part.text.trim() !== "") return { name, text: part.text };
     if (part.type === "custom") return { name, text: undefined };
   }
   return undefined;

@@ -138,6 +138,21 @@ describe("OpenAI Responses compaction", () => {
   });
 });
 
+describe("a failed threshold compaction", () => {
+  test("a block without a summary (content: null) is no boundary: nothing changes but the reply", async () => {
+    for (const stream of [false, true]) {
+      const c = conversation();
+      await c.append({ role: "user", content: long("the deploy log", 60_000) });
+      a.state.failThreshold = true;
+      const model = anthropic("claude-sonnet-4-5");
+      const out = await c.run((args) => (stream ? streamText : generateText)({ model, providerOptions: ANTHROPIC_OPTIONS, ...args }));
+      assert.match(await out.text, /^saw summary: no/);
+      assert.equal(c.messages.filter((m) => m.role === "compactionSummary").length, 0);
+      assert.deepEqual(c.messages.map((m) => m.role), ["user", "assistant"]);
+    }
+  });
+});
+
 describe("providerCompaction: true", () => {
   test("the conversation's threshold stays off before the provider's first compaction too", async () => {
     let ours = 0;

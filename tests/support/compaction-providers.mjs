@@ -23,7 +23,10 @@
 //   later request carrying a signed block must send it first, content and
 //   signature unchanged (400 `compaction_block_misplaced`,
 //   `compaction_signature_invalid`). `state.refuseCompaction` makes the
-//   next on-demand request answer `max_tokens` with no block.
+//   next on-demand request answer `max_tokens` with no block, and
+//   `state.failThreshold` the next threshold compaction fail: a block with
+//   `content: null` (the summarizer wrote none), then the reply over the
+//   whole context.
 // - OpenAI's Responses API (POST /v1/responses), server-side compaction:
 //   `context_management: [{ type: "compaction", compact_threshold }]`
 //   ("Compaction", developers.openai.com/api/docs/guides/compaction). Past
@@ -63,7 +66,7 @@ const lastUserText = (texts) => texts.at(-1)?.slice(0, 80) ?? "";
 
 /** The Anthropic Messages API with threshold compaction. */
 export function anthropicServer() {
-  const state = { requests: [], issued: [], compactions: 0, refuseCompaction: false };
+  const state = { requests: [], issued: [], compactions: 0, refuseCompaction: false, failThreshold: false };
   const error = (res, code, message) => (
     sendJson(res, 400, { type: "error", error: { type: "invalid_request_error", message, ...(code ? { details: { error_code: code } } : {}) } }), true
   );
@@ -139,14 +142,19 @@ export function anthropicServer() {
     const content = [];
     const iterations = [];
     let contextTokens = inputTokens;
-    if (compacting) {
+    if (compacting && state.failThreshold) {
+      state.failThreshold = false;
+      content.push({ type: "compaction", content: null });
+      iterations.push({ type: "compaction", input_tokens: inputTokens, output_tokens: 0 });
+    } else if (compacting) {
       const summary = `${SUMMARY_PREFIX}${++state.compactions}: the user asked about ${userTexts.slice(0, 3).join(" / ").slice(0, 200)}</summary>`;
       state.issued.push({ content: summary });
       content.push({ type: "compaction", content: summary });
       iterations.push({ type: "compaction", input_tokens: inputTokens, output_tokens: tokensOf(summary) });
       contextTokens = tokensOf(summary) + tokensOf(userTexts.at(-1));
     }
-    const reply = `saw summary: ${startAt || compacting ? "yes" : "no"}; context tokens: ${contextTokens}; last: ${lastUserText(userTexts)}`;
+    const summarized = content.some((b) => b.type === "compaction" && b.content !== null);
+    const reply = `saw summary: ${startAt || summarized ? "yes" : "no"}; context tokens: ${contextTokens}; last: ${lastUserText(userTexts)}`;
     content.push({ type: "text", text: reply });
     iterations.push({ type: "message", input_tokens: contextTokens, output_tokens: tokensOf(reply) });
     const usage = { input_tokens: contextTokens, output_tokens: tokensOf(reply), iterations };
