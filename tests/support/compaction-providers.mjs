@@ -15,7 +15,8 @@
 //   the block back unchanged (400 `compaction_content_mismatch` otherwise),
 //   one block with content at most (400 `compaction_block_ambiguous`), and
 //   the server reads nothing before it.
-//   On-demand compaction ("Compaction on demand", .../compaction-on-demand):
+//   On-demand compaction ("Compaction on demand",
+//   platform.claude.com/docs/en/build-with-claude/compaction-on-demand):
 //   `compaction: { type: "summarize" }` with the beta `compact-2026-09-04`
 //   answers with one signed block `{ type, content, signature }` and
 //   `stop_reason: "compaction"`, its cost in `usage.iterations` (top-level
