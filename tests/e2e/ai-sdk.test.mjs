@@ -7,7 +7,10 @@
 //   - a conversation reloaded from SessionStore mid-way (a new page load)
 //     that goes on from the stored flat array, summary first;
 //   - the store with converted conversations: revisions, ConflictError,
-//     exportJsonl / importJsonl.
+//     exportJsonl / importJsonl;
+//   - a provider's own compaction (Anthropic's block, OpenAI's item, as the
+//     AI SDK's providers carry them) saved, read back in a new page, sent
+//     as the same part to its provider, exported and imported whole.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,7 +40,8 @@ const APP = `
 import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { Compactor, SessionStore, ConflictError } from "agent-compaction";
-import { aiSdkConversation, aiSdkSummarizer, toUIMessages } from "agent-compaction/ai-sdk";
+import { aiSdkConversation, aiSdkSummarizer, fromModelMessages, toModelMessages, toUIMessages } from "agent-compaction/ai-sdk";
+import { transformContext } from "agent-compaction";
 
 const provider = createOpenAICompatible({ name: "local", baseURL: new URL("/local/v1", location.href).href, includeUsage: true });
 const model = provider("local-coder");
@@ -48,7 +52,7 @@ const tools = {
     execute: async ({ path }) => (await fetch("/files/" + path)).text(),
   }),
 };
-export { ConflictError, SessionStore, toUIMessages };
+export { ConflictError, SessionStore, toUIMessages, fromModelMessages, toModelMessages, transformContext };
 export async function open(sessionId) {
   const store = await SessionStore.open({ name: "ai-sdk-e2e" });
   const id = sessionId ?? (await store.createSession({ title: "e2e" })).id;
@@ -228,6 +232,53 @@ for (const engine of ENGINES) {
       assert.ok(after.length >= 1);
       assert.match(JSON.stringify(after[0].body.messages[0]), SUMMARY, "the first request after the reload starts with the summary");
       await p.close();
+    });
+
+    test("a provider's compaction is stored, read back in a new page and sent as the same part to its provider", async () => {
+      const p = await browser.newPage();
+      await p.goto(`${server.url}app.html`);
+      await p.waitForFunction(() => window.app?.open, null, { timeout: 60_000 });
+      const block = { type: "text", text: "<summary>the schema work so far</summary>", providerOptions: { anthropic: { type: "compaction", signature: "sig-1" } } };
+      const item = { type: "custom", kind: "openai.compaction", providerOptions: { openai: { type: "compaction", itemId: "cmp_1", encryptedContent: "enc-1" } } };
+      const id = await p.evaluate(async ({ block, item }) => {
+        const { SessionStore, fromModelMessages } = window.app;
+        const flat = [
+          ...fromModelMessages([{ role: "user", content: "migrate the schema" }]),
+          ...fromModelMessages([{ role: "assistant", content: [block, { type: "text", text: "done" }] }], { provider: "anthropic.messages", model: "claude" }),
+          ...fromModelMessages([{ role: "user", content: "and the index?" }, { role: "assistant", content: [{ type: "text", text: "added" }, item] }], { provider: "openai.responses", model: "gpt" }),
+        ];
+        const store = await SessionStore.open({ name: "ai-sdk-provider" });
+        const { id } = await store.createSession({ title: "provider" });
+        await store.save(id, flat);
+        store.close();
+        return id;
+      }, { block, item });
+      await p.goto(`${server.url}app.html`);
+      await p.waitForFunction(() => window.app?.open, null, { timeout: 60_000 });
+      const out = await p.evaluate(async (id) => {
+        const { SessionStore, toModelMessages, transformContext } = window.app;
+        const store = await SessionStore.open({ name: "ai-sdk-provider" });
+        const loaded = await store.load(id);
+        const context = await store.loadContext(id);
+        const imported = await store.load((await store.importJsonl(await store.exportJsonl(id))).id);
+        await store.delete(id);
+        store.close();
+        return {
+          roles: loaded.map((m) => m.role),
+          toOpenAi: toModelMessages(transformContext(loaded), { provider: "openai.responses" }),
+          toClaude: toModelMessages(transformContext(loaded), { provider: "anthropic.messages" }),
+          contextRoles: context.map((m) => m.role),
+          whole: toModelMessages(loaded, { provider: "anthropic.messages" })[1],
+          same: JSON.stringify(imported) === JSON.stringify(loaded),
+        };
+      }, id);
+      await p.close();
+      assert.deepEqual(out.roles, ["user", "compactionSummary", "assistant", "user", "assistant", "compactionSummary"]);
+      assert.deepEqual(out.contextRoles, ["compactionSummary"], "loadContext starts at the last (OpenAI's) compaction");
+      assert.deepEqual(out.toOpenAi, [{ role: "assistant", content: [item] }], "the item, as received, to OpenAI");
+      assert.equal(out.toClaude[0].role, "user", "to Claude, the item's note as a summary");
+      assert.deepEqual(out.whole, { role: "assistant", content: [block, { type: "text", text: "done" }] }, "Anthropic's block, first in its reply, as received");
+      assert.equal(out.same, true, "export then import gives the same array");
     });
   });
 }
