@@ -878,6 +878,36 @@ class AiSdkConversation {
   }
 
   /**
+   * When the last summary is a provider's compaction only that provider can
+   * read (OpenAI's encrypted item) and the steps go to another model: our
+   * own summary of what it covers (`compactor.summarizeBranch` of the
+   * messages since the summary before it) takes the place of its note, once,
+   * and is saved. The part stays: that provider is still sent its item.
+   * A failure leaves the note.
+   */
+  async #readableStandIn() {
+    const at = this.#flat.findLastIndex((m) => m?.role === "compactionSummary");
+    const last = this.#flat[at];
+    if (!last?.provider || sendsPart(last, this.#target) || this.#target === undefined) return;
+    if (last.summary !== sealedSummary(last.provider.provider)) return;
+    const from = this.#flat.findLastIndex((m, i) => i < at && m?.role === "compactionSummary");
+    const covered = this.#flat.slice(Math.max(from, 0), at).filter((m) => m?.role !== "system");
+    if (covered.length === 0) return;
+    let ours;
+    try {
+      ours = await this.#compactor.summarizeBranch(covered);
+    } catch {
+      return;
+    }
+    if (this.#flat[at] !== last || typeof ours?.summary !== "string" || ours.summary.trim() === "") return;
+    const summary = { ...last, summary: ours.summary };
+    if (ours.usage) summary.usage = ours.usage;
+    this.#flat = [...this.#flat.slice(0, at), summary, ...this.#flat.slice(at + 1)];
+    // One message replaced in place: a save with replace.
+    await this.#save({ replace: true });
+  }
+
+  /**
    * Whether the provider compacts this conversation: the app said so, or
    * the last summary is the compaction of the provider the steps go to.
    * Then the threshold is the provider's: ours never compacts on top.
@@ -955,6 +985,7 @@ class AiSdkConversation {
     if (options?.stepNumber === 0) this.#taken = 0;
     if (typeof options?.model?.provider === "string") this.#target = options.model.provider;
     this.#take(options?.steps);
+    await this.#readableStandIn();
     await this.#thresholdCheck();
     await this.#save();
     const result = { messages: this.modelMessages() };

@@ -138,6 +138,36 @@ describe("OpenAI Responses compaction", () => {
   });
 });
 
+describe("an encrypted compaction and another model", () => {
+  test("switching from OpenAI to Claude: our own summary of what the item covers stands in, once; OpenAI still gets its item", async () => {
+    let calls = 0;
+    const summarize = async (request) => (calls++, `## Goal\nOur summary of: ${request.prompt.includes("the migration plan") ? "the migration plan" : "?"}`);
+    const c = conversation({ compactor: new Compactor({ contextWindow: 200_000, summarize }) });
+    const gpt = openai.responses("gpt-5.2");
+    await c.append({ role: "user", content: long("the migration plan", 60_000) });
+    await c.run((args) => generateText({ model: gpt, providerOptions: OPENAI_OPTIONS, ...args }));
+    const sealed = c.messages.findLast((m) => m.role === "compactionSummary");
+    assert.match(sealed.summary, /encrypted/);
+    // Now to Claude: the note would be all it gets.
+    const claude = anthropic("claude-sonnet-4-5");
+    await c.append({ role: "user", content: "what was the plan?" });
+    const out = await c.run((args) => generateText({ model: claude, ...args }));
+    assert.match(out.text, /last: what was the plan\?/);
+    assert.equal(calls, 1, "one summary of ours, made when needed");
+    const standIn = c.messages.findLast((m) => m.role === "compactionSummary");
+    assert.equal(standIn.summary, "## Goal\nOur summary of: the migration plan");
+    assert.deepEqual(standIn.provider, sealed.provider, "the item is kept");
+    const sent = JSON.stringify(a.state.requests.at(-1).body.messages[0]);
+    assert.match(sent, /Our summary of: the migration plan/, "Claude reads our summary");
+    // Back to OpenAI: its item again, and no second summary of ours.
+    await c.append({ role: "user", content: "and now?" });
+    await c.run((args) => generateText({ model: gpt, providerOptions: OPENAI_OPTIONS, ...args }));
+    const input = o.state.requests.at(-1).body.input;
+    assert.ok(input.some((x) => x.id === sealed.provider.part.providerOptions.openai.itemId), "OpenAI gets its item");
+    assert.equal(calls, 1);
+  });
+});
+
 describe("a failed threshold compaction", () => {
   test("a block without a summary (content: null) is no boundary: nothing changes but the reply", async () => {
     for (const stream of [false, true]) {

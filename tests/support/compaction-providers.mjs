@@ -105,9 +105,10 @@ export function anthropicServer() {
     }
     const read = startAt ? body.messages.slice(startAt.i) : body.messages;
     const inputTokens = tokensOf(body.system) + tokensOf(read) + tokensOf(body.tools);
+    // Each user text block (the SDK joins consecutive user messages into one).
     const userTexts = read
       .filter((m) => m.role === "user")
-      .map((m) => (typeof m.content === "string" ? m.content : m.content.filter((c) => c.type === "text").map((c) => c.text).join("")));
+      .flatMap((m) => (typeof m.content === "string" ? [m.content] : m.content.filter((c) => c.type === "text").map((c) => c.text)));
     if (body.compaction !== undefined) {
       if (!betas.includes("compact-2026-09-04")) return error(res, undefined, "compaction: this parameter requires the anthropic-beta header compact-2026-09-04");
       if (body.compaction?.type !== "summarize") return error(res, undefined, "compaction.type: must be \"summarize\"");
