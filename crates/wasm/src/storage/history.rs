@@ -135,9 +135,15 @@ pub fn after_save(
                 _ => None,
             };
             let from_here = from.saturating_sub(offset);
-            let texts = texts(messages, from_here, to.saturating_sub(offset), offset)?;
-            let fill = fill(meta.as_ref(), to, texts).map_err(history_error)?;
-            write_fill(&store, id, &fill)?;
+            let texts = texts(messages, from_here, to.saturating_sub(offset), offset);
+            match texts.ok().and_then(|t| fill(meta.as_ref(), to, t).ok()) {
+                Some(fill) => write_fill(&store, id, &fill)?,
+                // The index never fails a save: without it, the next
+                // search rebuilds it (and says why if it cannot).
+                None => {
+                    store.delete(&session_range(id, &JsValue::NULL)?)?;
+                }
+            }
         }
         SaveStep::Nothing => {}
     }
