@@ -221,6 +221,14 @@ fn find_term<'r>(record: &'r [u8], term: &str) -> Result<Option<&'r [u8]>, Histo
     Ok(None)
 }
 
+/// Whether a save whose commit failed is made again without the index:
+/// when the storage quota refused it and it wrote a fill. The index is an
+/// aid to search: it never costs a save (the next search rebuilds it,
+/// and says so if there is no room for it either).
+pub fn retry_without_index(quota_exceeded: bool, wrote_fill: bool) -> bool {
+    quota_exceeded && wrote_fill
+}
+
 /// The first step of a search of a stored index: the terms to look up,
 /// each with the bucket whose records to read, after checking the limit.
 pub fn search_terms(query_text: &str, limit: usize) -> Result<Vec<QueryTerm>, HistoryError> {

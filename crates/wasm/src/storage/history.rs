@@ -108,21 +108,27 @@ pub fn before_save(
 
 /// What a save writes to the index once its meta is read: nothing, the
 /// index dropped, or a fill of the messages its new summary hides
-/// (`messages` is the array saved, starting at place `offset`).
+/// (`messages` is the array saved, starting at place `offset`); without
+/// `index` (a save the quota refused with its fill), a fill is a drop.
+/// Says whether it wrote a fill.
 pub fn after_save(
     tx: &Tx,
     id: &str,
     on_save: OnSave,
     meta: &JsValue,
-    messages: &JsArray,
-    offset: u32,
-) -> Result<(), JsValue> {
+    (messages, offset): (&JsArray, u32),
+    index: bool,
+) -> Result<bool, JsValue> {
     let read = (!meta.is_undefined()).then(|| bytes(meta).map(|b| Meta::decode(&b)));
     let step = match read {
         None => save_step(on_save, None),
         Some(Some(Ok(meta))) => save_step(on_save, Some(&meta)),
         // Not an index this version reads: dropped, to be rebuilt.
         Some(_) => SaveStep::Drop,
+    };
+    let step = match step {
+        SaveStep::Fill { .. } if !index => SaveStep::Drop,
+        step => step,
     };
     let store = tx.store(HISTORY)?;
     match step {
@@ -137,7 +143,10 @@ pub fn after_save(
             let from_here = from.saturating_sub(offset);
             let texts = texts(messages, from_here, to.saturating_sub(offset), offset);
             match texts.ok().and_then(|t| fill(meta.as_ref(), to, t).ok()) {
-                Some(fill) => write_fill(&store, id, &fill)?,
+                Some(fill) => {
+                    write_fill(&store, id, &fill)?;
+                    return Ok(true);
+                }
                 // The index never fails a save: without it, the next
                 // search rebuilds it (and says why if it cannot).
                 None => {
@@ -147,7 +156,7 @@ pub fn after_save(
         }
         SaveStep::Nothing => {}
     }
-    Ok(())
+    Ok(false)
 }
 
 /// The session's index, built first if it has none (or one this version

@@ -19,6 +19,7 @@ use crate::js::message_access::{messages_array, role_at, JsArray};
 use crate::js::message_facts::gather;
 use crate::js::values::Opt;
 use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::history::stored::retry_without_index;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::storage::arguments::save_options;
 use agent_compaction_core::storage::meta::PREVIEW_SCAN;
@@ -63,9 +64,29 @@ pub async fn save(
         let (inner, id, written) = (locked.clone(), id.clone(), written.clone());
         // The array as read at the call (read again for a second attempt).
         let array = array.take().map_or_else(|| messages_array(&messages), Ok);
+        let again = messages.clone();
         Box::pin(async move {
             let array = array.map_err(type_error)?;
-            save_locked(&inner, id, array, replace, &written, retry).await
+            let filled = std::cell::Cell::new(false);
+            let saving = Saving {
+                replace,
+                retry,
+                index: true,
+            };
+            match save_locked(&inner, id.clone(), array, saving, &written, &filled).await {
+                // The quota refused the save with its history fill: once
+                // more without it (core::history::stored).
+                Err(e) if retry_without_index(text(&e, "name") == QUOTA, filled.get()) => {
+                    let array = messages_array(&again).map_err(type_error)?;
+                    let saving = Saving {
+                        index: false,
+                        ..saving
+                    };
+                    // Still no room: the first refusal is the answer.
+                    (save_locked(&inner, id, array, saving, &written, &filled).await).or(Err(e))
+                }
+                other => other,
+            }
         })
     });
     let meta = exclusive(&inner, &lock_id, ACTION, body).await?;
@@ -153,15 +174,33 @@ fn base_of(known: &Known) -> Base {
     }
 }
 
-/// One attempt at the save; `retry`: the second, after a lost connection.
+/// How a save is made: `replace` as asked; `retry`: the second attempt,
+/// after a lost connection; `index`: with the history index's fill.
+#[derive(Clone, Copy)]
+struct Saving {
+    replace: bool,
+    retry: bool,
+    index: bool,
+}
+
+/// The name of a write the storage quota refused.
+const QUOTA: &str = "QuotaExceededError";
+
+/// One attempt at the save. `filled` is set when its transaction wrote a
+/// history fill.
 async fn save_locked(
     inner: &Rc<Inner>,
     id: String,
     array: JsArray,
-    replace: bool,
+    saving: Saving,
     changed: &std::cell::Cell<bool>,
-    retry: bool,
+    filled: &std::cell::Cell<bool>,
 ) -> Result<JsValue, JsValue> {
+    let Saving {
+        replace,
+        retry,
+        index,
+    } = saving;
     let new = array.as_array().clone();
     let mut flow = SaveFlow::new(
         &id,
@@ -190,7 +229,7 @@ async fn save_locked(
     }
     match step {
         Step::ReadRecord => unchanged(inner, &id, &mut flow, host, changed).await,
-        Step::Write(plan) => write(inner, &id, &mut flow, host, *plan).await,
+        Step::Write(plan) => write(inner, &id, &mut flow, host, *plan, (index, filled)).await,
         step => Err(failed(inner, &id, step)),
     }
 }
@@ -242,6 +281,7 @@ async fn write(
     flow: &mut SaveFlow,
     mut host: Host,
     plan: WritePlan,
+    (index, filled): (bool, &std::cell::Cell<bool>),
 ) -> Result<JsValue, JsValue> {
     let (base, new) = (&host.base, host.new.0.as_array());
     let (writes, layout) = (&plan.writes, &plan.writes.layout);
@@ -341,8 +381,9 @@ async fn write(
     };
     if let Some(history) = history {
         let meta = history.await.map_err(fail)?;
-        super::history::after_save(&tx, id, plan.history, &meta, &host.new.0, plan.offset)
-            .map_err(fail)?;
+        let at = (&host.new.0, plan.offset);
+        let wrote = super::history::after_save(&tx, id, plan.history, &meta, at, index);
+        filled.set(wrote.map_err(fail)?);
     }
     let meta = match merge_meta(&stored, &fields_js, &queued) {
         same if same.is_null() => queued,

@@ -178,3 +178,12 @@ fn the_save_step_follows_the_stored_meta() {
     assert_eq!(save_step(OnSave::Drop, None), SaveStep::Nothing);
     assert_eq!(save_step(OnSave::Keep, Some(&at(7))), SaveStep::Nothing);
 }
+
+#[test]
+fn a_save_the_quota_refused_is_made_again_without_its_fill() {
+    assert!(retry_without_index(true, true));
+    // Without a fill, the index is not what did not fit.
+    assert!(!retry_without_index(true, false));
+    // Another failure is the save's own.
+    assert!(!retry_without_index(false, true));
+}
