@@ -699,3 +699,22 @@ fn a_prefix_reply_that_calls_a_tool_or_says_nothing_is_asked_again_serialized() 
         &reply(Provider::OpenAi, true, error).err().unwrap()
     ));
 }
+
+#[test]
+fn anthropic_on_demand_compaction_sends_the_conversation_itself_and_asks_to_summarize() {
+    let context = json!({
+        "systemPrompt": "You are a coding agent.",
+        "messages": [user("Fix src/a.rs"), own(json!([{ "type": "text", "text": "Done" }]), "anthropic-messages"), user("Thanks")]
+    });
+    let expected = expect(
+        r#"{"model":"local-coder","messages":[
+        {"role":"user","content":"Fix src/a.rs"},
+        {"role":"assistant","content":[{"type":"text","text":"Done"}]},
+        {"role":"user","content":[{"type":"text","text":"Thanks","cache_control":{"type":"ephemeral"}}]}],
+        "max_tokens":500,
+        "compaction":{"type":"summarize"},
+        "system":[{"type":"text","text":"You are a coding agent.","cache_control":{"type":"ephemeral"}}]}"#,
+    );
+    // No instruction after the conversation: the provider compacts it as it is.
+    assert_eq!(sent(Provider::AnthropicCompaction, context), expected);
+}
