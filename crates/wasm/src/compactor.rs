@@ -985,9 +985,6 @@ fn emit_end(
     end.error_message
 }
 
-/// The whole compaction. Borrows of the state are short and never held
-/// across an await, so event handlers and callbacks may call back into the
-/// compactor.
 /// The state, `messages` (brought in line) and the steps of their model
 /// view: the part of [`Compactor::with_history`] that is the same for
 /// every use.
@@ -1022,6 +1019,9 @@ fn index_hidden(state: &RefCell<State>, messages: &JsValue) {
     }
 }
 
+/// The whole compaction. Borrows of the state are short and never held
+/// across an await, so event handlers and callbacks may call back into the
+/// compactor.
 async fn run_compact(
     state: Rc<RefCell<State>>,
     messages: JsValue,

@@ -206,10 +206,6 @@ impl Compactor {
         let limit = search_limit(&options)?;
         self.with_history(&messages, |array, steps, books| {
             let (found, searched) = books.search(array, steps, &query, limit)?;
-            let found: Vec<_> = found
-                .iter()
-                .map(|(h, r, t)| (h.clone(), *r, t.as_str()))
-                .collect();
             Ok(shape(search_result(&found, searched)))
         })?
     }
@@ -246,10 +242,6 @@ impl Compactor {
         self.with_history(&messages, |array, steps, books| match call {
             Call::Search { query, limit } => {
                 let (found, searched) = books.search(array, steps, &query, limit)?;
-                let found: Vec<_> = found
-                    .iter()
-                    .map(|(h, r, t)| (h.clone(), *r, t.as_str()))
-                    .collect();
                 Ok(tool::search_answer(&query, &found, searched))
             }
             Call::Read { reference, offset } => {

@@ -271,14 +271,14 @@ pub fn role_name(role: Role) -> &'static str {
 /// `{ ref, index, role, excerpt, score }` (`index`: the message's place in
 /// the array), best first; `searched`: how many hidden messages were
 /// searched.
-pub fn search_result<V>(found: &[(Hit, Role, &str)], searched: usize) -> Shape<V> {
+pub fn search_result<V, S: AsRef<str>>(found: &[(Hit, Role, S)], searched: usize) -> Shape<V> {
     let mut hits = Vec::with_capacity(found.len());
     for (hit, role, text) in found {
         hits.push(Field::Object(Shape::of([
             ("ref", Field::String(hit.reference.to_string())),
             ("index", Field::Number(f64::from(hit.key))),
             ("role", Field::Str(role_name(*role))),
-            ("excerpt", Field::String(hit.excerpt.render(text))),
+            ("excerpt", Field::String(hit.excerpt.render(text.as_ref()))),
             ("score", Field::Number(hit.score)),
         ])));
     }

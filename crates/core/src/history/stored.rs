@@ -170,8 +170,7 @@ pub fn on_save(
     }
 }
 
-/// What the save's transaction does once it has read the meta record
-/// (none: no index, which the next search builds).
+/// What the save's transaction does once it has read the meta record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SaveStep {
     Nothing,
@@ -183,8 +182,21 @@ pub enum SaveStep {
     },
 }
 
-pub fn save_step(on_save: OnSave, meta: Option<&Meta>) -> SaveStep {
-    match (on_save, meta) {
+/// [`SaveStep`] for the meta record read (none: no index, which the next
+/// search builds; an error: one this version does not read); `with_fill`
+/// is false for a save made again without its fill.
+pub fn save_step(
+    on_save: OnSave,
+    stored: Option<&Result<Meta, HistoryError>>,
+    with_fill: bool,
+) -> SaveStep {
+    let meta = match stored {
+        None => None,
+        Some(Ok(meta)) => Some(meta),
+        // Not an index this version reads: dropped, to be rebuilt.
+        Some(Err(_)) => return SaveStep::Drop,
+    };
+    let step = match (on_save, meta) {
         (OnSave::Drop, Some(_)) => SaveStep::Drop,
         (OnSave::Fill { from, to }, Some(m)) if m.count == from => SaveStep::Fill { from, to },
         // No index, and nothing was hidden before: this fill is all of it.
@@ -193,6 +205,11 @@ pub fn save_step(on_save: OnSave, meta: Option<&Meta>) -> SaveStep {
         // library's index (or one a failure left behind).
         (OnSave::Fill { .. }, Some(_)) => SaveStep::Drop,
         _ => SaveStep::Nothing,
+    };
+    match step {
+        // The save made again without its fill ([`retry_without_index`]).
+        SaveStep::Fill { .. } if !with_fill => SaveStep::Drop,
+        step => step,
     }
 }
 

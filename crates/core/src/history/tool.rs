@@ -144,7 +144,11 @@ fn kind(role: Role) -> &'static str {
 
 /// A search's answer: `found` are the hits with their messages' roles and
 /// texts, best first; `searched` how many messages the history holds.
-pub fn search_answer(query: &str, found: &[(Hit, Role, &str)], searched: usize) -> String {
+pub fn search_answer<S: AsRef<str>>(
+    query: &str,
+    found: &[(Hit, Role, S)],
+    searched: usize,
+) -> String {
     let mut out = String::from(QUOTED);
     out.push('\n');
     if searched == 0 {
@@ -191,7 +195,7 @@ pub fn search_answer(query: &str, found: &[(Hit, Role, &str)], searched: usize) 
         out.push_str(" (");
         out.push_str(kind(*role));
         out.push_str(")\n");
-        out.push_str(hit.excerpt.render(text).trim());
+        out.push_str(hit.excerpt.render(text.as_ref()).trim());
     }
     out
 }

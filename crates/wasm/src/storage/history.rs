@@ -119,27 +119,20 @@ pub fn after_save(
     (messages, offset): (&JsArray, u32),
     index: bool,
 ) -> Result<bool, JsValue> {
-    let read = (!meta.is_undefined()).then(|| bytes(meta).map(|b| Meta::decode(&b)));
-    let step = match read {
-        None => save_step(on_save, None),
-        Some(Some(Ok(meta))) => save_step(on_save, Some(&meta)),
-        // Not an index this version reads: dropped, to be rebuilt.
-        Some(_) => SaveStep::Drop,
-    };
-    let step = match step {
-        SaveStep::Fill { .. } if !index => SaveStep::Drop,
-        step => step,
-    };
+    let stored = (!meta.is_undefined()).then(|| match bytes(meta) {
+        Some(b) => Meta::decode(&b),
+        None => Err(HistoryError::Corrupt {
+            what: "history index",
+            why: "its meta record is not bytes",
+        }),
+    });
     let store = tx.store(HISTORY)?;
-    match step {
+    match save_step(on_save, stored.as_ref(), index) {
         SaveStep::Drop => {
             store.delete(&session_range(id, &JsValue::NULL)?)?;
         }
         SaveStep::Fill { from, to } => {
-            let meta = match read {
-                Some(Some(Ok(meta))) => Some(meta),
-                _ => None,
-            };
+            let meta = stored.and_then(Result::ok);
             let from_here = from.saturating_sub(offset);
             let texts = texts(messages, from_here, to.saturating_sub(offset), offset);
             match texts.ok().and_then(|t| fill(meta.as_ref(), to, t).ok()) {
@@ -296,9 +289,6 @@ pub async fn search(
     let query = string_argument(&query, "query")?;
     let limit = read_options(&options, lookup::search_limit).map_err(type_error)?;
     let (found, searched) = find(&inner, &id, &query, limit, ACTION).await?;
-    let found: Vec<_> = (found.iter())
-        .map(|(h, r, t)| (h.clone(), *r, t.as_str()))
-        .collect();
     Ok(shape(search_result(&found, searched)))
 }
 
@@ -329,9 +319,6 @@ pub async fn tool(
     let answer = match call {
         Call::Search { query, limit } => {
             let (found, searched) = find(&inner, &id, &query, limit, ACTION).await?;
-            let found: Vec<_> = (found.iter())
-                .map(|(h, r, t)| (h.clone(), *r, t.as_str()))
-                .collect();
             tool::search_answer(&query, &found, searched)
         }
         Call::Read { reference, offset } => {

@@ -156,27 +156,52 @@ fn a_save_that_touches_covered_messages_drops_the_index() {
 
 #[test]
 fn the_save_step_follows_the_stored_meta() {
-    let at = |count| Meta {
-        count,
-        ..Meta::default()
+    let at = |count| {
+        Ok(Meta {
+            count,
+            ..Meta::default()
+        })
     };
     let fill = OnSave::Fill { from: 10, to: 40 };
     assert_eq!(
-        save_step(fill, Some(&at(10))),
+        save_step(fill, Some(&at(10)), true),
         SaveStep::Fill { from: 10, to: 40 }
     );
     // No index (an import, a session from before the index): the first
     // search builds it whole...
-    assert_eq!(save_step(fill, None), SaveStep::Nothing);
+    assert_eq!(save_step(fill, None, true), SaveStep::Nothing);
     // ...unless nothing was hidden before: the first compaction's fill is
     // the whole index.
     let first = OnSave::Fill { from: 0, to: 25 };
-    assert_eq!(save_step(first, None), SaveStep::Fill { from: 0, to: 25 });
+    assert_eq!(
+        save_step(first, None, true),
+        SaveStep::Fill { from: 0, to: 25 }
+    );
     // An index that does not end where the old summary was.
-    assert_eq!(save_step(fill, Some(&at(7))), SaveStep::Drop);
-    assert_eq!(save_step(OnSave::Drop, Some(&at(7))), SaveStep::Drop);
-    assert_eq!(save_step(OnSave::Drop, None), SaveStep::Nothing);
-    assert_eq!(save_step(OnSave::Keep, Some(&at(7))), SaveStep::Nothing);
+    assert_eq!(save_step(fill, Some(&at(7)), true), SaveStep::Drop);
+    assert_eq!(save_step(OnSave::Drop, Some(&at(7)), true), SaveStep::Drop);
+    assert_eq!(save_step(OnSave::Drop, None, true), SaveStep::Nothing);
+    assert_eq!(
+        save_step(OnSave::Keep, Some(&at(7)), true),
+        SaveStep::Nothing
+    );
+    // A record this version does not read: dropped, whatever the save.
+    let unreadable = Err(HistoryError::Version {
+        what: "history index",
+        got: 9,
+        expected: VERSION,
+    });
+    assert_eq!(
+        save_step(OnSave::Keep, Some(&unreadable), true),
+        SaveStep::Drop
+    );
+    // Made again without its fill (the quota refused it): the fill is a drop.
+    assert_eq!(save_step(fill, Some(&at(10)), false), SaveStep::Drop);
+    assert_eq!(save_step(first, None, false), SaveStep::Drop);
+    assert_eq!(
+        save_step(OnSave::Keep, Some(&at(7)), false),
+        SaveStep::Nothing
+    );
 }
 
 #[test]

@@ -156,15 +156,16 @@ fn a_search_answer_is_marked_as_quoted_history_and_names_each_ref() {
         one.contains("\n1 result for \"vendor\" (1 messages searched):"),
         "{one}"
     );
-    let none = search_answer("zebra", &[], 120);
+    let nothing: &[(Hit, Role, &str)] = &[];
+    let none = search_answer("zebra", nothing, 120);
     assert_eq!(
         none,
         format!("{QUOTED}\nNo earlier message matches \"zebra\" (120 searched). Try other words: a name, a path, an error code.")
     );
-    assert!(search_answer("zebra", &[], 0)
+    assert!(search_answer("zebra", nothing, 0)
         .contains("Nothing of this conversation is outside your context yet"));
     let long = "q".repeat(300);
-    assert!(search_answer(&long, &[], 5).contains(&format!("\"{}…\"", "q".repeat(200))));
+    assert!(search_answer(&long, nothing, 5).contains(&format!("\"{}…\"", "q".repeat(200))));
 }
 
 #[test]
