@@ -378,6 +378,17 @@ function splitAtProviderCompaction(m, at, meta) {
   return out;
 }
 
+/** A user message as OpenAI's Responses API returned it, as a ModelMessage. */
+function userFromResponses(item) {
+  const parts = typeof item?.content === "string" ? [{ type: "input_text", text: item.content }] : Array.isArray(item?.content) ? item.content : [];
+  const content = [];
+  for (const p of parts) {
+    if (p?.type === "input_text" && typeof p.text === "string") content.push({ type: "text", text: p.text });
+    else if (p?.type === "input_image" && typeof p.image_url === "string") content.push({ type: "image", image: p.image_url });
+  }
+  return { role: "user", content };
+}
+
 /** Whether a compactionSummary is a provider's compaction that `target` (a model's provider id, "anthropic.messages") can be sent as it is. */
 function sendsPart(m, target) {
   const name = m.provider?.name;
@@ -505,6 +516,8 @@ export function toModelMessages(messages, options = {}) {
     flush();
     if (m.role === "compactionSummary" && sendsPart(m, target)) {
       const part = revived(m.provider.part);
+      // OpenAI's /responses/compact keeps the user messages before its item.
+      if (Array.isArray(m.provider.input)) out.push(...m.provider.input.map(userFromResponses));
       const prev = out.at(-1);
       const next = messages[i + 1];
       if (m.aiSdk?.joinPrev && prev?.role === "assistant" && Array.isArray(prev.content) && toCache.get(prev)?.[0] === messages[i - 1]) {
@@ -889,7 +902,7 @@ class AiSdkConversation {
     const at = this.#flat.findLastIndex((m) => m?.role === "compactionSummary");
     const last = this.#flat[at];
     if (!last?.provider || sendsPart(last, this.#target) || this.#target === undefined) return;
-    if (last.summary !== sealedSummary(last.provider.provider)) return;
+    if (typeof last.summary !== "string" || !last.summary.startsWith(sealedSummary(last.provider.provider))) return;
     const from = this.#flat.findLastIndex((m, i) => i < at && m?.role === "compactionSummary");
     const covered = this.#flat.slice(Math.max(from, 0), at).filter((m) => m?.role !== "system");
     if (covered.length === 0) return;

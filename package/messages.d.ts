@@ -122,6 +122,12 @@ export interface ProviderCompaction {
   model: string;
   /** The AI SDK content part, as stored (JSON: bytes and URLs encoded). */
   part: unknown;
+  /**
+   * OpenAI's `/responses/compact` (`openAiResponsesCompaction`): the user
+   * messages it returned before its item, as Responses input items, sent
+   * before the item.
+   */
+  input?: unknown[];
 }
 /** A summary of a branch the conversation came back from. */
 export interface BranchSummaryMessage {

@@ -1,6 +1,6 @@
 // The summarizer a Compactor calls, and the two it can make for an
 // OpenAI-compatible or Anthropic endpoint.
-import type { Message, ProviderCompaction, Usage } from "./messages.js";
+import type { AgentMessage, Message, ProviderCompaction, Usage } from "./messages.js";
 
 export type SummarizeKind = "history" | "turnPrefix" | "branch";
 export type CompactionReason = "manual" | "threshold" | "overflow";
@@ -18,6 +18,13 @@ export interface SummarizeRequest {
   context?: { systemPrompt?: string; messages: Message[]; tools?: Tool[] };
   /** The final user message asking for the summary, to send after context.messages. */
   instruction?: string;
+  /**
+   * For a summarizer asked once (`oneRequest: true`): the flat array's
+   * messages the summary covers, the previous summary first when there is
+   * one, then every message the compaction hides (a split turn's start
+   * included). Absent from a branch summary's request.
+   */
+  covered?: AgentMessage[];
 }
 /**
  * A tool as pi-ai describes it to a model. pi-agent-core's `AgentTool`
@@ -37,8 +44,14 @@ export interface Tool {
  * text as given).
  */
 export type SummarizeResult = string | { text: string; usage?: Usage; provider?: ProviderCompaction };
-/** The app's summarizer callback: `Compactor`'s `summarize` option. */
-export type Summarizer = (request: SummarizeRequest) => SummarizeResult | Promise<SummarizeResult>;
+/**
+ * The app's summarizer callback: `Compactor`'s `summarize` option. One with
+ * `oneRequest: true` (a provider's compaction: `anthropicCompaction`,
+ * `openAiResponsesCompaction`) is asked once for everything a compaction
+ * hides, with no separate request for a split turn's start, and is given
+ * `request.covered`.
+ */
+export type Summarizer = ((request: SummarizeRequest) => SummarizeResult | Promise<SummarizeResult>) & { oneRequest?: boolean };
 /**
  * A summarizer made by `openAiSummarizer` or `anthropicSummarizer`. It
  * rejects with an `Error` carrying the provider's message and the HTTP
@@ -139,4 +152,43 @@ export function anthropicSummarizer(options: AnthropicSummarizerOptions): FetchS
  */
 export function anthropicCompaction(
   options: AnthropicSummarizerOptions,
-): (request: SummarizeRequest) => Promise<{ text: string; usage?: Usage; provider: ProviderCompaction }>;
+): ((request: SummarizeRequest) => Promise<{ text: string; usage?: Usage; provider: ProviderCompaction }>) & { readonly oneRequest: true };
+/**
+ * `apiKey` is sent as `authorization: Bearer <apiKey>`. `baseUrl` (default
+ * `"https://api.openai.com/v1"`, without `/responses/compact`) may point at
+ * the app's own proxy, which adds the key: then `apiKey` may be left out.
+ */
+export type OpenAiResponsesCompactionOptions = {
+  model: string;
+  headers?: Record<string, string> | Headers | [string, string][];
+  /**
+   * The summarizer for requests that need readable text, which OpenAI's
+   * compaction never gives: a branch summary (`summarizeBranch`, and the
+   * AI SDK conversation's summary for another model of what the item
+   * covers). Without it those requests reject.
+   */
+  readable?: Summarizer;
+} & ({ apiKey: string; baseUrl?: string } | { apiKey?: string; baseUrl: string });
+/**
+ * A summarizer that asks OpenAI's compaction endpoint (`POST
+ * /responses/compact`, "Compaction" in OpenAI's API guide,
+ * developers.openai.com/api/docs/guides/compaction) to compact what the
+ * compaction hides: `{ model, input }`, the input being `request.covered`
+ * as Responses input items (user messages with `input_text` and
+ * `input_image` parts, an assistant's texts, `function_call` and
+ * `function_call_output` items; thinking is not sent; a previous summary
+ * that is OpenAI's compaction as its user messages and item). OpenAI
+ * answers with those user messages, word for word, and one encrypted
+ * compaction item. The item comes back as `provider` (the part
+ * `@ai-sdk/openai` carries, `{ type: "custom", kind: "openai.compaction" }`,
+ * with the user messages as `input`), which the AI SDK adapter sends to
+ * OpenAI's Responses models in place of what it covers; the text is a note
+ * that only OpenAI can read the summary (pi-ai cannot send the item: use it
+ * with the AI SDK). A reply without a compaction item, or an HTTP error,
+ * fails the compaction, which changes nothing. Usage as pi-ai maps the
+ * Responses API's.
+ * @throws TypeError on bad options, naming the field.
+ */
+export function openAiResponsesCompaction(
+  options: OpenAiResponsesCompactionOptions,
+): ((request: SummarizeRequest) => Promise<SummarizeResult>) & { readonly oneRequest: true };

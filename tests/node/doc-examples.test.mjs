@@ -176,6 +176,33 @@ const drivers = {
     }
   },
 
+  async "openai-compaction"(example) {
+    const { generateText } = await import("ai");
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { openAiResponsesServer } = await import("../support/compaction-providers.mjs");
+    const provider = openAiResponsesServer();
+    const server = await startServer({ port: 0, handlers: [provider.handler], mounts: [] });
+    try {
+      const model = createOpenAI({ baseURL: `${server.url}v1`, apiKey: "test" }).responses("gpt-5.2");
+      const conversation = example.openAiConversation(`${server.url}v1`);
+      const ask = async (question) => {
+        await conversation.append({ role: "user", content: question });
+        const result = await conversation.run((args) => generateText({ model, ...args, providerOptions: { openai: { store: false } } }));
+        return result.text;
+      };
+      for (let i = 0; i < 4; i++) await ask(`step ${i}: ` + "read the build log ".repeat(4_000));
+      await conversation.compact();
+      assert.equal(provider.state.compacted.length, 1, "OpenAI compacted");
+      const answer = await ask("What failed?");
+      assert.match(answer, /^saw summary: yes; context tokens: \d+; last: What failed\?/);
+      const input = provider.state.requests.at(-1).body.input;
+      const item = input.findIndex((i) => i.type === "compaction");
+      assert.ok(item > 0 && input.slice(0, item).every((i) => i.role === "user"), "the user messages, then the item");
+    } finally {
+      await server.close();
+    }
+  },
+
   async "history-store"(example) {
     const { SessionStore } = await import("agent-compaction");
     const store = await SessionStore.open();

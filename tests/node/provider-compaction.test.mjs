@@ -16,7 +16,7 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Compactor, anthropicCompaction, messagesToPiSession, piSessionToMessages, transformContext } from "agent-compaction";
+import { Compactor, anthropicCompaction, openAiResponsesCompaction, messagesToPiSession, piSessionToMessages, transformContext } from "agent-compaction";
 import { aiSdkConversation, fromModelMessages, toModelMessages } from "agent-compaction/ai-sdk";
 import { startServer } from "../../scripts/serve.mjs";
 import { anthropicServer, openAiResponsesServer } from "../support/compaction-providers.mjs";
@@ -302,5 +302,123 @@ describe("conversions", () => {
     assert.deepEqual(toModelMessages([flat2[1]], { provider: "openai.responses" }), [{ role: "assistant", content: [item] }]);
     assert.throws(() => toModelMessages(flat2, { provider: 42 }), /options\.provider must be/);
     assert.throws(() => conversation({ providerCompaction: "yes" }), /providerCompaction must be a boolean/);
+  });
+});
+
+describe("openAiResponsesCompaction: OpenAI's /responses/compact as the summarizer", () => {
+  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+  const reply = (content, t) => ({ role: "assistant", content, api: "openai-responses", provider: "openai", model: "gpt-5.2", usage, stopReason: "stop", timestamp: t });
+  /** Ten turns, then one long turn of tool calls: the cut splits it. */
+  const session = () => {
+    let t = 1_000;
+    const out = [];
+    for (let i = 0; i < 10; i++) {
+      out.push({ role: "user", content: long(`request ${i} about the router`, 2_000), timestamp: t++ });
+      out.push(reply([{ type: "text", text: `done ${i}` }], t++));
+    }
+    out.push({ role: "user", content: [{ type: "text", text: "run the checks" }], timestamp: t++ });
+    for (let k = 0; k < 6; k++) {
+      out.push({ ...reply([{ type: "toolCall", id: `call_${k}|fc_${k}`, name: "run", arguments: { step: k } }], t++), stopReason: "toolUse" });
+      out.push({ role: "toolResult", toolCallId: `call_${k}|fc_${k}`, toolName: "run", content: [{ type: "text", text: long(`check ${k} output`, 1_500) }], isError: false, timestamp: t++ });
+    }
+    out.push(reply([{ type: "text", text: "all checks ran" }], t++));
+    return out;
+  };
+  const summarizer = (options = {}) => openAiResponsesCompaction({ baseUrl: `${server.url}v1`, apiKey: "test", model: "gpt-5.2", ...options });
+  const compactor = (options) => new Compactor({ contextWindow: 40_000, settings: { reserveTokens: 4_000, keepRecentTokens: 6_000 }, summarize: summarizer(options) });
+
+  test("one request covers everything the compaction hides, split turn included; the item is kept as the summary's part", async () => {
+    const messages = session();
+    const before = o.state.requests.length;
+    const out = await compactor().compact(messages);
+    const sent = o.state.requests.slice(before);
+    assert.equal(sent.length, 1, "one request, no separate turn prefix");
+    assert.ok(sent[0].compact, "to /responses/compact");
+    const summary = out.messages.find((m) => m.role === "compactionSummary");
+    const at = out.messages.indexOf(summary);
+    assert.equal(out.messages[at - 1].role, "toolResult", "the cut split the last turn");
+    assert.equal(out.messages[at + 1].content[0].type, "toolCall");
+    // The input: what the summary hides, as Responses items, in order.
+    const input = sent[0].body.input;
+    assert.equal(sent[0].body.model, "gpt-5.2");
+    assert.deepEqual(input[0], { role: "user", content: [{ type: "input_text", text: messages[0].content }] });
+    assert.deepEqual(input[1], { role: "assistant", content: "done 0" });
+    const calls = input.filter((i) => i.type === "function_call");
+    assert.deepEqual(calls[0], { type: "function_call", call_id: "call_0", name: "run", arguments: '{"step":0}' });
+    const outputs = input.filter((i) => i.type === "function_call_output");
+    assert.equal(outputs[0].call_id, "call_0");
+    assert.equal(outputs[0].output, messages[22].content[0].text);
+    assert.equal(calls.length, outputs.length, "each call with its result");
+    assert.deepEqual(input.at(-1), { type: "function_call_output", call_id: `call_${calls.length - 1}`, output: messages[at - 1].content[0].text }, "up to the cut");
+    // The answer: a note for other readers, the item and the user messages for OpenAI.
+    assert.match(summary.summary, /^\[The conversation before this point was compacted by openai\.responses; its summary is encrypted/);
+    assert.match(summary.summary, /## Latest user request \(verbatim\)\n\nrun the checks$/, "for other models, the hidden request quoted");
+    const record = summary.provider;
+    assert.deepEqual([record.name, record.provider, record.model], ["openai", "openai.responses", "gpt-5.2"]);
+    assert.deepEqual(record.part.kind, "openai.compaction");
+    const item = o.state.compacted.at(-1);
+    assert.equal(record.part.providerOptions.openai.itemId, item.id);
+    assert.equal(record.part.providerOptions.openai.encryptedContent, o.state.issued.get(item.id));
+    assert.deepEqual(record.input, input.filter((i) => i.role === "user"), "the user messages, as returned");
+    assert.ok(summary.usage.input > 0 && summary.usage.output === 120, "usage from the reply");
+  });
+
+  for (const store of [false, true]) {
+    test(`through the AI SDK (store: ${store}), OpenAI gets the user messages, then its item, then what was kept; a second compaction chains the first`, async () => {
+      const c = aiSdkConversation({ compactor: compactor(), messages: session() });
+      const gpt = openai.responses("gpt-5.2");
+      const call = (args) => generateText({ model: gpt, providerOptions: { openai: { store } }, ...args });
+      await c.compact();
+      const summary = c.messages.find((m) => m.role === "compactionSummary");
+      await c.append({ role: "user", content: "and the tests?" });
+      const out = await c.run(call);
+      assert.match(out.text, /^saw summary: yes; context tokens: \d+; last: and the tests\?/, "the server accepted the item");
+      const input = o.state.requests.at(-1).body.input;
+      const at = input.findIndex((i) => i.type === "compaction" || i.type === "item_reference");
+      const itemId = summary.provider.part.providerOptions.openai.itemId;
+      assert.deepEqual(input[at], store ? { type: "item_reference", id: itemId } : { type: "compaction", id: itemId, encrypted_content: summary.provider.part.providerOptions.openai.encryptedContent });
+      assert.deepEqual(input.slice(0, at).map((i) => i.content[0].text), summary.provider.input.map((i) => i.content[0].text), "the user messages first");
+      assert.equal(input[at + 1].type, "function_call", "then what the compaction kept");
+      // Again: the second compaction's input starts with the first one's items.
+      for (let i = 0; i < 6; i++) await c.append({ role: "user", content: long(`later request ${i}`, 2_000) }), await c.run(call);
+      await c.compact();
+      const second = o.state.compacted.at(-1);
+      assert.deepEqual(second.previous, [itemId], "the first item is compacted with the rest");
+      const first = second.input.findIndex((i) => i.type === "compaction");
+      assert.deepEqual(second.input.slice(0, first), summary.provider.input);
+      const summaries = c.messages.filter((m) => m.role === "compactionSummary");
+      assert.equal(summaries.length, 2);
+      assert.notEqual(summaries[1].provider.part.providerOptions.openai.itemId, itemId);
+    });
+  }
+
+  test("a failed request, or a request with nothing it can read, changes nothing; a branch summary goes to `readable`", async () => {
+    const messages = session();
+    o.state.refuseCompact = true;
+    await assert.rejects(compactor().compact(messages), /OpenAI compaction: HTTP 500: The server had an error/);
+    assert.equal(messages.filter((m) => m.role === "compactionSummary").length, 0);
+    // summarizeBranch asks for readable text: none without `readable`...
+    await assert.rejects(compactor().summarizeBranch(messages.slice(0, 4)), /no `covered` messages.*give openAiResponsesCompaction a `readable` summarizer/);
+    // ...and `readable`'s with it.
+    const branch = await compactor({ readable: async (request) => `## Goal\nreadable ${request.kind}` }).summarizeBranch(messages.slice(0, 4));
+    assert.equal(branch.summary.split("\n")[1], "readable branch");
+    assert.throws(() => openAiResponsesCompaction({ model: "m" }), /openAiResponsesCompaction: options\.apiKey/);
+    assert.throws(() => summarizer({ readable: "no" }), /openAiResponsesCompaction: options\.readable must be a function/);
+    assert.equal(summarizer().oneRequest, true);
+    assert.equal(anthropicCompaction({ apiKey: "k", model: "m" }).oneRequest, true);
+  });
+
+  test("switching to Claude: `readable`'s summary of what the item covers stands in", async () => {
+    let asked = 0;
+    const readable = async (request) => (asked++, `## Goal\nReadable: ${request.prompt.includes("request 0 about the router") ? "the router work" : "?"}`);
+    const c = aiSdkConversation({ compactor: compactor({ readable }), messages: session() });
+    await c.compact();
+    await c.append({ role: "user", content: "what was done?" });
+    const out = await c.run((args) => generateText({ model: anthropic("claude-sonnet-4-5"), ...args }));
+    assert.match(out.text, /last: what was done\?/);
+    assert.equal(asked, 1);
+    const summary = c.messages.find((m) => m.role === "compactionSummary");
+    assert.match(summary.summary, /Readable: the router work/);
+    assert.match(JSON.stringify(a.state.requests.at(-1).body.messages[0]), /Readable: the router work/, "Claude reads it");
   });
 });

@@ -35,6 +35,14 @@
 //   `{ type: "compaction", id, encrypted_content }`; a later input sends it
 //   back (or an `item_reference` to it when responses are stored) and the
 //   server reads nothing before it.
+//   POST /v1/responses/compact (`responses.compact` in OpenAI's API
+//   reference) takes `{ model, input }` and answers `{ id, object:
+//   "response.compaction", output, usage }`: every user message of the
+//   input, as it came, then one compaction item. Input items are checked as
+//   the API does: known types, a `function_call_output` only after its
+//   `function_call`, a compaction item only as issued. `state.compacted`
+//   records what each compaction covered; `state.refuseCompact` makes the
+//   next one answer HTTP 500.
 //
 // Tokens are counted as characters / 4. The reply says what the model
 // read: `saw summary: yes|no; context tokens: N; last: <the user's last text>`.
@@ -194,9 +202,54 @@ export function anthropicServer() {
 
 /** The OpenAI Responses API with server-side compaction. */
 export function openAiResponsesServer() {
-  const state = { requests: [], issued: new Map(), compactions: 0, responses: 0 };
+  const state = { requests: [], issued: new Map(), compactions: 0, responses: 0, compacted: [], refuseCompact: false };
   const error = (res, message) => (sendJson(res, 400, { error: { message, type: "invalid_request_error", param: "input", code: null } }), true);
+  const textOf = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((c) => c.text ?? "").join(""));
+  /** What is wrong with an input list, as the API would say; undefined when it is fine. */
+  const invalid = (input) => {
+    const calls = new Set();
+    for (const [k, item] of input.entries()) {
+      const type = item.type ?? (item.role ? "message" : undefined);
+      if (type === "message") {
+        if (!["user", "assistant", "system", "developer"].includes(item.role)) return `input[${k}].role: unknown role`;
+        const parts = typeof item.content === "string" ? [] : item.content;
+        if (!Array.isArray(parts)) return `input[${k}].content: a string or an array`;
+        for (const p of parts) if (!["input_text", "input_image", "output_text"].includes(p?.type)) return `input[${k}].content: unknown part ${p?.type}`;
+      } else if (type === "function_call") {
+        if (typeof item.call_id !== "string" || typeof item.name !== "string" || typeof item.arguments !== "string") return `input[${k}]: a function_call needs call_id, name and arguments (a string)`;
+        calls.add(item.call_id);
+      } else if (type === "function_call_output") {
+        if (!calls.has(item.call_id)) return `No tool call found for function call output with call_id ${item.call_id}.`;
+      } else if (type === "compaction") {
+        if (state.issued.get(item.id) !== item.encrypted_content) return "Invalid compaction item: its encrypted content was not issued for this id";
+      } else if (type !== "item_reference" && type !== "reasoning") return `input[${k}].type: unknown item type ${type}`;
+    }
+    return undefined;
+  };
+  const compact = async (req, res) => {
+    const body = await readJson(req);
+    state.requests.push({ body, compact: true });
+    if (typeof body.model !== "string") return error(res, "Missing required parameter: 'model'.");
+    if (!Array.isArray(body.input) || body.input.length === 0) return error(res, "input: a non-empty array of items");
+    const wrong = invalid(body.input);
+    if (wrong) return error(res, wrong);
+    if (state.refuseCompact) {
+      state.refuseCompact = false;
+      return sendJson(res, 500, { error: { message: "The server had an error while processing your request.", type: "server_error", param: null, code: null } }), true;
+    }
+    const users = body.input.filter((i) => (i.type ?? "message") === "message" && i.role === "user");
+    const id = `cmp_${++state.compactions}`;
+    const previous = body.input.filter((i) => i.type === "compaction").map((i) => i.id);
+    const encrypted = `enc-${state.compactions}-${Buffer.from(JSON.stringify(body.input)).toString("base64").slice(0, 160)}`;
+    state.issued.set(id, encrypted);
+    state.compacted.push({ id, input: body.input, previous });
+    const inputTokens = tokensOf(body.input);
+    const output = [...users, { id, type: "compaction", encrypted_content: encrypted }];
+    const usage = { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: 120, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: inputTokens + 120 };
+    return sendJson(res, 200, { id: `resp_cmp_${state.compactions}`, object: "response.compaction", created_at: 1_750_000_000, output, usage }), true;
+  };
   const handler = async (req, res, url) => {
+    if (req.method === "POST" && url.pathname === "/v1/responses/compact") return compact(req, res);
     if (req.method !== "POST" || url.pathname !== "/v1/responses") return false;
     const body = await readJson(req);
     state.requests.push({ body });
@@ -215,9 +268,10 @@ export function openAiResponsesServer() {
         found = true;
       }
     }
+    const wrong = invalid(input);
+    if (wrong) return error(res, wrong);
     const read = input.slice(start);
     const inputTokens = tokensOf(body.instructions) + tokensOf(read) + tokensOf(body.tools);
-    const textOf = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((c) => c.text ?? "").join(""));
     const userTexts = read.filter((m) => m.role === "user").map(textOf);
     const threshold = body.context_management?.find((c) => c.type === "compaction")?.compact_threshold;
     const compacting = threshold !== undefined && inputTokens >= threshold;

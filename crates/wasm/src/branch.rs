@@ -84,6 +84,7 @@ impl BranchHost for Host<'_> {
             "manual",
             request,
             None,
+            None,
         )?;
         self.pending = Some(pending);
         Ok(())

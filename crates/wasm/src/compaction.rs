@@ -73,6 +73,9 @@ pub struct Job {
     pub survivors: Survivors<JsString>,
     /// The requests' prefix form, when it applies.
     pub prefix: Option<PrefixJob>,
+    /// For a summarizer asked once (`oneRequest`), the request's `covered`:
+    /// the previous summary and the messages the summary hides.
+    pub covered: Option<JsValue>,
 }
 
 /// Summary requests in the prefix form: where they stop, and the
@@ -167,12 +170,14 @@ pub fn start_call(
     reason: &'static str,
     request: Request<JsString>,
     context: Option<JsValue>,
+    covered: Option<JsValue>,
 ) -> Result<Pending, String> {
     let request = shape(shapes::summarizer_request(
         request,
         signal_of(controller),
         reason,
         context,
+        covered,
     ));
     let returned = summarize
         .ok_or("no summarizer")?
@@ -336,6 +341,7 @@ impl FlowHost for JsHost<'_> {
             job.reason.name(),
             request,
             job.prefix.as_ref().map(|p| p.context.clone()),
+            job.covered.clone(),
         )?;
         match kind {
             SummaryKind::TurnPrefix => self.turn_prefix = Some(pending),
@@ -420,7 +426,8 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
             }
             Step::Insert(insert) => {
                 let part = part.filter(|(text, _)| {
-                    keeps_provider_part(calls, insert.from_hook, *text == insert.text)
+                    let head = insert.text.slice(0, text.length());
+                    keeps_provider_part(calls, insert.from_hook, head == *text)
                 });
                 return Ok(result_object(job, insert, part.map(|(_, p)| p)));
             }

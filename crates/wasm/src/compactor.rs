@@ -90,6 +90,10 @@ struct State {
     timeout_ms: f64,
     /// Summary requests may take the prefix form (`cacheFriendly`).
     cache_friendly: bool,
+    /// The summarizer is asked once for everything a compaction hides, and
+    /// given what it covers (its `oneRequest` is true: it has its provider
+    /// compact the conversation).
+    one_request: bool,
     /// The running compaction's abort controller.
     running: Option<JsValue>,
     context_window: f64,
@@ -429,6 +433,7 @@ impl Compactor {
             options::compactor_options(options, r, settings, model)
         })
         .map_err(type_error)?;
+        let one_request = (o.summarize.as_ref()).is_some_and(|f| prop(f, "oneRequest").is_truthy());
         let mut state = State {
             summarize: o.summarize,
             fallback_extractive: o.fallback_extractive,
@@ -436,6 +441,7 @@ impl Compactor {
             summarizer_window: o.summarizer_window,
             timeout_ms: o.timeout_ms,
             cache_friendly: o.cache_friendly,
+            one_request,
             running: None,
             context_window: 0.0,
             model_key: None,
@@ -1158,7 +1164,8 @@ async fn compact_job(
             keep = background::keep_recent(keep, threshold, context);
         }
         let keep = keep / ratio;
-        let prepared = prepare(&array, &facts, keep, tracker.estimator()).map_err(input)?;
+        let prepared =
+            prepare(&array, &facts, keep, tracker.estimator(), s.one_request).map_err(input)?;
         let Some(mut prepared) = prepared else {
             return match nothing_to_do(opts.reason, tracker.ends_with_summary()) {
                 NothingToDo::Resolve => Ok(None),
@@ -1207,6 +1214,14 @@ async fn compact_job(
             };
             crate::compaction::prefix_job(&view, (history_end, turn_end), room, conversation)
         });
+        let covered = s.one_request.then(|| {
+            let hidden = &prepared.messages_to_summarize;
+            match prepared.plan.previous_summary_index {
+                Some(i) => Array::of1(&array.as_array().get(i as u32)).concat(hidden),
+                None => hidden.clone(),
+            }
+            .into()
+        });
         Job {
             survivors,
             reason: opts.reason,
@@ -1221,6 +1236,7 @@ async fn compact_job(
             controller: controller.clone(),
             messages: array,
             facts,
+            covered,
             prepared,
             prefix,
         }

@@ -131,6 +131,7 @@ pub fn prepare(
     facts: &[MessageFacts],
     keep_recent_tokens: f64,
     estimator: EstimatorChoice,
+    one_request: bool,
 ) -> Result<Option<Prepared>, InputError> {
     // Estimates the facts lack (gathered lazily) are measured when asked
     // for, newest first, a chunk at a time.
@@ -141,9 +142,12 @@ pub fn prepare(
             _ => chunks.get(i),
         }
     };
-    let Some(plan) = prepare_compaction_with(facts, keep_recent_tokens, &mut tokens)? else {
+    let Some(mut plan) = prepare_compaction_with(facts, keep_recent_tokens, &mut tokens)? else {
         return Ok(None);
     };
+    if one_request {
+        plan = plan.in_one_request();
+    }
     let mut file_ops = FileOps::default();
     let previous_summary = match plan.previous_summary_index {
         Some(i) => {
@@ -172,7 +176,7 @@ pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValu
     let keep = read_fields("settings", &settings, keep_recent_setting).map_err(type_error)?;
     let facts = message_facts(&array, 0, array.len(), true).map_err(type_error)?;
     Ok(
-        match prepare(&array, &facts, keep, EstimatorChoice::Pi).map_err(type_error)? {
+        match prepare(&array, &facts, keep, EstimatorChoice::Pi, false).map_err(type_error)? {
             Some(p) => shape(p.shape(Field::Value(settings))),
             None => JsValue::UNDEFINED,
         },

@@ -1,5 +1,6 @@
 //! The ready-made summarizer callbacks, `openAiSummarizer`,
-//! `anthropicSummarizer` and `anthropicCompaction`: each returns a `summarize(request)` function that
+//! `anthropicSummarizer`, `anthropicCompaction` and
+//! `openAiResponsesCompaction`: each returns a `summarize(request)` function that
 //! calls a provider with the page's own global `fetch` (windows, workers,
 //! Node ≥ 18), so the app's network stack, proxies and CORS rules apply.
 //!
@@ -40,10 +41,13 @@ use crate::js::strings::to_js_str;
 use crate::js::strings::to_js_string;
 use crate::js::values::read_options;
 use crate::js::values::{prop, read_fields, shape, JsJson, Opt};
+use crate::message::convert_to_llm;
 use agent_compaction_core::compaction::providers::prefix::{self, Source};
+use agent_compaction_core::compaction::providers::responses;
 use agent_compaction_core::compaction::providers::Json;
 use agent_compaction_core::compaction::providers::{self as core, MaxTokensField, Provider};
 use agent_compaction_core::compaction::providers::{HeaderEntry, HeaderValue};
+use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::string::JsStr;
 use js_sys::Promise;
@@ -83,6 +87,9 @@ struct Endpoint {
     /// `[name, value]` pairs, already merged and checked by `Headers`.
     headers: Array,
     max_tokens_field: MaxTokensField,
+    /// `openAiResponsesCompaction`'s summarizer for requests without
+    /// `covered`.
+    readable: Option<Function>,
 }
 
 #[wasm_bindgen(js_name = openAiSummarizer, skip_typescript)]
@@ -102,6 +109,14 @@ pub fn anthropic_compaction(options: JsValue) -> Result<Function, JsValue> {
     factory(Provider::AnthropicCompaction, options)
 }
 
+/// A summarizer that asks OpenAI's `/responses/compact` to compact what a
+/// compaction hides: the encrypted item comes back as the summary's
+/// `provider` record, with a note as its text.
+#[wasm_bindgen(js_name = openAiResponsesCompaction, skip_typescript)]
+pub fn open_ai_responses_compaction(options: JsValue) -> Result<Function, JsValue> {
+    factory(Provider::OpenAiResponsesCompaction, options)
+}
+
 /// A factory: the options checked (the core reads them), the headers
 /// merged, the summarizer made.
 fn factory(provider: Provider, options: JsValue) -> Result<Function, JsValue> {
@@ -119,12 +134,17 @@ fn factory(provider: Provider, options: JsValue) -> Result<Function, JsValue> {
         model: o.model.into(),
         headers,
         max_tokens_field: o.max_tokens_field,
+        readable: o.readable,
     });
     // The JavaScript function: each call returns a Promise.
     let call = Closure::<dyn Fn(JsValue) -> Promise>::new(move |request: JsValue| {
         future_to_promise(summarize(endpoint.clone(), request))
     });
-    Ok(call.into_js_value().unchecked_into())
+    let call: Function = call.into_js_value().unchecked_into();
+    if core::asks_once(provider) {
+        Reflect::set(&call, &JsValue::from_str("oneRequest"), &JsValue::TRUE)?;
+    }
+    Ok(call)
 }
 
 /// The request headers: the core's defaults, then `options.headers`,
@@ -238,15 +258,18 @@ fn string_of(value: &JsValue) -> String {
     value.as_string().unwrap_or_default()
 }
 
-async fn summarize(endpoint: Rc<Endpoint>, request: JsValue) -> Result<JsValue, JsValue> {
+async fn summarize(endpoint: Rc<Endpoint>, raw: JsValue) -> Result<JsValue, JsValue> {
     let provider = endpoint.provider;
-    let request = read_fields("request", &request, core::read_request)
+    let request = read_fields("request", &raw, core::read_request)
         .map_err(|e| JsValue::from(js_sys::TypeError::new(&core::call_error(provider, &e))))?;
     let fetch = prop(&js_sys::global(), "fetch")
         .dyn_into::<Function>()
         .ok()
         .ok_or_else(|| no_fetch(provider))?;
     let signal = &request.signal.0;
+    if provider == Provider::OpenAiResponsesCompaction {
+        return compact(&endpoint, &fetch, &request, raw).await;
+    }
     let prefix = prefix::body(
         provider,
         endpoint.max_tokens_field,
@@ -272,17 +295,112 @@ async fn summarize(endpoint: Rc<Endpoint>, request: JsValue) -> Result<JsValue, 
     .map_err(Option::unwrap_or_default)
 }
 
-/// One POST of `body` and its reply read; `Err(None)` when a reply to the
-/// prefix form has no summary and is to be asked again serialized.
-async fn post(
+/// OpenAI's compaction of `covered` (pi-ai messages, as `convertToLlm`
+/// gives them, except a previous summary that is OpenAI's compaction); a
+/// request without it (a branch summary) goes to `readable`.
+async fn compact(
+    endpoint: &Endpoint,
+    fetch: &Function,
+    request: &core::SummarizeRequest<Opt>,
+    raw: JsValue,
+) -> Result<JsValue, JsValue> {
+    let covered = &request.covered.0;
+    if covered.is_undefined() || covered.is_null() {
+        return match &endpoint.readable {
+            Some(readable) => {
+                let answer = readable.call1(&JsValue::UNDEFINED, &raw)?;
+                JsFuture::from(Promise::resolve(&answer)).await
+            }
+            None => Err(js_sys::Error::new(responses::NOT_COVERED).into()),
+        };
+    }
+    let path = || FieldPath::argument("request").field("covered");
+    let covered = JsArray::new(covered, path)
+        .and_then(|a| a.ok_or_else(|| wrong_type(path(), "an array", covered)))
+        .and_then(|a| a.slice(0, a.len()))
+        .map_err(|e| {
+            JsValue::from(js_sys::TypeError::new(&core::call_error(
+                endpoint.provider,
+                &e,
+            )))
+        })?;
+    // Runs of the flat array's messages as the model reads them; an
+    // OpenAI compaction as it is.
+    let list = Array::new();
+    let mut run = Array::new();
+    let flush = |run: &mut Array, list: &Array| -> Result<(), JsValue> {
+        if run.length() > 0 {
+            for m in convert_to_llm(std::mem::replace(run, Array::new()).into())?.iter() {
+                list.push(&m);
+            }
+        }
+        Ok(())
+    };
+    for m in covered.iter() {
+        match responses::sealed(&JsJson(m.clone())) {
+            Some(_) => {
+                flush(&mut run, &list)?;
+                list.push(&m);
+            }
+            None => {
+                run.push(&m);
+            }
+        }
+    }
+    flush(&mut run, &list)?;
+    let body = responses::body(
+        (endpoint.model.clone(), &endpoint.model_id),
+        &JsJson(list.into()),
+    )
+    .ok_or_else(|| JsValue::from(js_sys::Error::new(responses::NOTHING_TO_COMPACT)))?;
+    let signal = &request.signal.0;
+    let (status, text, response) = send(endpoint, fetch, shape(body), signal).await?;
+    let parsed = json_parse(&text).ok().map(JsJson);
+    let answer = core::checked(
+        endpoint.provider,
+        status,
+        parsed,
+        || text.as_string().unwrap_or_default(),
+        || prop(&response, "statusText").as_string(),
+    )
+    .and_then(|parsed| {
+        let usage = parsed.get("usage");
+        let usage = usage
+            .is_object()
+            .then(|| shapes::usage(&core::map_usage(endpoint.provider, &usage)));
+        Ok((responses::read(&parsed)?, usage))
+    })
+    .map_err(failure_error)?;
+    let (compacted, usage) = answer;
+    let compacted = responses::Compacted {
+        input: compacted.input.into_iter().map(|j| j.0).collect(),
+        id: compacted.id.0,
+        encrypted: compacted.encrypted.0,
+    };
+    Ok(shape(responses::result_shape(
+        compacted,
+        endpoint.model.clone(),
+        usage,
+    )))
+}
+
+/// An `Error` with the failure's message, and its HTTP `status` when it has one.
+fn failure_error(failure: core::Failure) -> JsValue {
+    let error = js_sys::Error::new(&failure.message);
+    if let Some(status) = failure.status {
+        let _ = Reflect::set(&error, &JsValue::from_str("status"), &status.into());
+    }
+    error.into()
+}
+
+/// One POST of `body`: the status, the body's text and the response.
+async fn send(
     endpoint: &Endpoint,
     fetch: &Function,
     body: JsValue,
     signal: &JsValue,
-    prefix: bool,
-) -> Result<JsValue, Option<JsValue>> {
-    let provider = endpoint.provider;
-    let label = provider.label();
+) -> Result<(f64, JsValue, JsValue), JsValue> {
+    let label = endpoint.provider.label();
     let init = shape(core::fetch_init(
         endpoint.headers.slice(0, endpoint.headers.length()).into(),
         json_stringify(&body)?,
@@ -319,6 +437,20 @@ async fn post(
         .map(|p| Promise::resolve(&p))
         .map_err(failed)?;
     let text = JsFuture::from(text).await.map_err(failed)?;
+    Ok((status, text, response))
+}
+
+/// One POST of `body` and its reply read; `Err(None)` when a reply to the
+/// prefix form has no summary and is to be asked again serialized.
+async fn post(
+    endpoint: &Endpoint,
+    fetch: &Function,
+    body: JsValue,
+    signal: &JsValue,
+    prefix: bool,
+) -> Result<JsValue, Option<JsValue>> {
+    let provider = endpoint.provider;
+    let (status, text, response) = send(endpoint, fetch, body, signal).await?;
     let parsed = json_parse(&text).ok().map(JsJson);
     let reply = core::read_reply(
         provider,
@@ -332,11 +464,7 @@ async fn post(
         if prefix && prefix::retry_serialized(&failure) {
             return None;
         }
-        let error = js_sys::Error::new(&failure.message);
-        if let Some(status) = failure.status {
-            let _ = Reflect::set(&error, &JsValue::from_str("status"), &status.into());
-        }
-        Some(JsValue::from(error))
+        Some(failure_error(failure))
     })?;
     let reply = core::Reply {
         text: reply.text.into(),

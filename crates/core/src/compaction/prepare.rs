@@ -100,6 +100,18 @@ pub fn prepare_compaction_with<E>(
     }))
 }
 
+impl Preparation {
+    /// The plan for a summarizer asked once for everything the compaction
+    /// hides (one that has its provider compact the conversation): a split
+    /// turn's prefix joins the history, and no turn-prefix request is made.
+    pub fn in_one_request(mut self) -> Preparation {
+        self.history = self.history.start..self.first_kept_index;
+        self.turn_prefix = self.first_kept_index..self.first_kept_index;
+        self.is_split_turn = false;
+        self
+    }
+}
+
 /// `prepareCompaction`'s `settings`: an object with a numeric
 /// `keepRecentTokens` (the rest is handed back as given).
 pub fn keep_recent_setting<V: Value>(settings: &V, r: &Reader<V>) -> Result<f64, InputError> {
@@ -118,6 +130,33 @@ mod tests {
             .enumerate()
             .map(|(i, &(role, tokens, usage))| MessageFacts::new(role, tokens, usage, i as f64))
             .collect()
+    }
+
+    #[test]
+    fn one_request_covers_a_split_turn_with_the_history() {
+        let s = session(&[
+            (User, 100, None),
+            (Assistant, 100, Some(300.0)),
+            (User, 100, None),
+            (Assistant, 100, None),
+            (ToolResult, 100, None),
+            (Assistant, 100, None),
+            (ToolResult, 100, None),
+            (Assistant, 100, None),
+        ]);
+        let split = prepare_compaction(&s, 250.0).unwrap();
+        assert!(split.is_split_turn);
+        assert!(!split.turn_prefix.is_empty());
+        let one = split.clone().in_one_request();
+        assert_eq!(one.history, 0..split.first_kept_index);
+        assert!(one.turn_prefix.is_empty());
+        assert!(!one.is_split_turn);
+        assert_eq!(one.first_kept_index, split.first_kept_index);
+        assert_eq!(one.tokens_before, split.tokens_before);
+        // A cut between turns is the same plan.
+        let whole = prepare_compaction(&s[..4], 150.0).unwrap();
+        assert!(!whole.is_split_turn);
+        assert_eq!(whole.clone().in_one_request(), whole);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What the ready-made summarizers (`openAiSummarizer`, `anthropicSummarizer`,
-//! and `anthropicCompaction`, which asks Anthropic's on-demand compaction
-//! for the summary) decide, apart from the network: the endpoint URL, the token-limit field,
+//! `anthropicCompaction`, which asks Anthropic's on-demand compaction for
+//! the summary, and `openAiResponsesCompaction`, which asks OpenAI's
+//! `/responses/compact`) decide, apart from the network: the endpoint URL, the token-limit field,
 //! the request headers and body shape, where the reply's text is, pi-ai's
 //! usage mapping, option checks and every error text.
 //!
@@ -18,7 +19,11 @@ use crate::js::shape::{Field, Shape};
 use crate::js::string::{quote_str, JsStr};
 
 pub mod prefix;
+pub mod responses;
 
+/// OpenAI's API root, when `openAiResponsesCompaction`'s `baseUrl` is not
+/// given.
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// Anthropic's API root, when `baseUrl` is not given.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
 /// The `anthropic-version` header sent.
@@ -48,6 +53,8 @@ pub enum Provider {
     Anthropic,
     /// Anthropic's Messages API asked to compact (`anthropicCompaction`).
     AnthropicCompaction,
+    /// OpenAI's `/responses/compact` (`openAiResponsesCompaction`).
+    OpenAiResponsesCompaction,
 }
 
 impl Provider {
@@ -57,6 +64,7 @@ impl Provider {
             Provider::OpenAi => "OpenAI-compatible summarizer",
             Provider::Anthropic => "Anthropic summarizer",
             Provider::AnthropicCompaction => "Anthropic compaction",
+            Provider::OpenAiResponsesCompaction => "OpenAI compaction",
         }
     }
 
@@ -66,6 +74,7 @@ impl Provider {
             Provider::OpenAi => "openAiSummarizer",
             Provider::Anthropic => "anthropicSummarizer",
             Provider::AnthropicCompaction => "anthropicCompaction",
+            Provider::OpenAiResponsesCompaction => "openAiResponsesCompaction",
         }
     }
 
@@ -74,6 +83,7 @@ impl Provider {
         match self {
             Provider::OpenAi => "openai-completions",
             Provider::Anthropic | Provider::AnthropicCompaction => "anthropic-messages",
+            Provider::OpenAiResponsesCompaction => "openai-responses",
         }
     }
 
@@ -82,8 +92,19 @@ impl Provider {
         match self {
             Provider::OpenAi => "/chat/completions",
             Provider::Anthropic | Provider::AnthropicCompaction => "/v1/messages",
+            Provider::OpenAiResponsesCompaction => "/responses/compact",
         }
     }
+}
+
+/// Whether the provider's summarizer has its provider compact the
+/// conversation: it is asked once for everything a compaction hides
+/// (`oneRequest`), a split turn's prefix included.
+pub fn asks_once(provider: Provider) -> bool {
+    matches!(
+        provider,
+        Provider::AnthropicCompaction | Provider::OpenAiResponsesCompaction
+    )
 }
 
 /// The URL to POST to: `base` (or the provider's default) without its
@@ -98,6 +119,7 @@ pub fn endpoint_url(provider: Provider, base: Option<&JsStr>) -> JsStr {
         (None, Provider::Anthropic | Provider::AnthropicCompaction) => {
             JsStr::from(ANTHROPIC_BASE_URL)
         }
+        (None, Provider::OpenAiResponsesCompaction) => JsStr::from(OPENAI_BASE_URL),
         // openAiSummarizer requires a baseUrl; a bare path is what it would mean.
         (None, Provider::OpenAi) => JsStr::new(),
     };
@@ -180,7 +202,9 @@ pub enum HeaderValue {
 pub fn default_headers(provider: Provider, has_key: bool) -> Vec<(&'static str, HeaderValue)> {
     let mut headers = vec![("content-type", HeaderValue::Fixed("application/json"))];
     let key = match provider {
-        Provider::OpenAi => ("authorization", HeaderValue::ApiKey { prefix: "Bearer " }),
+        Provider::OpenAi | Provider::OpenAiResponsesCompaction => {
+            ("authorization", HeaderValue::ApiKey { prefix: "Bearer " })
+        }
         Provider::Anthropic | Provider::AnthropicCompaction => {
             headers.push(("anthropic-version", HeaderValue::Fixed(ANTHROPIC_VERSION)));
             headers.push((
@@ -244,6 +268,8 @@ pub fn body_fields(
             ("messages", BodyValue::Messages),
             ("compaction", BodyValue::Summarize),
         ],
+        // Its `input` is the conversation itself ([`responses::body`]).
+        Provider::OpenAiResponsesCompaction => vec![("model", BodyValue::Model)],
     }
 }
 
@@ -379,6 +405,8 @@ pub struct SummarizeRequest<V: Value> {
     /// The prefix form's conversation and last message ([`prefix::body`]).
     pub context: V,
     pub instruction: V,
+    /// What a summarizer asked once covers ([`responses::body`]).
+    pub covered: V,
 }
 
 /// Reads a call's `request` (an object; the prompts strings, even empty;
@@ -400,6 +428,7 @@ pub fn read_request<V: Value>(
         signal: r.field("signal")?,
         context: r.field("context")?,
         instruction: r.field("instruction")?,
+        covered: r.field("covered")?,
     })
 }
 
@@ -484,10 +513,9 @@ pub struct Failure {
     pub status: Option<f64>,
 }
 
-/// The reply's text and usage, or the error. `parsed` is the body as JSON
-/// (`None` when it is not); `body` gives the raw body and `status_text` the
-/// HTTP status text, both read only for an error. A reply to the prefix
-/// form (`prefix`) that calls a tool has no summary: it counts as no text.
+/// The reply's text and usage, or the error ([`checked`]). A reply to the
+/// prefix form (`prefix`) that calls a tool has no summary: it counts as no
+/// text.
 pub fn read_reply<J: Json>(
     provider: Provider,
     prefix: bool,
@@ -497,24 +525,7 @@ pub fn read_reply<J: Json>(
     status_text: impl FnOnce() -> Option<String>,
 ) -> Result<Reply<J::Text>, Failure> {
     let label = provider.label();
-    let http = |message: &str| Failure {
-        message: format!("{label}: HTTP {}: {message}", number_to_string(status)),
-        status: Some(status),
-    };
-    let ok = (200.0..300.0).contains(&status);
-    let Some(parsed) = parsed.filter(J::is_object) else {
-        let quoted = quote_body(&body());
-        return Err(if ok {
-            http(&format!("the response is not JSON: {quoted}"))
-        } else if quoted.is_empty() {
-            http(status_text().as_deref().unwrap_or("no error message"))
-        } else {
-            http(&quoted)
-        });
-    };
-    if !ok || parsed.get("error").is_present() {
-        return Err(http(&provider_message(&parsed, &body)));
-    }
+    let parsed = checked(provider, status, parsed, body, status_text)?;
     let mut signature = None;
     let (text, stop, called) = match provider {
         Provider::OpenAi => {
@@ -557,10 +568,12 @@ pub fn read_reply<J: Json>(
             let text = block.and_then(|b| b.get("content").text());
             (text, reason.map(|r| ("stop_reason", r)), false)
         }
+        // Its reply has no text: [`responses::read`] reads it.
+        Provider::OpenAiResponsesCompaction => (None, None, false),
     };
     let Some(text) = text.filter(|t| !called && !J::is_blank(t)) else {
         let what = match provider {
-            Provider::AnthropicCompaction => "no compaction",
+            Provider::AnthropicCompaction | Provider::OpenAiResponsesCompaction => "no compaction",
             _ => "no text",
         };
         let mut message = format!("{label}: {what} in the response");
@@ -579,6 +592,39 @@ pub fn read_reply<J: Json>(
         usage,
         signature,
     })
+}
+
+/// The body of a reply as JSON, or the error: an HTTP error status, a body
+/// that is not a JSON object, or one with an `error`. `parsed` is the body
+/// as JSON (`None` when it is not); `body` gives the raw body and
+/// `status_text` the HTTP status text, both read only for an error.
+pub fn checked<J: Json>(
+    provider: Provider,
+    status: f64,
+    parsed: Option<J>,
+    body: impl Fn() -> String,
+    status_text: impl FnOnce() -> Option<String>,
+) -> Result<J, Failure> {
+    let label = provider.label();
+    let http = |message: &str| Failure {
+        message: format!("{label}: HTTP {}: {message}", number_to_string(status)),
+        status: Some(status),
+    };
+    let ok = (200.0..300.0).contains(&status);
+    let Some(parsed) = parsed.filter(J::is_object) else {
+        let quoted = quote_body(&body());
+        return Err(if ok {
+            http(&format!("the response is not JSON: {quoted}"))
+        } else if quoted.is_empty() {
+            http(status_text().as_deref().unwrap_or("no error message"))
+        } else {
+            http(&quoted)
+        });
+    };
+    if !ok || parsed.get("error").is_present() {
+        return Err(http(&provider_message(&parsed, &body)));
+    }
+    Ok(parsed)
 }
 
 /// The `text` of the `type: "text"` blocks, joined; `None` when there are none.
@@ -632,6 +678,18 @@ pub fn map_usage<J: Json>(provider: Provider, usage: &J) -> UsageTotals {
                 _ => sum,
             };
             (input, output, cache_read, cache_write, total)
+        }
+        Provider::OpenAiResponsesCompaction => {
+            // As pi-ai's openai-responses provider: `input_tokens`
+            // includes the cached ones.
+            let cached = count(&usage.get("input_tokens_details"), "cached_tokens");
+            let input = (count(usage, "input_tokens") - cached).max(0.0);
+            let output = count(usage, "output_tokens");
+            let total = match usage.get("total_tokens").number() {
+                Some(t) if t.is_finite() && t > 0.0 => t,
+                _ => input + output + cached,
+            };
+            (input, output, cached, 0.0, total)
         }
         Provider::Anthropic | Provider::AnthropicCompaction => {
             // `input_tokens` already excludes cache reads and writes. A
@@ -717,6 +775,9 @@ pub struct FactoryOptions<V: Value> {
     pub model: V::Text,
     pub api_key: Option<V::Text>,
     pub max_tokens_field: MaxTokensField,
+    /// `openAiResponsesCompaction`'s summarizer for the requests that need
+    /// readable text.
+    pub readable: Option<V::Function>,
 }
 
 pub fn factory_options<V: Value>(
@@ -728,7 +789,7 @@ pub fn factory_options<V: Value>(
     expect_object(r.root, options, AN_OBJECT)?;
     let base_url = match provider {
         Provider::OpenAi => Some(required(r, "baseUrl", NON_EMPTY_STRING)?),
-        Provider::Anthropic | Provider::AnthropicCompaction => r.text("baseUrl")?,
+        _ => r.text("baseUrl")?,
     };
     let model = required(r, "model", NON_EMPTY_STRING)?;
     let mut api_key = r.text("apiKey")?;
@@ -750,11 +811,16 @@ pub fn factory_options<V: Value>(
             }
         }
     }
+    let readable = match provider {
+        Provider::OpenAiResponsesCompaction => r.function("readable")?,
+        _ => None,
+    };
     Ok(FactoryOptions {
         base_url,
         model,
         api_key,
         max_tokens_field,
+        readable,
     })
 }
 

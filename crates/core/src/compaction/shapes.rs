@@ -253,6 +253,7 @@ pub fn summarizer_request<V, T: Into<V>>(
     signal: V,
     reason: &'static str,
     context: Option<V>,
+    covered: Option<V>,
 ) -> Shape<V> {
     let mut shape = Shape(vec![
         ("kind", Str(request.kind.name())),
@@ -267,6 +268,8 @@ pub fn summarizer_request<V, T: Into<V>>(
         shape.push("context", Value(context));
         shape.push("instruction", Value(instruction.into()));
     }
+    // For a summarizer asked once (`oneRequest`): the messages it covers.
+    shape.push_some("covered", covered.map(Value));
     shape
 }
 

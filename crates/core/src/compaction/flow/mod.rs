@@ -390,12 +390,15 @@ pub struct Insert<T, U, D> {
 }
 
 /// Whether the summary keeps the `provider` part a summarizer answered
-/// with (a provider's compaction block, `anthropicCompaction`): only when
-/// the summary is that one call's text as given, not a hook's, nor joined
-/// with a split turn's second call or replaced by the fallback. A block's
-/// signature covers its text: any other text would be refused.
-pub fn keeps_provider_part(calls: usize, from_hook: bool, same_text: bool) -> bool {
-    calls == 1 && !from_hook && same_text
+/// with (a provider's compaction, `anthropicCompaction`,
+/// `openAiResponsesCompaction`): only when the summary starts with that one
+/// call's text as given (`starts_with_text`; what the compaction adds after
+/// it, the latest request quoted or the files touched, is for other
+/// models: the provider gets its part, which it signed or encrypted as it
+/// is), not a hook's, nor joined with a split turn's second call or
+/// replaced by the fallback.
+pub fn keeps_provider_part(calls: usize, from_hook: bool, starts_with_text: bool) -> bool {
+    calls == 1 && !from_hook && starts_with_text
 }
 
 /// How a compaction ended without a result.

@@ -56,12 +56,12 @@ pub trait Source: Json + Clone {
     fn parsed(text: &Self::Text) -> Option<Self>;
 }
 
-type F<J> = Field<<J as Source>::Value>;
+pub(super) type F<J> = Field<<J as Source>::Value>;
 
 /// pi-ai's text for a tool call that has no result.
-const NO_RESULT: &str = "No result provided";
+pub(super) const NO_RESULT: &str = "No result provided";
 /// pi-ai's text for a tool result that holds only images.
-const SEE_IMAGE: &str = "(see attached image)";
+pub(super) const SEE_IMAGE: &str = "(see attached image)";
 /// pi-ai's OpenAI-compatible user message carrying tool results' images.
 const ATTACHED_IMAGES: &str = "Attached image(s) from tool result:";
 
@@ -77,7 +77,8 @@ pub fn body<J: Source>(
     instruction: &J,
 ) -> Option<Shape<J::Value>> {
     let instruction = instruction.text().filter(|t| !J::is_empty(t))?;
-    if !context.is_object() {
+    // OpenAI's compaction sends what it covers (`responses::body`).
+    if !context.is_object() || provider == Provider::OpenAiResponsesCompaction {
         return None;
     }
     let system = context.get("systemPrompt");
@@ -91,7 +92,7 @@ pub fn body<J: Source>(
         false => Vec::new(),
     };
     let given = context.get("messages");
-    let messages = transform(provider, model.1, &given)?;
+    let messages = transform(provider, model.1, given.list()?)?;
     let mut body = Shape(vec![("model", Field::Value(model.0))]);
     let mut ask = message("user", text::<J>(instruction));
     match provider {
@@ -142,6 +143,7 @@ pub fn body<J: Source>(
                 body.push("tools", Field::List(list));
             }
         }
+        Provider::OpenAiResponsesCompaction => return None,
     }
     Some(body)
 }
@@ -154,8 +156,8 @@ pub fn retry_serialized(failure: &Failure) -> bool {
 
 /// A tool call id: the message's own value, or pi-ai's normalized text.
 #[derive(Clone)]
-struct Id<V> {
-    text: String,
+pub(super) struct Id<V> {
+    pub(super) text: String,
     given: Option<V>,
 }
 
@@ -169,7 +171,7 @@ impl<V> Id<V> {
 }
 
 /// An assistant's block after `transformMessages`.
-enum Block<J: Source> {
+pub(super) enum Block<J: Source> {
     Text(J::Text),
     /// A thinking block of the summarizer's model, as it is.
     Thinking(J),
@@ -178,7 +180,7 @@ enum Block<J: Source> {
 }
 
 /// A message after `transformMessages`.
-enum Msg<J: Source> {
+pub(super) enum Msg<J: Source> {
     User(J),
     Assistant(Vec<Block<J>>),
     /// A tool result (`None`: pi-ai's stand-in for a call never answered),
@@ -187,18 +189,18 @@ enum Msg<J: Source> {
 }
 
 /// The roles and block types read, in the order [`pick`] numbers them.
-const ROLES: [&str; 3] = ["user", "toolResult", "assistant"];
-const TYPES: [&str; 4] = ["text", "thinking", "toolCall", "image"];
-const USER: usize = 0;
-const TOOL_RESULT: usize = 1;
-const ASSISTANT: usize = 2;
-const TEXT: usize = 0;
-const THINKING: usize = 1;
-const TOOL_CALL: usize = 2;
-const IMAGE: usize = 3;
+pub(super) const ROLES: [&str; 3] = ["user", "toolResult", "assistant"];
+pub(super) const TYPES: [&str; 4] = ["text", "thinking", "toolCall", "image"];
+pub(super) const USER: usize = 0;
+pub(super) const TOOL_RESULT: usize = 1;
+pub(super) const ASSISTANT: usize = 2;
+pub(super) const TEXT: usize = 0;
+pub(super) const THINKING: usize = 1;
+pub(super) const TOOL_CALL: usize = 2;
+pub(super) const IMAGE: usize = 3;
 
 /// Which of `names` the string at `key` is; `names.len()` for none.
-fn pick<J: Json>(value: &J, key: &str, names: &[&str]) -> usize {
+pub(super) fn pick<J: Json>(value: &J, key: &str, names: &[&str]) -> usize {
     let found = value.get(key).string();
     (names.iter())
         .position(|n| found.as_deref() == Some(*n))
@@ -206,8 +208,11 @@ fn pick<J: Json>(value: &J, key: &str, names: &[&str]) -> usize {
 }
 
 /// pi-ai's `transformMessages` for this provider and model.
-fn transform<J: Source>(provider: Provider, model: &str, messages: &J) -> Option<Vec<Msg<J>>> {
-    let messages = messages.list()?;
+pub(super) fn transform<J: Source>(
+    provider: Provider,
+    model: &str,
+    messages: Vec<J>,
+) -> Option<Vec<Msg<J>>> {
     let mut out = Vec::new();
     // Ids normalized so far (original, new), for the results that follow.
     let mut renamed: Vec<(String, String)> = Vec::new();
@@ -320,6 +325,7 @@ fn transform<J: Source>(provider: Provider, model: &str, messages: &J) -> Option
 fn normalize_id(provider: Provider, id: &str) -> String {
     let (id, max) = match (provider, id.split_once('|')) {
         (Provider::Anthropic | Provider::AnthropicCompaction, _) => (id, 64),
+        (Provider::OpenAiResponsesCompaction, _) => (id.split('|').next().unwrap_or(id), 64),
         (Provider::OpenAi, Some((call, _))) => (call, 40),
         (Provider::OpenAi, None) => return id.to_owned(),
     };
@@ -349,34 +355,34 @@ fn has_tool_history<J: Source>(messages: &J) -> bool {
         })
 }
 
-fn text<J: Source>(text: J::Text) -> F<J> {
+pub(super) fn text<J: Source>(text: J::Text) -> F<J> {
     Field::Value(J::text_value(text))
 }
 
 /// A text as pi-ai sends it: without lone surrogates.
-fn clean<J: Source>(text: &J::Text) -> F<J> {
+pub(super) fn clean<J: Source>(text: &J::Text) -> F<J> {
     Field::Value(J::text_value(J::sanitized(text)))
 }
 
 /// The string at `key`.
-fn text_at<J: Source>(value: &J, key: &str) -> Option<J::Text> {
+pub(super) fn text_at<J: Source>(value: &J, key: &str) -> Option<J::Text> {
     value.get(key).into_text()
 }
 
 /// The value at `key`, as it is.
-fn value_at<J: Source>(value: &J, key: &str) -> F<J> {
+pub(super) fn value_at<J: Source>(value: &J, key: &str) -> F<J> {
     Field::Value(value.get(key).value())
 }
 
-fn object<V>(fields: Vec<(&'static str, Field<V>)>) -> Field<V> {
+pub(super) fn object<V>(fields: Vec<(&'static str, Field<V>)>) -> Field<V> {
     Field::Object(Shape(fields))
 }
 
-fn objects<V>(list: Vec<Shape<V>>) -> Field<V> {
+pub(super) fn objects<V>(list: Vec<Shape<V>>) -> Field<V> {
     Field::List(list.into_iter().map(Field::Object).collect())
 }
 
-fn message<V>(role: &'static str, content: Field<V>) -> Shape<V> {
+pub(super) fn message<V>(role: &'static str, content: Field<V>) -> Shape<V> {
     Shape(vec![("role", Field::Str(role)), ("content", content)])
 }
 
@@ -393,7 +399,7 @@ fn text_block<J: Source>(text: &J::Text) -> F<J> {
 }
 
 /// `a` and `b` joined by `separator`; `b` alone when there is no `a`.
-fn join<J: Json>(a: Option<J::Text>, separator: &str, b: J::Text) -> J::Text {
+pub(super) fn join<J: Json>(a: Option<J::Text>, separator: &str, b: J::Text) -> J::Text {
     match a {
         Some(a) => J::join(a, separator, b),
         None => b,

@@ -548,7 +548,8 @@ fn a_call_reads_its_request_in_order() {
             "maxTokens",
             "signal",
             "context",
-            "instruction"
+            "instruction",
+            "covered"
         ]
     );
     let error = |fields, request: Js| {

@@ -275,7 +275,7 @@ fn the_summarizer_request_and_the_hook_event_have_every_field() {
         max_tokens: 512,
         instruction: None,
     };
-    let r: S = summarizer_request(request.clone(), "signal", "threshold", Some("C"));
+    let r: S = summarizer_request(request.clone(), "signal", "threshold", Some("C"), None);
     assert_eq!(
         r.0,
         vec![
@@ -292,11 +292,11 @@ fn the_summarizer_request_and_the_hook_event_have_every_field() {
         instruction: Some("summarize"),
         ..request
     };
-    let r: S = summarizer_request(prefix.clone(), "signal", "threshold", Some("C"));
+    let r: S = summarizer_request(prefix.clone(), "signal", "threshold", Some("C"), None);
     assert_eq!(r.get("context"), Some(&Value("C")));
     assert_eq!(r.get("instruction"), Some(&Value("summarize")));
     // Without a context the instruction alone is not sent.
-    let r: S = summarizer_request(prefix, "signal", "threshold", None);
+    let r: S = summarizer_request(prefix, "signal", "threshold", None, None);
     assert_eq!(r.keys().len(), 6);
     let c: S = summary_context(None, "M", Some("T"));
     assert_eq!(c.0, vec![("messages", Value("M")), ("tools", Value("T"))]);

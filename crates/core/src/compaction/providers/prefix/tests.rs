@@ -718,3 +718,253 @@ fn anthropic_on_demand_compaction_sends_the_conversation_itself_and_asks_to_summ
     // No instruction after the conversation: the provider compacts it as it is.
     assert_eq!(sent(Provider::AnthropicCompaction, context), expected);
 }
+
+// ------------------------------------------------ OpenAI's /responses/compact
+
+mod responses_compact {
+    use super::*;
+    use crate::compaction::providers::responses::{self, Compacted};
+    use crate::compaction::providers::{checked, map_usage, Failure};
+
+    const GPT: &str = "gpt-5.2";
+
+    fn compact_body(covered: serde_json::Value) -> Option<serde_json::Value> {
+        let body = responses::body((T::Str(GPT.into()), GPT), &T::from(covered))?;
+        Some(serde_json::from_str(&shape_json(&body)).unwrap())
+    }
+
+    fn gpt(content: serde_json::Value) -> serde_json::Value {
+        json!({ "role": "assistant", "api": "openai-responses", "model": GPT, "content": content, "stopReason": "toolUse" })
+    }
+
+    fn sealed_summary() -> serde_json::Value {
+        json!({
+            "role": "compactionSummary",
+            "summary": responses::sealed_note(responses::PROVIDER),
+            "provider": {
+                "name": "openai", "provider": "openai.responses", "model": GPT,
+                "part": { "type": "custom", "kind": "openai.compaction",
+                          "providerOptions": { "openai": { "type": "compaction", "itemId": "cmp_1", "encryptedContent": "enc-1" } } },
+                "input": [{ "type": "message", "role": "user", "content": [{ "type": "input_text", "text": "first ask" }] }]
+            }
+        })
+    }
+
+    #[test]
+    fn the_covered_messages_go_as_responses_items() {
+        let covered = json!([
+            sealed_summary(),
+            user("plain¿ text"),
+            { "role": "user", "content": [
+                { "type": "text", "text": "look" },
+                { "type": "image", "mimeType": "image/png", "data": "AAA" }
+            ] },
+            { "role": "user", "content": [] },
+            gpt(json!([
+                { "type": "thinking", "thinking": "hmm", "thinkingSignature": "{}" },
+                { "type": "text", "text": "reading" },
+                { "type": "text", "text": "  " },
+                { "type": "toolCall", "id": "call_1|fc_1", "name": "read", "arguments": { "path": "a.rs" } }
+            ])),
+            { "role": "toolResult", "toolCallId": "call_1|fc_1", "toolName": "read",
+              "content": [{ "type": "text", "text": "fn a()" }, { "type": "text", "text": "fn b()" }], "isError": false },
+            gpt(json!([
+                { "type": "toolCall", "id": "call_2|fc_2", "name": "shot", "arguments": {} },
+                { "type": "toolCall", "id": "call_3|fc_3", "name": "read", "arguments": { "path": "b.rs" } }
+            ])),
+            { "role": "toolResult", "toolCallId": "call_2|fc_2", "toolName": "shot",
+              "content": [{ "type": "image", "mimeType": "image/png", "data": "BBB" }], "isError": false },
+            // Another model's call: its id in the Responses pattern.
+            { "role": "assistant", "api": "anthropic-messages", "model": "claude", "stopReason": "toolUse",
+              "content": [{ "type": "toolCall", "id": "toolu_01.x", "name": "read", "arguments": {} }] },
+            { "role": "toolResult", "toolCallId": "toolu_01.x", "toolName": "read", "content": [{ "type": "text", "text": "ok" }], "isError": false },
+            // An errored reply is left out, as pi-ai does.
+            { "role": "assistant", "api": "openai-responses", "model": GPT, "stopReason": "error", "content": [{ "type": "text", "text": "oops" }] },
+            { "role": "bashExecution", "command": "ls" }
+        ]);
+        let expected = json!({ "model": GPT, "input": [
+            { "type": "message", "role": "user", "content": [{ "type": "input_text", "text": "first ask" }] },
+            { "type": "compaction", "id": "cmp_1", "encrypted_content": "enc-1" },
+            { "role": "user", "content": [{ "type": "input_text", "text": "plain text" }] },
+            { "role": "user", "content": [
+                { "type": "input_text", "text": "look" },
+                { "type": "input_image", "detail": "auto", "image_url": "data:image/png;base64,AAA" }
+            ] },
+            { "role": "assistant", "content": "reading" },
+            { "type": "function_call", "call_id": "call_1", "name": "read", "arguments": "{\"path\":\"a.rs\"}" },
+            { "type": "function_call_output", "call_id": "call_1", "output": "fn a()\nfn b()" },
+            { "type": "function_call", "call_id": "call_2", "name": "shot", "arguments": "{}" },
+            { "type": "function_call", "call_id": "call_3", "name": "read", "arguments": "{\"path\":\"b.rs\"}" },
+            { "type": "function_call_output", "call_id": "call_2", "output": "(see attached image)" },
+            { "type": "function_call_output", "call_id": "call_3", "output": "No result provided" },
+            { "type": "function_call", "call_id": "toolu_01_x", "name": "read", "arguments": "{}" },
+            { "type": "function_call_output", "call_id": "toolu_01_x", "output": "ok" }
+        ] });
+        assert_eq!(compact_body(covered), Some(expected));
+    }
+
+    #[test]
+    fn nothing_readable_is_no_body() {
+        assert_eq!(compact_body(json!([])), None);
+        assert_eq!(compact_body(json!([{ "role": "bashExecution" }])), None);
+        assert_eq!(compact_body(json!("not a list")), None);
+        // A message pi-ai cannot read (a call without an id).
+        let bad = json!([gpt(
+            json!([{ "type": "toolCall", "name": "read", "arguments": {} }])
+        )]);
+        assert_eq!(compact_body(bad), None);
+    }
+
+    #[test]
+    fn only_openai_compaction_records_are_sent_as_items() {
+        assert!(responses::sealed(&T::from(sealed_summary())).is_some());
+        let mut anthropic = sealed_summary();
+        anthropic["provider"]["part"] = json!({ "type": "text", "text": "s", "providerOptions": { "anthropic": { "type": "compaction" } } });
+        assert!(responses::sealed(&T::from(anthropic)).is_none());
+        let mut no_content = sealed_summary();
+        no_content["provider"]["part"]["providerOptions"]["openai"] =
+            json!({ "type": "compaction", "itemId": "cmp_1" });
+        assert!(responses::sealed(&T::from(no_content)).is_none());
+        // Our own summary is the user message convertToLlm makes of it.
+        assert!(responses::sealed(&T::from(
+            json!({ "role": "compactionSummary", "summary": "s" })
+        ))
+        .is_none());
+    }
+
+    #[test]
+    fn the_answer_is_the_last_item_and_the_user_messages_before_it() {
+        let reply = T::from(json!({
+            "id": "resp_1", "object": "response.compaction",
+            "output": [
+                { "type": "message", "role": "user", "content": [{ "type": "input_text", "text": "a" }] },
+                { "type": "message", "role": "assistant", "content": "not kept" },
+                { "role": "user", "content": "b" },
+                { "type": "compaction", "id": "cmp_9", "encrypted_content": "enc-9" }
+            ],
+            "usage": { "input_tokens": 1000, "input_tokens_details": { "cached_tokens": 400 }, "output_tokens": 50, "total_tokens": 1050 }
+        }));
+        let parsed = checked(
+            Provider::OpenAiResponsesCompaction,
+            200.0,
+            Some(reply),
+            String::new,
+            || None,
+        )
+        .ok()
+        .unwrap();
+        let Compacted {
+            input,
+            id,
+            encrypted,
+        } = responses::read(&parsed).ok().unwrap();
+        assert_eq!(input.len(), 2);
+        assert_eq!(input[1].get("content").string().as_deref(), Some("b"));
+        assert_eq!(
+            (id.string(), encrypted.string()),
+            (Some("cmp_9".into()), Some("enc-9".into()))
+        );
+        let usage = map_usage(Provider::OpenAiResponsesCompaction, &parsed.get("usage"));
+        assert_eq!(
+            (
+                usage.input,
+                usage.cache_read,
+                usage.output,
+                usage.total_tokens
+            ),
+            (600.0, 400.0, 50.0, 1050.0)
+        );
+
+        let shape = responses::result_shape(
+            Compacted {
+                input,
+                id,
+                encrypted,
+            },
+            T::Str(GPT.into()),
+            None,
+        );
+        let got: serde_json::Value = serde_json::from_str(&shape_json(&shape)).unwrap();
+        assert_eq!(
+            got["text"],
+            json!(responses::sealed_note("openai.responses"))
+        );
+        assert_eq!(
+            got["provider"]["part"],
+            json!({ "type": "custom", "kind": "openai.compaction",
+            "providerOptions": { "openai": { "type": "compaction", "itemId": "cmp_9", "encryptedContent": "enc-9" } } })
+        );
+        assert_eq!(
+            got["provider"]["input"][0]["content"][0]["text"],
+            json!("a")
+        );
+        assert_eq!(
+            (
+                &got["provider"]["name"],
+                &got["provider"]["provider"],
+                &got["provider"]["model"]
+            ),
+            (&json!("openai"), &json!("openai.responses"), &json!(GPT))
+        );
+        // The record it makes is one the next request sends as its items.
+        let summary = T::from(
+            json!({ "role": "compactionSummary", "summary": "", "provider": got["provider"].clone() }),
+        );
+        assert!(responses::sealed(&summary).is_some());
+    }
+
+    #[test]
+    fn an_answer_without_an_item_or_an_error_fails() {
+        let no_item = T::from(
+            json!({ "output": [{ "role": "user", "content": "a" }, { "type": "compaction", "id": "cmp_1" }] }),
+        );
+        let failure = responses::read(&no_item).err().unwrap();
+        assert_eq!(
+            failure,
+            Failure {
+                message: "OpenAI compaction: no compaction in the response".into(),
+                status: None
+            }
+        );
+        let error =
+            T::from(json!({ "error": { "message": "Rate limit reached", "type": "rate_limit" } }));
+        let failure = checked(
+            Provider::OpenAiResponsesCompaction,
+            429.0,
+            Some(error),
+            String::new,
+            || None,
+        )
+        .err()
+        .unwrap();
+        assert_eq!(
+            failure,
+            Failure {
+                message: "OpenAI compaction: HTTP 429: Rate limit reached".into(),
+                status: Some(429.0)
+            }
+        );
+    }
+
+    #[test]
+    fn the_endpoint_and_headers() {
+        use crate::compaction::providers::{asks_once, default_headers, endpoint_url, HeaderValue};
+        let p = Provider::OpenAiResponsesCompaction;
+        assert_eq!(
+            endpoint_url(p, None).to_string_lossy(),
+            "https://api.openai.com/v1/responses/compact"
+        );
+        assert_eq!(
+            endpoint_url(p, Some(&"/llm/v1/".into())).to_string_lossy(),
+            "/llm/v1/responses/compact"
+        );
+        assert_eq!(
+            default_headers(p, true).last(),
+            Some(&("authorization", HeaderValue::ApiKey { prefix: "Bearer " }))
+        );
+        assert!(asks_once(p) && asks_once(Provider::AnthropicCompaction));
+        assert!(!asks_once(Provider::OpenAi) && !asks_once(Provider::Anthropic));
+        // Never the prefix form: its body is the covered conversation.
+        assert!(prefix(p, json!({ "messages": [user("hi")] }), ask()).is_none());
+    }
+}
