@@ -10,7 +10,10 @@
 //     exportJsonl / importJsonl;
 //   - a provider's own compaction (Anthropic's block, OpenAI's item, as the
 //     AI SDK's providers carry them) saved, read back in a new page, sent
-//     as the same part to its provider, exported and imported whole.
+//     as the same part to its provider, exported and imported whole;
+//   - OpenAI's /responses/compact as the summarizer, called from the page
+//     (tests/support/compaction-providers.mjs): its item and user messages
+//     saved, read back in a new page and sent before what was kept.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +25,7 @@ import { ENGINES, launch } from "../support/browsers.mjs";
 import { filesHandler, readmeExample } from "../support/readme.mjs";
 import { startServer } from "../../scripts/serve.mjs";
 import { createLocalModel } from "../../scripts/local-model.mjs";
+import { openAiResponsesServer } from "../support/compaction-providers.mjs";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const SUMMARY = /The conversation history before this point was compacted/;
@@ -41,7 +45,7 @@ import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { Compactor, SessionStore, ConflictError } from "agent-compaction";
 import { aiSdkConversation, aiSdkSummarizer, fromModelMessages, toModelMessages, toUIMessages } from "agent-compaction/ai-sdk";
-import { transformContext } from "agent-compaction";
+import { transformContext, openAiResponsesCompaction } from "agent-compaction";
 
 const provider = createOpenAICompatible({ name: "local", baseURL: new URL("/local/v1", location.href).href, includeUsage: true });
 const model = provider("local-coder");
@@ -52,7 +56,7 @@ const tools = {
     execute: async ({ path }) => (await fetch("/files/" + path)).text(),
   }),
 };
-export { ConflictError, SessionStore, toUIMessages, fromModelMessages, toModelMessages, transformContext };
+export { ConflictError, SessionStore, toUIMessages, fromModelMessages, toModelMessages, transformContext, Compactor, openAiResponsesCompaction };
 export async function open(sessionId) {
   const store = await SessionStore.open({ name: "ai-sdk-e2e" });
   const id = sessionId ?? (await store.createSession({ title: "e2e" })).id;
@@ -92,8 +96,9 @@ after(() => vendorDir && rmSync(vendorDir, { recursive: true, force: true }));
 
 for (const engine of ENGINES) {
   describe(engine, () => {
-    let server, browser, local;
+    let server, browser, local, openAi;
     before(async () => {
+      openAi = openAiResponsesServer();
       const code = await readmeExample("ai-sdk");
       local = createLocalModel({ delayMs: 0 });
       const files = {
@@ -113,7 +118,7 @@ for (const engine of ENGINES) {
         }
         return serveFiles(req, res, url);
       };
-      server = await startServer({ port: 0, handlers: [handler, local.handle] });
+      server = await startServer({ port: 0, handlers: [handler, local.handle, openAi.handler] });
       browser = await launch(engine);
     });
     after(async () => {
@@ -279,6 +284,64 @@ for (const engine of ENGINES) {
       assert.equal(out.toClaude[0].role, "user", "to Claude, the item's note as a summary");
       assert.deepEqual(out.whole, { role: "assistant", content: [block, { type: "text", text: "done" }] }, "Anthropic's block, first in its reply, as received");
       assert.equal(out.same, true, "export then import gives the same array");
+    });
+
+    test("openAiResponsesCompaction from the page: the item and its user messages are stored, read back and sent before what was kept", async () => {
+      const p = await browser.newPage();
+      await p.goto(`${server.url}app.html`);
+      await p.waitForFunction(() => window.app?.open, null, { timeout: 60_000 });
+      const before = openAi.state.compacted.length;
+      const id = await p.evaluate(async () => {
+        const { SessionStore, Compactor, openAiResponsesCompaction } = window.app;
+        const messages = [];
+        for (let i = 0; i < 8; i++) {
+          messages.push({ role: "user", content: `request ${i}: ` + "tune the index ".repeat(400), timestamp: 1 + 2 * i });
+          messages.push({ role: "assistant", content: [{ type: "text", text: `done ${i}` }], api: "openai-responses", provider: "openai", model: "gpt-5.2",
+            usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop", timestamp: 2 + 2 * i });
+        }
+        const summarize = openAiResponsesCompaction({ baseUrl: new URL("/v1", location.href).href, apiKey: "test", model: "gpt-5.2" });
+        const compactor = new Compactor({ contextWindow: 20_000, settings: { reserveTokens: 3_000, keepRecentTokens: 4_000 }, summarize });
+        const { messages: compacted } = await compactor.compact(messages);
+        const store = await SessionStore.open({ name: "ai-sdk-openai-compact" });
+        const { id } = await store.createSession({ title: "compact" });
+        await store.save(id, compacted);
+        store.close();
+        return id;
+      });
+      assert.equal(openAi.state.compacted.length, before + 1, "the page asked OpenAI to compact");
+      const compacted = openAi.state.compacted.at(-1);
+      await p.goto(`${server.url}app.html`);
+      await p.waitForFunction(() => window.app?.open, null, { timeout: 60_000 });
+      const out = await p.evaluate(async (id) => {
+        const { SessionStore, toModelMessages, transformContext } = window.app;
+        const store = await SessionStore.open({ name: "ai-sdk-openai-compact" });
+        const loaded = await store.load(id);
+        const context = await store.loadContext(id);
+        const imported = await store.load((await store.importJsonl(await store.exportJsonl(id))).id);
+        await store.delete(id);
+        store.close();
+        // Plain copies: each value crosses to the test once.
+        const copy = (value) => JSON.parse(JSON.stringify(value));
+        return {
+          toOpenAi: copy(toModelMessages(transformContext(loaded), { provider: "openai.responses" })),
+          contextFirst: context[0].role,
+          loaded: copy(loaded),
+          imported: copy(imported),
+        };
+      }, id);
+      await p.close();
+      const summary = out.loaded.find((m) => m.role === "compactionSummary");
+      const record = summary.provider;
+      assert.equal(record.part.providerOptions.openai.itemId, compacted.id);
+      assert.equal(record.part.providerOptions.openai.encryptedContent, openAi.state.issued.get(compacted.id));
+      const users = compacted.input.filter((i) => i.role === "user");
+      assert.deepEqual(record.input, users, "the user messages OpenAI returned, stored as they came");
+      const sent = out.toOpenAi;
+      assert.deepEqual(sent.slice(0, users.length).map((m) => m.content[0].text), users.map((u) => u.content[0].text), "the user messages first");
+      assert.deepEqual(sent[users.length], { role: "assistant", content: [record.part] }, "then the item");
+      assert.equal(sent.length, users.length + 1 + summary.keptMessages, "then what was kept");
+      assert.equal(out.contextFirst, "compactionSummary");
+      assert.deepEqual(out.imported, out.loaded, "export then import gives the same array");
     });
   });
 }
