@@ -449,21 +449,7 @@ fn open_ai_messages<J: Source>(
             }
             Msg::Assistant(blocks) => out.extend(open_ai_assistant(blocks)?),
             Msg::Tool(result, id) => {
-                let mut joined = None;
-                match result {
-                    Some(result) => {
-                        for block in result.get("content").list()? {
-                            match pick(&block, "type", &TYPES) {
-                                TEXT => {
-                                    joined = Some(join::<J>(joined, "\n", text_at(&block, "text")?))
-                                }
-                                IMAGE => images.push(image_url(&block)?),
-                                _ => {}
-                            }
-                        }
-                    }
-                    None => joined = Some(J::text_of(NO_RESULT)),
-                }
+                let joined = result_text(result, |image| Some(images.push(image_url(image)?)))?;
                 let content = joined.filter(|t| !J::is_empty(t));
                 let content = content.unwrap_or_else(|| J::text_of(SEE_IMAGE));
                 let mut tool = message("tool", clean::<J>(&content));
@@ -480,14 +466,46 @@ fn open_ai_messages<J: Source>(
     Some(out)
 }
 
-/// An image as a data URL part.
-fn image_url<J: Source>(image: &J) -> Option<F<J>> {
+/// A tool result's text blocks joined by "\n" (`None`: it has none), each
+/// image given to `image`; pi-ai's stand-in for a call never answered
+/// (`result` `None`).
+pub(super) fn result_text<J: Source>(
+    result: Option<J>,
+    mut image: impl FnMut(&J) -> Option<()>,
+) -> Option<Option<J::Text>> {
+    let Some(result) = result else {
+        return Some(Some(J::text_of(NO_RESULT)));
+    };
+    let mut joined = None;
+    for block in result.get("content").list()? {
+        match pick(&block, "type", &TYPES) {
+            TEXT => joined = Some(join::<J>(joined, "\n", text_at(&block, "text")?)),
+            IMAGE => image(&block)?,
+            _ => {}
+        }
+    }
+    Some(joined)
+}
+
+/// An image block's data URL.
+pub(super) fn data_url<J: Source>(image: &J) -> Option<J::Text> {
     let mime = text_at(image, "mimeType")?;
     let data = text_at(image, "data")?;
-    let url = J::join(J::join(J::text_of("data:"), "", mime), ";base64,", data);
+    Some(J::join(
+        J::join(J::text_of("data:"), "", mime),
+        ";base64,",
+        data,
+    ))
+}
+
+/// An image as a data URL part.
+fn image_url<J: Source>(image: &J) -> Option<F<J>> {
     Some(object(vec![
         ("type", Field::Str("image_url")),
-        ("image_url", object(vec![("url", text::<J>(url))])),
+        (
+            "image_url",
+            object(vec![("url", text::<J>(data_url(image)?))]),
+        ),
     ]))
 }
 

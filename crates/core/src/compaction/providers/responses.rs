@@ -10,8 +10,8 @@
 //! to send before it.
 
 use super::prefix::{
-    clean, join, message, object, pick, text, text_at, transform, value_at, Block, Msg, Source, F,
-    IMAGE, NO_RESULT, SEE_IMAGE, TEXT, TYPES,
+    clean, data_url, message, object, pick, result_text, text, text_at, transform, value_at, Block,
+    Msg, Source, F, SEE_IMAGE, TEXT, TYPES,
 };
 use super::{Failure, Json, Provider};
 use crate::js::shape::{Field, Shape};
@@ -150,22 +150,8 @@ fn items<J: Source>(model: &str, messages: Vec<J>, out: &mut Vec<F<J>>) -> Optio
                 }
             }
             Msg::Tool(result, id) => {
-                let mut joined = None;
                 let mut images = false;
-                match result {
-                    Some(result) => {
-                        for block in result.get("content").list()? {
-                            match pick(&block, "type", &TYPES) {
-                                TEXT => {
-                                    joined = Some(join::<J>(joined, "\n", text_at(&block, "text")?))
-                                }
-                                IMAGE => images = true,
-                                _ => {}
-                            }
-                        }
-                    }
-                    None => joined = Some(J::text_of(NO_RESULT)),
-                }
+                let joined = result_text(result, |_| Some(images = true))?;
                 let output = joined.filter(|t| !J::is_empty(t));
                 let output = match (output, images) {
                     (Some(t), _) => t,
@@ -197,13 +183,10 @@ fn input_text<J: Source>(t: &J::Text) -> F<J> {
 
 /// An image as a data URL.
 fn input_image<J: Source>(image: &J) -> Option<F<J>> {
-    let mime = text_at(image, "mimeType")?;
-    let data = text_at(image, "data")?;
-    let url = J::join(J::join(J::text_of("data:"), "", mime), ";base64,", data);
     Some(object(vec![
         ("type", Field::Str("input_image")),
         ("detail", Field::Str("auto")),
-        ("image_url", text::<J>(url)),
+        ("image_url", text::<J>(data_url(image)?)),
     ]))
 }
 
