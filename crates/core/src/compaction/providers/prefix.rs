@@ -449,7 +449,8 @@ fn open_ai_messages<J: Source>(
             }
             Msg::Assistant(blocks) => out.extend(open_ai_assistant(blocks)?),
             Msg::Tool(result, id) => {
-                let joined = result_text(result, |image| Some(images.push(image_url(image)?)))?;
+                let joined =
+                    result_text(result, |image| image_url(image).map(|url| images.push(url)))?;
                 let content = joined.filter(|t| !J::is_empty(t));
                 let content = content.unwrap_or_else(|| J::text_of(SEE_IMAGE));
                 let mut tool = message("tool", clean::<J>(&content));

@@ -150,13 +150,16 @@ fn items<J: Source>(model: &str, messages: Vec<J>, out: &mut Vec<F<J>>) -> Optio
                 }
             }
             Msg::Tool(result, id) => {
-                let mut images = false;
-                let joined = result_text(result, |_| Some(images = true))?;
+                let mut images = 0;
+                let joined = result_text(result, |_| {
+                    images += 1;
+                    Some(())
+                })?;
                 let output = joined.filter(|t| !J::is_empty(t));
                 let output = match (output, images) {
                     (Some(t), _) => t,
-                    (None, true) => J::text_of(SEE_IMAGE),
-                    (None, false) => J::text_of(""),
+                    (None, 0) => J::text_of(""),
+                    (None, _) => J::text_of(SEE_IMAGE),
                 };
                 out.push(object(vec![
                     ("type", Field::Str("function_call_output")),
