@@ -249,6 +249,27 @@ describe("anthropicCompaction: Anthropic's on-demand compaction as the summarize
     assert.equal(transformContext(c.messages)[0].summary, summary.summary);
   });
 
+  test("a cut that splits a turn: one request, and the block stays though the summary quotes the hidden request", async () => {
+    const messages = session().slice(0, 8);
+    let t = 5_000;
+    messages.push({ role: "user", content: "fix the router tests", timestamp: t++ });
+    for (let k = 0; k < 6; k++) {
+      messages.push({ role: "assistant", content: [{ type: "toolCall", id: `toolu_${k}`, name: "run", arguments: { step: k } }], api: "anthropic-messages", provider: "anthropic", model: "claude-sonnet-4-5",
+        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "toolUse", timestamp: t++ });
+      messages.push({ role: "toolResult", toolCallId: `toolu_${k}`, toolName: "run", content: [{ type: "text", text: long(`run ${k}`, 1_500) }], isError: false, timestamp: t++ });
+    }
+    const before = a.state.requests.length;
+    const out = await compactor().compact(messages);
+    assert.equal(a.state.requests.length - before, 1, "one request for the history and the turn's start");
+    const summary = out.messages.find((m) => m.role === "compactionSummary");
+    assert.notEqual(out.messages[out.messages.indexOf(summary) + 1].role, "user", "the cut split the turn");
+    assert.match(summary.summary, /## Latest user request \(verbatim\)\n\nfix the router tests$/);
+    assert.ok(summary.summary.startsWith(summary.provider.part.text), "the block's text, then what other models read");
+    const sent = JSON.stringify(a.state.requests.at(-1).body.messages);
+    assert.match(sent, /fix the router tests/, "the request covers the turn's start too");
+    assert.match(sent, /run 0/);
+  });
+
   test("a request that did not compact fails the compaction and changes nothing", async () => {
     const messages = session();
     a.state.refuseCompaction = true;
