@@ -384,6 +384,14 @@ describe("openAiResponsesCompaction: OpenAI's /responses/compact as the summariz
     assert.ok(summary.usage.input > 0 && summary.usage.output === 120, "usage from the reply");
   });
 
+  test("with summarizerContextWindow, still one request: OpenAI's compaction is never chunked", async () => {
+    const before = o.state.requests.length;
+    const c = new Compactor({ contextWindow: 40_000, summarizerContextWindow: 8_000, settings: { reserveTokens: 4_000, keepRecentTokens: 6_000 }, summarize: summarizer() });
+    const out = await c.compact(session());
+    assert.equal(o.state.requests.length - before, 1);
+    assert.ok(out.messages.find((m) => m.role === "compactionSummary").provider, "the item is kept");
+  });
+
   for (const store of [false, true]) {
     test(`through the AI SDK (store: ${store}), OpenAI gets the user messages, then its item, then what was kept; a second compaction chains the first`, async () => {
       const c = aiSdkConversation({ compactor: compactor(), messages: session() });

@@ -370,6 +370,7 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
         fallback_extractive: job.fallback_extractive,
         summarizer_window: job.summarizer_window,
         reserve_tokens: job.settings.reserve_tokens,
+        one_request: job.covered.is_some(),
     };
     let input = FlowInput {
         previous_summary: p.previous_summary.clone(),

@@ -224,6 +224,9 @@ pub struct FlowConfig {
     pub fallback_extractive: bool,
     pub summarizer_window: Option<u64>,
     pub reserve_tokens: u64,
+    /// The summarizer has its provider compact what it covers (its
+    /// `oneRequest`): one request, never chunks to fit `summarizer_window`.
+    pub one_request: bool,
 }
 
 /// What the preparation found, as far as the flow needs it.
@@ -636,7 +639,7 @@ impl<H: FlowHost> CompactionFlow<H> {
         let Some(window) = self
             .config
             .summarizer_window
-            .filter(|_| self.input.prefix.is_none())
+            .filter(|_| self.input.prefix.is_none() && !self.config.one_request)
         else {
             return host.history_texts(false);
         };

@@ -104,6 +104,7 @@ fn config() -> FlowConfig {
         fallback_extractive: false,
         summarizer_window: None,
         reserve_tokens: 1_000,
+        one_request: false,
     }
 }
 
@@ -524,6 +525,27 @@ fn a_long_history_is_summarized_in_chunks_each_folded_into_the_running_summary()
         (total.input, total.output, total.cost.total),
         (7.0, 3.0, 1.5)
     );
+}
+
+#[test]
+fn a_summarizer_asked_once_gets_the_whole_history_in_one_request() {
+    let mut host = Fake {
+        history: vec!["a".repeat(1_500), "b".repeat(1_500), "c".repeat(1_500)],
+        ..Fake::default()
+    };
+    let once = FlowConfig {
+        summarizer_window: Some(2_000),
+        one_request: true,
+        ..config()
+    };
+    let (waited, step) = drive(once, input(), &mut host, vec![text_with_usage("S", 1.0)]);
+    assert_eq!(waited, ["Await(History)"]);
+    let prompt = &host.calls[0].prompt;
+    assert!(
+        prompt.contains(&"c".repeat(1_500)),
+        "nothing cut to a window"
+    );
+    assert_eq!(inserted(step).text, "S");
 }
 
 #[test]
