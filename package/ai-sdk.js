@@ -928,7 +928,8 @@ class AiSdkConversation {
   #providerCompacting() {
     if (this.#providerCompacts) return true;
     const last = this.#flat.findLast((m) => m?.role === "compactionSummary");
-    return last !== undefined && sendsPart(last, this.#target);
+    // A compaction the summarizer asked for says nothing of the provider's own threshold.
+    return last !== undefined && !last.provider?.onDemand && sendsPart(last, this.#target);
   }
 
   async #thresholdCheck() {

@@ -128,6 +128,12 @@ export interface ProviderCompaction {
    * before the item.
    */
   input?: unknown[];
+  /**
+   * Made by a summarizer that asked the provider (`anthropicCompaction`,
+   * `openAiResponsesCompaction`), not by the provider's own threshold: the
+   * AI SDK conversation's threshold stays on after it.
+   */
+  onDemand?: boolean;
 }
 /** A summary of a branch the conversation came back from. */
 export interface BranchSummaryMessage {

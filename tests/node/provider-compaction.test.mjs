@@ -384,6 +384,20 @@ describe("openAiResponsesCompaction: OpenAI's /responses/compact as the summariz
     assert.ok(summary.usage.input > 0 && summary.usage.output === 120, "usage from the reply");
   });
 
+  test("the conversation's threshold keeps compacting after a summary it asked OpenAI for", async () => {
+    const c = aiSdkConversation({ compactor: new Compactor({ contextWindow: 30_000, settings: { reserveTokens: 4_000, keepRecentTokens: 6_000 }, summarize: summarizer() }) });
+    const gpt = openai.responses("gpt-5.2");
+    const before = o.state.compacted.length;
+    for (let i = 0; i < 14; i++) {
+      await c.append({ role: "user", content: long(`turn ${i}`, 4_000) });
+      await c.run((args) => generateText({ model: gpt, providerOptions: { openai: { store: false } }, ...args }));
+    }
+    const summaries = c.messages.filter((m) => m.role === "compactionSummary");
+    assert.ok(summaries.length >= 2, `compacted ${summaries.length} times`);
+    assert.equal(o.state.compacted.length - before, summaries.length, "each by OpenAI's compaction");
+    assert.ok(summaries.every((m) => m.provider.onDemand === true), "marked as asked for");
+  });
+
   test("with summarizerContextWindow, still one request: OpenAI's compaction is never chunked", async () => {
     const before = o.state.requests.length;
     const c = new Compactor({ contextWindow: 40_000, summarizerContextWindow: 8_000, settings: { reserveTokens: 4_000, keepRecentTokens: 6_000 }, summarize: summarizer() });

@@ -388,6 +388,7 @@ fn compaction_part<V>(text: V, signature: Option<V>, model: V) -> Shape<V> {
         ("provider", Field::Str("anthropic.messages")),
         ("model", Field::Value(model)),
         ("part", Field::Object(part)),
+        ("onDemand", Field::Bool(true)),
     ])
 }
 

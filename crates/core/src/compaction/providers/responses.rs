@@ -260,6 +260,7 @@ pub fn result_shape<V>(answer: Compacted<V>, model: V, usage: Option<Shape<V>>) 
             "input",
             Field::List(answer.input.into_iter().map(Field::Value).collect()),
         ),
+        ("onDemand", Field::Bool(true)),
     ]);
     let mut s = Shape(vec![
         ("text", Field::String(sealed_note(PROVIDER))),

@@ -861,8 +861,12 @@ fn an_on_demand_compaction_gives_its_block_text_signature_and_iterations_cost() 
     let Some(Field::Object(provider)) = shape.get("provider") else {
         panic!("a provider record");
     };
-    assert_eq!(provider.keys(), ["name", "provider", "model", "part"]);
+    assert_eq!(
+        provider.keys(),
+        ["name", "provider", "model", "part", "onDemand"]
+    );
     assert_eq!(provider.get("name"), Some(&Field::Str("anthropic")));
+    assert_eq!(provider.get("onDemand"), Some(&Field::Bool(true)));
     let Some(Field::Object(part)) = provider.get("part") else {
         panic!("the part");
     };

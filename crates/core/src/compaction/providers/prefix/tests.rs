@@ -898,6 +898,7 @@ mod responses_compact {
             got["provider"]["input"][0]["content"][0]["text"],
             json!("a")
         );
+        assert_eq!(got["provider"]["onDemand"], json!(true));
         assert_eq!(
             (
                 &got["provider"]["name"],
