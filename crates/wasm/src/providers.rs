@@ -324,30 +324,15 @@ async fn compact(
                 &e,
             )))
         })?;
-    // Runs of the flat array's messages as the model reads them; an
-    // OpenAI compaction as it is.
-    let list = Array::new();
-    let mut run = Array::new();
-    let flush = |run: &mut Array, list: &Array| -> Result<(), JsValue> {
-        if run.length() > 0 {
-            for m in convert_to_llm(std::mem::replace(run, Array::new()).into())?.iter() {
-                list.push(&m);
-            }
-        }
-        Ok(())
+    // The messages as the model reads them; the previous summary, which
+    // comes first, as it is when it is OpenAI's compaction.
+    let first = covered.get(0);
+    let sealed = !first.is_undefined() && responses::sealed(&JsJson(first.clone())).is_some();
+    let rest = convert_to_llm(covered.slice(u32::from(sealed), covered.length()).into())?;
+    let list = match sealed {
+        true => Array::of1(&first).concat(&rest),
+        false => rest,
     };
-    for m in covered.iter() {
-        match responses::sealed(&JsJson(m.clone())) {
-            Some(_) => {
-                flush(&mut run, &list)?;
-                list.push(&m);
-            }
-            None => {
-                run.push(&m);
-            }
-        }
-    }
-    flush(&mut run, &list)?;
     let body = responses::body(
         (endpoint.model.clone(), &endpoint.model_id),
         &JsJson(list.into()),

@@ -383,9 +383,21 @@ fn compaction_part<V>(text: V, signature: Option<V>, model: V) -> Shape<V> {
             Field::Object(Shape(vec![("anthropic", Field::Object(options))])),
         ),
     ]);
+    on_demand_record(("anthropic", "anthropic.messages"), model, part)
+}
+
+/// A summary's `provider` record for a compaction a summarizer asked the
+/// provider for: `name` (the part's provider options key) and the model's
+/// provider id, the model, the part, and `onDemand` (the AI SDK
+/// conversation's threshold stays on after it).
+pub fn on_demand_record<V>(
+    (name, provider): (&'static str, &'static str),
+    model: V,
+    part: Shape<V>,
+) -> Shape<V> {
     Shape(vec![
-        ("name", Field::Str("anthropic")),
-        ("provider", Field::Str("anthropic.messages")),
+        ("name", Field::Str(name)),
+        ("provider", Field::Str(provider)),
         ("model", Field::Value(model)),
         ("part", Field::Object(part)),
         ("onDemand", Field::Bool(true)),

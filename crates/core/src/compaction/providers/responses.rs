@@ -13,7 +13,7 @@ use super::prefix::{
     clean, data_url, message, object, pick, result_text, text, text_at, transform, value_at, Block,
     Msg, Source, F, SEE_IMAGE, TEXT, TYPES,
 };
-use super::{Failure, Json, Provider};
+use super::{on_demand_record, Failure, Json, Provider};
 use crate::js::shape::{Field, Shape};
 
 /// The provider id of OpenAI's Responses models in the AI SDK.
@@ -251,17 +251,11 @@ pub fn result_shape<V>(answer: Compacted<V>, model: V, usage: Option<Shape<V>>) 
             Field::Object(Shape(vec![(NAME, Field::Object(options))])),
         ),
     ]);
-    let record = Shape(vec![
-        ("name", Field::Str(NAME)),
-        ("provider", Field::Str(PROVIDER)),
-        ("model", Field::Value(model)),
-        ("part", Field::Object(part)),
-        (
-            "input",
-            Field::List(answer.input.into_iter().map(Field::Value).collect()),
-        ),
-        ("onDemand", Field::Bool(true)),
-    ]);
+    let mut record = on_demand_record((NAME, PROVIDER), model, part);
+    record.push(
+        "input",
+        Field::List(answer.input.into_iter().map(Field::Value).collect()),
+    );
     let mut s = Shape(vec![
         ("text", Field::String(sealed_note(PROVIDER))),
         ("provider", Field::Object(record)),
