@@ -9,9 +9,8 @@
 //!   message within a memory cap;
 //! - [`postings`]: one term's postings and the passages' statistics, each
 //!   encodable to bytes on its own, so that a store keyed by term reads
-//!   only a query's terms;
-//! - [`stored`]: the index as a store keeps it, in records beside a
-//!   session's, filled as summaries hide messages;
+//!   only a query's terms (`storage::history` keeps them in records beside
+//!   a session's);
 //! - [`rank`]: BM25 over a query's terms, from postings and statistics
 //!   alone;
 //! - [`excerpt`]: the short window of a passage that shows most of the
@@ -32,7 +31,6 @@ pub mod passage;
 pub mod postings;
 pub mod rank;
 pub mod reference;
-pub mod stored;
 pub mod tool;
 pub mod words;
 

@@ -285,7 +285,7 @@ fn corrupt(what: &'static str, why: &'static str) -> HistoryError {
 }
 
 /// Appends `n` as an unsigned LEB128 varint.
-pub(super) fn put(out: &mut Vec<u8>, mut n: u64) {
+pub(crate) fn put(out: &mut Vec<u8>, mut n: u64) {
     while n >= 0x80 {
         out.push((n as u8) | 0x80);
         n >>= 7;
@@ -313,13 +313,13 @@ fn take(bytes: &mut &[u8]) -> Option<u64> {
 }
 
 /// Reads a record's varints, each failure a [`HistoryError`].
-pub(super) struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     bytes: &'a [u8],
     what: &'static str,
 }
 
 impl<'a> Reader<'a> {
-    pub(super) fn open(record: &'a [u8], what: &'static str) -> Result<Self, HistoryError> {
+    pub(crate) fn open(record: &'a [u8], what: &'static str) -> Result<Self, HistoryError> {
         match record.split_first() {
             None => Err(corrupt(what, "it is empty")),
             Some((&VERSION, rest)) => Ok(Reader { bytes: rest, what }),
@@ -335,17 +335,17 @@ impl<'a> Reader<'a> {
         take(&mut self.bytes).ok_or(corrupt(self.what, "it ends in the middle of a number"))
     }
 
-    pub(super) fn u32(&mut self) -> Result<u32, HistoryError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, HistoryError> {
         u32::try_from(self.u64()?).map_err(|_| corrupt(self.what, "a number is out of range"))
     }
 
     /// Whether every byte is read.
-    pub(super) fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.bytes.is_empty()
     }
 
     /// A length, then that many bytes.
-    pub(super) fn bytes(&mut self) -> Result<&'a [u8], HistoryError> {
+    pub(crate) fn bytes(&mut self) -> Result<&'a [u8], HistoryError> {
         let len = usize::try_from(self.u64()?).unwrap_or(usize::MAX);
         if len > self.bytes.len() {
             return Err(corrupt(self.what, "it ends in the middle of a term"));
@@ -355,7 +355,7 @@ impl<'a> Reader<'a> {
         Ok(taken)
     }
 
-    pub(super) fn end(&self) -> Result<(), HistoryError> {
+    pub(crate) fn end(&self) -> Result<(), HistoryError> {
         if self.bytes.is_empty() {
             Ok(())
         } else {

@@ -3,7 +3,8 @@
 //! the session record holds, the lock lease policy and
 //! lock timeout, how durable each write is, what a failed write leaves to
 //! put back (Firefox), what the store does when the
-//! browser closes its connection or refuses storage, and the store's errors;
+//! browser closes its connection or refuses storage, the history index's
+//! records (`history`), and the store's errors;
 //! `save_flow` is a save's decisions in order, `known` what a store remembers
 //! of the sessions it saw.
 
@@ -12,6 +13,7 @@ pub mod changes;
 pub mod connection;
 pub mod diff;
 pub mod error;
+pub mod history;
 pub mod known;
 pub mod load_plan;
 pub mod locks;

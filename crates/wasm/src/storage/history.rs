@@ -1,4 +1,4 @@
-//! The history search of a stored session (`core::history::stored`):
+//! The history search of a stored session (`core::storage::history`):
 //! `searchHistory`, `readHistory` and `historyTool` read the session's
 //! index records (`schema::HISTORY`), never the whole session, once the
 //! index is there. A save keeps it up to date in its own transaction
@@ -18,31 +18,24 @@ use crate::js::message_facts::texts_at;
 use crate::js::values::{read_options, shape};
 use agent_compaction_core::error::FieldPath;
 use agent_compaction_core::history::index::Hit;
-use agent_compaction_core::history::lookup::{
-    self, message_text, read_result, role_name, search_result,
-};
+use agent_compaction_core::history::lookup::{self, message_text, read_result, search_result};
 use agent_compaction_core::history::reference::{self, Page, Reference, DEFAULT_PAGE_CHARS};
-use agent_compaction_core::history::stored::{
-    bucket, fill, ranked, save_step, search_terms, Fill, Meta, OnSave, SaveStep, Text,
-};
 use agent_compaction_core::history::tool::{self, Call};
 use agent_compaction_core::history::HistoryError;
 use agent_compaction_core::message::role::Role;
+use agent_compaction_core::storage::history::{
+    bucket, fill, ranked, read_meta, read_text, save_step, search_terms, Fill, Meta, OnSave,
+    SaveStep, Text, Value, BUCKET, BUILD_ATTEMPTS, META, STATS, TEXT,
+};
 use js_sys::{Array, Uint8Array};
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{IdbKeyRange, IdbObjectStore};
 
-/// Kinds of history record, the second part of their keys.
-const META: u32 = 0;
-const STATS: u32 = 1;
-const BUCKET: u32 = 2;
-const TEXT: u32 = 3;
-
-/// A history record's key: `[id, kind, ...rest]`.
-fn key(id: &str, kind: u32, rest: &[u32]) -> Array {
-    let key = Array::of2(&id.into(), &kind.into());
+/// A history record's key: `[id, ...rest]` (`core::storage::history`).
+fn key(id: &str, rest: &[u32]) -> Array {
+    let key = Array::of1(&id.into());
     for &n in rest {
         key.push(&n.into());
     }
@@ -60,18 +53,20 @@ fn bytes(value: &JsValue) -> Option<Vec<u8>> {
     value.dyn_ref::<Uint8Array>().map(Uint8Array::to_vec)
 }
 
+/// The meta record as read (`core::storage::history::read_meta`).
+fn meta_of(record: &JsValue) -> Option<Result<Meta, HistoryError>> {
+    read_meta(!record.is_undefined(), bytes(record).as_deref())
+}
+
 /// Queues the records of `fill`.
 fn write_fill(store: &IdbObjectStore, id: &str, fill: &Fill) -> Result<(), JsValue> {
-    let record = |bytes: &[u8]| Uint8Array::from(bytes);
-    store.put_with_key(&record(&fill.stats), &key(id, STATS, &[fill.number]))?;
-    for (b, postings) in &fill.buckets {
-        store.put_with_key(&record(postings), &key(id, BUCKET, &[*b, fill.number]))?;
+    for (rest, value) in fill.records() {
+        let value: JsValue = match value {
+            Value::Bytes(b) => Uint8Array::from(&b[..]).into(),
+            Value::Text(role, text) => Array::of2(&role.into(), &text.into()).into(),
+        };
+        store.put_with_key(&value, &key(id, &rest))?;
     }
-    for t in &fill.texts {
-        let value = Array::of2(&role_name(t.role).into(), &t.text.as_str().into());
-        store.put_with_key(&value, &key(id, TEXT, &[t.key]))?;
-    }
-    store.put_with_key(&record(&fill.meta.encode()), &key(id, META, &[]))?;
     Ok(())
 }
 
@@ -103,7 +98,7 @@ pub fn before_save(
         return Ok(None);
     }
     let store = tx.store(HISTORY)?;
-    pending(store.get(&key(id, META, &[]))).map(Some)
+    pending(store.get(&key(id, &[META]))).map(Some)
 }
 
 /// What a save writes to the index once its meta is read: nothing, the
@@ -119,13 +114,7 @@ pub fn after_save(
     (messages, offset): (&JsArray, u32),
     index: bool,
 ) -> Result<bool, JsValue> {
-    let stored = (!meta.is_undefined()).then(|| match bytes(meta) {
-        Some(b) => Meta::decode(&b),
-        None => Err(HistoryError::Corrupt {
-            what: "history index",
-            why: "its meta record is not bytes",
-        }),
-    });
+    let stored = meta_of(meta);
     let store = tx.store(HISTORY)?;
     match save_step(on_save, stored.as_ref(), index) {
         SaveStep::Drop => {
@@ -156,16 +145,16 @@ pub fn after_save(
 /// does not read): read whole, indexed up to its last summary, written if
 /// no save came in between (else read again).
 async fn ensure(inner: &Rc<Inner>, id: &str, action: &'static str) -> Result<Meta, JsValue> {
-    for _ in 0..3 {
+    for _ in 0..BUILD_ATTEMPTS {
         let tx = Tx::open(&database(inner, action).await?, false, action)?;
-        let meta = pending(tx.store(HISTORY)?.get(&key(id, META, &[])));
+        let meta = pending(tx.store(HISTORY)?.get(&key(id, &[META])));
         tx.session(&tx.store(SESSIONS)?, id).await?;
         let meta = meta
             .map_err(|e| tx.fail(e))?
             .await
             .map_err(|e| tx.fail(e))?;
         tx.done();
-        if let Some(Ok(meta)) = bytes(&meta).map(|b| Meta::decode(&b)) {
+        if let Some(Ok(meta)) = meta_of(&meta) {
             return Ok(meta);
         }
         let stored = read_session(inner, id, false, action).await?;
@@ -216,10 +205,10 @@ async fn find(
     let all = |prefix: Array| -> Result<wasm_bindgen_futures::JsFuture, JsValue> {
         pending(store.get_all_with_key(&under(&prefix)?.into()))
     };
-    let stats = all(key(id, STATS, &[])).map_err(|e| tx.fail(e))?;
+    let stats = all(key(id, &[STATS])).map_err(|e| tx.fail(e))?;
     let mut lists = Vec::with_capacity(terms.len());
     for t in &terms {
-        lists.push(all(key(id, BUCKET, &[bucket(&t.text)])).map_err(|e| tx.fail(e))?);
+        lists.push(all(key(id, &[BUCKET, bucket(&t.text)])).map_err(|e| tx.fail(e))?);
     }
     let records = |value: JsValue| -> Vec<Vec<u8>> {
         let list: Array = value.unchecked_into();
@@ -233,7 +222,7 @@ async fn find(
     let best = ranked(&stats, &terms, &postings, limit).map_err(history_error)?;
     let mut reads = Vec::with_capacity(best.len());
     for r in &best {
-        reads.push(pending(store.get(&key(id, TEXT, &[r.key]))).map_err(|e| tx.fail(e))?);
+        reads.push(pending(store.get(&key(id, &[TEXT, r.key]))).map_err(|e| tx.fail(e))?);
     }
     let mut found = Vec::with_capacity(best.len());
     for (r, read) in best.iter().zip(reads) {
@@ -252,8 +241,7 @@ async fn find(
 /// A text record's role and text.
 fn text_record(value: &JsValue) -> Option<(Role, String)> {
     let pair = value.dyn_ref::<Array>()?;
-    let role = Role::from_name(&pair.get(0).as_string()?);
-    Some((role, pair.get(1).as_string()?))
+    read_text(pair.get(0).as_string(), pair.get(1).as_string())
 }
 
 /// A page of the text `reference` points at.
@@ -269,7 +257,7 @@ async fn page(
     ensure(inner, id, action).await?;
     let tx = Tx::open(&database(inner, action).await?, false, action)?;
     let value = tx
-        .read(tx.store(HISTORY)?.get(&key(id, TEXT, &[reference.key])))
+        .read(tx.store(HISTORY)?.get(&key(id, &[TEXT, reference.key])))
         .await?;
     tx.done();
     let unknown = HistoryError::UnknownMessage { key: reference.key };

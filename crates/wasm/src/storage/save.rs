@@ -19,9 +19,9 @@ use crate::js::message_access::{messages_array, role_at, JsArray};
 use crate::js::message_facts::gather;
 use crate::js::values::Opt;
 use agent_compaction_core::error::{FieldPath, InputError};
-use agent_compaction_core::history::stored::retry_without_index;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::storage::arguments::save_options;
+use agent_compaction_core::storage::history::retry_without_index;
 use agent_compaction_core::storage::meta::PREVIEW_SCAN;
 use agent_compaction_core::storage::save_flow::{
     Base, Event, Messages, NewKey, SaveFailure, SaveFlow, SaveHost, Step, WritePlan, ACTION,
@@ -75,7 +75,7 @@ pub async fn save(
             };
             match save_locked(&inner, id.clone(), array, saving, &written, &filled).await {
                 // The quota refused the save with its history fill: once
-                // more without it (core::history::stored).
+                // more without it (core::storage::history).
                 Err(e) if retry_without_index(text(&e, "name") == QUOTA, filled.get()) => {
                     let array = messages_array(&again).map_err(type_error)?;
                     let saving = Saving {

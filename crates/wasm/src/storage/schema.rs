@@ -32,7 +32,7 @@
 //! next save writes it.
 //!
 //! Version 4:
-//! - `history`: each session's history index (`core::history::stored`),
+//! - `history`: each session's history index (`core::storage::history`),
 //!   out-of-line keys `[sessionId, kind, ...]`, so that a session's
 //!   index is one key range, deleted with the session: `[id, 0]` how far
 //!   it goes, `[id, 1, fill]` a fill's passage statistics, `[id, 2,

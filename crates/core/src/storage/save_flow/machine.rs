@@ -14,10 +14,10 @@ use super::{
 };
 use crate::conversation::edit::{edit, IdentityFacts};
 use crate::error::InputError;
-use crate::history::stored::{on_save, OnSave};
 use crate::message::role::Role;
 use crate::storage::connection::Landed;
 use crate::storage::error::StoreError;
+use crate::storage::history::{on_save, OnSave};
 use crate::storage::known::View;
 use crate::storage::marks::{pinned_slots, Marks};
 use crate::storage::meta::{Contents, SaveFields, PREVIEW_MAX};
@@ -168,7 +168,7 @@ pub struct WritePlan {
     /// `contextKey`), and the pinned messages before it with their slots.
     pub context: Option<usize>,
     pub pinned: Vec<(usize, u32)>,
-    /// What the save does to the history index (`core::history::stored`),
+    /// What the save does to the history index (`core::storage::history`),
     /// in places of the stored session; the array saved starts at
     /// `offset`.
     pub history: OnSave,

@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::conversation::edit::scan;
-use crate::history::stored::OnSave;
 use crate::storage::error::DropRefusal;
+use crate::storage::history::OnSave;
 use crate::storage::packing::{KeyOf, PackPut};
 use crate::storage::save_plan::Durability;
 use crate::tokens::overflow::StopReason;

@@ -17,11 +17,11 @@
 //! search rebuilds it from the records. So the index never points at
 //! messages that are not there.
 
-use super::index::Index;
-use super::lookup::query_terms;
-use super::postings::{put, Postings, Reader, Stats, VERSION};
-use super::rank::{check_limit, rank, QueryTerm, Ranked};
-use super::HistoryError;
+use crate::history::index::Index;
+use crate::history::lookup::{query_terms, role_name};
+use crate::history::postings::{put, Postings, Reader, Stats, VERSION};
+use crate::history::rank::{check_limit, rank, QueryTerm, Ranked};
+use crate::history::HistoryError;
 use crate::message::role::Role;
 
 /// How far a session's index goes.
@@ -212,6 +212,68 @@ pub fn save_step(
         step => step,
     }
 }
+
+/// The kinds of history record: the part of a record's key after the
+/// session id, `[id, kind, ...]`, so that a session's index is one key
+/// range, deleted with the session. `[id, META]` says how far the index
+/// goes, `[id, STATS, fill]` holds a fill's passage statistics, `[id,
+/// BUCKET, bucket, fill]` its postings of the terms in one bucket, and
+/// `[id, TEXT, place]` a message's searched text.
+pub const META: u32 = 0;
+pub const STATS: u32 = 1;
+pub const BUCKET: u32 = 2;
+pub const TEXT: u32 = 3;
+
+/// A history record's value: bytes, or a message's searched text, stored
+/// as `[role name, text]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Value<'a> {
+    Bytes(Vec<u8>),
+    Text(&'static str, &'a str),
+}
+
+impl Fill {
+    /// What a store writes for this fill, as `(key after the session id,
+    /// value)`, in the order it queues them: the statistics, the buckets'
+    /// postings, the texts, and the meta record last.
+    pub fn records(&self) -> Vec<(Vec<u32>, Value<'_>)> {
+        let mut out = vec![(vec![STATS, self.number], Value::Bytes(self.stats.clone()))];
+        for (b, postings) in &self.buckets {
+            out.push((
+                vec![BUCKET, *b, self.number],
+                Value::Bytes(postings.clone()),
+            ));
+        }
+        for t in &self.texts {
+            out.push((vec![TEXT, t.key], Value::Text(role_name(t.role), &t.text)));
+        }
+        out.push((vec![META], Value::Bytes(self.meta.encode())));
+        out
+    }
+}
+
+/// The meta record as read: none when there is none (`None`), else its
+/// meta, or why it cannot be read; `bytes` is `None` when the record is
+/// not bytes.
+pub fn read_meta(found: bool, bytes: Option<&[u8]>) -> Option<Result<Meta, HistoryError>> {
+    found.then(|| match bytes {
+        Some(b) => Meta::decode(b),
+        None => Err(HistoryError::Corrupt {
+            what: "history index",
+            why: "its meta record is not bytes",
+        }),
+    })
+}
+
+/// A text record's role and text, read back (`None`: not a text record).
+pub fn read_text(role: Option<String>, text: Option<String>) -> Option<(Role, String)> {
+    Some((Role::from_name(&role?), text?))
+}
+
+/// How many times a search builds a missing index before it gives up:
+/// each time, a save that came in between (the session's revision moved)
+/// makes it read the session again.
+pub const BUILD_ATTEMPTS: usize = 3;
 
 /// How many records a fill's postings are spread over.
 pub const BUCKETS: u32 = 256;

@@ -212,3 +212,47 @@ fn a_save_the_quota_refused_is_made_again_without_its_fill() {
     // Another failure is the save's own.
     assert!(!retry_without_index(false, true));
 }
+
+#[test]
+fn a_fill_is_written_as_keyed_records_with_its_meta_last() {
+    let first = fill(None, 10, sample()).unwrap();
+    let second = fill(Some(&first.meta), 12, vec![text(11, "retry limit")]).unwrap();
+    let records = second.records();
+    let keys: Vec<&[u32]> = records.iter().map(|(k, _)| &k[..]).collect();
+    // The statistics and every bucket are under the fill's number, a text
+    // under its message's place in the session.
+    assert_eq!(keys[0], [STATS, 1]);
+    let buckets: Vec<&[u32]> = keys.iter().filter(|k| k[0] == BUCKET).copied().collect();
+    assert_eq!(buckets.len(), second.buckets.len());
+    assert!(buckets
+        .iter()
+        .all(|k| k.len() == 3 && k[2] == 1 && k[1] < BUCKETS));
+    assert_eq!(keys[keys.len() - 2], [TEXT, 11]);
+    assert_eq!(
+        records[records.len() - 2].1,
+        Value::Text("toolResult", "retry limit")
+    );
+    assert_eq!(keys[keys.len() - 1], [META]);
+    let Value::Bytes(meta) = &records[records.len() - 1].1 else {
+        panic!("the meta record is bytes");
+    };
+    assert_eq!(Meta::decode(meta), Ok(second.meta));
+}
+
+#[test]
+fn records_read_back_as_they_were_written() {
+    let meta = fill(None, 10, sample()).unwrap().meta;
+    assert_eq!(read_meta(false, None), None);
+    assert_eq!(read_meta(true, Some(&meta.encode())), Some(Ok(meta)));
+    // A meta record that is not bytes is not this library's index.
+    assert!(matches!(
+        read_meta(true, None),
+        Some(Err(HistoryError::Corrupt { .. }))
+    ));
+    assert_eq!(
+        read_text(Some("assistant".into()), Some("done".into())),
+        Some((Role::Assistant, "done".into()))
+    );
+    assert_eq!(read_text(Some("user".into()), None), None);
+    assert_eq!(read_text(None, Some("text".into())), None);
+}
