@@ -73,6 +73,24 @@ export function rawSizes(name, id) {
     r.onerror = () => reject(r.error);
   });
 }
+// Sets a session record's lastModified `ms` ahead of this clock (written by
+// a tab whose clock runs ahead); resolves with it.
+export function lastModifiedAhead(name, id, ms) {
+  return new Promise((resolve, reject) => {
+    const r = indexedDB.open(name);
+    r.onsuccess = () => {
+      const db = r.result;
+      const sessions = db.transaction("sessions", "readwrite").objectStore("sessions");
+      const q = sessions.get(id);
+      q.onsuccess = () => {
+        const ahead = Date.now() + ms;
+        sessions.put({ ...q.result, lastModified: ahead }).onsuccess = () => { db.close(); resolve(ahead); };
+      };
+      q.onerror = () => reject(q.error);
+    };
+    r.onerror = () => reject(r.error);
+  });
+}
 // Keys of a session's message records, read raw.
 export function rawKeys(name, id) {
   return new Promise((resolve, reject) => {
@@ -246,6 +264,8 @@ extern "C" {
     fn close_db(db: &JsValue);
     #[wasm_bindgen(js_name = rawKeys)]
     fn raw_keys(name: &str, id: &str) -> Promise;
+    #[wasm_bindgen(js_name = lastModifiedAhead)]
+    fn last_modified_ahead(name: &str, id: &str, ms: u32) -> Promise;
     #[wasm_bindgen(js_name = rawSizes)]
     fn raw_sizes(name: &str, id: &str) -> Promise;
     #[wasm_bindgen(js_name = withFunction)]
@@ -588,6 +608,16 @@ async fn sessions_are_created_listed_renamed_and_deleted() {
         field(&meta, "title").as_string().as_deref(),
         Some("Renamed")
     );
+    // Renamed by this tab after a tab whose clock runs ahead wrote the
+    // record: its lastModified does not go back (nor would list()'s order).
+    let ahead = wait(last_modified_ahead("store-sessions", "two", 3_600_000))
+        .await
+        .unwrap();
+    let meta = wait(store.rename("two".into(), "Again".into()))
+        .await
+        .unwrap();
+    assert_eq!(field(&meta, "lastModified").as_f64(), ahead.as_f64());
+    assert_eq!(field(&meta, "title").as_string().as_deref(), Some("Again"));
     let e = create_err(&store, "one").await;
     assert!(e.contains("already exists"), "{e}");
     let defaulted = wait(store.create_session(JsValue::UNDEFINED))

@@ -309,6 +309,31 @@ pub fn saved_last_modified(stored: Option<f64>, now: f64) -> f64 {
     }
 }
 
+/// The fields a rename writes over the stored record: the title, and
+/// `lastModified` as a save sets it (never back).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Renamed {
+    pub title: String,
+    pub last_modified: f64,
+}
+
+impl Renamed {
+    pub fn new(title: String, stored_last_modified: Option<f64>, now: f64) -> Renamed {
+        let last_modified = saved_last_modified(stored_last_modified, now);
+        Renamed {
+            title,
+            last_modified,
+        }
+    }
+
+    pub fn shape<V>(&self) -> Shape<V> {
+        Shape::of([
+            ("title", Field::String(self.title.clone())),
+            ("lastModified", Field::Number(self.last_modified)),
+        ])
+    }
+}
+
 /// What the schema upgrade to version 2 reads of a record written before:
 /// the numbers that are finite numbers, and which text fields are strings.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -629,6 +654,21 @@ mod tests {
         assert_eq!(saved_last_modified(Some(5.0), 9.0), 9.0);
         assert_eq!(saved_last_modified(Some(50.0), 9.0), 50.0);
         assert_eq!(saved_last_modified(None, 9.0), 9.0);
+        // A rename moves it as a save does.
+        assert_eq!(
+            Renamed::new("t".into(), Some(50.0), 9.0).last_modified,
+            50.0
+        );
+        let renamed = Renamed::new("New title".into(), Some(5.0), 9.0);
+        assert_eq!(renamed.last_modified, 9.0);
+        let shape: Shape<()> = renamed.shape();
+        assert_eq!(
+            shape,
+            Shape::of([
+                ("title", Field::String("New title".into())),
+                ("lastModified", Field::Number(9.0)),
+            ])
+        );
     }
 
     #[test]

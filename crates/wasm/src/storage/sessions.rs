@@ -5,16 +5,16 @@ use super::connection::{database, retrying};
 use super::locks::exclusive;
 use super::meta;
 use super::new_session::landed;
-use super::records::{get, no_session, public_meta, session_range, set, store_error, text};
+use super::records::{get, merge_meta, no_session, public_meta, session_range, store_error, text};
 use super::records::{thrown, Tx};
 use super::schema::{BY_LAST_MODIFIED, HISTORY, MESSAGES, SESSIONS};
 use super::{field, string_arg, Inner, Known};
-use crate::js::values::Opt;
+use crate::js::values::{shape, Opt};
 use crate::session_file::fresh_id;
 use agent_compaction_core::storage::arguments::create_options;
 use agent_compaction_core::storage::connection::{delete_landed, Landed};
 use agent_compaction_core::storage::error::StoreError;
-use agent_compaction_core::storage::meta::new_session;
+use agent_compaction_core::storage::meta::{new_session, Renamed};
 use js_sys::Array;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
@@ -106,9 +106,10 @@ pub async fn rename(inner: Rc<Inner>, id: JsValue, title: JsValue) -> Result<JsV
         Box::pin(async move {
             let tx = Tx::sessions(&database(&inner, ACTION).await?, true, ACTION)?;
             let store = tx.store(SESSIONS)?;
-            let record = tx.session(&store, &id).await?;
-            set(&record, "title", &title.into());
-            set(&record, "lastModified", &js_sys::Date::now().into());
+            let stored = tx.session(&store, &id).await?;
+            let before = get(&stored, "lastModified").as_f64();
+            let renamed = Renamed::new(title, before, js_sys::Date::now());
+            let record = merge_meta(&stored, &shape(renamed.shape()), &JsValue::UNDEFINED);
             store.put(&record).map_err(|e| tx.fail(e))?;
             tx.commit().await?;
             Ok(public_meta(&record))
