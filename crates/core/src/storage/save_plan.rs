@@ -92,21 +92,18 @@ pub fn inserted_positions(
 ) -> Vec<Position> {
     let kept = old_len - edit.removed.len();
     let mut removed = edit.removed.iter().copied().peekable();
-    // The old index of the t-th kept message, for nondecreasing t.
-    let mut survivor_t = 0usize;
-    let mut survivor_k = 0usize;
+    // The old index of the t-th kept message, for nondecreasing t: t plus
+    // the removed messages before it. Each call steps over the removed
+    // indices it passes, never over the kept ones: a turn's append costs
+    // the same at every session size.
+    let mut passed = 0usize;
     let mut survivor = |t: usize| -> usize {
-        loop {
-            while removed.peek() == Some(&survivor_k) {
-                removed.next();
-                survivor_k += 1;
-            }
-            if survivor_t == t {
-                return survivor_k;
-            }
-            survivor_t += 1;
-            survivor_k += 1;
+        let mut k = t + passed;
+        while removed.next_if(|&r| r <= k).is_some() {
+            passed += 1;
+            k += 1;
         }
+        k
     };
     let mut out = Vec::with_capacity(edit.inserted.len());
     let mut i = 0;
