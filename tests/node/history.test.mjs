@@ -107,9 +107,13 @@ describe("Compactor.searchHistory and readHistory", () => {
     assert.throws(() => c.readHistory(messages, "h999.0-0000"), /not in the history index/);
     assert.throws(() => c.readHistory(messages, "E0502"), /not a history reference/);
     assert.throws(() => c.readHistory(messages, 5), TypeError);
-    assert.throws(() => c.readHistory(messages, hit.ref, { maxChars: 0 }), /maxChars must be a whole number from 1 to 16000/);
+    // A number out of range is a RangeError that shows it; another type a TypeError.
+    assert.throws(() => c.readHistory(messages, hit.ref, { maxChars: 0 }), { name: "RangeError", message: "options.maxChars must be a whole number from 1 to 16000, got 0" });
+    assert.throws(() => c.readHistory(messages, hit.ref, { offset: -1 }), { name: "RangeError", message: "options.offset must be a non-negative whole number, got -1" });
+    assert.throws(() => c.readHistory(messages, hit.ref, { maxChars: "500" }), { name: "TypeError", message: "options.maxChars must be a whole number from 1 to 16000, got a string" });
     assert.throws(() => c.searchHistory(messages, ""), /the query is empty/);
-    assert.throws(() => c.searchHistory(messages, "x", { limit: 0 }), /limit must be a whole number from 1 to 100/);
+    assert.throws(() => c.searchHistory(messages, "x", { limit: 0 }), { name: "RangeError", message: "options.limit must be a whole number from 1 to 100, got 0" });
+    assert.throws(() => c.searchHistory(messages, "x", { limit: NaN }), { name: "RangeError", message: "options.limit must be a whole number from 1 to 100, got NaN" });
   });
 
   test("keeps in step: a later compaction adds what it hides, an undo takes it out", async () => {
@@ -162,7 +166,7 @@ describe("the history tools", () => {
     const many = c.historyTool(messages, "search_history", { query: "lorem ipsum", limit: 20 });
     assert.ok(many.length < 20 * 400, `capped: ${many.length} characters`);
     assert.throws(() => c.historyTool(messages, "search_history", { query: 3 }), /arguments\.query must be a string, got a number/);
-    assert.throws(() => c.historyTool(messages, "search_history", { query: "x", limit: 50 }), /arguments\.limit must be a whole number from 1 to 20/);
+    assert.throws(() => c.historyTool(messages, "search_history", { query: "x", limit: 50 }), { name: "RangeError", message: "arguments.limit must be a whole number from 1 to 20, got 50" });
     assert.throws(() => c.historyTool(messages, "forget", {}), /name must be "search_history" or "read_history"/);
   });
 

@@ -28,6 +28,21 @@ test("non-finite numbers are RangeErrors naming the field, as -1 and 1.5 are", (
   }
 });
 
+test("the Compactor's own numeric options: a number out of range is a RangeError showing it, another type a TypeError", () => {
+  for (const field of ["summarizerContextWindow", "summarizeTimeoutMs"]) {
+    for (const bad of [NaN, Infinity, -1, 1.5, 2 ** 53]) {
+      assert.throws(() => new Compactor({ contextWindow: 200000, [field]: bad }), {
+        name: "RangeError",
+        message: `options.${field} must be a non-negative safe integer, got ${bad}`,
+      });
+    }
+    assert.throws(() => new Compactor({ contextWindow: 200000, [field]: "60000" }), {
+      name: "TypeError",
+      message: `options.${field} must be a non-negative safe integer, got a string`,
+    });
+  }
+});
+
 test("a function where a setting belongs is a TypeError naming the field", () => {
   const f = () => {};
   for (const [settings, field] of [

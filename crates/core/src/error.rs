@@ -62,7 +62,8 @@ impl fmt::Display for FieldPath {
     }
 }
 
-/// Bad input: reported to JavaScript as a `TypeError`.
+/// Bad input: reported to JavaScript as a `TypeError`, or a `RangeError`
+/// for a number outside the values a field takes.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InputError {
     #[error("{path} must be {expected}, got {got}")]
@@ -73,6 +74,30 @@ pub enum InputError {
     },
     #[error("{path} could not be read: {reason}")]
     Unreadable { path: FieldPath, reason: String },
+    /// A number, but not one the field takes: `got` is the number as
+    /// JavaScript prints it.
+    #[error("{path} must be {expected}, got {got}")]
+    OutOfRange {
+        path: FieldPath,
+        expected: &'static str,
+        got: String,
+    },
+}
+
+impl InputError {
+    /// The number `got` at `path`, which must be `expected`.
+    pub fn out_of_range(path: FieldPath, expected: &'static str, got: f64) -> InputError {
+        InputError::OutOfRange {
+            path,
+            expected,
+            got: crate::js::number::number_to_string(got),
+        }
+    }
+
+    /// Whether JavaScript throws it as a `RangeError` (else a `TypeError`).
+    pub fn is_range(&self) -> bool {
+        matches!(self, InputError::OutOfRange { .. })
+    }
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
@@ -102,5 +127,30 @@ mod tests {
             e.to_string(),
             "messages must be an array of messages, got null"
         );
+    }
+
+    #[test]
+    fn a_number_out_of_range_is_shown_as_javascript_prints_it() {
+        let path = || FieldPath::argument("options").field("limit");
+        for (n, shown) in [
+            (0.0, "0"),
+            (-5.0, "-5"),
+            (1.5, "1.5"),
+            (f64::NAN, "NaN"),
+            (1e21, "1e+21"),
+        ] {
+            let e = InputError::out_of_range(path(), "a whole number from 1 to 100", n);
+            assert!(e.is_range());
+            assert_eq!(
+                e.to_string(),
+                format!("options.limit must be a whole number from 1 to 100, got {shown}")
+            );
+        }
+        let e = InputError::WrongType {
+            path: path(),
+            expected: "a whole number from 1 to 100",
+            got: "a string".into(),
+        };
+        assert!(!e.is_range());
     }
 }

@@ -9,8 +9,8 @@ use crate::compaction::{
     abort_reason, extractive_of, finish_call, link_abort, new_abort_controller, start_call, JsHost,
     Pending,
 };
+use crate::js::errors::input_error;
 use crate::js::errors::thrown_message;
-use crate::js::errors::type_error;
 use crate::js::message_access::{message_at, messages_array, JsArray};
 use crate::js::message_facts::message_facts;
 use crate::js::values::{read_options, shape};
@@ -102,10 +102,10 @@ pub async fn summarize_branch(
     messages: JsValue,
     options: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let opts = read_options(&options, branch_options).map_err(type_error)?;
+    let opts = read_options(&options, branch_options).map_err(input_error)?;
     let signal = opts.signal.map(|s| s.0).unwrap_or_default();
-    let array = messages_array(&messages).map_err(type_error)?;
-    let facts = message_facts(&array, 0, array.len(), false).map_err(type_error)?;
+    let array = messages_array(&messages).map_err(input_error)?;
+    let facts = message_facts(&array, 0, array.len(), false).map_err(input_error)?;
     let selection = select_branch(&facts, job.budget_tokens);
     let mut flow = BranchFlow::new(
         &selection,
@@ -116,10 +116,10 @@ pub async fn summarize_branch(
     )
     .map_err(|nothing| JsValue::from(js_sys::Error::new(nothing)))?;
     let file_ops =
-        branch_file_ops(&array, &facts, selection.visited.clone()).map_err(type_error)?;
+        branch_file_ops(&array, &facts, selection.visited.clone()).map_err(input_error)?;
     let selected = Array::new();
     for &i in &selection.included {
-        selected.push(&message_at(&array, i).map_err(type_error)?);
+        selected.push(&message_at(&array, i).map_err(input_error)?);
     }
     let controller = new_abort_controller();
     let unlink = link_abort(&signal, &controller);

@@ -9,8 +9,8 @@
 use crate::clearing::cleared_outputs;
 use crate::compaction::{check_not_aborted, link_abort, new_abort_controller, Job, JsFailure};
 use crate::estimate::context_tokens_object;
+use crate::js::errors::input_error;
 use crate::js::errors::messages_unreadable;
-use crate::js::errors::type_error;
 use crate::js::message_access::{message_and_role, message_at, messages_array, JsArray};
 use crate::js::message_facts::EstimateChunks;
 use crate::js::values::{object, prop, read_fields, read_options, shape, Opt};
@@ -296,7 +296,7 @@ impl State {
     /// `messages` brought in line with the index, and the view's fact
     /// cache kept for the tracked generation.
     fn sync_view(&mut self, messages: &JsValue) -> Result<JsArray, JsValue> {
-        let array = self.tracked.sync(messages).map_err(type_error)?;
+        let array = self.tracked.sync(messages).map_err(input_error)?;
         let generation = self.tracked.tracker.generation();
         self.view.keep(generation, array.len() as usize);
         Ok(array)
@@ -432,7 +432,7 @@ impl Compactor {
             let model = |v: Opt| model_from_js(&v.0, "options.model");
             options::compactor_options(options, r, settings, model)
         })
-        .map_err(type_error)?;
+        .map_err(input_error)?;
         let one_request = (o.summarize.as_ref()).is_some_and(|f| prop(f, "oneRequest").is_truthy());
         let mut state = State {
             summarize: o.summarize,
@@ -495,17 +495,17 @@ impl Compactor {
     pub fn needs_compaction(&self, messages: JsValue) -> Result<bool, JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
         let s = &mut *s;
-        let array = s.tracked.sync(&messages).map_err(type_error)?;
+        let array = s.tracked.sync(&messages).map_err(input_error)?;
         let mut source = s.tracked.source(&array);
         let tracker = &mut s.tracked.tracker;
         tracker
             .threshold_exceeded(&s.settings, s.context_window, &mut source)
-            .map_err(type_error)
+            .map_err(input_error)
     }
 
     #[wasm_bindgen(js_name = setModel)]
     pub fn set_model(&self, model: JsValue, context_window: JsValue) -> Result<(), JsValue> {
-        let model = model_from_js(&model, "model").map_err(type_error)?;
+        let model = model_from_js(&model, "model").map_err(input_error)?;
         self.switch(Some(model), &context_window)
     }
 
@@ -591,7 +591,7 @@ impl Compactor {
     pub fn background_next(&self, messages: JsValue, fraction: JsValue) -> Result<String, JsValue> {
         let fraction =
             crate::js::values::optional_number(&fraction, || FieldPath::argument("fraction"))
-                .map_err(type_error)?;
+                .map_err(input_error)?;
         let fraction = background::fraction(fraction)
             .map_err(|expected| js_sys::TypeError::new(&format!("fraction must be {expected}")))?;
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
@@ -601,16 +601,16 @@ impl Compactor {
             Some(b) if b.result.is_some() => background::Job::Ready,
             Some(_) => background::Job::Running,
         };
-        let array = s.tracked.sync(&messages).map_err(type_error)?;
+        let array = s.tracked.sync(&messages).map_err(input_error)?;
         let mut source = s.tracked.source(&array);
         let tracker = &mut s.tracked.tracker;
         let over = tracker
             .threshold_exceeded(&s.settings, s.context_window, &mut source)
-            .map_err(type_error)?;
+            .map_err(input_error)?;
         let due = match fraction {
             Some(f) if !over && s.running.is_none() => tracker
                 .exceeds(&s.settings, s.context_window, f, &mut source)
-                .map_err(type_error)?,
+                .map_err(input_error)?,
             _ => false,
         };
         Ok(background::next(job, over, due, s.running.is_some())
@@ -683,7 +683,7 @@ impl Compactor {
                 };
                 Ok((opts, conversation))
             })
-            .map_err(type_error)
+            .map_err(input_error)
             .and_then(|(opts, conversation)| {
                 let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
                 if s.running.is_some() {
@@ -757,7 +757,7 @@ impl Compactor {
                         })
                     };
                     let result = s.llm.convert(&messages, is_context, generation);
-                    result.map(JsValue::from).map_err(type_error)
+                    result.map(JsValue::from).map_err(input_error)
                 }
                 Err(_) => Err(busy()),
             };
@@ -805,13 +805,13 @@ fn unchanged(messages: JsValue) -> JsValue {
 /// the last summary on.
 fn context_of(state: &Rc<RefCell<State>>, messages: &JsValue) -> Result<JsValue, JsValue> {
     let mut s = state.try_borrow_mut().map_err(|_| busy())?;
-    let array = s.tracked.sync(messages).map_err(type_error)?;
+    let array = s.tracked.sync(messages).map_err(input_error)?;
     let tracker = &s.tracked.tracker;
     let context: JsValue = match tracker.view_head() {
         None => messages.clone(),
         // The summary, the pinned messages before it, then the rest.
         Some((start, resent)) => {
-            let view = crate::pinned::view(&array, start, resent).map_err(type_error)?;
+            let view = crate::pinned::view(&array, start, resent).map_err(input_error)?;
             s.noted_view(&view);
             view.into()
         }
@@ -827,12 +827,12 @@ impl Compactor {
     /// measured.
     fn tokens(&self, messages: &JsValue) -> Result<ContextTokens, JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        let array = s.tracked.sync(messages).map_err(type_error)?;
+        let array = s.tracked.sync(messages).map_err(input_error)?;
         let mut source = s.tracked.source(&array);
         s.tracked
             .tracker
             .context_tokens(&mut source)
-            .map_err(type_error)
+            .map_err(input_error)
     }
 
     /// `model` (none: the current one) with the window given, else the
@@ -841,7 +841,7 @@ impl Compactor {
         let window = crate::js::values::optional_number(context_window, || {
             FieldPath::argument("contextWindow")
         })
-        .map_err(type_error)?;
+        .map_err(input_error)?;
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
         let current = model.is_some().then_some(s.context_window);
         let model = model.unwrap_or_else(|| ModelInfo {
@@ -912,7 +912,7 @@ impl Compactor {
         let (summary, resent) = view_head(&s.tracked.tracker);
         let head = match summary {
             Some(i) if s.history_offered => {
-                Some(s.summary_for_model(message_at(&array, i).map_err(type_error)?))
+                Some(s.summary_for_model(message_at(&array, i).map_err(input_error)?))
             }
             _ => None,
         };
@@ -1009,7 +1009,7 @@ fn history_view<'s>(
     let s = &mut *state;
     let array = s.sync_view(messages)?;
     let (summary, resent) = view_head(&s.tracked.tracker);
-    let steps = s.view.steps(&array, summary, resent).map_err(type_error)?;
+    let steps = s.view.steps(&array, summary, resent).map_err(input_error)?;
     Ok((state, array, steps))
 }
 

@@ -9,7 +9,7 @@
 
 use crate::clearing::{id_units, placeholder_for, read_marker};
 use crate::compactor::Compactor;
-use crate::js::errors::type_error;
+use crate::js::errors::input_error;
 use crate::js::errors::unreadable;
 use crate::js::message_access::{message_and_role, message_at, JsArray};
 use crate::js::values::Opt;
@@ -147,7 +147,7 @@ impl Compactor {
     #[wasm_bindgen(js_name = modelContext)]
     pub fn model_context(&self, messages: JsValue) -> Result<Array, JsValue> {
         self.with_view(&messages, |array, summary, resent, view| {
-            let out = view.update(array, summary, resent).map_err(type_error)?;
+            let out = view.update(array, summary, resent).map_err(input_error)?;
             Ok(out.slice(0, out.length()))
         })?
     }
@@ -161,9 +161,9 @@ impl Compactor {
         messages: JsValue,
         since: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let since = held(&since).map_err(type_error)?;
+        let since = held(&since).map_err(input_error)?;
         self.with_view(&messages, |array, summary, resent, view| {
-            let out = view.update(array, summary, resent).map_err(type_error)?;
+            let out = view.update(array, summary, resent).map_err(input_error)?;
             let kept = since.map_or(0, |(id, n)| view.view.kept(id, n));
             let added = out.slice(kept as u32, out.length());
             Ok(view_change(view.view.id(), kept as u32, &added))

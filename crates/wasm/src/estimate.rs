@@ -2,7 +2,7 @@
 //! `estimateContextTokens`, `calculateContextTokens`, `shouldCompact`,
 //! `isContextOverflow`.
 
-use crate::js::errors::type_error;
+use crate::js::errors::input_error;
 use crate::js::errors::wrong_type;
 use crate::js::message_access::{get, messages_array, JsArray};
 use crate::js::message_facts::{gather, message_facts};
@@ -28,7 +28,7 @@ type Path<'a> = dyn Fn() -> FieldPath + 'a;
 #[wasm_bindgen(js_name = estimateTokens, skip_typescript)]
 pub fn estimate_tokens(message: JsValue) -> Result<f64, JsValue> {
     let single = JsArray::single(&message);
-    let facts = gather(&single, 0, 1).map_err(type_error)?;
+    let facts = gather(&single, 0, 1).map_err(input_error)?;
     Ok(facts.first().map_or(0, core_estimate) as f64)
 }
 
@@ -48,8 +48,8 @@ pub fn facts_from_end(
 
 #[wasm_bindgen(js_name = estimateContextTokens, skip_typescript)]
 pub fn estimate_context_tokens(messages: JsValue) -> Result<JsValue, JsValue> {
-    let array = messages_array(&messages).map_err(type_error)?;
-    let c = estimate_from_end(facts_from_end(&array), Stale::Nothing).map_err(type_error)?;
+    let array = messages_array(&messages).map_err(input_error)?;
+    let c = estimate_from_end(facts_from_end(&array), Stale::Nothing).map_err(input_error)?;
     Ok(context_tokens_object(&c))
 }
 
@@ -70,7 +70,7 @@ fn usage_numbers(usage: &JsValue, path: &Path) -> Result<UsageNumbers, InputErro
 #[wasm_bindgen(js_name = calculateContextTokens, skip_typescript)]
 pub fn calculate_context_tokens(usage: JsValue) -> Result<f64, JsValue> {
     Ok(core_calculate(
-        &usage_numbers(&usage, &|| FieldPath::argument("usage")).map_err(type_error)?,
+        &usage_numbers(&usage, &|| FieldPath::argument("usage")).map_err(input_error)?,
     ))
 }
 
@@ -81,11 +81,11 @@ pub fn should_compact(
     settings: JsValue,
 ) -> Result<bool, JsValue> {
     let tokens =
-        number(&context_tokens, || FieldPath::argument("contextTokens")).map_err(type_error)?;
+        number(&context_tokens, || FieldPath::argument("contextTokens")).map_err(input_error)?;
     let window =
-        number(&context_window, || FieldPath::argument("contextWindow")).map_err(type_error)?;
+        number(&context_window, || FieldPath::argument("contextWindow")).map_err(input_error)?;
     let (enabled, reserve) =
-        read_fields("settings", &settings, should_compact_settings).map_err(type_error)?;
+        read_fields("settings", &settings, should_compact_settings).map_err(input_error)?;
     Ok(
         agent_compaction_core::tokens::context_tokens::should_compact(
             tokens, window, enabled, reserve,
@@ -96,19 +96,19 @@ pub fn should_compact(
 #[wasm_bindgen(js_name = isContextOverflow, skip_typescript)]
 pub fn is_context_overflow(message: JsValue, context_window: JsValue) -> Result<bool, JsValue> {
     let path = || FieldPath::argument("message");
-    expect_object(&message, path).map_err(type_error)?;
+    expect_object(&message, path).map_err(input_error)?;
     let window = optional_number(&context_window, || FieldPath::argument("contextWindow"))
-        .map_err(type_error)?;
-    let stop = get(&message, "stopReason", || path().field("stopReason")).map_err(type_error)?;
+        .map_err(input_error)?;
+    let stop = get(&message, "stopReason", || path().field("stopReason")).map_err(input_error)?;
     let stop_reason = stop
         .as_string()
         .map_or(StopReason::Other, |s| StopReason::from_name(&s));
     let error_message =
-        get(&message, "errorMessage", || path().field("errorMessage")).map_err(type_error)?;
+        get(&message, "errorMessage", || path().field("errorMessage")).map_err(input_error)?;
     let error_units: Option<Vec<u16>> = match error_message.is_string() {
         true => Some(crate::js::strings::to_js_str(error_message.unchecked_ref()).into_units()),
         false if error_message.is_truthy() => {
-            return Err(type_error(wrong_type(
+            return Err(input_error(wrong_type(
                 path().field("errorMessage"),
                 "a string or undefined",
                 &error_message,
@@ -118,8 +118,8 @@ pub fn is_context_overflow(message: JsValue, context_window: JsValue) -> Result<
     };
     // pi reads usage only for the usage-based checks; so do we.
     let (input, cache_read, output) = if reads_usage(stop_reason, window) {
-        let usage = get(&message, "usage", || path().field("usage")).map_err(type_error)?;
-        let u = usage_numbers(&usage, &|| path().field("usage")).map_err(type_error)?;
+        let usage = get(&message, "usage", || path().field("usage")).map_err(input_error)?;
+        let u = usage_numbers(&usage, &|| path().field("usage")).map_err(input_error)?;
         (u.input, u.cache_read, u.output)
     } else {
         (f64::NAN, f64::NAN, f64::NAN)

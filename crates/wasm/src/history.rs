@@ -8,7 +8,7 @@
 //! answers are the core's.
 
 use crate::compactor::Compactor;
-use crate::js::errors::{messages_unreadable, type_error};
+use crate::js::errors::{input_error, messages_unreadable};
 use crate::js::message_access::JsArray;
 use crate::js::message_facts::texts_at;
 use crate::js::values::{read_fields, read_options, shape, Opt};
@@ -68,7 +68,7 @@ impl Books {
             places.push(i as u32);
         }
         let changed = history_changed(&self.known, array.as_array(), &places)
-            .map_err(|thrown| type_error(messages_unreadable(thrown)))?;
+            .map_err(|thrown| input_error(messages_unreadable(thrown)))?;
         let mut changed_at = Vec::with_capacity(changed.len());
         for &i in &changed {
             changed_at.push(i as usize);
@@ -103,7 +103,7 @@ impl Books {
         texts_at(array, keys, |m| {
             (m.role.unwrap_or(Role::Other), message_text(m))
         })
-        .map_err(type_error)
+        .map_err(input_error)
     }
 
     fn search(
@@ -163,13 +163,13 @@ impl Books {
 
 /// `options.limit` of `searchHistory` (1 to 100, 10 if not given).
 fn search_limit(options: &JsValue) -> Result<usize, JsValue> {
-    read_options(options, lookup::search_limit).map_err(type_error)
+    read_options(options, lookup::search_limit).map_err(input_error)
 }
 
 /// A string argument.
 pub(crate) fn string_argument(value: &JsValue, name: &'static str) -> Result<String, JsValue> {
     value.as_string().ok_or_else(|| {
-        type_error(crate::js::errors::wrong_type(
+        input_error(crate::js::errors::wrong_type(
             FieldPath::argument(name),
             "a string",
             value,
@@ -182,13 +182,13 @@ pub(crate) fn tool_call(name: &JsValue, args: &JsValue) -> Result<Call, JsValue>
     let which = (name.as_string().as_deref())
         .and_then(Tool::named)
         .ok_or_else(|| {
-            type_error(crate::js::errors::wrong_type(
+            input_error(crate::js::errors::wrong_type(
                 FieldPath::argument("name"),
                 "\"search_history\" or \"read_history\"",
                 name,
             ))
         })?;
-    read_fields("arguments", args, |v: &Opt, r| tool::call(which, v, r)).map_err(type_error)
+    read_fields("arguments", args, |v: &Opt, r| tool::call(which, v, r)).map_err(input_error)
 }
 
 #[wasm_bindgen]
@@ -221,7 +221,7 @@ impl Compactor {
     ) -> Result<JsValue, JsValue> {
         let reference = string_argument(&reference, "ref")?;
         let (offset, max_chars) =
-            read_options(&options, lookup::read_options).map_err(type_error)?;
+            read_options(&options, lookup::read_options).map_err(input_error)?;
         self.with_history(&messages, |array, steps, books| {
             let (reference, role, text, page) =
                 books.read(array, steps, &reference, offset, max_chars)?;

@@ -4,7 +4,7 @@
 //! caller's array and messages are never mutated.
 
 use crate::clearing::{cleared_outputs, placeholder_for};
-use crate::js::errors::type_error;
+use crate::js::errors::input_error;
 use crate::js::errors::wrong_type;
 use crate::js::message_access::{
     compaction_divider, get, message_at, messages_array, optional_string_field, role_at, roles,
@@ -33,15 +33,15 @@ fn check_summary(message: &JsValue, index: usize) -> Result<JsString, InputError
 
 #[wasm_bindgen(js_name = transformContext, skip_typescript)]
 pub fn transform_context(messages: JsValue) -> Result<JsValue, JsValue> {
-    let array = messages_array(&messages).map_err(type_error)?;
+    let array = messages_array(&messages).map_err(input_error)?;
     let len = array.len();
-    match last_compaction_index(len as usize, |i| role_at(&array, i)).map_err(type_error)? {
+    match last_compaction_index(len as usize, |i| role_at(&array, i)).map_err(input_error)? {
         Some(start) => {
-            check_summary(&message_at(&array, start).map_err(type_error)?, start)
-                .map_err(type_error)?;
-            let resent = crate::pinned::pinned_before(&array, start).map_err(type_error)?;
+            check_summary(&message_at(&array, start).map_err(input_error)?, start)
+                .map_err(input_error)?;
+            let resent = crate::pinned::pinned_before(&array, start).map_err(input_error)?;
             Ok(crate::pinned::view(&array, start, &resent)
-                .map_err(type_error)?
+                .map_err(input_error)?
                 .into())
         }
         None => Ok(messages),
@@ -59,19 +59,19 @@ pub fn convert_counting(
     messages: JsValue,
     mut seen: impl FnMut(usize, u32),
 ) -> Result<Array, JsValue> {
-    let array = messages_array(&messages).map_err(type_error)?;
+    let array = messages_array(&messages).map_err(input_error)?;
     let out = Array::new();
-    let roles = roles(&array).map_err(type_error)?;
-    let cleared = cleared_outputs(&array, &roles).map_err(type_error)?;
+    let roles = roles(&array).map_err(input_error)?;
+    let cleared = cleared_outputs(&array, &roles).map_err(input_error)?;
     for (i, role) in roles.into_iter().enumerate() {
         seen(i, out.length());
         if let Some(converted) = convert_message(
-            &message_at(&array, i).map_err(type_error)?,
+            &message_at(&array, i).map_err(input_error)?,
             i,
             role,
             &cleared,
         )
-        .map_err(type_error)?
+        .map_err(input_error)?
         {
             out.push(&converted);
         }
@@ -174,32 +174,32 @@ pub fn agent_messages_to_chat_messages(
     messages: JsValue,
     options: JsValue,
 ) -> Result<Array, JsValue> {
-    let array = messages_array(&messages).map_err(type_error)?;
-    let divider = read_options(&options, divider_option).map_err(type_error)?;
+    let array = messages_array(&messages).map_err(input_error)?;
+    let divider = read_options(&options, divider_option).map_err(input_error)?;
     let out = Array::new();
-    for (i, role) in roles(&array).map_err(type_error)?.into_iter().enumerate() {
-        let message = message_at(&array, i).map_err(type_error)?;
+    for (i, role) in roles(&array).map_err(input_error)?.into_iter().enumerate() {
+        let message = message_at(&array, i).map_err(input_error)?;
         if role == Role::CompactionSummary {
-            check_summary(&message, i).map_err(type_error)?;
+            check_summary(&message, i).map_err(input_error)?;
         }
         match display_action(role, divider, || truthy_field(&message, i, "display"))
-            .map_err(type_error)?
+            .map_err(input_error)?
         {
             DisplayAction::Show => {
                 out.push(&message);
             }
             DisplayAction::Hide => {}
             DisplayAction::ClearedDivider => {
-                out.push(&crate::clearing::divider(&message, i).map_err(type_error)?);
+                out.push(&crate::clearing::divider(&message, i).map_err(input_error)?);
             }
             DisplayAction::Divider => {
                 let tokens_before = get(&message, "tokensBefore", || {
                     FieldPath::element("messages", i).field("tokensBefore")
                 })
-                .map_err(type_error)?;
+                .map_err(input_error)?;
                 out.push(&compaction_divider(
                     &tokens_before,
-                    &timestamp(&message, i).map_err(type_error)?,
+                    &timestamp(&message, i).map_err(input_error)?,
                 ));
             }
         }

@@ -1,8 +1,8 @@
 //! pi-compatible `findCutPoint` and `prepareCompaction` on the flat array.
 
 use crate::js::errors::describe;
+use crate::js::errors::input_error;
 use crate::js::errors::messages_unreadable;
-use crate::js::errors::type_error;
 use crate::js::message_access::{
     get, message_at, messages_array, string_field, summary_files, JsArray,
 };
@@ -38,17 +38,17 @@ pub fn find_cut_point(
     end: JsValue,
     keep_recent_tokens: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let array = messages_array(&messages).map_err(type_error)?;
+    let array = messages_array(&messages).map_err(input_error)?;
     let index = |value: &JsValue, name, max| {
-        index_argument(value.as_f64(), name, max, || describe(value)).map_err(type_error)
+        index_argument(value.as_f64(), name, max, || describe(value)).map_err(input_error)
     };
     let end = index(&end, "end", array.len())?;
     let start = index(&start, "start", end)?;
     let keep = number(&keep_recent_tokens, || {
         FieldPath::argument("keepRecentTokens")
     })
-    .map_err(type_error)?;
-    let facts = message_facts(&array, start, end, false).map_err(type_error)?;
+    .map_err(input_error)?;
+    let facts = message_facts(&array, start, end, false).map_err(input_error)?;
     let cut = core_find_cut_point(&facts, 0, facts.len(), keep);
     Ok(shape(shapes::cut_point(
         cut.first_kept_index,
@@ -172,11 +172,11 @@ pub fn prepare(
 
 #[wasm_bindgen(js_name = prepareCompaction, skip_typescript)]
 pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValue, JsValue> {
-    let array = messages_array(&messages).map_err(type_error)?;
-    let keep = read_fields("settings", &settings, keep_recent_setting).map_err(type_error)?;
-    let facts = message_facts(&array, 0, array.len(), true).map_err(type_error)?;
+    let array = messages_array(&messages).map_err(input_error)?;
+    let keep = read_fields("settings", &settings, keep_recent_setting).map_err(input_error)?;
+    let facts = message_facts(&array, 0, array.len(), true).map_err(input_error)?;
     Ok(
-        match prepare(&array, &facts, keep, EstimatorChoice::Pi, false).map_err(type_error)? {
+        match prepare(&array, &facts, keep, EstimatorChoice::Pi, false).map_err(input_error)? {
             Some(p) => shape(p.shape(Field::Value(settings))),
             None => JsValue::UNDEFINED,
         },

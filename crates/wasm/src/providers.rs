@@ -123,7 +123,7 @@ fn factory(provider: Provider, options: JsValue) -> Result<Function, JsValue> {
     let o = read_options(&options, |options, r| {
         core::factory_options(provider, options, r, to_js_str)
     })
-    .map_err(|e| type_error(provider, e))?;
+    .map_err(|e| option_error(provider, e))?;
     let headers = headers(provider, &options, o.api_key.as_ref())?;
     let url = core::endpoint_url(provider, o.base_url.as_ref().map(to_js_str).as_ref());
     let endpoint = Rc::new(Endpoint {
@@ -174,7 +174,7 @@ fn headers(
             .map_err(|_| js_sys::TypeError::new(&core::bad_key_header(provider, name)))?;
     }
     let given = get(options, "headers", || core::option_path("headers"))
-        .map_err(|e| type_error(provider, e))?;
+        .map_err(|e| option_error(provider, e))?;
     if !(given.is_undefined() || given.is_null()) {
         for (name, value) in header_entries(provider, &given)? {
             set.call2(&headers, &name, &value).map_err(|_| {
@@ -189,9 +189,9 @@ fn headers(
 /// iterable of pairs (a `Headers`, a `Map`, an array of pairs).
 fn header_entries(provider: Provider, given: &JsValue) -> Result<Vec<(JsValue, JsValue)>, JsValue> {
     let path = || core::option_path("headers");
-    let unreadable = |thrown: JsValue| type_error(provider, unreadable(path(), &thrown));
+    let unreadable = |thrown: JsValue| option_error(provider, unreadable(path(), &thrown));
     if !given.is_object() {
-        return Err(type_error(
+        return Err(option_error(
             provider,
             wrong_type(path(), core::HEADERS_EXPECTED, given),
         ));
@@ -246,8 +246,12 @@ fn is_plain_object(value: &JsValue) -> bool {
     }
 }
 
-fn type_error(provider: Provider, error: InputError) -> JsValue {
-    js_sys::TypeError::new(&core::factory_error(provider, &error)).into()
+fn option_error(provider: Provider, error: InputError) -> JsValue {
+    let message = core::factory_error(provider, &error);
+    match error.is_range() {
+        true => js_sys::RangeError::new(&message).into(),
+        false => js_sys::TypeError::new(&message).into(),
+    }
 }
 
 fn no_fetch(provider: Provider) -> JsValue {

@@ -3,7 +3,7 @@
 //! read and converted as pi's own code converts it, and the text is made of
 //! the engine's strings.
 
-use crate::js::errors::type_error;
+use crate::js::errors::input_error;
 use crate::js::message_access::messages_array;
 use crate::js::message_source::{assemble, JsMessages};
 use agent_compaction_core::compaction::serialize::serialize;
@@ -13,9 +13,9 @@ use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(js_name = serializeConversation, skip_typescript)]
 pub fn serialize_conversation(messages: JsValue) -> Result<JsString, JsValue> {
-    let messages = messages_array(&messages).map_err(type_error)?;
-    let mut source = JsMessages::gather(&messages).map_err(type_error)?;
+    let messages = messages_array(&messages).map_err(input_error)?;
+    let mut source = JsMessages::gather(&messages).map_err(input_error)?;
     let mut text = PieceOps::default();
-    serialize(&mut source, &mut text).map_err(type_error)?;
-    assemble(&text, source.pieces()).map_err(type_error)
+    serialize(&mut source, &mut text).map_err(input_error)?;
+    assemble(&text, source.pieces()).map_err(input_error)
 }

@@ -5,7 +5,7 @@
 //! `JSON.parse` turns into objects; messages go in through the engine's
 //! `JSON.stringify`. The work itself is `core::session_file`.
 
-use crate::js::errors::type_error;
+use crate::js::errors::input_error;
 use crate::js::errors::{describe, thrown_message};
 use crate::js::message_access::JsArray;
 use agent_compaction_core::error::{FieldPath, InputError};
@@ -19,7 +19,7 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(js_name = piSessionToMessages, skip_typescript)]
 pub fn pi_session_to_messages(jsonl: JsValue) -> Result<JsValue, JsValue> {
     let Some(text) = jsonl.as_string() else {
-        return Err(type_error(InputError::WrongType {
+        return Err(input_error(InputError::WrongType {
             path: FieldPath::argument("jsonl"),
             expected: "a string",
             got: describe(&jsonl),
@@ -38,14 +38,14 @@ pub fn messages_to_pi_session(messages: JsValue, options: JsValue) -> Result<Str
         || FieldPath::argument("messages"),
         "an array of messages",
     )
-    .map_err(type_error)?;
-    let messages = engine_json(&messages, "messages").map_err(type_error)?;
+    .map_err(input_error)?;
+    let messages = engine_json(&messages, "messages").map_err(input_error)?;
     let options = if options.is_undefined() || options.is_null() {
         None
     } else if options.is_object() {
-        Some(engine_json(&options, "options").map_err(type_error)?)
+        Some(engine_json(&options, "options").map_err(input_error)?)
     } else {
-        return Err(type_error(InputError::WrongType {
+        return Err(input_error(InputError::WrongType {
             path: FieldPath::argument("options"),
             expected: "an object or undefined",
             got: describe(&options),
@@ -56,7 +56,7 @@ pub fn messages_to_pi_session(messages: JsValue, options: JsValue) -> Result<Str
         session_id: JsStr::from(fresh_id(now)),
         now_ms: now,
     };
-    export_session(&messages, options.as_ref(), &defaults).map_err(type_error)
+    export_session(&messages, options.as_ref(), &defaults).map_err(input_error)
 }
 
 /// `value` as `JSON.stringify` sees it (toJSON, dropped functions and

@@ -1,7 +1,7 @@
 //! Settings and models from JavaScript, and the `resolveSettings` export.
 
+use crate::js::errors::input_error;
 use crate::js::errors::thrown_message;
-use crate::js::errors::type_error;
 use crate::js::errors::wrong_type;
 use crate::js::strings::to_js_str;
 use crate::js::values::{read_fields, read_options, shape};
@@ -154,12 +154,12 @@ pub fn settings_object(s: &CompactionSettings) -> JsValue {
 #[wasm_bindgen(js_name = resolveSettings, skip_typescript)]
 pub fn resolve_settings(settings: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
     let settings = settings_json(&settings)
-        .map_err(type_error)?
+        .map_err(input_error)?
         .map_err(settings_error)?;
     let (model, window) = read_options(&options, |options, r| {
         model_options(options, r, |model| model_from_js(&model.0, "options.model"))
     })
-    .map_err(type_error)?;
+    .map_err(input_error)?;
     let (resolved, _) =
         resolve_all(settings.as_ref(), model.key.as_ref(), window).map_err(settings_error)?;
     Ok(settings_object(&resolved))

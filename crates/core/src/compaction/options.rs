@@ -389,7 +389,7 @@ mod tests {
         );
         assert_eq!(
             bad(vec![("summarizeTimeoutMs", Js::Num(-1.0))]),
-            "options.summarizeTimeoutMs must be a non-negative safe integer, got a number"
+            "options.summarizeTimeoutMs must be a non-negative safe integer, got -1"
         );
         assert_eq!(
             bad(vec![("cacheFriendly", Js::Num(0.0))]),

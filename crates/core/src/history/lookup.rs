@@ -248,7 +248,7 @@ pub(crate) fn whole<V: Value>(
         Some(n) if n.fract() == 0.0 && (min as f64..=max as f64).contains(&n) => {
             Ok(Some(n as usize))
         }
-        _ => Err(r.wrong(key, expected, &value)),
+        _ => Err(r.wrong_number(key, expected, &value)),
     }
 }
 

@@ -79,6 +79,15 @@ impl<V: Value> Reader<'_, V> {
         }
     }
 
+    /// A field that must be a number `expected` describes: a `RangeError`'s
+    /// text when it is a number but not such a one, a `TypeError`'s else.
+    pub fn wrong_number(&self, key: &'static str, expected: &'static str, value: &V) -> InputError {
+        match value.number() {
+            Some(n) => InputError::out_of_range(self.path(key), expected, n),
+            None => self.wrong(key, expected, value),
+        }
+    }
+
     /// A function, or `None` when `undefined` or `null`.
     pub fn function(&self, key: &'static str) -> Result<Option<V::Function>, InputError> {
         let value = self.field(key)?;
@@ -138,7 +147,7 @@ impl<V: Value> Reader<'_, V> {
         }
         token_count(value.number())
             .map(Some)
-            .map_err(|expected| self.wrong(key, expected, &value))
+            .map_err(|expected| self.wrong_number(key, expected, &value))
     }
 
     /// Whether the field is truthy.

@@ -18,7 +18,10 @@ pub const DEFAULT_DATABASE: &str = "agent-compaction";
 
 impl From<InputError> for CallError {
     fn from(e: InputError) -> CallError {
-        CallError::Type(e.to_string())
+        match e.is_range() {
+            true => CallError::Range(e.to_string()),
+            false => CallError::Type(e.to_string()),
+        }
     }
 }
 
@@ -261,6 +264,25 @@ mod tests {
             CallError::Range(m) => ('R', m),
             CallError::Store(e) => ('S', e.to_string()),
         }
+    }
+
+    #[test]
+    fn bad_input_keeps_its_class() {
+        let path = || FieldPath::argument("options").field("limit");
+        let range = InputError::out_of_range(path(), "a whole number from 1 to 100", 0.0);
+        assert_eq!(
+            text(range.into()),
+            (
+                'R',
+                "options.limit must be a whole number from 1 to 100, got 0".into()
+            )
+        );
+        let wrong = InputError::WrongType {
+            path: path(),
+            expected: "a whole number from 1 to 100",
+            got: "a string".into(),
+        };
+        assert_eq!(text(wrong.into()).0, 'T');
     }
 
     #[test]

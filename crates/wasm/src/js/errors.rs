@@ -12,9 +12,13 @@ extern "C" {
     fn thrown_message_js(thrown: &JsValue) -> String;
 }
 
-/// A core input error as the `TypeError` JavaScript receives.
-pub fn type_error(e: InputError) -> JsValue {
-    js_sys::TypeError::new(&e.to_string()).into()
+/// A core input error as JavaScript receives it: a `RangeError` for a
+/// number out of range, a `TypeError` else.
+pub fn input_error(e: InputError) -> JsValue {
+    match e.is_range() {
+        true => js_sys::RangeError::new(&e.to_string()).into(),
+        false => js_sys::TypeError::new(&e.to_string()).into(),
+    }
 }
 
 /// A short description of a value's type for error messages ("null", "an

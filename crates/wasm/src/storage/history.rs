@@ -12,7 +12,7 @@ use super::records::{get, pending, session_range, Tx};
 use super::schema::{HISTORY, SESSIONS};
 use super::{string_arg, Inner};
 use crate::history::{history_error, string_argument, tool_call};
-use crate::js::errors::type_error;
+use crate::js::errors::input_error;
 use crate::js::message_access::JsArray;
 use crate::js::message_facts::texts_at;
 use crate::js::values::{read_options, shape};
@@ -78,7 +78,7 @@ fn texts(messages: &JsArray, from: u32, to: u32, offset: u32) -> Result<Vec<Text
         (m.role.unwrap_or(Role::Other), message_text(m))
     });
     let mut out = Vec::new();
-    for (i, (role, text)) in read.map_err(type_error)? {
+    for (i, (role, text)) in read.map_err(input_error)? {
         if let Some(text) = text {
             let key = i.saturating_add(offset);
             out.push(Text { key, role, text });
@@ -161,7 +161,7 @@ async fn ensure(inner: &Rc<Inner>, id: &str, action: &'static str) -> Result<Met
         let view = &stored.known.view;
         let to = view.last_summary.unwrap_or(0) as u32;
         let messages = JsArray::new(&stored.known.messages, || FieldPath::argument("messages"))
-            .map_err(type_error)?;
+            .map_err(input_error)?;
         let texts = match messages {
             Some(messages) => texts(&messages, 0, to, 0)?,
             None => Vec::new(),
@@ -275,7 +275,7 @@ pub async fn search(
     const ACTION: &str = "SessionStore.searchHistory";
     let id = string_arg(&id, "sessionId")?;
     let query = string_argument(&query, "query")?;
-    let limit = read_options(&options, lookup::search_limit).map_err(type_error)?;
+    let limit = read_options(&options, lookup::search_limit).map_err(input_error)?;
     let (found, searched) = find(&inner, &id, &query, limit, ACTION).await?;
     Ok(shape(search_result(&found, searched)))
 }
@@ -289,7 +289,7 @@ pub async fn read(
     const ACTION: &str = "SessionStore.readHistory";
     let id = string_arg(&id, "sessionId")?;
     let reference = string_argument(&reference, "ref")?;
-    let (offset, max_chars) = read_options(&options, lookup::read_options).map_err(type_error)?;
+    let (offset, max_chars) = read_options(&options, lookup::read_options).map_err(input_error)?;
     let (reference, role, text, page) =
         page(&inner, &id, &reference, offset, max_chars, ACTION).await?;
     Ok(shape(read_result(&reference, role, &text, &page)))

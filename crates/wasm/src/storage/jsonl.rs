@@ -12,7 +12,7 @@ use super::records::{get, public_meta, thrown, Tx};
 use super::save::ToStore;
 use super::schema::SESSIONS;
 use super::{field, string_arg, Inner};
-use crate::js::errors::type_error;
+use crate::js::errors::input_error;
 use crate::js::message_access::messages_array;
 use crate::js::values::{shape, Opt};
 use crate::session_file::fresh_id;
@@ -63,7 +63,7 @@ pub async fn import(inner: Rc<Inner>, text: JsValue, options: JsValue) -> Result
     let title_option = import_options(&options, |key| field(&options, key)).map_err(thrown)?;
     let parsed = pi_session_to_messages(text).map_err(|e| prefixed(ACTION, e))?;
     let messages: Array = get(&parsed, "messages").unchecked_into();
-    let array = messages_array(&messages).map_err(type_error)?;
+    let array = messages_array(&messages).map_err(input_error)?;
     let session = get(&parsed, "session");
     let model = get(&session, "model");
     let string = |o: &JsValue, key| get(o, key).as_string();

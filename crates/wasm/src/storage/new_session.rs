@@ -9,7 +9,7 @@ use super::records::{merge_meta, message_key, public_meta, text, Tx};
 use super::repair;
 use super::save::ToStore;
 use super::schema::{MESSAGES, SESSIONS};
-use crate::js::errors::type_error;
+use crate::js::errors::input_error;
 use crate::js::message_access::messages_array;
 use agent_compaction_core::storage::connection::{whole_landed, Landed};
 use agent_compaction_core::storage::meta::{written_whole, Seed};
@@ -46,8 +46,8 @@ pub async fn write(
     written: &Written,
     action: &'static str,
 ) -> Result<JsValue, JsValue> {
-    let array = messages_array(messages).map_err(type_error)?;
-    let contents = contents(&mut ToStore(array)).map_err(type_error)?;
+    let array = messages_array(messages).map_err(input_error)?;
+    let contents = contents(&mut ToStore(array)).map_err(input_error)?;
     let (record, packs) = written_whole(seed.clone(), contents, js_sys::Date::now());
     let meta = meta::record(&record);
     *written.borrow_mut() = Some((seed.id.clone(), meta.clone()));

@@ -14,7 +14,7 @@ use super::records::{
 };
 use super::schema::{MESSAGES, SESSIONS};
 use super::{field, string_arg, Inner, Known};
-use crate::js::errors::type_error;
+use crate::js::errors::input_error;
 use crate::js::message_access::{messages_array, role_at, JsArray};
 use crate::js::message_facts::gather;
 use crate::js::values::Opt;
@@ -47,7 +47,7 @@ pub async fn save(
     options: JsValue,
 ) -> Result<JsValue, JsValue> {
     let id = string_arg(&id, "sessionId")?;
-    let array = messages_array(&messages).map_err(type_error)?;
+    let array = messages_array(&messages).map_err(input_error)?;
     let options = Opt(options);
     let replace = save_options(&options, |key| field(&options, key)).map_err(thrown)?;
     // The session's lock is held from the first read to the commit: a
@@ -66,7 +66,7 @@ pub async fn save(
         let array = array.take().map_or_else(|| messages_array(&messages), Ok);
         let again = messages.clone();
         Box::pin(async move {
-            let array = array.map_err(type_error)?;
+            let array = array.map_err(input_error)?;
             let filled = std::cell::Cell::new(false);
             let saving = Saving {
                 replace,
@@ -77,7 +77,7 @@ pub async fn save(
                 // The quota refused the save with its history fill: once
                 // more without it (core::storage::history).
                 Err(e) if retry_without_index(text(&e, "name") == QUOTA, filled.get()) => {
-                    let array = messages_array(&again).map_err(type_error)?;
+                    let array = messages_array(&again).map_err(input_error)?;
                     let saving = Saving {
                         index: false,
                         ..saving

@@ -218,11 +218,11 @@ fn options_are_read_with_defaults_and_clear_errors() {
     );
     assert_eq!(
         limit,
-        Err("options.limit must be a whole number from 1 to 100, got a number".into())
+        Err("options.limit must be a whole number from 1 to 100, got 101".into())
     );
     assert_eq!(
         read,
-        Err("options.maxChars must be a whole number from 1 to 16000, got a number".into())
+        Err("options.maxChars must be a whole number from 1 to 16000, got 0".into())
     );
     let (limit, _) = with(vec![], Js::Num(5.0));
     assert_eq!(limit, Err("options must be an object, got a number".into()));

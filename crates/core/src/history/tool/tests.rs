@@ -76,7 +76,7 @@ fn arguments_are_read_with_defaults_and_clear_errors() {
             .unwrap_err(),
             format!(
                 "arguments.limit must be a whole number from 1 to 20, got {}",
-                Js::Num(bad).describe()
+                crate::js::number::number_to_string(bad)
             )
         );
     }

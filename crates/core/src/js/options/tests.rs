@@ -161,8 +161,11 @@ fn each_kind_of_option_has_its_absent_values_and_its_error() {
     assert_eq!(r.token_count("nul").unwrap(), None);
     assert_eq!(
         message(r.token_count("big")),
-        "options.big must be a non-negative safe integer, got a number"
+        "options.big must be a non-negative safe integer, got 9100000000000000"
     );
+    // A number out of range is a RangeError's text; another type a TypeError's.
+    assert!(r.token_count("big").unwrap_err().is_range());
+    assert!(!r.token_count("s").unwrap_err().is_range());
     assert!(r.truthy("s").unwrap());
     assert!(!r.truthy("e").unwrap());
     // A throwing getter is the read's own error.
