@@ -727,7 +727,10 @@ class AiSdkConversation {
     this.#instructions = options.instructions;
     const at = options.backgroundAt;
     if (!(at === undefined || at === false || (typeof at === "number" && at > 0 && at <= 1))) {
-      throw new TypeError("aiSdkConversation: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false");
+      const what = "aiSdkConversation: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false";
+      // A number out of range is a RangeError showing it, as the core's options are.
+      if (typeof at === "number") throw new RangeError(`${what}, got ${at}`);
+      throw new TypeError(what);
     }
     this.#backgroundAt = at === undefined ? BACKGROUND_AT : at === false ? undefined : at;
     this.#compactor = options.compactor;

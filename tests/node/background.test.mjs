@@ -181,8 +181,12 @@ describe("attach: threshold compactions in the background", () => {
     for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
     assert.equal(starts(events).length, 0, "nothing started under the threshold");
     assert.throws(() => setup({ summarize: gate.summarize, attach: { backgroundAt: 0 } }), {
+      name: "RangeError",
+      message: "attach: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false, got 0",
+    });
+    assert.throws(() => setup({ summarize: gate.summarize, attach: { backgroundAt: "0.5" } }), {
       name: "TypeError",
-      message: "attach: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false, got a number",
+      message: "attach: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false, got a string",
     });
   });
 });
@@ -232,7 +236,7 @@ describe("the Compactor's background methods", () => {
     edited[2] = { ...edited[2] };
     assert.equal(c.takeBackground(edited), undefined);
     assert.equal(c.backgroundNext(messages, 0.8), "start", "dropped: none ready any more");
-    assert.throws(() => c.backgroundNext(messages, 1.5), { name: "TypeError", message: "fraction must be a number in (0, 1]: a fraction of the threshold" });
+    assert.throws(() => c.backgroundNext(messages, 1.5), { name: "RangeError", message: "fraction must be a number in (0, 1]: a fraction of the threshold, got 1.5" });
   });
 });
 
@@ -267,6 +271,10 @@ describe("aiSdkConversation: threshold compactions in the background", () => {
     await conv.append({ role: "user", content: "fifth question" });
     await conv.run((args) => generateText({ model, ...args }));
     assert.match(JSON.stringify(prompts.at(-1)), /background summary/);
-    assert.throws(() => aiSdkConversation({ compactor, backgroundAt: 2 }), /options.backgroundAt must be a number in \(0, 1\]/);
+    assert.throws(() => aiSdkConversation({ compactor, backgroundAt: 2 }), {
+      name: "RangeError",
+      message: "aiSdkConversation: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false, got 2",
+    });
+    assert.throws(() => aiSdkConversation({ compactor, backgroundAt: "all" }), { name: "TypeError" });
   });
 });

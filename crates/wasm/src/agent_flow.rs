@@ -600,8 +600,14 @@ impl Compactor {
     /// Returns the function that detaches it.
     pub fn attach(&self, agent: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
         let read = |value: &Opt, key| Opt(prop(&value.0, key));
-        let o = attach_options(&Opt(agent.clone()), &Opt(options), read)
-            .map_err(|e| js_sys::TypeError::new(&e))?;
+        let o = attach_options(&Opt(agent.clone()), &Opt(options), read).map_err(
+            |(message, range)| -> JsValue {
+                match range {
+                    true => js_sys::RangeError::new(&message).into(),
+                    false => js_sys::TypeError::new(&message).into(),
+                }
+            },
+        )?;
         if self.attachment().is_some() {
             return Err(js_sys::Error::new(ALREADY_ATTACHED).into());
         }

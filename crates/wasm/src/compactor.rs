@@ -592,8 +592,8 @@ impl Compactor {
         let fraction =
             crate::js::values::optional_number(&fraction, || FieldPath::argument("fraction"))
                 .map_err(input_error)?;
-        let fraction = background::fraction(fraction)
-            .map_err(|expected| js_sys::TypeError::new(&format!("fraction must be {expected}")))?;
+        let fraction = background::fraction(fraction, || FieldPath::argument("fraction"))
+            .map_err(input_error)?;
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
         let s = &mut *s;
         let job = match &s.background {

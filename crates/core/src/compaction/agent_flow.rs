@@ -10,6 +10,7 @@
 //! drops the answer and runs the turn again.
 
 use crate::compaction::reason::Reason;
+use crate::js::number::number_to_string;
 use crate::js::options::Value;
 use crate::tokens::overflow::StopReason;
 
@@ -176,14 +177,17 @@ pub const BACKGROUND_AT: f64 = 0.8;
 
 /// Checks `attach`'s arguments: an agent with `subscribe()` and `state`;
 /// options an object or absent; a store with `save()` and then a string
-/// `sessionId`; `onStateChange` a function or absent. `prop` reads a
-/// property (`undefined` when it cannot). `Err` is the `TypeError`'s text.
+/// `sessionId`; `onStateChange` a function or absent; `backgroundAt` a
+/// fraction or `false`. `prop` reads a property (`undefined` when it
+/// cannot). `Err` is the error's text: a `RangeError`'s with `true` (a
+/// number out of range), a `TypeError`'s else.
 pub fn attach_options<V: Value>(
     agent: &V,
     options: &V,
     prop: impl Fn(&V, &'static str) -> V,
-) -> Result<AttachOptions<V>, String> {
-    let refused = |what: &str, value: &V| format!("attach: {what}, got {}", value.describe());
+) -> Result<AttachOptions<V>, (String, bool)> {
+    let refused =
+        |what: &str, value: &V| (format!("attach: {what}, got {}", value.describe()), false);
     let is_agent = agent.is_object()
         && prop(agent, "subscribe").function().is_some()
         && prop(agent, "state").is_object();
@@ -199,7 +203,8 @@ pub fn attach_options<V: Value>(
     let store = if store.is_nullish() {
         None
     } else if prop(&store, "save").function().is_none() {
-        return Err("attach: options.store must have a save() method (a SessionStore)".into());
+        let what = "attach: options.store must have a save() method (a SessionStore)";
+        return Err((what.into(), false));
     } else if session_id.name().is_none() {
         let what = "options.sessionId must be a string when options.store is given";
         return Err(refused(what, &session_id));
@@ -213,14 +218,16 @@ pub fn attach_options<V: Value>(
         None => return Err(refused("options.onStateChange must be a function", &given)),
     };
     let given = prop(options, "backgroundAt");
+    let what =
+        "options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false";
     let background_at = match (given.is_undefined(), given.boolean(), given.number()) {
         (true, _, _) => Some(BACKGROUND_AT),
         (_, Some(false), _) => None,
-        (_, _, Some(f)) if super::background::fraction(Some(f)).is_ok() => Some(f),
-        _ => {
-            let what = "options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false";
-            return Err(refused(what, &given));
+        (_, _, Some(f)) if super::background::is_fraction(f) => Some(f),
+        (_, _, Some(f)) => {
+            return Err((format!("attach: {what}, got {}", number_to_string(f)), true))
         }
+        _ => return Err(refused(what, &given)),
     };
     Ok(AttachOptions {
         store,
@@ -372,7 +379,7 @@ mod tests {
     fn error(agent: Js, options: Js) -> String {
         match attach_options(&agent, &options, prop) {
             Ok(_) => panic!("accepted"),
-            Err(e) => e,
+            Err((e, _)) => e,
         }
     }
 
@@ -391,8 +398,16 @@ mod tests {
         assert_eq!(o.background_at, None);
         assert_eq!(
             error(Js::Fun("agent"), Js::Fun("bad background")),
-            "attach: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false, got a number"
+            "attach: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false, got 2"
         );
+        // A number out of range is a RangeError; another type a TypeError.
+        let class = |options| {
+            attach_options(&Js::Fun("agent"), &options, prop)
+                .err()
+                .map(|(_, range)| range)
+        };
+        assert_eq!(class(Js::Fun("bad background")), Some(true));
+        assert_eq!(class(Js::Num(1.0)), Some(false));
         assert_eq!(
             error(Js::Obj, Js::Undefined),
             "attach: agent must be a pi-agent-core Agent (with subscribe() and state), got an object"

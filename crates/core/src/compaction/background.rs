@@ -7,6 +7,8 @@
 //! methods) ask [`next`] after each turn and before a run's first request,
 //! and [`arrived`] when a summary is there to insert.
 
+use crate::error::{FieldPath, InputError};
+
 /// Where the background compaction stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Job {
@@ -86,15 +88,26 @@ pub fn keep_recent(keep_recent_tokens: f64, threshold: f64, context: f64) -> f64
     (keep_recent_tokens - room).max(keep_recent_tokens / 2.0)
 }
 
-/// The background fraction: of the threshold, in (0, 1]; `Err` holds the
-/// `expected` text.
-pub fn fraction(given: Option<f64>) -> Result<Option<f64>, &'static str> {
+/// The background fraction: of the threshold, in (0, 1]; another number
+/// is out of range at `path`.
+pub fn fraction(
+    given: Option<f64>,
+    path: impl FnOnce() -> FieldPath,
+) -> Result<Option<f64>, InputError> {
     match given {
         None => Ok(None),
-        Some(f) if f > 0.0 && f <= 1.0 => Ok(Some(f)),
-        Some(_) => Err("a number in (0, 1]: a fraction of the threshold"),
+        Some(f) if is_fraction(f) => Ok(Some(f)),
+        Some(f) => Err(InputError::out_of_range(path(), FRACTION, f)),
     }
 }
+
+/// Whether `f` is a background fraction: in (0, 1].
+pub fn is_fraction(f: f64) -> bool {
+    f > 0.0 && f <= 1.0
+}
+
+/// What a background fraction must be.
+const FRACTION: &str = "a number in (0, 1]: a fraction of the threshold";
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
@@ -151,11 +164,19 @@ mod tests {
 
     #[test]
     fn the_fraction_is_of_the_threshold() {
-        assert_eq!(fraction(None), Ok(None));
-        assert_eq!(fraction(Some(0.8)), Ok(Some(0.8)));
-        assert_eq!(fraction(Some(1.0)), Ok(Some(1.0)));
-        assert!(fraction(Some(0.0)).is_err());
-        assert!(fraction(Some(1.5)).is_err());
-        assert!(fraction(Some(f64::NAN)).is_err());
+        let path = || FieldPath::argument("fraction");
+        assert_eq!(fraction(None, path), Ok(None));
+        assert_eq!(fraction(Some(0.8), path), Ok(Some(0.8)));
+        assert_eq!(fraction(Some(1.0), path), Ok(Some(1.0)));
+        for (bad, shown) in [(0.0, "0"), (1.5, "1.5"), (f64::NAN, "NaN")] {
+            let e = fraction(Some(bad), path).unwrap_err();
+            assert!(e.is_range());
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "fraction must be a number in (0, 1]: a fraction of the threshold, got {shown}"
+                )
+            );
+        }
     }
 }
