@@ -456,20 +456,20 @@ describe("errors", () => {
     assert.equal(mock.requests.length, 0);
   });
 
-  test("a bad request rejects with a TypeError naming the field (the call itself never throws)", async () => {
+  test("a bad request rejects with a TypeError naming the field, a RangeError for a number out of range (the call itself never throws)", async () => {
     const summarize = PROVIDERS[0].make();
     const cases = [
       [undefined, `${OPENAI}: request must be an object, got undefined`],
       [request({ prompt: 42 }), `${OPENAI}: request.prompt must be a string, got a number`],
       [request({ systemPrompt: undefined }), `${OPENAI}: request.systemPrompt must be a string, got undefined`],
-      [request({ maxTokens: 0 }), `${OPENAI}: request.maxTokens must be a number ≥ 1, got 0`],
+      [request({ maxTokens: 0 }), `${OPENAI}: request.maxTokens must be a number ≥ 1, got 0`, RangeError],
       [request({ maxTokens: "100" }), `${OPENAI}: request.maxTokens must be a number ≥ 1, got a string`],
-      [request({ maxTokens: Infinity }), `${OPENAI}: request.maxTokens must be a number ≥ 1, got Infinity`],
+      [request({ maxTokens: Infinity }), `${OPENAI}: request.maxTokens must be a number ≥ 1, got Infinity`, RangeError],
     ];
-    for (const [req, message] of cases) {
+    for (const [req, message, kind = TypeError] of cases) {
       const result = summarize(req);
       assert.ok(result instanceof Promise);
-      await assert.rejects(result, (err) => err instanceof TypeError && err.message === message);
+      await assert.rejects(result, (err) => err.constructor === kind && err.message === message);
     }
     assert.equal(mock.requests.length, 0);
   });

@@ -254,6 +254,15 @@ fn option_error(provider: Provider, error: InputError) -> JsValue {
     }
 }
 
+/// A call's bad request as the error its promise rejects with.
+fn call_error(provider: Provider, error: &InputError) -> JsValue {
+    let message = core::call_error(provider, error);
+    match error.is_range() {
+        true => js_sys::RangeError::new(&message).into(),
+        false => js_sys::TypeError::new(&message).into(),
+    }
+}
+
 fn no_fetch(provider: Provider) -> JsValue {
     js_sys::Error::new(&core::no_fetch(provider.label())).into()
 }
@@ -264,8 +273,8 @@ fn string_of(value: &JsValue) -> String {
 
 async fn summarize(endpoint: Rc<Endpoint>, raw: JsValue) -> Result<JsValue, JsValue> {
     let provider = endpoint.provider;
-    let request = read_fields("request", &raw, core::read_request)
-        .map_err(|e| JsValue::from(js_sys::TypeError::new(&core::call_error(provider, &e))))?;
+    let request =
+        read_fields("request", &raw, core::read_request).map_err(|e| call_error(provider, &e))?;
     let fetch = prop(&js_sys::global(), "fetch")
         .dyn_into::<Function>()
         .ok()
@@ -322,12 +331,7 @@ async fn compact(
     let covered = JsArray::new(covered, path)
         .and_then(|a| a.ok_or_else(|| wrong_type(path(), "an array", covered)))
         .and_then(|a| a.slice(0, a.len()))
-        .map_err(|e| {
-            JsValue::from(js_sys::TypeError::new(&core::call_error(
-                endpoint.provider,
-                &e,
-            )))
-        })?;
+        .map_err(|e| call_error(endpoint.provider, &e))?;
     // The messages as the model reads them; the previous summary, which
     // comes first, as it is when it is OpenAI's compaction.
     let first = covered.get(0);

@@ -445,7 +445,8 @@ pub fn read_request<V: Value>(
     })
 }
 
-/// A call's `TypeError` message (its request was bad).
+/// A call's error message (its request was bad): a `RangeError`'s when
+/// `error.is_range()`, a `TypeError`'s else.
 pub fn call_error(provider: Provider, error: &InputError) -> String {
     format!("{}: {error}", provider.label())
 }
@@ -456,15 +457,17 @@ pub fn max_tokens(
     value: Option<f64>,
     describe: impl FnOnce() -> String,
 ) -> Result<f64, InputError> {
-    match value.map(f64::floor) {
-        Some(n) if n.is_finite() && n >= 1.0 => Ok(n),
-        _ => Err(InputError::WrongType {
+    match (value, value.map(f64::floor)) {
+        (_, Some(n)) if n.is_finite() && n >= 1.0 => Ok(n),
+        (Some(n), _) => Err(InputError::out_of_range(
+            request_path("maxTokens"),
+            MAX_TOKENS_EXPECTED,
+            n,
+        )),
+        (None, _) => Err(InputError::WrongType {
             path: request_path("maxTokens"),
             expected: MAX_TOKENS_EXPECTED,
-            got: match value {
-                Some(n) => number_to_string(n),
-                None => describe(),
-            },
+            got: describe(),
         }),
     }
 }
