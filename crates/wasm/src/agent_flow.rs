@@ -26,6 +26,7 @@
 //! as above); a request over the threshold before it arrives waits for it.
 
 use crate::compactor::{compaction_end_event, emit, Compactor};
+use crate::js::errors::bad_input;
 use crate::js::values::{object, prop, shape, Opt};
 use agent_compaction_core::compaction::agent_flow::{
     after_run, attach_options, Flow, RetryGuard, RunEnd, ALREADY_ATTACHED, RECOVERY_FAILED,
@@ -600,14 +601,8 @@ impl Compactor {
     /// Returns the function that detaches it.
     pub fn attach(&self, agent: JsValue, options: JsValue) -> Result<JsValue, JsValue> {
         let read = |value: &Opt, key| Opt(prop(&value.0, key));
-        let o = attach_options(&Opt(agent.clone()), &Opt(options), read).map_err(
-            |(message, range)| -> JsValue {
-                match range {
-                    true => js_sys::RangeError::new(&message).into(),
-                    false => js_sys::TypeError::new(&message).into(),
-                }
-            },
-        )?;
+        let o = attach_options(&Opt(agent.clone()), &Opt(options), read)
+            .map_err(|(message, range)| bad_input(&message, range))?;
         if self.attachment().is_some() {
             return Err(js_sys::Error::new(ALREADY_ATTACHED).into());
         }

@@ -34,7 +34,7 @@
 //!   failure.
 
 use crate::js::errors::thrown_message;
-use crate::js::errors::{describe, unreadable, wrong_type};
+use crate::js::errors::{bad_input, describe, unreadable, wrong_type};
 use crate::js::message_access::get;
 use crate::js::message_access::JsArray;
 use crate::js::strings::to_js_str;
@@ -247,20 +247,12 @@ fn is_plain_object(value: &JsValue) -> bool {
 }
 
 fn option_error(provider: Provider, error: InputError) -> JsValue {
-    let message = core::factory_error(provider, &error);
-    match error.is_range() {
-        true => js_sys::RangeError::new(&message).into(),
-        false => js_sys::TypeError::new(&message).into(),
-    }
+    bad_input(&core::factory_error(provider, &error), error.is_range())
 }
 
 /// A call's bad request as the error its promise rejects with.
 fn call_error(provider: Provider, error: &InputError) -> JsValue {
-    let message = core::call_error(provider, error);
-    match error.is_range() {
-        true => js_sys::RangeError::new(&message).into(),
-        false => js_sys::TypeError::new(&message).into(),
-    }
+    bad_input(&core::call_error(provider, error), error.is_range())
 }
 
 fn no_fetch(provider: Provider) -> JsValue {

@@ -15,9 +15,15 @@ extern "C" {
 /// A core input error as JavaScript receives it: a `RangeError` for a
 /// number out of range, a `TypeError` else.
 pub fn input_error(e: InputError) -> JsValue {
-    match e.is_range() {
-        true => js_sys::RangeError::new(&e.to_string()).into(),
-        false => js_sys::TypeError::new(&e.to_string()).into(),
+    bad_input(&e.to_string(), e.is_range())
+}
+
+/// Bad input with its whole `message`: a `RangeError` when `range` (a
+/// number out of range), a `TypeError` else.
+pub fn bad_input(message: &str, range: bool) -> JsValue {
+    match range {
+        true => js_sys::RangeError::new(message).into(),
+        false => js_sys::TypeError::new(message).into(),
     }
 }
 
