@@ -85,15 +85,6 @@ pub enum InputError {
 }
 
 impl InputError {
-    /// The number `got` at `path`, which must be `expected`.
-    pub fn out_of_range(path: FieldPath, expected: &'static str, got: f64) -> InputError {
-        InputError::OutOfRange {
-            path,
-            expected,
-            got: crate::js::number::number_to_string(got),
-        }
-    }
-
     /// Whether JavaScript throws it as a `RangeError` (else a `TypeError`).
     pub fn is_range(&self) -> bool {
         matches!(self, InputError::OutOfRange { .. })
@@ -130,22 +121,18 @@ mod tests {
     }
 
     #[test]
-    fn a_number_out_of_range_is_shown_as_javascript_prints_it() {
+    fn a_number_out_of_range_is_a_range_error() {
         let path = || FieldPath::argument("options").field("limit");
-        for (n, shown) in [
-            (0.0, "0"),
-            (-5.0, "-5"),
-            (1.5, "1.5"),
-            (f64::NAN, "NaN"),
-            (1e21, "1e+21"),
-        ] {
-            let e = InputError::out_of_range(path(), "a whole number from 1 to 100", n);
-            assert!(e.is_range());
-            assert_eq!(
-                e.to_string(),
-                format!("options.limit must be a whole number from 1 to 100, got {shown}")
-            );
-        }
+        let e = InputError::OutOfRange {
+            path: path(),
+            expected: "a whole number from 1 to 100",
+            got: "0".into(),
+        };
+        assert!(e.is_range());
+        assert_eq!(
+            e.to_string(),
+            "options.limit must be a whole number from 1 to 100, got 0"
+        );
         let e = InputError::WrongType {
             path: path(),
             expected: "a whole number from 1 to 100",

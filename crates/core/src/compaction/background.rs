@@ -8,6 +8,7 @@
 //! and [`arrived`] when a summary is there to insert.
 
 use crate::error::{FieldPath, InputError};
+use crate::js::options::out_of_range;
 
 /// Where the background compaction stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +98,7 @@ pub fn fraction(
     match given {
         None => Ok(None),
         Some(f) if is_fraction(f) => Ok(Some(f)),
-        Some(f) => Err(InputError::out_of_range(path(), FRACTION, f)),
+        Some(f) => Err(out_of_range(path(), FRACTION, f)),
     }
 }
 

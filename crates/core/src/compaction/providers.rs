@@ -459,7 +459,7 @@ pub fn max_tokens(
 ) -> Result<f64, InputError> {
     match (value, value.map(f64::floor)) {
         (_, Some(n)) if n.is_finite() && n >= 1.0 => Ok(n),
-        (Some(n), _) => Err(InputError::out_of_range(
+        (Some(n), _) => Err(crate::js::options::out_of_range(
             request_path("maxTokens"),
             MAX_TOKENS_EXPECTED,
             n,

@@ -19,6 +19,16 @@ pub fn token_count_of(x: f64) -> Option<u64> {
     (x.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&x)).then_some(x as u64)
 }
 
+/// The number `got` at `path`, which must be `expected`: a `RangeError`'s
+/// text, the number as JavaScript prints it.
+pub fn out_of_range(path: FieldPath, expected: &'static str, got: f64) -> InputError {
+    InputError::OutOfRange {
+        path,
+        expected,
+        got: super::number::number_to_string(got),
+    }
+}
+
 /// A token count or a duration option (`summarizerContextWindow`,
 /// `summarizeTimeoutMs`), given (neither undefined nor null): a
 /// non-negative safe integer. `number`: the value when it is a number.
@@ -83,7 +93,7 @@ impl<V: Value> Reader<'_, V> {
     /// text when it is a number but not such a one, a `TypeError`'s else.
     pub fn wrong_number(&self, key: &'static str, expected: &'static str, value: &V) -> InputError {
         match value.number() {
-            Some(n) => InputError::out_of_range(self.path(key), expected, n),
+            Some(n) => out_of_range(self.path(key), expected, n),
             None => self.wrong(key, expected, value),
         }
     }

@@ -269,7 +269,7 @@ mod tests {
     #[test]
     fn bad_input_keeps_its_class() {
         let path = || FieldPath::argument("options").field("limit");
-        let range = InputError::out_of_range(path(), "a whole number from 1 to 100", 0.0);
+        let range = crate::js::options::out_of_range(path(), "a whole number from 1 to 100", 0.0);
         assert_eq!(
             text(range.into()),
             (

@@ -206,3 +206,22 @@ fn token_counts_are_non_negative_safe_integers() {
         assert_eq!(token_count_of(x), None, "{x}");
     }
 }
+
+#[test]
+fn a_number_out_of_range_is_shown_as_javascript_prints_it() {
+    let path = || FieldPath::argument("options").field("limit");
+    for (n, shown) in [
+        (0.0, "0"),
+        (-5.0, "-5"),
+        (1.5, "1.5"),
+        (f64::NAN, "NaN"),
+        (1e21, "1e+21"),
+    ] {
+        let e = out_of_range(path(), "a whole number from 1 to 100", n);
+        assert!(e.is_range());
+        assert_eq!(
+            e.to_string(),
+            format!("options.limit must be a whole number from 1 to 100, got {shown}")
+        );
+    }
+}
