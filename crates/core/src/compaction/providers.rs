@@ -457,14 +457,14 @@ pub fn max_tokens(
     value: Option<f64>,
     describe: impl FnOnce() -> String,
 ) -> Result<f64, InputError> {
-    match (value, value.map(f64::floor)) {
-        (_, Some(n)) if n.is_finite() && n >= 1.0 => Ok(n),
-        (Some(n), _) => Err(crate::js::options::out_of_range(
+    match value {
+        Some(n) if n.floor().is_finite() && n.floor() >= 1.0 => Ok(n.floor()),
+        Some(n) => Err(crate::js::options::out_of_range(
             request_path("maxTokens"),
             MAX_TOKENS_EXPECTED,
             n,
         )),
-        (None, _) => Err(InputError::WrongType {
+        None => Err(InputError::WrongType {
             path: request_path("maxTokens"),
             expected: MAX_TOKENS_EXPECTED,
             got: describe(),

@@ -23,6 +23,7 @@ use crate::history::postings::{put, Postings, Reader, Stats, VERSION};
 use crate::history::rank::{check_limit, rank, QueryTerm, Ranked};
 use crate::history::HistoryError;
 use crate::message::role::Role;
+use std::borrow::Cow;
 
 /// How far a session's index goes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -228,7 +229,7 @@ pub const TEXT: u32 = 3;
 /// as `[role name, text]`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Value<'a> {
-    Bytes(Vec<u8>),
+    Bytes(Cow<'a, [u8]>),
     Text(&'static str, &'a str),
 }
 
@@ -237,17 +238,20 @@ impl Fill {
     /// value)`, in the order it queues them: the statistics, the buckets'
     /// postings, the texts, and the meta record last.
     pub fn records(&self) -> Vec<(Vec<u32>, Value<'_>)> {
-        let mut out = vec![(vec![STATS, self.number], Value::Bytes(self.stats.clone()))];
+        let mut out = vec![(
+            vec![STATS, self.number],
+            Value::Bytes(Cow::from(&self.stats[..])),
+        )];
         for (b, postings) in &self.buckets {
             out.push((
                 vec![BUCKET, *b, self.number],
-                Value::Bytes(postings.clone()),
+                Value::Bytes(Cow::from(&postings[..])),
             ));
         }
         for t in &self.texts {
             out.push((vec![TEXT, t.key], Value::Text(role_name(t.role), &t.text)));
         }
-        out.push((vec![META], Value::Bytes(self.meta.encode())));
+        out.push((vec![META], Value::Bytes(Cow::from(self.meta.encode()))));
         out
     }
 }
