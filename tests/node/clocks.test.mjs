@@ -116,10 +116,17 @@ test("shifting every timestamp by a year either way, or giving all the same valu
   }
 });
 
-test("a summary's keptMessages must be a non-negative whole number: anything else is a TypeError naming it", () => {
+test("a summary's keptMessages must be a non-negative whole number: another number is a RangeError showing it, another type a TypeError, each naming it", () => {
   const c = new Compactor({ contextWindow: 200_000 });
   const summary = (keptMessages) => ({ role: "compactionSummary", summary: "s", tokensBefore: 10, timestamp: 1, keptMessages });
-  for (const bad of [-1, 1.5, NaN, "2", null, {}]) {
+  for (const [bad, shown] of [[-1, "-1"], [1.5, "1.5"], [NaN, "NaN"], [2 ** 53, "9007199254740992"]]) {
+    assert.throws(
+      () => c.contextTokens([{ role: "user", content: "a", timestamp: 0 }, summary(bad)]),
+      (e) => e instanceof RangeError && e.message === `messages[1].keptMessages must be a non-negative safe integer, got ${shown}`,
+      String(bad),
+    );
+  }
+  for (const bad of ["2", null, {}]) {
     assert.throws(
       () => c.contextTokens([{ role: "user", content: "a", timestamp: 0 }, summary(bad)]),
       (e) => e instanceof TypeError && /messages\[1\]\.keptMessages/.test(e.message),

@@ -1,6 +1,7 @@
 // `pinned` and a clearing marker's `tokensFreed` / `outputTokens` are
 // checked like every other field: a TypeError naming the index and field,
-// from every function that reads them.
+// from every function that reads them; a count that is a number out of
+// range (NaN, negative, fractional, past 2^53) is a RangeError that shows it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Compactor, convertToLlm, transformContext } from "agent-compaction";
@@ -23,6 +24,10 @@ async function hookError(messages) {
 
 const typeError = (field, got) => (e) =>
   e instanceof TypeError && e.message.startsWith(`messages[${field} must be `) && e.message.endsWith(`got ${got}`);
+const rangeError = (field, got) => (e) =>
+  e instanceof RangeError && e.message === `messages[${field} must be a non-negative safe integer, got ${got}`;
+// A number is out of range; another type is the wrong type.
+const countError = (field, got) => (/^(NaN|-?[\d.e+]+)$/.test(got) ? rangeError : typeError)(field, got);
 
 test("pinned that is not a boolean", async () => {
   for (const [bad, got] of [["yes", "a string"], [1, "a number"], [{}, "an object"], [null, "null"]]) {
@@ -41,22 +46,22 @@ test("pinned that is not a boolean", async () => {
 });
 
 test("a marker's tokensFreed", () => {
-  for (const [bad, got] of [[NaN, "a number"], [-5000, "a number"], ["10", "a string"], [1e300, "a number"], [1.5, "a number"]]) {
+  for (const [bad, got] of [[NaN, "NaN"], [-5000, "-5000"], ["10", "a string"], [1e300, "1e+300"], [1.5, "1.5"], [2 ** 53, "9007199254740992"]]) {
     const messages = [user("a"), toolResult, marker({ tokensFreed: bad }), user("b")];
-    assert.throws(() => new Compactor({ contextWindow: 200000 }).contextTokens(messages), typeError("2].tokensFreed", got));
+    assert.throws(() => new Compactor({ contextWindow: 200000 }).contextTokens(messages), countError("2].tokensFreed", got));
   }
 });
 
 test("a marker's outputTokens", async () => {
   for (const [bad, field, got] of [
-    [[NaN], "2].outputTokens[0]", "a number"],
-    [[-5], "2].outputTokens[0]", "a number"],
+    [[NaN], "2].outputTokens[0]", "NaN"],
+    [[-5], "2].outputTokens[0]", "-5"],
     [["10"], "2].outputTokens[0]", "a string"],
-    [[1e300], "2].outputTokens[0]", "a number"],
+    [[1e300], "2].outputTokens[0]", "1e+300"],
     ["10", "2].outputTokens", "a string"],
   ]) {
     const messages = [user("a"), toolResult, marker({ outputTokens: bad }), user("b")];
-    assert.throws(() => convertToLlm(messages), typeError(field, got));
+    assert.throws(() => convertToLlm(messages), countError(field, got));
   }
   const fine = [user("a"), toolResult, marker({}), user("b")];
   assert.match(convertToLlm(fine)[1].content[0].text, /~100 tokens/);

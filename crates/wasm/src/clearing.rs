@@ -16,7 +16,7 @@ use agent_compaction_core::compaction::clearing::placeholder_text;
 use agent_compaction_core::compaction::clearing::{ClearedOutputs, ClearingTier, ToolOutput};
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::{FieldPath, InputError};
-use agent_compaction_core::js::options::token_count_of;
+use agent_compaction_core::js::options::{out_of_range, token_count_of};
 use agent_compaction_core::message::role::Role;
 use js_sys::{Array, JsString};
 use wasm_bindgen::prelude::*;
@@ -51,15 +51,13 @@ pub(crate) fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists
         };
         let mut sizes = Vec::with_capacity(a.length() as usize);
         for (k, t) in a.iter().enumerate() {
-            match t.as_f64().and_then(token_count_of) {
-                Some(x) => sizes.push(Some(x)),
-                None => {
-                    return Err(wrong_type(
-                        path().field("outputTokens").at(k),
-                        "a non-negative safe integer",
-                        &t,
-                    ))
-                }
+            let path = path().field("outputTokens").at(k);
+            match t.as_f64() {
+                Some(x) => match token_count_of(x) {
+                    Some(x) => sizes.push(Some(x)),
+                    None => return Err(out_of_range(path, "a non-negative safe integer", x)),
+                },
+                None => return Err(wrong_type(path, "a non-negative safe integer", &t)),
             }
         }
         Some(sizes)

@@ -14,6 +14,7 @@
 //! 20 `pinned === true`, 21 the arguments' bound.
 
 use crate::error::{FieldPath, InputError};
+use crate::js::options::out_of_range;
 use crate::message::role::Role;
 use crate::tokens::estimate::{calibrated_byte_bound, MessageTexts, RawFacts, UsageNumbers};
 use crate::tokens::overflow::StopReason;
@@ -82,11 +83,15 @@ pub fn decode(role: Role, r: &[f64]) -> RawFacts {
 }
 
 /// The error for the problem a record reports (`problem(r)`, not 0) of the
-/// message at `message`: `got` describes the value found wrong, `thrown`
-/// is what a getter or `JSON.stringify` threw (empty: nothing).
+/// message at `message`: `number` is the value found wrong when it is a
+/// number, `got` describes it otherwise, `thrown` is what a getter or
+/// `JSON.stringify` threw (empty: nothing). A count that is a number but
+/// not a count (`NaN`, `-5000`, `1.5`, `1e300`) is out of range: a
+/// `RangeError` that shows it.
 pub fn problem_error(
     r: &[f64],
     message: FieldPath,
+    number: Option<f64>,
     got: impl FnOnce() -> String,
     thrown: impl FnOnce() -> String,
 ) -> InputError {
@@ -116,18 +121,26 @@ pub fn problem_error(
         8 => wrong(message.clone().field("command"), "a string"),
         9 => wrong(message.clone().field("output"), "a string"),
         11 => wrong(message.clone().field("pinned"), "a boolean"),
-        12 => wrong(
-            message.clone().field("tokensFreed"),
-            "a non-negative safe integer",
-        ),
-        13 => wrong(
-            message.clone().field("keptMessages"),
-            "a non-negative safe integer",
-        ),
+        12 => count_error(message.clone().field("tokensFreed"), number, wrong),
+        13 => count_error(message.clone().field("keptMessages"), number, wrong),
         _ => InputError::Unreadable {
             path: message,
             reason: thrown(),
         },
+    }
+}
+
+/// The error for a count field: out of range when it is a number, else
+/// of the wrong type.
+fn count_error(
+    path: FieldPath,
+    number: Option<f64>,
+    wrong: impl FnOnce(FieldPath, &'static str) -> InputError,
+) -> InputError {
+    const EXPECTED: &str = "a non-negative safe integer";
+    match number {
+        Some(x) => out_of_range(path, EXPECTED, x),
+        None => wrong(path, EXPECTED),
     }
 }
 

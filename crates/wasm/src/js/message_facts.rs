@@ -2,7 +2,7 @@
 //! crossing (`gatherFacts`) and decoded by the core (`core::tokens::record`)
 //! into its `RawFacts`.
 
-use crate::js::errors::messages_unreadable;
+use crate::js::errors::{describe, messages_unreadable};
 use crate::js::message_access::{role_from_code, JsArray};
 use agent_compaction_core::compaction::options::EstimatorChoice;
 use agent_compaction_core::conversation::tracker::Source;
@@ -30,8 +30,8 @@ extern "C" {
     fn gather_text_bytes_js(messages: &Array, at: &[usize]) -> Result<Float64Array, JsValue>;
     #[wasm_bindgen(js_name = takeThrown)]
     fn take_thrown() -> String;
-    #[wasm_bindgen(js_name = takeBadDescription)]
-    fn take_bad_description() -> String;
+    #[wasm_bindgen(js_name = takeBad)]
+    fn take_bad() -> JsValue;
 }
 
 /// Facts of `messages[from..to)`; an error names the message and field.
@@ -76,10 +76,12 @@ fn decode(messages: &JsArray, index: usize, r: &[f64]) -> Result<RawFacts, Input
     let role = role_from_code(messages, index, r[0] as u8)?;
     if facts::problem(r) != 0 {
         let path = messages.path(index);
+        let bad = take_bad();
         return Err(facts::problem_error(
             r,
             path,
-            take_bad_description,
+            bad.as_f64(),
+            || describe(&bad),
             take_thrown,
         ));
     }

@@ -131,7 +131,8 @@ fn each_problem_names_its_field() {
         problem_error(
             &r,
             FieldPath::element("messages", 4),
-            || "a number".into(),
+            None,
+            || "an object".into(),
             || thrown,
         )
         .to_string()
@@ -139,35 +140,35 @@ fn each_problem_names_its_field() {
     let cases = [
         (
             1.0,
-            "messages[4].content must be a string or an array of content blocks, got a number",
+            "messages[4].content must be a string or an array of content blocks, got an object",
         ),
         (
             2.0,
-            "messages[4].content[2] must be a content block object, got a number",
+            "messages[4].content[2] must be a content block object, got an object",
         ),
         (
             3.0,
-            "messages[4].content[2].text must be a string, got a number",
+            "messages[4].content[2].text must be a string, got an object",
         ),
         (
             4.0,
-            "messages[4].content[2].thinking must be a string, got a number",
+            "messages[4].content[2].thinking must be a string, got an object",
         ),
         (
             5.0,
-            "messages[4].content[2].name must be a string, got a number",
+            "messages[4].content[2].name must be a string, got an object",
         ),
-        (7.0, "messages[4].summary must be a string, got a number"),
-        (8.0, "messages[4].command must be a string, got a number"),
-        (9.0, "messages[4].output must be a string, got a number"),
-        (11.0, "messages[4].pinned must be a boolean, got a number"),
+        (7.0, "messages[4].summary must be a string, got an object"),
+        (8.0, "messages[4].command must be a string, got an object"),
+        (9.0, "messages[4].output must be a string, got an object"),
+        (11.0, "messages[4].pinned must be a boolean, got an object"),
         (
             12.0,
-            "messages[4].tokensFreed must be a non-negative safe integer, got a number",
+            "messages[4].tokensFreed must be a non-negative safe integer, got an object",
         ),
         (
             13.0,
-            "messages[4].keptMessages must be a non-negative safe integer, got a number",
+            "messages[4].keptMessages must be a non-negative safe integer, got an object",
         ),
     ];
     for (code, want) in cases {
@@ -193,8 +194,43 @@ fn each_problem_names_its_field() {
     // No block index: the first block.
     assert_eq!(
         error(3.0, -1.0, ""),
-        "messages[4].content[0].text must be a string, got a number"
+        "messages[4].content[0].text must be a string, got an object"
     );
+}
+
+#[test]
+fn a_count_that_is_a_number_out_of_range_is_a_range_error() {
+    for (code, field) in [(12.0, "tokensFreed"), (13.0, "keptMessages")] {
+        let r = record(Role::ToolOutputCleared, &[(17, code)]);
+        for (x, shown) in [
+            (f64::NAN, "NaN"),
+            (-5000.0, "-5000"),
+            (1.5, "1.5"),
+            (1e300, "1e+300"),
+        ] {
+            let e = problem_error(
+                &r,
+                FieldPath::element("messages", 2),
+                Some(x),
+                || unreachable!(),
+                String::new,
+            );
+            assert!(e.is_range(), "{field} {x}");
+            assert_eq!(
+                e.to_string(),
+                format!("messages[2].{field} must be a non-negative safe integer, got {shown}")
+            );
+        }
+        // Another type stays a TypeError.
+        let e = problem_error(
+            &r,
+            FieldPath::element("messages", 2),
+            None,
+            || "a string".into(),
+            String::new,
+        );
+        assert!(!e.is_range());
+    }
 }
 
 /// The layout and bytes `gatherTexts` writes for a user message with a

@@ -7,7 +7,7 @@
 // prepare.rs and (through summarizer.js) compaction.rs.
 
 import { OTHER_ROLE, roleCode } from "./roles.js";
-import { describeValue, thrownMessage } from "./values.js";
+import { thrownMessage } from "./values.js";
 
 export const FACTS_STRIDE = 22;
 const STOP_REASONS = new Map([["stop", 0], ["length", 1], ["toolUse", 2], ["error", 3], ["aborted", 4]]);
@@ -276,11 +276,11 @@ export function takeThrown() {
   return thrown === undefined ? "" : thrownMessage(thrown);
 }
 
-// The type of the last value gathering found wrong, for the error message.
-export function takeBadDescription() {
+// The last value gathering found wrong, for the error message.
+export function takeBad() {
   const bad = lastBad;
   lastBad = undefined;
-  return describeValue(bad);
+  return bad;
 }
 
 // [name, path, name, path, ...] of the toolCall blocks in assistant messages
