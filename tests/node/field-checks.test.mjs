@@ -1,10 +1,11 @@
 // `pinned` and a clearing marker's `tokensFreed` / `outputTokens` are
 // checked like every other field: a TypeError naming the index and field,
 // from every function that reads them; a count that is a number out of
-// range (NaN, negative, fractional, past 2^53) is a RangeError that shows it.
+// range (NaN, negative, fractional, past 2^53) is a RangeError that shows it,
+// as is an index argument out of range.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Compactor, convertToLlm, transformContext } from "agent-compaction";
+import { Compactor, convertToLlm, findCutPoint, transformContext } from "agent-compaction";
 
 const user = (text, extra = {}) => ({ role: "user", content: text, timestamp: 1, ...extra });
 const summary = { role: "compactionSummary", summary: "S", tokensBefore: 10, timestamp: 2 };
@@ -65,4 +66,20 @@ test("a marker's outputTokens", async () => {
   }
   const fine = [user("a"), toolResult, marker({}), user("b")];
   assert.match(convertToLlm(fine)[1].content[0].text, /~100 tokens/);
+});
+
+test("findCutPoint's start and end: a number outside the array is a RangeError that shows it", () => {
+  const messages = [user("a"), user("b"), user("c")];
+  for (const [start, end, message] of [
+    [0, 99, "end must be an integer index within the array, got 99"],
+    [0, -1, "end must be an integer index within the array, got -1"],
+    [0, 1.5, "end must be an integer index within the array, got 1.5"],
+    [NaN, 3, "start must be an integer index within the array, got NaN"],
+    [3, 2, "start must be an integer index within the array, got 3"],
+  ]) {
+    assert.throws(() => findCutPoint(messages, start, end, 10), { name: "RangeError", message });
+  }
+  assert.throws(() => findCutPoint(messages, 0, "3", 10), { name: "TypeError", message: "end must be an integer index within the array, got a string" });
+  // Everything fits in 10 tokens: nothing is cut.
+  assert.equal(findCutPoint(messages, 0, 3, 10).firstKeptIndex, 0);
 });

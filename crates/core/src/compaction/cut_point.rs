@@ -9,7 +9,7 @@
 //! moves back over `custom_message` / `branch_summary` entries before it.
 
 use crate::error::{FieldPath, InputError};
-use crate::js::number::number_to_string;
+use crate::js::options::out_of_range;
 use crate::message::role::Role;
 use crate::tokens::estimate::MessageFacts;
 use std::convert::Infallible;
@@ -85,19 +85,20 @@ pub fn index_argument(
     max: u32,
     described: impl FnOnce() -> String,
 ) -> Result<u32, InputError> {
+    let expected = if max == 0 {
+        "0"
+    } else {
+        "an integer index within the array"
+    };
+    let path = FieldPath::argument(name);
     match value {
         Some(x) if x.fract() == 0.0 && x >= 0.0 && x <= max as f64 => Ok(x as u32),
-        _ => Err(InputError::WrongType {
-            path: FieldPath::argument(name),
-            expected: if max == 0 {
-                "0"
-            } else {
-                "an integer index within the array"
-            },
-            got: match value {
-                Some(x) => number_to_string(x),
-                None => described(),
-            },
+        // A number out of range is a RangeError that shows it.
+        Some(x) => Err(out_of_range(path, expected, x)),
+        None => Err(InputError::WrongType {
+            path,
+            expected,
+            got: described(),
         }),
     }
 }
@@ -197,6 +198,12 @@ mod tests {
         );
         // An empty array has one index: 0.
         assert_eq!(e(Some(1.0), 0), "end must be 0, got 1");
+        // A number out of range is a RangeError; another type a TypeError.
+        let range = |v: Option<f64>| index_argument(v, "end", 5, what).unwrap_err().is_range();
+        assert!([6.0, 1.5, -1.0, f64::NAN]
+            .into_iter()
+            .all(|x| range(Some(x))));
+        assert!(!range(None));
     }
     use Role::*;
 
