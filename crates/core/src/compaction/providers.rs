@@ -38,7 +38,6 @@ pub const QUOTED_BODY_CHARS: usize = 300;
 
 /// `expected` texts of the option checks.
 pub const NON_EMPTY_STRING: &str = "a non-empty string";
-pub const A_STRING: &str = "a string";
 pub const AN_OBJECT: &str = "an object";
 pub const MAX_TOKENS_FIELD_EXPECTED: &str = "\"max_tokens\" or \"max_completion_tokens\"";
 pub const HEADERS_EXPECTED: &str =

@@ -11,7 +11,7 @@
 //! [`super::reference::MAX_PAGE_CHARS`] characters.
 
 use super::index::Hit;
-use super::reference::{Page, Reference, DEFAULT_PAGE_CHARS};
+use super::reference::{Page, Reference};
 use crate::error::InputError;
 use crate::js::number::integer_to_string;
 use crate::js::options::{Reader, Value};
@@ -226,9 +226,6 @@ pub fn read_answer(reference: &Reference, role: Role, text: &str, page: &Page) -
     }
     out
 }
-
-/// The page size a tool read uses.
-pub const PAGE_CHARS: usize = DEFAULT_PAGE_CHARS;
 
 /// `text` in double quotes, cut at 200 characters.
 fn quote(text: &str) -> String {

@@ -132,12 +132,6 @@ pub fn reads_usage(stop_reason: StopReason, context_window: Option<f64>) -> bool
         && matches!(stop_reason, StopReason::Stop | StopReason::Length)
 }
 
-/// Whether the error text matches one of pi's overflow patterns, leaving
-/// out its non-overflow exclusions (exposed for tests and diagnostics).
-pub fn matches_overflow_pattern(text: &[u16]) -> bool {
-    OVERFLOW.iter().any(|p| p.matches(text))
-}
-
 fn fold(unit: u16) -> u16 {
     if (b'A' as u16..=b'Z' as u16).contains(&unit) {
         unit + 32
