@@ -413,10 +413,21 @@ for (const engine of ENGINES) {
       // messages' text is random: Firefox compresses what it stores, and
       // repetitive text would never reach the limit.
       const LIMIT_KB = 2048;
-      const own = await launch(engine, { prefs: { "dom.quotaManager.temporaryStorage.fixedLimit": LIMIT_KB } });
-      try {
-        const page = await openPage(own);
-        for (const scenario of ["append", "compaction"]) {
+      // Each part runs in a browser of its own, on a fresh temporary
+      // profile: Firefox counts the room a deleted database freed some time
+      // after the deletion commits, so a part that followed another in the
+      // same profile could start at the limit rather than under it (CI once
+      // saw a save land so).
+      const limited = async (part) => {
+        const own = await launch(engine, { prefs: { "dom.quotaManager.temporaryStorage.fixedLimit": LIMIT_KB } });
+        try {
+          return await part(await openPage(own));
+        } finally {
+          await own.close();
+        }
+      };
+      for (const scenario of ["append", "compaction"]) {
+        await limited(async (page) => {
           const setup = await page.evaluate(async (scenario) => {
             const { m, failed, summary, reply } = window.h;
             const A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -427,15 +438,6 @@ for (const engine of ENGINES) {
               : { role: "toolResult", toolCallId: "c" + i, toolName: "read", content: [{ type: "text", text: noise(1000) }], isError: false, timestamp: T0 + i * 1000 });
             const range = (a, b) => Array.from({ length: b - a }, (_, k) => msg(a + k));
             const req = (r) => new Promise((res, rej) => { r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
-            // Firefox counts the room the previous scenario freed (its
-            // databases deleted) some time after the deletions commit. Until
-            // it does, this scenario would start at the limit rather than
-            // ~1.2 MB under it (CI once saw the save land then, Firefox's
-            // accounting catching up under it): wait for it, up to 10 s.
-            for (let waited = 0; waited < 10_000; waited += 100) {
-              if ((await navigator.storage.estimate()).usage < 200_000) break;
-              await new Promise((res) => setTimeout(res, 100));
-            }
             // ~330 KB stored, ~800 KB of another database, then a save of ~3 MB more.
             const store = await m.SessionStore.open({ name: `limit-${scenario}` });
             const { id } = await store.createSession({ id: "s", title: "limit" });
@@ -487,13 +489,13 @@ for (const engine of ENGINES) {
             other.close();
             fresh.close();
             store.close();
-            // the room back for the next scenario
-            await new Promise((res, rej) => { const d = indexedDB.deleteDatabase(`limit-${scenario}`); d.onsuccess = res; d.onerror = () => rej(d.error); });
             return { reloaded: deepEqual(reloaded, before), count: saved.messageCount, equal: deepEqual(final, next) };
           }, scenario);
           assert.deepEqual(resumed, { reloaded: true, count: 500, equal: true }, scenario);
-        }
+        });
+      }
 
+      await limited(async (page) => {
         // A fork and an import (whole sessions under a new id) that do not
         // fit: rejected, and nothing of them stays (no session listed, no
         // record under a new id); both work once there is room.
@@ -583,9 +585,7 @@ for (const engine of ENGINES) {
           return { outcome, left };
         });
         t.diagnostic(`${engine}: raw IndexedDB, 3,000 puts of 1 KB over a ${LIMIT_KB} KB limit in one transaction: ${raw.outcome}, ${raw.left} records left stored`);
-      } finally {
-        await own.close();
-      }
+      });
     });
 
     // ---------------------------------------------------------------------------
