@@ -942,7 +942,9 @@ class AiSdkConversation {
     if (next === "insert" || next === "wait") {
       // Over the threshold before the summary arrived: this step waits for it.
       if (await this.#settleBackground()) return;
-      if (next === "insert" || !this.#compactor.needsCompaction(this.#flat)) return;
+      // Nothing went in: a compaction now only if the core's background
+      // rule says so again (a failed one made the threshold quiet).
+      if (next === "insert" || this.#compactor.backgroundNext(this.#flat, this.#backgroundAt) !== "compact") return;
     } else if (next !== "compact") return;
     try {
       await this.#compact("threshold");

@@ -148,6 +148,25 @@ describe("attach: threshold compactions in the background", () => {
     assert.equal(mock.requests.length, 4, "the next turn went out");
   });
 
+  test("a request waiting for a background summary that fails goes out as it is: the threshold goes quiet (the stall rule), the summarizer is not asked again at once", async () => {
+    const gate = gatedSummarizer();
+    const { agent, events } = setup({ summarize: gate.summarize });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    // Over the threshold with this prompt: its request waits for the summary.
+    const turn = agent.prompt(big("fourth question", 18_000));
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(mock.requests.length, 3, "the request waits for the summary");
+    gate.fail();
+    await turn;
+    assert.equal(mock.requests.length, 4, "the request went out");
+    assert.ok(sent(mock.requests[3]).includes("first question"), "with the whole context");
+    assert.equal(gate.calls.length, 1, "the summarizer was asked once");
+    assert.equal(ends(events).length, 1);
+    assert.match(ends(events)[0].errorMessage, /summarizer down/);
+    assert.equal(typeof ends(events)[0].quietUntil, "number", "the threshold is quiet until the context grows");
+  });
+
   test("a summary whose messages changed meanwhile (an undo) is dropped, never inserted", async () => {
     const gate = gatedSummarizer();
     const { agent, compactor } = setup({ summarize: gate.summarize });
@@ -276,5 +295,38 @@ describe("aiSdkConversation: threshold compactions in the background", () => {
       message: "aiSdkConversation: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false, got 2",
     });
     assert.throws(() => aiSdkConversation({ compactor, backgroundAt: "all" }), { name: "TypeError" });
+  });
+
+  test("a step waiting for a background summary that fails goes out as it is: the threshold goes quiet, the summarizer is not asked again at once (as with attach)", async () => {
+    const prompts = [];
+    const model = new MockLanguageModelV3({
+      doGenerate: async ({ prompt }) => {
+        prompts.push(prompt);
+        const tokens = Math.ceil(JSON.stringify(prompt).length / 4);
+        return { content: [{ type: "text", text: `answer ${prompts.length}` }], finishReason: { unified: "stop", raw: undefined }, usage: { inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }, warnings: [] };
+      },
+    });
+    const gate = gatedSummarizer();
+    const events = [];
+    const compactor = new Compactor({ contextWindow: 20_000, estimator: "pi", settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 }, summarize: gate.summarize, onEvent: (e) => events.push(e) });
+    const conv = aiSdkConversation({ compactor });
+    for (const label of ["first", "second", "third"]) {
+      await conv.append({ role: "user", content: big(`${label} question`, 18_000) });
+      await conv.run((args) => generateText({ model, ...args }));
+    }
+    await until(() => gate.calls.length === 1, "the summary request");
+    // Over the threshold with this message: its step waits for the summary.
+    await conv.append({ role: "user", content: big("fourth question", 18_000) });
+    const step = conv.run((args) => generateText({ model, ...args }));
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(prompts.length, 3, "the step waits for the summary");
+    gate.fail();
+    await step;
+    assert.equal(prompts.length, 4, "the step went out");
+    assert.ok(JSON.stringify(prompts[3]).includes("first question"), "with the whole context");
+    assert.equal(gate.calls.length, 1, "the summarizer was asked once");
+    assert.equal(ends(events).length, 1);
+    assert.match(ends(events)[0].errorMessage, /summarizer down/);
+    assert.equal(summaries(conv.messages).length, 0);
   });
 });

@@ -498,7 +498,8 @@ impl Attachment {
     /// waiting for it, with `wait`): the agent's messages get it, and the
     /// run's later requests too (the loop's own array lacks it). Without a
     /// summary (it failed, or the messages changed meanwhile), the context
-    /// as it is, or, over the threshold, a compaction now.
+    /// as it is, or a compaction now when `backgroundNext` says so again
+    /// (not after a failure: the stall rule holds the threshold back).
     fn background_into_run(self: &Rc<Self>, messages: &JsValue, wait: bool) -> Promise {
         let this = self.clone();
         let messages = messages.clone();
@@ -508,7 +509,11 @@ impl Attachment {
             }
             match this.insert_background().await {
                 Some(result) => this.with_result(&messages, &result),
-                None if wait => this.compact_now(messages).await,
+                // Nothing went in: a compaction now only if the background
+                // rule says so again (a failed one made the threshold quiet).
+                None if wait && this.background_next(&messages) == "compact" => {
+                    this.compact_now(messages).await
+                }
                 None => this.compactor.context_of(&messages),
             }
         })
