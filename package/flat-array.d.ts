@@ -105,6 +105,10 @@ export interface CutPoint {
  * pi-compatible `findCutPoint` on the flat array, within `[start, end)`:
  * keeps about `keepRecentTokens` of the newest messages, never cutting at a
  * tool result.
+ * @throws RangeError when `end` is not a whole number from 0 to
+ * `messages.length`, or `start` not one from 0 to `end`.
+ * @throws TypeError when `start` or `end` is not a number, or a message
+ * cannot be read (names its index and field).
  */
 export function findCutPoint(
   messages: readonly AnyMessage[],
