@@ -707,6 +707,8 @@ class AiSdkConversation {
   #saving = Promise.resolve();
   /** Of the running call: how many steps are already in the flat array. */
   #taken = 0;
+  /** The last summary in the context last sent to the model (prepareStep, run). */
+  #sentSummary;
   /** modelMessages' memo (see there). */
   #converted = { since: undefined, context: [], end: 0, out: [] };
   constructor(options) {
@@ -1007,10 +1009,16 @@ class AiSdkConversation {
     await this.#readableStandIn();
     await this.#thresholdCheck();
     await this.#save();
-    const result = { messages: this.modelMessages() };
+    const result = { messages: this.#send() };
     const instructions = this.instructions();
     if (instructions) result.instructions = instructions;
     return result;
+  }
+
+  /** The model messages of a request about to go out; remembers the summary they start from. */
+  #send() {
+    this.#sentSummary = this.#flat.findLast((m) => m?.role === "compactionSummary");
+    return this.modelMessages();
   }
 
   /**
@@ -1045,7 +1053,7 @@ class AiSdkConversation {
       // its promises with a NoOutputGeneratedError: keep the real one.
       let streamError;
       const args = {
-        messages: this.modelMessages(),
+        messages: this.#send(),
         prepareStep: this.prepareStep,
         onError: ({ error }) => {
           streamError ??= error;
@@ -1074,7 +1082,11 @@ class AiSdkConversation {
         if (flow === "recoveryFailed") throw new Error(OVERFLOW_RECOVERY_FAILED, { cause: error });
         if (flow !== "overflowRetry") throw error;
         retried = true;
+        // A summary that went in after the failed request was sent (a
+        // background compaction that finished meanwhile, or finishes now)
+        // is the compaction this retry needs, as with attach.
         await this.#settleBackground();
+        if (this.#flat.findLast((m) => m?.role === "compactionSummary") !== this.#sentSummary) continue;
         const out = await this.#compact("overflow", true);
         await this.#save();
         if (!out) throw new Error(`Context overflow recovery failed: nothing to compact. ${error.message}`, { cause: error });

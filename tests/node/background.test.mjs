@@ -6,11 +6,11 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent } from "@mariozechner/pi-agent-core";
-import { generateText } from "ai";
+import { APICallError, generateText } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { Compactor } from "agent-compaction";
 import { aiSdkConversation } from "agent-compaction/ai-sdk";
-import { useMockLlm } from "../support/mock-llm-server.mjs";
+import { PROVIDER_ERRORS, useMockLlm } from "../support/mock-llm-server.mjs";
 
 const mock = useMockLlm();
 const SUMMARY_PREFIX = "The conversation history before this point was compacted";
@@ -167,6 +167,33 @@ describe("attach: threshold compactions in the background", () => {
     assert.equal(typeof ends(events)[0].quietUntil, "number", "the threshold is quiet until the context grows");
   });
 
+  test("an overflow while a background summary is written: the summary, arriving meanwhile, is the compaction the one retry needs; the summarizer is asked once", async () => {
+    const gate = gatedSummarizer();
+    const { agent, events } = setup({ summarize: gate.summarize });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    const before = mock.requests.length;
+    // The provider's window is smaller than the compactor believes: the
+    // next request overflows, and the summary arrives while it is out.
+    mock.setMode(async (r) => {
+      if (sent(r).includes(SUMMARY_PREFIX)) return { text: "answered", usage: { prompt_tokens: 100, completion_tokens: 5, total_tokens: 105 } };
+      gate.release();
+      await new Promise((res) => setTimeout(res, 100));
+      return { status: 400, json: PROVIDER_ERRORS.openai[400] };
+    });
+    await agent.prompt("fourth question");
+    await until(() => agent.state.messages.at(-1)?.stopReason === "stop" && !agent.state.isStreaming, "the retry's answer");
+    const messages = agent.state.messages;
+    assert.equal(mock.requests.length - before, 2, "the overflowing request and one retry");
+    const retry = sent(mock.requests.at(-1));
+    assert.ok(retry.includes(SUMMARY_PREFIX) && retry.includes("background summary") && retry.includes("fourth question"));
+    assert.equal(gate.calls.length, 1, "the summarizer was asked once");
+    assert.deepEqual(ends(events).map((e) => [e.reason, !!e.result]), [["threshold", true]], "no second compaction");
+    assert.equal(summaries(messages).length, 1);
+    assert.ok(!messages.some((m) => m.stopReason === "error"), "the failed attempt is gone");
+    assert.equal(textOf(messages.at(-1)), "answered");
+  });
+
   test("a summary whose messages changed meanwhile (an undo) is dropped, never inserted", async () => {
     const gate = gatedSummarizer();
     const { agent, compactor } = setup({ summarize: gate.summarize });
@@ -295,6 +322,43 @@ describe("aiSdkConversation: threshold compactions in the background", () => {
       message: "aiSdkConversation: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false, got 2",
     });
     assert.throws(() => aiSdkConversation({ compactor, backgroundAt: "all" }), { name: "TypeError" });
+  });
+
+  test("an overflow while a background summary is written: the summary, arriving meanwhile, is the compaction the one retry needs (as with attach)", async () => {
+    const gate = gatedSummarizer();
+    const prompts = [];
+    let overflowAt = -1;
+    const model = new MockLanguageModelV3({
+      doGenerate: async ({ prompt }) => {
+        const i = prompts.length;
+        prompts.push(prompt);
+        if (i === overflowAt) {
+          gate.release();
+          await new Promise((r) => setTimeout(r, 100));
+          const message = "This model's maximum context length is 20000 tokens. However, your messages resulted in 25000 tokens.";
+          throw new APICallError({ message, url: "https://mock.invalid/v1/chat/completions", requestBodyValues: {}, statusCode: 400, responseBody: JSON.stringify({ error: { message, code: "context_length_exceeded" } }), isRetryable: false });
+        }
+        const tokens = Math.ceil(JSON.stringify(prompt).length / 4);
+        return { content: [{ type: "text", text: `answer ${i}` }], finishReason: { unified: "stop", raw: undefined }, usage: { inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }, warnings: [] };
+      },
+    });
+    const events = [];
+    const compactor = new Compactor({ contextWindow: 20_000, estimator: "pi", settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 }, summarize: gate.summarize, onEvent: (e) => events.push(e) });
+    const conv = aiSdkConversation({ compactor });
+    for (const label of ["first", "second", "third"]) {
+      await conv.append({ role: "user", content: big(`${label} question`, 18_000) });
+      await conv.run((args) => generateText({ model, maxRetries: 0, ...args }));
+    }
+    await until(() => gate.calls.length === 1, "the summary request");
+    overflowAt = prompts.length;
+    await conv.append({ role: "user", content: "fourth question" });
+    const result = await conv.run((args) => generateText({ model, maxRetries: 0, ...args }));
+    assert.equal(result.text, `answer ${overflowAt + 1}`, "the retry answered");
+    assert.equal(prompts.length, overflowAt + 2, "the overflowing request and one retry");
+    assert.match(JSON.stringify(prompts.at(-1)), /background summary/);
+    assert.equal(gate.calls.length, 1, "the summarizer was asked once");
+    assert.ok(!ends(events).some((e) => e.reason === "overflow"), "no overflow compaction");
+    assert.equal(summaries(conv.messages).length, 1);
   });
 
   test("a step waiting for a background summary that fails goes out as it is: the threshold goes quiet, the summarizer is not asked again at once (as with attach)", async () => {

@@ -321,8 +321,18 @@ impl Attachment {
             return;
         };
         if how.retry {
-            // The compaction in the background ends first (one at a time).
+            // The compaction in the background ends first (one at a time);
+            // its summary, when it goes in, is the compaction this retry
+            // needs (as with the AI SDK conversation).
             let _ = JsFuture::from(self.compactor.wait_for_background()).await;
+            if self.insert_background().await.is_some() {
+                self.update_guard(RetryGuard::on_retry);
+                // The failed attempt goes, as after a compaction.
+                self.set_messages(&without_last(&self.messages(), &message));
+                self.save().await;
+                self.continue_when_idle();
+                return;
+            }
         } else {
             match self.background_next(&messages).as_str() {
                 "insert" if self.insert_background().await.is_some() => {
