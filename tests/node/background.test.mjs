@@ -286,28 +286,43 @@ describe("the Compactor's background methods", () => {
   });
 });
 
+/**
+ * The AI SDK side of `setup`: the same window, settings and summarizer
+ * (`gate`), a mock model that counts a prompt's tokens as the provider
+ * would and answers `answer <n>`; `before(i)` runs before call `i` answers
+ * (it may throw the provider's error). `step()` is one `run` of a call.
+ * Three large turns are taken, which start the background compaction.
+ */
+async function aiSdkSetup({ before = async () => {} } = {}) {
+  const gate = gatedSummarizer();
+  const prompts = [];
+  const model = new MockLanguageModelV3({
+    doGenerate: async ({ prompt }) => {
+      const i = prompts.length;
+      prompts.push(prompt);
+      await before(i, gate);
+      const tokens = Math.ceil(JSON.stringify(prompt).length / 4);
+      return { content: [{ type: "text", text: `answer ${prompts.length}` }], finishReason: { unified: "stop", raw: undefined }, usage: { inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }, warnings: [] };
+    },
+  });
+  const events = [];
+  const compactor = new Compactor({ contextWindow: 20_000, estimator: "pi", settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 }, summarize: gate.summarize, onEvent: (e) => events.push(e) });
+  const conv = aiSdkConversation({ compactor });
+  const step = () => conv.run((args) => generateText({ model, maxRetries: 0, ...args }));
+  for (const label of ["first", "second", "third"]) {
+    await conv.append({ role: "user", content: big(`${label} question`, 18_000) });
+    await step();
+  }
+  return { gate, prompts, events, compactor, conv, step };
+}
+
 describe("aiSdkConversation: threshold compactions in the background", () => {
   test("the steps go on while the summary is written; it goes into the flat array at its cut when it arrives", async () => {
-    const prompts = [];
-    const model = new MockLanguageModelV3({
-      doGenerate: async ({ prompt }) => {
-        prompts.push(prompt);
-        const tokens = Math.ceil(JSON.stringify(prompt).length / 4);
-        return { content: [{ type: "text", text: `answer ${prompts.length}` }], finishReason: { unified: "stop", raw: undefined }, usage: { inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }, warnings: [] };
-      },
-    });
-    const gate = gatedSummarizer();
-    const events = [];
-    const compactor = new Compactor({ contextWindow: 20_000, estimator: "pi", settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 }, summarize: gate.summarize, onEvent: (e) => events.push(e) });
-    const conv = aiSdkConversation({ compactor });
-    for (const label of ["first", "second", "third"]) {
-      await conv.append({ role: "user", content: big(`${label} question`, 18_000) });
-      await conv.run((args) => generateText({ model, ...args }));
-    }
+    const { gate, prompts, events, compactor, conv, step } = await aiSdkSetup();
     assert.equal(starts(events).at(-1)?.background, true);
     await until(() => gate.calls.length === 1, "the summary request");
     await conv.append({ role: "user", content: "fourth question" });
-    await conv.run((args) => generateText({ model, ...args }));
+    await step();
     assert.ok(!JSON.stringify(prompts.at(-1)).includes(SUMMARY_PREFIX), "not held back");
     gate.release();
     await until(() => summaries(conv.messages).length === 1, "the summary");
@@ -315,7 +330,7 @@ describe("aiSdkConversation: threshold compactions in the background", () => {
     assert.ok(conv.messages.slice(at).some((m) => m.role === "user" && m.content === "fourth question"));
     assert.equal(conv.messages.length, 9);
     await conv.append({ role: "user", content: "fifth question" });
-    await conv.run((args) => generateText({ model, ...args }));
+    await step();
     assert.match(JSON.stringify(prompts.at(-1)), /background summary/);
     assert.throws(() => aiSdkConversation({ compactor, backgroundAt: 2 }), {
       name: "RangeError",
@@ -325,35 +340,21 @@ describe("aiSdkConversation: threshold compactions in the background", () => {
   });
 
   test("an overflow while a background summary is written: the summary, arriving meanwhile, is the compaction the one retry needs (as with attach)", async () => {
-    const gate = gatedSummarizer();
-    const prompts = [];
     let overflowAt = -1;
-    const model = new MockLanguageModelV3({
-      doGenerate: async ({ prompt }) => {
-        const i = prompts.length;
-        prompts.push(prompt);
-        if (i === overflowAt) {
-          gate.release();
-          await new Promise((r) => setTimeout(r, 100));
-          const message = "This model's maximum context length is 20000 tokens. However, your messages resulted in 25000 tokens.";
-          throw new APICallError({ message, url: "https://mock.invalid/v1/chat/completions", requestBodyValues: {}, statusCode: 400, responseBody: JSON.stringify({ error: { message, code: "context_length_exceeded" } }), isRetryable: false });
-        }
-        const tokens = Math.ceil(JSON.stringify(prompt).length / 4);
-        return { content: [{ type: "text", text: `answer ${i}` }], finishReason: { unified: "stop", raw: undefined }, usage: { inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }, warnings: [] };
+    const { gate, prompts, events, conv, step } = await aiSdkSetup({
+      before: async (i, gate) => {
+        if (i !== overflowAt) return;
+        gate.release();
+        await new Promise((r) => setTimeout(r, 100));
+        const message = "This model's maximum context length is 20000 tokens. However, your messages resulted in 25000 tokens.";
+        throw new APICallError({ message, url: "https://mock.invalid/v1/chat/completions", requestBodyValues: {}, statusCode: 400, responseBody: JSON.stringify({ error: { message, code: "context_length_exceeded" } }), isRetryable: false });
       },
     });
-    const events = [];
-    const compactor = new Compactor({ contextWindow: 20_000, estimator: "pi", settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 }, summarize: gate.summarize, onEvent: (e) => events.push(e) });
-    const conv = aiSdkConversation({ compactor });
-    for (const label of ["first", "second", "third"]) {
-      await conv.append({ role: "user", content: big(`${label} question`, 18_000) });
-      await conv.run((args) => generateText({ model, maxRetries: 0, ...args }));
-    }
     await until(() => gate.calls.length === 1, "the summary request");
     overflowAt = prompts.length;
     await conv.append({ role: "user", content: "fourth question" });
-    const result = await conv.run((args) => generateText({ model, maxRetries: 0, ...args }));
-    assert.equal(result.text, `answer ${overflowAt + 1}`, "the retry answered");
+    const result = await step();
+    assert.equal(result.text, `answer ${overflowAt + 2}`, "the retry answered");
     assert.equal(prompts.length, overflowAt + 2, "the overflowing request and one retry");
     assert.match(JSON.stringify(prompts.at(-1)), /background summary/);
     assert.equal(gate.calls.length, 1, "the summarizer was asked once");
@@ -362,30 +363,15 @@ describe("aiSdkConversation: threshold compactions in the background", () => {
   });
 
   test("a step waiting for a background summary that fails goes out as it is: the threshold goes quiet, the summarizer is not asked again at once (as with attach)", async () => {
-    const prompts = [];
-    const model = new MockLanguageModelV3({
-      doGenerate: async ({ prompt }) => {
-        prompts.push(prompt);
-        const tokens = Math.ceil(JSON.stringify(prompt).length / 4);
-        return { content: [{ type: "text", text: `answer ${prompts.length}` }], finishReason: { unified: "stop", raw: undefined }, usage: { inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }, warnings: [] };
-      },
-    });
-    const gate = gatedSummarizer();
-    const events = [];
-    const compactor = new Compactor({ contextWindow: 20_000, estimator: "pi", settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 }, summarize: gate.summarize, onEvent: (e) => events.push(e) });
-    const conv = aiSdkConversation({ compactor });
-    for (const label of ["first", "second", "third"]) {
-      await conv.append({ role: "user", content: big(`${label} question`, 18_000) });
-      await conv.run((args) => generateText({ model, ...args }));
-    }
+    const { gate, prompts, events, conv, step } = await aiSdkSetup();
     await until(() => gate.calls.length === 1, "the summary request");
     // Over the threshold with this message: its step waits for the summary.
     await conv.append({ role: "user", content: big("fourth question", 18_000) });
-    const step = conv.run((args) => generateText({ model, ...args }));
+    const waiting = step();
     await new Promise((r) => setTimeout(r, 150));
     assert.equal(prompts.length, 3, "the step waits for the summary");
     gate.fail();
-    await step;
+    await waiting;
     assert.equal(prompts.length, 4, "the step went out");
     assert.ok(JSON.stringify(prompts[3]).includes("first question"), "with the whole context");
     assert.equal(gate.calls.length, 1, "the summarizer was asked once");
