@@ -939,34 +939,16 @@ class AiSdkConversation {
 
   async #thresholdCheck() {
     if (this.#providerCompacting()) return;
-    const next = this.#compactor.backgroundNext(this.#flat, this.#backgroundAt);
-    if (next === "start") return this.#startBackground();
-    if (next === "insert" || next === "wait") {
-      // Over the threshold before the summary arrived: this step waits for it.
-      if (await this.#settleBackground()) return;
-      // Nothing went in: a compaction now only if the core's background
-      // rule says so again (a failed one made the threshold quiet).
-      if (next === "insert" || this.#compactor.backgroundNext(this.#flat, this.#backgroundAt) !== "compact") return;
-    } else if (next !== "compact") return;
-    try {
-      await this.#compact("threshold");
-    } catch {
-      // A failed compaction changes nothing; the compactor reported it (onEvent).
-    }
-  }
-
-  /**
-   * A threshold compaction in the background: the steps go on with the
-   * full context; its summary goes into the flat array when it arrives
-   * (at its cut, the messages added since after it), and is saved.
-   */
-  #startBackground() {
-    // A failure was reported by compaction_end and leaves nothing behind.
-    this.#compactor
-      .compactInBackground(this.#flat, { conversation: this.#conversation() })
-      .catch(() => undefined)
-      .then(() => this.#settleBackground())
-      .catch(() => undefined);
+    // The compactor's checkpoint: a background summary goes in (awaited
+    // over the threshold), one starts past backgroundAt, or a threshold
+    // compaction runs now. One that starts goes in when it arrives.
+    const before = this.#flat;
+    const out = await this.#compactor.compactIfNeeded(before, {
+      backgroundAt: this.#backgroundAt,
+      conversation: this.#conversation(),
+      onBackgroundEnd: () => this.#settleBackground().catch(() => undefined),
+    });
+    if (out && this.#flat === before) this.#flat = out.messages;
   }
 
   /** Waits for a background compaction, puts its result in (saved); whether it did. */

@@ -184,8 +184,25 @@ export class Compactor {
    */
   compact<M extends AnyMessage>(messages: readonly M[], options: CompactOptions): Promise<CompactionResult<M> | ToolOutputClearingResult<M> | undefined>;
   /**
-   * Compaction in the background, for an agent loop of your own (`attach`
-   * and `aiSdkConversation` do this themselves): after each turn and before
+   * For an agent loop of your own (`attach` and `aiSdkConversation` do the
+   * same), after each answer and before each request: what the context
+   * needs, in one call. A background summary that is ready goes in (over
+   * the threshold, one under way is awaited first); past `backgroundAt` of
+   * the threshold a compaction starts in the background and the call
+   * resolves at once; over the threshold with none, a `threshold`
+   * compaction runs now. Resolves to the result that changed the messages
+   * (use its `messages`), else `undefined`: a compaction that failed was
+   * reported by `compaction_end`, and the request goes out as it is. After
+   * a background summary that failed, the threshold is quiet (the stall
+   * rule): the summarizer is not asked again at once. Bad options reject
+   * with a `TypeError` or `RangeError`.
+   */
+  compactIfNeeded<M extends AnyMessage>(
+    messages: readonly M[],
+    options?: CompactIfNeededOptions,
+  ): Promise<CompactionResult<M> | ToolOutputClearingResult<M> | undefined>;
+  /**
+   * The steps of `compactIfNeeded`, one at a time: after each turn and before
    * a request, ask what comes next for the messages, with the background
    * start at `fraction` of the threshold (none: never):
    * `"start"`: `compactInBackground(messages)` and go on with the full
@@ -372,6 +389,15 @@ export interface CompactOptions {
    * else the model's); `maxTokens` is then capped at the room left.
    */
   conversation?: { systemPrompt?: string; tools?: unknown };
+}
+/** `compactIfNeeded`'s options. */
+export interface CompactIfNeededOptions {
+  /** A compaction starts in the background past this fraction of the threshold, in (0, 1]; none: never (it blocks at the threshold, as pi does). */
+  backgroundAt?: number;
+  /** As `CompactOptions.conversation`. */
+  conversation?: CompactOptions["conversation"];
+  /** Called when a compaction this call started in the background has ended: `takeBackground(messages)` then puts its summary in before the next call does. */
+  onBackgroundEnd?: () => void;
 }
 /** `beforeCompact`'s event. */
 export interface BeforeCompactEvent<M extends AnyMessage = AgentMessage> {

@@ -167,6 +167,30 @@ describe("attach: threshold compactions in the background", () => {
     assert.equal(typeof ends(events)[0].quietUntil, "number", "the threshold is quiet until the context grows");
   });
 
+  test("a run that ends over the threshold while a background summary is written waits for it; when it fails, the summarizer is not asked again at once (the stall rule)", async () => {
+    const gate = gatedSummarizer();
+    const { agent, events, compactor } = setup({ summarize: gate.summarize });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    // A long answer takes the context over the threshold at the run's end.
+    const answer = big("long answer", 12_000);
+    mock.setMode((r) => {
+      const prompt = Math.ceil(sent(r).length / 4);
+      const output = Math.ceil(answer.length / 4);
+      return { text: answer, usage: { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output } };
+    });
+    const turn = agent.prompt("fourth question");
+    await until(() => mock.requests.length === 4 && compactor.needsCompaction(agent.state.messages), "the long answer");
+    gate.fail();
+    await turn;
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(gate.calls.length, 1, "the summarizer was asked once");
+    assert.equal(ends(events).length, 1);
+    assert.match(ends(events)[0].errorMessage, /summarizer down/);
+    assert.equal(summaries(agent.state.messages).length, 0);
+    assert.equal(compactor.needsCompaction(agent.state.messages), false, "the threshold is quiet until the context grows");
+  });
+
   test("an overflow while a background summary is written: the summary, arriving meanwhile, is the compaction the one retry needs; the summarizer is asked once", async () => {
     const gate = gatedSummarizer();
     const { agent, events } = setup({ summarize: gate.summarize });
@@ -271,6 +295,41 @@ describe("the Compactor's background methods", () => {
     assert.equal(c.takeBackground(grown), undefined, "taken once");
     const over = [0, 1, 2, 3, 4, 5, 6, 7, 8].flatMap((i) => turn(i));
     assert.equal(c.backgroundNext(over, 0.8), "compact");
+  });
+
+  test("compactIfNeeded: starts in the background past backgroundAt, puts the summary in at the next call, compacts over the threshold; bad options are refused", async () => {
+    const events = [];
+    const gate = gatedSummarizer();
+    const c = new Compactor({
+      contextWindow: 10_000, estimator: "pi", settings: { reserveTokens: 2_000, keepRecentTokens: 1_000 },
+      summarize: gate.summarize, onEvent: (e) => events.push(e),
+    });
+    const messages = [0, 1, 2, 3, 4, 5, 6].flatMap((i) => turn(i));
+    assert.equal(await c.compactIfNeeded(messages), undefined, "under the threshold, no background: nothing");
+    let ended = 0;
+    assert.equal(await c.compactIfNeeded(messages, { backgroundAt: 0.8, onBackgroundEnd: () => ended++ }), undefined, "started, not awaited");
+    assert.deepEqual(starts(events), [{ type: "compaction_start", reason: "threshold", background: true }]);
+    await until(() => gate.calls.length === 1, "the summary request");
+    gate.release();
+    await until(() => ended === 1, "onBackgroundEnd");
+    const grown = messages.concat(turn(7, 100));
+    const out = await c.compactIfNeeded(grown, { backgroundAt: 0.8 });
+    assert.equal(out.messages[out.firstKeptIndex].role, "compactionSummary");
+    assert.deepEqual(out.messages.slice(-2), grown.slice(-2), "the later messages after it");
+    assert.equal(gate.calls.length, 1);
+
+    // Over the threshold with nothing under way: a threshold compaction now.
+    const over = [0, 1, 2, 3, 4, 5, 6, 7, 8].flatMap((i) => turn(i));
+    const now = await new Compactor({ contextWindow: 10_000, estimator: "pi", settings: { reserveTokens: 2_000, keepRecentTokens: 1_000 }, summarize: () => "## Goal\nS" })
+      .compactIfNeeded(over);
+    assert.equal(now.messages.filter((m) => m.role === "compactionSummary").length, 1);
+
+    await assert.rejects(c.compactIfNeeded(messages, { backgroundAt: 0 }), {
+      name: "RangeError",
+      message: "options.backgroundAt must be a number in (0, 1]: a fraction of the threshold, got 0",
+    });
+    await assert.rejects(c.compactIfNeeded(messages, { onBackgroundEnd: "later" }), { name: "TypeError" });
+    await assert.rejects(c.compactIfNeeded("not messages"), { name: "TypeError" });
   });
 
   test("a result for messages that changed is dropped; a bad fraction is a TypeError", async () => {

@@ -31,6 +31,8 @@ use crate::js::values::{object, prop, shape, Opt};
 use agent_compaction_core::compaction::agent_flow::{
     after_run, attach_options, Flow, RetryGuard, RunEnd, ALREADY_ATTACHED, RECOVERY_FAILED,
 };
+use agent_compaction_core::compaction::background::{Checkpoint, Next};
+use agent_compaction_core::compaction::reason::Reason;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::conversation::view::is_failed_attempt;
 use agent_compaction_core::tokens::overflow::StopReason;
@@ -142,25 +144,23 @@ impl Attachment {
         }
     }
 
-    /// `compact`'s options: the reason, and the agent's system prompt and
-    /// tools, so that summary requests may repeat the conversation as its
-    /// own requests send it.
-    fn options(&self, reason: &str, will_retry: bool) -> JsValue {
+    /// The agent's system prompt and tools, so that summary requests may
+    /// repeat the conversation as its own requests send it.
+    fn conversation(&self) -> JsValue {
         let state = prop(&self.agent, "state");
-        let conversation = object(&[
+        object(&[
             ("systemPrompt", prop(&state, "systemPrompt")),
             ("tools", prop(&state, "tools")),
-        ]);
-        object(&[
-            ("reason", reason.into()),
-            ("willRetry", will_retry.into()),
-            ("conversation", conversation),
         ])
     }
 
     /// Compacts `messages`; `Some(result)` when a summary was inserted.
     async fn compact(&self, messages: &JsValue, reason: &str, will_retry: bool) -> Option<JsValue> {
-        let options = self.options(reason, will_retry);
+        let options = object(&[
+            ("reason", reason.into()),
+            ("willRetry", will_retry.into()),
+            ("conversation", self.conversation()),
+        ]);
         let running = self.compactor.compact(messages.clone(), options);
         self.state_changed();
         // Failures were reported as `compaction_end` with their message.
@@ -172,33 +172,55 @@ impl Attachment {
         result
     }
 
-    /// What the background compaction does next for `messages`
-    /// (`compaction::background`): `"nothing"`, `"start"`, `"insert"`,
-    /// `"wait"` or `"compact"` (a blocking threshold compaction).
-    fn background_next(&self, messages: &JsValue) -> String {
-        let fraction = self.background_at.map_or(JsValue::UNDEFINED, JsValue::from);
-        self.compactor
-            .background_next(messages.clone(), fraction)
-            .unwrap_or_else(|_| "nothing".into())
+    /// Whether the background compaction would start now for `messages`.
+    fn background_due(&self, messages: &JsValue) -> bool {
+        self.background_at.is_some()
+            && (self.compactor.next(messages, self.background_at))
+                .is_ok_and(|next| next == Next::Start)
     }
 
-    /// Starts a compaction of `messages` in the background; when its
-    /// summary arrives while the agent is idle, it goes into the agent's
-    /// messages at once (during a run, the next request puts it in).
-    fn start_background(self: &Rc<Self>, messages: &JsValue) {
-        let running = self
-            .compactor
-            .compact_in_background(messages.clone(), self.options("threshold", false));
-        self.state_changed();
+    /// The checkpoint (`compactIfNeeded`) on `messages`, the agent's or the
+    /// loop's copy at a request: `start` a compaction in the background,
+    /// `compact` over the threshold. A result goes into the agent's
+    /// messages (saved) when they are still those of the start; a summary
+    /// that arrives later goes in when the agent is idle (during a run, the
+    /// next request puts it in).
+    async fn checkpoint(
+        self: &Rc<Self>,
+        messages: &JsValue,
+        start: bool,
+        compact: bool,
+    ) -> Option<JsValue> {
+        let before = self.messages();
+        let course = Checkpoint::new(start, compact);
         let this = self.clone();
-        crate::js::values::spawn_detached(async move {
-            let _ = JsFuture::from(running).await;
-            let _ = JsFuture::from(this.compactor.wait_for_background()).await;
-            this.state_changed();
-            if !prop(&prop(&this.agent, "state"), "isStreaming").is_truthy() {
-                this.insert_background().await;
-            }
+        let changed = Rc::new(move || this.state_changed());
+        let this = self.clone();
+        let ended = Box::new(move || {
+            crate::js::values::spawn_detached(async move {
+                if !prop(&prop(&this.agent, "state"), "isStreaming").is_truthy() {
+                    this.insert_background().await;
+                }
+            })
         });
+        let checkpoint = self.compactor.shared().checkpoint(
+            messages.clone(),
+            self.background_at,
+            self.conversation(),
+            course,
+            changed,
+            Some(ended),
+        );
+        let result = checkpoint.await.ok()?;
+        if !result.is_object() {
+            return None;
+        }
+        *self.last_tier.borrow_mut() = Some(prop(&result, "tier"));
+        if self.unchanged(&before) {
+            self.set_messages(&prop(&result, "messages"));
+            self.save().await;
+        }
+        Some(result)
     }
 
     /// Puts a background summary that is ready into the agent's messages
@@ -212,14 +234,6 @@ impl Attachment {
         self.set_messages(&prop(&result, "messages"));
         self.save().await;
         Some(result)
-    }
-
-    /// Over the threshold with a background compaction: waits for it and
-    /// puts its summary in; `false` when it brought none (failed, or the
-    /// messages changed meanwhile): then a compaction runs now.
-    async fn await_background(&self) -> bool {
-        let _ = JsFuture::from(self.compactor.wait_for_background()).await;
-        self.insert_background().await.is_some()
     }
 
     /// Starts `agent.continue()` once the agent is idle (never awaited by a
@@ -308,43 +322,33 @@ impl Attachment {
                 compaction_end_event("overflow", JsValue::UNDEFINED, false, false, failed, None);
             emit(self.on_event.clone(), event);
         }
-        let Some(how) = flow.compaction() else {
-            // Under the threshold: a summary that arrived goes in, or one
-            // starts in the background when due.
-            match self.background_next(&messages).as_str() {
-                "insert" => {
-                    self.insert_background().await;
-                }
-                "start" => self.start_background(&messages),
-                _ => {}
-            }
+        let overflow = flow
+            .compaction()
+            .filter(|how| how.reason == Reason::Overflow);
+        let Some(how) = overflow else {
+            // Under the threshold a summary that arrived goes in, or one
+            // starts in the background when due; over it, one under way is
+            // awaited, else a threshold compaction runs now.
+            self.checkpoint(&messages, true, flow == Flow::Threshold)
+                .await;
+            self.kick_queued();
             return;
         };
-        if how.retry {
-            // The compaction in the background ends first (one at a time);
-            // its summary, when it goes in, is the compaction this retry
-            // needs (as with the AI SDK conversation).
-            let _ = JsFuture::from(self.compactor.wait_for_background()).await;
-            if self.insert_background().await.is_some() {
+        // An overflow. The compaction in the background ends first (one at
+        // a time); its summary, when it goes in, is the compaction this
+        // needs (as with the AI SDK conversation).
+        let _ = JsFuture::from(self.compactor.wait_for_background()).await;
+        if self.insert_background().await.is_some() {
+            if how.retry {
                 self.update_guard(RetryGuard::on_retry);
                 // The failed attempt goes, as after a compaction.
                 self.set_messages(&without_last(&self.messages(), &message));
                 self.save().await;
                 self.continue_when_idle();
-                return;
+            } else {
+                self.kick_queued();
             }
-        } else {
-            match self.background_next(&messages).as_str() {
-                "insert" if self.insert_background().await.is_some() => {
-                    self.kick_queued();
-                    return;
-                }
-                "wait" if self.await_background().await => {
-                    self.kick_queued();
-                    return;
-                }
-                _ => {}
-            }
+            return;
         }
         let messages = self.messages();
         let input = if how.retry {
@@ -409,13 +413,17 @@ impl Attachment {
                     // the background to start, its summary request repeating
                     // that prefix.
                     let stop = prop(&message, "stopReason").as_string().unwrap_or_default();
-                    if self.background_at.is_some() && !is_failed_attempt(&stop) {
-                        let messages = self.messages();
-                        if self.background_next(&messages) == "start" {
-                            self.start_background(&messages);
-                        }
-                    }
+                    let start = !is_failed_attempt(&stop) && self.background_due(&self.messages());
                     *self.last_assistant.borrow_mut() = Some(message);
+                    if start {
+                        let this = self.clone();
+                        let messages = self.messages();
+                        // Only a start: the loop's own array would lack an
+                        // inserted summary.
+                        crate::js::values::spawn_detached(async move {
+                            this.checkpoint(&messages, true, false).await;
+                        });
+                    }
                 }
                 let this = self.clone();
                 crate::js::values::spawn(async move {
@@ -471,62 +479,21 @@ impl Attachment {
         // The first request of a run, or the first with a new model.
         // The threshold is asked at a run's first request (and the first
         // with a new model); later ones only while a background compaction
-        // runs or has its summary ready.
+        // runs or has its summary ready. A summary that goes in is put in
+        // front of the kept messages of the loop's array for the rest of
+        // the run.
         let first = self.run_started.replace(false) | new_model;
         if !first && !self.compactor.has_background() {
             return None;
         }
-        match self.background_next(messages).as_str() {
-            // A background summary that arrived goes in now.
-            "insert" => return Some(self.background_into_run(messages, false)),
-            // Over the threshold before it arrived: this request waits.
-            "wait" => return Some(self.background_into_run(messages, true)),
-            "compact" if first => {}
-            _ => return None,
-        }
-        // Over the threshold before this request: compact now.
-        Some(crate::js::values::spawn(
-            self.clone().compact_now(messages.clone()),
-        ))
-    }
-
-    /// A threshold compaction of the loop's array `messages` before this
-    /// request; its context.
-    async fn compact_now(self: Rc<Self>, messages: JsValue) -> Result<JsValue, JsValue> {
-        let before = self.messages();
-        let Some(result) = self.compact(&messages, "threshold", false).await else {
-            return self.compactor.context_of(&messages);
-        };
-        if self.unchanged(&before) {
-            self.set_messages(&prop(&result, "messages"));
-            self.save().await;
-        }
-        self.with_result(&messages, &result)
-    }
-
-    /// This request's context with the background summary put in (after
-    /// waiting for it, with `wait`): the agent's messages get it, and the
-    /// run's later requests too (the loop's own array lacks it). Without a
-    /// summary (it failed, or the messages changed meanwhile), the context
-    /// as it is, or a compaction now when `backgroundNext` says so again
-    /// (not after a failure: the stall rule holds the threshold back).
-    fn background_into_run(self: &Rc<Self>, messages: &JsValue, wait: bool) -> Promise {
         let this = self.clone();
         let messages = messages.clone();
-        crate::js::values::spawn(async move {
-            if wait {
-                let _ = JsFuture::from(this.compactor.wait_for_background()).await;
-            }
-            match this.insert_background().await {
+        Some(crate::js::values::spawn(async move {
+            match this.checkpoint(&messages, false, first).await {
                 Some(result) => this.with_result(&messages, &result),
-                // Nothing went in: a compaction now only if the background
-                // rule says so again (a failed one made the threshold quiet).
-                None if wait && this.background_next(&messages) == "compact" => {
-                    this.compact_now(messages).await
-                }
                 None => this.compactor.context_of(&messages),
             }
-        })
+        }))
     }
 
     /// The context of the loop's array `messages` with what `result` (a

@@ -594,28 +594,37 @@ impl Compactor {
                 .map_err(input_error)?;
         let fraction = background::fraction(fraction, || FieldPath::argument("fraction"))
             .map_err(input_error)?;
-        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
-        let s = &mut *s;
-        let job = match &s.background {
-            None => background::Job::Idle,
-            Some(b) if b.result.is_some() => background::Job::Ready,
-            Some(_) => background::Job::Running,
+        Ok(self.next(&messages, fraction)?.name().into())
+    }
+
+    /// Before a request or after an answer, what the context needs
+    /// (`core::compaction::background::Checkpoint`): a background summary
+    /// that is ready goes in, or one under way is awaited when the context
+    /// is over the threshold; a compaction starts in the background past
+    /// `backgroundAt`; over the threshold with none, a threshold compaction
+    /// runs now. Resolves to the result that changed the messages, else
+    /// `undefined` (a failed compaction was reported by `compaction_end`).
+    #[wasm_bindgen(js_name = compactIfNeeded)]
+    pub fn compact_if_needed(&self, messages: JsValue, options: JsValue) -> Promise {
+        let o = match read_options(&options, options::if_needed_options) {
+            Ok(o) => o,
+            Err(e) => return Promise::reject(&input_error(e)),
         };
-        let array = s.tracked.sync(&messages).map_err(input_error)?;
-        let mut source = s.tracked.source(&array);
-        let tracker = &mut s.tracked.tracker;
-        let over = tracker
-            .threshold_exceeded(&s.settings, s.context_window, &mut source)
-            .map_err(input_error)?;
-        let due = match fraction {
-            Some(f) if !over && s.running.is_none() => tracker
-                .exceeds(&s.settings, s.context_window, f, &mut source)
-                .map_err(input_error)?,
-            _ => false,
-        };
-        Ok(background::next(job, over, due, s.running.is_some())
-            .name()
-            .into())
+        let ended = o.on_background_end.map(|f| {
+            Box::new(move || {
+                let _ = f.call0(&JsValue::UNDEFINED);
+            }) as Box<dyn FnOnce()>
+        });
+        let conversation = o.conversation.map(|c| c.0).unwrap_or_default();
+        let course = background::Checkpoint::new(true, true);
+        crate::js::values::spawn(self.shared().checkpoint(
+            messages,
+            o.background_at,
+            conversation,
+            course,
+            Rc::new(|| {}),
+            ended,
+        ))
     }
 
     /// The background compaction's result for `messages`, its summary
@@ -944,6 +953,35 @@ impl Compactor {
         Ok(())
     }
 
+    /// [`background::next`] for `messages`, with its start at `fraction`
+    /// of the threshold (none: never).
+    pub(super) fn next(
+        &self,
+        messages: &JsValue,
+        fraction: Option<f64>,
+    ) -> Result<background::Next, JsValue> {
+        let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
+        let s = &mut *s;
+        let job = match &s.background {
+            None => background::Job::Idle,
+            Some(b) if b.result.is_some() => background::Job::Ready,
+            Some(_) => background::Job::Running,
+        };
+        let array = s.tracked.sync(messages).map_err(input_error)?;
+        let mut source = s.tracked.source(&array);
+        let tracker = &mut s.tracked.tracker;
+        let over = tracker
+            .threshold_exceeded(&s.settings, s.context_window, &mut source)
+            .map_err(input_error)?;
+        let due = match fraction {
+            Some(f) if !over && s.running.is_none() => tracker
+                .exceeds(&s.settings, s.context_window, f, &mut source)
+                .map_err(input_error)?,
+            _ => false,
+        };
+        Ok(background::next(job, over, due, s.running.is_some()))
+    }
+
     /// Whether a background compaction runs or has a summary to insert.
     pub(super) fn has_background(&self) -> bool {
         self.state
@@ -1242,4 +1280,64 @@ async fn compact_job(
         }
     };
     crate::compaction::run(&job, messages).await.map(Some)
+}
+
+impl Compactor {
+    /// One checkpoint (`compactIfNeeded`, `attach`'s, the AI SDK
+    /// conversation's): the core's [`background::Checkpoint`] `course`
+    /// carried out on `messages`. The result that changed them, else
+    /// `undefined`. `changed` is called when a compaction starts here and
+    /// when it ends; `ended`, when one this started in the background has
+    /// ended.
+    pub(crate) async fn checkpoint(
+        self,
+        messages: JsValue,
+        fraction: Option<f64>,
+        conversation: JsValue,
+        mut course: background::Checkpoint,
+        changed: Rc<dyn Fn()>,
+        ended: Option<Box<dyn FnOnce()>>,
+    ) -> Result<JsValue, JsValue> {
+        let options = object(&[
+            ("reason", "threshold".into()),
+            ("conversation", conversation),
+        ]);
+        loop {
+            match course.step(self.next(&messages, fraction)?) {
+                background::Act::Done => return Ok(JsValue::UNDEFINED),
+                background::Act::Start => {
+                    let running = self.compact_in_background(messages, options);
+                    changed();
+                    let waited = self.wait_for_background();
+                    crate::js::values::spawn_detached(async move {
+                        let _ = wasm_bindgen_futures::JsFuture::from(running).await;
+                        let _ = wasm_bindgen_futures::JsFuture::from(waited).await;
+                        changed();
+                        if let Some(ended) = ended {
+                            ended();
+                        }
+                    });
+                    return Ok(JsValue::UNDEFINED);
+                }
+                background::Act::Take { wait } => {
+                    if wait {
+                        let waited = self.wait_for_background();
+                        let _ = wasm_bindgen_futures::JsFuture::from(waited).await;
+                    }
+                    let taken = self.take_background(messages.clone());
+                    if taken.is_object() {
+                        return Ok(taken);
+                    }
+                }
+                background::Act::Compact => {
+                    let running = self.compact(messages, options);
+                    changed();
+                    // A failure was reported (`compaction_end`) and changes nothing.
+                    let result = wasm_bindgen_futures::JsFuture::from(running).await;
+                    changed();
+                    return Ok(result.ok().filter(JsValue::is_object).unwrap_or_default());
+                }
+            }
+        }
+    }
 }

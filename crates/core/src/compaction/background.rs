@@ -5,7 +5,9 @@
 //!
 //! The adapters (`attach`, the AI SDK conversation, the `Compactor`'s own
 //! methods) ask [`next`] after each turn and before a run's first request,
-//! and [`arrived`] when a summary is there to insert.
+//! and [`arrived`] when a summary is there to insert. One [`Checkpoint`]
+//! carries [`next`]'s answers out the same way for all of them
+//! (`compactIfNeeded`).
 
 use crate::error::{FieldPath, InputError};
 use crate::js::options::out_of_range;
@@ -64,6 +66,61 @@ pub fn next(job: Job, over_threshold: bool, due: bool, busy: bool) -> Next {
         (Job::Idle, true) => Next::Compact,
         (Job::Idle, false) if due => Next::Start,
         (Job::Idle, false) => Next::Nothing,
+    }
+}
+
+/// What an adapter does at a checkpoint, for one answer of [`next`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Act {
+    /// Nothing more: the request goes out as it is.
+    Done,
+    /// Start a compaction in the background, and go on.
+    Start,
+    /// Take the summary that is ready into the messages, after waiting for
+    /// the compaction under way when `wait`. When none goes in (it failed,
+    /// or the messages changed meanwhile), ask [`next`] again.
+    Take { wait: bool },
+    /// A threshold compaction now.
+    Compact,
+}
+
+/// The course of one checkpoint (before a request, after an answer): each
+/// answer of [`next`] to an [`Act`], the same for every adapter.
+///
+/// A take that brought nothing asks [`next`] once more, and only a
+/// compaction comes of that answer: after a failure the stall rule has
+/// made the threshold quiet, so the summarizer is not asked again at once;
+/// after a summary dropped because the messages changed, an edit that left
+/// the context over the threshold is compacted now.
+#[derive(Clone, Copy, Debug)]
+pub struct Checkpoint {
+    /// A compaction may start in the background here.
+    start: bool,
+    /// A threshold compaction may run here.
+    compact: bool,
+    asked: bool,
+}
+
+impl Checkpoint {
+    pub fn new(start: bool, compact: bool) -> Checkpoint {
+        Checkpoint {
+            start,
+            compact,
+            asked: false,
+        }
+    }
+
+    /// What to do with `next`'s answer.
+    pub fn step(&mut self, next: Next) -> Act {
+        let again = std::mem::replace(&mut self.asked, true);
+        match next {
+            Next::Compact if self.compact => Act::Compact,
+            _ if again => Act::Done,
+            Next::Insert => Act::Take { wait: false },
+            Next::Wait => Act::Take { wait: true },
+            Next::Start if self.start => Act::Start,
+            _ => Act::Done,
+        }
     }
 }
 
@@ -139,6 +196,41 @@ mod tests {
         assert_eq!(next(Job::Idle, true, true, true), Next::Nothing);
         assert_eq!(next(Job::Idle, false, true, true), Next::Nothing);
         assert_eq!(Next::Compact.name(), "compact");
+    }
+
+    #[test]
+    fn a_checkpoint_carries_each_answer_out() {
+        let first = |next, start, compact| Checkpoint::new(start, compact).step(next);
+        assert_eq!(first(Next::Nothing, true, true), Act::Done);
+        assert_eq!(first(Next::Start, true, true), Act::Start);
+        assert_eq!(first(Next::Insert, true, true), Act::Take { wait: false });
+        assert_eq!(first(Next::Wait, true, true), Act::Take { wait: true });
+        assert_eq!(first(Next::Compact, true, true), Act::Compact);
+        // Where the adapter may not start or compact (a request in the
+        // middle of a run), only a summary goes in.
+        assert_eq!(first(Next::Start, false, false), Act::Done);
+        assert_eq!(first(Next::Compact, false, false), Act::Done);
+        assert_eq!(first(Next::Wait, false, false), Act::Take { wait: true });
+    }
+
+    #[test]
+    fn after_a_take_that_brought_nothing_only_a_compaction_comes_of_asking_again() {
+        for next in [Next::Insert, Next::Wait] {
+            let mut course = Checkpoint::new(true, true);
+            assert!(matches!(course.step(next), Act::Take { .. }));
+            // The summary failed: the stall rule made the threshold quiet,
+            // and a new background compaction would ask the summarizer
+            // again at once.
+            assert_eq!(course.step(Next::Start), Act::Done);
+            assert_eq!(course.step(Next::Nothing), Act::Done);
+            let mut course = Checkpoint::new(true, true);
+            course.step(next);
+            // Dropped (the messages changed), and still over the threshold.
+            assert_eq!(course.step(Next::Compact), Act::Compact);
+            let mut course = Checkpoint::new(true, false);
+            course.step(next);
+            assert_eq!(course.step(Next::Compact), Act::Done);
+        }
     }
 
     #[test]

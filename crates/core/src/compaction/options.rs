@@ -183,11 +183,47 @@ pub fn compact_options<V: Value>(
         custom_instructions: r.text("customInstructions")?,
         signal: Some(r.field("signal")?),
         will_retry: r.truthy("willRetry")?,
-        conversation: match r.field("conversation")? {
-            c if c.is_nullish() => None,
-            c if c.is_object() => Some(c),
-            c => return Err(r.wrong("conversation", "an object", &c)),
-        },
+        conversation: conversation_field(r)?,
+    })
+}
+
+/// `options.conversation`: an object, or none.
+fn conversation_field<V: Value>(r: &Reader<V>) -> Result<Option<V>, InputError> {
+    match r.field("conversation")? {
+        c if c.is_nullish() => Ok(None),
+        c if c.is_object() => Ok(Some(c)),
+        c => Err(r.wrong("conversation", "an object", &c)),
+    }
+}
+
+/// `compactIfNeeded(messages, options)`'s options: all optional.
+pub struct IfNeededOptions<V: Value> {
+    /// The fraction of the threshold at which a compaction starts in the
+    /// background (none: never).
+    pub background_at: Option<f64>,
+    /// As `compact`'s (read by [`conversation`]).
+    pub conversation: Option<V>,
+    /// Called when a compaction this call started in the background ends.
+    pub on_background_end: Option<V::Function>,
+}
+
+pub fn if_needed_options<V: Value>(
+    options: &V,
+    r: &Reader<V>,
+) -> Result<IfNeededOptions<V>, InputError> {
+    if options.is_nullish() {
+        return Ok(IfNeededOptions {
+            background_at: None,
+            conversation: None,
+            on_background_end: None,
+        });
+    }
+    expect_object(r.root, options, "an object")?;
+    let given = r.number("backgroundAt")?;
+    Ok(IfNeededOptions {
+        background_at: super::background::fraction(given, || r.path("backgroundAt"))?,
+        conversation: conversation_field(r)?,
+        on_background_end: r.function("onBackgroundEnd")?,
     })
 }
 
