@@ -352,7 +352,7 @@ describe("the Compactor's background methods", () => {
  * (it may throw the provider's error). `step()` is one `run` of a call.
  * Three large turns are taken, which start the background compaction.
  */
-async function aiSdkSetup({ before = async () => {} } = {}) {
+async function aiSdkSetup({ before = async () => {}, answer = (n) => `answer ${n}` } = {}) {
   const gate = gatedSummarizer();
   const prompts = [];
   const model = new MockLanguageModelV3({
@@ -361,7 +361,9 @@ async function aiSdkSetup({ before = async () => {} } = {}) {
       prompts.push(prompt);
       await before(i, gate);
       const tokens = Math.ceil(JSON.stringify(prompt).length / 4);
-      return { content: [{ type: "text", text: `answer ${prompts.length}` }], finishReason: { unified: "stop", raw: undefined }, usage: { inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } }, warnings: [] };
+      const text = answer(prompts.length);
+      const output = Math.ceil(text.length / 4);
+      return { content: [{ type: "text", text }], finishReason: { unified: "stop", raw: undefined }, usage: { inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: output, text: output, reasoning: 0 } }, warnings: [] };
     },
   });
   const events = [];
@@ -437,5 +439,23 @@ describe("aiSdkConversation: threshold compactions in the background", () => {
     assert.equal(ends(events).length, 1);
     assert.match(ends(events)[0].errorMessage, /summarizer down/);
     assert.equal(summaries(conv.messages).length, 0);
+  });
+
+  test("a call whose answer takes the context over the threshold while a background summary is written waits for it; when it fails, the summarizer is not asked again at once (as with attach)", async () => {
+    const { gate, prompts, events, compactor, conv, step } = await aiSdkSetup({ answer: (n) => (n === 4 ? big("long answer", 12_000) : `answer ${n}`) });
+    await until(() => gate.calls.length === 1, "the summary request");
+    await conv.append({ role: "user", content: "fourth question" });
+    let done = false;
+    const call = step().then(() => (done = true));
+    await until(() => prompts.length === 4, "the fourth call");
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(done, false, "the call waits for the summary");
+    gate.fail();
+    await call;
+    assert.equal(gate.calls.length, 1, "the summarizer was asked once");
+    assert.equal(ends(events).length, 1);
+    assert.match(ends(events)[0].errorMessage, /summarizer down/);
+    assert.equal(summaries(conv.messages).length, 0);
+    assert.equal(compactor.needsCompaction(conv.messages), false, "the threshold is quiet until the context grows");
   });
 });
