@@ -151,8 +151,14 @@ export class Compactor {
    * (`compaction_end`'s `quietUntil`).
    */
   needsCompaction(messages: readonly AnyMessage[]): boolean;
-  /** True between `compaction_start` and `compaction_end`. */
+  /** True between `compaction_start` and `compaction_end` (in the background too: a second `compact` is refused meanwhile). */
   readonly isCompacting: boolean;
+  /**
+   * True while the running compaction is one in the background
+   * (`compactInBackground`, `backgroundAt`): nobody waits for it, so keep
+   * the input enabled and show at most a quiet indicator.
+   */
+  readonly isCompactingInBackground: boolean;
   /** Cancels the running compaction: it ends with `aborted: true` and changes nothing. */
   abort(): void;
   /**
@@ -440,8 +446,17 @@ export interface AttachStore {
   save(sessionId: string, messages: readonly AnyMessage[]): Promise<unknown>;
 }
 export interface CompactorState {
-  /** True while a compaction runs: disable input, show an indicator. */
+  /**
+   * True while a compaction the conversation waits for runs (at the
+   * threshold without `backgroundAt`, an overflow, a manual one): disable
+   * the input, show an indicator. False for one in the background.
+   */
   isCompacting: boolean;
+  /**
+   * True while a compaction runs in the background: the agent goes on and
+   * the input stays enabled; its summary goes in when it arrives.
+   */
+  isCompactingInBackground: boolean;
   /** Estimated tokens of what the model sees now (for a stats bar). */
   contextTokens: number;
   /**

@@ -77,6 +77,7 @@ const ui = {
   notices: $("notices"),
   conversation: $("conversation"),
   compacting: $("compacting"),
+  compactingText: $("compacting-text"),
   composer: $("composer"),
   input: $("input"),
   send: $("send"),
@@ -282,8 +283,11 @@ function isBusy(s = current) {
   return s.agent.state.isStreaming || isCompacting(s) || s.retryPending || s.manualCompacting;
 }
 
+/** A compaction the conversation waits for (one in the background leaves the input enabled). */
 function isCompacting(s = current) {
-  return !!s && (s.compactor.isCompacting || s.manualCompacting || s.stateCompacting);
+  if (!s) return false;
+  const waitedFor = s.compactor.isCompacting && !s.compactor.isCompactingInBackground;
+  return waitedFor || s.manualCompacting || s.stateCompacting;
 }
 
 function notice(kind, text) {
@@ -803,6 +807,11 @@ async function manualCompact(s, customInstructions) {
   update(s);
   const errorsBefore = s.errorEvents;
   try {
+    // A compaction in the background ends first (one at a time); its
+    // summary goes in, and the manual one summarizes on from there.
+    await s.compactor.waitForBackground();
+    const ready = s.compactor.takeBackground(s.agent.state.messages);
+    if (ready) s.agent.state.messages = ready.messages;
     const before = s.agent.state.messages;
     const out = await s.compactor.compact(before, { reason: "manual", customInstructions });
     if (s.closed) return;
@@ -882,7 +891,11 @@ function renderState(s) {
   ui.body.dataset.streaming = String(streaming);
   ui.body.dataset.busy = String(busy);
 
-  ui.compacting.hidden = !compacting;
+  // A compaction in the background only says so; the input stays enabled.
+  const background = !compacting && s.compactor.isCompactingInBackground;
+  ui.body.dataset.background = String(background);
+  ui.compactingText.textContent = background ? "Summarizing older messages in the background…" : "Compacting context…";
+  ui.compacting.hidden = !compacting && !background;
   ui.input.disabled = compacting;
   ui.send.disabled = compacting;
   ui.stop.hidden = !streaming || compacting;

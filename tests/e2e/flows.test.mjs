@@ -163,17 +163,17 @@ async function model(path, body) {
 const requestLog = () => model("requests");
 
 /** A fresh browser profile (its own IndexedDB) on the demo, the model reset and configured. */
-async function openDemo(config = {}) {
+async function openDemo(config = {}, { background = false } = {}) {
   await model("reset", {});
   await model("config", { delayMs: 0, contextWindow: 16_000, ...config });
   const page = await browser.newIsolatedPage({ viewport: { width: 1280, height: 860 } });
   current = page;
   page.onProblem((problem) => problems.push(problem));
-  // The flows follow compactions that block the next request, as pi's do
+  // Most flows follow compactions that block the next request, as pi's do
   // (`?background=off`); compaction in the background, the default, is
-  // tested in Node (tests/node/background.test.mjs) and with the store in
-  // each engine (background-store.test.mjs).
-  await page.goto(`${server.url}?background=off`);
+  // flow 13 here, in Node (tests/node/background.test.mjs) and with the
+  // store in each engine (background-store.test.mjs).
+  await page.goto(background ? server.url : `${server.url}?background=off`);
   await page.waitForFunction(() => document.body?.dataset.ready === "true", null, { timeout: 30_000 });
   return page;
 }
@@ -709,6 +709,52 @@ for (const name of FLOW_ENGINES) {
       const call = log.filter((r) => r.kind === "chat").at(-2);
       assert.ok(JSON.stringify(call.body.tools).includes("search_history"), "the history tools are declared");
       await shot(page, "12-history");
+    });
+
+    test("13. compaction in the background (the default): the input stays enabled while the summary is written, a message sent meanwhile is answered, /compact waits for it", { timeout: 180_000 }, async () => {
+      const page = await openDemo({}, { background: true });
+      const input = page.locator("#input");
+      const indicator = page.locator("#compacting");
+      gate.arm();
+      let held = false;
+      for (const prompt of PROMPTS) {
+        const before = await type(page, prompt);
+        await waitSettled(page, before);
+        held = await Promise.race([gate.arrived.then(() => true), new Promise((r) => setTimeout(() => r(false), 500))]);
+        if (held) break;
+      }
+      assert.ok(held, "a compaction started in the background, and its turn settled");
+      await page.waitForFunction(() => document.body.dataset.background === "true", null, { timeout: 10_000 });
+      assert.equal(await page.evaluate(() => document.body.dataset.compacting), "false", "not a compaction the page waits for");
+      assert.ok(await input.isEnabled(), "input enabled");
+      assert.ok(await page.locator("#send").isEnabled(), "send enabled");
+      assert.ok(await indicator.isVisible(), "a quiet indicator");
+      assert.match(await indicator.textContent(), /in the background/);
+      await shot(page, "13-background");
+
+      // The conversation goes on while the summary is written.
+      const chats = (await requestLog()).filter((r) => r.kind === "chat").length;
+      await send(page, "hello");
+      assert.ok((await requestLog()).filter((r) => r.kind === "chat").length > chats, "the message went out");
+      assert.equal((await pageMessages(page)).filter((m) => m.role === "compactionSummary").length, 0, "the summary is not in yet");
+
+      // /compact meanwhile waits for it (one compaction at a time, never
+      // "already running"), then compacts what follows its summary: here
+      // that fits in keepRecentTokens, pi's "Nothing to compact".
+      const before = await type(page, "/compact");
+      await page.waitForFunction(() => document.body.dataset.compacting === "true", null, { timeout: 10_000 });
+      gate.release();
+      await waitSettled(page, before);
+      await page.waitForFunction(() => document.body.dataset.background === "false", null, { timeout: 10_000 });
+      assert.ok(await indicator.isHidden(), "indicator hidden");
+      const messages = await pageMessages(page);
+      assert.equal(messages.filter((m) => m.role === "compactionSummary").length, 1, "the background summary went in");
+      const at = messages.findIndex((m) => m.role === "compactionSummary");
+      assert.ok(messages.slice(at).some((m) => m.role === "user" && m.text === "hello"), "the message sent meanwhile stays after it");
+      assert.equal((await conversation(page)).filter((r) => r.role === "compactionDivider").length, 1);
+      const notices = await page.locator("#notices").textContent();
+      assert.doesNotMatch(notices, /already running/);
+      assert.match(notices, /Nothing to compact/, "the manual compaction ran after the background one");
     });
   });
 }

@@ -77,12 +77,17 @@ const ends = (events) => events.filter((e) => e.type === "compaction_end");
 describe("attach: threshold compactions in the background", () => {
   test("past 0.8 of the threshold a compaction starts, the agent goes on with the full context, and the summary goes in at its cut when it arrives", async () => {
     const gate = gatedSummarizer();
-    const { agent, compactor, events } = setup({ summarize: gate.summarize });
+    const states = [];
+    const { agent, compactor, events } = setup({ summarize: gate.summarize, attach: { onStateChange: (s) => states.push(s) } });
     for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
     // ~13,500 tokens: past 12,800, under 16,000.
     assert.deepEqual(starts(events), [{ type: "compaction_start", reason: "threshold", background: true }]);
     await until(() => gate.calls.length === 1, "the summary request");
     assert.equal(compactor.isCompacting, true);
+    assert.equal(compactor.isCompactingInBackground, true);
+    // Nobody waits for it: the state keeps the input enabled.
+    assert.deepEqual([states.at(-1).isCompacting, states.at(-1).isCompactingInBackground], [false, true]);
+    assert.ok(!states.some((s) => s.isCompacting), "never a compaction to wait for");
     assert.equal(summaries(agent.state.messages).length, 0, "nothing inserted yet");
 
     // The next turn is not held back: it goes out with the full context.
@@ -104,6 +109,8 @@ describe("attach: threshold compactions in the background", () => {
     );
     assert.ok(messages.slice(at + 1).some((m) => m.role === "user" && textOf(m) === "fourth question"));
     assert.equal(compactor.isCompacting, false);
+    assert.equal(compactor.isCompactingInBackground, false);
+    assert.deepEqual([states.at(-1).isCompacting, states.at(-1).isCompactingInBackground], [false, false]);
 
     await agent.prompt("fifth question");
     const last = sent(mock.requests.at(-1));
@@ -247,9 +254,18 @@ describe("attach: threshold compactions in the background", () => {
 
   test("backgroundAt: false compacts at the threshold and blocks, as pi does", async () => {
     const gate = gatedSummarizer();
-    const { agent, events } = setup({ summarize: gate.summarize, attach: { backgroundAt: false } });
+    const states = [];
+    const { agent, events, compactor } = setup({ summarize: gate.summarize, attach: { backgroundAt: false, onStateChange: (s) => states.push(s) } });
     for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
     assert.equal(starts(events).length, 0, "nothing started under the threshold");
+    // Over the threshold: the compaction blocks, and the state says so.
+    const turn = agent.prompt(big("fourth question", 18_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    assert.equal(compactor.isCompactingInBackground, false);
+    assert.deepEqual([states.at(-1).isCompacting, states.at(-1).isCompactingInBackground], [true, false]);
+    gate.release();
+    await turn;
+    assert.equal(summaries(agent.state.messages).length, 1);
     assert.throws(() => setup({ summarize: gate.summarize, attach: { backgroundAt: 0 } }), {
       name: "RangeError",
       message: "attach: options.backgroundAt must be a number in (0, 1] (a fraction of the threshold) or false, got 0",

@@ -115,7 +115,7 @@ impl Attachment {
         self.state_changed();
     }
 
-    fn state_changed(&self) {
+    pub(super) fn state_changed(&self) {
         let Some(f) = &self.on_state_change else {
             return;
         };
@@ -125,6 +125,7 @@ impl Attachment {
             .unwrap_or(f64::NAN);
         let state = shape(shapes::attach_state(
             self.compactor.is_compacting(),
+            self.compactor.is_compacting_in_background(),
             tokens,
             self.last_tier.borrow().clone(),
         ));
@@ -162,7 +163,6 @@ impl Attachment {
             ("conversation", self.conversation()),
         ]);
         let running = self.compactor.compact(messages.clone(), options);
-        self.state_changed();
         // Failures were reported as `compaction_end` with their message.
         let result = JsFuture::from(running).await.ok().filter(|r| r.is_object());
         if let Some(result) = &result {
@@ -194,8 +194,6 @@ impl Attachment {
         let before = self.messages();
         let course = Checkpoint::new(start, compact);
         let this = self.clone();
-        let changed = Rc::new(move || this.state_changed());
-        let this = self.clone();
         let ended = Box::new(move || {
             crate::js::values::spawn_detached(async move {
                 if !prop(&prop(&this.agent, "state"), "isStreaming").is_truthy() {
@@ -208,7 +206,6 @@ impl Attachment {
             self.background_at,
             self.conversation(),
             course,
-            changed,
             Some(ended),
         );
         let result = checkpoint.await.ok()?;

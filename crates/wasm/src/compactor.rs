@@ -525,6 +525,15 @@ impl Compactor {
             .unwrap_or(true)
     }
 
+    /// Whether the running compaction is one in the background
+    /// (`compactInBackground`): nobody waits for it.
+    #[wasm_bindgen(getter, js_name = isCompactingInBackground)]
+    pub fn is_compacting_in_background(&self) -> bool {
+        self.state.try_borrow().is_ok_and(|s| {
+            s.running.is_some() && s.background.as_ref().is_some_and(|b| b.result.is_none())
+        })
+    }
+
     /// Cancels the running compaction, if any: it ends with `aborted: true`
     /// and changes nothing.
     pub fn abort(&self) {
@@ -622,7 +631,6 @@ impl Compactor {
             o.background_at,
             conversation,
             course,
-            Rc::new(|| {}),
             ended,
         ))
     }
@@ -1082,6 +1090,7 @@ async fn run_compact(
         on_event.clone(),
         shape(shapes::compaction_start_event(reason.name(), background)),
     );
+    attached_state_changed(&state);
     let outcome = compact_job(
         &state,
         &messages,
@@ -1116,11 +1125,21 @@ async fn run_compact(
         ending,
         quiet_until,
     );
+    attached_state_changed(&state);
     match outcome {
         Ok(result) => Ok(result.unwrap_or(JsValue::UNDEFINED)),
         Err(Failure::Aborted(e)) => Err(e),
         Err(Failure::Cancelled) => Err(js_sys::Error::new(CANCELLED).into()),
         Err(Failure::Failed(_)) => Err(js_sys::Error::new(&message.unwrap_or_default()).into()),
+    }
+}
+
+/// `attach`'s `onStateChange` hears of every compaction's start and end,
+/// whoever started it (the app's own `compact` too).
+fn attached_state_changed(state: &RefCell<State>) {
+    let attached = state.try_borrow().ok().and_then(|s| s.attached.clone());
+    if let Some(a) = attached {
+        a.state_changed();
     }
 }
 
@@ -1286,16 +1305,14 @@ impl Compactor {
     /// One checkpoint (`compactIfNeeded`, `attach`'s, the AI SDK
     /// conversation's): the core's [`background::Checkpoint`] `course`
     /// carried out on `messages`. The result that changed them, else
-    /// `undefined`. `changed` is called when a compaction starts here and
-    /// when it ends; `ended`, when one this started in the background has
-    /// ended.
+    /// `undefined`. `ended` is called when a compaction this started in the
+    /// background has ended.
     pub(crate) async fn checkpoint(
         self,
         messages: JsValue,
         fraction: Option<f64>,
         conversation: JsValue,
         mut course: background::Checkpoint,
-        changed: Rc<dyn Fn()>,
         ended: Option<Box<dyn FnOnce()>>,
     ) -> Result<JsValue, JsValue> {
         let options = object(&[
@@ -1307,12 +1324,10 @@ impl Compactor {
                 background::Act::Done => return Ok(JsValue::UNDEFINED),
                 background::Act::Start => {
                     let running = self.compact_in_background(messages, options);
-                    changed();
                     let waited = self.wait_for_background();
                     crate::js::values::spawn_detached(async move {
                         let _ = wasm_bindgen_futures::JsFuture::from(running).await;
                         let _ = wasm_bindgen_futures::JsFuture::from(waited).await;
-                        changed();
                         if let Some(ended) = ended {
                             ended();
                         }
@@ -1330,11 +1345,9 @@ impl Compactor {
                     }
                 }
                 background::Act::Compact => {
-                    let running = self.compact(messages, options);
-                    changed();
                     // A failure was reported (`compaction_end`) and changes nothing.
-                    let result = wasm_bindgen_futures::JsFuture::from(running).await;
-                    changed();
+                    let result =
+                        wasm_bindgen_futures::JsFuture::from(self.compact(messages, options)).await;
                     return Ok(result.ok().filter(JsValue::is_object).unwrap_or_default());
                 }
             }

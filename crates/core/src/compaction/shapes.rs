@@ -382,10 +382,18 @@ pub fn cleared_placeholder<V>(id: V, name: V, text: V, is_error: bool, timestamp
 }
 
 /// `attach`'s `onStateChange` argument: `lastTier` only once a compaction
-/// has resolved.
-pub fn attach_state<V>(is_compacting: bool, context_tokens: f64, last_tier: Option<V>) -> Shape<V> {
+/// has resolved. `running`: a compaction runs; `in_background`: it is one
+/// in the background, which nobody waits for, so the state says so apart
+/// from `isCompacting` (the input stays enabled).
+pub fn attach_state<V>(
+    running: bool,
+    in_background: bool,
+    context_tokens: f64,
+    last_tier: Option<V>,
+) -> Shape<V> {
     let mut s = Shape(vec![
-        ("isCompacting", Bool(is_compacting)),
+        ("isCompacting", Bool(running && !in_background)),
+        ("isCompactingInBackground", Bool(in_background)),
         ("contextTokens", Number(context_tokens)),
     ]);
     s.push_some("lastTier", last_tier.map(Value));

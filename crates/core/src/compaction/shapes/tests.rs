@@ -410,16 +410,24 @@ fn clearing_objects() {
 
 #[test]
 fn the_attach_state_has_the_last_tier_once_there_is_one() {
-    let s: S = attach_state(true, 12.0, None);
+    let s: S = attach_state(true, false, 12.0, None);
     assert_eq!(
         s.0,
         vec![
             ("isCompacting", Bool(true)),
+            ("isCompactingInBackground", Bool(false)),
             ("contextTokens", Number(12.0))
         ]
     );
-    let s: S = attach_state(false, 12.0, Some("clear"));
+    let s: S = attach_state(false, false, 12.0, Some("clear"));
     assert_eq!(s.get("lastTier"), Some(&Value("clear")));
+}
+
+#[test]
+fn a_compaction_in_the_background_is_not_one_the_input_waits_for() {
+    let s: S = attach_state(true, true, 12.0, None);
+    assert_eq!(s.get("isCompacting"), Some(&Bool(false)));
+    assert_eq!(s.get("isCompactingInBackground"), Some(&Bool(true)));
 }
 
 #[test]
