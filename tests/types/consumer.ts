@@ -120,6 +120,15 @@ async function useCompactor(): Promise<void> {
   const summarized: CompactionResult | undefined = await compactor.compact(messages, { reason: "threshold" });
   const branch: BranchSummaryMessage = await compactor.summarizeBranch(messages, { fromId: "e1" });
   const busy: boolean = compactor.isCompacting;
+  const quietly: boolean = compactor.isCompactingInBackground;
+  // A loop of its own: one checkpoint after each answer and before each request.
+  const needed: CompactionResult | ToolOutputClearingResult | undefined = await compactor.compactIfNeeded(messages, {
+    backgroundAt: 0.8,
+    onBackgroundEnd: () => void compactor.takeBackground(messages),
+  });
+  const next: readonly AgentMessage[] = needed ? needed.messages : messages;
+  // @ts-expect-error the fraction is a number
+  await compactor.compactIfNeeded(messages, { backgroundAt: "80%" });
   compactor.abort();
   // Another model, or the same with another window: later checks use it.
   compactor.setModel({ provider: "openai", id: "gpt-4o-mini", contextWindow: 128_000 });

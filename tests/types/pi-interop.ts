@@ -38,7 +38,7 @@ declare const store: SessionStore;
 const detach: () => void = compactor.attach(hooked, {
   store,
   sessionId: "s",
-  onStateChange: (state: CompactorState) => void [state.isCompacting, state.contextTokens.toFixed()],
+  onStateChange: (state: CompactorState) => void [state.isCompacting, state.isCompactingInBackground, state.contextTokens.toFixed()],
 });
 detach();
 // The history tools, beside the app's own.
