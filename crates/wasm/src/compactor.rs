@@ -34,7 +34,6 @@ use agent_compaction_core::conversation::tracker::{threshold, Synced, Tracker};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::history::tool;
 use agent_compaction_core::js::json::Json;
-use agent_compaction_core::message::pinned::model_view;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::context_tokens::ContextTokens;
 use js_sys::{Array, Function, Int32Array, Promise};
@@ -1252,10 +1251,7 @@ async fn compact_job(
         );
         let prefix = conversation.zip(room).and_then(|(conversation, room)| {
             let (summary, resent) = view_head(tracker);
-            let position = |index: usize| {
-                model_view(array.len() as usize, summary, resent).position(|i| i == index)
-            };
-            let plan = &prepared.plan;
+            let bounds = (prepared.plan).view_bounds(array.len() as usize, summary, resent)?;
             let view = match summary {
                 Some(summary) => {
                     let view = crate::pinned::view(&array, summary, resent).ok()?;
@@ -1264,12 +1260,7 @@ async fn compact_job(
                 }
                 None => array.as_array().clone(),
             };
-            let cut = position(plan.first_kept_index)?;
-            let (history_end, turn_end) = match plan.is_split_turn {
-                true => (position(plan.turn_prefix.start)?, Some(cut)),
-                false => (cut, None),
-            };
-            crate::compaction::prefix_job(&view, (history_end, turn_end), room, conversation)
+            crate::compaction::prefix_job(&view, bounds, room, conversation)
         });
         let covered = s.one_request.then(|| {
             let hidden = &prepared.messages_to_summarize;

@@ -5,6 +5,7 @@
 use crate::compaction::cut_point::{find_cut_point_with, CutPoint};
 use crate::error::InputError;
 use crate::js::options::{expect_object, Reader, Value};
+use crate::message::pinned::model_view;
 use crate::message::role::Role;
 use crate::tokens::context_tokens::{estimate_from_end, Stale};
 use crate::tokens::estimate::MessageFacts;
@@ -110,6 +111,26 @@ impl Preparation {
         self.is_split_turn = false;
         self
     }
+
+    /// Where a summary request in the prefix form ends, as positions in the
+    /// model's view of `len` messages (the last summary at `summary`, the
+    /// pinned messages `resent` after it): the history at the cut (at the
+    /// split turn's start when the turn is split), and the turn's prefix at
+    /// the cut. `None` when one of them is not in the view (a pinned
+    /// message the view puts elsewhere).
+    pub fn view_bounds(
+        &self,
+        len: usize,
+        summary: Option<usize>,
+        resent: &[usize],
+    ) -> Option<(usize, Option<usize>)> {
+        let position = |index| model_view(len, summary, resent).position(|i| i == index);
+        let cut = position(self.first_kept_index)?;
+        Some(match self.is_split_turn {
+            true => (position(self.turn_prefix.start)?, Some(cut)),
+            false => (cut, None),
+        })
+    }
 }
 
 /// `prepareCompaction`'s `settings`: an object with a numeric
@@ -157,6 +178,37 @@ mod tests {
         let whole = prepare_compaction(&s[..4], 150.0).unwrap();
         assert!(!whole.is_split_turn);
         assert_eq!(whole.clone().in_one_request(), whole);
+    }
+
+    #[test]
+    fn a_prefix_request_ends_where_the_cut_is_in_the_model_view() {
+        // [u0, pinned u1, summary, u3, a4, u5, a6]: the view is the summary,
+        // u1, then u3 on; the cut at u5 is the view's position 4.
+        let s = session(&[
+            (User, 100, None),
+            (User, 100, None),
+            (CompactionSummary, 50, None),
+            (User, 100, None),
+            (Assistant, 100, None),
+            (User, 100, None),
+            (Assistant, 100, None),
+        ]);
+        let p = prepare_compaction(&s, 150.0).unwrap();
+        assert_eq!(p.first_kept_index, 5);
+        assert_eq!(p.view_bounds(7, Some(2), &[1]), Some((4, None)));
+        assert_eq!(p.view_bounds(7, Some(2), &[]), Some((3, None)));
+        // A split turn: the history ends at the turn's start, the prefix at the cut.
+        let s = session(&[
+            (User, 10, None),
+            (Assistant, 10, None),
+            (ToolResult, 500, None),
+            (Assistant, 10, None),
+            (ToolResult, 500, None),
+        ]);
+        let split = prepare_compaction(&s, 900.0).unwrap();
+        assert_eq!(split.view_bounds(5, None, &[]), Some((0, Some(3))));
+        // The cut not in the view (a summary after it): no prefix request.
+        assert_eq!(split.view_bounds(5, Some(4), &[]), None);
     }
 
     #[test]
