@@ -181,37 +181,6 @@ mod tests {
     }
 
     #[test]
-    fn a_prefix_request_ends_where_the_cut_is_in_the_model_view() {
-        // [u0, pinned u1, summary, u3, a4, u5, a6]: the view is the summary,
-        // u1, then u3 on; the cut at u5 is the view's position 4.
-        let s = session(&[
-            (User, 100, None),
-            (User, 100, None),
-            (CompactionSummary, 50, None),
-            (User, 100, None),
-            (Assistant, 100, None),
-            (User, 100, None),
-            (Assistant, 100, None),
-        ]);
-        let p = prepare_compaction(&s, 150.0).unwrap();
-        assert_eq!(p.first_kept_index, 5);
-        assert_eq!(p.view_bounds(7, Some(2), &[1]), Some((4, None)));
-        assert_eq!(p.view_bounds(7, Some(2), &[]), Some((3, None)));
-        // A split turn: the history ends at the turn's start, the prefix at the cut.
-        let s = session(&[
-            (User, 10, None),
-            (Assistant, 10, None),
-            (ToolResult, 500, None),
-            (Assistant, 10, None),
-            (ToolResult, 500, None),
-        ]);
-        let split = prepare_compaction(&s, 900.0).unwrap();
-        assert_eq!(split.view_bounds(5, None, &[]), Some((0, Some(3))));
-        // The cut not in the view (a summary after it): no prefix request.
-        assert_eq!(split.view_bounds(5, Some(4), &[]), None);
-    }
-
-    #[test]
     fn summarizes_what_comes_before_the_kept_tokens() {
         let s = session(&[
             (User, 100, None),
@@ -242,6 +211,9 @@ mod tests {
         assert_eq!(p.history, 0..0);
         assert_eq!(p.turn_prefix, 0..3);
         assert_eq!(p.first_kept_index, 3);
+        // A prefix-form request: the history ends at the turn's start, the
+        // turn's prefix at the cut.
+        assert_eq!(p.view_bounds(5, None, &[]), Some((0, Some(3))));
     }
 
     #[test]
@@ -258,6 +230,12 @@ mod tests {
         assert_eq!(p.previous_summary_index, Some(1));
         assert_eq!(p.history, 2..4);
         assert_eq!(p.first_kept_index, 4);
+        // A prefix-form request ends at the cut's place in the model's view:
+        // the summary, then what follows it (with u0 pinned: re-sent after
+        // the summary, one place later); not in the view, no such request.
+        assert_eq!(p.view_bounds(6, Some(1), &[]), Some((3, None)));
+        assert_eq!(p.view_bounds(6, Some(1), &[0]), Some((4, None)));
+        assert_eq!(p.view_bounds(6, Some(5), &[]), None);
         // The context is the summary and what follows it.
         assert_eq!(p.tokens_before, 450.0);
     }
