@@ -6,6 +6,7 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent } from "@mariozechner/pi-agent-core";
+import { fauxAssistantMessage, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
 import { APICallError, generateText } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { Compactor } from "agent-compaction";
@@ -223,6 +224,65 @@ describe("attach: threshold compactions in the background", () => {
     assert.equal(summaries(messages).length, 1);
     assert.ok(!messages.some((m) => m.stopReason === "error"), "the failed attempt is gone");
     assert.equal(textOf(messages.at(-1)), "answered");
+  });
+
+  test("a summary that arrives during a tool loop goes in at the run's next request, and the requests after it in the run carry it too", async () => {
+    const faux = registerFauxProvider({ api: "background-test", provider: "background", models: [{ id: "m", contextWindow: 20_000 }] });
+    try {
+      const gate = gatedSummarizer();
+      const compactor = new Compactor({ contextWindow: 20_000, estimator: "pi", settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 }, summarize: gate.summarize });
+      let openTool;
+      const toolRan = [];
+      const slow = {
+        name: "slow", label: "Slow", description: "Takes its time.", parameters: { type: "object", properties: {} },
+        execute: async () => {
+          toolRan.push(true);
+          if (toolRan.length === 1) await new Promise((r) => (openTool = r));
+          return { content: [{ type: "text", text: "tool output" }], details: {} };
+        },
+      };
+      const agent = new Agent({ initialState: { model: faux.getModel(), systemPrompt: "You are terse.", tools: [slow], messages: [] }, getApiKey: () => "k" });
+      compactor.attach(agent);
+      const seen = [];
+      const sees = (reply) => (context) => {
+        seen.push(context.messages.slice());
+        return reply;
+      };
+      faux.setResponses([
+        fauxAssistantMessage("answer 1"),
+        fauxAssistantMessage("answer 2"),
+        fauxAssistantMessage("answer 3"),
+        sees(fauxAssistantMessage(fauxToolCall("slow", {}), { stopReason: "toolUse" })),
+        sees(fauxAssistantMessage(fauxToolCall("slow", {}), { stopReason: "toolUse" })),
+        sees(fauxAssistantMessage("answer 4")),
+      ]);
+      for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+      await until(() => gate.calls.length === 1, "the summary request");
+      const run = agent.prompt("fourth question");
+      await until(() => openTool !== undefined, "the tool call");
+      // The summary arrives while the tool runs (the agent is busy: it waits).
+      gate.release();
+      await until(() => !compactor.isCompacting, "the summary");
+      assert.equal(summaries(agent.state.messages).length, 0, "not in while the run goes on");
+      openTool();
+      await run;
+      const summaryFirst = (messages) => textOf(messages[0]).startsWith(SUMMARY_PREFIX);
+      assert.ok(!summaryFirst(seen[0]), "the run's first request: before the summary arrived");
+      assert.ok(summaryFirst(seen[1]), "the next request starts with the summary");
+      assert.ok(summaryFirst(seen[2]), "and the one after it, from the loop's own array");
+      assert.ok(!JSON.stringify(seen[2]).includes("first question: lorem"), "the summarized turns are not sent");
+      assert.ok(JSON.stringify(seen[2]).includes("fourth question"));
+      const messages = agent.state.messages;
+      assert.equal(summaries(messages).length, 1, "one summary, in the agent's messages");
+      assert.deepEqual(
+        messages.filter((m) => m.role !== "compactionSummary").map((m) => m.role),
+        ["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant", "toolResult", "assistant", "toolResult", "assistant"],
+        "nothing lost",
+      );
+      assert.equal(gate.calls.length, 1);
+    } finally {
+      faux.unregister();
+    }
   });
 
   test("a summary whose messages changed meanwhile (an undo) is dropped, never inserted", async () => {
