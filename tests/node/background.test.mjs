@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent } from "@mariozechner/pi-agent-core";
 import { fauxAssistantMessage, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
-import { APICallError, generateText } from "ai";
+import { APICallError, generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { Compactor } from "agent-compaction";
 import { aiSdkConversation } from "agent-compaction/ai-sdk";
@@ -428,7 +428,7 @@ describe("the Compactor's background methods", () => {
  * (it may throw the provider's error). `step()` is one `run` of a call.
  * Three large turns are taken, which start the background compaction.
  */
-async function aiSdkSetup({ before = async () => {}, answer = (n) => `answer ${n}` } = {}) {
+async function aiSdkSetup({ before = async () => {}, answer = (n) => `answer ${n}`, tools } = {}) {
   const gate = gatedSummarizer();
   const prompts = [];
   const model = new MockLanguageModelV3({
@@ -438,14 +438,19 @@ async function aiSdkSetup({ before = async () => {}, answer = (n) => `answer ${n
       await before(i, gate);
       const tokens = Math.ceil(JSON.stringify(prompt).length / 4);
       const text = answer(prompts.length);
-      const output = Math.ceil(text.length / 4);
-      return { content: [{ type: "text", text }], finishReason: { unified: "stop", raw: undefined }, usage: { inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: output, text: output, reasoning: 0 } }, warnings: [] };
+      const usage = (output) => ({ inputTokens: { total: tokens, noCache: tokens, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: output, text: output, reasoning: 0 } });
+      // `{ toolCall: name }`: a step that calls that tool.
+      if (text.toolCall) {
+        const content = [{ type: "tool-call", toolCallId: `call-${prompts.length}`, toolName: text.toolCall, input: "{}" }];
+        return { content, finishReason: { unified: "tool-calls", raw: undefined }, usage: usage(5), warnings: [] };
+      }
+      return { content: [{ type: "text", text }], finishReason: { unified: "stop", raw: undefined }, usage: usage(Math.ceil(text.length / 4)), warnings: [] };
     },
   });
   const events = [];
   const compactor = new Compactor({ contextWindow: 20_000, estimator: "pi", settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 }, summarize: gate.summarize, onEvent: (e) => events.push(e) });
   const conv = aiSdkConversation({ compactor });
-  const step = () => conv.run((args) => generateText({ model, maxRetries: 0, ...args }));
+  const step = () => conv.run((args) => generateText({ model, maxRetries: 0, tools, stopWhen: stepCountIs(5), ...args }));
   for (const label of ["first", "second", "third"]) {
     await conv.append({ role: "user", content: big(`${label} question`, 18_000) });
     await step();
@@ -533,5 +538,36 @@ describe("aiSdkConversation: threshold compactions in the background", () => {
     assert.match(ends(events)[0].errorMessage, /summarizer down/);
     assert.equal(summaries(conv.messages).length, 0);
     assert.equal(compactor.needsCompaction(conv.messages), false, "the threshold is quiet until the context grows");
+  });
+
+  test("a summary that arrives during a tool loop goes in at the call's next step (as with attach)", async () => {
+    let openTool;
+    const slow = tool({
+      description: "Takes its time.",
+      inputSchema: jsonSchema({ type: "object", properties: {} }),
+      execute: async () => {
+        await new Promise((r) => (openTool = r));
+        return "tool output";
+      },
+    });
+    const { gate, prompts, compactor, conv, step } = await aiSdkSetup({
+      tools: { slow },
+      answer: (n) => (n === 4 ? { toolCall: "slow" } : `answer ${n}`),
+    });
+    await until(() => gate.calls.length === 1, "the summary request");
+    await conv.append({ role: "user", content: "fourth question" });
+    const call = step();
+    await until(() => openTool !== undefined, "the tool call");
+    gate.release();
+    await until(() => !compactor.isCompacting, "the summary");
+    openTool();
+    await call;
+    assert.equal(prompts.length, 5);
+    assert.ok(!JSON.stringify(prompts[3]).includes(SUMMARY_PREFIX), "the call's first step: before the summary arrived");
+    assert.ok(JSON.stringify(prompts[4]).includes(SUMMARY_PREFIX), "the next step starts with the summary");
+    assert.ok(!JSON.stringify(prompts[4]).includes("first question: lorem"), "the summarized turns are not sent");
+    assert.ok(JSON.stringify(prompts[4]).includes("tool output"));
+    assert.equal(summaries(conv.messages).length, 1);
+    assert.equal(gate.calls.length, 1);
   });
 });
