@@ -887,14 +887,6 @@ class AiSdkConversation {
     return { systemPrompt, tools: this.#tools };
   }
 
-  async #compact(reason, willRetry = false) {
-    const out = await this.#compactor.compact(this.#flat, { reason, willRetry, conversation: this.#conversation() });
-    if (out) {
-      this.#flat = out.messages;
-    }
-    return out;
-  }
-
   /**
    * When the last summary is a provider's compaction only that provider can
    * read (OpenAI's encrypted item) and the steps go to another model: our
@@ -1069,7 +1061,9 @@ class AiSdkConversation {
         // is the compaction this retry needs, as with attach.
         await this.#settleBackground();
         if (this.#flat.findLast((m) => m?.role === "compactionSummary") !== this.#sentSummary) continue;
-        const out = await this.#compact("overflow", true);
+        const before = this.#flat;
+        const out = await this.#compactor.compactIfNeeded(before, { reason: "overflow", willRetry: true, conversation: this.#conversation() });
+        if (out && this.#flat === before) this.#flat = out.messages;
         await this.#save();
         if (!out) throw new Error(`Context overflow recovery failed: nothing to compact. ${error.message}`, { cause: error });
       }

@@ -200,8 +200,9 @@ export class Compactor {
    * (use its `messages`), else `undefined`: a compaction that failed was
    * reported by `compaction_end`, and the request goes out as it is. After
    * a background summary that failed, the threshold is quiet (the stall
-   * rule): the summarizer is not asked again at once. Bad options reject
-   * with a `TypeError` or `RangeError`.
+   * rule): the summarizer is not asked again at once. After an overflow,
+   * `{ reason: "overflow", willRetry: true }` (the failed attempt taken out
+   * first). Bad options reject with a `TypeError` or `RangeError`.
    */
   compactIfNeeded<M extends AnyMessage>(
     messages: readonly M[],
@@ -398,6 +399,15 @@ export interface CompactOptions {
 }
 /** `compactIfNeeded`'s options. */
 export interface CompactIfNeededOptions {
+  /**
+   * `"overflow"` after a request the provider refused as too long (or
+   * answered over its window): a compaction is needed, and a summary being
+   * written in the background, awaited, is it; with none, an `overflow`
+   * compaction runs now. Default `"threshold"`.
+   */
+  reason?: "threshold" | "overflow";
+  /** With `reason: "overflow"`: the request will be sent again (reported in `compaction_end`). */
+  willRetry?: boolean;
   /** A compaction starts in the background past this fraction of the threshold, in (0, 1]; none: never (it blocks at the threshold, as pi does). */
   backgroundAt?: number;
   /** As `CompactOptions.conversation`. */

@@ -400,12 +400,38 @@ describe("the Compactor's background methods", () => {
       .compactIfNeeded(over);
     assert.equal(now.messages.filter((m) => m.role === "compactionSummary").length, 1);
 
+    await assert.rejects(c.compactIfNeeded(messages, { reason: "manual" }), {
+      name: "TypeError",
+      message: 'options.reason must be "threshold" or "overflow", got a string',
+    });
     await assert.rejects(c.compactIfNeeded(messages, { backgroundAt: 0 }), {
       name: "RangeError",
       message: "options.backgroundAt must be a number in (0, 1]: a fraction of the threshold, got 0",
     });
     await assert.rejects(c.compactIfNeeded(messages, { onBackgroundEnd: "later" }), { name: "TypeError" });
     await assert.rejects(c.compactIfNeeded("not messages"), { name: "TypeError" });
+  });
+
+  test("compactIfNeeded after an overflow: the summary being written in the background is the compaction (awaited, the summarizer asked once); with none, an overflow compaction now", async () => {
+    const events = [];
+    const messages = [0, 1, 2, 3, 4, 5, 6].flatMap((i) => turn(i));
+    const gate = gatedSummarizer();
+    const options = { contextWindow: 10_000, estimator: "pi", settings: { reserveTokens: 2_000, keepRecentTokens: 1_000 }, onEvent: (e) => events.push(e) };
+    const c = new Compactor({ ...options, summarize: gate.summarize });
+    c.compactInBackground(messages);
+    await until(() => gate.calls.length === 1, "the background summary request");
+    let recovered;
+    const recovering = c.compactIfNeeded(messages, { reason: "overflow", willRetry: true }).then((r) => (recovered = r));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(recovered, undefined, "it waits for the background summary");
+    gate.release();
+    await recovering;
+    assert.equal(recovered.messages.filter((m) => m.role === "compactionSummary").length, 1);
+    assert.equal(gate.calls.length, 1, "no second compaction");
+    events.length = 0;
+    const direct = await new Compactor({ ...options, summarize: () => "## Goal\nS" }).compactIfNeeded(messages, { reason: "overflow", willRetry: true });
+    assert.equal(direct.messages.filter((m) => m.role === "compactionSummary").length, 1, "under the threshold, an overflow compacts anyway");
+    assert.deepEqual(ends(events).map((e) => [e.reason, e.willRetry]), [["overflow", true]]);
   });
 
   test("a result for messages that changed is dropped; a bad fraction is a TypeError", async () => {

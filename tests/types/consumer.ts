@@ -129,6 +129,10 @@ async function useCompactor(): Promise<void> {
   const next: readonly AgentMessage[] = needed ? needed.messages : messages;
   // @ts-expect-error the fraction is a number
   await compactor.compactIfNeeded(messages, { backgroundAt: "80%" });
+  // After an overflow: the failed attempt out, then the compaction the retry needs.
+  await compactor.compactIfNeeded(messages.slice(0, -1), { reason: "overflow", willRetry: true });
+  // @ts-expect-error a manual compaction is compact()'s
+  await compactor.compactIfNeeded(messages, { reason: "manual" });
   compactor.abort();
   // Another model, or the same with another window: later checks use it.
   compactor.setModel({ provider: "openai", id: "gpt-4o-mini", contextWindow: 128_000 });

@@ -155,44 +155,26 @@ impl Attachment {
         ])
     }
 
-    /// Compacts `messages`; `Some(result)` when a summary was inserted.
-    async fn compact(&self, messages: &JsValue, reason: &str, will_retry: bool) -> Option<JsValue> {
-        let options = object(&[
-            ("reason", reason.into()),
-            ("willRetry", will_retry.into()),
-            ("conversation", self.conversation()),
-        ]);
-        let running = self.compactor.compact(messages.clone(), options);
-        // Failures were reported as `compaction_end` with their message.
-        let result = JsFuture::from(running).await.ok().filter(|r| r.is_object());
-        if let Some(result) = &result {
-            *self.last_tier.borrow_mut() = Some(prop(result, "tier"));
-        }
-        self.state_changed();
-        result
-    }
-
     /// Whether the background compaction would start now for `messages`.
     fn background_due(&self, messages: &JsValue) -> bool {
         self.background_at.is_some()
             && (self.compactor.next(messages, self.background_at))
-                .is_ok_and(|next| next == Next::Start)
+                .is_ok_and(|(_, next)| next == Next::Start)
     }
 
     /// The checkpoint (`compactIfNeeded`) on `messages`, the agent's or the
-    /// loop's copy at a request: `start` a compaction in the background,
-    /// `compact` over the threshold. A result goes into the agent's
-    /// messages (saved) when they are still those of the start; a summary
-    /// that arrives later goes in when the agent is idle (during a run, the
-    /// next request puts it in).
+    /// loop's copy at a request, along `course` (after an overflow:
+    /// `overflow` is `Some(will_retry)`). A result goes into the agent's
+    /// messages (saved) when they are still those of the start: then
+    /// `(result, true)`. A summary that arrives later goes in when the
+    /// agent is idle (during a run, the next request puts it in).
     async fn checkpoint(
         self: &Rc<Self>,
         messages: &JsValue,
-        start: bool,
-        compact: bool,
-    ) -> Option<JsValue> {
+        course: Checkpoint,
+        overflow: Option<bool>,
+    ) -> Option<(JsValue, bool)> {
         let before = self.messages();
-        let course = Checkpoint::new(start, compact);
         let this = self.clone();
         let ended = Box::new(move || {
             crate::js::values::spawn_detached(async move {
@@ -201,23 +183,27 @@ impl Attachment {
                 }
             })
         });
-        let checkpoint = self.compactor.shared().checkpoint(
-            messages.clone(),
-            self.background_at,
-            self.conversation(),
+        let how = crate::compactor::Checkpoint {
+            fraction: self.background_at,
+            conversation: self.conversation(),
+            overflow,
             course,
-            Some(ended),
-        );
+        };
+        let checkpoint = self
+            .compactor
+            .shared()
+            .checkpoint(messages.clone(), how, Some(ended));
         let result = checkpoint.await.ok()?;
         if !result.is_object() {
             return None;
         }
         *self.last_tier.borrow_mut() = Some(prop(&result, "tier"));
-        if self.unchanged(&before) {
+        let applied = self.unchanged(&before);
+        if applied {
             self.set_messages(&prop(&result, "messages"));
             self.save().await;
         }
-        Some(result)
+        Some((result, applied))
     }
 
     /// Puts a background summary that is ready into the agent's messages
@@ -326,48 +312,27 @@ impl Attachment {
             // Under the threshold a summary that arrived goes in, or one
             // starts in the background when due; over it, one under way is
             // awaited, else a threshold compaction runs now.
-            self.checkpoint(&messages, true, flow == Flow::Threshold)
-                .await;
+            let course = Checkpoint::new(true, flow == Flow::Threshold);
+            self.checkpoint(&messages, course, None).await;
             self.kick_queued();
             return;
         };
-        // An overflow. The compaction in the background ends first (one at
-        // a time); its summary, when it goes in, is the compaction this
-        // needs (as with the AI SDK conversation).
-        let _ = JsFuture::from(self.compactor.wait_for_background()).await;
-        if self.insert_background().await.is_some() {
-            if how.retry {
-                self.update_guard(RetryGuard::on_retry);
-                // The failed attempt goes, as after a compaction.
-                self.set_messages(&without_last(&self.messages(), &message));
-                self.save().await;
-                self.continue_when_idle();
-            } else {
-                self.kick_queued();
-            }
-            return;
-        }
-        let messages = self.messages();
+        // An overflow: a compaction in the background ends first (one at a
+        // time), and its summary is the compaction this needs; else one
+        // runs now. For a retry the failed attempt goes with it; if nothing
+        // went in, it stays, so the app still shows the provider's error.
         let input = if how.retry {
             self.update_guard(RetryGuard::on_retry);
-            // The failed attempt goes; if compaction fails it stays, so the
-            // app still shows the provider's error.
             without_last(&messages, &message)
         } else {
-            messages.clone()
+            messages
         };
-        let reason = how.reason.name();
-        if let Some(result) = self.compact(&input, reason, how.retry).await {
-            if self.unchanged(&messages) {
-                self.set_messages(&prop(&result, "messages"));
-                self.save().await;
-                if how.retry {
-                    self.continue_when_idle();
-                }
-            }
-        }
+        let course = Checkpoint::new(false, true);
+        let applied = self.checkpoint(&input, course, Some(how.retry)).await;
         if !how.retry {
             self.kick_queued();
+        } else if applied.is_some_and(|(_, applied)| applied) {
+            self.continue_when_idle();
         }
     }
 
@@ -418,7 +383,8 @@ impl Attachment {
                         // Only a start: the loop's own array would lack an
                         // inserted summary.
                         crate::js::values::spawn_detached(async move {
-                            this.checkpoint(&messages, true, false).await;
+                            this.checkpoint(&messages, Checkpoint::new(true, false), None)
+                                .await;
                         });
                     }
                 }
@@ -486,8 +452,11 @@ impl Attachment {
         let this = self.clone();
         let messages = messages.clone();
         Some(crate::js::values::spawn(async move {
-            match this.checkpoint(&messages, false, first).await {
-                Some(result) => this.with_result(&messages, &result),
+            match this
+                .checkpoint(&messages, Checkpoint::new(false, first), None)
+                .await
+            {
+                Some((result, _)) => this.with_result(&messages, &result),
                 None => this.compactor.context_of(&messages),
             }
         }))

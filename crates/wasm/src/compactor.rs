@@ -602,7 +602,7 @@ impl Compactor {
                 .map_err(input_error)?;
         let fraction = background::fraction(fraction, || FieldPath::argument("fraction"))
             .map_err(input_error)?;
-        Ok(self.next(&messages, fraction)?.name().into())
+        Ok(self.next(&messages, fraction)?.1.name().into())
     }
 
     /// Before a request or after an answer, what the context needs
@@ -623,15 +623,13 @@ impl Compactor {
                 let _ = f.call0(&JsValue::UNDEFINED);
             }) as Box<dyn FnOnce()>
         });
-        let conversation = o.conversation.map(|c| c.0).unwrap_or_default();
-        let course = background::Checkpoint::new(true, true);
-        crate::js::values::spawn(self.shared().checkpoint(
-            messages,
-            o.background_at,
-            conversation,
-            course,
-            ended,
-        ))
+        let how = Checkpoint {
+            fraction: o.background_at,
+            conversation: o.conversation.map(|c| c.0).unwrap_or_default(),
+            overflow: o.overflow,
+            course: background::Checkpoint::new(o.overflow.is_none(), true),
+        };
+        crate::js::values::spawn(self.shared().checkpoint(messages, how, ended))
     }
 
     /// The background compaction's result for `messages`, its summary
@@ -960,13 +958,14 @@ impl Compactor {
         Ok(())
     }
 
-    /// [`background::next`] for `messages`, with its start at `fraction`
-    /// of the threshold (none: never).
+    /// Where the background compaction stands, and [`background::next`]
+    /// for `messages` with its start at `fraction` of the threshold (none:
+    /// never).
     pub(super) fn next(
         &self,
         messages: &JsValue,
         fraction: Option<f64>,
-    ) -> Result<background::Next, JsValue> {
+    ) -> Result<(background::Job, background::Next), JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
         let s = &mut *s;
         let job = match &s.background {
@@ -986,7 +985,7 @@ impl Compactor {
                 .map_err(input_error)?,
             _ => false,
         };
-        Ok(background::next(job, over, due, s.running.is_some()))
+        Ok((job, background::next(job, over, due, s.running.is_some())))
     }
 
     /// Whether a background compaction runs or has a summary to insert.
@@ -1292,26 +1291,47 @@ async fn compact_job(
     crate::compaction::run(&job, messages).await.map(Some)
 }
 
+/// How a checkpoint goes (`compactIfNeeded`'s options, or the adapter's).
+pub(crate) struct Checkpoint {
+    /// The background start, as a fraction of the threshold.
+    pub fraction: Option<f64>,
+    /// `compact`'s `conversation`.
+    pub conversation: JsValue,
+    /// After an overflow: `Some(will_retry)`.
+    pub overflow: Option<bool>,
+    pub course: background::Checkpoint,
+}
+
 impl Compactor {
     /// One checkpoint (`compactIfNeeded`, `attach`'s, the AI SDK
-    /// conversation's): the core's [`background::Checkpoint`] `course`
-    /// carried out on `messages`. The result that changed them, else
-    /// `undefined`. `ended` is called when a compaction this started in the
-    /// background has ended.
+    /// conversation's): the core's [`background::Checkpoint`] carried out
+    /// on `messages`. The result that changed them, else `undefined`.
+    /// `ended` is called when a compaction this started in the background
+    /// has ended.
     pub(crate) async fn checkpoint(
         self,
         messages: JsValue,
-        fraction: Option<f64>,
-        conversation: JsValue,
-        mut course: background::Checkpoint,
+        mut how: Checkpoint,
         ended: Option<Box<dyn FnOnce()>>,
     ) -> Result<JsValue, JsValue> {
+        let reason = if how.overflow.is_some() {
+            "overflow"
+        } else {
+            "threshold"
+        };
         let options = object(&[
-            ("reason", "threshold".into()),
-            ("conversation", conversation),
+            ("reason", reason.into()),
+            ("willRetry", how.overflow.unwrap_or(false).into()),
+            ("conversation", how.conversation),
         ]);
         loop {
-            match course.step(self.next(&messages, fraction)?) {
+            // The messages are checked (and indexed) either way.
+            let (job, next) = self.next(&messages, how.fraction)?;
+            let next = match how.overflow {
+                Some(_) => background::Next::after_overflow(job),
+                None => next,
+            };
+            match how.course.step(next) {
                 background::Act::Done => return Ok(JsValue::UNDEFINED),
                 background::Act::Start => {
                     let running = self.compact_in_background(messages, options);

@@ -41,6 +41,17 @@ pub enum Next {
 }
 
 impl Next {
+    /// What an overflow asks of the background compaction: one under way
+    /// or with its summary ready is awaited and its summary taken (the
+    /// compaction the retry needs); with none, a compaction now, whatever
+    /// the threshold says.
+    pub fn after_overflow(job: Job) -> Next {
+        match job {
+            Job::Idle => Next::Compact,
+            Job::Running | Job::Ready => Next::Wait,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Next::Nothing => "nothing",
@@ -211,6 +222,21 @@ mod tests {
         assert_eq!(first(Next::Start, false, false), Act::Done);
         assert_eq!(first(Next::Compact, false, false), Act::Done);
         assert_eq!(first(Next::Wait, false, false), Act::Take { wait: true });
+    }
+
+    #[test]
+    fn after_an_overflow_the_summary_under_way_is_the_compaction_else_one_runs_now() {
+        assert_eq!(Next::after_overflow(Job::Running), Next::Wait);
+        assert_eq!(Next::after_overflow(Job::Ready), Next::Wait);
+        assert_eq!(Next::after_overflow(Job::Idle), Next::Compact);
+        // The course an overflow takes: wait and take; when that brought
+        // nothing (the summary failed), compact now.
+        let mut course = Checkpoint::new(false, true);
+        assert_eq!(
+            course.step(Next::after_overflow(Job::Running)),
+            Act::Take { wait: true }
+        );
+        assert_eq!(course.step(Next::after_overflow(Job::Idle)), Act::Compact);
     }
 
     #[test]

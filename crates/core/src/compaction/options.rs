@@ -198,6 +198,9 @@ fn conversation_field<V: Value>(r: &Reader<V>) -> Result<Option<V>, InputError> 
 
 /// `compactIfNeeded(messages, options)`'s options: all optional.
 pub struct IfNeededOptions<V: Value> {
+    /// `Some(will_retry)` after an overflow (`reason: "overflow"`): the
+    /// compaction is needed, and a background one is the one it takes.
+    pub overflow: Option<bool>,
     /// The fraction of the threshold at which a compaction starts in the
     /// background (none: never).
     pub background_at: Option<f64>,
@@ -213,14 +216,24 @@ pub fn if_needed_options<V: Value>(
 ) -> Result<IfNeededOptions<V>, InputError> {
     if options.is_nullish() {
         return Ok(IfNeededOptions {
+            overflow: None,
             background_at: None,
             conversation: None,
             on_background_end: None,
         });
     }
     expect_object(r.root, options, "an object")?;
+    let given = r.field("reason")?;
+    let overflow = match given.name().as_deref() {
+        _ if given.is_undefined() => false,
+        Some("threshold") => false,
+        Some("overflow") => true,
+        _ => return Err(r.wrong("reason", "\"threshold\" or \"overflow\"", &given)),
+    };
+    let will_retry = r.truthy("willRetry")?;
     let given = r.number("backgroundAt")?;
     Ok(IfNeededOptions {
+        overflow: overflow.then_some(will_retry),
         background_at: super::background::fraction(given, || r.path("backgroundAt"))?,
         conversation: conversation_field(r)?,
         on_background_end: r.function("onBackgroundEnd")?,
