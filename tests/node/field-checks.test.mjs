@@ -83,3 +83,24 @@ test("findCutPoint's start and end: a number outside the array is a RangeError t
   // Everything fits in 10 tokens: nothing is cut.
   assert.equal(findCutPoint(messages, 0, 3, 10).firstKeptIndex, 0);
 });
+
+test("attached to an Agent, the hook at a run's first request never rejects either: a hook_error, and the run goes on", async () => {
+  const { Agent } = await import("@mariozechner/pi-agent-core");
+  const { fauxAssistantMessage, registerFauxProvider } = await import("@mariozechner/pi-ai");
+  const faux = registerFauxProvider({ api: "field-checks-test", provider: "field-checks", models: [{ id: "m", contextWindow: 200_000 }] });
+  try {
+    const events = [];
+    const compactor = new Compactor({ contextWindow: 200000, onEvent: (e) => events.push(e) });
+    const agent = new Agent({ initialState: { model: faux.getModel(), messages: [user("a", { pinned: "yes" }), summary, user("b")] }, getApiKey: () => "k" });
+    compactor.attach(agent);
+    faux.setResponses([fauxAssistantMessage("answered")]);
+    await agent.prompt("c");
+    const e = events.find((e) => e.type === "hook_error" && e.hook === "transformContext");
+    assert.ok(e, "a hook_error event from transformContext");
+    assert.ok(typeError("0].pinned", "a string")(e.error), String(e.error));
+    assert.equal(agent.state.messages.at(-1).role, "assistant");
+    assert.equal(agent.state.messages.at(-1).stopReason, "stop", "the run was not broken by a rejected hook");
+  } finally {
+    faux.unregister();
+  }
+});

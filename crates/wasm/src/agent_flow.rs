@@ -31,7 +31,7 @@ use crate::js::values::{object, prop, shape, Opt};
 use agent_compaction_core::compaction::agent_flow::{
     after_run, attach_options, Flow, RetryGuard, RunEnd, ALREADY_ATTACHED, RECOVERY_FAILED,
 };
-use agent_compaction_core::compaction::background::{Checkpoint, Next};
+use agent_compaction_core::compaction::background::{Act, Checkpoint, Next};
 use agent_compaction_core::compaction::reason::Reason;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::conversation::view::is_failed_attempt;
@@ -431,10 +431,10 @@ impl Attachment {
                     if *at >= 1 && array.length() >= *at && array.get(at - 1) == *anchor =>
                 {
                     let with = crate::compaction::insert_at(array, *at, marker);
-                    Some(match self.compactor.context_of(&with.into()) {
-                        Ok(context) => Promise::resolve(&context),
-                        Err(error) => Promise::reject(&error),
-                    })
+                    let context = self.compactor.context_of(&with.into());
+                    Some(Promise::resolve(
+                        &self.compactor.transform_answer(context, messages),
+                    ))
                 }
                 _ => None,
             };
@@ -449,16 +449,22 @@ impl Attachment {
         if !first && !self.compactor.has_background() {
             return None;
         }
+        // Nothing to do here (the common case), or messages that cannot be
+        // read: the hook's own answer, at once.
+        let course = Checkpoint::new(false, first);
+        let (_, next) = self.compactor.next(messages, self.background_at).ok()?;
+        let mut probe = course;
+        if probe.step(next) == Act::Done {
+            return None;
+        }
         let this = self.clone();
         let messages = messages.clone();
         Some(crate::js::values::spawn(async move {
-            match this
-                .checkpoint(&messages, Checkpoint::new(false, first), None)
-                .await
-            {
+            let context = match this.checkpoint(&messages, course, None).await {
                 Some((result, _)) => this.with_result(&messages, &result),
                 None => this.compactor.context_of(&messages),
-            }
+            };
+            Ok(this.compactor.transform_answer(context, &messages))
         }))
     }
 

@@ -292,6 +292,15 @@ impl Converter for Converting<'_> {
 }
 
 impl State {
+    /// Where the background compaction stands.
+    fn job(&self) -> background::Job {
+        match &self.background {
+            None => background::Job::Idle,
+            Some(b) if b.result.is_some() => background::Job::Ready,
+            Some(_) => background::Job::Running,
+        }
+    }
+
     /// `messages` brought in line with the index, and the view's fact
     /// cache kept for the tracked generation.
     fn sync_view(&mut self, messages: &JsValue) -> Result<JsArray, JsValue> {
@@ -528,9 +537,8 @@ impl Compactor {
     /// (`compactInBackground`): nobody waits for it.
     #[wasm_bindgen(getter, js_name = isCompactingInBackground)]
     pub fn is_compacting_in_background(&self) -> bool {
-        self.state.try_borrow().is_ok_and(|s| {
-            s.running.is_some() && s.background.as_ref().is_some_and(|b| b.result.is_none())
-        })
+        (self.state.try_borrow())
+            .is_ok_and(|s| s.running.is_some() && s.job() == background::Job::Running)
     }
 
     /// Cancels the running compaction, if any: it ends with `aborted: true`
@@ -794,11 +802,20 @@ fn hook_answer(
     result: Result<JsValue, JsValue>,
     messages: JsValue,
 ) -> Promise {
-    Promise::resolve(&result.unwrap_or_else(|error| {
-        let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
-        emit(on_event, shape(shapes::hook_error_event(hook, error)));
-        unchanged(messages)
-    }))
+    Promise::resolve(&result.unwrap_or_else(|error| hook_failed(state, hook, error, messages)))
+}
+
+/// A hook that could not do its work: a `hook_error` event, and
+/// [`unchanged`] input as its answer.
+fn hook_failed(
+    state: &RefCell<State>,
+    hook: &'static str,
+    error: JsValue,
+    messages: JsValue,
+) -> JsValue {
+    let on_event = state.try_borrow().ok().and_then(|s| s.on_event.clone());
+    emit(on_event, shape(shapes::hook_error_event(hook, error)));
+    unchanged(messages)
 }
 
 /// What a hook gives back when it cannot do its work: its input, unless
@@ -900,6 +917,17 @@ impl Compactor {
         context_of(&self.state, messages)
     }
 
+    /// What `transformContext` answers when `context` failed: the hook
+    /// never rejects ([`hook_failed`]).
+    pub(super) fn transform_answer(
+        &self,
+        context: Result<JsValue, JsValue>,
+        messages: &JsValue,
+    ) -> JsValue {
+        context
+            .unwrap_or_else(|e| hook_failed(&self.state, "transformContext", e, messages.clone()))
+    }
+
     /// The last summary of `messages` and the pinned messages re-sent after
     /// it (the start of its model view), from the index.
     pub(super) fn context_head(&self, messages: &JsValue) -> Option<Array> {
@@ -968,11 +996,7 @@ impl Compactor {
     ) -> Result<(background::Job, background::Next), JsValue> {
         let mut s = self.state.try_borrow_mut().map_err(|_| busy())?;
         let s = &mut *s;
-        let job = match &s.background {
-            None => background::Job::Idle,
-            Some(b) if b.result.is_some() => background::Job::Ready,
-            Some(_) => background::Job::Running,
-        };
+        let job = s.job();
         let array = s.tracked.sync(messages).map_err(input_error)?;
         let mut source = s.tracked.source(&array);
         let tracker = &mut s.tracked.tracker;
