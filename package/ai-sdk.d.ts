@@ -76,9 +76,11 @@ export declare function fromModelMessages(messages: readonly ModelMessage[], opt
  * defines; a summary (and any pi-only message) becomes the user message pi
  * sends, with itself under `providerOptions.agentCompaction` (a provider's
  * compaction: its original part, for that provider); roles the model never
- * sees, and failed attempts (an assistant message that stopped
- * with `error` or `aborted`, as pi-ai skips them), are left out. Each
- * message is converted once (cached).
+ * sees are left out. Failed attempts (an assistant message that stopped
+ * with `error` or `aborted`) are converted like any other: what is sent is
+ * the compactor's model view (`modelContext`, the conversation's
+ * `modelMessages()`), which leaves them out as pi-ai does. Each message is
+ * converted once (cached).
  */
 export declare function toModelMessages(messages: readonly AnyMessage[], options?: ToModelMessagesOptions): ModelMessage[];
 export interface ToModelMessagesOptions {

@@ -69,7 +69,7 @@ function storable(v) {
   if (typeof URL !== "undefined" && v instanceof URL) return { [URL_KEY]: v.href };
   if (Array.isArray(v)) return v.map(storable);
   const out = {};
-  for (const k of Object.keys(v)) if (v[k] !== undefined) out[k] = storable(v[k]);
+  for (const k of Object.keys(v)) if (v[k] !== undefined) own(out, k, storable(v[k]));
   const keys = Object.keys(out);
   return keys.length === 1 && MARKERS.includes(keys[0]) ? { [ESCAPE]: out } : out;
 }
@@ -92,8 +92,14 @@ function revived(v) {
 }
 function revivedFields(v) {
   const out = {};
-  for (const k of Object.keys(v)) out[k] = revived(v[k]);
+  for (const k of Object.keys(v)) own(out, k, revived(v[k]));
   return out;
+}
+// Sets an own property, "__proto__" included (an assignment would set the
+// object's prototype instead, and the key would be lost).
+function own(o, k, value) {
+  if (k === "__proto__") Object.defineProperty(o, k, { value, enumerable: true, writable: true, configurable: true });
+  else o[k] = value;
 }
 
 const isPlainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
@@ -599,7 +605,7 @@ export function usageFromAiSdk(usage) {
     output,
     cacheRead,
     cacheWrite,
-    totalTokens: typeof usage.totalTokens === "number" ? usage.totalTokens : sum,
+    totalTokens: typeof usage.totalTokens === "number" && Number.isFinite(usage.totalTokens) ? usage.totalTokens : sum,
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
   };
 }
@@ -688,6 +694,18 @@ function jsonSchemaOf(schema) {
       jsonSchema: { input: () => schema, output: () => schema },
     },
   };
+}
+
+/**
+ * The flat array after a compaction of `before` whose result is `compacted`,
+ * when it is `now` meanwhile: messages appended since (a running tool loop's
+ * steps, a user's message) follow the result; an array replaced otherwise
+ * (setMessages) wins, and the compaction is not applied.
+ */
+function rebased(compacted, before, now) {
+  if (now === before) return compacted;
+  const grown = now.length >= before.length && before.every((m, i) => now[i] === m);
+  return grown ? compacted.concat(now.slice(before.length)) : now;
 }
 
 class AiSdkConversation {
@@ -833,8 +851,9 @@ class AiSdkConversation {
   /** A manual compaction (`/compact`): `compactor.compact(messages, { reason: "manual", ... })`, kept and saved. */
   async compact(options = {}) {
     await this.#settleBackground();
-    const out = await this.#compactor.compact(this.#flat, { conversation: this.#conversation(), ...options, reason: "manual" });
-    this.#flat = out.messages;
+    const before = this.#flat;
+    const out = await this.#compactor.compact(before, { conversation: this.#conversation(), ...options, reason: "manual" });
+    this.#flat = rebased(out.messages, before, this.#flat);
     await this.#save();
     return out;
   }
@@ -878,6 +897,11 @@ class AiSdkConversation {
       }
     }
     this.#push(out);
+  }
+
+  /** Takes ModelMessages the SDK gave outside its steps into the flat array. */
+  #takeMessages(messages) {
+    if (Array.isArray(messages) && messages.length > 0) this.#push(fromModelMessages(messages));
   }
 
   /** What the model's requests carry besides the messages: the system text and the tools, for summary requests that repeat them. */
@@ -940,7 +964,7 @@ class AiSdkConversation {
       conversation: this.#conversation(),
       onBackgroundEnd: () => this.#settleBackground().catch(() => undefined),
     });
-    if (out && this.#flat === before) this.#flat = out.messages;
+    if (out) this.#flat = rebased(out.messages, before, this.#flat);
   }
 
   /** Waits for a background compaction, puts its result in (saved); whether it did. */
@@ -977,9 +1001,17 @@ class AiSdkConversation {
    * what follows. The compaction stays: later steps build on the flat array.
    */
   async prepareStep(options) {
-    if (options?.stepNumber === 0) this.#taken = 0;
+    if (options?.stepNumber === 0) {
+      this.#taken = 0;
+      // What the SDK added before the first step: the results of tools the
+      // user approved or denied (a tool-approval-response in the messages),
+      // which are in no step's messages.
+      this.#takeMessages(options.responseMessages);
+    }
     if (typeof options?.model?.provider === "string") this.#target = options.model.provider;
     this.#take(options?.steps);
+    // Messages steered into the running call, after the previous steps'.
+    this.#takeMessages(options?.experimental_steeringMessages);
     await this.#readableStandIn();
     await this.#thresholdCheck();
     await this.#save();
@@ -1063,7 +1095,7 @@ class AiSdkConversation {
         if (this.#flat.findLast((m) => m?.role === "compactionSummary") !== this.#sentSummary) continue;
         const before = this.#flat;
         const out = await this.#compactor.compactIfNeeded(before, { reason: "overflow", willRetry: true, conversation: this.#conversation() });
-        if (out && this.#flat === before) this.#flat = out.messages;
+        if (out) this.#flat = rebased(out.messages, before, this.#flat);
         await this.#save();
         if (!out) throw new Error(`Context overflow recovery failed: nothing to compact. ${error.message}`, { cause: error });
       }
@@ -1103,7 +1135,10 @@ export function aiSdkSummarizer(model, options = {}) {
       // The prefix form: the conversation as its own requests sent it, then
       // the instruction, so that the provider's prompt cache serves the prefix.
       const { systemPrompt, messages, tools } = request.context;
-      const call = { ...base, messages: [...toModelMessages(messages), { role: "user", content: request.instruction }] };
+      // pi-ai's Context, which may hold failed attempts: pi-ai's providers
+      // skip them, and so did the conversation's own requests.
+      const sent = messages.filter((m) => !(m?.role === "assistant" && (m.stopReason === "error" || m.stopReason === "aborted")));
+      const call = { ...base, messages: [...toModelMessages(sent), { role: "user", content: request.instruction }] };
       if (systemPrompt) call.instructions = systemPrompt;
       // The same tool definitions, never run: a call the model makes anyway ends the step.
       if (tools && typeof tools === "object" && !Array.isArray(tools)) {
@@ -1127,123 +1162,392 @@ export const DIVIDER_PART_TYPE = "data-compaction";
 /** The part type of a cleared-tool-output divider in `toUIMessages(…, { divider: true })`. */
 export const CLEARED_DIVIDER_PART_TYPE = "data-tool-output-cleared";
 
-function uiIds(messages) {
-  const seen = new Map();
-  return (m) => {
-    if (typeof m.aiSdk?.uiId === "string") return m.aiSdk.uiId;
-    const key = `${m.role}-${m.timestamp}`;
-    const n = seen.get(key) ?? 0;
-    seen.set(key, n + 1);
-    return `${key}-${n}`;
+/** The part types of the rows that stand for pi-only messages: no new message when read back. */
+const ROW_PART_TYPES = new Set([DIVIDER_PART_TYPE, CLEARED_DIVIDER_PART_TYPE, "data-custom", "data-branch-summary", "data-bash-execution", "data-message"]);
+
+/**
+ * Row ids: a UI message's own id (kept by fromUIMessages), else role and
+ * timestamp with a counter. An id depends only on the messages before it,
+ * so it stays the same across calls and as the array grows; one already
+ * given is never given again (React keys).
+ */
+function uiIds() {
+  const used = new Set();
+  const counts = new Map();
+  const next = (key) => {
+    let id;
+    do {
+      const n = counts.get(key) ?? 0;
+      counts.set(key, n + 1);
+      id = `${key}-${n}`;
+    } while (used.has(id));
+    used.add(id);
+    return id;
   };
+  const of = (m) => {
+    const own = m.aiSdk?.uiId;
+    if (typeof own === "string" && !used.has(own)) {
+      used.add(own);
+      return own;
+    }
+    return next(`${m.role}-${m.timestamp}`);
+  };
+  return { of, next };
+}
+
+// The SDK's UI shapes, built as its own conversions build them: a file is a
+// URL (bytes and base64 as a data: URL), a tool call one part whose state
+// follows its approval and result. pi's placeholder texts (what its
+// estimates read for a part it cannot hold) are never shown.
+
+/** A base64 string has no ":", a URL always has one. */
+const isUrlString = (s) => /^[a-z][a-z0-9+.-]*:/i.test(s);
+const dataUrlMediaType = (url) => /^data:([^;,]+)/i.exec(url)?.[1];
+const withMetadata = (part, providerOptions, key = "providerMetadata") => (providerOptions === undefined ? part : { ...part, [key]: providerOptions });
+
+/** A part's data -> where a UI file part points (`url`), or the provider's file (`providerReference`, which the SDK sends instead). */
+function uiFileSource(data, mediaType) {
+  const inline = (base64) => ({ url: `data:${mediaType};base64,${base64}` });
+  if (typeof data === "string") return isUrlString(data) ? { url: data } : inline(data);
+  if (data instanceof URL) return { url: data.href };
+  if (data instanceof Uint8Array) return inline(toBase64(data));
+  if (data instanceof ArrayBuffer) return inline(toBase64(new Uint8Array(data)));
+  if (data === null || typeof data !== "object") return { url: "" };
+  switch (data.type) {
+    case "data":
+      return typeof data.data === "string" ? inline(data.data) : uiFileSource(data.data, mediaType);
+    case "url":
+      return { url: String(data.url) };
+    case "text":
+      return inline(toBase64(new TextEncoder().encode(data.text)));
+    case "reference":
+      return { url: "", providerReference: data.reference };
+    default:
+      // An untagged object is a provider reference (the SDK's older form).
+      return hasOwn(data, "type") ? { url: "" } : { url: "", providerReference: data };
+  }
+}
+
+/**
+ * An image or file part (of a ModelMessage, or of a tool's `content`
+ * output) as a UI file part. `uiUrl`: the URL the UI showed for a file it
+ * sent by reference, which the ModelMessage does not hold.
+ */
+function uiFilePart(p, uiUrl) {
+  const data = p.type === "image" ? p.image : p.type.endsWith("-url") ? p.url : p.data;
+  // Without a media type, the top-level segment, as the SDK writes it.
+  const declared = p.mediaType ?? (p.type.startsWith("image") ? "image" : "application/octet-stream");
+  const src = uiFileSource(data, declared);
+  const part = { type: "file", mediaType: dataUrlMediaType(src.url) ?? declared, url: src.url || (uiUrl ?? "") };
+  if (typeof p.filename === "string") part.filename = p.filename;
+  if (src.providerReference !== undefined) part.providerReference = src.providerReference;
+  return withMetadata(part, p.providerOptions);
+}
+
+/** A tool's `content` output: its text alone when it is all text, else text and file parts in order. */
+function uiToolContent(items) {
+  const out = [];
+  for (const p of items) {
+    if (p?.type === "text") out.push({ type: "text", text: p.text });
+    else if (typeof p?.type === "string" && (p.type === "file" || /^(file|image)-(data|url)$/.test(p.type))) out.push(uiFilePart(p));
+  }
+  return out.every((p) => p.type === "text") ? out.map((p) => p.text).join("") : out;
+}
+
+/** A tool result (the SDK's ToolResultOutput) as the fields of its UI tool part. */
+function uiToolOutcome(output) {
+  switch (output?.type) {
+    case "text":
+    case "json":
+      return { state: "output-available", output: output.value };
+    case "error-text":
+    case "error-json":
+      return { state: "output-error", errorText: typeof output.value === "string" ? output.value : JSON.stringify(output.value) ?? "null" };
+    case "execution-denied":
+      return { state: "output-denied", reason: output.reason };
+    case "content":
+      return { state: "output-available", output: uiToolContent(output.value) };
+    default:
+      return { state: "output-available", output: output?.value ?? output };
+  }
+}
+
+/** A toolResult message as the fields of its UI tool part: pi's text and images, or the output form it came in. */
+function uiToolResult(m) {
+  const x = m.aiSdk ?? {};
+  if (x.outputWhole !== undefined || (x.output !== undefined && x.output !== "content")) return uiToolOutcome(partFromToolResult(m).output);
+  if (m.isError) return { state: "output-error", errorText: m.content.map((c) => (c.type === "text" ? c.text : "")).join("") };
+  const items = m.content.map((c, i) => {
+    const e = x.parts?.[i];
+    if (e?.part) return revived(e.part);
+    return c.type === "image" ? { type: "image-data", data: c.data, mediaType: c.mimeType } : c;
+  });
+  return { state: "output-available", output: uiToolContent(items) };
+}
+
+/**
+ * A tool call's UI part, once its approval and result are known: the
+ * state readUIMessageStream leaves it in (a denied call is `output-denied`,
+ * as useChat shows it once the server has answered).
+ */
+function uiToolPart(call, dynamic) {
+  const part = dynamic ? { type: "dynamic-tool", toolName: call.name, toolCallId: call.id } : { type: `tool-${call.name}`, toolCallId: call.id };
+  const { result, approval } = call;
+  let fields;
+  let shownApproval;
+  if (result && (result.state === "output-denied" || approval?.approved === false)) {
+    if (approval) {
+      fields = { state: "output-denied" };
+      shownApproval = { ...approval, approved: false };
+      if (shownApproval.reason === undefined && result.reason !== undefined) shownApproval.reason = result.reason;
+    } else {
+      // Denied with no approval in the array (the UI's output-denied needs one): an error.
+      fields = { state: "output-error", errorText: result.reason ?? "Tool execution denied." };
+    }
+  } else if (result) {
+    fields = result.state === "output-error" ? { state: "output-error", errorText: result.errorText } : { state: "output-available", output: result.output };
+    if (approval?.approved === true) shownApproval = approval;
+  } else if (approval) {
+    fields = { state: approval.approved === undefined ? "approval-requested" : "approval-responded" };
+    shownApproval = approval;
+  } else {
+    fields = { state: "input-available" };
+  }
+  Object.assign(part, { state: fields.state, input: call.input });
+  if (fields.state === "output-available") part.output = fields.output;
+  if (fields.state === "output-error") part.errorText = fields.errorText;
+  if (call.providerExecuted !== undefined) part.providerExecuted = call.providerExecuted;
+  if (call.providerOptions !== undefined) part.callProviderMetadata = call.providerOptions;
+  if (shownApproval) part.approval = shownApproval;
+  return part;
+}
+
+/** An approval request part -> the UI part's `approval`, as readUIMessageStream writes it. */
+function uiApproval(p) {
+  const a = { id: p.approvalId };
+  if (p.reason != null) a.requestReason = p.reason;
+  if (p.isAutomatic === true) a.isAutomatic = true;
+  if (p.signature != null) a.signature = p.signature;
+  if (hasOwn(p, "inputSchemaInput")) a.inputSchemaInput = p.inputSchemaInput;
+  return a;
+}
+
+/** A user message's parts: text, and every image or file as a file part. */
+function uiUserParts(m) {
+  const content = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
+  const parts = [];
+  content.forEach((c, i) => {
+    const e = m.aiSdk?.parts?.[i];
+    if (e?.part) {
+      const p = revived(e.part);
+      if (p.type === "image" || p.type === "file") parts.push(uiFilePart(p, e.uiUrl));
+      else if (p.type === "text") parts.push(withMetadata({ type: "text", text: p.text }, p.providerOptions));
+    } else if (c.type === "image") {
+      parts.push(uiFilePart({ type: "image", image: c.data, mediaType: c.mimeType, providerOptions: e?.providerOptions }));
+    } else {
+      parts.push(withMetadata({ type: "text", text: c.text }, e?.providerOptions));
+    }
+  });
+  return parts;
 }
 
 /**
  * The flat array as useChat's UIMessages, shown as the core's display rule
- * says (agentMessagesToChatMessages): summaries and clearing markers left
- * out (with `{ divider: true }` a message with one `data-compaction` or
- * `data-tool-output-cleared` part stands in each one's place), an assistant's steps and their tool results merged
- * into one message as useChat does, pi-only messages not shown (a custom
- * message with `display` becomes a `data-custom` part).
+ * says (agentMessagesToChatMessages), in the parts the AI SDK's own UI
+ * conversions build: summaries and clearing markers left out (with
+ * `{ divider: true }` a message with one `data-compaction` or
+ * `data-tool-output-cleared` part stands in each one's place); an
+ * assistant's steps, tool results and approvals merged into one message
+ * as useChat does; images and files as file parts; system messages as
+ * system messages; a pi-only message shown as one data part
+ * (`data-custom`, `data-branch-summary`, `data-bash-execution`, and
+ * `data-message` for an app's own role).
  */
 export function toUIMessages(messages, options = {}) {
   if (!Array.isArray(messages)) throw new TypeError("toUIMessages: messages must be an array");
-  const idOf = uiIds(messages);
+  for (const m of messages) if (m === null || typeof m !== "object") throw new TypeError("toUIMessages: every message must be an object");
+  const ids = uiIds();
   const out = [];
   let assistant = null;
-  const tools = new Map();
-  for (const m of messages) if (m === null || typeof m !== "object") throw new TypeError("toUIMessages: every message must be an object");
+  // Tool calls by id and by approval id: a call's part is built once its approval and result are known.
+  const calls = new Map();
+  const approvals = new Map();
+  const records = new Set();
+  const dynamic = new Set();
+  const row = (m, role, parts) => {
+    assistant = null;
+    out.push({ id: ids.of(m), role, parts });
+  };
+  const addCall = (call) => {
+    calls.set(call.id, call);
+    records.add(call);
+    assistant.parts.push(call);
+  };
   // What is shown, hidden or becomes a divider is the core's display rule.
   // (asked for dividers always: a summary ends an assistant's row either way).
   const divider = options.divider === true;
   for (const m of agentMessagesToChatMessages(messages, { divider: true })) {
+    if (Array.isArray(m.aiSdk?.uiDynamic)) for (const id of m.aiSdk.uiDynamic) dynamic.add(id);
     switch (m.role) {
-      case "user": {
-        assistant = null;
-        const content = typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content;
-        const parts = content.map((c, i) => {
-          const e = m.aiSdk?.parts?.[i]?.part;
-          if (e && e.type === "file") {
-            const f = revived(e);
-            const url = typeof f.data === "string" ? `data:${f.mediaType};base64,${f.data}` : f.data?.url ? String(f.data.url) : f.data instanceof URL ? f.data.href : "";
-            return { type: "file", mediaType: f.mediaType, url, ...(f.filename ? { filename: f.filename } : {}) };
-          }
-          if (c.type === "image") return { type: "file", mediaType: c.mimeType, url: `data:${c.mimeType};base64,${c.data}` };
-          return { type: "text", text: c.text };
-        });
-        out.push({ id: idOf(m), role: "user", parts });
+      case "system": {
+        const text = typeof m.content === "string" ? m.content : (m.content ?? []).map((c) => c?.text ?? "").join("");
+        row(m, "system", [withMetadata({ type: "text", text }, m.aiSdk?.providerOptions)]);
         break;
       }
+      case "user":
+        row(m, "user", uiUserParts(m));
+        break;
       case "assistant": {
         if (!assistant) {
-          assistant = { id: idOf(m), role: "assistant", parts: [] };
+          assistant = { id: ids.of(m), role: "assistant", parts: [] };
           out.push(assistant);
         }
         assistant.parts.push({ type: "step-start" });
-        for (const c of m.content) {
-          if (c.type === "text" && c.text) assistant.parts.push({ type: "text", text: c.text, state: "done" });
-          else if (c.type === "thinking") assistant.parts.push({ type: "reasoning", text: c.thinking, state: "done" });
-          else if (c.type === "toolCall") {
-            const part = { type: `tool-${c.name}`, toolCallId: c.id, state: "input-available", input: c.arguments };
-            tools.set(c.id, part);
-            assistant.parts.push(part);
+        m.content.forEach((c, i) => {
+          const e = m.aiSdk?.parts?.[i];
+          if (e?.part) {
+            const p = revived(e.part);
+            switch (p.type) {
+              case "tool-call":
+                addCall({ id: p.toolCallId, name: p.toolName, input: p.input, providerExecuted: p.providerExecuted, providerOptions: p.providerOptions });
+                break;
+              case "tool-result": {
+                // A provider-executed tool's result, in the assistant's own message.
+                const call = calls.get(p.toolCallId);
+                if (call) call.result = uiToolOutcome(p.output);
+                break;
+              }
+              case "tool-approval-request": {
+                const call = calls.get(p.toolCallId);
+                if (call) {
+                  call.approval = uiApproval(p);
+                  approvals.set(p.approvalId, call);
+                }
+                break;
+              }
+              case "file":
+                assistant.parts.push(uiFilePart(p, e.uiUrl));
+                break;
+              case "reasoning-file": {
+                const { mediaType, url } = uiFilePart(p);
+                assistant.parts.push(withMetadata({ type: "reasoning-file", mediaType, url }, p.providerOptions));
+                break;
+              }
+              case "custom":
+                assistant.parts.push(withMetadata({ type: "custom", kind: p.kind }, p.providerOptions));
+                break;
+              default:
+                break;
+            }
+          } else if (c.type === "text") {
+            if (c.text) assistant.parts.push(withMetadata({ type: "text", text: c.text, state: "done" }, e?.providerOptions));
+          } else if (c.type === "thinking") {
+            assistant.parts.push(withMetadata({ type: "reasoning", text: c.thinking, state: "done" }, e?.providerOptions));
+          } else if (c.type === "toolCall") {
+            addCall({ id: c.id, name: c.name, input: c.arguments, providerExecuted: e?.providerExecuted, providerOptions: e?.providerOptions });
           }
-        }
+        });
         if (m.stopReason === "error" && m.errorMessage) assistant.parts.push({ type: "text", text: m.errorMessage, state: "done" });
         break;
       }
       case "toolResult": {
-        const part = tools.get(m.toolCallId);
-        if (!part) break;
-        const text = m.content.map((c) => (c.type === "text" ? c.text : "")).join("");
-        if (m.isError) Object.assign(part, { state: "output-error", errorText: text });
-        else {
-          const x = m.aiSdk;
-          const output = x?.output === "json" ? JSON.parse(text) : text;
-          Object.assign(part, { state: "output-available", output });
-        }
+        const call = calls.get(m.toolCallId);
+        if (call) call.result = uiToolResult(m);
+        break;
+      }
+      case "aiSdkToolPart": {
+        // A tool message's other part: an approval response updates its call.
+        const p = m.part;
+        const call = p?.type === "tool-approval-response" ? approvals.get(p.approvalId) : undefined;
+        if (!call) break;
+        call.approval = { ...call.approval, id: p.approvalId, approved: p.approved };
+        if (p.reason != null) call.approval.reason = p.reason;
+        if (p.providerExecuted != null) call.providerExecuted = p.providerExecuted;
         break;
       }
       case "compactionDivider":
         assistant = null;
-        if (divider) out.push({ id: `compaction-${m.timestamp}`, role: "assistant", parts: [{ type: DIVIDER_PART_TYPE, data: { tokensBefore: m.tokensBefore, timestamp: m.timestamp } }] });
+        if (divider) out.push({ id: ids.next(`compaction-${m.timestamp}`), role: "assistant", parts: [{ type: DIVIDER_PART_TYPE, data: { tokensBefore: m.tokensBefore, timestamp: m.timestamp } }] });
         break;
       case "toolOutputClearedDivider":
         if (!divider) break;
         assistant = null;
         out.push({
-          id: `cleared-${m.timestamp}`,
+          id: ids.next(`cleared-${m.timestamp}`),
           role: "assistant",
           parts: [{ type: CLEARED_DIVIDER_PART_TYPE, data: { tokensFreed: m.tokensFreed, toolCount: m.toolCount, timestamp: m.timestamp } }],
         });
         break;
       case "custom":
-        assistant = null;
-        out.push({ id: idOf(m), role: "assistant", parts: [{ type: "data-custom", data: { customType: m.customType, content: m.content } }] });
+        row(m, "assistant", [{ type: "data-custom", data: { customType: m.customType, content: m.content } }]);
         break;
+      case "branchSummary":
+      case "bashExecution": {
+        const { role, ...data } = m;
+        row(m, "assistant", [{ type: role === "branchSummary" ? "data-branch-summary" : "data-bash-execution", data }]);
+        break;
+      }
       default:
-        break;
+        // An app's own role: shown as the core shows it, the message itself.
+        row(m, "assistant", [{ type: "data-message", data: m }]);
     }
+  }
+  for (const r of out) {
+    if (r.role === "assistant") r.parts = r.parts.map((p) => (records.has(p) ? uiToolPart(p, dynamic.has(p.id)) : p));
   }
   return out;
 }
 
 /**
+ * What a UI message says that its ModelMessages cannot, kept on its flat
+ * messages for toUIMessages: its id (`uiId`), the tool calls it showed as
+ * `dynamic-tool` parts (`uiDynamic`), and the URL it showed for a file sent
+ * by provider reference (`uiUrl` on the part).
+ */
+function keptFromUI(ui, pi) {
+  if (pi.length === 0) return pi;
+  const out = pi.slice();
+  const parts = Array.isArray(ui?.parts) ? ui.parts : [];
+  const urls = parts.filter((p) => p?.type === "file" && p.providerReference != null && typeof p.url === "string" && p.url !== "");
+  for (let k = 0; k < out.length && urls.length; k++) {
+    const entries = out[k].aiSdk?.parts;
+    if (!Array.isArray(entries)) continue;
+    let changed = false;
+    const next = entries.map((e) => {
+      const data = e?.part?.type === "file" ? e.part.data : undefined;
+      if (data?.type !== "reference") return e;
+      const at = urls.findIndex((p) => JSON.stringify(p.providerReference) === JSON.stringify(data.reference));
+      if (at < 0) return e;
+      changed = true;
+      return { ...e, uiUrl: urls.splice(at, 1)[0].url };
+    });
+    if (changed) out[k] = { ...out[k], aiSdk: { ...out[k].aiSdk, parts: next } };
+  }
+  const first = {};
+  if (typeof ui?.id === "string") first.uiId = ui.id;
+  const dynamic = parts.filter((p) => p?.type === "dynamic-tool" && typeof p.toolCallId === "string").map((p) => p.toolCallId);
+  if (dynamic.length) first.uiDynamic = dynamic;
+  if (Object.keys(first).length) out[0] = { ...out[0], aiSdk: { ...out[0].aiSdk, ...first } };
+  return out;
+}
+
+/**
  * UIMessages (useChat's, e.g. the new user message of a request) -> flat
- * messages, through the SDK's own convertToModelMessages. Divider messages
- * are skipped. Each pi message keeps its UI message's id (`aiSdk.uiId`), so
- * toUIMessages gives the same ids back.
+ * messages, through the SDK's own convertToModelMessages. Rows that stand
+ * for pi-only messages (dividers, `data-custom`, `data-branch-summary`,
+ * `data-bash-execution`, `data-message`) are skipped. Each pi message keeps
+ * what the UI showed that the SDK's messages cannot hold (the UI message's
+ * id, dynamic tools, a referenced file's URL), so toUIMessages gives the
+ * same UI messages back.
  */
 export async function fromUIMessages(uiMessages, options = {}) {
   if (!Array.isArray(uiMessages)) throw new TypeError("fromUIMessages: uiMessages must be an array");
   const { convertToModelMessages } = await import("ai");
   const out = [];
   for (const ui of uiMessages) {
-    if (ui?.parts?.length && ui.parts.every((p) => p.type === DIVIDER_PART_TYPE || p.type === CLEARED_DIVIDER_PART_TYPE)) continue;
+    if (ui?.parts?.length && ui.parts.every((p) => ROW_PART_TYPES.has(p?.type))) continue;
     const model = await convertToModelMessages([ui], options);
-    const pi = fromModelMessages(model, options);
-    if (pi[0] && typeof ui.id === "string") pi[0] = { ...pi[0], aiSdk: { ...pi[0].aiSdk, uiId: ui.id } };
-    out.push(...pi);
+    out.push(...keptFromUI(ui, fromModelMessages(model, options)));
   }
   return out;
 }

@@ -15,7 +15,8 @@ import {
   serializeConversation,
   transformContext,
 } from "agent-compaction";
-import { aiSdkConversation, fromModelMessages, toModelMessages, PROVIDER_OPTIONS_KEY } from "agent-compaction/ai-sdk";
+import { MockLanguageModelV3 } from "ai/test";
+import { aiSdkConversation, aiSdkSummarizer, fromModelMessages, toModelMessages, usageFromAiSdk, PROVIDER_OPTIONS_KEY } from "agent-compaction/ai-sdk";
 
 const T = 1_700_000_000_000;
 const po = (k) => ({ [k]: { cache: { type: "ephemeral" } } });
@@ -284,6 +285,9 @@ describe("app data that looks like the storage markers", () => {
     lookalikes.push({ [k]: "AAEC", other: 1 });
   }
   lookalikes.push({ $aiSdkObject: { $aiSdkUrl: "https://example.com/" } });
+  // An own "__proto__" key (as JSON.parse makes it): a key like any other.
+  lookalikes.push(JSON.parse('{"__proto__":{"polluted":true},"keep":1}'));
+  lookalikes.push([JSON.parse('{"__proto__":[1]}'), { nested: JSON.parse('{"__proto__":null}') }]);
   for (const [i, value] of lookalikes.entries()) {
     test(`providerOptions value ${i}: ${JSON.stringify(value)} comes back as it was`, () => {
       const shapes = [
@@ -314,5 +318,51 @@ describe("app data that looks like the storage markers", () => {
     };
     const flat = JSON.parse(JSON.stringify(fromModelMessages([shape], { timestamp: T })));
     assert.deepStrictEqual(toModelMessages(flat), [shape]);
+  });
+});
+
+describe("aiSdkSummarizer's prefix request", () => {
+  test("leaves failed attempts (stopReason error or aborted) out, as the conversation's own requests did", async () => {
+    const prompts = [];
+    const model = new MockLanguageModelV3({
+      doGenerate: async ({ prompt }) => {
+        prompts.push(prompt);
+        return {
+          content: [{ type: "text", text: "## Goal\nKeep going." }],
+          finishReason: { unified: "stop", raw: undefined },
+          usage: { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } },
+          warnings: [],
+        };
+      },
+    });
+    const zero = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    const answer = (text, stopReason, t) => ({ role: "assistant", content: [{ type: "text", text }], api: "ai-sdk", provider: "mock", model: "m", usage: zero, stopReason, timestamp: t });
+    const flat = [];
+    for (let i = 0; i < 6; i++) {
+      flat.push({ role: "user", content: `q${i} ` + "lorem ipsum ".repeat(300), timestamp: T + 2 * i });
+      flat.push(answer(`a${i} ` + "dolor sit ".repeat(300), "stop", T + 2 * i + 1));
+    }
+    flat.push({ role: "user", content: "q6", timestamp: T + 20 }, answer("half an answer", "aborted", T + 21));
+    flat.push({ role: "user", content: "q7", timestamp: T + 22 }, { ...answer("", "error", T + 23), errorMessage: "boom" });
+    flat.push({ role: "user", content: "q8", timestamp: T + 24 });
+    const compactor = new Compactor({ contextWindow: 16_000, settings: { reserveTokens: 3_000, keepRecentTokens: 1_000 }, summarize: aiSdkSummarizer(model) });
+    const conv = aiSdkConversation({ compactor, messages: flat, tools: {}, backgroundAt: false });
+    const own = conv.modelMessages();
+    await conv.compact();
+    const text = (m) => JSON.stringify(m.content);
+    // The summary request: the conversation as its own request sent it, then the instruction.
+    const prefix = prompts[0].filter((m) => m.role !== "system").slice(0, -1);
+    assert.equal(prefix.length, own.length);
+    assert.ok(!prefix.some((m) => /half an answer/.test(text(m))), "the aborted attempt is not sent");
+    assert.deepStrictEqual(prefix.map((m) => m.role), own.map((m) => m.role));
+  });
+});
+
+describe("usageFromAiSdk", () => {
+  test("a number that is not finite counts as not reported, in every field (totalTokens too)", () => {
+    const u = usageFromAiSdk({ inputTokens: NaN, outputTokens: Infinity, totalTokens: NaN, inputTokenDetails: {} });
+    assert.deepStrictEqual([u.input, u.output, u.cacheRead, u.cacheWrite, u.totalTokens], [0, 0, 0, 0, 0]);
+    const v = usageFromAiSdk({ inputTokens: 120, outputTokens: 30, totalTokens: -Infinity });
+    assert.equal(v.totalTokens, 150);
   });
 });

@@ -408,6 +408,85 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.ok(!promptText(calls.at(-1).prompt).includes("compacted into the following summary"), "the undone summary is no longer sent");
   });
 
+  for (const [name, call] of [["generateText", generateText], ["streamText", streamText]]) {
+    for (const approved of [true, false]) {
+      test(`tool approval (${name}, ${approved ? "approved" : "denied"}): the result the SDK adds before the first step is kept, the tool runs once, later turns work`, async () => {
+        let executed = 0;
+        const tools = {
+          rm: tool({
+            inputSchema: jsonSchema({ type: "object", properties: { path: { type: "string" } } }),
+            needsApproval: true,
+            execute: async ({ path }) => {
+              executed++;
+              return `removed ${path}`;
+            },
+          }),
+        };
+        let n = 0;
+        const prompts = [];
+        const reply = (content, finish) => ({ content, finishReason: { unified: finish, raw: undefined }, usage: usage(10), warnings: [] });
+        const answer = () =>
+          n++ === 0
+            ? reply([{ type: "tool-call", toolCallId: "call-1", toolName: "rm", input: JSON.stringify({ path: "/tmp/x" }) }], "tool-calls")
+            : reply([{ type: "text", text: `answer ${n}` }], "stop");
+        const streamOf = (r) => {
+          const chunks = [{ type: "stream-start", warnings: [] }];
+          for (const c of r.content) {
+            if (c.type === "text") chunks.push({ type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: c.text }, { type: "text-end", id: "t" });
+            else chunks.push(c);
+          }
+          chunks.push({ type: "finish", finishReason: r.finishReason, usage: r.usage });
+          return { stream: new ReadableStream({ start: (c) => (chunks.forEach((x) => c.enqueue(x)), c.close()) }) };
+        };
+        const model = new MockLanguageModelV3({
+          doGenerate: async ({ prompt }) => (prompts.push(prompt), answer()),
+          doStream: async ({ prompt }) => (prompts.push(prompt), streamOf(answer())),
+        });
+        const conv = aiSdkConversation({ compactor: new Compactor({ contextWindow: 100_000 }), tools });
+        await conv.append({ role: "user", content: "delete /tmp/x" });
+        const run = () => conv.run((args) => call({ model, tools, stopWhen: stepCountIs(5), ...args }));
+        const first = await run();
+        const request = (await first.response).messages.at(-1).content.find((p) => p.type === "tool-approval-request");
+        assert.ok(request, "the SDK asks for approval");
+        await conv.append({ role: "tool", content: [{ type: "tool-approval-response", approvalId: request.approvalId, approved }] });
+        const second = await run();
+        assert.equal(await second.text, "answer 2");
+        assert.equal(executed, approved ? 1 : 0);
+        // The tool's result (or its denial) is in the flat array, and sent with its call.
+        const result = conv.messages.find((m) => m.role === "toolResult" && m.toolCallId === "call-1");
+        assert.ok(result, "the tool result is kept");
+        assert.match(JSON.stringify(result.content), approved ? /removed \/tmp\/x/ : /denied/i);
+        const sent = JSON.stringify(prompts[1]);
+        assert.ok(sent.includes('"toolCallId":"call-1"') && sent.includes("tool-result"), "the model is sent the call's result");
+        await conv.append({ role: "user", content: "and now?" });
+        const third = await run();
+        assert.equal(await third.text, "answer 3");
+        assert.equal(executed, approved ? 1 : 0, "an approved tool runs once");
+      });
+    }
+  }
+
+  test("compact() during a running tool loop keeps the steps the loop appends meanwhile, after the summary", async () => {
+    let release;
+    const held = new Promise((r) => (release = r));
+    const summarize = async () => (await held, "## Goal\nKeep working.");
+    const compactor = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 }, summarize });
+    const conv = aiSdkConversation({ compactor, messages: history(6), backgroundAt: false });
+    const { model } = windowedModel({ window: 100_000, answer: (_, i) => (i < 3 ? { toolCall: { name: "work", input: { n: i } } } : { text: "done" }) });
+    const compacting = conv.compact();
+    await new Promise((r) => setTimeout(r, 10));
+    const running = conv.run((args) => generateText({ model, tools: { work: workTool(() => 10) }, stopWhen: stepCountIs(10), ...args }));
+    // The loop's steps go into the array while the summary is written.
+    await new Promise((r) => setTimeout(r, 50));
+    release();
+    await compacting;
+    await running;
+    const texts = conv.messages.map((m) => JSON.stringify(m.content ?? m.summary));
+    for (const n of [0, 1, 2]) assert.ok(texts.some((t) => t.includes(`RESULT-${n}`)), `step ${n}'s result is kept`);
+    assert.equal(conv.messages.filter((m) => m.role === "compactionSummary").length, 1);
+    assert.equal(conv.messages.at(-1).role, "assistant");
+  });
+
   test("a summary request repeats the conversation's last prompt and tools, then one instruction; a reply without text is asked again serialized", async () => {
     const tools = { work: workTool(() => 400) };
     const { model, calls } = windowedModel({ window: 50_000, answer: (prompt, i) => (i === 0 ? { toolCall: { name: "work", input: { n: 1 } } } : { text: "done" }) });
