@@ -6,7 +6,7 @@
 // (its size decides an overflow, as a provider's window does).
 import { after, before, beforeEach, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { APICallError, ToolLoopAgent, generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
+import { APICallError, ToolLoopAgent, experimental_createSteering, generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import { Compactor, isContextOverflow, removeLastCompaction, transformContext } from "agent-compaction";
@@ -465,6 +465,26 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
       });
     }
   }
+
+  test("a user message steered into a running call (experimental_steering) is sent at the next step and kept in the flat array, in order", async () => {
+    const steering = experimental_createSteering();
+    const { model, calls } = windowedModel({ window: 100_000, answer: (_, i) => (i === 0 ? { toolCall: { name: "work", input: { n: 0 } } } : { text: "done" }) });
+    const conv = aiSdkConversation({ compactor: new Compactor({ contextWindow: 100_000 }) });
+    await conv.append({ role: "user", content: "start" });
+    const tools = {
+      work: tool({
+        inputSchema: jsonSchema({ type: "object", properties: { n: { type: "number" } } }),
+        execute: async () => {
+          steering.steer("use Paris, Texas instead");
+          return "RESULT-0";
+        },
+      }),
+    };
+    await conv.run((args) => generateText({ model, tools, stopWhen: stepCountIs(5), experimental_steering: steering, ...args }));
+    assert.ok(promptText(calls[1].prompt).includes("Paris, Texas"), "the next step is sent the steered message");
+    const roles = conv.messages.map((m) => (m.role === "user" ? `user:${m.content}` : m.role));
+    assert.deepStrictEqual(roles, ["user:start", "assistant", "toolResult", "user:use Paris, Texas instead", "assistant"]);
+  });
 
   test("compact() during a running tool loop keeps the steps the loop appends meanwhile, after the summary", async () => {
     let release;
