@@ -527,8 +527,15 @@ export function toModelMessages(messages, options = {}) {
       const prev = out.at(-1);
       const next = messages[i + 1];
       if (m.aiSdk?.joinPrev && prev?.role === "assistant" && Array.isArray(prev.content) && toCache.get(prev)?.[0] === messages[i - 1]) {
-        // Back into the message it came from (a copy: the cached one stays).
-        out[out.length - 1] = { ...prev, content: [...prev.content, part] };
+        // Back into the message it came from (a copy: the cached one stays),
+        // with the parts after it when it stood between others.
+        const content = [...prev.content, part];
+        if (m.aiSdk?.joinNext && next?.role === "assistant") {
+          const rest = toModelMessages([next], options)[0];
+          content.push(...(Array.isArray(rest.content) ? rest.content : [{ type: "text", text: rest.content }]));
+          i++;
+        }
+        out[out.length - 1] = { ...prev, content };
       } else if (m.aiSdk?.joinNext && next?.role === "assistant") {
         const rest = toModelMessages([next], options)[0];
         const msg = { ...rest, content: [part, ...(Array.isArray(rest.content) ? rest.content : [{ type: "text", text: rest.content }])] };

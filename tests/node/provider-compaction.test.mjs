@@ -315,6 +315,12 @@ describe("conversions", () => {
     assert.equal(flat[1].summary, "<summary>s</summary>");
     const back = toModelMessages(flat, { provider: "anthropic.messages" });
     assert.deepEqual(back[1], message, "joined back into one message, the block first");
+    // A block between other parts: both sides join back, through JSON too.
+    const between = { role: "assistant", content: [{ type: "reasoning", text: "think", providerOptions: { anthropic: { signature: "sig" } } }, block, { type: "text", text: "reply" }] };
+    const flat3 = fromModelMessages([between], { provider: "anthropic.messages", model: "m" });
+    assert.deepEqual(flat3.map((m) => m.role), ["assistant", "compactionSummary", "assistant"]);
+    assert.deepEqual(toModelMessages(flat3, { provider: "anthropic.messages" }), [between]);
+    assert.deepEqual(toModelMessages(JSON.parse(JSON.stringify(flat3)), { provider: "anthropic.messages" }), [between]);
     const item = { type: "custom", kind: "openai.compaction", providerOptions: { openai: { type: "compaction", itemId: "cmp_1", encryptedContent: "enc" } } };
     const reply = { role: "assistant", content: [{ type: "text", text: "done" }, item] };
     const flat2 = fromModelMessages([reply], { provider: "openai.responses" });
