@@ -13,6 +13,8 @@ import type {
 import type {
   AgentMessage,
   AnyMessage,
+  BashExecutionMessage,
+  BranchSummaryMessage,
   CompactionResult,
   Compactor,
   ImageContent,
@@ -226,12 +228,16 @@ export interface ToUIMessagesOptions {
 /**
  * The data parts `toUIMessages` writes, by name (`data-compaction`, …): a
  * divider where a summary or a clearing marker was (with `{ divider: true }`),
- * and a custom message shown to the user (`display: true`).
+ * a custom message shown to the user (`display: true`), a branch summary, a
+ * shell command, and a message of an app's own role (the message itself).
  */
 export type AiSdkDataParts = {
   compaction: { tokensBefore: number; timestamp: number };
   "tool-output-cleared": { tokensFreed: number; toolCount: number; timestamp: number };
   custom: { customType: string; content: string | (TextContent | ImageContent)[] };
+  "branch-summary": Omit<BranchSummaryMessage, "role">;
+  "bash-execution": Omit<BashExecutionMessage, "role">;
+  message: { role: string; timestamp?: number; [key: string]: unknown };
 };
 /**
  * A UIMessage as `toUIMessages` makes it: the package's data parts, and tool
@@ -241,7 +247,13 @@ export type AiSdkDataParts = {
  */
 export type AiSdkUIMessage<TOOLS extends UITools = UITools, METADATA = unknown> = UIMessage<METADATA, AiSdkDataParts, TOOLS>;
 /**
- * The flat array as useChat's UIMessages (summaries out). `TOOLS` is the
+ * The flat array as useChat's UIMessages: every message the core's display
+ * rule shows (summaries out), in the parts the AI SDK's own UI conversions
+ * build — images and files as file parts (bytes as data: URLs), a tool
+ * call's part in the state its approval and result give it, a system
+ * message as a system message, pi-only messages as `AiSdkDataParts`. A
+ * tool result that holds images has as `output` its text and file parts.
+ * Ids are unique and stay the same as the array grows. `TOOLS` is the
  * app's tool set as UI tools (`InferUITools<typeof tools>`): the tool calls
  * of the flat array are taken to be calls of those tools.
  */
@@ -249,5 +261,11 @@ export declare function toUIMessages<TOOLS extends UITools = UITools, METADATA =
   messages: readonly AnyMessage[],
   options?: ToUIMessagesOptions,
 ): AiSdkUIMessage<TOOLS, METADATA>[];
-/** UIMessages -> flat-array messages (through the SDK's convertToModelMessages); dividers skipped. */
+/**
+ * UIMessages -> flat-array messages (through the SDK's convertToModelMessages);
+ * rows that stand for pi-only messages (dividers, the other `AiSdkDataParts`)
+ * skipped. What the UI showed that the SDK's messages cannot hold (the id,
+ * dynamic tools, a referenced file's URL) is kept, so `toUIMessages` gives
+ * the same UI messages back.
+ */
 export declare function fromUIMessages(uiMessages: readonly UIMessage[], options?: FromModelMessagesOptions): Promise<AiSdkFlatMessage[]>;

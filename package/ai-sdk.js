@@ -1282,7 +1282,17 @@ function uiToolOutcome(output) {
 /** A toolResult message as the fields of its UI tool part: pi's text and images, or the output form it came in. */
 function uiToolResult(m) {
   const x = m.aiSdk ?? {};
-  if (x.outputWhole !== undefined || (x.output !== undefined && x.output !== "content")) return uiToolOutcome(partFromToolResult(m).output);
+  if (x.outputWhole !== undefined || (x.output !== undefined && x.output !== "content")) {
+    // A stored form this message no longer matches (edited text that is not
+    // JSON, say) is shown as pi holds it: displaying never throws for it.
+    let output;
+    try {
+      output = partFromToolResult(m).output;
+    } catch {
+      output = undefined;
+    }
+    if (output) return uiToolOutcome(output);
+  }
   if (m.isError) return { state: "output-error", errorText: m.content.map((c) => (c.type === "text" ? c.text : "")).join("") };
   const items = m.content.map((c, i) => {
     const e = x.parts?.[i];
