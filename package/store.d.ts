@@ -161,13 +161,13 @@ export class SessionStore {
   loadContext<M extends AnyMessage = AgentMessage>(sessionId: string): Promise<M[]>;
   /**
    * A word search of the session's messages before its last
-   * `compactionSummary` (what `loadContext` leaves out), without loading
-   * the session: from its history index, which each save that hides
-   * messages behind a new summary extends in its own transaction. A session
-   * without one (imported, forked, or one a save changed before its last
-   * summary) is read whole and indexed at its first search. Hits are as
-   * `Compactor.searchHistory`'s, `index` being the message's place in the
-   * array `load` returns.
+   * `compactionSummary` but the pinned ones (what `loadContext` leaves
+   * out), without loading the session: from its history index, which each
+   * save that hides messages behind a new summary extends in its own
+   * transaction. A session without one (imported, forked, or one a save
+   * changed before its last summary) is read whole and indexed at its
+   * first search. Hits are as `Compactor.searchHistory`'s, `index` being
+   * the message's place in the array `load` returns.
    * @throws Error when the session does not exist or the query has no words.
    */
   searchHistory(sessionId: string, query: string, options?: { /** 1 to 100; 10 if not given. */ limit?: number }): Promise<HistorySearch>;

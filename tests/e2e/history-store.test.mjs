@@ -3,10 +3,13 @@
 // indexes what its summary hides in the same transaction, so that a store
 // opened in another page searches and reads the session without loading
 // it, with the same hits as the Compactor's search of the loaded array; a
-// second compaction's save extends the index at the right places; an undo drops the index in its save and the next search rebuilds
-// it; deleting the session deletes its index; the pi-agent-core tools
-// answer from the store; and a database of version 3 is upgraded with its
-// sessions intact, each indexed at its first search.
+// second compaction's save extends the index at the right places; a
+// pinned message, which the model is still sent, is never a hit (pinned
+// before a summary hides it or after, and through a fork); an undo drops
+// the index in its save and the next search rebuilds it; deleting the
+// session deletes its index; the pi-agent-core tools answer from the store;
+// and a database of version 3 is upgraded with its sessions intact, each
+// indexed at its first search.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { ENGINES, launch } from "../support/browsers.mjs";
@@ -181,6 +184,79 @@ for (const engine of ENGINES) {
       assert.ok(out.rebuilt.includes(0), "the search rebuilt the index");
       assert.deepEqual(out.oldAfterUndo, out.memoryAfterUndo);
       assert.deepEqual(out.deleted, [], "delete removed the index");
+    });
+
+    test("a pinned message before the last summary is never a hit, as with the Compactor: after a compaction, a pin, an unpin, a second compaction and a fork", async () => {
+      const name = "history-" + Math.random().toString(36).slice(2);
+      const page = await open();
+      const out = await page.evaluate(async ({ name }) => {
+        const pin = (m, pinned = true) => ({ ...m, pinned });
+        const store = await m.SessionStore.open({ name });
+        const { id } = await store.createSession({ title: "pinned" });
+        // Each search from a store that did not save the session, beside a
+        // fresh Compactor's search of the array load() returns.
+        const both = async (sessionId, query) => {
+          const other = await m.SessionStore.open({ name });
+          const loaded = await other.load(sessionId);
+          const stored = await other.searchHistory(sessionId, query, { limit: 20 });
+          other.close();
+          const memory = compactor().searchHistory(loaded, query, { limit: 20 });
+          return { stored, memory, at: loaded.findIndex((x) => typeof x.content === "string" && x.content.includes(query)) };
+        };
+        const reads = async (sessionId, ref) => {
+          const loaded = await store.load(sessionId);
+          const stored = await store.readHistory(sessionId, ref).then((p) => p.text, (e) => `${e.name}: ${e.message}`);
+          let memory;
+          try { memory = compactor().readHistory(loaded, ref).text; } catch (e) { memory = `${e.name}: ${e.message}`; }
+          return { stored, memory };
+        };
+        const out = {};
+        // A pinned rule and an unpinned note, both behind the summary of a
+        // compaction's save (the fill it writes).
+        const start = [pin(user("Rule: never touch the okapi directory.")), user("The zebra config lives in zebra.toml."), ...first()];
+        const one = await compactor().compact(start);
+        await store.save(id, one.messages);
+        out.compacted = { okapi: await both(id, "okapi"), zebra: await both(id, "zebra"), wide: await both(id, "lorem task") };
+        // Pinned later (a change before the summary: the index is rebuilt).
+        let messages = await store.load(id);
+        const zebraRef = out.compacted.zebra.stored.hits[0].ref;
+        messages = messages.map((x, i) => (i === 1 ? pin(x) : x));
+        await store.save(id, messages, { replace: true });
+        out.pinnedLater = { zebra: await both(id, "zebra"), read: await reads(id, zebraRef) };
+        // Unpinned later: a hit again.
+        messages = messages.map((x, i) => (i === 0 ? pin(x, false) : x));
+        await store.save(id, messages, { replace: true });
+        out.unpinned = { okapi: await both(id, "okapi") };
+        // A second compaction hides a pinned message that was after the
+        // first summary (the save's fill) and an unpinned one.
+        const two = await compactor().compact([...messages, pin(user("Rule: the narwhal service stays read-only.")), user("The quokka cache was cleared."), ...second()]);
+        await store.save(id, two.messages);
+        out.second = { narwhal: await both(id, "narwhal"), quokka: await both(id, "quokka"), wide: await both(id, "lorem task") };
+        // A fork has no index: its first search builds it from the records.
+        const fork = await store.fork(id, two.messages.length);
+        out.fork = { narwhal: await both(fork.id, "narwhal"), zebra: await both(fork.id, "zebra"), wide: await both(fork.id, "lorem task") };
+        store.close();
+        return out;
+      }, { name });
+      await page.close();
+      for (const [step, searches] of Object.entries(out)) {
+        for (const [word, s] of Object.entries(searches)) {
+          if (word === "read") continue;
+          assert.deepEqual(s.stored, s.memory, `${step}, ${word}: the store's hits are the Compactor's over load()`);
+        }
+      }
+      const places = (s) => s.stored.hits.map((h) => h.index);
+      assert.deepEqual(places(out.compacted.okapi), [], "the pinned rule is still sent: not a hit");
+      assert.deepEqual(places(out.compacted.zebra), [out.compacted.zebra.at], "the unpinned note is");
+      assert.deepEqual(places(out.pinnedLater.zebra), [], "pinned later: no longer a hit");
+      assert.match(out.pinnedLater.read.stored, /^Error: message 1 is not in the history/, "nor read by an earlier reference");
+      assert.equal(out.pinnedLater.read.stored, out.pinnedLater.read.memory);
+      assert.deepEqual(places(out.unpinned.okapi), [out.unpinned.okapi.at], "unpinned later: a hit");
+      assert.deepEqual(places(out.second.narwhal), [], "a pinned message the second summary hides is still sent");
+      assert.deepEqual(places(out.second.quokka), [out.second.quokka.at]);
+      assert.deepEqual(places(out.fork.narwhal), []);
+      assert.deepEqual(places(out.fork.zebra), []);
+      assert.ok(out.second.wide.stored.hits.length > 0 && out.fork.wide.stored.searched === out.second.wide.stored.searched);
     });
 
     test("a database of version 3 with sessions in it is upgraded: the sessions load as they were and are indexed at their first search", async () => {

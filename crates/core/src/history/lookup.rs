@@ -15,6 +15,7 @@ use crate::conversation::view::Step;
 use crate::error::InputError;
 use crate::js::options::{expect_object, Reader, Value};
 use crate::js::shape::{Field, Shape};
+use crate::message::pinned::model_view;
 use crate::message::role::Role;
 use crate::tokens::estimate::MessageTexts;
 
@@ -38,6 +39,22 @@ pub fn hidden(len: usize, steps: &[Step]) -> Vec<usize> {
             out.push(i);
         }
     }
+    out
+}
+
+/// The messages of `from..summary` that are hidden while the summary at
+/// `summary` is the last: [`hidden`] of the view it starts, so every one of
+/// them but the pinned ones (`pinned`, ascending; those at or after
+/// `summary` are not looked at), which the model is sent again after it.
+/// What a store indexes when a save or a search makes its index reach that
+/// summary: the same rule as the `Compactor`'s, from the pinned messages
+/// the store keeps track of rather than a view it builds.
+pub fn hidden_before(from: usize, summary: usize, pinned: &[usize]) -> Vec<usize> {
+    let resent = &pinned[..pinned.partition_point(|&i| i < summary)];
+    let view = model_view(summary.saturating_add(1), Some(summary), resent);
+    let steps: Vec<Step> = view.map(Step::Send).collect();
+    let mut out = hidden(summary, &steps);
+    out.retain(|&i| i >= from);
     out
 }
 

@@ -2,7 +2,9 @@
 //! that a stored session is searched and read without being loaded.
 //!
 //! It covers the session's first messages, up to its last summary at the
-//! time of its last *fill*: each fill indexes the messages hidden since the
+//! time of its last *fill*, but the pinned ones, which the model is sent
+//! again after the summary (`history::lookup::hidden_before`, the
+//! `Compactor`'s rule): each fill indexes the messages hidden since the
 //! one before (a compaction's save writes one in its own transaction) and
 //! writes, under its number, the statistics of its passages, its terms'
 //! postings in [`BUCKETS`] records (a term's bucket is a hash of it, so
@@ -12,10 +14,11 @@
 //! the fills go. Passage numbers run on from fill to fill, so a term's
 //! records, read in fill order, are its postings in passage order.
 //!
-//! A save that changes or removes a covered message, or makes one visible
+//! A save that changes or removes a message before the summary the index
+//! reached (pinning or unpinning one is a change), or makes one visible
 //! again (an undo), drops the whole index in its transaction; the next
 //! search rebuilds it from the records. So the index never points at
-//! messages that are not there.
+//! messages that are not there, nor at ones the model is sent.
 
 use crate::history::index::Index;
 use crate::history::lookup::{query_terms, role_name};
@@ -28,7 +31,8 @@ use std::borrow::Cow;
 /// How far a session's index goes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Meta {
-    /// The messages covered: places `0..count` of the session.
+    /// How far the index goes: the hidden messages among places
+    /// `0..count` of the session are covered.
     pub count: u32,
     /// How many of them have text (the messages a search searches).
     pub messages: u32,
@@ -86,8 +90,8 @@ pub struct Fill {
 }
 
 /// The fill after `meta` (none: the first of a new index) for the
-/// messages up to place `to`, of which `texts` are those with a text
-/// (ascending, each at or after `meta.count`).
+/// messages up to place `to`, of which `texts` are the hidden ones with a
+/// text (ascending, each at or after `meta.count`).
 pub fn fill(meta: Option<&Meta>, to: u32, texts: Vec<Text>) -> Result<Fill, HistoryError> {
     let meta = meta.copied().unwrap_or_default();
     let mut index = Index::with_cap(usize::MAX);

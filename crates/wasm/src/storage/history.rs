@@ -1,14 +1,16 @@
 //! The history search of a stored session (`core::storage::history`):
 //! `searchHistory`, `readHistory` and `historyTool` read the session's
 //! index records (`schema::HISTORY`), never the whole session, once the
-//! index is there. A save keeps it up to date in its own transaction
-//! ([`after_save`]); a session without one (an import, a fork, a session
-//! from before the index, or one whose covered messages a save changed)
-//! is read whole once and indexed at its first search.
+//! index is there. What it covers is what the core says is hidden
+//! (`lookup::hidden_before`: the pinned messages stay out). A save keeps
+//! it up to date in its own transaction ([`after_save`]); a session
+//! without one (an import, a fork, a session from before the index, or one
+//! whose covered messages a save changed) is read whole once and indexed
+//! at its first search.
 
 use super::connection::database;
 use super::load::read as read_session;
-use super::records::{get, pending, session_range, Tx};
+use super::records::{get, marks_among, pending, session_range, Tx};
 use super::schema::{HISTORY, SESSIONS};
 use super::{string_arg, Inner};
 use crate::history::{history_error, string_argument, tool_call};
@@ -18,7 +20,9 @@ use crate::js::message_facts::texts_at;
 use crate::js::values::{read_options, shape};
 use agent_compaction_core::error::FieldPath;
 use agent_compaction_core::history::index::Hit;
-use agent_compaction_core::history::lookup::{self, message_text, read_result, search_result};
+use agent_compaction_core::history::lookup::{
+    self, hidden_before, message_text, read_result, search_result,
+};
 use agent_compaction_core::history::reference::{self, Page, Reference, DEFAULT_PAGE_CHARS};
 use agent_compaction_core::history::tool::{self, Call};
 use agent_compaction_core::history::HistoryError;
@@ -70,10 +74,10 @@ fn write_fill(store: &IdbObjectStore, id: &str, fill: &Fill) -> Result<(), JsVal
     Ok(())
 }
 
-/// The searched texts of `messages[from..to)`, at their places `offset`
-/// further on in the session.
-fn texts(messages: &JsArray, from: u32, to: u32, offset: u32) -> Result<Vec<Text>, JsValue> {
-    let at: Vec<u32> = (from..to).collect();
+/// The searched texts of `messages[at]` for each of `at` (ascending), at
+/// their places `offset` further on in the session.
+fn texts(messages: &JsArray, at: &[usize], offset: u32) -> Result<Vec<Text>, JsValue> {
+    let at: Vec<u32> = at.iter().map(|&i| i as u32).collect();
     let read = texts_at(messages, &at, |m| {
         (m.role.unwrap_or(Role::Other), message_text(m))
     });
@@ -122,8 +126,12 @@ pub fn after_save(
         }
         SaveStep::Fill { from, to } => {
             let meta = stored.and_then(Result::ok);
-            let from_here = from.saturating_sub(offset);
-            let texts = texts(messages, from_here, to.saturating_sub(offset), offset);
+            // In the array saved: the pinned ones among them stay out.
+            let from_here = from.saturating_sub(offset) as usize;
+            let to_here = to.saturating_sub(offset) as usize;
+            let pinned = marks_among(messages.as_array(), from_here, to_here).pinned;
+            let hidden = hidden_before(from_here, to_here, &pinned);
+            let texts = texts(messages, &hidden, offset);
             match texts.ok().and_then(|t| fill(meta.as_ref(), to, t).ok()) {
                 Some(fill) => {
                     write_fill(&store, id, &fill)?;
@@ -162,8 +170,9 @@ async fn ensure(inner: &Rc<Inner>, id: &str, action: &'static str) -> Result<Met
         let to = view.last_summary.unwrap_or(0) as u32;
         let messages = JsArray::new(&stored.known.messages, || FieldPath::argument("messages"))
             .map_err(input_error)?;
+        let hidden = hidden_before(0, to as usize, &view.marks.pinned);
         let texts = match messages {
-            Some(messages) => texts(&messages, 0, to, 0)?,
+            Some(messages) => texts(&messages, &hidden, 0)?,
             None => Vec::new(),
         };
         let fill = fill(None, to, texts).map_err(history_error)?;

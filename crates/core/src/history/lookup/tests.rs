@@ -32,6 +32,40 @@ fn hidden_is_what_the_view_does_not_send_as_it_is() {
 }
 
 #[test]
+fn a_store_indexes_what_a_summary_hides_but_the_pinned_messages_it_re_sends() {
+    // [pinned, a, b, pinned, c, summary, pinned (after it: not looked at)]
+    let pinned = [0, 3, 6];
+    assert_eq!(hidden_before(0, 5, &pinned), [1, 2, 4]);
+    // A later summary extends the index from where it stopped.
+    assert_eq!(hidden_before(2, 5, &pinned), [2, 4]);
+    assert_eq!(hidden_before(5, 8, &pinned), [5, 7]);
+    // No summary, nothing hidden; nothing pinned, everything before it.
+    assert_eq!(hidden_before(0, 0, &pinned), [] as [usize; 0]);
+    assert_eq!(hidden_before(0, 3, &[]), [0, 1, 2]);
+}
+
+proptest::proptest! {
+    /// The messages a store indexes up to the last summary are the ones
+    /// the `Compactor` searches before it, for any array, pinned messages
+    /// and summary.
+    #[test]
+    fn a_store_hides_what_the_compactor_hides_before_the_last_summary(
+        flags in proptest::collection::vec(proptest::bool::ANY, 1..40),
+        at in 0usize..40,
+    ) {
+        use crate::conversation::view::{model_steps, Fact};
+        let len = flags.len();
+        let summary = at % len;
+        let pinned: Vec<usize> = (0..len).filter(|&i| flags[i] && i != summary).collect();
+        let resent: Vec<usize> = pinned.iter().copied().filter(|&i| i < summary).collect();
+        let steps = model_steps(len, Some(summary), &resent, |_| &Fact::<u32>::Message);
+        let mut compactor = hidden(len, &steps);
+        compactor.retain(|&i| i < summary);
+        proptest::prop_assert_eq!(hidden_before(0, summary, &pinned), compactor);
+    }
+}
+
+#[test]
 fn the_text_searched_depends_on_the_role() {
     let mut user = texts(Role::User);
     user.content_string = Some(b"never touch vendor/");
