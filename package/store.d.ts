@@ -80,7 +80,12 @@ export interface SessionStoreStats {
   recordsPut: number;
   recordsDeleted: number;
 }
-/** A save made from a stale revision (another tab saved in between): nothing was written. */
+/**
+ * A save made from a stale revision (another tab saved in between, or
+ * deleted the session and created another under its id): nothing was
+ * written. The same save tried again is refused again until the store
+ * loads the session again.
+ */
 export class ConflictError extends Error {
   name: "ConflictError";
 }
@@ -142,7 +147,9 @@ export class SessionStore {
    * the session's Web Lock from its read to its commit. A save that inserts
    * a `compactionSummary` commits with `durability: "strict"` (reported once
    * on disk) where the engine supports it; a turn's save keeps the default.
-   * @throws ConflictError when another store saved the session since.
+   * @throws ConflictError when another store saved the session since this
+   * one loaded or saved it, or deleted it (a session created again under
+   * its id is another one); again on every try until this store loads it.
    * @throws Error named "RefusedDropError" when the save would drop stored
    * messages (other than trailing failed attempts) without `{ replace: true }`;
    * "LockTimeoutError" when the session's lock did not come within `lockTimeoutMs`;
@@ -241,7 +248,9 @@ export class SessionStore {
  * an instance of the exported `ConflictError` class.
  *
  * - `ConflictError`: another store saved the session since this one read
- *   it; nothing was written. Load it again, reapply the change, save.
+ *   it, or deleted it and created another under its id; nothing was
+ *   written, and a save tried again without loading is refused again.
+ *   Load it again, reapply the change, save.
  * - `QuotaExceededError`: the browser refused the write for lack of room;
  *   nothing of the change was written, nothing stored before was lost.
  * - `SessionNotFoundError`: no session with that id in this store.

@@ -22,7 +22,10 @@
 //     again once there is room;
 //   - two tabs appending to, and compacting, one session at once, retrying
 //     on ConflictError as an app does: nothing either tab saved is lost, and
-//     there are exactly as many summaries as compactions saved.
+//     there are exactly as many summaries as compactions saved;
+//   - a tab that saves its stale copy again after a ConflictError, without
+//     loading, and a tab whose session the other deletes and creates again
+//     under the same id: each such save is refused and writes nothing.
 //
 // Each test uses databases of its own. Needs a built pkg/
 // (`node scripts/build.mjs`) and the browsers scripts/setup.sh installs.
@@ -707,6 +710,92 @@ for (const engine of ENGINES) {
     }
 
     describe("two tabs on one session", () => {
+      /** Tab A (`a`) and tab B (`b`) on a session of database `db` that `a` saved: `[id, copy]` in `a`'s window. */
+      async function sharedSession(db, id) {
+        const [a, b] = [await openPage(), await openPage()];
+        await a.evaluate(async ([db, id]) => {
+          const { m, range, summary } = window.h;
+          window.store = await m.SessionStore.open({ name: db });
+          await store.createSession({ id, title: "shared" });
+          await store.save(id, [...range("s", 0, 6), summary(6), ...range("s", 7, 10)]);
+          window.copy = await store.load(id); // revision 1
+        }, [db, id]);
+        return [a, b];
+      }
+
+      test("a stale save tried again after its ConflictError is refused again: the other tab's message and its undo stand", { timeout: 120_000 }, async () => {
+        for (const replace of [true, false]) {
+          const db = `stale-retry-${replace}`;
+          const [a, b] = await sharedSession(db, "s");
+          // B adds a message (replace case) or undoes the compaction.
+          await b.evaluate(async ([db, replace]) => {
+            const { m, message } = window.h;
+            const store = await m.SessionStore.open({ name: db });
+            const loaded = await store.load("s");
+            if (replace) await store.save("s", [...loaded, message("b", 12)]);
+            else await store.save("s", m.removeLastCompaction(loaded), { replace: true });
+            store.close();
+          }, [db, replace]);
+          const out = await a.evaluate(async (replace) => {
+            const { m, message, settle } = window.h;
+            // A's undo (replace) or A's next turn, from its copy of revision 1.
+            const next = replace ? m.removeLastCompaction(copy) : [...copy, message("a", 15)];
+            const tries = [];
+            for (let i = 0; i < 3; i++) tries.push(await settle(store.save("s", next, { replace })));
+            const stored = await store.load("s");
+            const retried = await settle(store.save("s", [...stored, message("a", 15)]));
+            return {
+              tries: tries.map((t) => (t.ok ? "saved" : t.error.name)),
+              bKept: stored.some((x) => x.role === "user" && x.content.startsWith("b 12")),
+              summaries: stored.filter((x) => x.role === "compactionSummary").length,
+              retried: retried.ok ? retried.value.revision : retried.error.name,
+            };
+          }, replace);
+          assert.deepEqual(out.tries, ["ConflictError", "ConflictError", "ConflictError"], `replace: ${replace}`);
+          if (replace) assert.ok(out.bKept, "tab B's message is kept");
+          else assert.equal(out.summaries, 0, "tab B's undo stands");
+          // Loaded again, tab A saves.
+          assert.equal(out.retried, 3);
+          await a.close();
+          await b.close();
+        }
+      });
+
+      test("a copy of a session deleted in another tab is not saved into the session created again under its id", { timeout: 120_000 }, async () => {
+        const db = "recreated";
+        const [a, b] = await sharedSession(db, "main");
+        await a.evaluate(() => {
+          window.heard = [];
+          store.onChange((e) => heard.push(e.type));
+        });
+        await b.evaluate(async (db) => {
+          const store = await window.h.m.SessionStore.open({ name: db });
+          await store.delete("main");
+          await store.createSession({ id: "main", title: "new" });
+          store.close();
+        }, db);
+        await a.waitForFunction(() => heard.length === 2, null, { timeout: 10_000 });
+        const out = await a.evaluate(async () => {
+          const { message, settle } = window.h;
+          const next = [...copy, message("a", 15)];
+          const tries = [await settle(store.save("main", next)), await settle(store.save("main", next, { replace: true }))];
+          const meta = (await store.list()).find((x) => x.id === "main");
+          const stored = await store.load("main");
+          const own = await settle(store.save("main", [...stored, message("a", 15)]));
+          return {
+            tries: tries.map((t) => (t.ok ? "saved" : t.error.name)),
+            meta: { title: meta.title, messageCount: meta.messageCount, revision: meta.revision },
+            own: own.ok ? own.value.messageCount : own.error.name,
+          };
+        });
+        assert.deepEqual(out.tries, ["ConflictError", "ConflictError"]);
+        assert.deepEqual(out.meta, { title: "new", messageCount: 0, revision: 0 });
+        // Loaded again, tab A saves into the new session.
+        assert.equal(out.own, 1);
+        await a.close();
+        await b.close();
+      });
+
       test("each appends and compacts, retrying on ConflictError: nothing saved is lost, one summary per saved compaction", { timeout: 600_000 }, async (t) => {
         await twoTabs(t, { db: "two-tabs", locked: false });
       });

@@ -586,6 +586,119 @@ async fn a_save_of_the_same_messages_keeps_the_revision() {
     b.close();
 }
 
+/// `store.save(id, messages, { replace: true })`, awaited.
+async fn replace(
+    store: &SessionStore,
+    id: &str,
+    messages: impl Into<JsValue>,
+) -> Result<JsValue, JsValue> {
+    let options = parse("{\"replace\":true}");
+    wait(store.save(id.into(), messages.into(), options)).await
+}
+
+#[wasm_bindgen_test]
+async fn a_stale_save_tried_again_stays_a_conflict_until_the_session_is_loaded_again() {
+    let a = fresh("store-stale-retry").await;
+    let b = open("store-stale-retry").await;
+    create(&a, "s").await;
+    let (m0, m1, m2) = (
+        message("one", 1),
+        assistant("stop", 5, 2),
+        message("three", 3),
+    );
+    save(&a, "s", array(&[&m0, &m1, &m2])).await.unwrap();
+    let stale: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    let added = array(&[&m0, &m1, &m2, &message("from a", 4)]);
+    save(&a, "s", added.clone()).await.unwrap();
+    // b cuts its stale copy back (replace) and retries after the conflict,
+    // without loading: each try is refused, a's message stays.
+    let cut = stale.slice(0, 1);
+    for _ in 0..3 {
+        let e = replace(&b, "s", cut.clone()).await.unwrap_err();
+        assert_eq!(error_name(&e), "ConflictError", "{}", error_message(&e));
+    }
+    // b appends to its stale copy after a cut the session back: a retry
+    // must not put back what a removed.
+    replace(&a, "s", added.slice(0, 1)).await.unwrap();
+    let turn = with(&stale, &[&message("from b", 5)]);
+    for _ in 0..3 {
+        let e = save(&b, "s", turn.clone()).await.unwrap_err();
+        assert_eq!(error_name(&e), "ConflictError", "{}", error_message(&e));
+    }
+    let stored: Array = wait(a.load("s".into())).await.unwrap().unchecked_into();
+    assert!(deep_equal(&stored, &array(&[&m0])));
+    // Loaded again, b saves.
+    let now: Array = wait(b.load("s".into())).await.unwrap().unchecked_into();
+    let meta = save(&b, "s", with(&now, &[&message("from b", 5)]))
+        .await
+        .unwrap();
+    assert_eq!(field(&meta, "revision").as_f64(), Some(4.0));
+    a.close();
+    b.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_copy_of_a_deleted_session_is_not_saved_into_one_created_again_under_its_id() {
+    let a = fresh("store-recreated").await;
+    let b = open("store-recreated").await;
+    let heard = collector();
+    let _unsubscribe = a.on_change(field(&heard, "listener")).unwrap();
+    create(&a, "main").await;
+    let (m0, m1) = (message("old", 1), assistant("stop", 5, 2));
+    save(&a, "main", array(&[&m0, &m1])).await.unwrap();
+    let copy: Array = wait(a.load("main".into())).await.unwrap().unchecked_into();
+    // b deletes it and creates a new, empty "main"; a hears both.
+    wait(b.delete("main".into())).await.unwrap();
+    create(&b, "main").await;
+    wait(events_after(&field(&heard, "events"), 2, 2000))
+        .await
+        .unwrap();
+    let turn = with(&copy, &[&message("a's turn", 3)]);
+    for _ in 0..2 {
+        let e = save(&a, "main", turn.clone()).await.unwrap_err();
+        assert_eq!(error_name(&e), "ConflictError", "{}", error_message(&e));
+        assert!(error_message(&e).contains("was deleted since"));
+        let e = replace(&a, "main", turn.clone()).await.unwrap_err();
+        assert_eq!(error_name(&e), "ConflictError");
+    }
+    // b's session is still its own, even once it reaches the copy's revision.
+    let fresh_turn = message("b's first", 4);
+    let meta = save(&b, "main", array(&[&fresh_turn])).await.unwrap();
+    assert_eq!(field(&meta, "revision").as_f64(), Some(1.0));
+    wait(events_after(&field(&heard, "events"), 3, 2000))
+        .await
+        .unwrap();
+    let e = replace(&a, "main", turn.clone()).await.unwrap_err();
+    assert_eq!(error_name(&e), "ConflictError");
+    let stored: Array = wait(b.load("main".into())).await.unwrap().unchecked_into();
+    assert!(deep_equal(&stored, &array(&[&fresh_turn])));
+    // Loaded again, a saves.
+    let now: Array = wait(a.load("main".into())).await.unwrap().unchecked_into();
+    save(&a, "main", with(&now, &[&message("a's turn", 3)]))
+        .await
+        .unwrap();
+    // The same when this store deleted it itself, with nothing to hear.
+    let copy: Array = wait(a.load("main".into())).await.unwrap().unchecked_into();
+    wait(a.delete("main".into())).await.unwrap();
+    create(&b, "main").await;
+    let e = save(&a, "main", with(&copy, &[&message("late", 5)]))
+        .await
+        .unwrap_err();
+    assert_eq!(error_name(&e), "ConflictError");
+    // A store that creates the id itself saves into it (once it heard of
+    // the delete: a notice arriving later would outdate its new copy).
+    wait(b.delete("main".into())).await.unwrap();
+    wait(events_after(&field(&heard, "events"), 5, 2000))
+        .await
+        .unwrap();
+    create(&a, "main").await;
+    save(&a, "main", with(&copy, &[&message("late", 5)]))
+        .await
+        .unwrap();
+    a.close();
+    b.close();
+}
+
 #[wasm_bindgen_test]
 async fn sessions_are_created_listed_renamed_and_deleted() {
     let store = fresh("store-sessions").await;

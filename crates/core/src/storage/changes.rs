@@ -85,11 +85,12 @@ impl Posted {
 }
 
 /// Another store changed session `id` (`kind` as posted; `revision` when
-/// it says): a deleted session is forgotten; any other change outdates
-/// this store's copy unless it is at that revision.
+/// it says): a deleted session stays deleted for the copies this store
+/// handed out, even once its id is created again; any other change
+/// outdates this store's copy unless it is at that revision.
 pub fn heard<T: Known>(sessions: &mut Sessions<T>, kind: &str, id: &str, revision: Option<f64>) {
     match kind {
-        "deleted" => sessions.forget(id),
+        "deleted" => sessions.deleted(id),
         _ => sessions.outdated(id, revision),
     }
 }
@@ -98,7 +99,7 @@ pub fn heard<T: Known>(sessions: &mut Sessions<T>, kind: &str, id: &str, revisio
 mod tests {
     use super::*;
     use crate::js::shape::text;
-    use crate::storage::known::View;
+    use crate::storage::known::{Seen, View};
 
     #[derive(Clone)]
     struct Copy(View);
@@ -159,10 +160,13 @@ mod tests {
         assert!(s.get("a").is_some());
         heard(&mut s, "renamed", "a", Some(3.0));
         assert!(s.get("a").is_none());
-        assert_eq!(s.outdated_revision("a"), Some(2.0));
+        assert_eq!(s.seen("a"), Some(Seen::Revision(2.0)));
         heard(&mut s, "deleted", "b", None);
         assert!(s.get("b").is_none());
-        assert_eq!(s.outdated_revision("b"), None);
+        assert_eq!(s.seen("b"), Some(Seen::Deleted));
+        // Its id created again: a copy of the deleted one is no base for it.
+        heard(&mut s, "created", "b", Some(0.0));
+        assert_eq!(s.seen("b"), Some(Seen::Deleted));
     }
 
     #[test]

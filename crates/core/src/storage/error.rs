@@ -50,6 +50,13 @@ pub enum StoreError {
         stored: f64,
         seen: f64,
     },
+    /// The session this store read was deleted since (by this store or
+    /// another); a session of that id stored now is another one. A
+    /// `ConflictError` too.
+    Recreated {
+        action: &'static str,
+        id: String,
+    },
     /// The browser refused the write for lack of room; nothing was written.
     QuotaExceeded {
         action: &'static str,
@@ -132,7 +139,7 @@ impl StoreError {
     /// The stable `name` of the JavaScript error.
     pub fn name(&self) -> &'static str {
         NAMES[match self {
-            StoreError::Conflict { .. } => 0,
+            StoreError::Conflict { .. } | StoreError::Recreated { .. } => 0,
             StoreError::QuotaExceeded { .. } => 1,
             StoreError::SessionNotFound { .. } => 2,
             StoreError::SessionExists { .. } => 3,
@@ -204,6 +211,12 @@ impl fmt::Display for StoreError {
                  store read it at revision {}; load it again, reapply the change and save",
                 number_to_string(*stored),
                 number_to_string(*seen)
+            ),
+            StoreError::Recreated { action, id } => write!(
+                f,
+                "{action}: session \"{id}\" was deleted since this store read it, and the \
+                 session stored under that id now is another one; load it again, reapply the \
+                 change and save"
             ),
             StoreError::QuotaExceeded { action, detail } => write!(
                 f,
@@ -413,6 +426,17 @@ mod tests {
             e.to_string(),
             "SessionStore.save: session \"s\" was saved elsewhere (now at revision 5) since this \
              store read it at revision 4; load it again, reapply the change and save"
+        );
+        let e = StoreError::Recreated {
+            action: SAVE,
+            id: "main".into(),
+        };
+        assert_eq!(e.name(), "ConflictError");
+        assert_eq!(
+            e.to_string(),
+            "SessionStore.save: session \"main\" was deleted since this store read it, and the \
+             session stored under that id now is another one; load it again, reapply the change \
+             and save"
         );
         let e = StoreError::RefusedDrop {
             action: SAVE,

@@ -6,7 +6,8 @@
 //! [`Sessions`] is generic over what the binding keeps per session (its
 //! JavaScript arrays of messages and keys, the session record), so that the
 //! rules — one entry per session, an entry outdated by another store's
-//! change keeps only the revision its callers saw, a lock held by a
+//! change keeps only what its callers saw (a revision, or a session since
+//! deleted) until the session is loaded again, a lock held by a
 //! `withSessionLock` callback once per nesting level — are tested natively.
 //! Lists searched in order, not maps: a page opens a few sessions, and a
 //! `HashMap` brought hashbrown and SipHash into the `.wasm`.
@@ -47,6 +48,18 @@ impl View {
     }
 }
 
+/// What this store's callers last saw of a session whose copy it dropped
+/// because what is stored is no longer that copy: every save made from it
+/// is checked against this until the session is loaded again.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Seen {
+    /// The session at this revision.
+    Revision(f64),
+    /// A session deleted since: whatever is stored under its id now is
+    /// another session, whatever its revision.
+    Deleted,
+}
+
 /// What the binding keeps per session: its own value, with a [`View`].
 pub trait Known: Clone {
     fn view(&self) -> &View;
@@ -57,10 +70,11 @@ pub trait Known: Clone {
 #[derive(Debug)]
 pub struct Sessions<T> {
     known: Vec<(String, T)>,
-    /// Sessions another store changed after this one read them, with the
-    /// revision this store's callers last saw: a save made from that view
-    /// reads the records again and is still checked against that revision.
-    outdated: Vec<(String, f64)>,
+    /// Sessions changed elsewhere after this store read them, or whose save
+    /// found them changed, with what this store's callers last saw: a save
+    /// made from that view reads the records again and is checked against
+    /// it, however often it is tried, until a load or a save succeeds.
+    outdated: Vec<(String, Seen)>,
     /// Sessions whose lock a callback of this store holds, once per
     /// nesting level.
     held: Vec<String>,
@@ -95,29 +109,54 @@ impl<T: Known> Sessions<T> {
         self.outdated.retain(|(o, _)| o != id);
     }
 
-    /// After a failure that leaves what is stored unknown (a conflict, a
-    /// deleted session): the next save reads the records again.
+    /// This store wrote session `id` anew (`fork`, `importJsonl`): no copy,
+    /// and nothing seen of an earlier session of that id applies.
     pub fn forget(&mut self, id: &str) {
         self.known.retain(|(k, _)| k != id);
         self.outdated.retain(|(o, _)| o != id);
     }
 
-    /// Another store changed session `id` (now at `revision`, when said):
-    /// unless this store's copy is at that revision, drop it and keep only
-    /// the revision its callers saw.
+    /// A save of `id` found what is stored is not what its callers saw
+    /// (`seen`: a conflict, or the session gone): drop the copy and keep
+    /// what they saw, so that the same save tried again is refused again.
+    /// A mark already there stays: it is older.
+    pub fn stale(&mut self, id: &str, seen: Seen) {
+        self.known.retain(|(k, _)| k != id);
+        if self.seen(id).is_none() {
+            self.outdated.push((id.to_owned(), seen));
+        }
+    }
+
+    /// Session `id` was deleted (by this store or another): a copy or a
+    /// mark this store had becomes [`Seen::Deleted`], so that no save made
+    /// from it lands in a session created again under the same id. A
+    /// session this store never saw is not marked.
+    pub fn deleted(&mut self, id: &str) {
+        let had = self.known.iter().any(|(k, _)| k == id) || self.seen(id).is_some();
+        self.known.retain(|(k, _)| k != id);
+        self.outdated.retain(|(o, _)| o != id);
+        if had {
+            self.outdated.push((id.to_owned(), Seen::Deleted));
+        }
+    }
+
+    /// Another store changed session `id` (now at `revision`, when said;
+    /// `None` also when what is stored is unknown after a failure): unless
+    /// this store's copy is at that revision, drop it and keep only the
+    /// revision its callers saw.
     pub fn outdated(&mut self, id: &str, revision: Option<f64>) {
         if let Some(at) = self.known.iter().position(|(k, _)| k == id) {
             let seen = self.known[at].1.view().revision;
             if Some(seen) != revision {
                 self.known.remove(at);
-                self.outdated.push((id.to_owned(), seen));
+                self.outdated.push((id.to_owned(), Seen::Revision(seen)));
             }
         }
     }
 
-    /// The revision a save of `id` must start from, when its copy was
-    /// dropped by [`Sessions::outdated`].
-    pub fn outdated_revision(&self, id: &str) -> Option<f64> {
+    /// What a save of `id` must start from, when its copy was dropped
+    /// ([`Sessions::outdated`], [`Sessions::stale`], [`Sessions::deleted`]).
+    pub fn seen(&self, id: &str) -> Option<Seen> {
         self.outdated.iter().find(|(o, _)| o == id).map(|&(_, r)| r)
     }
 
@@ -189,34 +228,79 @@ mod tests {
         // The change this store made itself, announced back: kept.
         s.outdated("a", Some(3.0));
         assert_eq!(s.get("a"), Some(at(3.0, "x")));
-        assert_eq!(s.outdated_revision("a"), None);
-        // Another store's save (or a delete: no revision).
+        assert_eq!(s.seen("a"), None);
+        // Another store's save.
         s.outdated("a", Some(4.0));
         assert_eq!(s.get("a"), None);
-        assert_eq!(s.outdated_revision("a"), Some(3.0));
+        assert_eq!(s.seen("a"), Some(Seen::Revision(3.0)));
         // A second change keeps the revision this store's callers saw.
-        s.outdated("a", None);
-        assert_eq!(s.outdated_revision("a"), Some(3.0));
+        s.outdated("a", Some(5.0));
+        assert_eq!(s.seen("a"), Some(Seen::Revision(3.0)));
         // Loading again starts afresh.
         s.remember("a", at(5.0, "y"));
-        assert_eq!(s.outdated_revision("a"), None);
+        assert_eq!(s.seen("a"), None);
         // A session this store never saw is not marked.
         s.outdated("z", Some(1.0));
-        assert_eq!(s.outdated_revision("z"), None);
+        assert_eq!(s.seen("z"), None);
     }
 
     #[test]
-    fn forget_and_clear_drop_the_outdated_mark_too() {
+    fn a_stale_save_keeps_what_its_callers_saw_until_the_session_is_loaded_again() {
         let mut s = Sessions::default();
         s.remember("a", at(1.0, "x"));
-        s.outdated("a", Some(2.0));
+        // The save found revision 2: refused, the copy dropped.
+        s.stale("a", Seen::Revision(1.0));
+        assert_eq!((s.get("a"), s.seen("a")), (None, Some(Seen::Revision(1.0))));
+        // Tried again (it reads the records, at revision 2): still revision 1.
+        s.stale("a", Seen::Revision(2.0));
+        assert_eq!(s.seen("a"), Some(Seen::Revision(1.0)));
+        // Only a load or a save of the session now clears it.
+        s.remember("a", at(2.0, "y"));
+        assert_eq!(s.seen("a"), None);
+        // The same for a mark another store's change left.
+        s.outdated("a", Some(3.0));
+        s.stale("a", Seen::Revision(3.0));
+        assert_eq!(s.seen("a"), Some(Seen::Revision(2.0)));
+        // A session gone when the save wrote.
+        s.stale("b", Seen::Deleted);
+        assert_eq!(s.seen("b"), Some(Seen::Deleted));
+    }
+
+    #[test]
+    fn a_deleted_session_stays_deleted_for_its_copies_until_loaded_or_created_again() {
+        let mut s = Sessions::default();
+        s.remember("a", at(4.0, "x"));
+        s.deleted("a");
+        assert_eq!((s.get("a"), s.seen("a")), (None, Some(Seen::Deleted)));
+        // Its id created again elsewhere ("created", revision 0): still deleted.
+        s.outdated("a", Some(0.0));
+        assert_eq!(s.seen("a"), Some(Seen::Deleted));
+        // A mark of another change becomes a deletion too.
+        s.remember("b", at(1.0, "x"));
+        s.outdated("b", Some(2.0));
+        s.deleted("b");
+        assert_eq!(s.seen("b"), Some(Seen::Deleted));
+        // Created (or loaded) by this store: a copy again.
+        s.remember("a", at(0.0, "new"));
+        assert_eq!(s.seen("a"), None);
+        // A session this store never saw is not marked.
+        s.deleted("z");
+        assert_eq!(s.seen("z"), None);
+    }
+
+    #[test]
+    fn a_session_written_anew_and_clear_drop_the_marks() {
+        let mut s = Sessions::default();
+        s.remember("a", at(1.0, "x"));
+        s.deleted("a");
+        // importJsonl or fork wrote a session under that id.
         s.forget("a");
-        assert_eq!(s.outdated_revision("a"), None);
+        assert_eq!((s.get("a"), s.seen("a")), (None, None));
         s.remember("b", at(1.0, "x"));
         s.outdated("b", None);
         s.remember("c", at(1.0, "x"));
         s.clear();
-        assert_eq!((s.get("c"), s.outdated_revision("b")), (None, None));
+        assert_eq!((s.get("c"), s.seen("b")), (None, None));
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //!
 //! 1. the base — [`use_cached`]: diff against what this store last loaded
 //!    or saved, or else against the stored records, where
-//!    [`check_outdated`] makes a copy another store changed since a
-//!    conflict whatever the records say;
+//!    [`check_outdated`] makes a save from a copy that is stale (another
+//!    store changed the session since, a save from it was a conflict, the
+//!    session was deleted since) a conflict whatever the records say, until
+//!    the session is loaded again;
 //! 2. [`compare_by_value`]: a cached base from which the diff removes what
 //!    may not be dropped is first matched by value (the caller kept an
 //!    older array than the one `load` gave it);
@@ -35,7 +37,7 @@ pub use machine::{
 
 use super::connection::{save_landed, Landed};
 use super::error::{DropRefusal, StoreError};
-use super::known::View;
+use super::known::{Seen, View};
 use super::marks::Marks;
 use super::meta::{saved_last_modified, SaveFields};
 use super::packing::{self, KeyOf, Layout};
@@ -56,11 +58,17 @@ fn use_cached(offset: u32, cached_len: usize, first_same: bool) -> bool {
 }
 
 /// The save reads the records (no usable copy), stored at revision
-/// `stored`. `outdated`: the revision this store's callers last saw when
-/// another store changed the session since: unless the same, a conflict.
-fn check_outdated(id: &str, stored: f64, outdated: Option<f64>) -> Result<(), StoreError> {
-    match outdated {
-        Some(seen) if seen != stored => Err(conflict(id, stored, seen)),
+/// `stored`. `seen`: what this store's callers last saw when its copy was
+/// dropped as stale (`known::Sessions::seen`): another revision is a
+/// conflict, and so is any session stored under the id of one deleted
+/// since (its revisions start again at 0).
+fn check_outdated(id: &str, stored: f64, seen: Option<Seen>) -> Result<(), StoreError> {
+    match seen {
+        Some(Seen::Revision(seen)) if seen != stored => Err(conflict(id, stored, seen)),
+        Some(Seen::Deleted) => Err(StoreError::Recreated {
+            action: ACTION,
+            id: id.to_owned(),
+        }),
         _ => Ok(()),
     }
 }
@@ -116,7 +124,7 @@ fn unchanged(edit: &Edit, view: &View) -> bool {
 /// unchanged save, nothing to write); `Landed::Yes`: the first attempt
 /// committed this very save (no one else can have: the lock is held across
 /// both). A gone session or another revision fails, and the store then
-/// forgets its copy.
+/// keeps only what the save was from (`stale_seen`).
 fn after_read(id: &str, seen: f64, stored: Option<f64>, retry: bool) -> Result<Landed, StoreError> {
     let Some(stored) = stored else {
         return Err(StoreError::SessionNotFound {
@@ -127,6 +135,17 @@ fn after_read(id: &str, seen: f64, stored: Option<f64>, retry: bool) -> Result<L
     match save_landed(seen, stored, retry) {
         Landed::Other => Err(conflict(id, stored, seen)),
         landed => Ok(landed),
+    }
+}
+
+/// What the store keeps of a save's base (at `revision`) that
+/// [`after_read`] refused with `error`, so that the same save tried again
+/// is refused again until the session is loaded again: a session gone is
+/// deleted for that copy, whatever is created under its id later.
+fn stale_seen(error: &StoreError, revision: f64) -> Seen {
+    match error {
+        StoreError::SessionNotFound { .. } => Seen::Deleted,
+        _ => Seen::Revision(revision),
     }
 }
 

@@ -223,9 +223,9 @@ async fn save_locked(
     let mut step = flow.step(&mut host, start);
     if matches!(step, Step::ReadStored) {
         host.base = read(inner, &id, false, ACTION).await?.known;
-        let outdated = inner.sessions.borrow().outdated_revision(&id);
+        let seen = inner.sessions.borrow().seen(&id);
         let base = base_of(&host.base);
-        step = flow.step(&mut host, Event::Stored { base, outdated });
+        step = flow.step(&mut host, Event::Stored { base, seen });
     }
     match step {
         Step::ReadRecord => unchanged(inner, &id, &mut flow, host, changed).await,
@@ -354,7 +354,7 @@ async fn write(
             .put_with_key(&new.get(j as u32), &keys.get(j as u32))
             .map_err(|e| put_error(e, j))?;
     }
-    let stored = (stored.await).map_err(|e| forget(inner, id, fail(e)))?;
+    let stored = (stored.await).map_err(|e| unknown(inner, id, fail(e)))?;
     let (puts, deletes) = (writes.puts, writes.deletes);
     let new = new.clone();
     let saved = |view, record: &JsValue| Known {
@@ -411,13 +411,15 @@ async fn write(
 }
 
 /// The error of a step that ends the save (`Step::Fail`); after a failure
-/// that leaves what is stored unknown this store forgets its copy.
+/// that finds the copy stale this store keeps only what its callers saw.
 fn failed(inner: &Inner, id: &str, step: Step) -> JsValue {
     match step {
-        Step::Fail(SaveFailure::Store { error, forget: f }) => match f {
-            true => forget(inner, id, store_error(error)),
-            false => store_error(error),
-        },
+        Step::Fail(SaveFailure::Store { error, stale }) => {
+            if let Some(seen) = stale {
+                inner.sessions.borrow_mut().stale(id, seen);
+            }
+            store_error(error)
+        }
         Step::Fail(SaveFailure::Type(message)) => js_sys::TypeError::new(&message).into(),
         Step::Fail(SaveFailure::Internal(message)) => js_sys::Error::new(&message).into(),
         // A step the flow never gives after that event.
@@ -425,8 +427,9 @@ fn failed(inner: &Inner, id: &str, step: Step) -> JsValue {
     }
 }
 
-/// A failed save's error, after which this store forgets its copy.
-fn forget(inner: &Inner, id: &str, e: JsValue) -> JsValue {
-    inner.forget(id);
+/// A failed save's error, after which what is stored is unknown: this
+/// store drops its copy, keeping the revision its callers saw.
+fn unknown(inner: &Inner, id: &str, e: JsValue) -> JsValue {
+    inner.sessions.borrow_mut().outdated(id, None);
     e
 }

@@ -147,7 +147,7 @@ async fn delete_locked(inner: Rc<Inner>, id: String, retry: bool) -> Result<JsVa
         Landed::No => {}
         Landed::Yes => {
             tx.done();
-            inner.forget(&id);
+            inner.sessions.borrow_mut().deleted(&id);
             return Ok(JsValue::UNDEFINED);
         }
         Landed::Other => return Err(no_session(ACTION, &id)),
@@ -159,6 +159,6 @@ async fn delete_locked(inner: Rc<Inner>, id: String, retry: bool) -> Result<JsVa
     tx.store(MESSAGES)?.delete(&range).map_err(|e| tx.fail(e))?;
     tx.store(HISTORY)?.delete(&range).map_err(|e| tx.fail(e))?;
     tx.commit().await?;
-    inner.forget(&id);
+    inner.sessions.borrow_mut().deleted(&id);
     Ok(JsValue::UNDEFINED)
 }

@@ -9,8 +9,8 @@
 
 use super::{
     after_read, check_outdated, compare_by_value, context_tokens, pack_keys, plan_writes,
-    put_failure, refreshed, refuse_drops, removals_allowed, unchanged, unstorable, use_cached,
-    PackKey, Saving, Writes, ACTION,
+    put_failure, refreshed, refuse_drops, removals_allowed, stale_seen, unchanged, unstorable,
+    use_cached, PackKey, Saving, Writes, ACTION,
 };
 use crate::conversation::edit::{edit, IdentityFacts};
 use crate::error::InputError;
@@ -18,7 +18,7 @@ use crate::message::role::Role;
 use crate::storage::connection::Landed;
 use crate::storage::error::StoreError;
 use crate::storage::history::{on_save, OnSave};
-use crate::storage::known::View;
+use crate::storage::known::{Seen, View};
 use crate::storage::marks::{pinned_slots, Marks};
 use crate::storage::meta::{Contents, SaveFields, PREVIEW_MAX};
 use crate::storage::repair::worth_repairing;
@@ -122,12 +122,12 @@ pub enum Event {
         cached: Option<Base>,
         first_same: bool,
     },
-    /// The stored records were read as the base; `outdated` is the revision
-    /// this store's callers last saw when another store changed the session
-    /// since (`known::Sessions::outdated_revision`).
+    /// The stored records were read as the base; `seen` is what this
+    /// store's callers last saw when its copy was dropped as stale
+    /// (`known::Sessions::seen`).
     Stored {
         base: Base,
-        outdated: Option<f64>,
+        seen: Option<Seen>,
     },
     /// A transaction read the session record: its revision and
     /// `lastModified`, or no record (`revision: None`).
@@ -178,9 +178,13 @@ pub struct WritePlan {
 /// Why a save fails.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SaveFailure {
-    /// A store error; `forget`: what is stored is unknown now, the store
-    /// forgets its copy.
-    Store { error: StoreError, forget: bool },
+    /// A store error; `stale`: what is stored is not this store's copy,
+    /// which it drops, keeping what its callers saw
+    /// (`known::Sessions::stale`).
+    Store {
+        error: StoreError,
+        stale: Option<Seen>,
+    },
     /// A message that cannot be stored or read (a `TypeError`).
     Type(String),
     /// The identity scan's facts do not add up (an `Error`).
@@ -289,8 +293,10 @@ impl SaveFlow {
                 }
                 _ => Ok(Step::ReadStored),
             },
-            Event::Stored { mut base, outdated } => {
-                check_outdated(&self.id, base.view.revision, outdated).map_err(forget)?;
+            Event::Stored { mut base, seen } => {
+                // Refused: what the callers saw stays as it was.
+                let stale = |error| SaveFailure::Store { error, stale: seen };
+                check_outdated(&self.id, base.view.revision, seen).map_err(stale)?;
                 // The whole session, whatever its record's count says.
                 base.view.offset = 0;
                 self.base = Some(base);
@@ -304,8 +310,9 @@ impl SaveFlow {
                 let base = self.base()?;
                 // A save that writes nothing cannot have landed before.
                 let retry = self.retry && self.saved.is_some();
-                let landed = after_read(&self.id, base.view.revision, revision, retry);
-                let landed = landed.map_err(forget)?;
+                let seen = base.view.revision;
+                let landed = after_read(&self.id, seen, revision, retry);
+                let landed = landed.map_err(|e| stale(e, seen))?;
                 let Some(saved) = self.saved.clone() else {
                     return Ok(Step::Unchanged);
                 };
@@ -345,10 +352,7 @@ impl SaveFlow {
         refuse_drops(self.replace, &base.view, &edit, old_len, |k| {
             failed_attempt(host, k)
         })
-        .map_err(|error| SaveFailure::Store {
-            error,
-            forget: false,
-        })?;
+        .map_err(|error| SaveFailure::Store { error, stale: None })?;
         if unchanged(&edit, &base.view) {
             self.edit = edit;
             return Ok(Step::ReadRecord);
@@ -496,10 +500,12 @@ fn added_index(edit: &Edit, j: usize) -> usize {
     edit.inserted.partition_point(|&i| i < j)
 }
 
-fn forget(error: StoreError) -> SaveFailure {
+/// A failure that finds the base (at `revision`) stale.
+fn stale(error: StoreError, revision: f64) -> SaveFailure {
+    let seen = stale_seen(&error, revision);
     SaveFailure::Store {
         error,
-        forget: true,
+        stale: Some(seen),
     }
 }
 

@@ -46,14 +46,28 @@ fn the_cached_copy_is_the_base_unless_a_context_copy_does_not_start_the_array() 
 
 #[test]
 fn reading_the_records_after_another_stores_change_is_a_conflict_unless_unchanged() {
+    let at = |r| Some(Seen::Revision(r));
     assert_eq!(check_outdated("s", 4.0, None), Ok(()));
-    assert_eq!(check_outdated("s", 4.0, Some(4.0)), Ok(()));
-    let e = check_outdated("s", 5.0, Some(4.0)).unwrap_err();
+    assert_eq!(check_outdated("s", 4.0, at(4.0)), Ok(()));
+    let e = check_outdated("s", 5.0, at(4.0)).unwrap_err();
     assert_eq!(e, conflict("s", 5.0, 4.0));
     assert_eq!(e.name(), "ConflictError");
     assert!(e.to_string().starts_with(
         "SessionStore.save: session \"s\" was saved elsewhere (now at revision 5) since this store read it at revision 4"
     ));
+    // A session deleted since: whatever is stored under its id, at any
+    // revision, is another session.
+    for stored in [0.0, 4.0] {
+        let e = check_outdated("s", stored, Some(Seen::Deleted)).unwrap_err();
+        assert_eq!(e.name(), "ConflictError");
+    }
+    // What a refused save leaves for the next try.
+    let gone = after_read("s", 3.0, None, false).unwrap_err();
+    assert_eq!(stale_seen(&gone, 3.0), Seen::Deleted);
+    assert_eq!(
+        stale_seen(&conflict("s", 5.0, 3.0), 3.0),
+        Seen::Revision(3.0)
+    );
 }
 
 #[test]

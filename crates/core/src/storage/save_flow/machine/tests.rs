@@ -170,9 +170,9 @@ fn write_plan(step: Step) -> WritePlan {
     }
 }
 
-fn store_failure(step: Step) -> (StoreError, bool) {
+fn store_failure(step: Step) -> (StoreError, Option<Seen>) {
     match step {
-        Step::Fail(SaveFailure::Store { error, forget }) => (error, forget),
+        Step::Fail(SaveFailure::Store { error, stale }) => (error, stale),
         other => panic!("expected a store failure, got {other:?}"),
     }
 }
@@ -237,13 +237,7 @@ fn without_a_usable_copy_the_records_are_read_and_matched_by_value() {
     host.base = stored.to_vec();
     let mut base = host.base(3.0);
     base.view.offset = 4;
-    let step = flow.step(
-        &mut host,
-        Event::Stored {
-            base,
-            outdated: None,
-        },
-    );
+    let step = flow.step(&mut host, Event::Stored { base, seen: None });
     assert_eq!(host.adopted, 1);
     // Nothing changed once matched: only the revision is checked.
     assert_eq!(step, Step::ReadRecord);
@@ -251,20 +245,20 @@ fn without_a_usable_copy_the_records_are_read_and_matched_by_value() {
 }
 
 #[test]
-fn records_read_after_another_stores_change_are_a_conflict_and_forgotten() {
+fn records_read_after_another_stores_change_are_a_conflict_that_keeps_the_revision_seen() {
     let mut host = Fake::new(&[], &[user(1)]);
     let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
     start(&mut flow, &mut host, None, false);
     let base = host.base(6.0);
-    let (error, forget) = store_failure(flow.step(
+    let (error, stale) = store_failure(flow.step(
         &mut host,
         Event::Stored {
             base,
-            outdated: Some(5.0),
+            seen: Some(Seen::Revision(5.0)),
         },
     ));
     assert_eq!(error.name(), "ConflictError");
-    assert!(forget);
+    assert_eq!(stale, Some(Seen::Revision(5.0)));
 }
 
 #[test]
@@ -308,7 +302,7 @@ fn drops_need_replace_except_trailing_failed_attempts() {
     let mut host = Fake::new(&[user(1), user(2)], &[user(1)]);
     let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
     let cached = Some(host.base(1.0));
-    let (error, forget) = store_failure(start(&mut flow, &mut host, cached, true));
+    let (error, stale) = store_failure(start(&mut flow, &mut host, cached, true));
     assert_eq!(
         error,
         StoreError::RefusedDrop {
@@ -316,7 +310,7 @@ fn drops_need_replace_except_trailing_failed_attempts() {
             why: DropRefusal::NotFailedAttempts { count: 1, first: 1 }
         }
     );
-    assert!(!forget);
+    assert_eq!(stale, None);
     // With replace it is written.
     let mut host = Fake::new(&[user(1), user(2)], &[user(1)]);
     let mut flow = SaveFlow::new("s", 1, true, false, 200.0);
@@ -353,9 +347,9 @@ fn an_unchanged_save_checks_the_revision_and_writes_nothing() {
     let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
     let cached = Some(host.base(2.0));
     assert_eq!(start(&mut flow, &mut host, cached, true), Step::ReadRecord);
-    let (error, forget) = store_failure(flow.step(&mut host, record(3.0)));
+    let (error, stale) = store_failure(flow.step(&mut host, record(3.0)));
     assert_eq!(error.name(), "ConflictError");
-    assert!(forget);
+    assert_eq!(stale, Some(Seen::Revision(2.0)));
     // A second attempt of a save that writes nothing cannot have landed.
     let mut flow = SaveFlow::new("s", 1, false, true, 200.0);
     let cached = Some(host.base(2.0));
@@ -370,9 +364,9 @@ fn an_unchanged_save_checks_the_revision_and_writes_nothing() {
         revision: None,
         last_modified: None,
     };
-    let (error, forget) = store_failure(flow.step(&mut host, gone));
+    let (error, stale) = store_failure(flow.step(&mut host, gone));
     assert_eq!(error.name(), "SessionNotFoundError");
-    assert!(forget);
+    assert_eq!(stale, Some(Seen::Deleted));
 }
 
 #[test]
@@ -406,9 +400,9 @@ fn a_retry_finds_the_first_attempts_commit() {
     let mut flow = SaveFlow::new("s", 2, false, true, 200.0);
     let cached = Some(host.base(4.0));
     start(&mut flow, &mut host, cached, true);
-    let (error, forget) = store_failure(flow.step(&mut host, record(7.0)));
+    let (error, stale) = store_failure(flow.step(&mut host, record(7.0)));
     assert_eq!(error.name(), "ConflictError");
-    assert!(forget);
+    assert_eq!(stale, Some(Seen::Revision(4.0)));
 }
 
 #[test]
@@ -621,4 +615,147 @@ fn a_session_written_whole_holds_its_context_pins_and_preview() {
     });
     assert_eq!(c.context_tokens, expected.unwrap());
     assert!(c.context_tokens > 0.0);
+}
+
+/// The store's books (`known::Sessions`) as the binding keeps them, a copy
+/// being the base a save would diff against.
+#[derive(Clone, Debug, PartialEq)]
+struct Copy(Base);
+
+impl crate::storage::known::Known for Copy {
+    fn view(&self) -> &View {
+        &self.0.view
+    }
+}
+
+type Books = crate::storage::known::Sessions<Copy>;
+
+/// One save of `host.new` to session "s" as `storage/save.rs` drives it,
+/// the session stored at revision `stored` (`None`: no session) with
+/// `host.base`'s messages when the records are read; the books kept as
+/// the binding keeps them. The step the save ends with.
+fn save_through(books: &mut Books, host: &mut Fake, stored: Option<f64>, replace: bool) -> Step {
+    let mut flow = SaveFlow::new("s", host.new.0.len(), replace, false, 200.0);
+    let cached = books.get("s").map(|c| c.0);
+    let mut step = start(&mut flow, host, cached, true);
+    if step == Step::ReadStored {
+        let Some(revision) = stored else {
+            // Reading the records finds no session: SessionNotFoundError.
+            return step;
+        };
+        let seen = books.seen("s");
+        let base = host.base(revision);
+        step = flow.step(host, Event::Stored { base, seen });
+    }
+    if matches!(step, Step::Write(_) | Step::ReadRecord) {
+        let read = Event::Record {
+            revision: stored,
+            last_modified: Some(100.0),
+        };
+        step = flow.step(host, read);
+    }
+    if let Step::Commit(_) = step {
+        step = flow.step(host, Event::Committed);
+    }
+    match &step {
+        Step::Saved(view) => {
+            let len = host.new.0.len();
+            let base = Base {
+                view: view.clone(),
+                len,
+                keys: len,
+                last_modified: Some(200.0),
+            };
+            books.remember("s", Copy(base));
+        }
+        Step::Fail(SaveFailure::Store {
+            stale: Some(seen), ..
+        }) => books.stale("s", *seen),
+        _ => {}
+    }
+    step
+}
+
+fn failure_name(step: &Step) -> &'static str {
+    match step {
+        Step::Fail(SaveFailure::Store { error, .. }) => error.name(),
+        Step::Saved(_) => "saved",
+        _ => "other",
+    }
+}
+
+#[test]
+fn a_save_from_a_stale_copy_is_refused_however_often_it_is_tried_until_loaded_again() {
+    // This store loaded [1, 2, 3] at revision 1; another saved revision 2
+    // (a fourth message) without this store hearing of it yet.
+    let loaded = [user(1), user(2), user(3)];
+    let stored_now = [user(11), user(12), user(13), user(14)];
+    for replace in [true, false] {
+        let mut books = Books::default();
+        let mut host = Fake::new(&loaded, &[]);
+        books.remember("s", Copy(host.base(1.0)));
+        // With replace: an undo made from the stale copy; without: a turn.
+        host.new = New(match replace {
+            true => vec![user(1), user(2)],
+            false => vec![user(1), user(2), user(3), user(5)],
+        });
+        let first = save_through(&mut books, &mut host, Some(2.0), replace);
+        assert_eq!(failure_name(&first), "ConflictError");
+        // Tried again with the same array: the records are read (equal by
+        // value to the array's start), and it is still from revision 1.
+        host.base = stored_now.to_vec();
+        for _ in 0..3 {
+            let again = save_through(&mut books, &mut host, Some(2.0), replace);
+            assert_eq!(failure_name(&again), "ConflictError", "replace: {replace}");
+        }
+        // Loaded again: a save from the new copy lands.
+        let mut host = Fake::new(&stored_now, &[]);
+        books.remember("s", Copy(host.base(2.0)));
+        host.new = New([&stored_now[..], &[user(5)]].concat());
+        let saved = save_through(&mut books, &mut host, Some(2.0), replace);
+        assert_eq!(failure_name(&saved), "saved");
+    }
+}
+
+#[test]
+fn a_copy_of_a_deleted_session_is_no_base_for_a_session_created_again_under_its_id() {
+    use crate::storage::changes::heard;
+    let loaded = [user(1), user(2), user(3)];
+    let mut books = Books::default();
+    let mut host = Fake::new(&loaded, &[]);
+    books.remember("s", Copy(host.base(1.0)));
+    // Another store deletes it and creates "s" again: empty, revision 0.
+    heard(&mut books, "deleted", "s", None);
+    heard(&mut books, "created", "s", Some(0.0));
+    host.base = Vec::new();
+    host.new = New(vec![user(1), user(2), user(3), user(4)]);
+    for _ in 0..2 {
+        let step = save_through(&mut books, &mut host, Some(0.0), false);
+        let (error, _) = store_failure(step);
+        assert_eq!(error.name(), "ConflictError");
+        assert!(error.to_string().contains("was deleted since"), "{error}");
+    }
+    // Nor once the new session reached the copy's revision.
+    let step = save_through(&mut books, &mut host, Some(1.0), true);
+    assert_eq!(failure_name(&step), "ConflictError");
+    // This store's own createSession (or a load) of the id: saves land.
+    let mut host = Fake::new(&[], &[user(7)]);
+    books.remember("s", Copy(host.base(0.0)));
+    let step = save_through(&mut books, &mut host, Some(0.0), false);
+    assert_eq!(failure_name(&step), "saved");
+}
+
+#[test]
+fn a_save_that_finds_its_session_gone_leaves_it_deleted_for_its_copy() {
+    // Deleted elsewhere before this store heard of it.
+    let mut books = Books::default();
+    let mut host = Fake::new(&[user(1)], &[user(1), user(2)]);
+    books.remember("s", Copy(host.base(3.0)));
+    let step = save_through(&mut books, &mut host, None, false);
+    assert_eq!(failure_name(&step), "SessionNotFoundError");
+    assert_eq!(books.seen("s"), Some(Seen::Deleted));
+    // Created again elsewhere, at any revision: the copy is refused.
+    host.base = Vec::new();
+    let step = save_through(&mut books, &mut host, Some(3.0), false);
+    assert_eq!(failure_name(&step), "ConflictError");
 }
