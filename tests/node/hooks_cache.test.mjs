@@ -181,10 +181,9 @@ test("an array cut back past a clearing marker sends the outputs it cleared agai
 });
 
 test("a message replaced inside the context after a summary, and then put back, is seen both times", async () => {
-  // (The identity scan of a context that starts after a summary runs over a
-  // copy of its end kept beside the compactor's array, shim/known.js
-  // sameRun: that copy must follow every change, or putting the old object
-  // back would look like no change at all.)
+  // (The identity scan, shim/known.js sameRun, compares with the
+  // compactor's own copy of the array: that copy must follow every change,
+  // or putting the old object back would look like no change at all.)
   const user = (text, timestamp) => ({ role: "user", content: text, timestamp });
   const summary = { role: "compactionSummary", summary: "what happened", tokensBefore: 1_000, timestamp: 10 };
   const original = user("the original words ".repeat(40), 12);

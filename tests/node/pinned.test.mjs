@@ -4,7 +4,10 @@
 // Compactor's numbers; the latest user request is quoted verbatim in the
 // summary when the cut summarizes it (a split turn), within its budget, and
 // never twice; both through `attach` with a real pi-agent-core Agent talking
-// to the mock LLM server, and through pi session files.
+// to the mock LLM server, and through pi session files. A message before the
+// last summary that the app edits, pins or unpins by replacing its object is
+// seen as the new object by every adapter: the hooks, modelContext,
+// contextTokens, attach and the AI SDK conversation.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent } from "@mariozechner/pi-agent-core";
@@ -17,6 +20,7 @@ import {
   prepareCompaction,
   transformContext,
 } from "agent-compaction";
+import { aiSdkConversation } from "agent-compaction/ai-sdk";
 import { useMockLlm } from "../support/mock-llm-server.mjs";
 import { usage } from "../support/pi-usage.mjs";
 
@@ -336,5 +340,119 @@ describe("attach(agent) with a real pi-agent-core Agent", () => {
     assert.ok(at >= 0, "the first request carries the summary");
     assert.equal(sent[at + 1], RULE);
     assert.equal(sent.at(-1), "new question");
+  });
+});
+
+describe("a message before the last summary replaced by a new object (messages are immutable)", () => {
+  const mock = useMockLlm();
+  const meta = { api: "openai-completions", provider: "local", model: "m", usage: usage(100), stopReason: "stop" };
+  const say = (text, extra = {}) => ({ role: "assistant", content: [{ type: "text", text }], ...meta, timestamp: clock++, ...extra });
+  const recap = () => ({ role: "compactionSummary", summary: "## Goal\nRecap of the work so far.", tokensBefore: 50_000, timestamp: clock++ });
+  const BRITISH = "Rule: always answer in British English.";
+  const FRENCH = "Rule: always answer in French.";
+  /** [u0, a0, rule, a1, summary, u2, a2], the rule pinned. */
+  const session = () => [user("u0"), say("a0"), user(BRITISH, { pinned: true }), say("a1"), recap(), user("u2"), say("a2")];
+  const withRule = (messages, text) => messages.map((m) => (m.content === BRITISH ? { ...m, content: text } : m));
+  const contentOf = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text ?? "").join(""));
+  const ESTIMATORS = ["pi", "calibrated"];
+
+  /** What every adapter of one Compactor that saw `before` gives for `after`, against the stateless functions and a fresh Compactor. */
+  async function sameAsFresh(before, after, estimator, what) {
+    const options = { contextWindow: 100_000, model: "local/m", estimator };
+    const seen = new Compactor(options);
+    const hooked = new Compactor(options);
+    const hooks = hooked.agentHooks();
+    seen.modelContext(before);
+    seen.contextTokens(before);
+    await hooks.convertToLlm(await hooks.transformContext(before));
+    const expected = transformContext(after);
+    const context = seen.modelContext(after);
+    assert.deepEqual(context, expected, `modelContext, ${what} (${estimator})`);
+    context.forEach((m, i) => assert.equal(m, expected[i], `modelContext sends the app's object at ${i}, ${what}`));
+    const hookContext = await hooks.transformContext(after);
+    assert.deepEqual(hookContext, expected, `transformContext hook, ${what} (${estimator})`);
+    assert.deepEqual(await hooks.convertToLlm(hookContext), convertToLlm(expected), `convertToLlm hook, ${what} (${estimator})`);
+    const fresh = new Compactor(options);
+    assert.equal(seen.contextTokens(after), fresh.contextTokens(after), `contextTokens, ${what} (${estimator})`);
+    assert.equal(hooked.contextTokens(after), fresh.contextTokens(after), `contextTokens after the hooks, ${what} (${estimator})`);
+    assert.equal(seen.needsCompaction(after), fresh.needsCompaction(after));
+    for (const c of [seen, hooked, fresh]) c.free();
+    return expected;
+  }
+
+  test("the hooks, modelContext and contextTokens send and count an edited pinned rule, not the old one", async () => {
+    for (const estimator of ESTIMATORS) {
+      const before = session();
+      const after = withRule(before, FRENCH);
+      const sent = await sameAsFresh(before, after, estimator, "the rule edited");
+      assert.deepEqual(sent.map(contentOf).slice(1), [FRENCH, "u2", "a2"]);
+      assert.equal(sent[1], after[2]);
+      // Edited again, to a longer text: counted anew.
+      const longer = after.map((m) => (m.content === FRENCH ? { ...m, content: FRENCH + " Always, in every answer.".repeat(40) } : m));
+      await sameAsFresh(after, longer, estimator, "edited again");
+    }
+  });
+
+  test("pinning a message before the summary with a pinned copy, at any index, and unpinning it with a copy", async () => {
+    for (const estimator of ESTIMATORS) {
+      const plain = [user("u0"), say("a0"), user("u1"), say("a1"), recap(), user("u2"), say("a2")];
+      for (let at = 0; at < 4; at++) {
+        const pinned = plain.map((m, k) => (k === at ? { ...m, pinned: true } : m));
+        const sent = await sameAsFresh(plain, pinned, estimator, `pinned at ${at}`);
+        assert.equal(sent[1], pinned[at], `the pinned copy right after the summary (index ${at})`);
+        const unpinned = pinned.map((m, k) => (k === at ? { ...m, pinned: false } : m));
+        const after = await sameAsFresh(pinned, unpinned, estimator, `unpinned at ${at}`);
+        assert.equal(after.length, 3, "summary, u2, a2");
+      }
+    }
+  });
+
+  test("attach: the request after the app edits the pinned rule, or pins a message, sends the new object", async () => {
+    const text = (r) => r.body.messages.filter((m) => m.role !== "system").map(contentOf);
+    mock.setMode({ text: "ok", usage: { prompt_tokens: 100, completion_tokens: 1, total_tokens: 101 } });
+    for (const estimator of ESTIMATORS) {
+      const base = session();
+      const c = new Compactor({ contextWindow: 200_000, model: "local/m", estimator });
+      const agent = new Agent({ initialState: { model: mock.model(), systemPrompt: "sys", messages: base }, getApiKey: () => "local" });
+      const detach = c.attach(agent, { backgroundAt: false });
+      await agent.prompt("first");
+      await agent.waitForIdle();
+      assert.deepEqual(text(mock.requests.at(-1)).slice(1, 4), [BRITISH, "u2", "a2"]);
+      // The user edits the rule: the app replaces the object.
+      agent.state.messages = withRule(agent.state.messages, FRENCH);
+      await agent.prompt("second");
+      await agent.waitForIdle();
+      const sent = text(mock.requests.at(-1));
+      assert.deepEqual(sent.slice(1, 4), [FRENCH, "u2", "a2"], `${estimator}: ${JSON.stringify(sent)}`);
+      assert.ok(!sent.includes(BRITISH));
+      // The user pins u0 the same way.
+      agent.state.messages = agent.state.messages.map((m) => (m.content === "u0" ? { ...m, pinned: true } : m));
+      await agent.prompt("third");
+      await agent.waitForIdle();
+      assert.deepEqual(text(mock.requests.at(-1)).slice(1, 5), ["u0", FRENCH, "u2", "a2"]);
+      assert.deepEqual(text(mock.requests.at(-1)), convertToLlm(transformContext(agent.state.messages.slice(0, -1))).map(contentOf));
+      detach();
+      c.free();
+    }
+  });
+
+  test("the AI SDK conversation: modelMessages after setMessages sends the edited rule and a new pin", async () => {
+    for (const estimator of ESTIMATORS) {
+      const base = session();
+      const conv = aiSdkConversation({ compactor: new Compactor({ contextWindow: 200_000, estimator }), messages: base, backgroundAt: false });
+      conv.modelMessages();
+      const freshOf = (messages) =>
+        aiSdkConversation({ compactor: new Compactor({ contextWindow: 200_000, estimator }), messages, backgroundAt: false }).modelMessages();
+      const edited = withRule(base, FRENCH);
+      await conv.setMessages(edited);
+      const sent = conv.modelMessages();
+      assert.deepEqual(sent, freshOf(edited), estimator);
+      const all = JSON.stringify(sent);
+      assert.ok(all.includes(FRENCH) && !all.includes(BRITISH), all);
+      const pinned = edited.map((m) => (m.content === "u0" ? { ...m, pinned: true } : m));
+      await conv.setMessages(pinned);
+      assert.deepEqual(conv.modelMessages(), freshOf(pinned), `${estimator}, pinned by a copy`);
+      assert.ok(JSON.stringify(conv.modelMessages()).includes('"u0"'));
+    }
   });
 });

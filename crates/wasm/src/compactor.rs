@@ -45,16 +45,11 @@ use wasm_bindgen::JsCast;
 #[wasm_bindgen(module = "/src/js/shim.js")]
 extern "C" {
     #[wasm_bindgen(js_name = syncLlm, catch)]
-    fn sync_llm(known: &Array, messages: &Array, scan_from: u32) -> Result<f64, JsValue>;
+    fn sync_llm(known: &Array, messages: &Array, scan: bool) -> Result<f64, JsValue>;
     #[wasm_bindgen(js_name = rebaseOut)]
     fn rebase_out(out: &Array, dropped: u32, first: &JsValue);
     #[wasm_bindgen(js_name = syncKnown, catch)]
-    fn sync_known(
-        known: &Array,
-        messages: &Array,
-        context_start: u32,
-        scan_from: u32,
-    ) -> Result<f64, JsValue>;
+    fn sync_known(known: &Array, messages: &Array, scan: bool) -> Result<f64, JsValue>;
     #[wasm_bindgen(js_name = takeSync)]
     fn take_sync() -> Array;
     #[wasm_bindgen(js_name = notedSummary)]
@@ -154,8 +149,10 @@ impl Tracked {
             return Ok(array);
         }
         self.synced = None;
-        let start = self.tracker.context_start() as u32;
-        let scanned = sync_known(&self.known, array.as_array(), start, start)
+        // Every known message compared by identity (pointers, in
+        // JavaScript): one replaced before the last summary changes what
+        // the model is sent as much as one after it.
+        let scanned = sync_known(&self.known, array.as_array(), true)
             .map_err(messages_unreadable)
             .and_then(|result| synced(result, &array));
         let mut source = self.source(&array);
@@ -232,10 +229,9 @@ impl Converter for Converting<'_> {
 
     #[inline]
     fn scan(&mut self, trusted: bool) -> Result<(Synced, usize), InputError> {
-        // Trusted: the shim checks from the known length on (`Math.min`).
-        let scan_from = if trusted { u32::MAX } else { 0 };
+        // Trusted: the shim checks the first and last known inputs alone.
         let result =
-            sync_llm(self.known, self.array.as_array(), scan_from).map_err(messages_unreadable)?;
+            sync_llm(self.known, self.array.as_array(), !trusted).map_err(messages_unreadable)?;
         synced(result, self.array)
     }
 

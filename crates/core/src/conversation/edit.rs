@@ -12,7 +12,9 @@
 //! which known ones are removed (what a store writes, and what it checks
 //! before it drops anything), and [`Edit::change`] says which of the
 //! shapes an index follows cheaply it is: appended from `i`, one inserted at
-//! `d`, some removed, or replaced from `d` on. A turn (the known array plus
+//! `d`, some removed, some replaced one for one in place (a message the app
+//! edited or pinned by replacing its object, wherever it lies: before the
+//! last summary too), or replaced from `d` on. A turn (the known array plus
 //! new messages at its end) has a prefix as long as the known array and no
 //! classes at all, so its facts cost nothing to cross the boundary; the
 //! `Compactor` does not even ask on a turn, its shim checks that case on
@@ -170,7 +172,8 @@ fn shift_past(rank: usize, others: &[usize]) -> usize {
 
 /// An [`Edit`] as the shapes an index of the known array follows without
 /// re-reading what it kept (the `Compactor`'s `ContextIndex`). Every shape
-/// but `Replaced` keeps every known message that is not removed.
+/// but `Swapped` and `Replaced` keeps every known message that is not
+/// removed; `Swapped` keeps every other one in its place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Change<'a> {
     /// The known messages, then new ones from `from` (the known length) on:
@@ -184,6 +187,13 @@ pub enum Change<'a> {
     /// failed attempt, an undone summary), then new ones from `from` (the
     /// known length less the removed ones) on.
     Removed { removed: &'a [usize], from: usize },
+    /// The known messages at `at` (ascending, one to
+    /// [`REMOVED_ONE_BY_ONE`]) replaced one for one by new objects in the
+    /// same places, every other known message kept where it was (a message
+    /// edited, pinned or unpinned by replacing its object, anywhere in the
+    /// array), then new ones from `from` (the known length) on: the index
+    /// reads the replacements alone.
+    Swapped { at: &'a [usize], from: usize },
     /// The same messages up to `at`, and from `at` on, anything (messages
     /// replaced by new objects, reordered, cut back: a trailing failed
     /// attempt removed, a retry in its place): the index is cut back to `at`
@@ -191,9 +201,10 @@ pub enum Change<'a> {
     Replaced { at: usize },
 }
 
-/// The most removals [`Change::Removed`] stands for: an index takes them
-/// out one by one (each moves what follows), so more than a few are cheaper
-/// as a cut back to the first and the rest read again.
+/// The most removals [`Change::Removed`] and replacements
+/// [`Change::Swapped`] stand for: an index takes them out (each moves what
+/// follows) or reads them one by one, so more than a few are cheaper as a
+/// cut back to the first and the rest read again.
 pub const REMOVED_ONE_BY_ONE: usize = 8;
 
 impl Edit {
@@ -216,6 +227,16 @@ impl Edit {
                 Change::Removed {
                     removed: &self.removed,
                     from: m - self.removed.len(),
+                }
+            }
+            (Some(_), false)
+                if self.removed.len() <= REMOVED_ONE_BY_ONE
+                    && self.inserted.starts_with(&self.removed)
+                    && trailing(m, &self.inserted[self.removed.len()..]) =>
+            {
+                Change::Swapped {
+                    at: &self.removed,
+                    from: m,
                 }
             }
             _ => Change::Replaced {

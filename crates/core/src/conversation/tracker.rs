@@ -180,6 +180,17 @@ impl Tracker {
                     }
                     from
                 }
+                // Read in full, as an inserted message is: a few at most.
+                Change::Swapped { at, from } => {
+                    let mut replaced = Vec::with_capacity(at.len());
+                    for &k in at {
+                        for raw in source.facts(k, k + 1, false)? {
+                            replaced.push((k, self.facts_of(&raw)));
+                        }
+                    }
+                    self.index.replace_bounded(replaced);
+                    from
+                }
                 Change::Replaced { at } => {
                     self.index.truncate_bounded(at);
                     at

@@ -23,7 +23,9 @@ pub fn is_pinned(role: Role, flag: bool) -> bool {
 
 /// The indices of the pinned messages of an array, ascending, kept in step
 /// with the array's edits (appends in constant time; an insertion or a
-/// removal in the middle in time linear in the number of pinned messages).
+/// removal in the middle in time linear in the number of pinned messages, a
+/// replacement in place in logarithmic time plus the move of the ones
+/// after it).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PinnedSet {
     indices: Vec<usize>,
@@ -65,6 +67,18 @@ impl PinnedSet {
         }
         for i in &mut self.indices[k..] {
             *i -= 1;
+        }
+    }
+
+    /// The message at `at` was replaced in place by one that is pinned
+    /// or not (the others keep their indices).
+    pub fn set(&mut self, at: usize, pinned: bool) {
+        match (self.indices.binary_search(&at), pinned) {
+            (Err(k), true) => self.indices.insert(k, at),
+            (Ok(k), false) => {
+                self.indices.remove(k);
+            }
+            _ => {}
         }
     }
 
@@ -137,7 +151,19 @@ mod tests {
         assert_eq!(s.indices(), &[0, 1, 5]);
         s.remove(2);
         assert_eq!(s.indices(), &[0, 1, 4]);
+        // Replaced in place: pinned by a pinned copy, unpinned by a copy
+        // without the flag, a pinned one by another pinned one.
+        s.set(2, true);
+        assert_eq!(s.indices(), &[0, 1, 2, 4]);
+        s.set(1, false);
+        assert_eq!(s.indices(), &[0, 2, 4]);
+        s.set(4, true);
+        s.set(3, false);
+        assert_eq!(s.indices(), &[0, 2, 4]);
+        s.set(1, true);
         s.truncate(4);
+        assert_eq!(s.indices(), &[0, 1, 2]);
+        s.set(2, false);
         assert_eq!(s.indices(), &[0, 1]);
         s.truncate(0);
         assert!(s.is_empty());
@@ -161,7 +187,7 @@ mod tests {
         #[test]
         fn edits_equal_rebuilding(
             flags in proptest::collection::vec(proptest::bool::ANY, 0..40),
-            ops in proptest::collection::vec((0u8..3, 0usize..50, proptest::bool::ANY), 0..10),
+            ops in proptest::collection::vec((0u8..4, 0usize..50, proptest::bool::ANY), 0..10),
         ) {
             let mut flags = flags;
             let mut s = set(&flags);
@@ -176,6 +202,11 @@ mod tests {
                         let at = at % flags.len();
                         flags.remove(at);
                         s.remove(at);
+                    }
+                    2 if !flags.is_empty() => {
+                        let at = at % flags.len();
+                        flags[at] = p;
+                        s.set(at, p);
                     }
                     _ => {
                         let at = at % (flags.len() + 1);

@@ -26,6 +26,12 @@ fn apply_change(known: &[u32], new: &[u32], change: Change) -> Vec<u32> {
             }
             from
         }
+        Change::Swapped { at, from } => {
+            for &k in at {
+                out[k] = new[k];
+            }
+            from
+        }
         Change::Replaced { at } => {
             out.truncate(at);
             at
@@ -201,8 +207,9 @@ fn one_message_removed_anywhere() {
     let (e, s) = change_of(&known, &[1, 2, 3, 4]);
     assert_eq!(s, "Replaced { at: 4 }");
     assert_eq!((e.inserted, e.removed), (vec![], vec![4]));
+    // A retry in its place: the one message read again.
     let (e, s) = change_of(&known, &[1, 2, 3, 4, 9]);
-    assert_eq!(s, "Replaced { at: 4 }");
+    assert_eq!(s, "Swapped { at: [4], from: 5 }");
     assert_eq!((e.inserted, e.removed), (vec![4], vec![4]));
 }
 
@@ -230,14 +237,70 @@ fn several_removed() {
 
 #[test]
 fn replaced_messages() {
-    // A message replaced in the middle by a new object.
+    // A message replaced in the middle by a new object (a pinned rule
+    // edited before the last summary, a message pinned by a pinned copy):
+    // swapped in place, the rest kept where it is.
     let (e, s) = change_of(&[1, 2, 3, 4], &[1, 7, 3, 4]);
-    assert_eq!((e.inserted, e.removed), (vec![1], vec![1]));
-    assert_eq!(s, "Replaced { at: 1 }");
-    // The last one (a streamed message's final object).
-    assert_eq!(shape(&[1, 2, 3], &[1, 2, 8]), "Replaced { at: 2 }");
+    assert_eq!((e.inserted.clone(), e.removed.clone()), (vec![1], vec![1]));
+    assert_eq!(s, "Swapped { at: [1], from: 4 }");
+    assert_eq!(e.kept_prefix(4), 1);
+    for k in [0, 2, 3] {
+        assert_eq!(e.new_index(k), Some(k));
+    }
+    // The first one, the last one (a streamed message's final object).
+    assert_eq!(
+        shape(&[1, 2, 3], &[9, 2, 3]),
+        "Swapped { at: [0], from: 3 }"
+    );
+    assert_eq!(
+        shape(&[1, 2, 3], &[1, 2, 8]),
+        "Swapped { at: [2], from: 3 }"
+    );
+    // Several, apart, with new messages after them (an edit, then a turn).
+    assert_eq!(
+        shape(&[1, 2, 3, 4, 5, 6], &[1, 8, 3, 9, 5, 6, 10, 11]),
+        "Swapped { at: [1, 3], from: 6 }"
+    );
+    // Side by side.
+    assert_eq!(
+        shape(&[1, 2, 3, 4], &[1, 8, 9, 4]),
+        "Swapped { at: [1, 2], from: 4 }"
+    );
+    // By an object from elsewhere in the array: not a new one, so a
+    // reorder (here: two removed, two read again after them).
+    assert_eq!(
+        shape(&[1, 2, 3, 4], &[1, 4, 3, 4]),
+        "Removed { removed: [1, 2], from: 2 }"
+    );
+    assert_eq!(
+        shape(&[1, 2, 3, 4, 5], &[1, 4, 3, 4, 5]),
+        "Replaced { at: 1 }"
+    );
+    // As many as an index reads one by one, and one more: a cut back.
+    let known: Vec<u32> = (0..20).collect();
+    let most: Vec<u32> = known
+        .iter()
+        .map(|&x| if x % 2 == 1 && x < 17 { x + 100 } else { x })
+        .collect();
+    assert_eq!(
+        shape(&known, &most),
+        "Swapped { at: [1, 3, 5, 7, 9, 11, 13, 15], from: 20 }"
+    );
+    let more: Vec<u32> = known
+        .iter()
+        .map(|&x| if x % 2 == 1 { x + 100 } else { x })
+        .collect();
+    assert_eq!(shape(&known, &more), "Replaced { at: 1 }");
+    // Replaced and one removed, or one inserted: read from it on, or the
+    // shape of the insertion.
+    assert_eq!(shape(&[1, 2, 3, 4], &[1, 7, 4]), "Replaced { at: 1 }");
+    assert_eq!(shape(&[1, 2, 3, 4], &[1, 7, 8, 3, 4]), "Replaced { at: 1 }");
     // Every one.
-    assert_eq!(shape(&[1, 2, 3], &[4, 5, 6, 7]), "Replaced { at: 0 }");
+    assert_eq!(
+        shape(&[1, 2, 3], &[4, 5, 6, 7]),
+        "Swapped { at: [0, 1, 2], from: 3 }"
+    );
+    assert_eq!(shape(&[1, 2, 3], &[4, 5]), "Replaced { at: 0 }");
 }
 
 #[test]
@@ -245,10 +308,12 @@ fn cut_back() {
     let (e, s) = change_of(&[1, 2, 3, 4], &[1, 2]);
     assert_eq!((e.inserted, e.removed), (vec![], vec![2, 3]));
     assert_eq!(s, "Replaced { at: 2 }");
-    // Cut back, then other messages.
+    // Cut back, then fewer other messages.
+    assert_eq!(shape(&[1, 2, 3, 4], &[1, 2, 8]), "Replaced { at: 2 }");
+    // As many or more: the ones in the old places swapped, the rest new.
     assert_eq!(
         shape(&[1, 2, 3, 4], &[1, 2, 8, 9, 10]),
-        "Replaced { at: 2 }"
+        "Swapped { at: [2, 3], from: 4 }"
     );
 }
 

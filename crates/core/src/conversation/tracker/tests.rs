@@ -195,15 +195,63 @@ fn removed_messages_are_taken_out_without_reading_the_rest() {
 }
 
 #[test]
-fn a_replaced_message_reads_everything_from_it_on() {
+fn a_message_replaced_in_place_is_read_alone() {
     for e in BOTH {
         let (t, log) = resync(e, &[1, 2, 3, 4, 5], &[1, 2, 9, 4, 5]);
+        assert_eq!(t.generation(), 1);
+        let from = |from, to, lazy| Read::Facts { from, to, lazy };
+        assert_eq!(log[..2], [from(2, 3, false), from(5, 5, true)]);
+        // Two, with a turn after them: each read, then the new ones.
+        let (_, log) = resync(e, &[1, 2, 3, 4, 5], &[1, 8, 3, 9, 5, 6, 19]);
+        assert_eq!(
+            log[..3],
+            [from(1, 2, false), from(3, 4, false), from(5, 7, true)]
+        );
+    }
+}
+
+#[test]
+fn pinning_editing_or_unpinning_before_the_summary_by_replacing_the_object() {
+    // 100 the summary; 7, 17, 27 pinned user messages, 9, 19 plain ones.
+    let head = |t: &Tracker| t.view_head().map(|(s, r)| (s, r.to_vec()));
+    for e in BOTH {
+        // Pinned by a pinned copy, at any index before the summary.
+        for at in 0..3 {
+            let known = [9, 2, 19, 100, 4, 5];
+            let mut new = known;
+            new[at] = 7;
+            let (t, log) = resync(e, &known, &new);
+            assert_eq!(head(&t), Some((3, vec![at])));
+            assert_eq!(
+                log[0],
+                Read::Facts {
+                    from: at,
+                    to: at + 1,
+                    lazy: false
+                }
+            );
+        }
+        // A pinned rule edited (another pinned object), then unpinned.
+        let (t, _) = resync(e, &[9, 17, 2, 100, 4], &[9, 27, 2, 100, 4, 6]);
+        assert_eq!(head(&t), Some((3, vec![1])));
+        let (t, _) = resync(e, &[9, 17, 2, 100, 4], &[9, 19, 2, 100, 4]);
+        assert_eq!(head(&t), Some((3, vec![])));
+        // The summary itself replaced (its text edited).
+        let (t, _) = resync(e, &[9, 17, 2, 100, 4], &[9, 17, 2, 101, 4]);
+        assert_eq!(head(&t), Some((3, vec![1])));
+    }
+}
+
+#[test]
+fn a_replaced_message_with_others_removed_reads_everything_from_it_on() {
+    for e in BOTH {
+        let (t, log) = resync(e, &[1, 2, 3, 4, 5], &[1, 2, 9, 5]);
         assert_eq!(t.generation(), 1);
         assert_eq!(
             log[0],
             Read::Facts {
                 from: 2,
-                to: 5,
+                to: 4,
                 lazy: true
             }
         );
@@ -248,7 +296,7 @@ fn an_edit_that_only_appends_is_a_turn_of_a_new_generation() {
 
 #[test]
 fn every_edit_of_small_arrays_gives_what_a_fresh_tracker_gives() {
-    let arrays: [&[u32]; 9] = [
+    let arrays: [&[u32]; 12] = [
         &[],
         &[1],
         &[1, 2, 3, 4],
@@ -258,6 +306,9 @@ fn every_edit_of_small_arrays_gives_what_a_fresh_tracker_gives() {
         &[7, 1, 2, 4],
         &[2, 1, 4, 3],
         &[1, 2, 3, 4, 9, 8, 6, 5],
+        &[7, 1, 17, 101, 3, 4],
+        &[9, 1, 19, 100, 3, 4],
+        &[7, 1, 27, 100, 3, 4, 17],
     ];
     for e in BOTH {
         for known in arrays {

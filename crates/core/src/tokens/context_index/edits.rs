@@ -1,6 +1,6 @@
 //! Keeping the index in line with the array: messages pushed (measured,
-//! bounded or deferred), inserted, removed, truncated, and the running
-//! totals recomputed.
+//! bounded or deferred), inserted, removed, replaced in place, truncated,
+//! and the running totals recomputed.
 use super::*;
 
 /// What a pushed message leaves its push to count.
@@ -224,6 +224,33 @@ impl ContextIndex {
             self.facts.remove(at);
             self.pinned.remove(at);
             self.marker_removed(at);
+            self.recompute_bounded();
+        }
+    }
+
+    /// Messages replaced in place by others (`(index, facts)`, each index
+    /// below the length; the rest keep their places), pending estimates left
+    /// unmeasured: the totals are recomputed once for all of them.
+    pub fn replace_bounded(&mut self, replaced: impl IntoIterator<Item = (usize, MessageFacts)>) {
+        let mut any = false;
+        for (at, f) in replaced {
+            let Some(old) = self.facts.get_mut(at) else {
+                continue;
+            };
+            let was_marker = old.role == Role::ToolOutputCleared;
+            *old = f;
+            self.pinned.set(at, f.pinned);
+            match (was_marker, f.role == Role::ToolOutputCleared) {
+                (true, false) => self.markers.retain(|&m| m != at),
+                (false, true) => {
+                    let k = self.markers.partition_point(|&m| m < at);
+                    self.markers.insert(k, at);
+                }
+                _ => {}
+            }
+            any = true;
+        }
+        if any {
             self.recompute_bounded();
         }
     }

@@ -294,6 +294,53 @@ fn inserting_a_summary_and_removing_a_failed_attempt() {
     assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
 }
 
+#[test]
+fn a_message_replaced_in_place_counts_as_the_new_one() {
+    let build = |pinned_at_1: bool, marker_at_4: bool| {
+        let mut ix = ContextIndex::default();
+        ix.push(f(Role::User, 10, None, 1.0));
+        let mut rule = f(Role::User, 30, None, 2.0);
+        rule.pinned = pinned_at_1;
+        ix.push(rule);
+        ix.push(f(Role::CompactionSummary, 100, None, 3.0));
+        ix.push(f(Role::ToolResult, 40, None, 4.0));
+        ix.push(if marker_at_4 {
+            MessageFacts::cleared(35, 5.0)
+        } else {
+            f(Role::User, 5, None, 5.0)
+        });
+        ix
+    };
+    // Pinned by a pinned copy before the summary: re-sent, and counted.
+    let mut ix = build(false, false);
+    assert_eq!(ix.context_tokens().tokens, 145.0);
+    let mut rule = f(Role::User, 30, None, 2.0);
+    rule.pinned = true;
+    ix.replace_bounded([(1, rule)]);
+    assert_eq!(ix.resent(), &[1]);
+    assert_eq!(ix.context_tokens().tokens, 175.0);
+    assert_eq!(ix.context_tokens(), build(true, false).context_tokens());
+    // Edited (a longer pinned rule), then unpinned.
+    let mut longer = f(Role::User, 80, None, 2.0);
+    longer.pinned = true;
+    ix.replace_bounded([(1, longer)]);
+    assert_eq!(ix.context_tokens().tokens, 225.0);
+    ix.replace_bounded([(1, f(Role::User, 80, None, 2.0))]);
+    assert_eq!(ix.resent(), &[] as &[usize]);
+    assert_eq!(ix.context_tokens(), build(false, false).context_tokens());
+    // A marker in place of a message, and back: the markers follow.
+    ix.replace_bounded([(4, MessageFacts::cleared(35, 5.0))]);
+    assert_eq!(ix.context_tokens(), build(false, true).context_tokens());
+    assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+    ix.replace_bounded([(4, f(Role::User, 5, None, 5.0))]);
+    assert_eq!(ix.context_tokens(), build(false, false).context_tokens());
+    // The summary replaced by a message: the context starts at 0 again.
+    ix.replace_bounded([(2, f(Role::User, 100, None, 3.0)), (9, rule)]);
+    assert_eq!(ix.context_start(), 0);
+    assert_eq!(ix.len(), 5);
+    assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+}
+
 /// A lazily gathered assistant: `bound` is what gathering could tell
 /// of its estimate (`u32::MAX`: nothing).
 fn pending(bound: u64, usage: f64, timestamp: f64) -> MessageFacts {
@@ -829,8 +876,9 @@ proptest! {
         (facts, exact) in arb_session(),
         summary in arb_facts(),
         at in 0usize..60,
-        edit in 0u8..3,
+        edit in 0u8..4,
         late in any::<bool>(),
+        other in arb_facts(),
         after in proptest::collection::vec(arb_facts(), 0..4),
         offsets in proptest::collection::vec(-3000.0f64..3000.0, 1..6),
     ) {
@@ -858,6 +906,19 @@ proptest! {
                 exact.remove(at);
                 measured.remove(at, measure(&exact, &mut asked)).unwrap();
                 bounded.remove_bounded(at);
+            }
+            2 => {
+                // Replaced in place: a summary or another message.
+                let at = at % facts.len();
+                // Measured as a removal, then an insertion, each against
+                // the estimates of the array it leaves.
+                let new = if late { summary } else { other };
+                let mut without = exact.clone();
+                without.remove(at);
+                exact[at] = u64::from(new.tokens);
+                measured.remove(at, measure(&without, &mut asked)).unwrap();
+                measured.insert(at, new, measure(&exact, &mut asked)).unwrap();
+                bounded.replace_bounded([(at, new)]);
             }
             _ => {
                 exact.truncate(at);

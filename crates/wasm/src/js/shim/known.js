@@ -7,47 +7,36 @@
 // compactor.rs, (through summarizer.js) compaction.rs, and, for
 // `identityFacts`, the store's save.rs.
 
-// Whether messages[s .. known.length) are known[s ..), object for object.
-// By `findIndex` over an array that starts at s: V8 (TurboFan) compiles it
-// into a loop about twice as fast as a plain `for` (which checks both
-// arrays' maps and the stack on every element), and it reads every index,
-// holes too, as a plain loop does (`every` would skip holes). For s > 0
-// that array is `known.c`, a copy of the end of `known` kept beside it:
-// syncKnown pushes to it what it pushes to `known` and deletes it on any
-// other change, so it is always known[known.length - c.length ..]; it is
-// made again only when it does not start at s (the context start moved:
-// once per compaction; or `known` was emptied from Rust, which leaves
-// `c` longer than `known`).
-export function sameRun(known, messages, s) {
+// Whether messages[0 .. known.length) are known[0 ..), object for object.
+// By `findIndex`: V8 (TurboFan) compiles it into a loop about twice as fast
+// as a plain `for` (which checks both arrays' maps and the stack on every
+// element), and it reads every index, holes too, as a plain loop does
+// (`every` would skip holes). A message replaced anywhere must be seen,
+// before the last summary too (an edited or newly pinned message changes
+// what the model is sent), so every known message is compared: a pointer
+// comparison each, about a microsecond per thousand messages, and no read
+// of any message.
+export function sameRun(known, messages) {
   // The newest 32 first, in a plain loop: where an edit is likeliest, and
   // what gets V8 to optimize this function (and inline findIndex) within a
   // few hundred calls, as a loop over everything did. Without a loop of its
   // own the function waits thousands of calls, and until then findIndex
   // calls the callback at ~8 ns an element.
   const n = known.length;
-  for (let i = Math.max(s, n - 32); i < n; i++) if (messages[i] !== known[i]) return false;
-  let c = known;
-  if (s > 0) {
-    c = known.c;
-    if (n - c?.length !== s) c = known.c = known.slice(s);
-  }
-  return c.findIndex((k, j) => messages[s + j] !== k) < 0;
+  for (let i = Math.max(0, n - 32); i < n; i++) if (messages[i] !== known[i]) return false;
+  return known.findIndex((k, j) => messages[j] !== k) < 0;
 }
-
 
 // Brings `known` (the compactor's own copy of the messages it has indexed)
 // in line with `messages`. The common case — the same messages plus new ones
-// at the end — is checked on the first and last known messages, the context
-// start, and every known message from min(scanFrom, contextStart) on (the
-// caller scans the LLM context, whose size the context window bounds, so
-// that a message replaced there by a new object is seen), or, when scanFrom
-// is at least the known length, none (the caller knows the array is the one
-// it checked), and returns the index from which `messages` is new (the old
-// length of `known`): a number, no allocation, and the binding reads it
-// without a conversion. Otherwise it gathers the identity facts
-// (`identityFacts`, from the context start when the array agrees there and
-// on its first message, as the common case trusts what lies before), makes
-// `known` a copy of `messages` (from the prefix on), and returns -1: `takeSync()` then gives
+// at the end — is checked on the first and last known messages and, when
+// `scan` is true, on every known message (`sameRun`: a message replaced by a
+// new object anywhere is seen); when it is false, on those two alone (the
+// caller knows the array is the one it checked). It then returns the index
+// from which `messages` is new (the old length of `known`): a number, no
+// allocation, and the binding reads it without a conversion. Otherwise it
+// gathers the identity facts (`identityFacts`), makes `known` a copy of
+// `messages` (from the prefix on), and returns -1: `takeSync()` then gives
 // [the old length of `known`, the facts]. What changed is decided in Rust
 // (crates/core/src/conversation/edit.rs). May throw on hostile input;
 // imported with `catch`.
@@ -57,30 +46,17 @@ export function takeSync() {
   return synced;
 }
 
-export function syncKnown(known, messages, contextStart, scanFrom) {
+export function syncKnown(known, messages, scan) {
   const n = messages.length;
   const m = known.length;
   const unchanged =
     n >= m &&
-    (m === 0 ||
-      (messages[m - 1] === known[m - 1] &&
-        messages[0] === known[0] &&
-        (contextStart >= m || messages[contextStart] === known[contextStart]) &&
-        (scanFrom >= m || sameRun(known, messages, Math.min(scanFrom, contextStart)))));
-  const c = known.c;
+    (m === 0 || (messages[m - 1] === known[m - 1] && messages[0] === known[0] && (!scan || sameRun(known, messages))));
   if (unchanged) {
-    for (let i = m; i < n; i++) known.push(messages[i]), c?.push(known[i]);
+    for (let i = m; i < n; i++) known.push(messages[i]);
     return m;
   }
-  if (c) delete known.c;
-  const start =
-    contextStart > 0 &&
-    contextStart < Math.min(n, m) &&
-    messages[0] === known[0] &&
-    messages[contextStart] === known[contextStart]
-      ? contextStart
-      : 0;
-  const facts = identityFacts(known, messages, start);
+  const facts = identityFacts(known, messages);
   const d = facts[0];
   known.length = d;
   for (let i = d; i < n; i++) known.push(messages[i]);
@@ -94,9 +70,9 @@ export function syncKnown(known, messages, contextStart, scanFrom) {
 // ([from, null] for an append from `from`) followed by where the rebase cut
 // `known`. One crossing for both on every turn. May throw on hostile input;
 // imported with `catch`.
-export function syncLlm(known, messages, scanFrom) {
+export function syncLlm(known, messages, scan) {
   const p = rebaseKnown(known, messages);
-  const r = syncKnown(known, messages, 0, scanFrom);
+  const r = syncKnown(known, messages, scan);
   if (p < 1) return r;
   if (r >= 0) synced = [r, null];
   synced = [...synced, p];
@@ -108,19 +84,18 @@ export function syncLlm(known, messages, scanFrom) {
 // messages[0..known.length) are the known objects; otherwise [prefix, class
 // of each known[prefix..], class of each messages[prefix..]], where an
 // object's class is its first index in known[prefix..] minus prefix, or -1
-// for an object not there. The prefix is looked for from `start` (the
-// caller vouches for what lies before). The edit is made from that in Rust
+// for an object not there. The edit is made from that in Rust
 // (crates/core/src/conversation/edit.rs). Used by the compactor's syncs and
 // the store's save (crates/wasm/src/storage/save.rs), which scans every
 // known message (a message replaced anywhere must be written; a few
 // microseconds for thousands of messages, next to the write).
-export function identityFacts(known, messages, start = 0) {
+export function identityFacts(known, messages) {
   const n = messages.length;
   const m = known.length;
   // A plain loop, not sameRun: this scan runs once per save or edit, too
   // rarely for V8 to optimize sameRun's findIndex, while a loop is
   // optimized within the scan itself (on-stack replacement).
-  let p = start;
+  let p = 0;
   while (p < n && p < m && messages[p] === known[p]) p++;
   if (p === m) return Int32Array.of(m);
   const out = new Int32Array(1 + (m - p) + (n - p));
