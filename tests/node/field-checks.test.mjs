@@ -104,3 +104,79 @@ test("attached to an Agent, the hook at a run's first request never rejects eith
     faux.unregister();
   }
 });
+
+// A compaction's options and what its callbacks reject with may be hostile:
+// the compaction ends (an error or the fallback), `compaction_end` is
+// emitted, and the Compactor is free for the next one.
+const long = () => Array.from({ length: 20 }, (_, i) => ({ role: "user", content: `request ${i} ` + "word ".repeat(400), timestamp: 1000 + i }));
+const settings = { reserveTokens: 4000, keepRecentTokens: 3000 };
+const settled = (promise) =>
+  Promise.race([promise.then(() => "resolved", (e) => e), new Promise((r) => setTimeout(() => r("still pending after 2 s"), 2000))]);
+
+test("a signal that is not an AbortSignal is a TypeError naming options.signal, and nothing starts", async () => {
+  const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+  revoke();
+  for (const signal of ["x", 5, true, {}, { aborted: false }, revoked]) {
+    const events = [];
+    const compactor = new Compactor({ contextWindow: 30000, settings, onEvent: (e) => events.push(e.type) });
+    for (const call of [() => compactor.compact(long(), { signal }), () => compactor.summarizeBranch(long(), { signal })]) {
+      const e = await settled(call());
+      assert.ok(e instanceof TypeError, `a TypeError, got ${e}`);
+      assert.match(e.message, /^options\.signal must be an AbortSignal, got /);
+    }
+    assert.deepEqual(events, []);
+    assert.equal(compactor.isCompacting, false);
+    assert.equal(await settled(compactor.compact(long())), "resolved");
+  }
+  // A real one is taken: aborted beforehand, the compaction is cancelled.
+  const compactor = new Compactor({ contextWindow: 30000, settings });
+  assert.ok((await settled(compactor.compact(long(), { signal: AbortSignal.abort() }))) instanceof Error);
+  assert.equal(compactor.isCompacting, false);
+});
+
+test("a summarizer that rejects with a hostile value, or an abort with one as its reason, ends the compaction", async () => {
+  const hostile = {
+    "a revoked proxy": () => {
+      const { proxy, revoke } = Proxy.revocable({}, {});
+      revoke();
+      return proxy;
+    },
+    "a proxy whose traps throw": () => new Proxy({}, { get() { throw new Error("get"); }, getPrototypeOf() { throw new Error("proto"); } }),
+    "an object whose name getter throws": () => ({ get name() { throw new Error("name"); } }),
+  };
+  for (const [what, make] of Object.entries(hostile)) {
+    for (const fallback of ["none", "extractive"]) {
+      const events = [];
+      const compactor = new Compactor({
+        contextWindow: 30000,
+        settings,
+        fallback,
+        summarize: async () => {
+          throw make();
+        },
+        onEvent: (e) => events.push(e.type),
+      });
+      const outcome = await settled(compactor.compact(long()));
+      if (fallback === "extractive") assert.equal(outcome, "resolved", `${what}: the extractive summary`);
+      else assert.match(outcome?.message ?? String(outcome), /^Compaction failed: /, what);
+      assert.deepEqual(events, ["compaction_start", "compaction_end"], what);
+      assert.equal(compactor.isCompacting, false, what);
+    }
+    // Aborted by the app's signal with a hostile reason, mid-summary.
+    const controller = new AbortController();
+    const compactor = new Compactor({
+      contextWindow: 30000,
+      settings,
+      summarize: ({ signal }) => new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
+    });
+    // (Its rejection is the reason itself, which no promise can resolve with: mapped to a word.)
+    const running = settled(compactor.compact(long(), { signal: controller.signal }).catch(() => Promise.reject("rejected")));
+    await new Promise((r) => setTimeout(r, 10));
+    controller.abort(make());
+    assert.equal(await running, "rejected", what);
+    assert.equal(compactor.isCompacting, false, what);
+    // Free for the next one (not "already running"): cancelled at once by its own aborted signal.
+    const next = await settled(compactor.compact(long(), { signal: AbortSignal.abort() }));
+    assert.ok(next instanceof Error && !/already running/.test(next.message), `${what}: ${next}`);
+  }
+});

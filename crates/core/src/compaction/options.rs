@@ -181,7 +181,7 @@ pub fn compact_options<V: Value>(
     Ok(CompactOptions {
         reason,
         custom_instructions: r.text("customInstructions")?,
-        signal: Some(r.field("signal")?),
+        signal: r.abort_signal("signal")?,
         will_retry: r.truthy("willRetry")?,
         conversation: conversation_field(r)?,
     })
@@ -270,7 +270,7 @@ pub fn branch_options<V: Value>(
         custom_instructions,
         from_id: Some(from_id),
         replace_instructions: r.truthy("replaceInstructions")?,
-        signal: Some(r.field("signal")?),
+        signal: r.abort_signal("signal")?,
     })
 }
 
@@ -491,7 +491,7 @@ mod tests {
         let o = Fields::new(vec![
             ("reason", Js::Str("overflow")),
             ("customInstructions", Js::Str("")),
-            ("signal", Js::Obj),
+            ("signal", Js::Signal),
             ("willRetry", Js::Num(1.0)),
             ("conversation", Js::Obj),
         ]);
@@ -503,7 +503,7 @@ mod tests {
         let got = compact_options(&Js::Obj, &r).unwrap();
         assert_eq!(got.reason, Reason::Overflow);
         assert_eq!(got.custom_instructions, None);
-        assert_eq!((got.signal, got.will_retry), (Some(Js::Obj), true));
+        assert_eq!((got.signal, got.will_retry), (Some(Js::Signal), true));
         assert_eq!(got.conversation, Some(Js::Obj));
         assert_eq!(
             *o.reads.borrow(),
@@ -515,6 +515,24 @@ mod tests {
                 "conversation"
             ]
         );
+        // A signal that is not an AbortSignal is refused before anything starts.
+        for bad in [Js::Obj, Js::Str("x"), Js::Num(5.0), Js::Bool(true)] {
+            let what = bad.describe();
+            let o = Fields::new(vec![("signal", bad)]);
+            let get = |k| o.get(k);
+            let r = Reader {
+                root: "options",
+                get: &get,
+            };
+            assert_eq!(
+                message(compact_options(&Js::Obj, &r)),
+                format!("options.signal must be an AbortSignal, got {what}")
+            );
+            assert_eq!(
+                message(branch_options(&Js::Obj, &r)),
+                format!("options.signal must be an AbortSignal, got {what}")
+            );
+        }
         let o = Fields::new(vec![("conversation", Js::Str("be brief"))]);
         let get = |k| o.get(k);
         let r = Reader {
@@ -578,7 +596,7 @@ mod tests {
         assert_eq!(got.custom_instructions, Some("focus"));
         assert_eq!(got.from_id, Some(Js::Str("")));
         assert!(got.replace_instructions);
-        assert_eq!(got.signal, Some(Js::Undefined));
+        assert_eq!(got.signal, None);
         assert_eq!(
             *o.reads.borrow(),
             [

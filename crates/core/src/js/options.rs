@@ -55,6 +55,8 @@ pub trait Value: Sized {
     fn text(&self) -> Option<(Self::Text, usize)>;
     fn name(&self) -> Option<String>;
     fn function(&self) -> Option<Self::Function>;
+    /// Whether the value is an `AbortSignal`.
+    fn is_abort_signal(&self) -> bool;
     /// How an error names the value (`a number`, `null`, `an object`, …).
     fn describe(&self) -> String;
 
@@ -108,6 +110,18 @@ impl<V: Value> Reader<'_, V> {
             .function()
             .map(Some)
             .ok_or_else(|| self.wrong(key, "a function", &value))
+    }
+
+    /// An `AbortSignal`, or `None` when `undefined` or `null`.
+    pub fn abort_signal(&self, key: &'static str) -> Result<Option<V>, InputError> {
+        let value = self.field(key)?;
+        if value.is_nullish() {
+            return Ok(None);
+        }
+        match value.is_abort_signal() {
+            true => Ok(Some(value)),
+            false => Err(self.wrong(key, "an AbortSignal", &value)),
+        }
     }
 
     /// A number, or `None` when `undefined` (`null` is not a number).

@@ -13,6 +13,12 @@ use std::pin::Pin;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+#[wasm_bindgen(module = "/src/js/shim.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = isAbortSignal)]
+    fn is_abort_signal(value: &JsValue) -> bool;
+}
+
 /// A plain object with these properties, in this order.
 pub fn object(entries: &[(&str, JsValue)]) -> JsValue {
     let o = Object::new();
@@ -148,6 +154,9 @@ impl Value for Opt {
     }
     fn function(&self) -> Option<js_sys::Function> {
         self.0.dyn_ref().cloned()
+    }
+    fn is_abort_signal(&self) -> bool {
+        is_abort_signal(&self.0)
     }
     fn describe(&self) -> String {
         describe(&self.0)

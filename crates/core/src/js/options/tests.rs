@@ -14,6 +14,8 @@ pub(crate) enum Js {
     Str(&'static str),
     Fun(&'static str),
     Obj,
+    /// An `AbortSignal`.
+    Signal,
 }
 
 impl Value for Js {
@@ -26,7 +28,7 @@ impl Value for Js {
         *self == Js::Null
     }
     fn is_object(&self) -> bool {
-        matches!(self, Js::Obj | Js::Fun(_))
+        matches!(self, Js::Obj | Js::Fun(_) | Js::Signal)
     }
     fn is_truthy(&self) -> bool {
         match self {
@@ -34,7 +36,7 @@ impl Value for Js {
             Js::Bool(b) => *b,
             Js::Num(n) => *n != 0.0 && !n.is_nan(),
             Js::Str(s) => !s.is_empty(),
-            Js::Fun(_) | Js::Obj => true,
+            Js::Fun(_) | Js::Obj | Js::Signal => true,
         }
     }
     fn number(&self) -> Option<f64> {
@@ -64,6 +66,9 @@ impl Value for Js {
             _ => None,
         }
     }
+    fn is_abort_signal(&self) -> bool {
+        *self == Js::Signal
+    }
     fn describe(&self) -> String {
         match self {
             Js::Undefined => "undefined".into(),
@@ -72,7 +77,7 @@ impl Value for Js {
             Js::Num(_) => "a number".into(),
             Js::Str(_) => "a string".into(),
             Js::Fun(_) => "a function".into(),
-            Js::Obj => "an object".into(),
+            Js::Obj | Js::Signal => "an object".into(),
         }
     }
 }

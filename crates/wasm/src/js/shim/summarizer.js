@@ -40,21 +40,42 @@ export function settleWithin(value, ms, controller) {
 // function that undoes the link.
 export function linkAbort(signal, controller) {
   if (!signal) return () => {};
-  if (signal.aborted) {
-    controller.abort(signal.reason);
+  // The options reader let only an AbortSignal through; one of another
+  // realm or a subclass may still throw here, and an exception must not
+  // unwind through wasm frames: it is then not linked.
+  try {
+    if (signal.aborted) {
+      controller.abort(signal.reason);
+      return () => {};
+    }
+    const onAbort = () => controller.abort(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    return () => {
+      try {
+        signal.removeEventListener("abort", onAbort);
+      } catch {}
+    };
+  } catch {
     return () => {};
   }
-  const onAbort = () => controller.abort(signal.reason);
-  signal.addEventListener("abort", onAbort, { once: true });
-  return () => signal.removeEventListener("abort", onAbort);
 }
 
+// What a summarizer rejected with may be hostile (a revoked proxy, a
+// throwing getter): these never throw.
 export function isTimeout(error) {
-  return error instanceof SummarizerTimeout;
+  try {
+    return error instanceof SummarizerTimeout;
+  } catch {
+    return false;
+  }
 }
 
 export function isAbortError(error) {
-  return typeof error === "object" && error !== null && error.name === "AbortError";
+  try {
+    return typeof error === "object" && error !== null && error.name === "AbortError";
+  } catch {
+    return false;
+  }
 }
 
 export function newAbortController() {

@@ -19,6 +19,17 @@ export function sliceArray(array, start, end) {
   return Array.prototype.slice.call(array, start, end);
 }
 
+// Whether a value is an AbortSignal (of this realm or another: a frame's);
+// never throws (a revoked proxy is not one).
+export function isAbortSignal(value) {
+  try {
+    if (typeof AbortSignal === "function" && value instanceof AbortSignal) return true;
+    return Object.prototype.toString.call(value) === "[object AbortSignal]" && typeof value.addEventListener === "function";
+  } catch {
+    return false;
+  }
+}
+
 // A short description of a value's type for error messages; never throws.
 export function describeValue(value) {
   if (value === null) return "null";
