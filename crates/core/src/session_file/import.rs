@@ -18,7 +18,7 @@ use super::error::SessionFileError;
 use super::fields;
 use super::js_semantics::{describe, quote_for_error, trim_units, truthy};
 use super::summary_text::{branch_from_stored, compaction_from_stored};
-use crate::js::iso_time::{date_value, is_exact_time};
+use crate::js::iso_time::{date_value, is_exact_time, parse_iso};
 use crate::js::json::{Json, JsonObject};
 use crate::js::string::JsStr;
 
@@ -40,7 +40,8 @@ pub struct SessionInfo {
     pub title: Option<JsStr>,
     /// The model pi's `buildSessionContext` reports: the last
     /// `model_change` or assistant message on the active branch
-    /// (`provider`, `modelId`, each as found).
+    /// (`provider`, `modelId`), passing over one whose fields are not
+    /// both strings.
     pub model: Option<(Option<Json>, Option<Json>)>,
     /// pi's thinking level for the branch ("off" unless a change says otherwise).
     pub thinking_level: Option<Json>,
@@ -116,20 +117,22 @@ pub fn import_session(text: &str) -> Result<ImportedSession, SessionFileError> {
     let mut compactions: Vec<usize> = Vec::new(); // positions on the path
     for (p, entry) in path.iter().filter_map(|&i| entries.get(i)).enumerate() {
         match entry.kind {
-            Kind::ThinkingLevelChange => thinking_level = entry.get("thinkingLevel").cloned(),
+            // Only what the session's declared types can hold: a change
+            // whose level, provider or model is not a string says nothing
+            // this package could write back (messagesToPiSession refuses
+            // it), and is passed over.
+            Kind::ThinkingLevelChange => {
+                if let Some(level @ Json::String(_)) = entry.get("thinkingLevel") {
+                    thinking_level = Some(level.clone());
+                }
+            }
             Kind::ModelChange => {
-                model = Some((
-                    entry.get("provider").cloned(),
-                    entry.get("modelId").cloned(),
-                ))
+                model = named_model(entry.get("provider"), entry.get("modelId")).or(model)
             }
             Kind::Message => {
                 let message = message_of(entry)?;
                 if matches!(message.get("role"), Some(Json::String(r)) if r.eq_str("assistant")) {
-                    model = Some((
-                        message.get("provider").cloned(),
-                        message.get("model").cloned(),
-                    ));
+                    model = named_model(message.get("provider"), message.get("model")).or(model);
                 }
             }
             Kind::Compaction => compactions.push(p),
@@ -204,7 +207,9 @@ pub fn import_session(text: &str) -> Result<ImportedSession, SessionFileError> {
         session: SessionInfo {
             id: header_string("id").unwrap_or_default(),
             version,
-            timestamp: header_string("timestamp"),
+            // A header time this package could not write back is left out.
+            timestamp: header_string("timestamp")
+                .filter(|t| parse_iso(&t.to_string_lossy()).is_some()),
             cwd: header_string("cwd"),
             parent_session: header_string("parentSession"),
             provider: header_string("provider"),
@@ -215,6 +220,19 @@ pub fn import_session(text: &str) -> Result<ImportedSession, SessionFileError> {
             skipped_lines: file.skipped_lines,
         },
     })
+}
+
+/// A model as `{ provider, modelId }`, when both are strings.
+fn named_model(
+    provider: Option<&Json>,
+    model_id: Option<&Json>,
+) -> Option<(Option<Json>, Option<Json>)> {
+    match (provider, model_id) {
+        (Some(p @ Json::String(_)), Some(id @ Json::String(_))) => {
+            Some((Some(p.clone()), Some(id.clone())))
+        }
+        _ => None,
+    }
 }
 
 /// pi's `getSessionName`: the latest `session_info` entry decides.

@@ -563,6 +563,29 @@ fn exports_a_version_3_file_like_pi_writes() {
 }
 
 #[test]
+fn session_fields_that_could_not_be_written_back_are_passed_over() {
+    // A level, model or header time of the wrong type (a hand-edited or
+    // foreign file): the session info keeps what its types hold, so that
+    // messagesToPiSession takes it back.
+    let text = file(&[
+        r#"{"type":"session","version":3,"id":"sid","timestamp":"99999-99-99T99:99:99Z","cwd":"/w"}"#,
+        r#"{"type":"model_change","id":"m","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","provider":"openai","modelId":"gpt-5"}"#,
+        r#"{"type":"thinking_level_change","id":"t","parentId":"m","timestamp":"2025-01-01T00:00:00.000Z","thinkingLevel":"high"}"#,
+        r#"{"type":"model_change","id":"m2","parentId":"t","timestamp":"2025-01-01T00:00:00.000Z","provider":5,"modelId":null}"#,
+        r#"{"type":"thinking_level_change","id":"t2","parentId":"m2","timestamp":"2025-01-01T00:00:00.000Z","thinkingLevel":5}"#,
+        &user("a", "t2", "A"),
+        r#"{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"assistant","content":[],"timestamp":3}}"#,
+    ]);
+    let s = import(&text).session;
+    assert_eq!(
+        s.model,
+        Some((Some(Json::from("openai")), Some(Json::from("gpt-5"))))
+    );
+    assert_eq!(s.thinking_level, Some(Json::from("high")));
+    assert_eq!(s.timestamp, None);
+}
+
+#[test]
 fn export_defaults_and_the_session_passed_back() {
     let m = vec![json(
         r#"{"role":"user","content":"hi","timestamp":86400000}"#,
