@@ -62,16 +62,48 @@ function fromBase64(text) {
   return out;
 }
 
-function storable(v) {
-  if (v === null || typeof v !== "object") return v;
-  if (v instanceof Uint8Array) return { [BYTES]: toBase64(v) };
-  if (v instanceof ArrayBuffer) return { [BUFFER]: toBase64(new Uint8Array(v)) };
-  if (typeof URL !== "undefined" && v instanceof URL) return { [URL_KEY]: v.href };
-  if (Array.isArray(v)) return v.map(storable);
-  const out = {};
-  for (const k of Object.keys(v)) if (v[k] !== undefined) own(out, k, storable(v[k]));
-  const keys = Object.keys(out);
-  return keys.length === 1 && MARKERS.includes(keys[0]) ? { [ESCAPE]: out } : out;
+/**
+ * `v` as JSON data. `where` names it in errors: a cycle cannot be stored
+ * (nor walked), so it is a TypeError naming the key that closes it.
+ */
+function storable(v, where) {
+  const path = [];
+  const open = new Map(); // the objects being copied -> the path's length where each is
+  const pathOf = (n) => path.slice(0, n).map((k) => (typeof k === "number" ? `[${k}]` : /^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`)).join("");
+  const walk = (v) => {
+    if (v === null || typeof v !== "object") return v;
+    if (v instanceof Uint8Array) return { [BYTES]: toBase64(v) };
+    if (v instanceof ArrayBuffer) return { [BUFFER]: toBase64(new Uint8Array(v)) };
+    if (typeof URL !== "undefined" && v instanceof URL) return { [URL_KEY]: v.href };
+    if (open.has(v)) {
+      // The object it refers back to is named without `where`'s "caller: ".
+      const within = where.slice(where.indexOf(": ") + 2);
+      throw new TypeError(`${where}${pathOf(path.length)} refers back to ${within}${pathOf(open.get(v))} (a cycle): a part must be JSON data`);
+    }
+    open.set(v, path.length);
+    let out;
+    if (Array.isArray(v)) {
+      out = v.map((x, i) => {
+        path.push(i);
+        const y = walk(x);
+        path.pop();
+        return y;
+      });
+    } else {
+      out = {};
+      for (const k of Object.keys(v)) {
+        if (v[k] === undefined) continue;
+        path.push(k);
+        own(out, k, walk(v[k]));
+        path.pop();
+      }
+      const keys = Object.keys(out);
+      if (keys.length === 1 && MARKERS.includes(keys[0])) out = { [ESCAPE]: out };
+    }
+    open.delete(v);
+    return out;
+  };
+  return walk(v);
 }
 function revived(v) {
   if (v === null || typeof v !== "object") return v;
@@ -114,14 +146,20 @@ function placeholder(part) {
 // ---------------------------------------------------------------------------
 // Tool outputs <-> pi tool-result content.
 
-function outputText(output) {
+/** A tool output as pi's text; `where` names the part it is in (for JSON that cannot be written). */
+function outputText(output, where) {
   switch (output.type) {
     case "text":
     case "error-text":
       return output.value;
     case "json":
     case "error-json":
-      return JSON.stringify(output.value) ?? "null";
+      try {
+        return JSON.stringify(output.value) ?? "null";
+      } catch (error) {
+        // A cycle or a BigInt: the engine's own words say which.
+        throw new TypeError(`${where}.output.value must be JSON data: ${String(error?.message).split("\n")[0]}`);
+      }
     case "execution-denied":
       return output.reason ?? "Tool execution denied.";
     default:
@@ -129,31 +167,30 @@ function outputText(output) {
   }
 }
 
-/** A tool-result part -> the fields of a pi toolResult. */
-function toolResultFromPart(part) {
+/** A tool-result part (checked: checkPart) at `where` -> the fields of a pi toolResult. */
+function toolResultFromPart(part, where) {
   const output = part.output;
   const extra = {};
   let content;
   let isError = false;
-  if (!output || typeof output !== "object") throw new TypeError("a tool-result part must have an output object");
   switch (output.type) {
     case "text":
     case "json":
     case "error-text":
     case "error-json":
-      content = [{ type: "text", text: outputText(output) }];
+      content = [{ type: "text", text: outputText(output, where) }];
       isError = output.type.startsWith("error");
       if (output.type !== "text") extra.output = output.type;
       break;
     case "execution-denied":
-      content = [{ type: "text", text: outputText(output) }];
+      content = [{ type: "text", text: outputText(output, where) }];
       isError = true;
       extra.output = output.type;
       if (output.reason === undefined) extra.noReason = true;
       break;
     case "content": {
       const parts = [];
-      content = output.value.map((p) => {
+      content = output.value.map((p, k) => {
         if (p.type === "text" && p.providerOptions === undefined) return parts.push(null), { type: "text", text: p.text };
         if (p.type === "text") return parts.push({ providerOptions: p.providerOptions }), { type: "text", text: p.text };
         // An image as pi holds it: base64 data with a full image media type.
@@ -166,7 +203,7 @@ function toolResultFromPart(part) {
           parts.push(null);
           return { type: "image", data: p.data.data, mimeType: p.mediaType };
         }
-        parts.push({ part: storable(p) });
+        parts.push({ part: storable(p, `${where}.output.value[${k}]`) });
         return { type: "text", text: placeholder(p) };
       });
       extra.output = "content";
@@ -176,7 +213,7 @@ function toolResultFromPart(part) {
     default:
       // A form this version does not know: kept whole, shown as text.
       content = [{ type: "text", text: placeholder(output) }];
-      extra.outputWhole = storable(output);
+      extra.outputWhole = storable(output, `${where}.output`);
   }
   if (output.providerOptions !== undefined) extra.outputProviderOptions = output.providerOptions;
   if (part.providerOptions !== undefined) extra.providerOptions = part.providerOptions;
@@ -228,10 +265,86 @@ function partFromToolResult(m) {
 // ModelMessage -> pi messages (one ModelMessage may give several: a tool
 // message gives one toolResult per part).
 
-function userContentFromModel(content) {
+// What a value is, for an error that says what it got: "a number", "null", "an array".
+function kindOf(v) {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  const t = typeof v;
+  if (t === "undefined") return "undefined";
+  return /^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`;
+}
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const MODEL_ROLES = ["system", "user", "assistant", "tool"];
+
+/**
+ * Checks a ModelMessage's shape at `where` ("fromModelMessages: messages[1]")
+ * before it is converted: its role, its content, each part an object with a
+ * string type, and the fields of a part that become pi's own fields. What is
+ * kept whole (an unknown part) is checked as it is copied (storable).
+ */
+function checkModelMessage(m, where) {
+  if (!isObject(m)) throw new TypeError(`${where} must be a ModelMessage object, got ${kindOf(m)}`);
+  if (!MODEL_ROLES.includes(m.role)) {
+    const got = typeof m.role === "string" ? JSON.stringify(m.role) : kindOf(m.role);
+    throw new TypeError(`${where}.role must be "system", "user", "assistant" or "tool", got ${got}`);
+  }
+  const content = m.content;
+  if (m.role === "system") {
+    if (typeof content !== "string") throw new TypeError(`${where}.content must be a string (a system message's text), got ${kindOf(content)}`);
+    return;
+  }
+  if (m.role === "tool") {
+    if (!Array.isArray(content)) throw new TypeError(`${where}.content must be an array of parts, got ${kindOf(content)}`);
+  } else if (typeof content !== "string" && !Array.isArray(content)) {
+    throw new TypeError(`${where}.content must be a string or an array of parts, got ${kindOf(content)}`);
+  }
+  if (Array.isArray(content)) for (let i = 0; i < content.length; i++) checkPart(content[i], `${where}.content[${i}]`, m.role);
+}
+
+function checkPart(p, where, role) {
+  if (!isObject(p)) throw new TypeError(`${where} must be an object, got ${kindOf(p)}`);
+  if (typeof p.type !== "string") throw new TypeError(`${where}.type must be a string, got ${kindOf(p.type)}`);
+  const string = (k) => {
+    if (typeof p[k] !== "string") throw new TypeError(`${where}.${k} must be a string, got ${kindOf(p[k])}`);
+  };
+  if (p.type === "text" && role !== "tool") string("text");
+  else if (p.type === "reasoning" && role === "assistant") string("text");
+  else if (p.type === "tool-call" && role === "assistant") string("toolCallId"), string("toolName");
+  else if (p.type === "tool-result" && role !== "user") {
+    string("toolCallId");
+    string("toolName");
+    checkOutput(p.output, `${where}.output`);
+  }
+}
+
+/** A tool-result part's output: the forms whose value becomes pi's text or content. */
+function checkOutput(o, where) {
+  if (!isObject(o)) throw new TypeError(`${where} must be an object (a tool output), got ${kindOf(o)}`);
+  if (typeof o.type !== "string") throw new TypeError(`${where}.type must be a string, got ${kindOf(o.type)}`);
+  if ((o.type === "text" || o.type === "error-text") && typeof o.value !== "string") {
+    throw new TypeError(`${where}.value must be a string, got ${kindOf(o.value)}`);
+  }
+  if (o.type === "execution-denied" && o.reason !== undefined && typeof o.reason !== "string") {
+    throw new TypeError(`${where}.reason must be a string, got ${kindOf(o.reason)}`);
+  }
+  if (o.type === "content") {
+    if (!Array.isArray(o.value)) throw new TypeError(`${where}.value must be an array of parts, got ${kindOf(o.value)}`);
+    for (let k = 0; k < o.value.length; k++) {
+      const p = o.value[k];
+      if (!isObject(p)) throw new TypeError(`${where}.value[${k}] must be an object, got ${kindOf(p)}`);
+      if (typeof p.type !== "string") throw new TypeError(`${where}.value[${k}].type must be a string, got ${kindOf(p.type)}`);
+      if (p.type === "text" && typeof p.text !== "string") throw new TypeError(`${where}.value[${k}].text must be a string, got ${kindOf(p.text)}`);
+    }
+  }
+}
+
+// The converters take checked messages; `at(i)` names content[i] for what
+// can only be found as it is copied (a cycle, JSON that cannot be written).
+
+function userContentFromModel(content, at) {
   if (typeof content === "string") return { content, parts: undefined };
   const parts = [];
-  const out = content.map((p) => {
+  const out = content.map((p, i) => {
     if (p.type === "text") {
       parts.push(p.providerOptions === undefined ? null : { providerOptions: p.providerOptions });
       return { type: "text", text: p.text };
@@ -243,16 +356,16 @@ function userContentFromModel(content) {
       parts.push(null);
       return { type: "image", data: p.image, mimeType: p.mediaType };
     }
-    parts.push({ part: storable(p) });
+    parts.push({ part: storable(p, at(i)) });
     return { type: "text", text: placeholder(p) };
   });
   return { content: out, parts: parts.some((p) => p !== null) ? parts : undefined };
 }
 
-function assistantContentFromModel(content) {
+function assistantContentFromModel(content, at) {
   if (typeof content === "string") return { content: [{ type: "text", text: content }], parts: undefined, stringContent: true };
   const parts = [];
-  const out = content.map((p) => {
+  const out = content.map((p, i) => {
     const po = p.providerOptions === undefined ? null : { providerOptions: p.providerOptions };
     if (p.type === "text") return parts.push(po), { type: "text", text: p.text };
     if (p.type === "reasoning") return parts.push(po), { type: "thinking", thinking: p.text };
@@ -262,8 +375,8 @@ function assistantContentFromModel(content) {
       parts.push(Object.keys(e).length ? e : null);
       return { type: "toolCall", id: p.toolCallId, name: p.toolName, arguments: p.input };
     }
-    parts.push({ part: storable(p) });
-    if (p.type === "tool-result" && p.output) return { type: "text", text: outputText(p.output) };
+    parts.push({ part: storable(p, at(i)) });
+    if (p.type === "tool-result") return { type: "text", text: outputText(p.output, at(i)) };
     return { type: "text", text: placeholder(p) };
   });
   return { content: out, parts: parts.some((p) => p !== null) ? parts : undefined, stringContent: false };
@@ -275,23 +388,27 @@ function withExtra(message, extra) {
   return message;
 }
 
-/** Converts one ModelMessage; `meta` supplies pi fields the SDK has no place for. */
+/**
+ * Converts one checked ModelMessage; `meta` supplies pi fields the SDK has
+ * no place for, and `where` (the message's name in errors) with `offset`
+ * (where `m.content` starts in the message given: a split message's rest).
+ */
 function fromModel(m, meta) {
-  if (m === null || typeof m !== "object") throw new TypeError(`messages[${meta.index}] must be a ModelMessage object`);
   const carried = m.providerOptions?.[PROVIDER_OPTIONS_KEY];
   if (carried?.message && typeof carried.message === "object") return [carried.message];
   const timestamp = meta.timestamp;
+  const at = (i) => `${meta.where}.content[${(meta.offset ?? 0) + i}]`;
   switch (m.role) {
     case "system":
       return [withExtra({ role: "system", content: m.content, timestamp }, { providerOptions: m.providerOptions })];
     case "user": {
-      const { content, parts } = userContentFromModel(m.content);
+      const { content, parts } = userContentFromModel(m.content, at);
       return [withExtra({ role: "user", content, timestamp }, { parts, providerOptions: m.providerOptions })];
     }
     case "assistant": {
-      const at = Array.isArray(m.content) ? m.content.findIndex((p) => providerCompactionOf(p)) : -1;
-      if (at >= 0) return splitAtProviderCompaction(m, at, meta);
-      const { content, parts, stringContent } = assistantContentFromModel(m.content);
+      const found = Array.isArray(m.content) ? m.content.findIndex((p) => providerCompactionOf(p)) : -1;
+      if (found >= 0) return splitAtProviderCompaction(m, found, meta);
+      const { content, parts, stringContent } = assistantContentFromModel(m.content, at);
       const msg = {
         role: "assistant",
         content,
@@ -306,26 +423,24 @@ function fromModel(m, meta) {
       if (meta.usage) msg.usage = meta.usage;
       return [withExtra(msg, { stringContent: stringContent || undefined, parts, providerOptions: m.providerOptions })];
     }
-    case "tool": {
-      if (!Array.isArray(m.content)) throw new TypeError(`messages[${meta.index}].content must be an array`);
+    default: {
+      // "tool" (checkModelMessage allows no other role).
       const out = m.content.map((p, i) => {
         const extra = {};
         if (i > 0) extra.sameMessage = true;
         if (i === 0 && m.providerOptions !== undefined) extra.messageProviderOptions = m.providerOptions;
         if (p.type === "tool-result") {
-          const r = toolResultFromPart(p);
+          const r = toolResultFromPart(p, at(i));
           Object.assign(extra, r.extra);
           return withExtra({ role: "toolResult", toolCallId: r.toolCallId, toolName: r.toolName, content: r.content, isError: r.isError, timestamp }, extra);
         }
         // An approval response (or a part this version does not know): a
         // message of its own role, which pi code keeps and never sends.
-        return withExtra({ role: "aiSdkToolPart", part: storable(p), timestamp }, extra);
+        return withExtra({ role: "aiSdkToolPart", part: storable(p, at(i)), timestamp }, extra);
       });
       if (out.length === 0) return [withExtra({ role: "aiSdkToolPart", part: null, timestamp }, { messageProviderOptions: m.providerOptions })];
       return out;
     }
-    default:
-      throw new TypeError(`messages[${meta.index}].role must be "system", "user", "assistant" or "tool", got ${JSON.stringify(m.role)}`);
   }
 }
 
@@ -374,13 +489,12 @@ function splitAtProviderCompaction(m, at, meta) {
     summary: text ?? sealedSummary(source),
     tokensBefore: meta.compactedTokens ?? 0,
     timestamp: meta.timestamp,
-    provider: { name, provider: source, model: meta.model ?? "unknown", part: storable(part) },
+    provider: { name, provider: source, model: meta.model ?? "unknown", part: storable(part, `${meta.where}.content[${(meta.offset ?? 0) + at}]`) },
   };
   const out = [];
-  const rest = (content) => fromModel({ ...m, content }, meta)[0];
-  if (before.length) out.push(rest(before));
+  if (before.length) out.push(fromModel({ ...m, content: before }, meta)[0]);
   out.push(withExtra(summary, { joinPrev: before.length ? true : undefined, joinNext: after.length ? true : undefined }));
-  if (after.length) out.push(...fromModel({ ...m, content: after }, meta));
+  if (after.length) out.push(...fromModel({ ...m, content: after }, { ...meta, offset: (meta.offset ?? 0) + at + 1 }));
   return out;
 }
 
@@ -413,7 +527,28 @@ const toCache = new WeakMap();
  */
 export function fromModelMessages(messages, options = {}) {
   if (!Array.isArray(messages)) throw new TypeError("fromModelMessages: messages must be an array of ModelMessages");
-  const timestamp = options.timestamp ?? Date.now();
+  checkFromOptions(options, "fromModelMessages");
+  return flatFromModel(messages, { ...options, timestamp: options.timestamp ?? Date.now() }, (i) => `fromModelMessages: messages[${i}]`);
+}
+
+/** `fromModelMessages`' options (FromModelMessagesOptions), for `caller`. */
+function checkFromOptions(options, caller) {
+  if (!isObject(options)) throw new TypeError(`${caller}: options must be an object, got ${kindOf(options)}`);
+  const { timestamp, usage, provider, model } = options;
+  if (timestamp !== undefined && !Number.isFinite(timestamp)) {
+    throw new TypeError(`${caller}: options.timestamp must be a number (milliseconds since the epoch), got ${typeof timestamp === "number" ? timestamp : kindOf(timestamp)}`);
+  }
+  if (usage !== undefined && !isObject(usage)) throw new TypeError(`${caller}: options.usage must be an object (pi's Usage), got ${kindOf(usage)}`);
+  if (provider !== undefined && typeof provider !== "string") throw new TypeError(`${caller}: options.provider must be a string, got ${kindOf(provider)}`);
+  if (model !== undefined && typeof model !== "string") throw new TypeError(`${caller}: options.model must be a string, got ${kindOf(model)}`);
+}
+
+/**
+ * ModelMessages -> flat messages, each message checked and converted once
+ * (the caches); `where(i)` names messages[i] in an error. Nothing is kept
+ * until every message has converted.
+ */
+function flatFromModel(messages, meta, where) {
   const out = [];
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
@@ -424,8 +559,10 @@ export function fromModelMessages(messages, options = {}) {
     }
     let got = fromCache.get(m);
     if (!got) {
-      got = fromModel(m, { ...options, timestamp, index: i });
-      if (m !== null && typeof m === "object") fromCache.set(m, got);
+      const at = where(i);
+      checkModelMessage(m, at);
+      got = fromModel(m, { ...meta, where: at, offset: 0 });
+      fromCache.set(m, got);
     }
     out.push(...got);
   }
@@ -868,7 +1005,8 @@ class AiSdkConversation {
   /** Appends ModelMessages (a user's message, say) and saves. */
   async append(messages) {
     const list = Array.isArray(messages) ? messages : [messages];
-    this.#push(fromModelMessages(list));
+    const where = Array.isArray(messages) ? (i) => `append: messages[${i}]` : () => "append: message";
+    this.#push(flatFromModel(list, { timestamp: Date.now() }, where));
     await this.#save();
     return this.#flat;
   }
@@ -883,16 +1021,24 @@ class AiSdkConversation {
    * Takes the steps of the running call not yet in the flat array: each
    * step's own response messages (ai 7: `step.response.messages` holds that
    * step's assistant message and tool results), its usage and model on its
-   * assistant message.
+   * assistant message. `name` is the steps' name in errors ("appendSteps:
+   * steps"); a step that does not convert takes nothing.
    */
-  #take(steps) {
+  #take(steps, name) {
     if (!Array.isArray(steps)) return;
-    const fresh = steps.slice(this.#taken);
-    this.#taken = steps.length;
     const timestamp = Date.now();
     const out = [];
-    for (const step of fresh) {
-      for (const m of step?.response?.messages ?? []) {
+    for (let n = this.#taken; n < steps.length; n++) {
+      const step = steps[n];
+      const where = `${name}[${n}]`;
+      if (!isObject(step)) throw new TypeError(`${where} must be a step object (one of the call's steps), got ${kindOf(step)}`);
+      const response = step.response;
+      if (response !== undefined && !isObject(response)) throw new TypeError(`${where}.response must be an object, got ${kindOf(response)}`);
+      const messages = response?.messages;
+      if (messages === undefined) continue;
+      if (!Array.isArray(messages)) throw new TypeError(`${where}.response.messages must be an array, got ${kindOf(messages)}`);
+      for (let j = 0; j < messages.length; j++) {
+        const m = messages[j];
         const meta = { timestamp };
         if (m?.role === "assistant") {
           meta.usage = step.usage ? usageFromAiSdk(step.usage) : undefined;
@@ -900,15 +1046,16 @@ class AiSdkConversation {
           meta.model = step.model?.modelId;
           compactedStep(step, meta);
         }
-        out.push(...fromModelMessages([m], meta));
+        out.push(...flatFromModel([m], meta, () => `${where}.response.messages[${j}]`));
       }
     }
+    this.#taken = steps.length;
     this.#push(out);
   }
 
-  /** Takes ModelMessages the SDK gave outside its steps into the flat array. */
-  #takeMessages(messages) {
-    if (Array.isArray(messages) && messages.length > 0) this.#push(fromModelMessages(messages));
+  /** Takes ModelMessages the SDK gave outside its steps (`name`: theirs, in errors) into the flat array. */
+  #takeMessages(messages, name) {
+    if (Array.isArray(messages) && messages.length > 0) this.#push(flatFromModel(messages, { timestamp: Date.now() }, (i) => `${name}[${i}]`));
   }
 
   /** What the model's requests carry besides the messages: the system text and the tools, for summary requests that repeat them. */
@@ -1013,12 +1160,12 @@ class AiSdkConversation {
       // What the SDK added before the first step: the results of tools the
       // user approved or denied (a tool-approval-response in the messages),
       // which are in no step's messages.
-      this.#takeMessages(options.responseMessages);
+      this.#takeMessages(options.responseMessages, "prepareStep: responseMessages");
     }
     if (typeof options?.model?.provider === "string") this.#target = options.model.provider;
-    this.#take(options?.steps);
+    this.#take(options?.steps, "prepareStep: steps");
     // Messages steered into the running call, after the previous steps'.
-    this.#takeMessages(options?.experimental_steeringMessages);
+    this.#takeMessages(options?.experimental_steeringMessages, "prepareStep: experimental_steeringMessages");
     await this.#readableStandIn();
     await this.#thresholdCheck();
     await this.#save();
@@ -1041,7 +1188,11 @@ class AiSdkConversation {
    */
   async appendSteps(steps) {
     if (!Array.isArray(steps)) throw new TypeError("appendSteps: steps must be the call's steps array (await result.steps)");
-    this.#take(steps);
+    return this.#appendSteps(steps, "appendSteps: steps");
+  }
+
+  async #appendSteps(steps, name) {
+    this.#take(steps, name);
     this.#taken = 0;
     await this.#thresholdCheck();
     await this.#save();
@@ -1079,12 +1230,14 @@ class AiSdkConversation {
         let steps;
         try {
           result = await call(args);
+          if (!isObject(result)) throw new TypeError(`run: call must return the result of generateText or streamText, got ${kindOf(result)}`);
           steps = await result.steps;
         } catch (error) {
           throw streamError ?? error;
         }
         if (streamError) throw streamError;
-        await this.appendSteps(steps);
+        if (!Array.isArray(steps)) throw new TypeError(`run: the result's steps must be an array (generateText's or streamText's result.steps), got ${kindOf(steps)}`);
+        await this.#appendSteps(steps, "run: result.steps");
         return result;
       } catch (error) {
         // Steps that succeeded before the failure are already in the flat array.
@@ -1382,6 +1535,7 @@ function uiUserParts(m) {
  */
 export function toUIMessages(messages, options = {}) {
   if (!Array.isArray(messages)) throw new TypeError("toUIMessages: messages must be an array");
+  if (!isObject(options)) throw new TypeError(`toUIMessages: options must be an object, got ${kindOf(options)}`);
   for (const m of messages) if (m === null || typeof m !== "object") throw new TypeError("toUIMessages: every message must be an object");
   const ids = uiIds();
   const out = [];
@@ -1548,6 +1702,21 @@ function keptFromUI(ui, pi) {
   return out;
 }
 
+/** A UIMessage's shape at `where`: its role, its parts, each an object with a string type (the SDK's conversion reads them). */
+function checkUIMessage(ui, where) {
+  if (!isObject(ui)) throw new TypeError(`${where} must be a UIMessage object, got ${kindOf(ui)}`);
+  if (ui.role !== "system" && ui.role !== "user" && ui.role !== "assistant") {
+    const got = typeof ui.role === "string" ? JSON.stringify(ui.role) : kindOf(ui.role);
+    throw new TypeError(`${where}.role must be "system", "user" or "assistant", got ${got}`);
+  }
+  if (!Array.isArray(ui.parts)) throw new TypeError(`${where}.parts must be an array of parts, got ${kindOf(ui.parts)}`);
+  for (let k = 0; k < ui.parts.length; k++) {
+    const p = ui.parts[k];
+    if (!isObject(p)) throw new TypeError(`${where}.parts[${k}] must be an object, got ${kindOf(p)}`);
+    if (typeof p.type !== "string") throw new TypeError(`${where}.parts[${k}].type must be a string, got ${kindOf(p.type)}`);
+  }
+}
+
 /**
  * UIMessages (useChat's, e.g. the new user message of a request) -> flat
  * messages, through the SDK's own convertToModelMessages. Rows that stand
@@ -1559,12 +1728,16 @@ function keptFromUI(ui, pi) {
  */
 export async function fromUIMessages(uiMessages, options = {}) {
   if (!Array.isArray(uiMessages)) throw new TypeError("fromUIMessages: uiMessages must be an array");
+  checkFromOptions(options, "fromUIMessages");
+  uiMessages.forEach((ui, i) => checkUIMessage(ui, `fromUIMessages: uiMessages[${i}]`));
   const { convertToModelMessages } = await import("ai");
   const out = [];
-  for (const ui of uiMessages) {
-    if (ui?.parts?.length && ui.parts.every((p) => ROW_PART_TYPES.has(p?.type))) continue;
+  for (let i = 0; i < uiMessages.length; i++) {
+    const ui = uiMessages[i];
+    if (ui.parts.length && ui.parts.every((p) => ROW_PART_TYPES.has(p.type))) continue;
     const model = await convertToModelMessages([ui], options);
-    out.push(...keptFromUI(ui, fromModelMessages(model, options)));
+    const meta = { ...options, timestamp: options.timestamp ?? Date.now() };
+    out.push(...keptFromUI(ui, flatFromModel(model, meta, (j) => `fromUIMessages: convertToModelMessages(uiMessages[${i}])[${j}]`)));
   }
   return out;
 }

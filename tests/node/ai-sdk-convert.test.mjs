@@ -16,7 +16,16 @@ import {
   transformContext,
 } from "agent-compaction";
 import { MockLanguageModelV3 } from "ai/test";
-import { aiSdkConversation, aiSdkSummarizer, fromModelMessages, toModelMessages, usageFromAiSdk, PROVIDER_OPTIONS_KEY } from "agent-compaction/ai-sdk";
+import {
+  aiSdkConversation,
+  aiSdkSummarizer,
+  fromModelMessages,
+  fromUIMessages,
+  toModelMessages,
+  toUIMessages,
+  usageFromAiSdk,
+  PROVIDER_OPTIONS_KEY,
+} from "agent-compaction/ai-sdk";
 
 const T = 1_700_000_000_000;
 const po = (k) => ({ [k]: { cache: { type: "ephemeral" } } });
@@ -270,6 +279,79 @@ describe("bad input", () => {
     assert.throws(() => fromModelMessages([null]), TypeError);
     assert.throws(() => toModelMessages([null]), TypeError);
     assert.throws(() => toModelMessages({}), TypeError);
+  });
+
+  const ok = { role: "user", content: "hello" };
+  const fails = (messages, message, options) => assert.throws(() => fromModelMessages(messages, options), { name: "TypeError", message });
+
+  test("a message's content of the wrong shape is named by index and field", () => {
+    fails([ok, { role: "user", content: 5 }], "fromModelMessages: messages[1].content must be a string or an array of parts, got a number");
+    fails([ok, { role: "user", content: null }], "fromModelMessages: messages[1].content must be a string or an array of parts, got null");
+    fails([ok, { role: "assistant" }], "fromModelMessages: messages[1].content must be a string or an array of parts, got undefined");
+    fails([{ role: "system", content: ["x"] }], "fromModelMessages: messages[0].content must be a string (a system message's text), got an array");
+    fails([ok, ok, { role: "tool", content: "done" }], "fromModelMessages: messages[2].content must be an array of parts, got a string");
+    fails([ok, [ok]], "fromModelMessages: messages[1] must be a ModelMessage object, got an array");
+    fails([{ role: 7, content: "x" }], 'fromModelMessages: messages[0].role must be "system", "user", "assistant" or "tool", got a number');
+  });
+
+  test("a part that is not an object with a string type, or whose pi fields have the wrong type, is named", () => {
+    fails([ok, { role: "assistant", content: [null] }], "fromModelMessages: messages[1].content[0] must be an object, got null");
+    fails([ok, { role: "user", content: [{ type: "text", text: "a" }, { text: "b" }] }], "fromModelMessages: messages[1].content[1].type must be a string, got undefined");
+    fails([{ role: "user", content: [{ type: "text", text: 5 }] }], "fromModelMessages: messages[0].content[0].text must be a string, got a number");
+    fails([{ role: "assistant", content: [{ type: "reasoning" }] }], "fromModelMessages: messages[0].content[0].text must be a string, got undefined");
+    fails(
+      [{ role: "assistant", content: [{ type: "tool-call", toolName: "f", input: {} }] }],
+      "fromModelMessages: messages[0].content[0].toolCallId must be a string, got undefined",
+    );
+    const result = (output) => [ok, { role: "tool", content: [{ type: "tool-result", toolCallId: "t", toolName: "n", output }] }];
+    fails(result(undefined), "fromModelMessages: messages[1].content[0].output must be an object (a tool output), got undefined");
+    fails(result({ type: "text", value: 1 }), "fromModelMessages: messages[1].content[0].output.value must be a string, got a number");
+    fails(result({ type: "content", value: 5 }), "fromModelMessages: messages[1].content[0].output.value must be an array of parts, got a number");
+    fails(result({ type: "content", value: [{ type: "text", text: "a" }, "b"] }), "fromModelMessages: messages[1].content[0].output.value[1] must be an object, got a string");
+    const cyclic = {};
+    cyclic.self = cyclic;
+    assert.throws(() => fromModelMessages(result({ type: "json", value: cyclic })), {
+      name: "TypeError",
+      message: /^fromModelMessages: messages\[1\]\.content\[0\]\.output\.value must be JSON data: /,
+    });
+  });
+
+  test("a cycle in a part kept whole is a TypeError naming where it closes; a shared object is no cycle", () => {
+    const cyc = { type: "custom-part", text: "x" };
+    cyc.self = cyc;
+    fails([ok, { role: "user", content: [cyc] }], "fromModelMessages: messages[1].content[0].self refers back to messages[1].content[0] (a cycle): a part must be JSON data");
+    const deep = { type: "custom-part", data: { list: [1, { "odd key": null }] } };
+    deep.data.list[1]["odd key"] = deep.data;
+    fails(
+      [{ role: "assistant", content: [{ type: "text", text: "a" }, deep] }],
+      'fromModelMessages: messages[0].content[1].data.list[1]["odd key"] refers back to messages[0].content[1].data (a cycle): a part must be JSON data',
+    );
+    const shared = { n: 1 };
+    const [m] = fromModelMessages([{ role: "user", content: [{ type: "custom-part", a: shared, b: [shared] }] }], { timestamp: T });
+    assert.deepStrictEqual(toModelMessages([m])[0].content, [{ type: "custom-part", a: { n: 1 }, b: [{ n: 1 }] }]);
+  });
+
+  test("options of the wrong type are named", () => {
+    fails([ok], "fromModelMessages: options must be an object, got null", null);
+    fails([ok], "fromModelMessages: options.timestamp must be a number (milliseconds since the epoch), got a string", { timestamp: "now" });
+    fails([ok], "fromModelMessages: options.model must be a string, got a number", { model: 4 });
+  });
+
+  test("fromUIMessages names the UI message and its field", async () => {
+    const rejects = (ui, message, options) => assert.rejects(fromUIMessages(ui, options), { name: "TypeError", message });
+    await rejects([1, 2], "fromUIMessages: uiMessages[0] must be a UIMessage object, got a number");
+    await rejects([{ id: "a", role: "user", parts: [{ type: "text", text: "x" }] }, { id: "b", role: "user" }], "fromUIMessages: uiMessages[1].parts must be an array of parts, got undefined");
+    await rejects([{ id: "a", role: "user", parts: [null] }], "fromUIMessages: uiMessages[0].parts[0] must be an object, got null");
+    await rejects([{ id: "a", role: "robot", parts: [] }], 'fromUIMessages: uiMessages[0].role must be "system", "user" or "assistant", got "robot"');
+    await rejects(
+      [{ id: "a", role: "user", parts: [{ type: "text", text: "x" }] }, { id: "b", role: "user", parts: [{ type: "text", text: 5 }] }],
+      "fromUIMessages: convertToModelMessages(uiMessages[1])[0].content[0].text must be a string, got a number",
+    );
+    await rejects([], "fromUIMessages: options must be an object, got a string", "x");
+  });
+
+  test("toUIMessages: options must be an object", () => {
+    assert.throws(() => toUIMessages([], null), { name: "TypeError", message: "toUIMessages: options must be an object, got null" });
   });
 });
 

@@ -578,6 +578,41 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.rejects(aiSdkConversation({ compactor }).appendSteps("x"), TypeError);
   });
 
+  test("bad input to run, appendSteps, append and prepareStep is a TypeError naming the step, message and field, and changes nothing", async () => {
+    const compactor = new Compactor({ contextWindow: 8000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
+    const conv = aiSdkConversation({ compactor, messages: history(1) });
+    const before = conv.messages;
+    const fails = async (promise, message) => {
+      await assert.rejects(promise, { name: "TypeError", message });
+      assert.equal(conv.messages, before, "the flat array is unchanged");
+    };
+    await fails(conv.run(() => null), "run: call must return the result of generateText or streamText, got null");
+    await fails(conv.run(async () => "done"), "run: call must return the result of generateText or streamText, got a string");
+    await fails(conv.run(() => ({ text: "hi" })), "run: the result's steps must be an array (generateText's or streamText's result.steps), got undefined");
+    await fails(
+      conv.run(() => ({ steps: Promise.resolve([{ response: { messages: [{ role: "assistant", content: [null] }] } }]) })),
+      "run: result.steps[0].response.messages[0].content[0] must be an object, got null",
+    );
+    await fails(conv.appendSteps([{ response: { messages: 5 } }]), "appendSteps: steps[0].response.messages must be an array, got a number");
+    await fails(conv.appendSteps([null]), "appendSteps: steps[0] must be a step object (one of the call's steps), got null");
+    await fails(conv.appendSteps([{ response: "x" }]), "appendSteps: steps[0].response must be an object, got a string");
+    const good = { response: { messages: [{ role: "assistant", content: [{ type: "text", text: "fine" }] }] } };
+    // A bad step after a good one: neither is taken.
+    await fails(
+      conv.appendSteps([good, { response: { messages: [{ role: "assistant", content: "ok" }, { role: "tool", content: "x" }] } }]),
+      "appendSteps: steps[1].response.messages[1].content must be an array of parts, got a string",
+    );
+    await fails(conv.append({ role: "user", content: 5 }), "append: message.content must be a string or an array of parts, got a number");
+    await fails(conv.append([{ role: "user", content: "a" }, { role: "user" }]), "append: messages[1].content must be a string or an array of parts, got undefined");
+    await fails(
+      conv.prepareStep({ stepNumber: 1, steps: [{ response: { messages: [5] } }] }),
+      "prepareStep: steps[0].response.messages[0] must be a ModelMessage object, got a number",
+    );
+    // The conversation still works: the good step is taken once.
+    await conv.appendSteps([good]);
+    assert.deepEqual(conv.messages.slice(before.length).map((m) => m.content), [[{ type: "text", text: "fine" }]]);
+  });
+
   test("a non-overflow error is not retried and compacts nothing", async () => {
     const model = new MockLanguageModelV3({
       doGenerate: async () => {
