@@ -281,7 +281,9 @@ export class Compactor {
   searchHistory(messages: readonly AnyMessage[], query: string, options?: { /** 1 to 100; 10 if not given. */ limit?: number }): HistorySearch;
   /**
    * The original text a hit's `ref` points at, a page at a time, from its
-   * passage (or from `offset`, a page's `next`). A ref to a message that
+   * passage (or from `offset`, a page's `next`). `offset` and `maxChars`
+   * count UTF-16 code units, as `.length` does; an `offset` inside a
+   * surrogate pair reads from the pair's start. A ref to a message that
    * has changed since it was found is refused: search again.
    */
   readHistory(
@@ -330,9 +332,13 @@ export interface HistoryPage {
   ref: string;
   index: number;
   role: string;
-  /** At most `maxChars` characters of the message's text, ending at a line end when one is near. */
+  /**
+   * At most `maxChars` characters (UTF-16 code units) of the message's
+   * text, ending at a line end when one is near; never inside a surrogate
+   * pair, so a unit short where an emoji would be cut.
+   */
   text: string;
-  /** The offset of the next page; null at the end. */
+  /** The offset of the next page, in UTF-16 code units; null at the end. */
   next: number | null;
 }
 /** One of the history tools: a pi-ai `Tool`, or a JSON Schema for any loop. */

@@ -149,6 +149,74 @@ describe("Compactor.searchHistory and readHistory", () => {
     assert.equal(hits[0].index, 2);
     assert.equal(hits[0].role, "toolResult");
   });
+
+  test("offsets, maxChars and next count UTF-16 units, as .length does, and a page never cuts a surrogate pair", async () => {
+    // Emoji are two units, CJK one; a lone surrogate is read back as U+FFFD, one unit too.
+    const EMOJI = "emoji 😀".repeat(3000);
+    const CJK = "東京都の天気は晴れ。".repeat(2000);
+    const LONE = "x\uD800y😀\uDC00z lonely ".repeat(40);
+    const c = compactor();
+    const { messages } = await c.compact([user(EMOJI), user(CJK), user(LONE), ...session()]);
+    const refOf = (i, query) => {
+      const hit = c.searchHistory(messages, query, { limit: 20 }).hits.find((h) => h.index === i);
+      assert.ok(hit, `message ${i} is found by ${query}`);
+      return hit.ref.replace(/\.\d+-/, ".0-");
+    };
+    const read = (ref, offset, maxChars) => c.readHistory(messages, ref, { offset, maxChars });
+    const isHigh = (u) => u >= 0xd800 && u <= 0xdbff;
+    const isLow = (u) => u >= 0xdc00 && u <= 0xdfff;
+    for (const [i, query, original] of [[0, "emoji", EMOJI], [1, "東京", CJK], [2, "lonely", LONE]]) {
+      const ref = refOf(i, query);
+      const wellFormed = original.toWellFormed();
+      for (const maxChars of [1, 2, 3, 7, 4_000, 16_000]) {
+        // Small pages over the first 300 units, large ones over the whole text.
+        const upTo = maxChars < 100 ? 300 : original.length;
+        let text = "";
+        let offset = 0;
+        for (let n = 0; offset !== null && offset < upTo; n++) {
+          assert.ok(n < 1_000, "reading on moves");
+          const page = read(ref, offset, maxChars);
+          const units = page.text.length;
+          assert.ok(units <= maxChars || (maxChars === 1 && units === 2), `${query} ${maxChars}: ${units} units`);
+          assert.ok(units >= maxChars - 1 || page.next === null, `${query} ${maxChars}: a page is short by a pair at most`);
+          assert.ok(!isLow(page.text.charCodeAt(0)) && !isHigh(page.text.charCodeAt(units - 1)), "no pair is cut");
+          assert.equal(page.text, wellFormed.slice(offset, offset + units), "the page starts at offset, in units");
+          assert.equal(page.next, offset + units === original.length ? null : offset + units);
+          text += page.text;
+          offset = page.next;
+        }
+        assert.equal(text, wellFormed.slice(0, offset ?? original.length), `${query} ${maxChars}`);
+      }
+    }
+    const emoji = refOf(0, "emoji");
+    assert.equal(read(emoji, 0, 16_000).text.length, 16_000);
+    assert.deepEqual([read(emoji, 5, 3).text, read(emoji, 5, 3).next], [" 😀", 8]);
+    assert.deepEqual([read(emoji, 4, 3).text, read(emoji, 4, 3).next], ["i ", 6], "ends before the pair it would cut");
+    assert.deepEqual([read(emoji, 7, 3).text, read(emoji, 7, 3).next], ["😀e", 9], "an offset inside a pair reads from its start");
+    assert.deepEqual([read(emoji, EMOJI.length, 5).text, read(emoji, EMOJI.length, 5).next], ["", null]);
+    assert.throws(() => read(emoji, EMOJI.length + 1, 5), { message: new RegExp(`offset ${EMOJI.length + 1} is past the end of message 0, whose text is ${EMOJI.length} characters long`) });
+    // The tool's answer names the next offset in units too: 500 repeats of 8 units.
+    const answer = c.historyTool(messages, "read_history", { ref: emoji });
+    assert.ok(answer.includes(EMOJI.slice(0, 4_000) + "\n[The message goes on"), "a page of 4,000 units");
+    assert.match(answer, /and offset 4000\.\]$/);
+    const next = c.historyTool(messages, "read_history", { ref: emoji, offset: 4_007 });
+    assert.ok(next.includes("):\n😀emoji"), "from the start of the pair");
+    assert.match(next, /and offset 8006\.\]$/);
+
+    // A stored session's reads are the Compactor's.
+    await import("fake-indexeddb/auto");
+    const { SessionStore } = await import("agent-compaction");
+    const store = await SessionStore.open({ name: "history-units" });
+    const { id } = await store.createSession({ title: "units" });
+    await store.save(id, messages);
+    const stored = (await store.searchHistory(id, "emoji", { limit: 20 })).hits.find((h) => h.index === 0);
+    assert.equal(stored.ref.replace(/\.\d+-/, ".0-"), emoji);
+    for (const [offset, maxChars] of [[0, 16_000], [5, 3], [4, 3], [7, 3], [8_001, 7]]) {
+      assert.deepEqual(await store.readHistory(id, emoji, { offset, maxChars }), read(emoji, offset, maxChars), `${offset} ${maxChars}`);
+    }
+    assert.equal(await store.historyTool(id, "read_history", { ref: emoji }), answer);
+    store.close();
+  });
 });
 
 describe("the history tools", () => {

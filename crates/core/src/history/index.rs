@@ -402,7 +402,8 @@ impl Index {
     }
 
     /// A page of the text `reference` points at: from its passage, or from
-    /// `offset` (a page's `next`), at most `max_chars` characters.
+    /// `offset` (a page's `next`), at most `max_chars` UTF-16 code units
+    /// ([`read`]).
     /// `text_of` gives a message's current text.
     pub fn read<'t>(
         &self,

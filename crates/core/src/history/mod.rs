@@ -58,9 +58,10 @@ pub enum HistoryError {
     },
     #[error("message {key} has changed since it was found: search again for a current reference")]
     Changed { key: u32 },
+    /// `offset` and `len` in UTF-16 code units.
     #[error(
-        "offset {offset} is not a place in message {key}, whose text has {len} bytes: \
-         pass the offset a page gave as next"
+        "offset {offset} is past the end of message {key}, whose text is {len} characters \
+         long: pass the offset a page gave as next"
     )]
     BadOffset { key: u32, offset: usize, len: usize },
     #[error("maxChars must be from 1 to {max}, got {got}")]

@@ -101,7 +101,6 @@ impl Reference {
     }
 }
 
-/// A page of a message's text.
 /// The error for `text`, named by its first 40 characters.
 fn bad_reference(text: &str, why: &'static str) -> HistoryError {
     let end = text.char_indices().nth(40).map_or(text.len(), |(i, _)| i);
@@ -111,19 +110,33 @@ fn bad_reference(text: &str, why: &'static str) -> HistoryError {
     }
 }
 
+/// A page of a message's text.
+///
+/// Offsets a caller sees (`offset`, `next`) count UTF-16 code units, as
+/// JavaScript's `.length` and `slice` do; the page's own range is in bytes
+/// of the core's UTF-8 text, to cut it with. A lone surrogate of the
+/// original reaches the core as U+FFFD, one unit as well, so the units are
+/// those of the JavaScript string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Page {
     /// Its byte range in the text.
     pub start: usize,
     pub len: usize,
-    /// Where the next page starts; none at the text's end.
+    /// Where the next page starts, in UTF-16 code units (the `offset` to
+    /// read it with); none at the text's end.
     pub next: Option<usize>,
 }
 
 /// The page of `text` (message `reference.key`'s) from the start of the
-/// referenced passage, or from byte `offset` (a page's `next`), of at most
-/// `max_chars` characters, ending at a line end in its second half if it
-/// has one.
+/// referenced passage, or from `offset` UTF-16 code units in (a page's
+/// `next`), of at most `max_chars` UTF-16 code units, ending at a line end
+/// in its second half if it has one.
+///
+/// A surrogate pair (an emoji, say) is never cut: a page that would end
+/// inside one ends before it, one unit short of `max_chars`, and an
+/// `offset` inside one reads from its start. A page holds at least one
+/// character, so that reading on always moves: with a `max_chars` of 1, a
+/// page at a pair holds its two units.
 pub fn read(
     text: &str,
     reference: &Reference,
@@ -140,42 +153,69 @@ pub fn read(
             max: MAX_PAGE_CHARS,
         });
     }
-    let start = match offset {
-        Some(offset) => offset,
+    // The page's start in bytes, and in units.
+    let (start, units) = match offset {
+        Some(offset) => byte_at(text, offset).ok_or_else(|| HistoryError::BadOffset {
+            key,
+            offset,
+            len: units_in(text),
+        })?,
         None => {
             let ranges = passages(text);
             let passage = ranges.get(reference.passage as usize);
-            passage
+            let start = passage
                 .ok_or(HistoryError::UnknownPassage {
                     key,
                     passage: reference.passage,
                     count: ranges.len(),
                 })?
-                .0
+                .0;
+            (start, units_in(text.get(..start).unwrap_or("")))
         }
     };
-    let rest = text.get(start..).ok_or(HistoryError::BadOffset {
-        key,
-        offset: start,
-        len: text.len(),
-    })?;
-    let mut end = rest.len();
+    let rest = text.get(start..).unwrap_or("");
+    // The page's end in bytes and in units from its start (the text's end
+    // unless found); a line end in its second half, likewise.
+    let mut end = None;
     let mut line = None;
-    for (n, (i, c)) in rest.char_indices().enumerate() {
-        if n == max_chars {
-            end = line.unwrap_or(i);
+    let mut n = 0;
+    for (i, c) in rest.char_indices() {
+        let width = c.len_utf16();
+        if n + width > max_chars && i > 0 {
+            end = Some(line.unwrap_or((i, n)));
             break;
         }
-        if c == '\n' && n >= max_chars / 2 {
-            line = Some(i.saturating_add(1));
+        n += width;
+        if c == '\n' && n > max_chars / 2 {
+            line = Some((i + 1, n));
         }
     }
-    let end = start.saturating_add(end);
+    let (len, page_units) = end.unwrap_or((rest.len(), n));
     Ok(Page {
         start,
-        len: end - start,
-        next: (end < text.len()).then_some(end),
+        len,
+        next: (start + len < text.len()).then_some(units + page_units),
     })
+}
+
+/// The length of `text` in UTF-16 code units (JavaScript's `.length`).
+fn units_in(text: &str) -> usize {
+    text.chars().map(char::len_utf16).sum()
+}
+
+/// The byte at which `text` is `offset` UTF-16 code units in, and the
+/// units before it: the start of a surrogate pair when `offset` falls
+/// inside one; none past the text's end.
+fn byte_at(text: &str, offset: usize) -> Option<(usize, usize)> {
+    let mut units = 0;
+    for (i, c) in text.char_indices() {
+        let after = units + c.len_utf16();
+        if after > offset {
+            return Some((i, units));
+        }
+        units = after;
+    }
+    (units == offset).then_some((text.len(), units))
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

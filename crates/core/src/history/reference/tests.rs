@@ -77,16 +77,30 @@ fn bad_references_are_refused_with_the_reason() {
     assert_eq!(reference.len(), 40);
 }
 
-/// The text of every page from `offset` on, following `next`.
+/// JavaScript's `.length` of `text`.
+fn units(text: &str) -> usize {
+    text.encode_utf16().count()
+}
+
+/// The text of every page from offset 0 on, following `next`: each at most
+/// `max_chars` UTF-16 units (or one character), starting where the offset
+/// says in units.
 fn pages(text: &str, r: &Reference, max_chars: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut offset = Some(0);
     while let Some(at) = offset {
         let page = read(text, r, Some(at), max_chars).unwrap();
-        assert_eq!(page.start, at);
+        assert_eq!(units(&text[..page.start]), at);
         let body = &text[page.start..page.start + page.len];
-        assert!(body.chars().count() <= max_chars);
+        assert!(
+            units(body) <= max_chars || body.chars().count() == 1,
+            "{max_chars}: {body:?}"
+        );
+        assert!(!body.is_empty() || page.next.is_none());
         out.push(body.to_string());
+        if let Some(next) = page.next {
+            assert_eq!(next, at + units(body));
+        }
         offset = page.next;
     }
     out
@@ -115,6 +129,99 @@ fn paging_covers_the_text_exactly_once() {
 }
 
 #[test]
+fn pages_are_counted_in_utf16_units_and_never_cut_a_pair() {
+    // Emoji are two units each, CJK and accented letters one, as
+    // JavaScript's `.length` counts them.
+    let emoji = "emoji 😀".repeat(3000);
+    let r = reference(&emoji, 0);
+    let page = read(&emoji, &r, Some(0), MAX_PAGE_CHARS).unwrap();
+    let body = &emoji[..page.len];
+    assert!(units(body) <= MAX_PAGE_CHARS && units(body) >= MAX_PAGE_CHARS - 1);
+    assert_eq!(page.next, Some(units(body)));
+    // 16,000 units are 2,000 repeats of 8 units exactly.
+    assert_eq!(units(body), MAX_PAGE_CHARS);
+    for max in [2, 3, 7, 100, DEFAULT_PAGE_CHARS, MAX_PAGE_CHARS] {
+        assert_eq!(pages(&emoji, &r, max).concat(), emoji, "{max}");
+    }
+    // A page that would end inside a pair ends before it, one unit short.
+    // ("emoji 😀": the pair is units 6 and 7.)
+    let at = |offset, max| {
+        let page = read(&emoji, &r, Some(offset), max).unwrap();
+        (&emoji[page.start..page.start + page.len], page.next)
+    };
+    assert_eq!(at(4, 3), ("i ", Some(6)));
+    assert_eq!(at(5, 3), (" 😀", Some(8)));
+    assert_eq!(at(5, 4), (" 😀e", Some(9)));
+    assert_eq!(at(6, 1), ("😀", Some(8)));
+
+    let cjk = "東京都の天気は晴れ。".repeat(2000);
+    let r = reference(&cjk, 0);
+    let page = read(&cjk, &r, Some(0), MAX_PAGE_CHARS).unwrap();
+    assert_eq!(units(&cjk[..page.len]), MAX_PAGE_CHARS);
+    assert_eq!(page.next, Some(MAX_PAGE_CHARS));
+    assert_eq!(pages(&cjk, &r, 999).concat(), cjk);
+
+    let mixed = "a😀東\n🎉é𝒳b".repeat(50);
+    let r = reference(&mixed, 0);
+    for max in [1, 2, 3, 4, 5, 11] {
+        assert_eq!(pages(&mixed, &r, max).concat(), mixed, "{max}");
+    }
+}
+
+#[test]
+fn an_offset_inside_a_pair_reads_from_its_start() {
+    let text = "a😀b🎉";
+    let r = reference(text, 0);
+    // "a" is unit 0, 😀 units 1 and 2, "b" 3, 🎉 4 and 5.
+    let at = |offset, max| {
+        let page = read(text, &r, Some(offset), max).unwrap();
+        (&text[page.start..page.start + page.len], page.next)
+    };
+    assert_eq!(at(1, 2), ("😀", Some(3)));
+    assert_eq!(at(2, 2), ("😀", Some(3)));
+    assert_eq!(at(2, 3), ("😀b", Some(4)));
+    assert_eq!(at(3, 1), ("b", Some(4)));
+    assert_eq!(at(5, 16), ("🎉", None));
+    assert_eq!(at(6, 16), ("", None));
+    // One character at least, so that reading on moves.
+    assert_eq!(at(1, 1), ("😀", Some(3)));
+    assert_eq!(
+        read(text, &r, Some(7), 1),
+        Err(HistoryError::BadOffset {
+            key: 12,
+            offset: 7,
+            len: 6
+        })
+    );
+}
+
+#[test]
+fn lone_surrogates_count_as_the_one_unit_they_are() {
+    // The boundary's text has U+FFFD for a lone surrogate: one unit for
+    // one, so offsets stay those of the JavaScript string.
+    // (A Rust string cannot hold one: the units are written out.)
+    let js: [u16; 7] = [
+        u16::from(b'x'),
+        0xD800,
+        u16::from(b'y'),
+        0xD83D,
+        0xDE00,
+        0xDC00,
+        u16::from(b'z'),
+    ];
+    let text = String::from_utf16_lossy(&js);
+    assert_eq!(units(&text), js.len());
+    let r = reference(&text, 0);
+    let page = read(&text, &r, Some(2), 3).unwrap();
+    assert_eq!(&text[page.start..page.start + page.len], "y😀");
+    assert_eq!(page.next, Some(5));
+    let page = read(&text, &r, Some(5), 3).unwrap();
+    assert_eq!(&text[page.start..page.start + page.len], "\u{FFFD}z");
+    assert_eq!(page.next, None);
+    assert_eq!(pages(&text, &r, 1).concat(), text);
+}
+
+#[test]
 fn a_read_starts_at_its_passage() {
     let text = format!("{}\n{}", "a ".repeat(600), "b ".repeat(600));
     let ranges = passages(&text);
@@ -124,6 +231,13 @@ fn a_read_starts_at_its_passage() {
     assert_eq!(page.next, Some(page.start + page.len));
     let last = read(&text, &reference(&text, 2), Some(text.len()), 10).unwrap();
     assert_eq!((last.len, last.next), (0, None));
+    // After text of two units a character, the passage's offset is in units.
+    let text = format!("{}\n{}", "😀 ".repeat(400), "b ".repeat(600));
+    let ranges = passages(&text);
+    let page = read(&text, &reference(&text, ranges.len() as u32 - 1), None, 10).unwrap();
+    assert_eq!(page.start, ranges[ranges.len() - 1].0);
+    let before = units(&text[..page.start]);
+    assert_eq!(page.next, Some(before + 10));
 }
 
 #[test]
@@ -142,16 +256,29 @@ fn bad_reads_are_refused() {
             count: 1
         })
     );
-    for offset in [2, 99] {
+    // An offset in units: 2 is a place ("llo…"), 11 the end, 12 past it.
+    assert_eq!(read(text, &r, Some(2), 3).map(|p| p.next), Ok(Some(5)));
+    assert_eq!(read(text, &r, Some(11), 3).map(|p| p.next), Ok(None));
+    for offset in [12, 99] {
         assert_eq!(
             read(text, &r, Some(offset), 10),
             Err(HistoryError::BadOffset {
                 key: 12,
                 offset,
-                len: text.len()
+                len: 11
             })
         );
     }
+    assert_eq!(
+        HistoryError::BadOffset {
+            key: 3,
+            offset: 12,
+            len: 11
+        }
+        .to_string(),
+        "offset 12 is past the end of message 3, whose text is 11 characters long: \
+         pass the offset a page gave as next"
+    );
     for size in [0, MAX_PAGE_CHARS + 1] {
         assert_eq!(
             read(text, &r, None, size),

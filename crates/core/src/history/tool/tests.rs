@@ -195,3 +195,29 @@ fn a_read_answer_gives_the_page_and_how_to_go_on() {
         format!("{QUOTED}\nref h4.0-0000 (assistant message):\nline two")
     );
 }
+
+#[test]
+fn a_read_answer_names_the_next_offset_in_utf16_units() {
+    use crate::history::reference::{fingerprint, read as page, DEFAULT_PAGE_CHARS};
+    // "x" and 4,000 emoji (8,001 units): a page of 4,000 units ends after
+    // 1,999 emoji, as the next would be cut, so the next page starts at
+    // unit 3,999 (not at the 2,000th character, nor at a byte).
+    let text = format!("x{}", "😀".repeat(4000));
+    let r = Reference {
+        key: 7,
+        passage: 0,
+        fingerprint: fingerprint(&text),
+    };
+    let first = page(&text, &r, Some(0), DEFAULT_PAGE_CHARS).unwrap();
+    let answer = read_answer(&r, Role::User, &text, &first);
+    let body = &text[..first.len];
+    assert_eq!(body.encode_utf16().count(), 3_999);
+    assert!(answer.ends_with(&format!(
+        "{body}\n[The message goes on: read_history with ref {r} and offset 3999.]"
+    )));
+    let last = page(&text, &r, Some(3_999), DEFAULT_PAGE_CHARS).unwrap();
+    assert_eq!(last.next, Some(7_999));
+    let end = page(&text, &r, Some(7_999), DEFAULT_PAGE_CHARS).unwrap();
+    assert_eq!(end.next, None);
+    assert_eq!(&text[end.start..end.start + end.len], "😀");
+}
