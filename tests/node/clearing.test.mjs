@@ -284,3 +284,34 @@ test("pi session files: the marker is a custom entry pi's own loader reads, and 
   // Import gives the marker back: the same array.
   assert.deepEqual(piSessionToMessages(text).messages, r.messages);
 });
+
+test("a summary after a clearing counts what is sent: tokensBefore the cleared context, the kept cleared outputs as placeholders", async () => {
+  for (const estimator of ["pi", "calibrated"]) {
+    const { c } = compactor({ contextWindow: 64_000, estimator, settings: { toolOutputClearing: { protectTokens: 10_000 } } });
+    const messages = session(30, 8_000);
+    const cleared = await c.compact(messages, { reason: "threshold" });
+    assert.equal(cleared.tier, "clear");
+    const before = c.contextTokens(cleared.messages);
+    assert.equal(before, cleared.tokensAfter);
+    const s = await c.compact(cleared.messages, { reason: "manual" });
+    // What the model was sent before: the cleared context, on the result
+    // and on the summary (the divider shows it).
+    assert.equal(s.tokensBefore, before, estimator);
+    assert.equal(s.summary.tokensBefore, before);
+    // Some cleared outputs were kept: they are sent as placeholders, and
+    // counted so, by this compactor and a fresh one.
+    const sent = convertToLlm(c.modelContext(s.messages));
+    assert.ok(sent.some((m) => m.role === "toolResult" && m.content[0].text.startsWith("[Output of read cleared")));
+    const fresh = new Compactor({ contextWindow: 64_000, estimator });
+    const withFull = fresh.contextTokens(s.messages.filter((m) => m.role !== "toolOutputCleared"));
+    assert.equal(c.contextTokens(s.messages), s.tokensAfter);
+    assert.equal(fresh.contextTokens(s.messages), s.tokensAfter);
+    assert.ok(s.tokensAfter < before, `${s.tokensAfter} < ${before}`);
+    assert.ok(withFull - s.tokensAfter > 3_000, `${withFull} counts the kept outputs in full, ${s.tokensAfter} as placeholders`);
+    // A reply's usage saw the placeholders: it counts as reported.
+    const reply = { ...answer("ok"), usage: usage(9_000) };
+    assert.equal(c.contextTokens([...s.messages, reply]), 9_010);
+    fresh.free();
+    c.free();
+  }
+});

@@ -11,7 +11,7 @@
 // lengths before any is classified), has its own tests here.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Compactor, estimateTokens } from "agent-compaction";
+import { Compactor, estimateContextTokens, estimateTokens } from "agent-compaction";
 import { usage } from "../support/pi-usage.mjs";
 
 let clock = 1_000;
@@ -275,5 +275,43 @@ test("every shape of edit (removals, replacements, reorders, duplicates, cut bac
       c.free();
       fresh.free();
     }
+  }
+});
+
+test("a failed attempt, never sent, counts nothing with the calibrated estimate; pi's estimate counts it as pi does", () => {
+  const failed = (stopReason, extra = {}) => ({
+    role: "assistant",
+    content: [{ type: "text", text: "partial " + "lorem ipsum ".repeat(5_000) }],
+    api: "openai-completions",
+    provider: "local",
+    model: "m",
+    usage: usage(0, 0),
+    stopReason,
+    errorMessage: "the provider failed",
+    timestamp: clock++,
+    ...extra,
+  });
+  const settings = { reserveTokens: 2_000, keepRecentTokens: 1_000 };
+  for (const stop of ["error", "aborted"]) {
+    const summary = { role: "compactionSummary", summary: "## Goal\nS", tokensBefore: 90_000, timestamp: clock++ };
+    // A pinned failed attempt before the summary, one after it, one with no summary.
+    const messages = [user("u0"), failed(stop, { pinned: true }), user("u1")];
+    messages.push({ ...summary, timestamp: clock++ }, user("u2"), failed(stop), user("u3"));
+    const noSummary = [user("u0"), failed(stop), user("u1")];
+    const sent = (list) => list.filter((m) => m.stopReason !== stop);
+    for (const list of [messages, noSummary]) {
+      const c = new Compactor({ contextWindow: 10_000, settings });
+      const fresh = new Compactor({ contextWindow: 10_000, settings });
+      assert.equal(c.contextTokens(list), fresh.contextTokens(sent(list)));
+      assert.ok(c.contextTokens(list) < 100, `${c.contextTokens(list)}`);
+      // The threshold follows: 60,000 characters that are never sent do not trigger it.
+      assert.equal(c.needsCompaction(list), false);
+      // pi's estimate keeps pi's numbers.
+      const pi = new Compactor({ contextWindow: 10_000, settings, estimator: "pi" });
+      assert.ok(pi.contextTokens(list) > 10_000);
+      assert.equal(pi.needsCompaction(list), true);
+      for (const x of [c, fresh, pi]) x.free();
+    }
+    assert.equal(new Compactor({ contextWindow: 10_000, settings, estimator: "pi" }).contextTokens(noSummary), estimateContextTokens(noSummary).tokens);
   }
 });

@@ -292,6 +292,31 @@ describe("the history tools", () => {
     assert.ok(!JSON.stringify(convertToLlm(transformContext(messages))).includes(NOTE));
   });
 
+  test("once the tools are offered, contextTokens and a compaction's tokensAfter count the note the summary is sent with", async () => {
+    const NOTE = "\n\nDetails this summary leaves out can be looked up with the search_history tool.";
+    for (const estimator of ["pi", "calibrated"]) {
+      const { messages } = await compacted(compactor({ estimator }));
+      const plain = compactor({ estimator });
+      const offered = compactor({ estimator });
+      offered.historyTools();
+      // No usage after the summary: the note counts as it would in the summary's text.
+      const at = messages.findIndex((m) => m.role === "compactionSummary");
+      const noted = messages.map((m, i) => (i === at ? { ...m, summary: m.summary + NOTE } : m));
+      const added = offered.contextTokens(messages) - plain.contextTokens(messages);
+      assert.ok(added >= 15, `${estimator}: ${added}`);
+      assert.ok(Math.abs(offered.contextTokens(messages) - plain.contextTokens(noted)) <= 2, estimator);
+      assert.equal(offered.needsCompaction(messages), false);
+      // A compaction made once the tools are offered counts it after.
+      const c = compactor({ estimator });
+      c.historyTools();
+      const out = await c.compact(session());
+      const base = await compactor({ estimator }).compact(session());
+      assert.equal(out.firstKeptIndex, base.firstKeptIndex);
+      assert.ok(out.tokensAfter - base.tokensAfter >= 15, `${out.tokensAfter} vs ${base.tokensAfter}`);
+      if (estimator === "pi") assert.equal(out.tokensAfter, c.contextTokens(out.messages));
+    }
+  });
+
   test("historyTools refuses what is not a Compactor and an Agent", () => {
     assert.throws(() => historyTools({}, () => []), /compactor must be a Compactor/);
     assert.throws(() => historyTools(compactor(), 42), /source must be an Agent, a function returning the messages, or \{ store, sessionId \}/);

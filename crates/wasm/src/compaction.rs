@@ -68,6 +68,11 @@ pub struct Job {
     pub controller: JsValue,
     pub messages: JsArray,
     pub facts: Vec<MessageFacts>,
+    /// What the kept outputs a kept clearing marker clears are sent below
+    /// their estimates.
+    pub kept_cleared: u64,
+    /// What the summary is sent with besides its text, in tokens.
+    pub summary_note: u64,
     pub prepared: Prepared,
     /// The latest request to quote, the pinned messages re-sent.
     pub survivors: Survivors<JsString>,
@@ -383,6 +388,8 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
             .get(p.plan.first_kept_index..)
             .unwrap_or_default()
             .to_vec(),
+        kept_cleared: job.kept_cleared,
+        summary_note: job.summary_note,
         survivors: job.survivors.clone(),
         prefix: job.prefix.as_ref().map(|p| p.input.clone()),
     };

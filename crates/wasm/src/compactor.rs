@@ -322,6 +322,8 @@ impl State {
     fn offer_history(&mut self) {
         if !self.history_offered {
             self.history_offered = true;
+            // The summary is sent with the note: it counts.
+            self.tracked.tracker.append_to_summary(tool::SUMMARY_NOTE);
             self.view = Default::default();
             self.llm = LlmCache::default();
             self.last_context = None;
@@ -1247,8 +1249,14 @@ async fn compact_job(
                 NothingToDo::Reject(message) => Err(Failure::Failed(message.into())),
             };
         };
-        // The pinned messages the old context re-sent count before, as the
-        // ones re-sent after the new summary count after.
+        // What the model is sent now, as `contextTokens` counts it (the
+        // pinned messages re-sent, what clearing freed), and what the kept
+        // outputs a kept marker clears will be sent below their estimates.
+        prepared.plan.tokens_before = tracker.context_tokens(&mut source).map_err(input)?.tokens;
+        let kept_cleared = tracker
+            .kept_cleared_after_cut(prepared.plan.first_kept_index, &mut source)
+            .map_err(input)?;
+        // The pinned messages re-sent after the new summary count after.
         let survivors = tracker
             .survivors(
                 prepared.plan.first_kept_index,
@@ -1257,7 +1265,7 @@ async fn compact_job(
                 |i| crate::pinned::request_text(&array, i),
             )
             .map_err(input)?;
-        prepared.plan.tokens_before += tracker.resent_tokens(&mut source).map_err(input)? as f64;
+
         let view_tokens = tracker.index().context_tokens().tokens;
         let window = s.summarizer_window.unwrap_or(s.context_window as u64);
         let room = prefix_room(
@@ -1303,6 +1311,8 @@ async fn compact_job(
             controller: controller.clone(),
             messages: array,
             facts,
+            kept_cleared,
+            summary_note: tracker.summary_note(),
             covered,
             prepared,
             prefix,

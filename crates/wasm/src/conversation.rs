@@ -36,7 +36,7 @@ extern "C" {
 }
 
 /// What the core's view needs of the message at `index`.
-fn fact_of(array: &JsArray, index: usize) -> Result<Fact<Vec<u16>>, InputError> {
+pub(crate) fn fact_of(array: &JsArray, index: usize) -> Result<Fact<Vec<u16>>, InputError> {
     let (message, role) = message_and_role(array, index)?;
     let field = |key: &'static LocalKey<JsValue>, name: &'static str| {
         key.with(|key| js_sys::Reflect::get(&message, key))
@@ -58,7 +58,11 @@ fn fact_of(array: &JsArray, index: usize) -> Result<Fact<Vec<u16>>, InputError> 
 
 /// The tool result at `result` as the marker at `marker` clears it: the
 /// placeholder the Compactor's `convertToLlm` sends.
-fn placeholder(array: &JsArray, result: usize, marker: usize) -> Result<JsValue, InputError> {
+pub(crate) fn placeholder(
+    array: &JsArray,
+    result: usize,
+    marker: usize,
+) -> Result<JsValue, InputError> {
     let (ids, tokens) = read_marker(&message_at(array, marker)?, marker)?;
     let mut cleared = ClearedOutputs::default();
     cleared.add_marker(result + 1, ids, tokens);

@@ -8,15 +8,17 @@
 //! [`Synced`]), and reads the facts and texts of messages through
 //! [`Source`] when a decision needs them; it keeps the arrays themselves.
 
-use crate::compaction::clearing::{ClearingSettings, ClearingTier};
+use crate::compaction::clearing::{ClearedOutputs, ClearingSettings, ClearingTier};
 use crate::compaction::last_request::{budget_chars, summarized_request, Survivors};
 use crate::compaction::options::EstimatorChoice;
 use crate::compaction::reason::Reason;
 use crate::compaction::settings::CompactionSettings;
 use crate::compaction::stall::{Ended, Stall};
 use crate::conversation::edit::{self, Change, Edit, IdentityFacts};
+use crate::conversation::view::Fact;
 use crate::error::{FieldPath, InputError};
 use crate::message::role::Role;
+use crate::tokens::calibrated::estimate_texts;
 use crate::tokens::context_index::ContextIndex;
 use crate::tokens::context_tokens::ContextTokens;
 use crate::tokens::estimate::{MessageFacts, RawFacts};
@@ -34,6 +36,12 @@ pub trait Source {
     /// Tighter upper bounds of the estimates of the messages at `at` (a
     /// bound per index, in order, or fewer when the rest have none).
     fn tight_bounds(&mut self, at: &[usize]) -> Result<Vec<u64>, InputError>;
+    /// What the model's view needs of `messages[index]` (a tool result's
+    /// id, a marker's ids; [`Fact`]).
+    fn view_fact(&mut self, index: usize) -> Result<Fact<Vec<u16>>, InputError>;
+    /// The estimate, by the tracker's estimator, of the placeholder the
+    /// marker at `marker` sends for the tool result at `result`.
+    fn placeholder_estimate(&mut self, result: usize, marker: usize) -> Result<u64, InputError>;
 }
 
 /// How the array an adapter is handed differs from the one it last saw,
@@ -91,6 +99,8 @@ pub struct Tracker {
     estimator: EstimatorChoice,
     /// Whether the threshold is quiet after a compaction that freed too little.
     stall: Stall,
+    /// The tokens the last summary is sent with besides its text.
+    summary_note: u64,
 }
 
 /// The context limit `shouldCompact` compares with.
@@ -111,7 +121,26 @@ impl Tracker {
             generation: 0,
             estimator,
             stall: Stall::default(),
+            summary_note: 0,
         }
+    }
+
+    /// The summary is sent with `appended` after its text from now on (the
+    /// history tools' note): it counts, by this tracker's estimator, with
+    /// the summary. Returns its tokens.
+    pub fn append_to_summary(&mut self, appended: &str) -> u64 {
+        let tokens = match self.estimator {
+            EstimatorChoice::Pi => (appended.encode_utf16().count() as u64).div_ceil(4),
+            EstimatorChoice::Calibrated => estimate_texts([appended.as_bytes()]),
+        };
+        self.summary_note = tokens;
+        self.index.set_summary_note(tokens);
+        tokens
+    }
+
+    /// The tokens the last summary is sent with besides its text.
+    pub fn summary_note(&self) -> u64 {
+        self.summary_note
     }
 
     pub fn index(&self) -> &ContextIndex {
@@ -138,10 +167,13 @@ impl Tracker {
     ) -> Result<(), InputError> {
         let result = scanned.and_then(|synced| self.apply(synced, source));
         if result.is_err() {
+            let note = self.summary_note;
             *self = Tracker {
                 generation: self.generation.wrapping_add(1),
                 ..Tracker::new(self.estimator)
             };
+            self.summary_note = note;
+            self.index.set_summary_note(note);
         }
         result
     }
@@ -236,7 +268,81 @@ impl Tracker {
         &mut self,
         source: &mut impl Source,
     ) -> Result<ContextTokens, InputError> {
+        self.settle_kept_clearing(source)?;
         self.index.context_tokens_exact(|i| source.estimate(i))
+    }
+
+    /// Finds, once per summary, what the outputs it kept that a marker it
+    /// kept clears are sent below their estimates (see
+    /// [`ContextIndex::set_kept_cleared`]). Costs nothing per turn, and
+    /// after a summary reads the tool results between it and those markers.
+    fn settle_kept_clearing(&mut self, source: &mut impl Source) -> Result<(), InputError> {
+        if !self.index.kept_cleared_unknown() {
+            return Ok(());
+        }
+        let markers = self.index.kept_markers();
+        let start = self.index.last_summary().map_or(0, |s| s + 1);
+        let tokens = self.cleared_below_estimates(start, &markers, source)?;
+        self.index.set_kept_cleared(tokens);
+        Ok(())
+    }
+
+    /// How much less than their estimates (unscaled) the tool results from
+    /// `start` on that the markers at `markers` (ascending, from `start` on)
+    /// clear are sent as: each such result's estimate less its
+    /// placeholder's. A marker clears the results before it that it lists
+    /// (the last marker listing an id clears it), as the model's view has
+    /// it (`conversation::view`).
+    pub fn cleared_below_estimates(
+        &mut self,
+        start: usize,
+        markers: &[usize],
+        source: &mut impl Source,
+    ) -> Result<u64, InputError> {
+        let Some(&end) = markers.last() else {
+            return Ok(0);
+        };
+        let mut cleared = ClearedOutputs::default();
+        for &m in markers {
+            if let Fact::Marker(ids) = source.view_fact(m)? {
+                cleared.add_marker(m, ids, None);
+            }
+        }
+        let mut saved = 0u64;
+        for i in start..end {
+            let f = self.index.facts()[i];
+            if f.role != Role::ToolResult {
+                continue;
+            }
+            let Fact::ToolResult(Some(id)) = source.view_fact(i)? else {
+                continue;
+            };
+            let Some(marker) = cleared.clearing_marker(&id, i) else {
+                continue;
+            };
+            // Read, not kept: a pending estimate may stand in the totals'
+            // bounds.
+            let estimate = if f.tokens_pending {
+                source.estimate(i)?
+            } else {
+                u64::from(f.tokens)
+            };
+            let sent = source.placeholder_estimate(i, marker)?;
+            saved = saved.saturating_add(estimate.saturating_sub(sent));
+        }
+        Ok(saved)
+    }
+
+    /// What the outputs a compaction cutting at `first_kept` keeps, and
+    /// that a marker it keeps clears, will be sent below their estimates
+    /// (the summary then keeps those markers).
+    pub fn kept_cleared_after_cut(
+        &mut self,
+        first_kept: usize,
+        source: &mut impl Source,
+    ) -> Result<u64, InputError> {
+        let markers = self.index.markers_from(first_kept).to_vec();
+        self.cleared_below_estimates(first_kept, &markers, source)
     }
 
     /// `shouldCompact` on the context: never when compaction is disabled,
@@ -271,6 +377,7 @@ impl Tracker {
             fraction * threshold(settings, context_window),
             self.generation,
         );
+        self.settle_kept_clearing(source)?;
         // Both closures read through the one source.
         let source = std::cell::RefCell::new(source);
         self.index.exceeds_tightening_batched(
@@ -299,6 +406,7 @@ impl Tracker {
     pub fn fill_context(&mut self, source: &mut impl Source) -> Result<f64, InputError> {
         let range = self.index.context_start()..self.index.len();
         self.index.fill_pending(range, |i| source.estimate(i))?;
+        self.settle_kept_clearing(source)?;
         self.index.learn_ratio(|i| source.estimate(i))
     }
 

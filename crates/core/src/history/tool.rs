@@ -62,9 +62,10 @@ pub const DEFINITIONS: [Definition; 2] = [
     },
 ];
 
-/// The line a summary ends with, for the model, when the history tools are
-/// offered.
-pub const SUMMARY_NOTE: &str = "Details this summary leaves out can be looked up with the \
+/// What a summary's text is sent to the model with when the history tools
+/// are offered: a blank line, then a note naming the tool. The compactor
+/// counts it with the summary.
+pub const SUMMARY_NOTE: &str = "\n\nDetails this summary leaves out can be looked up with the \
 search_history tool.";
 
 /// The first line of every answer.

@@ -192,10 +192,7 @@ fn bound_with_images(texts: f64, images: u64) -> u64 {
 /// (`getAssistantUsage` + `calculateContextTokens`): only assistant messages
 /// that have usage and did not stop with `aborted` or `error`.
 pub fn reported_usage(f: &RawFacts) -> Option<f64> {
-    if f.role != Some(Role::Assistant) {
-        return None;
-    }
-    if matches!(f.stop_reason, Some(StopReason::Aborted | StopReason::Error)) {
+    if f.role != Some(Role::Assistant) || is_failed_attempt(f) {
         return None;
     }
     f.usage.as_ref().map(calculate_context_tokens)
@@ -213,6 +210,13 @@ pub fn compactor_usage(f: &RawFacts) -> Option<f64> {
         return None;
     }
     reported_usage(f)
+}
+
+/// An assistant message that stopped with `error` or `aborted`: a failed
+/// attempt, which the model's view leaves out.
+pub fn is_failed_attempt(f: &RawFacts) -> bool {
+    f.role == Some(Role::Assistant)
+        && matches!(f.stop_reason, Some(StopReason::Aborted | StopReason::Error))
 }
 
 const HAS_USAGE: u8 = 1;
@@ -335,10 +339,18 @@ impl MessageFacts {
 
     /// The facts the `Compactor` keeps with the calibrated estimate: the
     /// estimate is left pending (measured only if a decision needs it), its
-    /// bound found from the lengths.
+    /// bound found from the lengths. A failed attempt (an assistant message
+    /// that stopped with `error` or `aborted`) counts nothing: the model is
+    /// never sent it (`conversation::view`). pi's estimate counts it, and
+    /// [`compactor_pi`](Self::compactor_pi) keeps pi's numbers.
     pub fn calibrated_pending(raw: &RawFacts) -> MessageFacts {
         if raw.role == Some(Role::ToolOutputCleared) {
             return MessageFacts::cleared(raw.tokens_freed, raw.timestamp);
+        }
+        if is_failed_attempt(raw) {
+            let mut f = MessageFacts::new(Role::Assistant, 0, None, raw.timestamp);
+            f.pinned = is_pinned(f.role, raw.pinned);
+            return f;
         }
         let mut f = MessageFacts::new(
             raw.role.unwrap_or(Role::Other),
@@ -774,5 +786,44 @@ mod tests {
             ..ok
         };
         assert_eq!(reported_usage(&user), None);
+    }
+
+    #[test]
+    fn a_failed_attempt_counts_nothing_with_the_calibrated_estimate_only() {
+        use crate::tokens::context_index::ContextIndex;
+        let text = |role| RawFacts {
+            content_string: Some(40),
+            ..facts(role)
+        };
+        for stop in [StopReason::Aborted, StopReason::Error] {
+            let failed = RawFacts {
+                text: 40_000,
+                usage: Some(usage(90_000.0)),
+                stop_reason: Some(stop),
+                pinned: true,
+                ..facts(Role::Assistant)
+            };
+            let messages = [text(Role::User), failed, text(Role::User)];
+            // The Compactor's calibrated books: the failed attempt is never
+            // sent, so it costs nothing and is never read.
+            let mut calibrated = ContextIndex::self_correcting();
+            for raw in &messages {
+                calibrated.push_deferred(MessageFacts::calibrated_pending(raw));
+            }
+            let f = calibrated.facts()[1];
+            assert_eq!((f.tokens, f.tokens_pending, f.usage()), (0, false, None));
+            assert!(f.pinned, "still pinned: it is kept after a summary");
+            let c = calibrated.context_tokens_exact(|i| {
+                assert_ne!(i, 1, "the failed attempt is read");
+                Ok::<u64, ()>(10)
+            });
+            assert_eq!(c.unwrap().tokens, 20.0);
+            // pi's numbers count it, as pi's estimateContextTokens does.
+            let mut pi = ContextIndex::default();
+            for raw in &messages {
+                pi.push(MessageFacts::compactor_pi(raw));
+            }
+            assert_eq!(pi.context_tokens().tokens, 10_000.0 + 20.0);
+        }
     }
 }

@@ -6,6 +6,7 @@ use crate::js::errors::{describe, messages_unreadable};
 use crate::js::message_access::{role_from_code, JsArray};
 use agent_compaction_core::compaction::options::EstimatorChoice;
 use agent_compaction_core::conversation::tracker::Source;
+use agent_compaction_core::conversation::view::Fact;
 use agent_compaction_core::error::InputError;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::{
@@ -232,5 +233,14 @@ impl Source for EstimateChunks<'_> {
 
     fn tight_bounds(&mut self, at: &[usize]) -> Result<Vec<u64>, InputError> {
         tight_bounds(self.messages, self.estimator, at)
+    }
+
+    fn view_fact(&mut self, index: usize) -> Result<Fact<Vec<u16>>, InputError> {
+        crate::conversation::fact_of(self.messages, index)
+    }
+
+    fn placeholder_estimate(&mut self, result: usize, marker: usize) -> Result<u64, InputError> {
+        let sent = crate::conversation::placeholder(self.messages, result, marker)?;
+        EstimateChunks::with(&JsArray::single(&sent), self.estimator).get(0)
     }
 }

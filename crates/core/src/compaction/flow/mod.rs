@@ -238,9 +238,16 @@ pub struct FlowInput<T> {
     pub has_history: bool,
     /// The cut splits a turn and its start has messages.
     pub has_turn_prefix: bool,
+    /// The context tokens before (the compactor's `contextTokens`).
     pub tokens_before: f64,
     /// The facts of the messages kept (from the first kept one on).
     pub kept: Vec<MessageFacts>,
+    /// How much less than their estimates the kept tool results that a
+    /// kept clearing marker clears are sent as (their placeholders).
+    pub kept_cleared: u64,
+    /// What the summary is sent with besides its text (the history tools'
+    /// note), in tokens.
+    pub summary_note: u64,
     /// The latest request to quote and the pinned messages re-sent after
     /// the summary (`compaction::last_request`).
     pub survivors: Survivors<T>,
@@ -804,7 +811,9 @@ impl<H: FlowHost> CompactionFlow<H> {
         let mut context = Vec::with_capacity(self.input.kept.len() + resent.len() + 1);
         context.push(MessageFacts::new(
             Role::CompactionSummary,
-            (H::len(&text) as u64).div_ceil(4),
+            (H::len(&text) as u64)
+                .div_ceil(4)
+                .saturating_add(self.input.summary_note),
             None,
             now,
         ));
@@ -815,7 +824,9 @@ impl<H: FlowHost> CompactionFlow<H> {
         );
         context.extend_from_slice(&self.input.kept);
         let stale = Stale::Through(context.len());
-        let tokens_after = estimate_with_usage_after(&context, Some(0), stale).tokens;
+        // The kept outputs a kept marker clears are sent as placeholders.
+        let estimated = estimate_with_usage_after(&context, Some(0), stale).tokens;
+        let tokens_after = (estimated - self.input.kept_cleared as f64).max(0.0);
         if tokens_after >= tokens_before {
             return Step::Fail(Failure::Failed(format!(
                 "the summary would not make the context smaller ({} tokens before, {} after)",

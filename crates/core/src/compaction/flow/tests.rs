@@ -119,6 +119,8 @@ fn input() -> FlowInput<String> {
             MessageFacts::new(Role::User, 100, None, 900.0),
             MessageFacts::new(Role::Assistant, 100, None, 950.0),
         ],
+        kept_cleared: 0,
+        summary_note: 0,
         survivors: Survivors::default(),
         prefix: None,
     }
@@ -762,6 +764,43 @@ fn a_summary_that_would_not_make_the_context_smaller_is_refused() {
     let i = inserted(step);
     assert_eq!((i.tokens_before, i.tokens_after), (250.0, 201.0));
     assert_eq!(i.timestamp, 1_000.0);
+}
+
+#[test]
+fn tokens_after_count_what_is_sent_cleared_outputs_as_placeholders_and_the_note() {
+    // 100 + 100 kept, 90 of them a cleared output's saving; a summary of 1.
+    let cleared = FlowInput {
+        tokens_before: 250.0,
+        kept_cleared: 90,
+        ..input()
+    };
+    let (_, step) = drive(
+        config(),
+        cleared.clone(),
+        &mut Fake::default(),
+        vec![text("tiny")],
+    );
+    assert_eq!(inserted(step).tokens_after, 111.0);
+    // The guard compares what is sent: 201 without the saving would be
+    // refused against 200 before.
+    let tight = FlowInput {
+        tokens_before: 200.0,
+        ..cleared
+    };
+    let (_, step) = drive(
+        config(),
+        tight.clone(),
+        &mut Fake::default(),
+        vec![text("tiny")],
+    );
+    assert_eq!(inserted(step).tokens_after, 111.0);
+    // What the summary is sent with (the history tools' note) counts too.
+    let noted = FlowInput {
+        summary_note: 20,
+        ..tight
+    };
+    let (_, step) = drive(config(), noted, &mut Fake::default(), vec![text("tiny")]);
+    assert_eq!(inserted(step).tokens_after, 131.0);
 }
 
 #[test]

@@ -44,6 +44,7 @@ enum Read {
     Facts { from: usize, to: usize, lazy: bool },
     Estimate(usize),
     Bounds(Vec<usize>),
+    View(usize),
 }
 
 /// An array of message ids, with a log of what the tracker read.
@@ -93,6 +94,15 @@ impl Source for Array {
             .iter()
             .map(|&i| u64::from(self.ids[i] % 10 + 1) * 12)
             .collect())
+    }
+
+    fn view_fact(&mut self, index: usize) -> Result<Fact<Vec<u16>>, InputError> {
+        self.log.push(Read::View(index));
+        Ok(Fact::Message)
+    }
+
+    fn placeholder_estimate(&mut self, _: usize, _: usize) -> Result<u64, InputError> {
+        Ok(0)
     }
 }
 
@@ -541,4 +551,224 @@ fn a_stalled_threshold_waits_for_growth_an_edit_or_a_new_window() {
     t.compaction_ended(Reason::Threshold, Ended::Unchanged(240.0));
     t.release_stall();
     assert!(over(&mut t, &ids));
+}
+
+/// Messages with the view facts a clearing needs: `(facts, fact)`.
+struct Cleared {
+    messages: Vec<(RawFacts, Fact<Vec<u16>>)>,
+    placeholders: usize,
+}
+
+impl Source for Cleared {
+    fn message_count(&self) -> usize {
+        self.messages.len()
+    }
+
+    fn facts(&mut self, from: usize, to: usize, _: bool) -> Result<Vec<RawFacts>, InputError> {
+        Ok(self.messages[from..to].iter().map(|m| m.0).collect())
+    }
+
+    fn estimate(&mut self, index: usize) -> Result<u64, InputError> {
+        Ok(crate::tokens::estimate::estimate_tokens(
+            &self.messages[index].0,
+        ))
+    }
+
+    fn tight_bounds(&mut self, _: &[usize]) -> Result<Vec<u64>, InputError> {
+        Ok(Vec::new())
+    }
+
+    fn view_fact(&mut self, index: usize) -> Result<Fact<Vec<u16>>, InputError> {
+        Ok(self.messages[index].1.clone())
+    }
+
+    fn placeholder_estimate(&mut self, _: usize, _: usize) -> Result<u64, InputError> {
+        self.placeholders += 1;
+        Ok(5)
+    }
+}
+
+#[test]
+fn outputs_a_summary_kept_that_a_kept_marker_clears_count_as_their_placeholders() {
+    let id = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+    let text = |role, chars| RawFacts {
+        role: Some(role),
+        content_string: Some(chars),
+        ..RawFacts::default()
+    };
+    let result = |name: &str| {
+        (
+            text(Role::ToolResult, 4_000),
+            Fact::ToolResult(Some(id(name))),
+        )
+    };
+    let plain = |role, chars| (text(role, chars), Fact::Message);
+    let marker = (
+        RawFacts {
+            role: Some(Role::ToolOutputCleared),
+            tokens_freed: 2 * 995,
+            ..RawFacts::default()
+        },
+        Fact::Marker(vec![id("a"), id("b")]),
+    );
+    let summary = (
+        RawFacts {
+            role: Some(Role::CompactionSummary),
+            summary: 400,
+            kept_messages: Some(3),
+            ..RawFacts::default()
+        },
+        Fact::Message,
+    );
+    // A clearing of `a` and `b`, then a summary that hid `a` and kept `b`
+    // and the marker.
+    let before = vec![
+        plain(Role::User, 40),
+        result("a"),
+        result("b"),
+        plain(Role::User, 40),
+        marker.clone(),
+    ];
+    let mut after = before.clone();
+    after.insert(2, summary);
+    for estimator in [EstimatorChoice::Pi, EstimatorChoice::Calibrated] {
+        let mut a = Cleared {
+            messages: before.clone(),
+            placeholders: 0,
+        };
+        let mut t = Tracker::new(estimator);
+        t.sync(Ok(Synced::Appended(0)), &mut a).unwrap();
+        // The marker made after any summary: what it freed comes off.
+        assert_eq!(t.context_tokens(&mut a).unwrap().tokens, 2_020.0 - 1_990.0);
+        // What a cut at `b` keeps cleared: `b`'s saving.
+        assert_eq!(t.kept_cleared_after_cut(2, &mut a).unwrap(), 995);
+
+        let mut a = Cleared {
+            messages: after.clone(),
+            placeholders: 0,
+        };
+        let mut t = Tracker::new(estimator);
+        t.sync(Ok(Synced::Appended(0)), &mut a).unwrap();
+        // The summary, `b` as its placeholder, the user message.
+        let sent = 100.0 + 5.0 + 10.0;
+        assert_eq!(t.context_tokens(&mut a).unwrap().tokens, sent);
+        assert_eq!(a.placeholders, 1);
+        // The same when the marker comes in a later turn, as the last of
+        // the messages the summary kept.
+        let mut grown = Tracker::new(estimator);
+        a.messages.pop();
+        grown.sync(Ok(Synced::Appended(0)), &mut a).unwrap();
+        assert_eq!(
+            grown.context_tokens(&mut a).unwrap().tokens,
+            100.0 + 1_000.0 + 10.0
+        );
+        a.messages.push(marker.clone());
+        grown.sync(Ok(Synced::Appended(5)), &mut a).unwrap();
+        assert_eq!(grown.context_tokens(&mut a).unwrap().tokens, sent);
+        a.placeholders = 1;
+        let settings = CompactionSettings {
+            reserve_tokens: 0,
+            ..CompactionSettings::default()
+        };
+        assert!(!t.threshold_exceeded(&settings, sent, &mut a).unwrap());
+        assert!(t.threshold_exceeded(&settings, sent - 1.0, &mut a).unwrap());
+        // Found once for the summary, not on every turn.
+        let turn = plain(Role::User, 40);
+        a.messages.push(turn.clone());
+        t.sync(Ok(Synced::Appended(6)), &mut a).unwrap();
+        assert_eq!(t.context_tokens(&mut a).unwrap().tokens, sent + 10.0);
+        assert_eq!(a.placeholders, 1);
+        // A fresh usage saw the placeholder.
+        let mut reply = text(Role::Assistant, 40);
+        reply.usage = Some(UsageNumbers {
+            input: 300.0,
+            output: 10.0,
+            cache_read: 0.0,
+            cache_write: 0.0,
+            total_tokens: 310.0,
+        });
+        a.messages.push((reply, Fact::Message));
+        t.sync(Ok(Synced::Appended(7)), &mut a).unwrap();
+        assert_eq!(t.context_tokens(&mut a).unwrap().tokens, 310.0);
+    }
+}
+
+#[test]
+fn what_the_summary_is_sent_with_counts_with_it_until_a_fresh_usage() {
+    let note = "\n\nDetails can be looked up.";
+    for estimator in [EstimatorChoice::Pi, EstimatorChoice::Calibrated] {
+        let ids = [2, 4, 100, 6, 8];
+        let mut a = array(&ids);
+        let mut t = fresh(estimator, &ids);
+        let plain = t.context_tokens(&mut a).unwrap().tokens;
+        let tokens = t.append_to_summary(note);
+        let want = match estimator {
+            EstimatorChoice::Pi => 7,
+            EstimatorChoice::Calibrated => {
+                crate::tokens::calibrated::estimate_texts([note.as_bytes()])
+            }
+        };
+        assert_eq!(tokens, want);
+        assert_eq!(
+            t.context_tokens(&mut a).unwrap().tokens,
+            plain + want as f64
+        );
+        let settings = CompactionSettings {
+            reserve_tokens: 0,
+            ..CompactionSettings::default()
+        };
+        let window = plain + want as f64;
+        assert!(!t.threshold_exceeded(&settings, window, &mut a).unwrap());
+        assert!(t
+            .threshold_exceeded(&settings, window - 1.0, &mut a)
+            .unwrap());
+        // Kept when a failed sync starts the books over.
+        a.unreadable = Some(1);
+        assert!(t.sync(scanned(&ids, &[2, 5]), &mut a).is_err());
+        a.unreadable = None;
+        t.sync(Ok(Synced::Appended(0)), &mut a).unwrap();
+        assert_eq!(
+            t.context_tokens(&mut a).unwrap().tokens,
+            plain + want as f64
+        );
+        // No summary: nothing is sent with one.
+        let mut none = fresh(estimator, &[2, 4]);
+        let without = none.context_tokens(&mut array(&[2, 4])).unwrap().tokens;
+        none.append_to_summary(note);
+        assert_eq!(
+            none.context_tokens(&mut array(&[2, 4])).unwrap().tokens,
+            without
+        );
+        // A fresh usage after the summary includes it.
+        let message = |role, usage: Option<f64>| {
+            let mut r = RawFacts {
+                role: Some(role),
+                content_string: Some(40),
+                summary: 40,
+                kept_messages: Some(0),
+                ..RawFacts::default()
+            };
+            r.usage = usage.map(|u| UsageNumbers {
+                input: u,
+                output: 0.0,
+                cache_read: 0.0,
+                cache_write: 0.0,
+                total_tokens: u,
+            });
+            (r, Fact::Message)
+        };
+        let mut b = Cleared {
+            messages: vec![
+                message(Role::User, None),
+                message(Role::CompactionSummary, None),
+                message(Role::User, None),
+                message(Role::Assistant, Some(500.0)),
+            ],
+            placeholders: 0,
+        };
+        let mut t = Tracker::new(estimator);
+        t.sync(Ok(Synced::Appended(0)), &mut b).unwrap();
+        t.append_to_summary(note);
+        assert_eq!(t.context_tokens(&mut b).unwrap().tokens, 500.0);
+    }
 }

@@ -83,10 +83,14 @@ impl ContextIndex {
         self.pinned.push(index, f.pinned);
         if f.role == Role::ToolOutputCleared {
             self.markers.push(index);
+            // It may be one the last summary kept (an array that grows
+            // back to the summary's kept messages).
+            self.kept_cleared = None;
         }
         if f.role == Role::CompactionSummary {
             self.last_summary = Some(index);
             self.last_usage = None;
+            self.kept_cleared = None;
             return Appended::Summary;
         }
         match f.usage().filter(|_| self.is_fresh(index, &f)) {
@@ -296,6 +300,7 @@ impl ContextIndex {
             .iter()
             .rposition(|f| f.role == Role::CompactionSummary);
         self.last_usage = None;
+        self.kept_cleared = None;
         self.reset_trailing(0);
         for i in (self.context_start()..self.facts.len()).rev() {
             let f = self.facts[i];

@@ -49,6 +49,15 @@
 //! summary). The reported usage itself is never scaled (it is the
 //! provider's own count); only the estimates after it are.
 //!
+//! Clearing markers: what a marker made after the last summary freed comes
+//! off the context tokens until a usage reported after it (which saw the
+//! placeholders). A marker the last summary kept (made before it) counts
+//! otherwise: the outputs it cleared that the summary kept are estimated,
+//! as every kept message is until a fresh usage, but sent as placeholders;
+//! what that saves ([`ContextIndex::set_kept_cleared`], found by the tracker
+//! from the messages' tool call ids) comes off while no fresh usage follows
+//! the summary.
+//!
 //! Pinned messages ([`crate::message::pinned`]) before the last summary are
 //! sent to the model right after it, so they count as if they stood there:
 //! in the estimates while no fresh usage follows the summary (a fresh usage
@@ -88,6 +97,14 @@ pub struct ContextIndex {
     /// Where the `toolOutputCleared` markers are (few: one per clearing);
     /// what they freed is taken off the context tokens while it counts.
     markers: Vec<usize>,
+    /// How much less than their estimates the tool results after the last
+    /// summary that a marker it kept clears are sent as (their
+    /// placeholders), unscaled; `None` until the tracker has found it for
+    /// this summary (see [`ContextIndex::kept_markers`]).
+    kept_cleared: Option<u64>,
+    /// What the last summary is sent with besides its text (a note),
+    /// counted with the summary's estimate.
+    summary_note: u64,
 }
 
 impl Default for ContextIndex {
@@ -103,6 +120,8 @@ impl Default for ContextIndex {
             ratio: 1.0,
             pinned: PinnedSet::default(),
             markers: Vec::new(),
+            kept_cleared: None,
+            summary_note: 0,
         }
     }
 }
@@ -182,6 +201,48 @@ impl ContextIndex {
     /// the ones the model is sent after a summary inserted there).
     pub fn pinned_before(&self, at: usize) -> &[usize] {
         self.pinned.before(at)
+    }
+
+    /// The clearing markers from `at` on, ascending.
+    pub fn markers_from(&self, at: usize) -> &[usize] {
+        &self.markers[self.markers.partition_point(|&m| m < at)..]
+    }
+
+    /// The markers the last summary kept (made before it, so what they
+    /// freed does not count as a whole: see the module's doc), ascending;
+    /// none without a summary.
+    pub fn kept_markers(&self) -> Vec<usize> {
+        let Some(summary) = self.last_summary else {
+            return Vec::new();
+        };
+        let stale = self.stale();
+        self.markers_from(summary + 1)
+            .iter()
+            .copied()
+            .filter(|&m| !stale.is_fresh(m, &self.facts[m]))
+            .collect()
+    }
+
+    /// Whether what the kept markers clear is still to be found for the
+    /// last summary ([`set_kept_cleared`](Self::set_kept_cleared)).
+    pub fn kept_cleared_unknown(&self) -> bool {
+        self.kept_cleared.is_none()
+    }
+
+    /// How much less than their estimates (unscaled) the outputs after the
+    /// last summary that the markers it kept clear are sent as. Taken off
+    /// the context tokens (scaled by the ratio) while no fresh usage follows
+    /// the summary; forgotten when the summary or the messages before the
+    /// end change.
+    pub fn set_kept_cleared(&mut self, tokens: u64) {
+        self.kept_cleared = Some(tokens);
+    }
+
+    /// The last summary is sent with `tokens` more than its own text (the
+    /// history tools' note): they count while its estimate does (no fresh
+    /// usage after it; one includes them).
+    pub fn set_summary_note(&mut self, tokens: u64) {
+        self.summary_note = tokens;
     }
 }
 

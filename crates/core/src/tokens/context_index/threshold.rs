@@ -17,18 +17,31 @@ impl ContextIndex {
     }
 
     /// What the markers in the context freed and that still counts
-    /// (`tokens::context_tokens::marker_counts`). Costs the markers after the
-    /// last summary.
+    /// (`tokens::context_tokens::marker_counts`), and what the outputs the
+    /// markers the last summary kept clear save while no fresh usage
+    /// follows it. Costs the markers after the last summary.
     pub(super) fn freed(&self) -> u64 {
         let summary = self.last_summary;
         let (stale, usage) = (self.stale(), self.last_usage.map(|(i, _)| i));
-        self.markers
+        let made_after: u64 = self
+            .markers
             .iter()
             .rev()
             .take_while(|&&m| summary.is_none_or(|s| m > s))
             .filter(|&&m| marker_counts(m, &self.facts[m], stale, usage))
             .map(|&m| self.facts[m].tokens_freed())
-            .sum()
+            .sum();
+        made_after.saturating_add(self.kept_cleared_counted())
+    }
+
+    /// [`set_kept_cleared`](Self::set_kept_cleared)'s number, scaled,
+    /// while it counts (no fresh usage after the summary: one would have
+    /// seen the placeholders).
+    fn kept_cleared_counted(&self) -> u64 {
+        match (self.last_usage, self.kept_cleared) {
+            (None, Some(t)) if self.last_summary.is_some() => scale(t, self.ratio),
+            _ => 0,
+        }
     }
 
     pub(super) fn tokens_with_trailing(&self, trailing: u64) -> ContextTokens {
@@ -46,12 +59,25 @@ impl ContextIndex {
                 trailing_tokens: trailing as f64,
                 last_usage_index: Some(index),
             },
-            None => ContextTokens {
-                tokens: trailing as f64,
-                usage_tokens: 0.0,
-                trailing_tokens: trailing as f64,
-                last_usage_index: None,
-            },
+            None => {
+                // The summary's estimate counts: so does what it is sent with.
+                let trailing = trailing.saturating_add(self.note_counted());
+                ContextTokens {
+                    tokens: trailing as f64,
+                    usage_tokens: 0.0,
+                    trailing_tokens: trailing as f64,
+                    last_usage_index: None,
+                }
+            }
+        }
+    }
+
+    /// [`set_summary_note`](Self::set_summary_note)'s tokens, scaled, when
+    /// there is a summary.
+    fn note_counted(&self) -> u64 {
+        match self.last_summary {
+            Some(_) => scale(self.summary_note, self.ratio),
+            None => 0,
         }
     }
 
@@ -273,6 +299,10 @@ impl ContextIndex {
             .chain((start..after_summary).map(view))
             .map(Ok::<_, Infallible>);
         let Ok(mut c) = estimate_from_end(newest_first, self.stale());
+        if c.last_usage_index.is_none() {
+            c.tokens += self.note_counted() as f64;
+            c.trailing_tokens += self.note_counted() as f64;
+        }
 
         let stale = self.stale();
         let freed: u64 = (after_summary..len)
@@ -280,7 +310,7 @@ impl ContextIndex {
             .filter(|&m| marker_counts(m, &self.facts[m], stale, c.last_usage_index))
             .map(|m| self.facts[m].tokens_freed())
             .sum();
-        c.tokens = less_freed(c.tokens, freed);
+        c.tokens = less_freed(c.tokens, freed.saturating_add(self.kept_cleared_counted()));
         c
     }
 }

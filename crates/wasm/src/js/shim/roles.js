@@ -63,9 +63,10 @@ export function compactionDivider(tokensBefore, timestamp) {
 
 
 // A compaction summary as the model is sent it when the history tools are
-// offered: a copy whose summary ends with `note` (the core's line saying
-// that earlier details can be looked up). Anything else comes back as it is.
+// offered: a copy whose summary ends with `note` (the core's blank line and
+// note saying that earlier details can be looked up). Anything else comes
+// back as it is.
 export function notedSummary(message, note) {
   if (message?.role !== "compactionSummary" || typeof message.summary !== "string") return message;
-  return { ...message, summary: `${message.summary}\n\n${note}` };
+  return { ...message, summary: message.summary + note };
 }
