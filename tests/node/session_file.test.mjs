@@ -407,13 +407,15 @@ describe("arguments", () => {
     });
     const cyclic = { role: "user", content: "x", timestamp: 1 };
     cyclic.self = cyclic;
-    assert.throws(() => messagesToPiSession([cyclic]), {
+    // The message JSON.stringify refuses is named.
+    const ok = { role: "user", content: "fine", timestamp: 1 };
+    assert.throws(() => messagesToPiSession([ok, cyclic]), {
       name: "TypeError",
-      message: /^messages could not be read: JSON\.stringify failed: .*circular/i,
+      message: /^messages\[1\] could not be read: JSON\.stringify failed: .*circular/i,
     });
-    assert.throws(() => messagesToPiSession([{ role: "user", timestamp: 1n }]), {
+    assert.throws(() => messagesToPiSession([ok, ok, { role: "user", timestamp: 1n }]), {
       name: "TypeError",
-      message: /^messages could not be read: JSON\.stringify failed: .*BigInt/,
+      message: /^messages\[2\] could not be read: JSON\.stringify failed: .*BigInt/,
     });
     assert.throws(() => messagesToPiSession([], 5), {
       name: "TypeError",

@@ -62,16 +62,21 @@ pub fn messages_to_pi_session(messages: JsValue, options: JsValue) -> Result<Str
 /// `value` as `JSON.stringify` sees it (toJSON, dropped functions and
 /// undefined, the engine's number formatting), parsed by the core.
 fn engine_json(value: &JsValue, name: &'static str) -> Result<Json, InputError> {
-    let unreadable = |reason: String| InputError::Unreadable {
-        path: FieldPath::argument(name),
-        reason,
-    };
+    let unreadable = |path: FieldPath, reason: String| InputError::Unreadable { path, reason };
     let text = js_sys::JSON::stringify(value).map_err(|thrown| {
-        unreadable(format!(
-            "JSON.stringify failed: {}",
-            thrown_message(&thrown)
-        ))
+        // An array's error names the element that failed (the first one
+        // JSON.stringify refuses alone), as every other error names a message.
+        let at = value
+            .dyn_ref::<js_sys::Array>()
+            .and_then(|a| (0..a.length()).find(|&i| js_sys::JSON::stringify(&a.get(i)).is_err()));
+        let path = match at {
+            Some(i) => FieldPath::element(name, i as usize),
+            None => FieldPath::argument(name),
+        };
+        let reason = format!("JSON.stringify failed: {}", thrown_message(&thrown));
+        unreadable(path, reason)
     })?;
+    let unreadable = |reason: String| unreadable(FieldPath::argument(name), reason);
     let text = text
         .as_string()
         .ok_or_else(|| unreadable("JSON.stringify gave undefined".into()))?;
