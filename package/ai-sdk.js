@@ -1294,11 +1294,10 @@ export function aiSdkSummarizer(model, options = {}) {
     if (request.context && typeof request.instruction === "string") {
       // The prefix form: the conversation as its own requests sent it, then
       // the instruction, so that the provider's prompt cache serves the prefix.
+      // The messages the conversation's own requests sent (the compactor's
+      // model view: failed attempts left out, cleared outputs as placeholders).
       const { systemPrompt, messages, tools } = request.context;
-      // pi-ai's Context, which may hold failed attempts: pi-ai's providers
-      // skip them, and so did the conversation's own requests.
-      const sent = messages.filter((m) => !(m?.role === "assistant" && (m.stopReason === "error" || m.stopReason === "aborted")));
-      const call = { ...base, messages: [...toModelMessages(sent), { role: "user", content: request.instruction }] };
+      const call = { ...base, messages: [...toModelMessages(messages), { role: "user", content: request.instruction }] };
       if (systemPrompt) call.instructions = systemPrompt;
       // The same tool definitions, never run: a call the model makes anyway ends the step.
       if (tools && typeof tools === "object" && !Array.isArray(tools)) {

@@ -8,7 +8,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { Agent } from "@mariozechner/pi-agent-core";
 import { streamSimple } from "@mariozechner/pi-ai";
-import { Compactor } from "agent-compaction";
+import { Compactor, convertToLlm } from "agent-compaction";
 import { useMockLlm } from "../support/mock-llm-server.mjs";
 
 const mock = useMockLlm();
@@ -157,6 +157,34 @@ describe("when a summary request keeps the serialized form", () => {
     ({ compactor, requests } = recording());
     await compactor.compact(turns(), { conversation: { systemPrompt: "" } });
     assert.deepEqual(Object.keys(requests[0].context), ["systemPrompt", "messages"]);
+  });
+
+  test("the context is what the conversation's own requests sent: failed attempts left out, cleared outputs as placeholders, pinned messages re-sent", async () => {
+    const zero = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    const said = (text, stopReason, t, extra = {}) => ({
+      role: "assistant", content: [{ type: "text", text }], api: "openai-completions", provider: "local", model: "m",
+      stopReason, usage: zero, timestamp: t, ...extra,
+    });
+    let t = 1_000;
+    const messages = [{ role: "user", content: "RULE: answer in British English", pinned: true, timestamp: t++ }];
+    messages.push(...turns().map((m) => ({ ...m, timestamp: t++ })));
+    messages.splice(4, 0, { role: "compactionSummary", summary: "## Goal\nearlier work", tokensBefore: 9_000, timestamp: t++ });
+    messages.push({ role: "user", content: "look at the file", timestamp: t++ });
+    messages.push(said("", "toolUse", t++, { content: [{ type: "toolCall", id: "call-1", name: "read", arguments: { path: "a.ts" } }] }));
+    messages.push({ role: "toolResult", toolCallId: "call-1", toolName: "read", content: [{ type: "text", text: big("file a.ts") }], isError: false, timestamp: t++ });
+    messages.push(said("half an answer", "aborted", t++));
+    messages.push(said("", "error", t++, { errorMessage: "502 bad gateway" }));
+    messages.push(said("The file is fine.", "stop", t++));
+    messages.push({ role: "toolOutputCleared", toolCallIds: ["call-1"], outputTokens: [3_000], tokensFreed: 2_980, timestamp: t++ });
+    messages.push({ role: "user", content: big("next question", 4_000), timestamp: t++ });
+    const { compactor, requests } = recording();
+    const sent = convertToLlm(compactor.modelContext(messages));
+    await compactor.compact(messages, { conversation });
+    const context = requests[0].context.messages;
+    assert.deepEqual(context, sent, "the same messages, in the same order");
+    assert.ok(!context.some((m) => m.stopReason === "aborted" || m.stopReason === "error"), "no failed attempt");
+    assert.ok(context.some((m) => m.role === "toolResult" && /cleared to save context/.test(m.content[0].text)), "the placeholder");
+    assert.equal(context[1].content, "RULE: answer in British English", "the pinned rule after the summary");
   });
 
   test("an overflow, or a context that would not fit the summarizer's window, is summarized from the serialized copy", async () => {

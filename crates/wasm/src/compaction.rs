@@ -103,7 +103,8 @@ pub fn prefix_job(
 ) -> Option<PrefixJob> {
     // The view converted once, with where each of its messages lands.
     let mut landed = Vec::with_capacity(view.length() as usize);
-    let llm = convert_counting(view.clone().into(), |_, outputs| landed.push(outputs)).ok()?;
+    let llm =
+        convert_counting(view.clone().into(), true, |_, outputs| landed.push(outputs)).ok()?;
     let at = |k: usize| boundary_at(&llm, *landed.get(k)?);
     let input = PrefixInput {
         history_end: at(history_end)?,

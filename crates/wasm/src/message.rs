@@ -14,6 +14,7 @@ use crate::js::text::JsText;
 use crate::js::values::read_options;
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
 use agent_compaction_core::compaction::options::divider_option;
+use agent_compaction_core::conversation::view::Fact;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::context::last_compaction_index;
 use agent_compaction_core::message::display::{display_action, DisplayAction};
@@ -50,13 +51,17 @@ pub fn transform_context(messages: JsValue) -> Result<JsValue, JsValue> {
 
 #[wasm_bindgen(js_name = convertToLlm, skip_typescript)]
 pub fn convert_to_llm(messages: JsValue) -> Result<Array, JsValue> {
-    convert_counting(messages, |_, _| {})
+    convert_counting(messages, false, |_, _| {})
 }
 
 /// [`convert_to_llm`], telling `seen(i, outputs)` before message `i` is
-/// converted how many outputs the messages before it gave.
+/// converted how many outputs the messages before it gave; with `sent`,
+/// what a request is sent of the messages (the core's model view): failed
+/// attempts left out, where pi's `convertToLlm` keeps them for pi-ai's
+/// providers to skip.
 pub fn convert_counting(
     messages: JsValue,
+    sent: bool,
     mut seen: impl FnMut(usize, u32),
 ) -> Result<Array, JsValue> {
     let array = messages_array(&messages).map_err(input_error)?;
@@ -65,6 +70,15 @@ pub fn convert_counting(
     let cleared = cleared_outputs(&array, &roles).map_err(input_error)?;
     for (i, role) in roles.into_iter().enumerate() {
         seen(i, out.length());
+        if sent
+            && role == Role::Assistant
+            && matches!(
+                crate::conversation::fact_of(&array, i).map_err(input_error)?,
+                Fact::Failed
+            )
+        {
+            continue;
+        }
         if let Some(converted) = convert_message(
             &message_at(&array, i).map_err(input_error)?,
             i,
