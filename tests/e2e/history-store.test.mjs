@@ -5,7 +5,8 @@
 // it, with the same hits as the Compactor's search of the loaded array; a
 // second compaction's save extends the index at the right places; a
 // pinned message, which the model is still sent, is never a hit (pinned
-// before a summary hides it or after, and through a fork); an undo drops
+// before a summary hides it or after, and through a fork); nor is a failed
+// attempt after the last summary, until the next one; an undo drops
 // the index in its save and the next search rebuilds it; deleting the
 // session deletes its index; the pi-agent-core tools answer from the store;
 // and a database of version 3 is upgraded with its sessions intact, each
@@ -257,6 +258,61 @@ for (const engine of ENGINES) {
       assert.deepEqual(places(out.fork.narwhal), []);
       assert.deepEqual(places(out.fork.zebra), []);
       assert.ok(out.second.wide.stored.hits.length > 0 && out.fork.wide.stored.searched === out.second.wide.stored.searched);
+    });
+
+    test("a failed attempt after the last summary is not a hit, in the store as with the Compactor; the next summary makes it one in both", async () => {
+      const name = "history-" + Math.random().toString(36).slice(2);
+      const page = await open();
+      const out = await page.evaluate(async ({ name }) => {
+        // An aborted attempt keeps what was streamed; an error one too.
+        const failed = (text, stopReason) => ({ ...assistant(text), stopReason, ...(stopReason === "error" ? { errorMessage: "overloaded" } : {}) });
+        const attempts = () => [failed("Uploading the build to bucket QUARTZ-9 first.", "aborted"), failed("Retrying the upload to QUARTZ-9.", "error"), user("Try the upload again.")];
+        const store = await m.SessionStore.open({ name });
+        // Each search from a store that did not save the session, beside a
+        // fresh Compactor's search of the array load() returns.
+        const both = async (id, query) => {
+          const other = await m.SessionStore.open({ name });
+          const loaded = await other.load(id);
+          const stored = await other.searchHistory(id, query, { limit: 20 });
+          const tool = await other.historyTool(id, "search_history", { query });
+          other.close();
+          const c = compactor();
+          const memory = c.searchHistory(loaded, query, { limit: 20 });
+          const memoryTool = c.historyTool(loaded, "search_history", { query });
+          const failedAt = loaded.flatMap((x, i) => (x.stopReason === "aborted" || x.stopReason === "error" ? [i] : []));
+          return { stored, memory, tool, memoryTool, failedAt };
+        };
+        const out = {};
+        // Before any compaction.
+        const early = await store.createSession({ title: "uncompacted" });
+        await store.save(early.id, [...first().slice(0, 3), ...attempts()]);
+        out.uncompacted = await both(early.id, "QUARTZ");
+        // After a compaction, saved by a turn's save.
+        const { id } = await store.createSession({ title: "failed attempts" });
+        const one = await compactor().compact(first());
+        await store.save(id, one.messages);
+        const turn = [...one.messages, ...attempts()];
+        await store.save(id, turn);
+        out.afterSummary = await both(id, "QUARTZ");
+        out.wide = await both(id, "lorem task");
+        // A second compaction's summary leaves them out.
+        const two = await compactor().compact([...turn, ...second()]);
+        await store.save(id, two.messages);
+        out.second = await both(id, "QUARTZ");
+        store.close();
+        return out;
+      }, { name });
+      await page.close();
+      for (const [step, s] of Object.entries(out)) {
+        assert.deepEqual(s.stored, s.memory, `${step}: the store's hits are the Compactor's over load()`);
+        assert.equal(s.tool, s.memoryTool, `${step}: and so are the tool's answers`);
+      }
+      assert.deepEqual(out.uncompacted.stored, { hits: [], searched: 0 }, "nothing is searched before a compaction");
+      assert.equal(out.afterSummary.failedAt.length, 2);
+      assert.deepEqual(out.afterSummary.stored.hits, [], "no summary left them out");
+      assert.ok(out.wide.stored.hits.length > 0, "what the summary left out is searched");
+      assert.equal(out.second.failedAt.length, 2);
+      assert.deepEqual(out.second.stored.hits.map((h) => h.index).sort((a, b) => a - b), out.second.failedAt);
     });
 
     test("a database of version 3 with sessions in it is upgraded: the sessions load as they were and are indexed at their first search", async () => {

@@ -150,6 +150,45 @@ describe("Compactor.searchHistory and readHistory", () => {
     assert.equal(hits[0].role, "toolResult");
   });
 
+  test("a failed attempt after the summary is not a hit until a later summary leaves it out, as in a stored session", async () => {
+    // An aborted attempt keeps the text streamed so far; the model view leaves both out.
+    const failed = (text, stopReason) => ({ ...assistant(text), stopReason, ...(stopReason === "error" ? { errorMessage: "overloaded" } : {}) });
+    const early = [user("Upload the build."), failed("Uploading to bucket QUARTZ-9", "aborted"), user("Again.")];
+    assert.deepEqual(compactor().searchHistory(early, "QUARTZ"), { hits: [], searched: 0 }, "nothing is searched before a compaction");
+
+    const { c, messages } = await compacted();
+    const withFailed = messages.concat(
+      failed("Uploading the build to bucket QUARTZ-9 first.", "aborted"),
+      failed("Retrying the upload to QUARTZ-9.", "error"),
+      user("Try the upload again."),
+    );
+    const searched = c.searchHistory(messages, "vendor").searched;
+    const found = c.searchHistory(withFailed, "QUARTZ");
+    assert.deepEqual(found, { hits: [], searched }, "what no summary left out is not searched");
+    const tool = c.historyTool(withFailed, "search_history", { query: "QUARTZ" });
+
+    await import("fake-indexeddb/auto");
+    const { SessionStore } = await import("agent-compaction");
+    const store = await SessionStore.open({ name: "history-failed-attempts" });
+    const { id } = await store.createSession({ title: "failed attempts" });
+    await store.save(id, withFailed);
+    assert.deepEqual(await store.searchHistory(id, "QUARTZ"), found, "the store holds the same set");
+    assert.deepEqual(await store.searchHistory(id, "vendor"), c.searchHistory(withFailed, "vendor"));
+    assert.equal(await store.historyTool(id, "search_history", { query: "QUARTZ" }), tool);
+
+    // A later summary leaves them out: then both find them, at the same places.
+    const more = withFailed.concat(...Array.from({ length: 6 }, (_, i) => [user(filler(`later ${i}`)), assistant(filler(`later done ${i}`))]));
+    const { messages: twice } = await c.compact(more);
+    assert.equal(twice.filter((m) => m.role === "compactionSummary").length, 2);
+    const attempts = twice.flatMap((m, i) => (m.stopReason === "aborted" || m.stopReason === "error" ? [i] : []));
+    assert.equal(attempts.length, 2);
+    const later = c.searchHistory(twice, "QUARTZ");
+    assert.deepEqual(later.hits.map((h) => h.index).sort((a, b) => a - b), attempts);
+    await store.save(id, twice);
+    assert.deepEqual(await store.searchHistory(id, "QUARTZ"), later);
+    store.close();
+  });
+
   test("offsets, maxChars and next count UTF-16 units, as .length does, and a page never cuts a surrogate pair", async () => {
     // Emoji are two units, CJK one; a lone surrogate is read back as U+FFFD, one unit too.
     const EMOJI = "emoji 😀".repeat(3000);

@@ -960,19 +960,15 @@ impl Compactor {
         Ok(f(&array, summary, resent, &mut s.view))
     }
 
-    /// `f` with `messages` (brought in line), the steps of their model
-    /// view and the history index.
+    /// `f` with `messages` (brought in line), the places of those the
+    /// history holds and the history index.
     pub(super) fn with_history<R>(
         &self,
         messages: &JsValue,
-        f: impl FnOnce(
-            &JsArray,
-            &[agent_compaction_core::conversation::view::Step],
-            &mut crate::history::Books,
-        ) -> R,
+        f: impl FnOnce(&JsArray, &[usize], &mut crate::history::Books) -> R,
     ) -> Result<R, JsValue> {
-        let (mut s, array, steps) = history_view(&self.state, messages)?;
-        Ok(f(&array, &steps, &mut s.history))
+        let (mut s, array, hidden) = history_view(&self.state, messages)?;
+        Ok(f(&array, &hidden, &mut s.history))
     }
 
     /// The history tools are offered from now on (`historyTools`).
@@ -1057,26 +1053,26 @@ fn emit_end(
     end.error_message
 }
 
-/// The state, `messages` (brought in line) and the steps of their model
-/// view: the part of [`Compactor::with_history`] that is the same for
-/// every use.
+/// The state, `messages` (brought in line) and the places of those the
+/// history holds (`history::lookup::hidden`: what the last summary left
+/// out and the tool outputs sent as placeholders): the part of
+/// [`Compactor::with_history`] that is the same for every use.
 fn history_view<'s>(
     state: &'s RefCell<State>,
     messages: &JsValue,
-) -> Result<
-    (
-        RefMut<'s, State>,
-        JsArray,
-        Vec<agent_compaction_core::conversation::view::Step>,
-    ),
-    JsValue,
-> {
+) -> Result<(RefMut<'s, State>, JsArray, Vec<usize>), JsValue> {
     let mut state = state.try_borrow_mut().map_err(|_| busy())?;
     let s = &mut *state;
     let array = s.sync_view(messages)?;
     let (summary, resent) = view_head(&s.tracked.tracker);
     let steps = s.view.steps(&array, summary, resent).map_err(input_error)?;
-    Ok((state, array, steps))
+    let hidden = agent_compaction_core::history::lookup::hidden(
+        array.len() as usize,
+        summary,
+        resent,
+        &steps,
+    );
+    Ok((state, array, hidden))
 }
 
 /// Once the history tools are offered, a compaction indexes the messages
@@ -1086,8 +1082,8 @@ fn index_hidden(state: &RefCell<State>, messages: &JsValue) {
     if !state.try_borrow().is_ok_and(|s| s.history_offered) {
         return;
     }
-    if let Ok((mut s, array, steps)) = history_view(state, messages) {
-        let _ = s.history.sync(&array, &steps);
+    if let Ok((mut s, array, hidden)) = history_view(state, messages) {
+        let _ = s.history.sync(&array, &hidden);
     }
 }
 

@@ -12,11 +12,10 @@ use crate::js::errors::{input_error, messages_unreadable};
 use crate::js::message_access::JsArray;
 use crate::js::message_facts::texts_at;
 use crate::js::values::{read_fields, read_options, shape, Opt};
-use agent_compaction_core::conversation::view::Step;
 use agent_compaction_core::error::FieldPath;
 use agent_compaction_core::history::index::{Hit, Index};
 use agent_compaction_core::history::lookup::{
-    self, hidden, message_text, ranked, read_result, search_result,
+    self, message_text, ranked, read_result, search_result,
 };
 use agent_compaction_core::history::reference::{Page, Reference, DEFAULT_PAGE_CHARS};
 use agent_compaction_core::history::tool::{self, Call, Tool};
@@ -59,12 +58,12 @@ pub(crate) fn history_error(e: HistoryError) -> JsValue {
 }
 
 impl Books {
-    /// In step with `array`, whose model view is `steps`: returns how many
-    /// messages the index holds.
-    pub(crate) fn sync(&mut self, array: &JsArray, steps: &[Step]) -> Result<usize, JsValue> {
-        let hidden = hidden(array.len() as usize, steps);
+    /// In step with `array`, of which the history holds the messages at
+    /// `hidden` (ascending, `lookup::hidden`): returns how many messages
+    /// the index holds.
+    pub(crate) fn sync(&mut self, array: &JsArray, hidden: &[usize]) -> Result<usize, JsValue> {
         let mut places = Vec::with_capacity(hidden.len());
-        for &i in &hidden {
+        for &i in hidden {
             places.push(i as u32);
         }
         let changed = history_changed(&self.known, array.as_array(), &places)
@@ -73,7 +72,7 @@ impl Books {
         for &i in &changed {
             changed_at.push(i as usize);
         }
-        let plan = lookup::sync(&self.read, &hidden, &changed_at);
+        let plan = lookup::sync(&self.read, hidden, &changed_at);
         for &key in &plan.remove {
             self.index.remove(key);
         }
@@ -109,11 +108,11 @@ impl Books {
     fn search(
         &mut self,
         array: &JsArray,
-        steps: &[Step],
+        hidden: &[usize],
         query: &str,
         limit: usize,
     ) -> Result<Found, JsValue> {
-        let searched = self.sync(array, steps)?;
+        let searched = self.sync(array, hidden)?;
         let (terms, best) = ranked(&mut self.index, query, limit).map_err(history_error)?;
         let mut keys = Vec::with_capacity(best.len());
         for r in &best {
@@ -135,13 +134,13 @@ impl Books {
     fn read(
         &mut self,
         array: &JsArray,
-        steps: &[Step],
+        hidden: &[usize],
         reference: &str,
         offset: Option<usize>,
         max_chars: usize,
     ) -> Result<(Reference, Role, String, Page), JsValue> {
         let reference = Reference::parse(reference).map_err(history_error)?;
-        self.sync(array, steps)?;
+        self.sync(array, hidden)?;
         let texts = Books::texts_at(array, &[reference.key])?;
         let text = texts
             .first()
@@ -204,8 +203,8 @@ impl Compactor {
     ) -> Result<JsValue, JsValue> {
         let query = string_argument(&query, "query")?;
         let limit = search_limit(&options)?;
-        self.with_history(&messages, |array, steps, books| {
-            let (found, searched) = books.search(array, steps, &query, limit)?;
+        self.with_history(&messages, |array, hidden, books| {
+            let (found, searched) = books.search(array, hidden, &query, limit)?;
             Ok(shape(search_result(&found, searched)))
         })?
     }
@@ -222,9 +221,9 @@ impl Compactor {
         let reference = string_argument(&reference, "ref")?;
         let (offset, max_chars) =
             read_options(&options, lookup::read_options).map_err(input_error)?;
-        self.with_history(&messages, |array, steps, books| {
+        self.with_history(&messages, |array, hidden, books| {
             let (reference, role, text, page) =
-                books.read(array, steps, &reference, offset, max_chars)?;
+                books.read(array, hidden, &reference, offset, max_chars)?;
             Ok(shape(read_result(&reference, role, &text, &page)))
         })?
     }
@@ -239,14 +238,14 @@ impl Compactor {
         args: JsValue,
     ) -> Result<String, JsValue> {
         let call = tool_call(&name, &args)?;
-        self.with_history(&messages, |array, steps, books| match call {
+        self.with_history(&messages, |array, hidden, books| match call {
             Call::Search { query, limit } => {
-                let (found, searched) = books.search(array, steps, &query, limit)?;
+                let (found, searched) = books.search(array, hidden, &query, limit)?;
                 Ok(tool::search_answer(&query, &found, searched))
             }
             Call::Read { reference, offset } => {
                 let (reference, role, text, page) =
-                    books.read(array, steps, &reference, offset, DEFAULT_PAGE_CHARS)?;
+                    books.read(array, hidden, &reference, offset, DEFAULT_PAGE_CHARS)?;
                 Ok(tool::read_answer(&reference, role, &text, &page))
             }
         })?

@@ -19,43 +19,50 @@ use crate::message::pinned::model_view;
 use crate::message::role::Role;
 use crate::tokens::estimate::MessageTexts;
 
-/// The messages of an array of `len` whose model view is `steps` that the
-/// model is not sent as they are: everything before the last summary
-/// (pinned messages re-sent aside) and the tool results sent as
-/// placeholders; ascending. Which of them have text to search is
-/// [`message_text`]'s answer.
-pub fn hidden(len: usize, steps: &[Step]) -> Vec<usize> {
-    let mut sent = vec![false; len];
+/// The messages the history holds for an array of `len` whose last
+/// summary is at `summary` (none: no summary yet), `pinned` its pinned
+/// messages (ascending; those at or after the summary are not looked at)
+/// and `steps` its model view: what the summary left out
+/// ([`hidden_before`]: every message before it but the pinned ones, which
+/// the model is sent again after it) and the tool results the view sends
+/// as placeholders; ascending. A message after the summary that the view
+/// leaves out (a failed attempt) is not in it: no summary left it out, and
+/// a store, which keeps no view, indexes up to its last summary only. Which
+/// of them have text to search is [`message_text`]'s answer.
+pub fn hidden(len: usize, summary: Option<usize>, pinned: &[usize], steps: &[Step]) -> Vec<usize> {
+    let mut held = vec![false; len];
+    if let Some(s) = summary {
+        for i in hidden_before(0, s.min(len), pinned) {
+            held[i] = true;
+        }
+    }
     for step in steps {
-        if let Step::Send(i) = *step {
-            if let Some(s) = sent.get_mut(i) {
-                *s = true;
+        if let Step::Placeholder { result, .. } = *step {
+            if let Some(h) = held.get_mut(result) {
+                *h = true;
             }
         }
     }
-    let mut out = Vec::new();
-    for (i, &sent) in sent.iter().enumerate() {
-        if !sent {
-            out.push(i);
-        }
-    }
-    out
+    (0..len).filter(|&i| held[i]).collect()
 }
 
 /// The messages of `from..summary` that are hidden while the summary at
-/// `summary` is the last: [`hidden`] of the view it starts, so every one of
-/// them but the pinned ones (`pinned`, ascending; those at or after
+/// `summary` is the last: those its model view does not send, so every one
+/// of them but the pinned ones (`pinned`, ascending; those at or after
 /// `summary` are not looked at), which the model is sent again after it.
-/// What a store indexes when a save or a search makes its index reach that
-/// summary: the same rule as the `Compactor`'s, from the pinned messages
-/// the store keeps track of rather than a view it builds.
+/// The `Compactor`'s history is these ([`hidden`], with `from` 0) and the
+/// cleared tool outputs; a store indexes these when a save or a search
+/// makes its index reach that summary, from the pinned messages it keeps
+/// track of rather than a view it builds.
 pub fn hidden_before(from: usize, summary: usize, pinned: &[usize]) -> Vec<usize> {
     let resent = &pinned[..pinned.partition_point(|&i| i < summary)];
-    let view = model_view(summary.saturating_add(1), Some(summary), resent);
-    let steps: Vec<Step> = view.map(Step::Send).collect();
-    let mut out = hidden(summary, &steps);
-    out.retain(|&i| i >= from);
-    out
+    let mut sent = vec![false; summary];
+    for i in model_view(summary.saturating_add(1), Some(summary), resent) {
+        if let Some(s) = sent.get_mut(i) {
+            *s = true;
+        }
+    }
+    (from..summary).filter(|&i| !sent[i]).collect()
 }
 
 /// The text of a message that the history holds, from its texts as the

@@ -9,7 +9,7 @@ fn texts(role: Role) -> MessageTexts<'static> {
 }
 
 #[test]
-fn hidden_is_what_the_view_does_not_send_as_it_is() {
+fn hidden_is_what_the_summary_left_out_and_the_placeholders() {
     // [a, b, pinned, c, summary, d, result (placeholder), marker]
     let steps = [
         Step::Send(4),
@@ -21,14 +21,57 @@ fn hidden_is_what_the_view_does_not_send_as_it_is() {
         },
         Step::Send(7),
     ];
-    assert_eq!(hidden(8, &steps), [0, 1, 3, 6]);
+    assert_eq!(hidden(8, Some(4), &[2], &steps), [0, 1, 3, 6]);
+    // No summary: nothing but the placeholders.
     assert_eq!(
-        hidden(3, &[Step::Send(0), Step::Send(1), Step::Send(2)]),
+        hidden(3, None, &[], &[Step::Send(0), Step::Send(1), Step::Send(2)]),
         [] as [usize; 0]
     );
-    assert_eq!(hidden(2, &[]), [0, 1]);
+    let cleared = [
+        Step::Send(0),
+        Step::Placeholder {
+            result: 1,
+            marker: 2,
+        },
+        Step::Send(2),
+    ];
+    assert_eq!(hidden(3, None, &[], &cleared), [1]);
     // A step past the array (never made by the view) changes nothing.
-    assert_eq!(hidden(1, &[Step::Send(9)]), [0]);
+    assert_eq!(
+        hidden(2, Some(1), &[], &[Step::Send(1), Step::Send(9)]),
+        [0]
+    );
+    assert_eq!(
+        hidden(
+            1,
+            None,
+            &[],
+            &[Step::Placeholder {
+                result: 9,
+                marker: 0
+            }]
+        ),
+        [] as [usize; 0]
+    );
+}
+
+#[test]
+fn a_failed_attempt_is_in_the_history_only_if_a_summary_left_it_out() {
+    // [a, failed, summary, b, failed, c]: the view leaves out both failed
+    // attempts; the history holds the one before the summary only.
+    let steps = [Step::Send(2), Step::Send(3), Step::Send(5)];
+    assert_eq!(hidden(6, Some(2), &[], &steps), [0, 1]);
+    assert_eq!(hidden(6, Some(2), &[], &steps), hidden_before(0, 2, &[]));
+    // Before any summary, a failed attempt is not a hit: nothing is.
+    assert_eq!(
+        hidden(3, None, &[], &[Step::Send(0), Step::Send(2)]),
+        [] as [usize; 0]
+    );
+    // A pinned failed attempt before the summary (re-sent, then left out
+    // as a failed attempt) is pinned: not in the history, as in a store.
+    let steps = [Step::Send(2), Step::Send(3)];
+    assert_eq!(hidden(4, Some(2), &[1], &steps), [0]);
+    assert_eq!(hidden_before(0, 2, &[1]), [0]);
 }
 
 #[test]
@@ -46,22 +89,73 @@ fn a_store_indexes_what_a_summary_hides_but_the_pinned_messages_it_re_sends() {
 
 proptest::proptest! {
     /// The messages a store indexes up to the last summary are the ones
-    /// the `Compactor` searches before it, for any array, pinned messages
-    /// and summary.
+    /// the `Compactor`'s history holds, the tool outputs it sends as
+    /// placeholders aside, for any array (messages, failed attempts, tool
+    /// results, clearing markers), pinned messages and summary; and the
+    /// `Compactor`'s are what the model view does not send as it is but
+    /// the failed attempts no summary left out (after it, or pinned).
     #[test]
-    fn a_store_hides_what_the_compactor_hides_before_the_last_summary(
-        flags in proptest::collection::vec(proptest::bool::ANY, 1..40),
-        at in 0usize..40,
+    fn a_store_hides_what_the_compactor_hides(
+        kinds in proptest::collection::vec((0u8..4, 0u32..4, proptest::bool::ANY), 1..40),
+        at in 0usize..48,
     ) {
         use crate::conversation::view::{model_steps, Fact};
-        let len = flags.len();
-        let summary = at % len;
-        let pinned: Vec<usize> = (0..len).filter(|&i| flags[i] && i != summary).collect();
-        let resent: Vec<usize> = pinned.iter().copied().filter(|&i| i < summary).collect();
-        let steps = model_steps(len, Some(summary), &resent, |_| &Fact::<u32>::Message);
-        let mut compactor = hidden(len, &steps);
-        compactor.retain(|&i| i < summary);
-        proptest::prop_assert_eq!(hidden_before(0, summary, &pinned), compactor);
+        let len = kinds.len();
+        // Now and then no summary.
+        let summary = (at < 40).then_some(at % len);
+        let facts: Vec<Fact<u32>> = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, &(kind, id, _))| match kind {
+                _ if Some(i) == summary => Fact::Message,
+                0 => Fact::Message,
+                1 => Fact::Failed,
+                2 => Fact::ToolResult(Some(id)),
+                _ => Fact::Marker(vec![id]),
+            })
+            .collect();
+        let pinned: Vec<usize> =
+            (0..len).filter(|&i| kinds[i].2 && Some(i) != summary).collect();
+        let resent: Vec<usize> = match summary {
+            Some(s) => pinned.iter().copied().filter(|&i| i < s).collect(),
+            None => Vec::new(),
+        };
+        let steps = model_steps(len, summary, &resent, |i| &facts[i]);
+        let compactor = hidden(len, summary, &pinned, &steps);
+
+        let placeholders: Vec<usize> = steps
+            .iter()
+            .filter_map(|s| match *s {
+                Step::Placeholder { result, .. } => Some(result),
+                Step::Send(_) => None,
+            })
+            .collect();
+        let store = summary.map_or_else(Vec::new, |s| hidden_before(0, s, &pinned));
+        let mut without: Vec<usize> = compactor.clone();
+        without.retain(|i| !placeholders.contains(i));
+        let mut store_without = store.clone();
+        store_without.retain(|i| !placeholders.contains(i));
+        proptest::prop_assert_eq!(&without, &store_without);
+        for i in &store {
+            proptest::prop_assert!(compactor.contains(i), "{} is hidden by the summary", i);
+        }
+
+        let sent: Vec<usize> = steps
+            .iter()
+            .filter_map(|s| match *s {
+                Step::Send(i) => Some(i),
+                Step::Placeholder { .. } => None,
+            })
+            .collect();
+        let not_left_out = |i: usize| match summary {
+            Some(s) => i > s || resent.contains(&i),
+            None => true,
+        };
+        let expected: Vec<usize> = (0..len)
+            .filter(|&i| !sent.contains(&i))
+            .filter(|&i| !(matches!(facts[i], Fact::Failed) && not_left_out(i)))
+            .collect();
+        proptest::prop_assert_eq!(compactor, expected);
     }
 }
 
