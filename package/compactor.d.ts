@@ -369,14 +369,14 @@ export interface CompactionResult<M extends AnyMessage = AgentMessage> {
 /**
  * What an automatic (`threshold`) compaction resolves to when clearing old
  * tool output was enough (no summarizer call): one `toolOutputCleared`
- * marker inserted right after the newest output it cleared.
+ * marker appended at the end of the messages (`markerIndex`).
  */
 export interface ToolOutputClearingResult<M extends AnyMessage = AgentMessage> {
   tier: "clear";
-  /** A new array: the caller's messages with the marker inserted. */
+  /** A new array: the caller's messages, then the marker (then any message added while it ran, for a result taken from the background). */
   messages: (M | ToolOutputClearedMessage)[];
   marker: ToolOutputClearedMessage;
-  /** Where the marker was inserted. */
+  /** Where the marker is in `messages`: after every message the clearing saw. */
   markerIndex: number;
   tokensBefore: number;
   /** The estimated context right after (what the marker freed taken off). */
