@@ -2,10 +2,16 @@
 // checked like every other field: a TypeError naming the index and field,
 // from every function that reads them; a count that is a number out of
 // range (NaN, negative, fractional, past 2^53) is a RangeError that shows it,
-// as is an index argument out of range.
+// as is an index argument out of range. An element that is no message (a
+// hole of a sparse array) is a TypeError naming its index at once, however
+// long the array.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Compactor, convertToLlm, findCutPoint, transformContext } from "agent-compaction";
+import {
+  Compactor, agentMessagesToChatMessages, convertToLlm, findCutPoint, messagesToPiSession, prepareCompaction,
+  serializeConversation, transformContext,
+} from "agent-compaction";
+import { historyTools } from "agent-compaction/pi-agent-core";
 
 const user = (text, extra = {}) => ({ role: "user", content: text, timestamp: 1, ...extra });
 const summary = { role: "compactionSummary", summary: "S", tokensBefore: 10, timestamp: 2 };
@@ -178,5 +184,63 @@ test("a summarizer that rejects with a hostile value, or an abort with one as it
     // Free for the next one (not "already running"): cancelled at once by its own aborted signal.
     const next = await settled(compactor.compact(long(), { signal: AbortSignal.abort() }));
     assert.ok(next instanceof Error && !/already running/.test(next.message), `${what}: ${next}`);
+  }
+});
+
+test("a sparse array of length 1e8 with a hole at index 1: every function that reads from the start names messages[1] at once", async () => {
+  // Reading the array's whole length before the hole (1e8 elements) ran
+  // out of memory or took seconds.
+  const sparse = [user("a")];
+  sparse.length = 1e8;
+  const withLast = [user("a")];
+  withLast.length = 1e8;
+  withLast[1e8 - 1] = user("z");
+  const hole = { name: "TypeError", message: "messages[1] must be a message object, got undefined" };
+  const compactor = () => new Compactor({ contextWindow: 200000 });
+  // A compactor that has seen another array: the change is an edit, not a turn.
+  const seen = () => {
+    const c = compactor();
+    c.contextTokens([user("x"), user("y")]);
+    return c;
+  };
+  const summarizer = async () => "S";
+  for (const messages of [sparse, withLast]) {
+    const calls = {
+      serializeConversation: () => serializeConversation(messages),
+      convertToLlm: () => convertToLlm(messages),
+      agentMessagesToChatMessages: () => agentMessagesToChatMessages(messages),
+      findCutPoint: () => findCutPoint(messages, 0, messages.length, 100),
+      prepareCompaction: () => prepareCompaction(messages, { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 }),
+      messagesToPiSession: () => messagesToPiSession(messages),
+      contextTokens: () => compactor().contextTokens(messages),
+      "contextTokens after another array": () => seen().contextTokens(messages),
+      contextTokenEstimate: () => compactor().contextTokenEstimate(messages),
+      modelContext: () => compactor().modelContext(messages),
+      modelContextChange: () => seen().modelContextChange(messages),
+      needsCompaction: () => compactor().needsCompaction(messages),
+      backgroundNext: () => compactor().backgroundNext(messages),
+      searchHistory: () => compactor().searchHistory(messages, "a"),
+      readHistory: () => compactor().readHistory(messages, "m1"),
+      historyTool: () => compactor().historyTool(messages, "search_history", { query: "a" }),
+    };
+    for (const [name, call] of Object.entries(calls)) assert.throws(call, hole, name);
+    const rejects = {
+      compact: [() => compactor().compact(messages, { summarizer }), "Compaction failed: "],
+      compactIfNeeded: [() => compactor().compactIfNeeded(messages, { summarizer }), ""],
+      compactInBackground: [() => compactor().compactInBackground(messages, { summarizer }), "Auto-compaction failed: "],
+      summarizeBranch: [() => compactor().summarizeBranch(messages, { summarizer }), ""],
+      "historyTools' search_history": [() => historyTools(compactor(), () => messages)[0].execute("t", { query: "a" }), ""],
+    };
+    for (const [name, [call, prefix]] of Object.entries(rejects)) {
+      await assert.rejects(call(), (e) => e instanceof Error && e.message === prefix + hole.message, name);
+    }
+    // The hooks never reject: a hook_error with the same TypeError.
+    await assert.rejects(hookError(messages), hole, "agentHooks().transformContext");
+    const events = [];
+    const c = new Compactor({ contextWindow: 200000, onEvent: (e) => events.push(e) });
+    await c.agentHooks().convertToLlm([user("x")]);
+    await c.agentHooks().convertToLlm(messages);
+    const error = events.find((e) => e.type === "hook_error")?.error;
+    assert.ok(error instanceof TypeError && error.message === hole.message, `agentHooks().convertToLlm: ${error}`);
   }
 });

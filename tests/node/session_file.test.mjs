@@ -405,6 +405,17 @@ describe("arguments", () => {
       name: "TypeError",
       message: "messages[1] must be a message object, got a number",
     });
+    // Described as passed, not as JSON.stringify writes it (null).
+    for (const [bad, got] of [[undefined, "undefined"], [() => 1, "a function"], [Symbol("s"), "a symbol"], [null, "null"]]) {
+      assert.throws(() => messagesToPiSession([{ role: "user", timestamp: 1 }, bad]), {
+        name: "TypeError",
+        message: `messages[1] must be a message object, got ${got}`,
+      });
+    }
+    assert.throws(() => messagesToPiSession([{ role: "user", timestamp: 1 }, , { role: "user", timestamp: 2 }]), { // eslint-disable-line no-sparse-arrays
+      name: "TypeError",
+      message: "messages[1] must be a message object, got undefined",
+    });
     const cyclic = { role: "user", content: "x", timestamp: 1 };
     cyclic.self = cyclic;
     // The message JSON.stringify refuses is named.

@@ -86,10 +86,14 @@ test("sanitizeSurrogates drops lone surrogates and keeps pairs, as pi-ai does", 
 
 test("gatherConversation gathers pieces; assembleText composes from ops", () => {
   const pieces = [];
-  const words = gatherConversation([{ role: "user", content: "hi" }, { role: "custom" }], 2, pieces);
+  const messages = [{ role: "user", content: "hi" }, { role: "custom" }, { role: "user", content: "yes" }];
+  const words = gatherConversation(messages, 0, 2, pieces);
   // M_USER, C_STRING, piece 0, length 2, then M_SKIPPED
   assert.deepEqual([...words], [4, 1, 0, 2, 3]);
   assert.deepEqual(pieces, ["hi"]);
+  // A later range adds its pieces after those.
+  assert.deepEqual([...gatherConversation(messages, 2, 3, pieces)], [4, 1, 1, 3]);
+  assert.deepEqual(pieces, ["hi", "yes"]);
   const literals = "[User]: ";
   const ops = Uint32Array.of(2, 0, literals.length, 0, 0, 1, 0, 1);
   assert.equal(assembleText(["hello"], ops, literals), "[User]: helloh");

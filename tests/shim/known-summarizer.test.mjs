@@ -83,6 +83,34 @@ test("identityFacts: a turn is one number; otherwise classes of first occurrence
   assert.deepEqual([...identityFacts([a, b, c], [d, b, c])], [0, 0, 1, 2, -1, 1, 2]);
 });
 
+test("syncKnown copies, and its identity scan classifies, up to the first element that is no object (the core reads it next and reports it)", () => {
+  const [a, b, c, s] = objs(4);
+  const sparse = [a];
+  sparse.length = 1e8;
+  // An append: copied up to the hole.
+  let known = [];
+  assert.equal(syncKnown(known, sparse, true), 0);
+  assert.deepEqual(known, [a]);
+  known = [a, b];
+  const edited = [a, s, b, , c]; // eslint-disable-line no-sparse-arrays
+  assert.equal(syncKnown(known, edited, true), -1);
+  // new[1..] classified up to the hole: s (-1), b (0).
+  assert.deepEqual(taken(), [2, [1, 0, -1, 0]]);
+  assert.deepEqual(known, [a, s, b]);
+  known = [b, c];
+  assert.equal(syncKnown(known, sparse, true), -1);
+  assert.deepEqual(taken(), [2, [0, 0, 1, -1]]);
+  assert.deepEqual(known, [a]);
+  for (const bad of [null, 5, "user"]) {
+    known = [];
+    assert.equal(syncKnown(known, [a, bad, b], true), 0);
+    assert.deepEqual(known, [a]);
+  }
+  // The store's scan (no stop) classifies every element.
+  assert.deepEqual([...identityFacts([a, b], [a, s, b, , c])], [1, 0, -1, 0, -1, -1]); // eslint-disable-line no-sparse-arrays
+  assert.deepEqual([...identityFacts([a, b], [a, s, b, , c], true)], [1, 0, -1, 0]); // eslint-disable-line no-sparse-arrays
+});
+
 test("syncLlm: rebases a context that moved to a new summary, then syncs", () => {
   const [s0, a, b, c, d, s1] = objs(6);
   // An append, nothing rebased: the number alone.

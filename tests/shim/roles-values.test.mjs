@@ -28,7 +28,8 @@ test("roleCodes reads a range in one call and survives a throwing element", () =
       return target[key];
     },
   });
-  assert.deepEqual([...roleCodes(messages, 3)], [0, 1, UNREADABLE]);
+  assert.deepEqual([...roleCodes(messages, 0, 3)], [0, 1, UNREADABLE]);
+  assert.deepEqual([...roleCodes(messages, 1, 3)], [1, UNREADABLE]);
 });
 
 test("messages the core creates keep pi's key order", () => {

@@ -560,9 +560,19 @@ impl Compactor {
     /// `takeBackground` inserts it into the messages of that moment.
     #[wasm_bindgen(js_name = compactInBackground)]
     pub fn compact_in_background(&self, messages: JsValue, options: JsValue) -> Promise {
-        let Some(snapshot) = messages.dyn_ref::<Array>().map(|a| a.slice(0, a.length())) else {
+        let Some(array) = messages.dyn_ref::<Array>() else {
             return self.compact(messages, options);
         };
+        // A bad message is found before the copy (of a sparse array's whole
+        // length): the compaction of the array itself then fails at it.
+        let checked = match self.state.try_borrow_mut() {
+            Ok(mut s) => s.tracked.sync(&messages).is_ok(),
+            Err(_) => true,
+        };
+        if !checked {
+            return self.start(messages.clone(), options, true);
+        }
+        let snapshot = array.slice(0, array.length());
         let promise = self.start(snapshot.clone().into(), options, true);
         if let Ok(mut s) = self.state.try_borrow_mut() {
             s.background = Some(BackgroundJob {

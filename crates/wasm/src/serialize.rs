@@ -14,8 +14,9 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen(js_name = serializeConversation, skip_typescript)]
 pub fn serialize_conversation(messages: JsValue) -> Result<JsString, JsValue> {
     let messages = messages_array(&messages).map_err(input_error)?;
-    let mut source = JsMessages::gather(&messages).map_err(input_error)?;
+    let mut source = JsMessages::new(&messages);
     let mut text = PieceOps::default();
-    serialize(&mut source, &mut text).map_err(input_error)?;
+    let serialized = serialize(&mut source, &mut text);
+    source.finish().and(serialized).map_err(input_error)?;
     assemble(&text, source.pieces()).map_err(input_error)
 }

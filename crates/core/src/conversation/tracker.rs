@@ -60,6 +60,12 @@ impl Synced {
     /// The change a scan found: from its identity facts' words
     /// ([`IdentityFacts::from_words`]) for a known array of `known_len` and
     /// a new one of `new_len`; no words: an append from `known_len`.
+    ///
+    /// The scan stops at the first new element that is no object: it is no
+    /// known message, and reading it reports it, so a sparse array's length
+    /// is never walked. Its words then classify fewer new elements than
+    /// `new_len`: the edit is that of the array up to that element, and
+    /// the rest is read as new messages after it (the first read fails).
     pub fn from_scan(
         known_len: usize,
         words: Option<&[i32]>,
@@ -68,7 +74,10 @@ impl Synced {
         let Some(words) = words else {
             return Ok(Synced::Appended(known_len));
         };
-        let facts = IdentityFacts::from_words(words, known_len, new_len);
+        let mut facts = IdentityFacts::from_words(words, known_len, new_len);
+        if words.len() > 1 {
+            facts.new_len = new_len.min(facts.prefix + facts.new_class.len());
+        }
         let edit = edit::edit(&facts).map_err(|e| InputError::Unreadable {
             path: FieldPath::argument("messages"),
             reason: e.to_string(),

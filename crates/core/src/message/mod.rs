@@ -2,6 +2,7 @@
 //! summary on), how each message is shown to the model, and what the user
 //! sees.
 
+pub mod chunks;
 pub mod context;
 pub mod display;
 pub mod llm;

@@ -254,6 +254,15 @@ fn summary_of(message: &JsonObject, index: usize) -> Result<&JsStr, InputError> 
     })
 }
 
+/// Whether [`export_session`] reads no message after `item` (one of the
+/// messages, in order): an element that is no object is reported, or a
+/// message before it. A host that reads the messages a chunk at a time
+/// (`message::chunks`) stops after the chunk that holds one, so a sparse
+/// array's length is never walked.
+pub fn ends_messages(item: &Json) -> bool {
+    !matches!(item, Json::Object(_))
+}
+
 /// Writes the flat array as a version-3 pi session file (JSONL, one entry
 /// per line, ending with a newline). `options` is the caller's object:
 /// `id`, `cwd`, `timestamp` (ms or ISO), `parentSession`, `title` (pi's

@@ -620,6 +620,51 @@ fn export_defaults_and_the_session_passed_back() {
 }
 
 #[test]
+fn no_message_after_one_that_is_no_object_changes_the_error() {
+    let err = |messages: &str, options: Option<&str>| {
+        let options = options.map(json);
+        export_session(&json(messages), options.as_ref(), &DEFAULTS())
+            .unwrap_err()
+            .to_string()
+    };
+    let user = r#"{"role":"user","content":"hi","timestamp":1}"#;
+    let items = |text: &str| match json(text) {
+        Json::Array(items) => items,
+        _ => unreachable!(),
+    };
+    for (messages, options) in [
+        (format!("[{user},null,{user},7]"), None),
+        (format!("[{user},{{}},null,{{\"role\":5}}]"), None),
+        (format!("[{user},null,{user}]"), Some(r#"{"title":5}"#)),
+        (
+            format!("[{user},{user},\"x\",{{\"role\":\"user\",\"timestamp\":1.5}}]"),
+            None,
+        ),
+    ] {
+        let all = items(&messages);
+        let end = all
+            .iter()
+            .position(ends_messages)
+            .expect("one is no object");
+        let cut = Json::Array(all[..=end].to_vec());
+        let options = options.map(json);
+        assert_eq!(
+            export_session(&cut, options.as_ref(), &DEFAULTS()).unwrap_err(),
+            export_session(&Json::Array(all), options.as_ref(), &DEFAULTS()).unwrap_err(),
+            "{messages}"
+        );
+    }
+    assert_eq!(
+        err(&format!("[{user},null,{user}]"), None),
+        "messages[1] must be a message object, got null"
+    );
+    assert!(!ends_messages(&json(user)));
+    assert!(
+        ends_messages(&json("null")) && ends_messages(&json("[]")) && ends_messages(&json("1"))
+    );
+}
+
+#[test]
 fn export_errors_name_the_field() {
     let err = |messages: &str, options: Option<&str>| {
         let options = options.map(json);

@@ -4,6 +4,7 @@
 
 use crate::js::errors::{describe, messages_unreadable, unreadable, wrong_type};
 use agent_compaction_core::error::{FieldPath, InputError};
+use agent_compaction_core::message::chunks::read_chunked;
 use agent_compaction_core::message::role::{role_error, Role};
 use js_sys::{Array, JsString, Reflect};
 use wasm_bindgen::prelude::*;
@@ -14,7 +15,7 @@ extern "C" {
     #[wasm_bindgen(js_name = roleCode)]
     fn role_code(message: &JsValue) -> u8;
     #[wasm_bindgen(js_name = roleCodes, catch)]
-    fn role_codes_js(messages: &Array, length: u32) -> Result<js_sys::Uint8Array, JsValue>;
+    fn role_codes_js(messages: &Array, from: u32, to: u32) -> Result<js_sys::Uint8Array, JsValue>;
     #[wasm_bindgen(js_name = textUserMessage)]
     pub fn text_user_message(text: &JsString, timestamp: &JsValue) -> JsValue;
     #[wasm_bindgen(js_name = userMessage)]
@@ -180,16 +181,19 @@ pub fn message_and_role(messages: &JsArray, index: usize) -> Result<(JsValue, Ro
     Ok((message, role))
 }
 
-/// The roles of all messages, gathered in one crossing.
+/// The roles of all messages, gathered a chunk per crossing
+/// (`core::message::chunks`): the first message that has none ends the
+/// reading.
 pub fn roles(messages: &JsArray) -> Result<Vec<Role>, InputError> {
-    let codes = role_codes_js(messages.as_array(), messages.len())
-        .map_err(messages_unreadable)?
-        .to_vec();
-    codes
-        .into_iter()
-        .enumerate()
-        .map(|(i, code)| role_from_code(messages, i, code))
-        .collect()
+    read_chunked(0, messages.len() as usize, |range| {
+        let codes = role_codes_js(messages.as_array(), range.start as u32, range.end as u32)
+            .map_err(messages_unreadable)?
+            .to_vec();
+        range
+            .zip(codes)
+            .map(|(i, code)| role_from_code(messages, i, code))
+            .collect()
+    })
 }
 
 /// `messages[index]` itself.

@@ -1,6 +1,6 @@
-//! The facts of a range of messages, gathered by the JavaScript shim in one
-//! crossing (`gatherFacts`) and decoded by the core (`core::tokens::record`)
-//! into its `RawFacts`.
+//! The facts of a range of messages, gathered by the JavaScript shim a
+//! chunk per crossing (`gatherFacts`, `core::message::chunks`) and decoded
+//! by the core (`core::tokens::record`) into its `RawFacts`.
 
 use crate::js::errors::{describe, messages_unreadable};
 use crate::js::message_access::{role_from_code, JsArray};
@@ -8,6 +8,7 @@ use agent_compaction_core::compaction::options::EstimatorChoice;
 use agent_compaction_core::conversation::tracker::Source;
 use agent_compaction_core::conversation::view::Fact;
 use agent_compaction_core::error::InputError;
+use agent_compaction_core::message::chunks::read_chunked;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::{
     calibrated_tokens, estimate_tokens, MessageFacts, MessageTexts, RawFacts,
@@ -63,14 +64,22 @@ fn gather_with(
 ) -> Result<Vec<RawFacts>, InputError> {
     let to = to.min(messages.len());
     let from = from.min(to);
-    let values = gather_facts_js(messages.as_array(), from, to, lazy)
+    // A chunk per crossing: the first bad message ends the reading.
+    read_chunked(from as usize, to as usize, |range| {
+        let values = gather_facts_js(
+            messages.as_array(),
+            range.start as u32,
+            range.end as u32,
+            lazy,
+        )
         .map_err(messages_unreadable)?
         .to_vec();
-    values
-        .chunks_exact(facts::STRIDE)
-        .enumerate()
-        .map(|(k, r)| decode(messages, from as usize + k, r))
-        .collect()
+        values
+            .chunks_exact(facts::STRIDE)
+            .zip(range)
+            .map(|(r, i)| decode(messages, i, r))
+            .collect()
+    })
 }
 
 fn decode(messages: &JsArray, index: usize, r: &[f64]) -> Result<RawFacts, InputError> {

@@ -1,22 +1,27 @@
 //! The caller's messages as a [`MessageSource`] for `serializeConversation`,
 //! and the text composed out of the engine's own strings.
 //!
-//! One call to the shim (`gatherConversation`) reads what pi's serializer
-//! reads from every message and converts it as JavaScript converts it,
-//! recording every read or conversion that throws; the strings stay in a
-//! JavaScript array (`pieces`) and only their indices and lengths cross into
-//! wasm, as a `Uint32Array` of words, which the core decodes
-//! (`core::compaction::serialize::words`). The core decides the text as a
-//! list of operations on those pieces (`PieceOps`), and one more call
-//! (`assembleText`) concatenates them. So the caller's text is never copied
-//! into wasm memory and comes back exactly, lone surrogates included.
+//! The shim (`gatherConversation`) reads what pi's serializer reads from
+//! every message of a chunk (`core::message::chunks`) and converts it as
+//! JavaScript converts it, recording every read or conversion that throws;
+//! the strings stay in a JavaScript array (`pieces`) and only their indices
+//! and lengths cross into wasm, as a `Uint32Array` of words, which the core
+//! decodes (`core::compaction::serialize::words`). The next chunk is
+//! gathered only when the serializer reads past the last, so the message it
+//! stops at (the first pi throws at) ends the reading, however long the
+//! array. The core decides the text as a list of operations on those pieces
+//! (`PieceOps`), and one more call (`assembleText`) concatenates them. So
+//! the caller's text is never copied into wasm memory and comes back
+//! exactly, lone surrogates included.
 
 use crate::js::errors::messages_unreadable;
 use crate::js::message_access::JsArray;
 use agent_compaction_core::compaction::serialize::words::{PieceOps, WordFault, WordPiece, Words};
 use agent_compaction_core::compaction::serialize::{Message, MessageSource};
 use agent_compaction_core::error::InputError;
+use agent_compaction_core::message::chunks::chunks;
 use js_sys::{Array, JsString, Uint32Array};
+use std::ops::Range;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(module = "/src/js/shim.js")]
@@ -24,44 +29,80 @@ extern "C" {
     #[wasm_bindgen(js_name = gatherConversation, catch)]
     fn gather_conversation(
         messages: &Array,
-        length: u32,
+        from: u32,
+        to: u32,
         pieces: &Array,
     ) -> Result<Uint32Array, JsValue>;
     #[wasm_bindgen(js_name = assembleText, catch)]
     fn assemble_text(pieces: &Array, ops: &[u32], literals: &str) -> Result<JsString, JsValue>;
 }
 
-/// The gathered facts of a conversation, decoded one message at a time by
-/// the core (`core::compaction::serialize::words`).
-pub struct JsMessages {
+/// The gathered facts of a conversation, a chunk of messages at a time,
+/// decoded one message at a time by the core
+/// (`core::compaction::serialize::words`).
+pub struct JsMessages<'a> {
+    messages: &'a JsArray,
+    chunks: Box<dyn Iterator<Item = Range<usize>>>,
     words: Words,
     pieces: Array,
+    /// A gathering that threw (the engine out of memory): the serializer
+    /// was told the messages ended there; [`JsMessages::finish`] reports it.
+    failed: Option<InputError>,
 }
 
-impl JsMessages {
-    /// Gathers `messages` in one call.
-    pub fn gather(messages: &JsArray) -> Result<JsMessages, InputError> {
-        let pieces = Array::new();
-        let words = gather_conversation(messages.as_array(), messages.len(), &pieces)
-            .map_err(messages_unreadable)?
-            .to_vec();
-        Ok(JsMessages {
-            words: Words::new(words),
-            pieces,
-        })
+impl<'a> JsMessages<'a> {
+    /// The messages, gathered when the serializer reads them.
+    pub fn new(messages: &'a JsArray) -> JsMessages<'a> {
+        JsMessages {
+            messages,
+            chunks: Box::new(chunks(0, messages.len() as usize)),
+            words: Words::new(Vec::new()),
+            pieces: Array::new(),
+            failed: None,
+        }
+    }
+
+    /// The words of the next chunk; `false` after the last (or a failure).
+    fn gather_next(&mut self) -> bool {
+        let Some(range) = self.chunks.next() else {
+            return false;
+        };
+        let array = self.messages.as_array();
+        match gather_conversation(array, range.start as u32, range.end as u32, &self.pieces) {
+            Ok(words) => {
+                self.words = Words::new(words.to_vec());
+                true
+            }
+            Err(thrown) => {
+                self.failed = Some(messages_unreadable(thrown));
+                false
+            }
+        }
     }
 
     pub fn pieces(&self) -> &Array {
         &self.pieces
     }
+
+    /// What a gathering threw, if one did.
+    pub fn finish(&mut self) -> Result<(), InputError> {
+        self.failed.take().map_or(Ok(()), Err)
+    }
 }
 
-impl MessageSource for JsMessages {
+impl MessageSource for JsMessages<'_> {
     type Text = WordPiece;
     type Fault = WordFault;
 
     fn next_message(&mut self) -> Option<Message<WordPiece, WordFault>> {
-        self.words.next_message()
+        loop {
+            if let Some(message) = self.words.next_message() {
+                return Some(message);
+            }
+            if !self.gather_next() {
+                return None;
+            }
+        }
     }
 
     fn explain(&self, fault: &WordFault) -> String {

@@ -372,6 +372,46 @@ fn a_failed_sync_starts_over_in_a_new_generation() {
 }
 
 #[test]
+fn a_scan_stopped_at_an_element_that_is_no_object_edits_up_to_it_and_reads_it_as_new() {
+    // Known [1 2 3]; the new array [9, (a hole), ...] whose scan stopped at
+    // the hole: classes of the known three, and of 9 alone.
+    let synced = Synced::from_scan(3, Some(&[0, 0, 1, 2, -1]), 1_000).unwrap();
+    let Synced::Edited {
+        ref edit,
+        known_len,
+    } = synced
+    else {
+        panic!("an edit: {synced:?}");
+    };
+    assert_eq!(
+        (&edit.inserted[..], &edit.removed[..]),
+        (&[0][..], &[0, 1, 2][..])
+    );
+    assert_eq!(edit.change(known_len), Change::Replaced { at: 0 });
+    // The messages from the hole on are read as new: the first read of
+    // them reports it, and the tracker starts over.
+    let mut t = fresh(EstimatorChoice::Pi, &[1, 2, 3]);
+    let mut a = array(&[9; 1_000]);
+    a.unreadable = Some(1);
+    assert_eq!(t.sync(Ok(synced), &mut a), Err(unreadable()));
+    assert_eq!(
+        a.log,
+        vec![Read::Facts {
+            from: 0,
+            to: 1_000,
+            lazy: true
+        }]
+    );
+    assert!(t.index().facts().is_empty());
+    // A full scan's words are read as they are.
+    let full = Synced::from_scan(2, Some(&[0, 0, 1, -1, -1, -1]), 3).unwrap();
+    let Synced::Edited { edit, .. } = full else {
+        panic!("an edit");
+    };
+    assert_eq!(edit.inserted, vec![0, 1, 2]);
+}
+
+#[test]
 fn identity_facts_that_do_not_add_up_are_an_error_naming_the_messages() {
     assert_eq!(Synced::from_scan(3, None, 5), Ok(Synced::Appended(3)));
     // A class out of range.

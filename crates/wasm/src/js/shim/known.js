@@ -53,15 +53,27 @@ export function syncKnown(known, messages, scan) {
     n >= m &&
     (m === 0 || (messages[m - 1] === known[m - 1] && messages[0] === known[0] && (!scan || sameRun(known, messages))));
   if (unchanged) {
-    for (let i = m; i < n; i++) known.push(messages[i]);
+    copyObjects(known, messages, m, n);
     return m;
   }
-  const facts = identityFacts(known, messages);
+  const facts = identityFacts(known, messages, true);
   const d = facts[0];
   known.length = d;
-  for (let i = d; i < n; i++) known.push(messages[i]);
+  copyObjects(known, messages, d, n);
   synced = [m, facts];
   return -1;
+}
+
+// Appends messages[from..n) to `known`, up to the first element that is no
+// object (as roleCode tells one): the binding reads every new message after
+// a sync, and reading that one reports it (then `known` starts over), so a
+// sparse array's length is never walked.
+function copyObjects(known, messages, from, n) {
+  for (let i = from; i < n; i++) {
+    const message = messages[i];
+    if (typeof message !== "object" || message === null) return;
+    known.push(message);
+  }
 }
 
 // The LLM cache's sync: rebaseKnown (a context that moved to a new summary),
@@ -88,16 +100,29 @@ export function syncLlm(known, messages, scan) {
 // (crates/core/src/conversation/edit.rs). Used by the compactor's syncs and
 // the store's save (crates/wasm/src/storage/save.rs), which scans every
 // known message (a message replaced anywhere must be written; a few
-// microseconds for thousands of messages, next to the write).
-export function identityFacts(known, messages) {
-  const n = messages.length;
+// microseconds for thousands of messages, next to the write). With
+// `toObject` (the compactor's syncs), the classes of `messages` end before
+// its first element from `prefix` on that is no object: the core edits the
+// array up to it and reads the rest as new, which reports it
+// (crates/core/src/conversation/tracker.rs, `Synced::from_scan`).
+export function identityFacts(known, messages, toObject = false) {
   const m = known.length;
+  let n = messages.length;
   // A plain loop, not sameRun: this scan runs once per save or edit, too
   // rarely for V8 to optimize sameRun's findIndex, while a loop is
   // optimized within the scan itself (on-stack replacement).
   let p = 0;
   while (p < n && p < m && messages[p] === known[p]) p++;
   if (p === m) return Int32Array.of(m);
+  if (toObject) {
+    for (let j = p; j < n; j++) {
+      const message = messages[j];
+      if (typeof message !== "object" || message === null) {
+        n = j;
+        break;
+      }
+    }
+  }
   const out = new Int32Array(1 + (m - p) + (n - p));
   out[0] = p;
   const first = new Map();

@@ -31,18 +31,18 @@ export function roleCode(message) {
   return code === undefined ? OTHER_ROLE : code;
 }
 
-// Role codes of messages[0..length), one byte each.
-export function roleCodes(messages, length) {
-  const codes = new Uint8Array(length);
-  for (let i = 0; i < length; i++) {
+// Role codes of messages[from..to), one byte each.
+export function roleCodes(messages, from, to) {
+  const codes = new Uint8Array(to - from);
+  for (let i = from; i < to; i++) {
     let message;
     try {
       message = messages[i];
     } catch {
-      codes[i] = UNREADABLE;
+      codes[i - from] = UNREADABLE;
       continue;
     }
-    codes[i] = roleCode(message);
+    codes[i - from] = roleCode(message);
   }
   return codes;
 }

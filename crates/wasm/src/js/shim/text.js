@@ -30,11 +30,12 @@ export function sanitizeSurrogates(text) {
 }
 
 // serializeConversation: what pi's serializer reads from every message, read
-// and converted by the engine (`${v}`, Object.entries, JSON.stringify) in one
-// call. A read or conversion that throws is recorded and gathering goes on:
-// the Rust core reports the failure pi meets first. Strings go into `pieces`
-// (indices and lengths in the words); the codes must match
-// crates/core/src/compaction/serialize/words.rs.
+// and converted by the engine (`${v}`, Object.entries, JSON.stringify), a
+// chunk of messages per call (the binding asks for the next chunk only when
+// the core reads on). A read or conversion that throws is recorded and
+// gathering goes on: the Rust core reports the failure pi meets first.
+// Strings go into `pieces` (indices and lengths in the words); the codes must
+// match crates/core/src/compaction/serialize/words.rs.
 const M_NULLISH = 0, M_THREW = 1, M_ROLE_THREW = 2, M_SKIPPED = 3, M_USER = 4, M_ASSISTANT = 5,
   M_TOOL_RESULT = 6, C_THREW = 0, C_STRING = 1, C_BLOCKS = 2, C_OTHER = 3, B_HOLE = 0,
   B_NULLISH = 1, B_THREW = 2, B_TYPE_THREW = 3, B_OTHER = 4, B_TEXT = 5, B_THINKING = 6,
@@ -148,10 +149,10 @@ function gatherContent(w, pieces, message, assistant) {
   w[at] = n;
 }
 
-// The words for messages[0..length).
-export function gatherConversation(messages, length, pieces) {
+// The words for messages[from..to), their strings added to `pieces`.
+export function gatherConversation(messages, from, to, pieces) {
   const w = [];
-  for (let i = 0; i < length; i++) {
+  for (let i = from; i < to; i++) {
     let message, role;
     try {
       message = messages[i];
