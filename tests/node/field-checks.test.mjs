@@ -52,6 +52,23 @@ test("pinned that is not a boolean", async () => {
   }
 });
 
+test("with several bad messages, the error names the first and describes its own value", () => {
+  const messages = [
+    user("a"),
+    user("b", { pinned: "yes" }),
+    user("c", { pinned: 5 }),
+    { role: "user", content: 7, timestamp: 1 },
+    { role: "user", get content() { throw new Error("getter broke"); }, timestamp: 1 },
+  ];
+  assert.throws(() => findCutPoint(messages, 0, messages.length, 10), typeError("1].pinned", "a string"));
+  assert.throws(() => new Compactor({ contextWindow: 200000 }).contextTokens(messages), typeError("1].pinned", "a string"));
+  // A throw first, a bad value after it: the throw is reported, with its own text.
+  const thrown = [user("a"), messages[4], messages[3]];
+  assert.throws(() => findCutPoint(thrown, 0, thrown.length, 10), /messages\[1\] could not be read: getter broke$/);
+  // The bad value of one call is not reported by the next.
+  assert.throws(() => findCutPoint([user("a"), messages[3]], 0, 2, 10), typeError("1].content", "a number"));
+});
+
 test("a marker's tokensFreed", () => {
   for (const [bad, got] of [[NaN, "NaN"], [-5000, "-5000"], ["10", "a string"], [1e300, "1e+300"], [1.5, "1.5"], [2 ** 53, "9007199254740992"]]) {
     const messages = [user("a"), toolResult, marker({ tokensFreed: bad }), user("b")];

@@ -11,8 +11,18 @@ import { thrownMessage } from "./values.js";
 
 export const FACTS_STRIDE = 22;
 const STOP_REASONS = new Map([["stop", 0], ["length", 1], ["toolUse", 2], ["error", 3], ["aborted", 4]]);
-let lastThrown;
-let lastBad;
+// What the first problem of a gathering threw or found wrong (NONE: none
+// yet): the binding reports the first message with a problem, and this is
+// its value, whatever later messages hold.
+const NONE = Symbol();
+let lastThrown = NONE;
+let lastBad = NONE;
+const badFirst = (value) => {
+  if (lastBad === NONE) lastBad = value;
+};
+const thrownFirst = (e) => {
+  if (lastThrown === NONE) lastThrown = e;
+};
 
 // Problem codes (slot 17); slot 18 holds the block index where it applies.
 const CONTENT_TYPE = 1, BLOCK_NOT_OBJECT = 2, TEXT_TYPE = 3, THINKING_TYPE = 4,
@@ -26,7 +36,7 @@ function num(value) {
 function lengthOf(value, out, o, problem, block) {
   if (value === undefined || value === null) return 0;
   if (typeof value === "string") return value.length;
-  lastBad = value;
+  badFirst(value);
   out[o + 17] = problem;
   out[o + 18] = block;
   return 0;
@@ -39,7 +49,7 @@ function contentFacts(content, out, o, skipArguments) {
   }
   if (content === undefined || content === null) return;
   if (!Array.isArray(content)) {
-    lastBad = content;
+    badFirst(content);
     out[o + 17] = CONTENT_TYPE;
     return;
   }
@@ -47,7 +57,7 @@ function contentFacts(content, out, o, skipArguments) {
   for (let b = 0; b < content.length; b++) {
     const block = content[b];
     if (typeof block !== "object" || block === null) {
-      lastBad = block;
+      badFirst(block);
       out[o + 17] = BLOCK_NOT_OBJECT;
       out[o + 18] = b;
       return;
@@ -77,7 +87,7 @@ function contentFacts(content, out, o, skipArguments) {
           try {
             json = JSON.stringify(block.arguments);
           } catch (e) {
-            lastThrown = e;
+            thrownFirst(e);
           }
           if (typeof json !== "string") {
             out[o + 17] = ARGUMENTS_UNSERIALIZABLE;
@@ -113,7 +123,7 @@ function gatherOne(message, out, o, lazy) {
   const pinned = message.pinned;
   if (pinned === true) out[o + 20] = 1;
   else if (pinned !== undefined && pinned !== false) {
-    lastBad = pinned;
+    badFirst(pinned);
     out[o + 17] = PINNED_TYPE;
     return;
   }
@@ -150,7 +160,7 @@ function gatherOne(message, out, o, lazy) {
       const summary = message.summary;
       if (typeof summary === "string") out[o + 6] = summary.length;
       else {
-        lastBad = summary;
+        badFirst(summary);
         out[o + 17] = SUMMARY_TYPE;
         break;
       }
@@ -160,7 +170,7 @@ function gatherOne(message, out, o, lazy) {
       if (kept === undefined) break;
       if (typeof kept === "number" && Number.isSafeInteger(kept) && kept >= 0) out[o + 7] = kept + 1;
       else {
-        lastBad = kept;
+        badFirst(kept);
         out[o + 17] = KEPT_TYPE;
       }
       break;
@@ -169,7 +179,7 @@ function gatherOne(message, out, o, lazy) {
       const freed = message.tokensFreed;
       if (typeof freed === "number" && Number.isSafeInteger(freed) && freed >= 0) out[o + 6] = freed;
       else {
-        lastBad = freed;
+        badFirst(freed);
         out[o + 17] = FREED_TYPE;
       }
       break;
@@ -188,6 +198,9 @@ let filling = false;
 export function gatherFacts(messages, from, to, lazy) {
   const reuse = to - from === 1 && !filling;
   const out = reuse ? one.fill(0) : new Float64Array((to - from) * FACTS_STRIDE);
+  // A gathering's problems are its own (one made from a getter during
+  // another keeps the outer one's).
+  if (!filling) lastThrown = lastBad = NONE;
   filling ||= reuse;
   try {
     for (let i = from; i < to; i++) {
@@ -195,7 +208,7 @@ export function gatherFacts(messages, from, to, lazy) {
       try {
         gatherOne(messages[i], out, o, lazy);
       } catch (e) {
-        lastThrown = e;
+        thrownFirst(e);
         out[o + 17] = THREW;
       }
     }
@@ -269,18 +282,18 @@ function objectBound(value, depth) {
   return total;
 }
 
-// What the last getter or JSON.stringify threw while gathering, as text.
+// What the first getter or JSON.stringify that threw in the last gathering threw, as text.
 export function takeThrown() {
   const thrown = lastThrown;
-  lastThrown = undefined;
-  return thrown === undefined ? "" : thrownMessage(thrown);
+  lastThrown = NONE;
+  return thrown === NONE ? "" : thrownMessage(thrown);
 }
 
-// The last value gathering found wrong, for the error message.
+// The first value the last gathering found wrong, for the error message.
 export function takeBad() {
-  const bad = lastBad;
-  lastBad = undefined;
-  return bad;
+  const value = lastBad;
+  lastBad = NONE;
+  return value === NONE ? undefined : value;
 }
 
 // [name, path, name, path, ...] of the toolCall blocks in assistant messages
