@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod display;
+pub mod file_lists;
 pub mod llm;
 pub mod pinned;
 pub mod role;
