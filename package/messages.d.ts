@@ -85,6 +85,9 @@ export interface SummaryFileDetails {
 /**
  * The summary compaction inserts into the flat array. `summary` is the text
  * alone; the file lists are shown to the model as tags from `details`.
+ * `details` whose `readFiles` / `modifiedFiles` are not arrays of strings
+ * (an extension's own data, which pi files may hold) are kept and show no
+ * list, as in pi.
  */
 export interface CompactionSummaryMessage {
   role: "compactionSummary";
@@ -104,6 +107,13 @@ export interface CompactionSummaryMessage {
   usage?: Usage;
   /** True when a `beforeCompact` hook supplied the summary. */
   fromHook?: boolean;
+  /**
+   * The text is a pi session file's, kept whole as pi stored it (its file
+   * tags or branch preamble are not the ones pi would add for `details`):
+   * no tags are added to it, for the model or in a pi file. Set by
+   * `piSessionToMessages`.
+   */
+  verbatim?: true;
   /**
    * A provider's own compaction (Anthropic's `compaction` block, OpenAI's
    * compaction item), as `aiSdkConversation` and `fromModelMessages` keep
@@ -144,6 +154,13 @@ export interface BranchSummaryMessage {
   details?: SummaryFileDetails;
   usage?: Usage;
   fromHook?: boolean;
+  /**
+   * The text is a pi session file's, kept whole as pi stored it (its file
+   * tags or branch preamble are not the ones pi would add for `details`):
+   * no tags are added to it, for the model or in a pi file. Set by
+   * `piSessionToMessages`.
+   */
+  verbatim?: true;
 }
 /** pi's `!` shell command message. */
 export interface BashExecutionMessage {

@@ -49,7 +49,11 @@ export interface PiSessionOptions {
  * `compactionSummary` just before the first message it kept, so
  * `transformContext(messages)` is the context pi builds for the file.
  * Summaries come without the file-list tags and branch preamble pi stores
- * in their text (they are in `details`).
+ * in their text (they are in `details`) when those are exactly what pi
+ * adds; any other text is kept whole and marked `verbatim: true`, so that
+ * `messagesToPiSession` gives pi its text back. The file's other branches,
+ * `custom` and `label` entries, entry ids, and all but the last model and
+ * thinking-level change are not kept.
  * @throws TypeError when `jsonl` is not a string.
  * @throws Error when the file has no session header or an entry on the
  * active branch cannot be read (the message names the line).

@@ -973,27 +973,23 @@ describe("bad input: TypeError naming the index and field, then the module keeps
     }
   }
 
-  test("convertToLlm: details.readFiles containing a number → TypeError naming messages[1].details.readFiles[0]", () => {
-    const bad = {
-      role: "compactionSummary",
-      summary: "S",
-      tokensBefore: 1,
-      timestamp: 1,
-      details: { readFiles: [5], modifiedFiles: [] },
-    };
-    assertTypeErrorNaming(() => convertToLlm([user, bad]), "messages[1].details.readFiles[0]");
-    assertStillWorks();
-  });
-
-  test("convertToLlm: details.modifiedFiles with a number at index 1 → TypeError naming messages[2].details.modifiedFiles[1]", () => {
-    const bad = {
-      role: "compactionSummary",
-      summary: "S",
-      tokensBefore: 1,
-      timestamp: 1,
-      details: { readFiles: ["a"], modifiedFiles: ["b", 7] },
-    };
-    assertTypeErrorNaming(() => convertToLlm([user, user, bad]), "messages[2].details.modifiedFiles[1]");
+  test("convertToLlm: details that are not lists of strings are the writer's own data (as pi reads them): no tags, no error", () => {
+    const summary = (details) => ({ role: "compactionSummary", summary: "S", tokensBefore: 1, timestamp: 1, details });
+    for (const details of [
+      { readFiles: [5], modifiedFiles: [] },
+      { readFiles: "src/a.ts,src/b.ts", version: 2 },
+      { artifactIndex: [1, 2] },
+      "text",
+      ["a.ts"],
+      7,
+    ]) {
+      assert.deepStrictEqual(convertToLlm([user, summary(details)])[1], asUser(compactionText("S"), 1), JSON.stringify(details));
+    }
+    // Each list on its own: the one that is a list of strings is shown.
+    assert.deepStrictEqual(
+      convertToLlm([user, summary({ readFiles: ["a"], modifiedFiles: ["b", 7] })])[1],
+      asUser(compactionText("S", { readFiles: ["a"] }), 1),
+    );
     assertStillWorks();
   });
 

@@ -3,8 +3,9 @@
 // 0.73.1's own loader. pi reads every file through `SessionManager.open`
 // (its header check, migrations and leaf) and `buildSessionContext`; the
 // invariant is that `transformContext` of our flat array is pi's context
-// for the same file, summaries compared by their text without the file
-// tags (and branch preamble) pi stores in it, everything else deep-equal.
+// for the same file: a summary's text as `convertToLlm` shows it is pi's
+// text (less the branch preamble our wrapper stands for), and the text
+// export writes for it is pi's byte for byte; everything else deep-equal.
 
 import { describe, test, after } from "node:test";
 import assert from "node:assert/strict";
@@ -12,6 +13,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  Compactor,
+  convertToLlm,
   messagesToPiSession,
   piSessionToMessages,
   transformContext,
@@ -46,26 +49,39 @@ function piLoad(text) {
   return { manager, context: manager.buildSessionContext() };
 }
 
-/** pi's `formatFileOperations` for a summary's details (lists of strings only). */
+/** pi's `formatFileOperations` for a summary's details: each list that is an array of strings. */
 function fileTags(details) {
-  if (details === null || typeof details !== "object") return "";
-  const lists = [details.readFiles ?? [], details.modifiedFiles ?? []];
-  if (!lists.every((l) => Array.isArray(l) && l.every((f) => typeof f === "string"))) return "";
+  const list = (l) => (Array.isArray(l) && l.every((f) => typeof f === "string") ? l : []);
+  const [read, modified] = details !== null && typeof details === "object" ? [list(details.readFiles), list(details.modifiedFiles)] : [[], []];
   const sections = [];
-  if (lists[0].length > 0) sections.push(`<read-files>\n${lists[0].join("\n")}\n</read-files>`);
-  if (lists[1].length > 0) sections.push(`<modified-files>\n${lists[1].join("\n")}\n</modified-files>`);
+  if (read.length > 0) sections.push(`<read-files>\n${read.join("\n")}\n</read-files>`);
+  if (modified.length > 0) sections.push(`<modified-files>\n${modified.join("\n")}\n</modified-files>`);
   return sections.length === 0 ? "" : `\n\n${sections.join("\n\n")}`;
 }
 
-/** pi's stored summary text, less what pi appended for `details` and its preamble. */
-function summaryLessTags(piSummary, ours) {
-  let text = piSummary;
-  const tags = fileTags(ours.details);
-  if (tags && text.endsWith(tags)) text = text.slice(0, -tags.length);
-  if (ours.role === "branchSummary" && ours.fromHook !== true && text.startsWith(BRANCH_PREAMBLE)) {
-    text = text.slice(BRANCH_PREAMBLE.length);
-  }
-  return text;
+/** Whether pi's preamble stands before our summary's text in pi's file. */
+const hasPreamble = (ours) => ours.role === "branchSummary" && ours.fromHook !== true && ours.verbatim !== true;
+
+/** The text pi stores for our summary: ours, with pi's preamble and file tags unless it is verbatim. */
+function piText(ours) {
+  if (ours.verbatim === true) return ours.summary;
+  return (hasPreamble(ours) ? BRANCH_PREAMBLE : "") + ours.summary + fileTags(ours.details);
+}
+
+/** The summary text inside the wrapper our `convertToLlm` shows the model. */
+function shownText(ours) {
+  const tag = ours.role === "compactionSummary" ? "compaction_summary" : "branch_summary";
+  const [{ content }] = convertToLlm([ours]);
+  const text = content[0].text;
+  const open = `<${tag}>\n`;
+  return text
+    .slice(text.indexOf(open) + open.length, text.length - `\n</${tag}>`.length)
+    .replaceAll(`&lt;/${tag}&gt;`, `</${tag}>`);
+}
+
+/** What the model is shown of pi's summary, less the preamble our wrapper stands for. */
+function piShownText(pi, ours) {
+  return hasPreamble(ours) && pi.summary.startsWith(BRANCH_PREAMBLE) ? pi.summary.slice(BRANCH_PREAMBLE.length) : pi.summary;
 }
 
 const plain = (value) => JSON.parse(JSON.stringify(value));
@@ -77,7 +93,8 @@ function assertSameContext(ours, pis, what) {
     const [o, p] = [ours[i], pis[i]];
     if (p.role === "compactionSummary" || p.role === "branchSummary") {
       assert.equal(o.role, p.role, `${what}[${i}].role`);
-      assert.equal(o.summary, summaryLessTags(p.summary, o), `${what}[${i}].summary`);
+      assert.equal(piText(o), p.summary, `${what}[${i}].summary: the text pi stores`);
+      assert.equal(shownText(o), piShownText(p, o), `${what}[${i}].summary: the text the model is shown`);
       assert.deepStrictEqual(plain(o.timestamp), plain(p.timestamp), `${what}[${i}].timestamp`);
       if (p.role === "compactionSummary") {
         assert.deepStrictEqual(plain(o.tokensBefore), plain(p.tokensBefore), `${what}[${i}].tokensBefore`);
@@ -543,6 +560,133 @@ function randomFile(seed) {
   }
   return jsonl(...lines);
 }
+
+// ---------------------------------------------------------------------------
+// Summaries as pi's SessionManager writes them
+// ---------------------------------------------------------------------------
+
+const { convertToLlm: piConvertToLlm } = await import(
+  new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/messages.js", import.meta.url).href
+);
+
+let piClock = Date.parse("2025-03-01T00:00:00.000Z");
+const piUser = (text) => ({ role: "user", content: text, timestamp: (piClock += 1000) });
+const piAssistant = (text) => ({
+  role: "assistant",
+  content: [{ type: "text", text }],
+  api: "anthropic-messages",
+  provider: "anthropic",
+  model: "claude-x",
+  usage: { input: 100, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: 110, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  stopReason: "stop",
+  timestamp: (piClock += 1000),
+});
+
+/** A session pi's SessionManager writes: `build(manager, firstUserId, firstAssistantId)`, then a user message. */
+function piSession(build) {
+  const manager = SessionManager.inMemory("/p");
+  const u = manager.appendMessage(piUser("q1"));
+  const a = manager.appendMessage(piAssistant("a1"));
+  build(manager, u, a);
+  manager.appendMessage(piUser("q2"));
+  return [manager.getHeader(), ...manager.getEntries()].map((e) => JSON.stringify(e)).join("\n") + "\n";
+}
+
+/** The summary texts of pi's context for `text`. */
+const piSummaries = (text) =>
+  piLoad(text).context.messages.filter((m) => m.role.endsWith("Summary")).map((m) => m.summary);
+
+/** pi → ours → pi: pi's context keeps its summary texts; ours → pi → ours is the identity. */
+function piRoundTrip(text, what) {
+  const { messages } = importAndCompare(text, what);
+  const exported = exportAndCompare(messages, what);
+  assert.deepStrictEqual(piSummaries(exported), piSummaries(text), `${what}: pi's summary texts after the round trip`);
+  return messages;
+}
+
+describe("summaries as pi's SessionManager writes them", () => {
+  test("an extension's compaction whose details are its own (readFiles a string): the conversation works as in pi", async () => {
+    const text = piSession((m, _u, a) =>
+      m.appendCompaction("extension summary", a, 5, { readFiles: "src/a.ts,src/b.ts", version: 2 }, true),
+    );
+    const messages = piRoundTrip(text, "extension details");
+    const summary = messages.find((m) => m.role === "compactionSummary");
+    assert.deepStrictEqual(summary.details, { readFiles: "src/a.ts,src/b.ts", version: 2 });
+    const llm = convertToLlm(transformContext(messages));
+    assert.equal(llm.length, piConvertToLlm(piLoad(text).context.messages).length);
+    assert.equal(llm[0].role, "user");
+    assert.ok(llm[0].content[0].text.includes("<compaction_summary>\nextension summary\n</compaction_summary>"));
+    // The Compactor's per-turn hooks: no hook error, the summary converted.
+    const events = [];
+    const compactor = new Compactor({ contextWindow: 100_000, onEvent: (e) => events.push(e.type) });
+    const hooks = compactor.agentHooks();
+    const sent = await hooks.convertToLlm(await hooks.transformContext(messages));
+    assert.deepStrictEqual(sent, llm);
+    assert.deepStrictEqual(events.filter((t) => t === "hook_error"), []);
+    assert.equal(compactor.modelContext(messages).length, 3);
+  });
+
+  test("a branch summary without pi's preamble (branchWithSummary) keeps its text through the round trip", () => {
+    const messages = piRoundTrip(
+      piSession((m, u) => m.branchWithSummary(u, "BS")),
+      "branch summary without preamble",
+    );
+    const summary = messages.find((m) => m.role === "branchSummary");
+    assert.equal(summary.summary, "BS");
+    assert.equal(summary.verbatim, true);
+    // An extension's summary (fromHook) has none to keep.
+    const hook = piRoundTrip(piSession((m, u) => m.branchWithSummary(u, "hook summary", undefined, true)), "hook branch summary");
+    assert.equal(hook.find((m) => m.role === "branchSummary").verbatim, undefined);
+  });
+
+  test("a branch summary whose preamble has CRLF line ends is not given a second one", () => {
+    const crlf = BRANCH_PREAMBLE.replaceAll("\n", "\r\n") + "X";
+    const messages = piRoundTrip(piSession((m, u) => m.branchWithSummary(u, crlf)), "CRLF preamble");
+    assert.equal(messages.find((m) => m.role === "branchSummary").summary, crlf);
+  });
+
+  test("an extension's compaction with file lists in details and none in its text: no tags added, for pi or the model", () => {
+    const details = { readFiles: ["r.ts"], modifiedFiles: ["m.ts"] };
+    const messages = piRoundTrip(
+      piSession((m, _u, a) => m.appendCompaction("hook compaction", a, 5, details, true)),
+      "hook compaction with lists",
+    );
+    const summary = messages.find((m) => m.role === "compactionSummary");
+    assert.equal(summary.summary, "hook compaction");
+    assert.deepStrictEqual(summary.details, details);
+    assert.equal(shownText(summary), "hook compaction");
+  });
+
+  test("file tags in the middle of the text, or tags that are not the details': the text is pi's, the lists are not repeated", () => {
+    const middle = "intro\n\n<read-files>\nr.ts\n</read-files>\n\nmore text after";
+    const other = "text\n\n<read-files>\nr.ts\n</read-files>";
+    for (const [what, summaryText, details] of [
+      ["tags in the middle", middle, { readFiles: ["r.ts"], modifiedFiles: [] }],
+      ["tags that differ from details", other, { readFiles: ["other.ts"], modifiedFiles: [] }],
+    ]) {
+      const messages = piRoundTrip(piSession((m, _u, a) => m.appendCompaction(summaryText, a, 5, details)), what);
+      const summary = messages.find((m) => m.role === "compactionSummary");
+      assert.equal(summary.summary, summaryText, what);
+      assert.equal(shownText(summary), summaryText, what);
+    }
+  });
+
+  test("pi's own summaries still lose their tags and preamble on import", () => {
+    const details = { readFiles: ["r.ts"], modifiedFiles: [] };
+    const messages = piRoundTrip(
+      piSession((m, _u, a) => {
+        m.branchWithSummary(a, BRANCH_PREAMBLE + "Explored." + fileTags(details), details);
+        m.appendCompaction("Summary." + fileTags(details), a, 5, details);
+      }),
+      "pi's own summaries",
+    );
+    const summaries = messages.filter((m) => m.role.endsWith("Summary"));
+    assert.deepStrictEqual(summaries.map((m) => [m.role, m.summary, m.verbatim]), [
+      ["compactionSummary", "Summary.", undefined],
+      ["branchSummary", "Explored.", undefined],
+    ]);
+  });
+});
 
 describe("random session files against pi", () => {
   test("300 files: transformContext(import) is pi's context, and export round-trips through pi", () => {

@@ -8,7 +8,7 @@ use crate::js::errors::input_error;
 use crate::js::errors::wrong_type;
 use crate::js::message_access::{
     compaction_divider, get, message_at, messages_array, optional_string_field, role_at, roles,
-    string_field, summary_files, text_user_message, truthy_field, user_message, JsArray,
+    string_field, text_user_message, truthy_field, user_message, JsArray, SummaryAt,
 };
 use crate::js::text::JsText;
 use crate::js::values::read_options;
@@ -18,6 +18,7 @@ use agent_compaction_core::conversation::view::Fact;
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::context::last_compaction_index;
 use agent_compaction_core::message::display::{display_action, DisplayAction};
+use agent_compaction_core::message::file_lists;
 use agent_compaction_core::message::llm::{
     bash_execution_text, failed_exit_code, llm_action, non_empty, summary_text, BashExecution,
     ExitCode, LlmAction, SummaryKind,
@@ -128,9 +129,9 @@ fn summary_for_model(
     kind: SummaryKind,
 ) -> Result<JsValue, InputError> {
     let summary = check_summary(message, index)?;
-    let (read, modified) = summary_files(message, index)?;
-    let read: Vec<&JsString> = read.iter().collect();
-    let modified: Vec<&JsString> = modified.iter().collect();
+    let files = file_lists::shown(&SummaryAt { message, index })?;
+    let read: Vec<&JsString> = files.read.iter().collect();
+    let modified: Vec<&JsString> = files.modified.iter().collect();
     let mut text = JsText::default();
     summary_text(&mut text, kind, &summary, &read, &modified);
     Ok(text_user_message(

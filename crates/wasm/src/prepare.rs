@@ -3,9 +3,7 @@
 use crate::js::errors::describe;
 use crate::js::errors::input_error;
 use crate::js::errors::messages_unreadable;
-use crate::js::message_access::{
-    get, message_at, messages_array, string_field, summary_files, JsArray,
-};
+use crate::js::message_access::{message_at, messages_array, string_field, JsArray, SummaryAt};
 use crate::js::message_facts::{message_facts, EstimateChunks};
 use crate::js::strings::{to_js_str, to_js_string};
 use crate::js::values::{number, read_fields, shape};
@@ -19,6 +17,7 @@ use agent_compaction_core::compaction::shapes::{self, PreparedValues};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::shape::{Field, Shape};
 use agent_compaction_core::js::string::JsStr;
+use agent_compaction_core::message::file_lists;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, JsString};
 use std::ops::Range;
@@ -58,18 +57,22 @@ pub fn find_cut_point(
     )))
 }
 
-/// The file lists of the summary at `index` into `ops`, unless a hook
-/// wrote it (pi's rule).
+/// The file lists the summary at `index` carries into the next one
+/// (none when a hook wrote it: the core's `file_lists::carried`).
 pub fn add_summary_files(
     ops: &mut FileOps,
     array: &JsArray,
     index: usize,
 ) -> Result<(), InputError> {
-    let summary = message_at(array, index)?;
-    if !get(&summary, "fromHook", || array.path(index).field("fromHook"))?.is_truthy() {
-        let (read, modified) = summary_files(&summary, index)?;
-        ops.add_previous(read.iter().map(to_js_str), modified.iter().map(to_js_str));
-    }
+    let message = message_at(array, index)?;
+    let files = file_lists::carried(&SummaryAt {
+        message: &message,
+        index,
+    })?;
+    ops.add_previous(
+        files.read.iter().map(to_js_str),
+        files.modified.iter().map(to_js_str),
+    );
     Ok(())
 }
 

@@ -224,12 +224,12 @@ fn bad_input_is_a_type_error_naming_index_and_field_and_the_module_keeps_working
         )),
         "messages[1].summary must be a string, got undefined"
     );
-    assert_eq!(
-        type_error(convert_to_llm(parse(
-            r#"[{"role":"compactionSummary","summary":"s","details":{"readFiles":["a",3]}}]"#
-        ))),
-        "messages[0].details.readFiles[1] must be a string, got a number"
-    );
+    // Details that are not lists of strings are an extension's own data (pi
+    // reads them so): no tags, no error.
+    assert!(convert_to_llm(parse(
+        r#"[{"role":"compactionSummary","summary":"s","details":{"readFiles":["a",3]}}]"#
+    ))
+    .is_ok());
     assert_eq!(
         type_error(agent_messages_to_chat_messages(
             sample().into(),

@@ -5,6 +5,7 @@
 pub mod chunks;
 pub mod context;
 pub mod display;
+pub mod file_lists;
 pub mod llm;
 pub mod pinned;
 pub mod role;

@@ -31,16 +31,19 @@
 //!   `convertToLlm` drops them as this library's does.
 //!
 //! Summary texts get pi's file tags and branch preamble back
-//! ([`super::summary_text`]).
+//! ([`super::summary_text`]), unless the summary is `verbatim` (a pi text
+//! kept whole): then its text is written as it is, and the mark goes into
+//! `messageFields` with a summary's other fields of its own.
 
 use super::fields::{self, MESSAGE_FIELDS};
 use super::js_semantics::{describe, trim_units};
-use super::summary_text::{branch_to_stored, compaction_to_stored};
+use super::summary_text::{is_verbatim, to_stored, Kind as TextKind};
 use crate::error::{FieldPath, InputError};
 use crate::js::iso_time::{format_iso, is_exact_time, parse_iso, time_clip};
 use crate::js::json::{stringify, Json, JsonObject};
 use crate::js::number::number_to_string;
 use crate::js::string::{push_hex, JsStr};
+use crate::message::file_lists::VERBATIM;
 
 /// What the caller's environment supplies when the options do not.
 #[derive(Clone, Debug)]
@@ -415,7 +418,12 @@ fn compaction_entry(
     let details = message.get("details");
     e.insert(
         JsStr::from("summary"),
-        Json::String(compaction_to_stored(summary, details)),
+        Json::String(to_stored(
+            TextKind::Compaction,
+            summary,
+            details,
+            is_verbatim(message.get(VERBATIM)),
+        )),
     );
     if has_next {
         e.insert(JsStr::from("firstKeptEntryId"), w.next_id());
@@ -436,7 +444,11 @@ fn branch_entry(
     ts: Option<f64>,
 ) -> Result<Option<JsonObject>, InputError> {
     let summary = summary_of(message, index)?;
-    let stored = branch_to_stored(summary, message.get("details"), message.get("fromHook"));
+    let kind = TextKind::Branch {
+        from_hook: message.get("fromHook"),
+    };
+    let verbatim = is_verbatim(message.get(VERBATIM));
+    let stored = to_stored(kind, summary, message.get("details"), verbatim);
     let Some(ts) = ts.filter(|_| !stored.is_empty()) else {
         return Ok(None);
     };

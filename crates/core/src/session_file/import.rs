@@ -17,10 +17,11 @@ use super::entries::{active_path, load, Entry, Kind};
 use super::error::SessionFileError;
 use super::fields;
 use super::js_semantics::{describe, quote_for_error, trim_units, truthy};
-use super::summary_text::{branch_from_stored, compaction_from_stored};
+use super::summary_text::{from_stored, is_verbatim, Kind as TextKind, Summary};
 use crate::js::iso_time::{date_value, is_exact_time, parse_iso};
 use crate::js::json::{Json, JsonObject};
 use crate::js::string::JsStr;
+use crate::message::file_lists::VERBATIM;
 
 /// What a session file holds besides its messages.
 #[derive(Clone, Debug, PartialEq)]
@@ -326,16 +327,19 @@ fn message_from(entry: &Entry) -> Result<Option<Json>, SessionFileError> {
             Json::Object(m)
         }
         Kind::BranchSummary if truthy(entry.get("summary")) => {
-            let stored = summary(entry, "branch_summary")?;
-            let text = branch_from_stored(stored, entry.get("details"), entry.get("fromHook"));
+            let kind = TextKind::Branch {
+                from_hook: entry.get("fromHook"),
+            };
+            let text = summary_text(entry, "branch_summary", kind)?;
             let mut m = fields::start("branchSummary");
-            m.insert(JsStr::from("summary"), Json::String(text));
+            m.insert(JsStr::from("summary"), Json::String(text.text));
             fields::copy(&mut m, entry, &["fromId"]);
             m.insert(
                 JsStr::from("timestamp"),
                 timestamp(entry, "branch_summary")?,
             );
             fields::copy(&mut m, entry, &["details", "usage", "fromHook"]);
+            mark_verbatim(&mut m, text.verbatim);
             fields::extras(&mut m, entry, fields::BRANCH_SUMMARY);
             Json::Object(m)
         }
@@ -349,15 +353,41 @@ fn message_from(entry: &Entry) -> Result<Option<Json>, SessionFileError> {
 }
 
 fn compaction_summary(entry: &Entry) -> Result<Json, SessionFileError> {
-    let stored = summary(entry, "compaction")?;
-    let text = compaction_from_stored(stored, entry.get("details"));
+    let text = summary_text(entry, "compaction", TextKind::Compaction)?;
     let mut m = fields::start("compactionSummary");
-    m.insert(JsStr::from("summary"), Json::String(text));
+    m.insert(JsStr::from("summary"), Json::String(text.text));
     fields::copy(&mut m, entry, &["tokensBefore"]);
     m.insert(JsStr::from("timestamp"), timestamp(entry, "compaction")?);
     fields::copy(&mut m, entry, &["details", "usage", "fromHook"]);
+    mark_verbatim(&mut m, text.verbatim);
     fields::extras(&mut m, entry, fields::COMPACTION_SUMMARY);
     Ok(Json::Object(m))
+}
+
+/// A summary entry's text as the flat array keeps it
+/// ([`super::summary_text`]): an exported `verbatim` summary says so in
+/// its message fields. `verbatim` in the result: the mark is to be added.
+fn summary_text(
+    entry: &Entry,
+    entry_type: &'static str,
+    kind: TextKind<'_>,
+) -> Result<Summary, SessionFileError> {
+    let stored = summary(entry, entry_type)?;
+    let marked = match entry.get(fields::MESSAGE_FIELDS) {
+        Some(Json::Object(extra)) => is_verbatim(extra.get(VERBATIM)),
+        _ => false,
+    };
+    let mut text = from_stored(kind, stored, entry.get("details"), marked);
+    // An export's mark comes back with the other message fields, in place.
+    text.verbatim &= !marked;
+    Ok(text)
+}
+
+/// Marks a summary whose text import keeps whole.
+fn mark_verbatim(message: &mut JsonObject, verbatim: bool) {
+    if verbatim {
+        message.insert(JsStr::from(VERBATIM), Json::Bool(true));
+    }
 }
 
 fn summary<'a>(entry: &'a Entry, entry_type: &'static str) -> Result<&'a JsStr, SessionFileError> {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::js::json::{parse, stringified, Json, JsonObject};
+use crate::js::json::{parse, stringified, stringify, Json, JsonObject};
 use crate::js::string::JsStr;
 use crate::message::context::last_compaction_index;
 use crate::message::role::Role;
@@ -290,6 +290,65 @@ fn branch_summaries_lose_the_preamble_and_tags_pi_added() {
         messages(&file(&[HEADER_V3, &user("a", "", "A"), empty])).len(),
         1
     );
+}
+
+/// The summary entry of a file with one user message before it.
+fn summary_file(entry: &str) -> String {
+    let line =
+        format!(r#"{{{entry},"id":"s","parentId":"a","timestamp":"2025-01-01T00:00:03.000Z"}}"#);
+    file(&[HEADER_V3, &user("a", "", "A"), &line])
+}
+
+/// The `summary` of the exported file's last summary entry.
+fn stored_summary(exported: &str) -> Json {
+    let is_summary = |e: &Json| {
+        matches!(
+            e.get("type").and_then(Json::as_str),
+            Some(t) if t.eq_str("compaction") || t.eq_str("branch_summary")
+        )
+    };
+    exported
+        .lines()
+        .map(json)
+        .rfind(is_summary)
+        .and_then(|e| e.get("summary").cloned())
+        .unwrap_or(Json::Null)
+}
+
+#[test]
+fn a_summary_text_export_would_not_write_is_kept_whole_and_written_back() {
+    let preamble = BRANCH_PREAMBLE.replace('\n', "\\n");
+    for (entry, verbatim) in [
+        // An extension's compaction: file lists in details, none in the text.
+        (r#""type":"compaction","summary":"hook","firstKeptEntryId":"a","tokensBefore":5,"details":{"readFiles":["r.ts"],"modifiedFiles":["m.ts"]},"fromHook":true"#.to_owned(), true),
+        // Tags in the middle, tags that are not the details'.
+        (r#""type":"compaction","summary":"i\n\n<read-files>\nr.ts\n</read-files>\n\nmore","tokensBefore":5,"details":{"readFiles":["r.ts"],"modifiedFiles":[]}"#.to_owned(), true),
+        (r#""type":"compaction","summary":"t\n\n<read-files>\nr.ts\n</read-files>","tokensBefore":5,"details":{"readFiles":["o.ts"],"modifiedFiles":[]}"#.to_owned(), true),
+        // pi's `branchWithSummary` without the preamble, and one with CRLF.
+        (r#""type":"branch_summary","fromId":"a","summary":"BS""#.to_owned(), true),
+        (format!(r#""type":"branch_summary","fromId":"a","summary":"{}X""#, preamble.replace("\\n", "\\r\\n")), true),
+        // An extension's details of another shape: nothing to add or remove.
+        (r#""type":"compaction","summary":"ext","tokensBefore":5,"details":{"readFiles":"src/a.ts,src/b.ts","version":2},"fromHook":true"#.to_owned(), false),
+        // What pi writes itself.
+        (format!(r#""type":"branch_summary","fromId":"a","summary":"{preamble}B\n\n<read-files>\nr.ts\n</read-files>","details":{{"readFiles":["r.ts"],"modifiedFiles":[]}}"#), false),
+    ] {
+        let text = summary_file(&entry);
+        let stored = json(text.lines().nth(2).unwrap()).get("summary").cloned().unwrap();
+        let m = messages(&text);
+        let summary = m.iter().find(|m| m.get("summary").is_some()).unwrap();
+        assert_eq!(
+            summary.get("verbatim"),
+            verbatim.then_some(&Json::Bool(true)),
+            "{entry}"
+        );
+        if verbatim {
+            assert_eq!(summary.get("summary"), Some(&stored), "{entry}");
+        }
+        // pi gets its text back, and the mark survives the trip.
+        let out = export(&m, None);
+        assert_eq!(stored_summary(&out), stored, "{entry}");
+        assert_eq!(messages(&out), m, "{entry}");
+    }
 }
 
 #[test]
@@ -851,6 +910,7 @@ fn arb_extras() -> impl Strategy<Value = Vec<(JsStr, Json)>> {
                 "appField",
                 "0",
                 "message",
+                "verbatim",
             ])
             .prop_map(js),
             arb_value(),
@@ -1039,6 +1099,53 @@ proptest! {
         prop_assert_eq!(got, want);
         // Exporting what was imported writes the same file again.
         prop_assert_eq!(export(&back.messages, Some(r#"{"id":"p","cwd":"/"}"#)), text);
+    }
+
+    #[test]
+    fn export_of_import_gives_pi_its_summary_text_back(
+        text in arb_text(),
+        tags in proptest::sample::select(vec![
+            "",
+            "\n\n<read-files>\na.ts\n</read-files>",
+            "\n\n<modified-files>\nb/c.rs\n</modified-files>",
+            "\n\n<read-files>\na.ts\n</read-files>\n\n<modified-files>\nb/c.rs\n</modified-files>",
+        ]),
+        preamble in any::<bool>(),
+        details in arb_details(),
+        from_hook in proptest::option::of(arb_value()),
+        branch in any::<bool>(),
+    ) {
+        let mut stored = JsStr::new();
+        if preamble {
+            stored.push_str(BRANCH_PREAMBLE);
+        }
+        stored.push_js(text.as_str().unwrap());
+        stored.push_str(tags);
+        if stored.is_empty() {
+            stored.push_str("x");
+        }
+        let mut entry = JsonObject::new();
+        let (kind, extra) = if branch {
+            ("branch_summary", ("fromId", Json::from("a")))
+        } else {
+            ("compaction", ("tokensBefore", Json::Number(5.0)))
+        };
+        entry.insert(js("type"), Json::from(kind));
+        entry.insert(js(extra.0), extra.1);
+        entry.insert(js("summary"), Json::String(stored.clone()));
+        if let Some(d) = details {
+            entry.insert(js("details"), d);
+        }
+        if let Some(h) = from_hook {
+            entry.insert(js("fromHook"), h);
+        }
+        let mut body = JsStr::new();
+        stringify(&Json::Object(entry), &mut body);
+        let body = body.to_string_lossy();
+        let text = summary_file(&body[1..body.len() - 1]);
+        let first = import_session(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let out = export(&first.messages, None);
+        prop_assert_eq!(stored_summary(&out), Json::String(stored));
     }
 
     #[test]

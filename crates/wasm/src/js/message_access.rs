@@ -5,6 +5,7 @@
 use crate::js::errors::{describe, messages_unreadable, unreadable, wrong_type};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::chunks::read_chunked;
+use agent_compaction_core::message::file_lists::SummaryFields;
 use agent_compaction_core::message::role::{role_error, Role};
 use js_sys::{Array, JsString, Reflect};
 use wasm_bindgen::prelude::*;
@@ -259,31 +260,49 @@ pub fn strings(
         .collect()
 }
 
-/// A summary's file lists from `details.readFiles` / `details.modifiedFiles`
-/// (either may be absent).
-pub fn summary_files(
-    message: &JsValue,
-    index: usize,
-) -> Result<(Vec<JsString>, Vec<JsString>), InputError> {
-    let details_path = || FieldPath::element("messages", index).field("details");
-    let details = get(message, "details", details_path)?;
-    if details.is_undefined() || details.is_null() {
-        return Ok((Vec::new(), Vec::new()));
-    }
-    if !details.is_object() {
-        return Err(wrong_type(
-            details_path(),
-            "an object or undefined",
-            &details,
-        ));
-    }
-    let list = |key: &'static str| -> Result<Vec<JsString>, InputError> {
+/// `messages[index]`, a summary, as the core's file-list rule reads it
+/// (`message::file_lists`): a getter or proxy that throws is the only error.
+pub struct SummaryAt<'a> {
+    pub message: &'a JsValue,
+    pub index: usize,
+}
+
+impl SummaryFields for SummaryAt<'_> {
+    type Text = JsString;
+    type Error = InputError;
+
+    fn details_strings(&self, key: &'static str) -> Result<Option<Vec<JsString>>, InputError> {
+        let details_path = || FieldPath::element("messages", self.index).field("details");
+        let details = get(self.message, "details", details_path)?;
+        if !details.is_object() {
+            return Ok(None);
+        }
         let path = || details_path().field(key);
         let value = get(&details, key, path)?;
-        if value.is_undefined() || value.is_null() {
-            return Ok(Vec::new());
+        let Some(list) = JsArray::new(&value, path)? else {
+            return Ok(None);
+        };
+        let mut strings = Vec::with_capacity(list.len() as usize);
+        for i in 0..list.len() {
+            match list
+                .get(i, || path().at(i as usize))?
+                .dyn_into::<JsString>()
+            {
+                Ok(text) => strings.push(text),
+                Err(_) => return Ok(None),
+            }
         }
-        strings(&value, path, "an array of strings")
-    };
-    Ok((list("readFiles")?, list("modifiedFiles")?))
+        Ok(Some(strings))
+    }
+
+    fn is_true(&self, key: &'static str) -> Result<bool, InputError> {
+        let value = get(self.message, key, || {
+            FieldPath::element("messages", self.index).field(key)
+        })?;
+        Ok(value.as_bool() == Some(true))
+    }
+
+    fn is_truthy(&self, key: &'static str) -> Result<bool, InputError> {
+        truthy_field(self.message, self.index, key)
+    }
 }
