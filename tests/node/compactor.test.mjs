@@ -219,6 +219,52 @@ describe("compact: one summary inserted, nothing else changed", () => {
   });
 });
 
+describe("tokensAfter with the calibrated estimate", () => {
+  // Code the calibrated estimate counts at well over what this provider
+  // reports (its usage grows by characters / 4): a ratio near 0.6 is learnt.
+  function code(turns) {
+    const out = [];
+    let reported = 500;
+    for (let i = 0; i < turns; i++) {
+      const text = `// file${i}\n` + `const v${i} = ${i};\n`.repeat(1250);
+      out.push(user(`turn ${i}: fix this\n` + text));
+      reported += Math.ceil(text.length / 4) + 20;
+      out.push(assistant(`Fixed bug ${i}.`, reported));
+    }
+    return out;
+  }
+
+  test("is contextTokens right after, in the provider's tokens as tokensBefore is, in compaction_end and the quiet rule", async () => {
+    const messages = code(20);
+    const events = [];
+    const c = new Compactor({
+      contextWindow: 100_000,
+      settings: { reserveTokens: 10_000, keepRecentTokens: 60_000, toolOutputClearing: false },
+      summarize: async () => "## Goal\nFix the bugs.",
+      onEvent: (e) => events.push(e),
+    });
+    assert.equal(c.needsCompaction(messages), true);
+    const before = c.contextTokens(messages);
+    assert.equal(before, messages.at(-1).usage.totalTokens);
+    // The summary keeps 60,000 of the provider's tokens: about 100,000 by
+    // the estimate, more than the whole context as the provider counts it.
+    const out = await c.compact(messages, { reason: "threshold" });
+    assert.equal(out.tokensBefore, before);
+    assert.equal(c.contextTokens(out.messages), out.tokensAfter);
+    assert.ok(out.tokensAfter > 60_000 && out.tokensAfter < 0.95 * before, `${out.tokensAfter} of ${before}`);
+    const fresh = new Compactor({ contextWindow: 100_000 });
+    assert.ok(fresh.contextTokens(out.messages) > before, "unscaled, the kept part alone is more than tokensBefore");
+    fresh.free();
+    const end = events.at(-1);
+    assert.equal(end.type, "compaction_end");
+    assert.equal(end.result.tokensAfter, out.tokensAfter);
+    // It freed more than 5 %: the threshold is not held back.
+    assert.equal(end.quietUntil, undefined);
+    assert.equal(c.needsCompaction(out.messages), false);
+    c.free();
+  });
+});
+
 describe("failure never loses anything", () => {
   const failures = {
     "throws": () => {

@@ -155,6 +155,19 @@ fn scale(tokens: u64, ratio: f64) -> u64 {
     }
 }
 
+/// The context tokens right after a summary is inserted, as the index
+/// counts them then (no fresh usage follows the summary): `estimates` (the
+/// summary's, the re-sent pinned messages' and the kept messages'), what
+/// the summary is sent with besides its text (`note`), less what the kept
+/// outputs a kept marker clears save (`kept_cleared`), each scaled by
+/// `ratio` as the index scales it. A compaction's `tokensAfter`: the same
+/// number `contextTokens` gives right after, on the same scale as the
+/// `tokensBefore` it is compared with.
+pub fn tokens_after_summary(estimates: u64, note: u64, kept_cleared: u64, ratio: f64) -> f64 {
+    let sent = scale(estimates, ratio).saturating_add(scale(note, ratio));
+    less_freed(sent as f64, scale(kept_cleared, ratio))
+}
+
 impl ContextIndex {
     pub fn len(&self) -> usize {
         self.facts.len()

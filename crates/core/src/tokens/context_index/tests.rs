@@ -665,6 +665,31 @@ fn the_ratio_is_learned_from_measured_estimates_and_kept_past_a_summary() {
     assert_eq!(ix.ratio(), 1.5);
 }
 
+#[test]
+fn tokens_after_a_summary_are_what_the_index_counts_right_after_it() {
+    let exact = |i: usize| -> Result<u64, ()> { Ok(if i.is_multiple_of(2) { 490 } else { 10 }) };
+    for (overhead, factor) in [(5_000.0, 1.5), (0.0, 0.7), (2_000.0, 1.0)] {
+        let mut ix = corrected_session(overhead, factor, 500, 5);
+        let ratio = ix.learn_ratio(exact).unwrap();
+        assert_eq!(ratio, factor);
+        // A summary of 333 kept the last 4 messages (1,000); it is sent
+        // with a note of 17, and a kept output cleared by a kept marker
+        // saves 91.
+        let summary = MessageFacts::summary(333, Some(4), 30.0);
+        ix.insert(6, summary, exact).unwrap();
+        ix.set_summary_note(17);
+        ix.set_kept_cleared(91);
+        let after = tokens_after_summary(333 + 1_000, 17, 91, ratio);
+        assert_eq!(ix.context_tokens_exact(exact).unwrap().tokens, after);
+        assert_eq!(ix.context_tokens().last_usage_index, None);
+        // Each part scaled on its own, as the index scales it.
+        let scaled = |t: f64| (t * ratio).ceil();
+        assert_eq!(after, scaled(1_333.0) + scaled(17.0) - scaled(91.0));
+    }
+    // Never below zero.
+    assert_eq!(tokens_after_summary(10, 0, 50, 1.0), 0.0);
+}
+
 /// Facts with lazily gathered assistants (their bound tight, loose or
 /// unknown), and every message's measured estimate.
 fn arb_session() -> impl Strategy<Value = (Vec<MessageFacts>, Vec<u64>)> {
