@@ -58,6 +58,11 @@
 //! from the messages' tool call ids) comes off while no fresh usage follows
 //! the summary.
 //!
+//! A fresh usage counts only if it describes what is sent after the
+//! messages it follows: not after an edit took out the summary or marker
+//! it was reported with, nor when it is far below the usage that counted
+//! before it (`counted`).
+//!
 //! Pinned messages ([`crate::message::pinned`]) before the last summary are
 //! sent to the model right after it, so they count as if they stood there:
 //! in the estimates while no fresh usage follows the summary (a fresh usage
@@ -125,6 +130,8 @@ impl Default for ContextIndex {
         }
     }
 }
+
+pub use counted::{implausible, MIN_USAGE_SHARE};
 
 /// The ratio's bounds: the provider counts at most 2.5× and at least half
 /// what the calibrated estimate says (o200k-like tokenizers ≈ 1; cl100k on
@@ -259,6 +266,7 @@ impl ContextIndex {
     }
 }
 
+mod counted;
 mod edits;
 mod ratio;
 mod resent;
