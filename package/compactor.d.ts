@@ -355,7 +355,10 @@ export interface CompactionResult<M extends AnyMessage = AgentMessage> {
   /** The inserted summary. */
   summary: CompactionSummaryMessage;
   tokensBefore: number;
-  /** The estimated context right after (stale usage ignored). */
+  /**
+   * The estimated context right after (stale usage ignored): what
+   * `contextTokens` gives right after, on the scale of `tokensBefore`.
+   */
   tokensAfter: number;
   /** Where the summary was inserted; the kept messages follow it. */
   firstKeptIndex: number;

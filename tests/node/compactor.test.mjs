@@ -219,6 +219,52 @@ describe("compact: one summary inserted, nothing else changed", () => {
   });
 });
 
+describe("tokensAfter with the calibrated estimate", () => {
+  // Code the calibrated estimate counts at well over what this provider
+  // reports (its usage grows by characters / 4): a ratio near 0.6 is learnt.
+  function code(turns) {
+    const out = [];
+    let reported = 500;
+    for (let i = 0; i < turns; i++) {
+      const text = `// file${i}\n` + `const v${i} = ${i};\n`.repeat(1250);
+      out.push(user(`turn ${i}: fix this\n` + text));
+      reported += Math.ceil(text.length / 4) + 20;
+      out.push(assistant(`Fixed bug ${i}.`, reported));
+    }
+    return out;
+  }
+
+  test("is contextTokens right after, in the provider's tokens as tokensBefore is, in compaction_end and the quiet rule", async () => {
+    const messages = code(20);
+    const events = [];
+    const c = new Compactor({
+      contextWindow: 100_000,
+      settings: { reserveTokens: 10_000, keepRecentTokens: 60_000, toolOutputClearing: false },
+      summarize: async () => "## Goal\nFix the bugs.",
+      onEvent: (e) => events.push(e),
+    });
+    assert.equal(c.needsCompaction(messages), true);
+    const before = c.contextTokens(messages);
+    assert.equal(before, messages.at(-1).usage.totalTokens);
+    // The summary keeps 60,000 of the provider's tokens: about 100,000 by
+    // the estimate, more than the whole context as the provider counts it.
+    const out = await c.compact(messages, { reason: "threshold" });
+    assert.equal(out.tokensBefore, before);
+    assert.equal(c.contextTokens(out.messages), out.tokensAfter);
+    assert.ok(out.tokensAfter > 60_000 && out.tokensAfter < 0.95 * before, `${out.tokensAfter} of ${before}`);
+    const fresh = new Compactor({ contextWindow: 100_000 });
+    assert.ok(fresh.contextTokens(out.messages) > before, "unscaled, the kept part alone is more than tokensBefore");
+    fresh.free();
+    const end = events.at(-1);
+    assert.equal(end.type, "compaction_end");
+    assert.equal(end.result.tokensAfter, out.tokensAfter);
+    // It freed more than 5 %: the threshold is not held back.
+    assert.equal(end.quietUntil, undefined);
+    assert.equal(c.needsCompaction(out.messages), false);
+    c.free();
+  });
+});
+
 describe("failure never loses anything", () => {
   const failures = {
     "throws": () => {
@@ -488,6 +534,95 @@ describe("removeLastCompaction", () => {
     // The compactor follows an undo back (its numbers go up again).
     assert.equal(c.contextTokens(undone), c.contextTokens(messages));
   });
+
+  // Turns that read a file each: a tool call, its output, an answer; the
+  // provider's usage grows by the output's characters / 4.
+  function reading(turns) {
+    const out = [];
+    let reported = 1_000;
+    for (let i = 0; i < turns; i++) {
+      out.push(user(`turn ${i}: read file${i}.ts and fix bug ${i}`));
+      reported += 50;
+      out.push({ ...assistant("", reported), content: [{ type: "toolCall", id: `c${i}`, name: "read", arguments: { path: `src/file${i}.ts` } }], stopReason: "toolUse" });
+      const text = `// file${i}\n` + `const v${i} = ${i};\n`.repeat(1250);
+      out.push({ role: "toolResult", toolCallId: `c${i}`, toolName: "read", content: [{ type: "text", text }], isError: false, timestamp: clock++ });
+      reported += text.length / 4 + 100;
+      out.push(assistant(`Fixed bug ${i}.`, reported));
+    }
+    return out;
+  }
+
+  for (const estimator of ["pi", "calibrated"]) {
+    const make = (settings = {}) =>
+      new Compactor({
+        estimator,
+        contextWindow: 100_000,
+        settings: { reserveTokens: 10_000, keepRecentTokens: 15_000, ...settings },
+        summarize: async () => "## Goal\nFix the bugs.",
+      });
+
+    test(`undone after a turn (${estimator}): the turn's usage counted the summary, so it counts no more, with the same compactor or a fresh one`, async () => {
+      const { removeLastCompaction } = await import("agent-compaction");
+      const c = make();
+      const base = reading(20);
+      const before = c.contextTokens(base);
+      assert.equal(c.needsCompaction(base), true);
+      const out = await c.compact(base, { reason: "manual" });
+      // One more turn: the provider reports what it was sent, the summary
+      // and the kept turns.
+      const next = [user("next question"), assistant("answer", out.tokensAfter + 30)];
+      const grown = [...out.messages, ...next];
+      // (usage() reports 10 output tokens besides the input.)
+      assert.equal(c.contextTokens(grown), out.tokensAfter + 40);
+      const undone = removeLastCompaction(grown);
+      assert.deepEqual(undone, [...base, ...next]);
+      for (const [who, k] of [["same", c], ["fresh", make()]]) {
+        const tokens = k.contextTokens(undone);
+        assert.ok(tokens > before && tokens < before + 100, `${who}: ${tokens}, before the compaction ${before}`);
+        assert.equal(k.needsCompaction(undone), true, who);
+      }
+      // The next usage the provider reports counts.
+      const later = [...undone, user("go on"), assistant("done", before + 500)];
+      assert.equal(c.contextTokens(later), before + 510);
+    });
+
+    test(`a clearing undone after a turn (${estimator}): the turn's usage saw the placeholders, so it counts no more`, async () => {
+      const { removeLastCompaction } = await import("agent-compaction");
+      const clearing = { toolOutputClearing: { protectTokens: 5_000, minFreedTokens: 1_000 } };
+      const c = make(clearing);
+      const base = reading(20);
+      const before = c.contextTokens(base);
+      const cleared = await c.compact(base, { reason: "threshold" });
+      assert.equal(cleared.tier, "clear");
+      const grown = [...cleared.messages, user("next"), assistant("reply", cleared.tokensAfter + 200)];
+      assert.equal(c.contextTokens(grown), cleared.tokensAfter + 210);
+      const undone = removeLastCompaction(grown);
+      assert.ok(!undone.some((m) => m.role === "toolOutputCleared"));
+      for (const [who, k] of [["same", c], ["fresh", make(clearing)]]) {
+        const tokens = k.contextTokens(undone);
+        assert.ok(tokens > before && tokens < before + 100, `${who}: ${tokens}, before the clearing ${before}`);
+        assert.equal(k.needsCompaction(undone), true, who);
+      }
+    });
+
+    test(`undone after a turn, a summary that freed under half (${estimator}): the compactor that saw the undo counts what is sent`, async () => {
+      const { removeLastCompaction } = await import("agent-compaction");
+      // It keeps most of the context: the turn's usage is over half the
+      // usage before, and only the edit tells it is stale.
+      const c = make({ keepRecentTokens: 60_000 });
+      const base = reading(20);
+      const before = c.contextTokens(base);
+      const out = await c.compact(base, { reason: "manual" });
+      assert.ok(out.tokensAfter > before / 2, `${out.tokensAfter} of ${before}`);
+      // The turn runs through the compactor (its hooks, or contextTokens).
+      const grown = [...out.messages, user("next question"), assistant("answer", out.tokensAfter + 30)];
+      assert.equal(c.contextTokens(grown), out.tokensAfter + 40);
+      const undone = removeLastCompaction(grown);
+      const tokens = c.contextTokens(undone);
+      assert.ok(tokens > before && tokens < before + 100, `${tokens}, before the compaction ${before}`);
+      assert.equal(c.needsCompaction(undone), true);
+    });
+  }
 });
 
 const piBranch = await import(new URL("../../node_modules/@mariozechner/pi-coding-agent/dist/core/compaction/branch-summarization.js", import.meta.url));

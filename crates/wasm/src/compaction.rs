@@ -7,6 +7,7 @@
 
 use crate::js::errors::{describe, thrown_message};
 use crate::js::message_access::{get, JsArray};
+use crate::js::message_facts::EstimateChunks;
 use crate::js::text::JsText;
 use crate::js::values::{prop, shape, JsJson};
 use crate::message::{convert_counting, convert_to_llm};
@@ -18,14 +19,14 @@ use agent_compaction_core::compaction::flow::{
     UsageTotals, NO_CALL,
 };
 use agent_compaction_core::compaction::last_request::Survivors;
-use agent_compaction_core::compaction::options::Conversation;
+use agent_compaction_core::compaction::options::{Conversation, EstimatorChoice};
 use agent_compaction_core::compaction::prompts::Boundary;
 use agent_compaction_core::compaction::prompts::SummaryKind;
 use agent_compaction_core::compaction::providers::usage_totals;
 use agent_compaction_core::compaction::settings::CompactionSettings;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::FieldPath;
-use agent_compaction_core::js::shape::Field;
+use agent_compaction_core::js::shape::{Field, Shape};
 use agent_compaction_core::js::string::JsStr;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::MessageFacts;
@@ -73,6 +74,9 @@ pub struct Job {
     pub kept_cleared: u64,
     /// What the summary is sent with besides its text, in tokens.
     pub summary_note: u64,
+    /// The compactor's estimator, and the ratio its estimates are scaled by.
+    pub estimator: EstimatorChoice,
+    pub ratio: f64,
     pub prepared: Prepared,
     /// The latest request to quote, the pinned messages re-sent.
     pub survivors: Survivors<JsString>,
@@ -363,6 +367,18 @@ impl FlowHost for JsHost<'_> {
     fn now(&mut self) -> f64 {
         js_sys::Date::now()
     }
+
+    /// Estimated as the compactor's index will estimate the summary
+    /// message once it is inserted (its text is all that counts).
+    fn summary_tokens(&mut self, text: &JsString) -> u64 {
+        let message = shape(Shape::of([
+            ("role", Field::Str("compactionSummary")),
+            ("summary", Field::Value(text.clone().into())),
+        ]));
+        EstimateChunks::with(&JsArray::single(&message), self.job.estimator)
+            .get(0)
+            .unwrap_or_else(|_| (text.length() as u64).div_ceil(4))
+    }
 }
 
 /// The flow of one job, from the hook to the result object `compact`
@@ -391,6 +407,7 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
             .to_vec(),
         kept_cleared: job.kept_cleared,
         summary_note: job.summary_note,
+        ratio: job.ratio,
         survivors: job.survivors.clone(),
         prefix: job.prefix.as_ref().map(|p| p.input.clone()),
     };

@@ -1319,6 +1319,8 @@ async fn compact_job(
             facts,
             kept_cleared,
             summary_note: tracker.summary_note(),
+            estimator: tracker.estimator(),
+            ratio,
             covered,
             prepared,
             prefix,

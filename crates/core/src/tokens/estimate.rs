@@ -388,6 +388,16 @@ impl MessageFacts {
         self.tokens
     }
 
+    /// The usage this message reported counts no more (an edit took away
+    /// the context it was reported for): the message is estimated, as one
+    /// that reports none.
+    pub fn forget_usage(&mut self) {
+        if self.usage().is_some() {
+            self.flags &= !HAS_USAGE;
+            self.usage_tokens = 0.0;
+        }
+    }
+
     /// Completes a lazily gathered message with its estimate.
     pub fn set_tokens(&mut self, tokens: u64) {
         self.tokens = u32::try_from(tokens).unwrap_or(u32::MAX);

@@ -35,7 +35,7 @@ use crate::error::{FieldPath, InputError};
 use crate::js::number::number_to_string;
 use crate::message::llm::TextSink;
 use crate::message::role::Role;
-use crate::tokens::context_tokens::{estimate_with_usage_after, Stale};
+use crate::tokens::context_index::tokens_after_summary;
 use crate::tokens::estimate::MessageFacts;
 
 /// What `beforeCompact` returning `{ cancel: true }` rejects with.
@@ -213,6 +213,9 @@ pub trait FlowHost: TextOps {
     /// failure, not a cancellation: `None` then).
     fn aborted(&mut self) -> Option<Self::AbortError>;
     fn now(&mut self) -> f64;
+    /// The estimate of a `compactionSummary` whose text is `text`, by the
+    /// compactor's estimator (unscaled): what its index will hold for it.
+    fn summary_tokens(&mut self, text: &Self::Text) -> u64;
 }
 
 /// The compactor's options that shape the flow.
@@ -248,6 +251,11 @@ pub struct FlowInput<T> {
     /// What the summary is sent with besides its text (the history tools'
     /// note), in tokens.
     pub summary_note: u64,
+    /// The ratio the compactor scales its estimates by (learned from the
+    /// provider's reported usage; 1 with pi's estimate): the context after
+    /// is counted as `contextTokens` will count it, on the scale of
+    /// `tokens_before`.
+    pub ratio: f64,
     /// The latest request to quote and the pinned messages re-sent after
     /// the summary (`compaction::last_request`).
     pub survivors: Survivors<T>,
@@ -390,9 +398,12 @@ pub struct Insert<T, U, D> {
     pub timestamp: f64,
     pub tokens_before: f64,
     /// How many messages follow the summary where it is inserted (its
-    /// `keptMessages`): their usage is stale ([`Stale`]).
+    /// `keptMessages`): their usage is stale
+    /// ([`crate::tokens::context_tokens::Stale`]).
     pub kept_messages: usize,
-    /// The estimated context right after (stale usage ignored).
+    /// The estimated context right after (stale usage ignored), as the
+    /// compactor's `contextTokens` counts it then
+    /// ([`tokens_after_summary`]).
     pub tokens_after: f64,
     pub summarized_by: SummarizedBy,
     /// Why the extractive fallback was used, when it was.
@@ -804,29 +815,27 @@ impl<H: FlowHost> CompactionFlow<H> {
         // Whoever wrote it, the summary quotes the latest request when it
         // is summarized.
         let text = with_latest_request::<H>(text, &self.input.survivors);
-        // The context after: the summary, the pinned messages re-sent after
-        // it (counted by their estimates), and the kept messages, whose
-        // usage is stale (SPEC §3).
-        let resent = &self.input.survivors.resent;
-        let mut context = Vec::with_capacity(self.input.kept.len() + resent.len() + 1);
-        context.push(MessageFacts::new(
-            Role::CompactionSummary,
-            (H::len(&text) as u64)
-                .div_ceil(4)
-                .saturating_add(self.input.summary_note),
-            None,
-            now,
-        ));
-        context.extend(
-            resent
-                .iter()
-                .map(|f| MessageFacts::new(f.role, u64::from(f.tokens), None, f.timestamp)),
+        // The context after, as the compactor's index counts it right after
+        // the summary is inserted: the summary (by the compactor's
+        // estimator) and what it is sent with, the pinned messages re-sent
+        // after it and the kept messages (by their estimates: their usage
+        // is stale, SPEC §3), the kept outputs a kept marker clears as
+        // their placeholders, all scaled by the ratio.
+        let estimates = self
+            .input
+            .survivors
+            .resent
+            .iter()
+            .chain(&self.input.kept)
+            .fold(host.summary_tokens(&text), |sum, f| {
+                sum.saturating_add(u64::from(f.tokens))
+            });
+        let tokens_after = tokens_after_summary(
+            estimates,
+            self.input.summary_note,
+            self.input.kept_cleared,
+            self.input.ratio,
         );
-        context.extend_from_slice(&self.input.kept);
-        let stale = Stale::Through(context.len());
-        // The kept outputs a kept marker clears are sent as placeholders.
-        let estimated = estimate_with_usage_after(&context, Some(0), stale).tokens;
-        let tokens_after = (estimated - self.input.kept_cleared as f64).max(0.0);
         if tokens_after >= tokens_before {
             return Step::Fail(Failure::Failed(format!(
                 "the summary would not make the context smaller ({} tokens before, {} after)",

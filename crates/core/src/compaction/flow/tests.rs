@@ -19,6 +19,8 @@ struct Fake {
     extractive_asked: Vec<usize>,
     aborted: Option<&'static str>,
     now: f64,
+    /// The compactor's estimator is the calibrated one (else pi's).
+    calibrated: bool,
 }
 
 impl Default for Fake {
@@ -33,6 +35,7 @@ impl Default for Fake {
             extractive_asked: Vec::new(),
             aborted: None,
             now: 1_000.0,
+            calibrated: false,
         }
     }
 }
@@ -94,6 +97,13 @@ impl FlowHost for Fake {
     fn now(&mut self) -> f64 {
         self.now
     }
+    fn summary_tokens(&mut self, text: &String) -> u64 {
+        if self.calibrated {
+            crate::tokens::calibrated::estimate_texts([text.as_bytes()])
+        } else {
+            Self::len(text).div_ceil(4) as u64
+        }
+    }
 }
 
 fn config() -> FlowConfig {
@@ -121,6 +131,7 @@ fn input() -> FlowInput<String> {
         ],
         kept_cleared: 0,
         summary_note: 0,
+        ratio: 1.0,
         survivors: Survivors::default(),
         prefix: None,
     }
@@ -801,6 +812,69 @@ fn tokens_after_count_what_is_sent_cleared_outputs_as_placeholders_and_the_note(
     };
     let (_, step) = drive(config(), noted, &mut Fake::default(), vec![text("tiny")]);
     assert_eq!(inserted(step).tokens_after, 131.0);
+}
+
+#[test]
+fn tokens_after_are_on_the_scale_of_tokens_before_the_ratio_and_the_estimator() {
+    use crate::tokens::calibrated::estimate_texts;
+    use crate::tokens::context_index::tokens_after_summary;
+    let summary = "{\"files\": [\"src/a.ts\", \"src/b.ts\"], \"done\": true}";
+    // The provider counts 0.5× the estimate: 100 + 100 kept are sent as
+    // 100 provider tokens, which `tokens_before` (a usage) is counted in.
+    let scaled = FlowInput {
+        tokens_before: 150.0,
+        ratio: 0.5,
+        kept_cleared: 20,
+        summary_note: 9,
+        ..input()
+    };
+    for calibrated in [false, true] {
+        let mut host = Fake {
+            calibrated,
+            ..Fake::default()
+        };
+        let summary_tokens = host.summary_tokens(&summary.to_string());
+        let (_, step) = drive(config(), scaled.clone(), &mut host, vec![text(summary)]);
+        let after = inserted(step).tokens_after;
+        assert_eq!(
+            after,
+            tokens_after_summary(summary_tokens + 200, 9, 20, 0.5)
+        );
+        assert!(after < 150.0, "{after}");
+    }
+    // The summary by the compactor's estimator: JSON costs more than pi's
+    // characters ÷ 4.
+    let calibrated = estimate_texts([summary.as_bytes()]);
+    assert!(calibrated > (summary.len() as u64).div_ceil(4));
+    let (_, step) = drive(
+        config(),
+        FlowInput {
+            tokens_before: 10_000.0,
+            ..input()
+        },
+        &mut Fake {
+            calibrated: true,
+            ..Fake::default()
+        },
+        vec![text(summary)],
+    );
+    assert_eq!(inserted(step).tokens_after, (calibrated + 200) as f64);
+    // A provider that counts 2.5×: the same summary is refused against
+    // what it is really sent as.
+    let (_, step) = drive(
+        config(),
+        FlowInput {
+            tokens_before: 500.0,
+            ratio: 2.5,
+            ..input()
+        },
+        &mut Fake::default(),
+        vec![text("tiny")],
+    );
+    assert_eq!(
+        failed(step),
+        "the summary would not make the context smaller (500 tokens before, 503 after)"
+    );
 }
 
 #[test]

@@ -93,7 +93,12 @@ impl ContextIndex {
             self.kept_cleared = None;
             return Appended::Summary;
         }
-        match f.usage().filter(|_| self.is_fresh(index, &f)) {
+        let before = self.usage_before_next();
+        match f
+            .usage()
+            .filter(|_| self.is_fresh(index, &f))
+            .filter(|&usage| !implausible(usage, before))
+        {
             Some(usage) => {
                 self.last_usage = Some((index, usage));
                 self.reset_trailing(0);
@@ -195,6 +200,7 @@ impl ContextIndex {
         mut fill: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<(), E> {
         if at < self.facts.len() {
+            self.forget_usage_after(at);
             self.facts.remove(at);
             self.pinned.remove(at);
             self.marker_removed(at);
@@ -225,6 +231,7 @@ impl ContextIndex {
     /// [`remove`](Self::remove), leaving pending estimates unmeasured.
     pub fn remove_bounded(&mut self, at: usize) {
         if at < self.facts.len() {
+            self.forget_usage_after(at);
             self.facts.remove(at);
             self.pinned.remove(at);
             self.marker_removed(at);
@@ -238,9 +245,12 @@ impl ContextIndex {
     pub fn replace_bounded(&mut self, replaced: impl IntoIterator<Item = (usize, MessageFacts)>) {
         let mut any = false;
         for (at, f) in replaced {
-            let Some(old) = self.facts.get_mut(at) else {
+            if at >= self.facts.len() {
                 continue;
-            };
+            }
+            // A summary or marker replaced is taken out, as by a removal.
+            self.forget_usage_after(at);
+            let old = &mut self.facts[at];
             let was_marker = old.role == Role::ToolOutputCleared;
             *old = f;
             self.pinned.set(at, f.pinned);
@@ -287,10 +297,11 @@ impl ContextIndex {
     }
 
     /// The running totals from the stored facts, after a change in the
-    /// middle: walks back from the end only as far as it must (to the last
-    /// summary, and within the context to the last fresh usage). A pending
-    /// estimate is measured with `fill`, or without it left out of the
-    /// totals and its bound added to the slack.
+    /// middle: finds the last summary, the last usage that counts in its
+    /// context (a walk over the context's facts, which reads no message),
+    /// and sums the estimates after it. A pending estimate is measured with
+    /// `fill`, or without it left out of the totals and its bound added to
+    /// the slack.
     pub(super) fn recompute<E>(
         &mut self,
         mut fill: Option<&mut impl FnMut(usize) -> Result<u64, E>>,
@@ -299,15 +310,13 @@ impl ContextIndex {
             .facts
             .iter()
             .rposition(|f| f.role == Role::CompactionSummary);
-        self.last_usage = None;
         self.kept_cleared = None;
         self.reset_trailing(0);
-        for i in (self.context_start()..self.facts.len()).rev() {
+        self.last_usage = self
+            .counted_usages(self.context_start(), self.facts.len(), self.stale())
+            .last();
+        for i in (self.trailing_from()..self.facts.len()).rev() {
             let f = self.facts[i];
-            if let Some(usage) = f.usage().filter(|_| self.is_fresh(i, &f)) {
-                self.last_usage = Some((i, usage));
-                break;
-            }
             match fill.as_mut() {
                 Some(fill) => {
                     let tokens = self.tokens_of(i, fill)?;

@@ -58,6 +58,11 @@
 //! from the messages' tool call ids) comes off while no fresh usage follows
 //! the summary.
 //!
+//! A fresh usage counts only if it describes what is sent after the
+//! messages it follows: not after an edit took out the summary or marker
+//! it was reported with, nor when it is far below the usage that counted
+//! before it (`counted`).
+//!
 //! Pinned messages ([`crate::message::pinned`]) before the last summary are
 //! sent to the model right after it, so they count as if they stood there:
 //! in the estimates while no fresh usage follows the summary (a fresh usage
@@ -126,6 +131,8 @@ impl Default for ContextIndex {
     }
 }
 
+pub use counted::{implausible, MIN_USAGE_SHARE};
+
 /// The ratio's bounds: the provider counts at most 2.5× and at least half
 /// what the calibrated estimate says (o200k-like tokenizers ≈ 1; cl100k on
 /// CJK and emoji ≈ 1.55; others in between), whatever its numbers claim.
@@ -153,6 +160,19 @@ fn scale(tokens: u64, ratio: f64) -> u64 {
     } else {
         (tokens as f64 * ratio).ceil() as u64
     }
+}
+
+/// The context tokens right after a summary is inserted, as the index
+/// counts them then (no fresh usage follows the summary): `estimates` (the
+/// summary's, the re-sent pinned messages' and the kept messages'), what
+/// the summary is sent with besides its text (`note`), less what the kept
+/// outputs a kept marker clears save (`kept_cleared`), each scaled by
+/// `ratio` as the index scales it. A compaction's `tokensAfter`: the same
+/// number `contextTokens` gives right after, on the same scale as the
+/// `tokensBefore` it is compared with.
+pub fn tokens_after_summary(estimates: u64, note: u64, kept_cleared: u64, ratio: f64) -> f64 {
+    let sent = scale(estimates, ratio).saturating_add(scale(note, ratio));
+    less_freed(sent as f64, scale(kept_cleared, ratio))
 }
 
 impl ContextIndex {
@@ -246,6 +266,7 @@ impl ContextIndex {
     }
 }
 
+mod counted;
 mod edits;
 mod ratio;
 mod resent;

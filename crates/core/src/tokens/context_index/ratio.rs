@@ -34,15 +34,11 @@ impl ContextIndex {
                 .rposition(|f| f.role == Role::CompactionSummary);
             let start = summary.map_or(0, |s| s + 1);
             let stale = Stale::after(summary.map(|s| (s, &self.facts[s])));
-            let fresh = |i: usize| {
-                let f = &self.facts[i];
-                f.usage()
-                    .filter(|u| u.is_finite())
-                    .filter(|_| stale.is_fresh(i, f))
-                    .map(|u| (i, u))
-            };
-            let first = (start..end).find_map(fresh);
-            let last = (start..end).rev().find_map(fresh);
+            let mut counted = self
+                .counted_usages(start, end, stale)
+                .filter(|(_, u)| u.is_finite());
+            let first = counted.next();
+            let last = counted.last().or(first);
             if let (Some((first, before)), Some((last, after))) = (first, last) {
                 if first < last {
                     let mut estimate = 0u64;

@@ -604,8 +604,14 @@ fn the_ratio_compares_reported_usage_with_the_estimate_and_ignores_the_system_pr
         Ok(MAX_RATIO)
     );
     assert_eq!(
-        corrected_session(0.0, -1.0, 600, 4).learn_ratio(none),
+        corrected_session(0.0, 0.1, 600, 4).learn_ratio(none),
         Ok(MIN_RATIO)
+    );
+    // Usage that falls below half the one before cannot describe the
+    // messages it follows: it counts for nothing, the ratio included.
+    assert_eq!(
+        corrected_session(0.0, -1.0, 600, 4).learn_ratio(none),
+        Ok(1.0)
     );
     assert_eq!(
         corrected_session(0.0, 0.8, 1000, 3).learn_ratio(none),
@@ -663,6 +669,172 @@ fn the_ratio_is_learned_from_measured_estimates_and_kept_past_a_summary() {
     ix.push(f(Role::Assistant, 10, Some(3_000.0), 31.0));
     assert_eq!(ix.context_tokens_exact(exact).unwrap().tokens, 3_000.0);
     assert_eq!(ix.ratio(), 1.5);
+}
+
+#[test]
+fn tokens_after_a_summary_are_what_the_index_counts_right_after_it() {
+    let exact = |i: usize| -> Result<u64, ()> { Ok(if i.is_multiple_of(2) { 490 } else { 10 }) };
+    for (overhead, factor) in [(5_000.0, 1.5), (0.0, 0.7), (2_000.0, 1.0)] {
+        let mut ix = corrected_session(overhead, factor, 500, 5);
+        let ratio = ix.learn_ratio(exact).unwrap();
+        assert_eq!(ratio, factor);
+        // A summary of 333 kept the last 4 messages (1,000); it is sent
+        // with a note of 17, and a kept output cleared by a kept marker
+        // saves 91.
+        let summary = MessageFacts::summary(333, Some(4), 30.0);
+        ix.insert(6, summary, exact).unwrap();
+        ix.set_summary_note(17);
+        ix.set_kept_cleared(91);
+        let after = tokens_after_summary(333 + 1_000, 17, 91, ratio);
+        assert_eq!(ix.context_tokens_exact(exact).unwrap().tokens, after);
+        assert_eq!(ix.context_tokens().last_usage_index, None);
+        // Each part scaled on its own, as the index scales it.
+        let scaled = |t: f64| (t * ratio).ceil();
+        assert_eq!(after, scaled(1_333.0) + scaled(17.0) - scaled(91.0));
+    }
+    // Never below zero.
+    assert_eq!(tokens_after_summary(10, 0, 50, 1.0), 0.0);
+}
+
+/// A conversation whose provider reports 10,000 more each turn (user 9,000
+/// and assistant 1,000 by the estimate), up to 90,000 + 1,000.
+fn grown(ix: &mut ContextIndex, turns: usize) {
+    for k in 0..turns {
+        let t = 2.0 * k as f64;
+        ix.push(f(Role::User, 9_000, None, t));
+        ix.push(f(
+            Role::Assistant,
+            1_000,
+            Some(1_000.0 + 10_000.0 * (k + 1) as f64),
+            t + 1.0,
+        ));
+    }
+}
+
+#[test]
+fn usage_reported_after_a_summary_or_marker_an_edit_took_out_counts_no_more() {
+    for bounded in [false, true] {
+        let remove = |ix: &mut ContextIndex, at: usize| {
+            if bounded {
+                ix.remove_bounded(at);
+            } else {
+                ix.remove(at, no_fill).unwrap();
+            }
+        };
+        // Compacted to a summary that kept the last 4 messages (from the
+        // 60,000-token user message), then a turn: its usage counts the
+        // summary, and the drop is under half (no plausibility rule
+        // needed).
+        let mut ix = ContextIndex::default();
+        grown(&mut ix, 9);
+        assert_eq!(ix.context_tokens().tokens, 91_000.0);
+        ix.insert(14, MessageFacts::summary(500, Some(4), 50.0), no_fill)
+            .unwrap();
+        ix.push(f(Role::User, 10, None, 60.0));
+        ix.push(f(Role::Assistant, 20, Some(50_000.0), 61.0));
+        assert_eq!(ix.context_tokens().tokens, 50_000.0);
+        // Undone: the model is sent everything again, which that usage
+        // does not describe; the last usage from before counts.
+        remove(&mut ix, 14);
+        let c = ix.context_tokens();
+        assert_eq!((c.tokens, c.last_usage_index), (91_030.0, Some(17)));
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+        // Until a usage is reported after the edit.
+        ix.push(f(Role::User, 10, None, 62.0));
+        ix.push(f(Role::Assistant, 20, Some(92_000.0), 63.0));
+        assert_eq!(ix.context_tokens().tokens, 92_000.0);
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+
+        // A clearing, a turn that saw its placeholders, the marker taken
+        // out: everything after the marker is estimated again.
+        let mut ix = ContextIndex::default();
+        grown(&mut ix, 9);
+        ix.push(MessageFacts::cleared(40_000, 50.0));
+        ix.push(f(Role::User, 10, None, 60.0));
+        ix.push(f(Role::Assistant, 20, Some(52_000.0), 61.0));
+        assert_eq!(ix.context_tokens().tokens, 52_000.0);
+        remove(&mut ix, 18);
+        assert_eq!(ix.context_tokens().tokens, 91_030.0);
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+        // Any other message taken out changes no usage.
+        let mut ix = ContextIndex::default();
+        grown(&mut ix, 9);
+        ix.push(f(Role::User, 10, None, 60.0));
+        remove(&mut ix, 16);
+        assert_eq!(ix.context_tokens().tokens, 91_010.0);
+        assert_eq!(ix.context_tokens().last_usage_index, Some(16));
+    }
+    // A summary replaced in place is taken out too.
+    let mut ix = ContextIndex::default();
+    grown(&mut ix, 9);
+    ix.insert(14, MessageFacts::summary(500, Some(4), 50.0), no_fill)
+        .unwrap();
+    ix.push(f(Role::User, 10, None, 60.0));
+    ix.push(f(Role::Assistant, 20, Some(50_000.0), 61.0));
+    ix.replace_bounded([(14, f(Role::User, 30, None, 50.0))]);
+    assert_eq!(ix.context_tokens().tokens, 91_030.0);
+}
+
+#[test]
+fn a_usage_under_half_the_one_before_counts_as_none() {
+    // What an index that never saw the edit is given after an undo: the
+    // conversation, then a turn whose usage counted the summary.
+    let mut ix = ContextIndex::self_correcting();
+    grown(&mut ix, 9);
+    ix.push(f(Role::User, 10, None, 60.0));
+    ix.push(f(Role::Assistant, 20, Some(16_000.0), 61.0));
+    let c = ix.context_tokens();
+    assert_eq!((c.tokens, c.last_usage_index), (91_030.0, Some(17)));
+    assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+    // Compared with the usage that counted, not the one just before: the
+    // next turn's is no more credible.
+    ix.push(f(Role::User, 10, None, 62.0));
+    ix.push(f(Role::Assistant, 20, Some(17_000.0), 63.0));
+    assert_eq!(ix.context_tokens().tokens, 91_060.0);
+    // Half counts; a usage that grows again counts.
+    let mut half = ix.clone();
+    half.push(f(Role::Assistant, 20, Some(45_500.0), 64.0));
+    assert_eq!(half.context_tokens().tokens, 45_500.0);
+    ix.push(f(Role::Assistant, 20, Some(92_000.0), 64.0));
+    assert_eq!(ix.context_tokens().tokens, 92_000.0);
+    // Nor is the ratio learnt from it: from the usages that count.
+    let mut ratio = ContextIndex::self_correcting();
+    grown(&mut ratio, 3);
+    ratio.push(f(Role::User, 2_000, None, 10.0));
+    ratio.push(f(Role::Assistant, 10, Some(12_000.0), 11.0));
+    assert_eq!(ratio.learn_ratio(no_fill), Ok(1.0));
+    // An edit elsewhere recomputes the same (what a fresh index says).
+    let mut edited = ix.clone();
+    edited.remove(0, no_fill).unwrap();
+    let mut fresh = ContextIndex::self_correcting();
+    for m in &ix.facts()[1..] {
+        fresh.push(*m);
+    }
+    assert_eq!(edited.context_tokens(), fresh.context_tokens());
+
+    // With a clearing marker between, a drop is what it freed.
+    let mut cleared = ContextIndex::default();
+    grown(&mut cleared, 9);
+    cleared.push(MessageFacts::cleared(80_000, 50.0));
+    cleared.push(f(Role::User, 10, None, 60.0));
+    cleared.push(f(Role::Assistant, 20, Some(12_000.0), 61.0));
+    assert_eq!(cleared.context_tokens().tokens, 12_000.0);
+    assert_eq!(
+        cleared.context_tokens(),
+        cleared.context_tokens_recomputed()
+    );
+    // After a summary, the first usage is never compared.
+    let mut summarized = ContextIndex::default();
+    grown(&mut summarized, 9);
+    summarized.push(MessageFacts::summary(500, Some(0), 50.0));
+    summarized.push(f(Role::User, 10, None, 60.0));
+    summarized.push(f(Role::Assistant, 20, Some(3_000.0), 61.0));
+    assert_eq!(summarized.context_tokens().tokens, 3_000.0);
+    // A provider that reports NaN keeps pi's NaN.
+    let mut odd = ContextIndex::default();
+    grown(&mut odd, 2);
+    odd.push(f(Role::Assistant, 20, Some(f64::NAN), 61.0));
+    assert!(odd.context_tokens().tokens.is_nan());
 }
 
 /// Facts with lazily gathered assistants (their bound tight, loose or

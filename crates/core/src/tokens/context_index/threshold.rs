@@ -284,7 +284,18 @@ impl ContextIndex {
         // rest. Walked from the newest back: the context, then the re-sent
         // messages (counted by their estimates: a usage of theirs is not the
         // context's), then the summary.
-        let view = |i: usize| (i, self.facts[i]);
+        // Only the last usage that counts is kept: the walk stops there.
+        let last_counted = self
+            .counted_usages(start, len, self.stale())
+            .last()
+            .map(|(i, _)| i);
+        let view = |i: usize| {
+            let mut f = self.facts[i];
+            if last_counted != Some(i) {
+                f.forget_usage();
+            }
+            (i, f)
+        };
         let estimated = |&i: &usize| {
             let f = self.facts[i];
             let mut r = MessageFacts::new(f.role, u64::from(f.tokens), None, f.timestamp);
