@@ -17,7 +17,7 @@
 // `ai` is an optional peer dependency: it is imported (dynamically) only by
 // aiSdkSummarizer, by run() when an error needs classifying, and by
 // fromUIMessages.
-import { agentMessagesToChatMessages, Compactor, convertToLlm, isContextOverflow } from "agent-compaction";
+import { agentMessagesToChatMessages, Compactor, convertToLlm, isContextOverflow, rebaseCompaction } from "agent-compaction";
 
 /** pi 0.73's text when an overflow follows a compact-and-retry (the core's agent_flow::RECOVERY_FAILED). */
 export const OVERFLOW_RECOVERY_FAILED =
@@ -841,16 +841,13 @@ function jsonSchemaOf(schema) {
 }
 
 /**
- * The flat array after a compaction of `before` whose result is `compacted`,
- * when it is `now` meanwhile: messages appended since (a running tool loop's
- * steps, a user's message) follow the result; an array replaced otherwise
- * (setMessages) wins, and the compaction is not applied.
+ * The flat array after a compaction of `before` with result `out`, when it
+ * is `now` meanwhile (the core's rule, `rebaseCompaction`): messages
+ * appended since (a running tool loop's steps, a user's message) stay, the
+ * summary at its cut; an array replaced otherwise (setMessages) wins, and
+ * the compaction is not applied.
  */
-function rebased(compacted, before, now) {
-  if (now === before) return compacted;
-  const grown = now.length >= before.length && before.every((m, i) => now[i] === m);
-  return grown ? compacted.concat(now.slice(before.length)) : now;
-}
+const rebased = (out, before, now) => rebaseCompaction(out, before, now)?.messages ?? now;
 
 class AiSdkConversation {
   #compactor;
@@ -997,7 +994,7 @@ class AiSdkConversation {
     await this.#settleBackground();
     const before = this.#flat;
     const out = await this.#compactor.compact(before, { conversation: this.#conversation(), ...options, reason: "manual" });
-    this.#flat = rebased(out.messages, before, this.#flat);
+    this.#flat = rebased(out, before, this.#flat);
     await this.#save();
     return out;
   }
@@ -1118,7 +1115,7 @@ class AiSdkConversation {
       conversation: this.#conversation(),
       onBackgroundEnd: () => this.#settleBackground().catch(() => undefined),
     });
-    if (out) this.#flat = rebased(out.messages, before, this.#flat);
+    if (out) this.#flat = rebased(out, before, this.#flat);
   }
 
   /** Waits for a background compaction, puts its result in (saved); whether it did. */
@@ -1255,7 +1252,7 @@ class AiSdkConversation {
         if (this.#flat.findLast((m) => m?.role === "compactionSummary") !== this.#sentSummary) continue;
         const before = this.#flat;
         const out = await this.#compactor.compactIfNeeded(before, { reason: "overflow", willRetry: true, conversation: this.#conversation() });
-        if (out) this.#flat = rebased(out.messages, before, this.#flat);
+        if (out) this.#flat = rebased(out, before, this.#flat);
         await this.#save();
         if (!out) throw new Error(`Context overflow recovery failed: nothing to compact. ${error.message}`, { cause: error });
       }

@@ -232,11 +232,11 @@ export class Compactor {
     options?: Omit<CompactOptions, "reason" | "willRetry">,
   ): Promise<CompactionResult<M> | ToolOutputClearingResult<M> | undefined>;
   /**
-   * The background compaction's result for `messages` now: its summary (or
-   * clearing marker) where the compaction put it, the messages added since
-   * after it. `undefined` while none is ready, or when `messages` are no
-   * longer the compacted ones grown (an undo, an edit: the result is
-   * dropped).
+   * The background compaction's result for `messages` now, as
+   * `rebaseCompaction` puts it in: the summary at its cut, or the clearing
+   * marker after every message. `undefined` while none is ready, or when
+   * `messages` are no longer the compacted ones grown (an undo, an edit:
+   * the result is dropped).
    */
   takeBackground<M extends AnyMessage>(messages: readonly M[]): CompactionResult<M> | ToolOutputClearingResult<M> | undefined;
   /** Resolves when the background compaction has ended (at once when none runs); never rejects. */
@@ -388,6 +388,22 @@ export interface ToolOutputClearingResult<M extends AnyMessage = AgentMessage> {
   /** The cleared tool results, oldest first. */
   toolCallIds: string[];
 }
+/**
+ * A compaction's result for `messages`, when the array it compacted
+ * (`before`) has grown meanwhile (a loop that kept appending while the
+ * summary was written): the summary at its cut, with the messages added
+ * meanwhile after the kept ones and counted among them (`keptMessages`:
+ * they were answered with the old, larger context, so their usage is
+ * stale), or the clearing marker after every message. A copy of `result`
+ * (the summary copied too when it changes), or `result` itself when
+ * nothing was added; `undefined` when `messages` is not `before` grown (an
+ * undo or an edit meanwhile: drop the result, the array wins).
+ */
+export declare function rebaseCompaction<M extends AnyMessage, R extends CompactionResult<M> | ToolOutputClearingResult<M>>(
+  result: R,
+  before: readonly M[],
+  messages: readonly M[],
+): R | undefined;
 export interface CompactOptions {
   reason?: CompactionReason;
   customInstructions?: string;

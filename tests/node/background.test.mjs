@@ -9,7 +9,7 @@ import { Agent } from "@mariozechner/pi-agent-core";
 import { fauxAssistantMessage, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
 import { APICallError, generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { Compactor } from "agent-compaction";
+import { Compactor, rebaseCompaction } from "agent-compaction";
 import { aiSdkConversation } from "agent-compaction/ai-sdk";
 import { PROVIDER_ERRORS, useMockLlm } from "../support/mock-llm-server.mjs";
 
@@ -432,6 +432,73 @@ describe("the Compactor's background methods", () => {
     const direct = await new Compactor({ ...options, summarize: () => "## Goal\nS" }).compactIfNeeded(messages, { reason: "overflow", willRetry: true });
     assert.equal(direct.messages.filter((m) => m.role === "compactionSummary").length, 1, "under the threshold, an overflow compacts anyway");
     assert.deepEqual(ends(events).map((e) => [e.reason, e.willRetry]), [["overflow", true]]);
+  });
+
+  test("the usage of a reply added while the summary was written is stale: it counts as a kept message's, for this compactor and a fresh one", async () => {
+    const c = compactor();
+    const messages = [0, 1, 2, 3, 4, 5, 6].flatMap((i) => turn(i));
+    const result = await c.compactInBackground(messages);
+    await c.waitForBackground();
+    // The next turn went out with the whole context (7,000 tokens) before the summary went in.
+    const [question, reply] = turn(7, 100);
+    const full = { ...reply, usage: { ...reply.usage, input: 7_100, totalTokens: 7_110 } };
+    const grown = [...messages, question, full];
+    const out = c.takeBackground(grown);
+    const summary = out.messages[out.firstKeptIndex];
+    assert.equal(summary, out.summary);
+    assert.equal(summary.keptMessages, result.summary.keptMessages + 2, "the two added meanwhile are kept messages");
+    assert.equal(result.summary.keptMessages, messages.length - result.firstKeptIndex, "the compaction's own result is untouched");
+    const sent = c.contextTokens(out.messages);
+    assert.ok(sent < 3_000, `the context after the summary is counted, not the reply's stale 7,110 (${sent})`);
+    assert.equal(compactor().contextTokens(out.messages), sent, "the same from the array alone");
+    assert.equal(c.needsCompaction(out.messages), false);
+  });
+
+  test("rebaseCompaction: a result for the array grown meanwhile, the same rule as takeBackground; an edited array drops it", async () => {
+    const c = compactor();
+    const messages = [0, 1, 2, 3, 4, 5, 6].flatMap((i) => turn(i));
+    const result = await c.compact(messages);
+    assert.equal(rebaseCompaction(result, messages, messages), result, "nothing added: the result itself");
+    const grown = [...messages, ...turn(7, 100)];
+    const out = rebaseCompaction(result, messages, grown);
+    assert.deepEqual(out.messages.slice(-2), grown.slice(-2));
+    assert.equal(out.messages.length, grown.length + 1);
+    assert.equal(out.summary.keptMessages, result.summary.keptMessages + 2);
+    assert.equal(out.messages[out.firstKeptIndex], out.summary);
+    const edited = grown.slice();
+    edited[3] = { ...edited[3] };
+    assert.equal(rebaseCompaction(result, messages, edited), undefined, "an edit meanwhile: the array wins");
+    assert.equal(rebaseCompaction(result, messages, messages.slice(0, -1)), undefined, "messages taken away");
+    assert.throws(() => rebaseCompaction(result, messages, "no"), { name: "TypeError", message: /^messages must be an array of messages/ });
+    assert.throws(() => rebaseCompaction(undefined, messages, grown), { name: "TypeError", message: /^result must be what compact resolved to/ });
+  });
+
+  test("a clearing that arrives after more replies goes after them: the freed tokens still come off their stale usage", async () => {
+    const zero = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    const messages = [];
+    let t = 1_000;
+    for (let i = 0; i < 8; i++) {
+      messages.push({ role: "user", content: `step ${i}`, timestamp: t++ });
+      messages.push({ role: "assistant", content: [{ type: "toolCall", id: `c${i}`, name: "read", arguments: { path: `f${i}` } }], api: "openai-completions", provider: "local", model: "m", stopReason: "toolUse", usage: zero, timestamp: t++ });
+      messages.push({ role: "toolResult", toolCallId: `c${i}`, toolName: "read", content: [{ type: "text", text: "x".repeat(16_000) }], isError: false, timestamp: t++ });
+    }
+    const c = new Compactor({
+      contextWindow: 40_000, estimator: "pi",
+      settings: { reserveTokens: 4_000, keepRecentTokens: 2_000, toolOutputClearing: { protectTokens: 4_000, minFreedTokens: 1_000, protectTurns: 0 } },
+      summarize: () => "## Goal\nS",
+    });
+    const result = await c.compactInBackground(messages);
+    assert.equal(result.tier, "clear");
+    await c.waitForBackground();
+    const before = c.contextTokens(result.messages);
+    // A reply that went out with every output, before the marker went in.
+    const reply = { role: "assistant", content: [{ type: "text", text: "done" }], api: "openai-completions", provider: "local", model: "m", stopReason: "stop", timestamp: t++,
+      usage: { ...zero, input: 32_100, totalTokens: 32_110 } };
+    const out = c.takeBackground([...messages, reply]);
+    assert.equal(out.markerIndex, messages.length + 1, "the marker after the reply");
+    assert.equal(out.messages[out.markerIndex], out.marker);
+    const after = c.contextTokens(out.messages);
+    assert.ok(after < 32_110 - result.tokensFreed + 100 && after < before + 100, `what the marker freed comes off the reply's usage (${after})`);
   });
 
   test("a result for messages that changed is dropped; a bad fraction is a TypeError", async () => {

@@ -92,6 +92,7 @@ void [onlyUsers, llm, dividers, noteContext, broken];
 import {
   Compactor,
   openAiSummarizer,
+  rebaseCompaction,
   type CompactionResult,
   type ToolOutputClearingResult,
   type BranchSummaryMessage,
@@ -127,6 +128,12 @@ async function useCompactor(): Promise<void> {
     onBackgroundEnd: () => void compactor.takeBackground(messages),
   });
   const next: readonly AgentMessage[] = needed ? needed.messages : messages;
+  // A compaction of `messages` while the loop kept appending: put into the grown array.
+  const grown: AgentMessage[] = [...messages, { role: "user", content: "more", timestamp: 3 }];
+  const rebased = needed ? rebaseCompaction(needed, messages, grown) : undefined;
+  const latest: readonly AgentMessage[] = rebased?.messages ?? grown;
+  // @ts-expect-error the array the compaction started from is required
+  rebaseCompaction(auto!, grown);
   // @ts-expect-error the fraction is a number
   await compactor.compactIfNeeded(messages, { backgroundAt: "80%" });
   // After an overflow: the failed attempt out, then the compaction the retry needs.

@@ -395,6 +395,80 @@ fn noted_view(offered: bool, noted: &RefCell<Option<(JsValue, JsValue)>>, view: 
     }
 }
 
+/// `result`, a compaction of `snapshot`, put into `live`, the snapshot
+/// grown meanwhile (`core::compaction::background::Arrival`): a summary at
+/// its cut with the messages added meanwhile counted among its kept ones
+/// (a copy of it, `keptMessages` raised), a clearing marker after them.
+/// `None` when `live` is not the snapshot grown (an edit or an undo
+/// meanwhile: the result is dropped).
+pub(crate) fn arrive(result: &JsValue, snapshot: &Array, live: &Array) -> Option<JsValue> {
+    let (len, now) = (snapshot.length(), live.length());
+    let same = now >= len && (0..len).all(|i| js_sys::Object::is(&live.get(i), &snapshot.get(i)));
+    if !background::arrived(len as usize, now as usize, same) {
+        return None;
+    }
+    if now == len {
+        return Some(result.clone());
+    }
+    let messages = prop(result, "messages").dyn_into::<Array>().ok()?;
+    let summary = prop(result, "summary");
+    let at = prop(result, "firstKeptIndex").as_f64().map(|i| i as u32);
+    let summary_at =
+        at.filter(|&i| summary.is_object() && js_sys::Object::is(&messages.get(i), &summary));
+    let kept = summary_at.map(|i| messages.length().saturating_sub(i + 1) as usize);
+    let out = js_sys::Object::assign(&js_sys::Object::new(), result.unchecked_ref());
+    let set = |key: &str, value: &JsValue| {
+        let _ = js_sys::Reflect::set(&out, &key.into(), value);
+    };
+    match background::Arrival::new(kept, (now - len) as usize) {
+        background::Arrival::Summary { kept_messages } => {
+            let copy = js_sys::Object::assign(&js_sys::Object::new(), summary.unchecked_ref());
+            let _ = js_sys::Reflect::set(
+                &copy,
+                &"keptMessages".into(),
+                &(kept_messages as f64).into(),
+            );
+            let merged = messages.concat(&live.slice(len, now));
+            merged.set(summary_at?, copy.clone().into());
+            set("summary", &copy);
+            set("messages", &merged);
+        }
+        background::Arrival::MarkerLast => {
+            let marker = prop(result, "marker");
+            if !marker.is_object() {
+                return None;
+            }
+            let merged = live.slice(0, now);
+            merged.push(&marker);
+            set("messages", &merged);
+            set("markerIndex", &(now as f64).into());
+        }
+    }
+    Some(out.into())
+}
+
+/// `rebaseCompaction(result, before, messages)`: see `arrive`; `undefined`
+/// when `messages` is not `before` grown.
+#[wasm_bindgen(js_name = rebaseCompaction, skip_typescript)]
+pub fn rebase_compaction(
+    result: JsValue,
+    before: JsValue,
+    messages: JsValue,
+) -> Result<JsValue, JsValue> {
+    let array = |value: &JsValue, name: &'static str| {
+        JsArray::expect(value, || FieldPath::argument(name), "an array of messages")
+            .map_err(input_error)
+    };
+    let (before, live) = (array(&before, "before")?, array(&messages, "messages")?);
+    if !result.is_object() || !prop(&result, "messages").is_array() {
+        return Err(crate::js::errors::bad_input(
+            "result must be what compact resolved to (an object with messages)",
+            false,
+        ));
+    }
+    Ok(arrive(&result, before.as_array(), live.as_array()).unwrap_or(JsValue::UNDEFINED))
+}
+
 /// Calls the app's `onEvent` with no borrow held; an exception in it is
 /// the app's, and does not disturb the compactor.
 pub(crate) fn emit(on_event: Option<Function>, event: JsValue) {
@@ -666,17 +740,7 @@ impl Compactor {
         let Some(live) = messages.dyn_ref::<Array>() else {
             return JsValue::UNDEFINED;
         };
-        let len = job.snapshot.length();
-        let same = live.length() >= len
-            && (0..len).all(|i| js_sys::Object::is(&live.get(i), &job.snapshot.get(i)));
-        if !background::arrived(len as usize, live.length() as usize, same) {
-            return JsValue::UNDEFINED;
-        }
-        let with_summary: Array = prop(&result, "messages").unchecked_into();
-        let merged = with_summary.concat(&live.slice(len, live.length()));
-        let out = js_sys::Object::assign(&js_sys::Object::new(), result.unchecked_ref());
-        let _ = js_sys::Reflect::set(&out, &"messages".into(), &merged);
-        out.into()
+        arrive(&result, &job.snapshot, live).unwrap_or(JsValue::UNDEFINED)
     }
 
     /// Resolves when the background compaction has ended (at once when none

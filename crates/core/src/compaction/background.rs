@@ -144,6 +144,34 @@ pub fn arrived(snapshot_len: usize, live_len: usize, same_prefix: bool) -> bool 
     live_len >= snapshot_len && same_prefix
 }
 
+/// Where a compaction's result goes in messages that grew by `appended`
+/// since the snapshot it was made from (a background compaction, or one a
+/// running loop kept appending through). The messages added meanwhile were
+/// answered with the old, larger context, so their usage is stale like the
+/// kept messages': a summary stays at its cut with them counted among its
+/// kept messages (`keptMessages` + `appended`); a clearing marker goes after
+/// them (the usage after a marker is taken to reflect what it freed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// The summary at its cut, the messages added meanwhile after the rest,
+    /// and the summary's `keptMessages`.
+    Summary { kept_messages: usize },
+    /// The marker after every message, those added meanwhile included.
+    MarkerLast,
+}
+
+impl Arrival {
+    /// For a summary that kept `kept_messages` (`None`: a clearing marker).
+    pub fn new(kept_messages: Option<usize>, appended: usize) -> Arrival {
+        match kept_messages {
+            Some(kept) => Arrival::Summary {
+                kept_messages: kept.saturating_add(appended),
+            },
+            None => Arrival::MarkerLast,
+        }
+    }
+}
+
 /// What a compaction in the background keeps of the newest messages, in
 /// tokens: `keep_recent_tokens` less the room still left under the
 /// `threshold` at its start (`context`: the context then), never under half
@@ -268,6 +296,19 @@ mod tests {
         );
         assert!(!arrived(10, 14, false), "an edit or an undo");
         assert!(!arrived(10, 9, true), "messages taken away");
+    }
+
+    #[test]
+    fn messages_added_meanwhile_count_as_kept_and_a_marker_goes_after_them() {
+        assert_eq!(
+            Arrival::new(Some(6), 3),
+            Arrival::Summary { kept_messages: 9 }
+        );
+        assert_eq!(
+            Arrival::new(Some(6), 0),
+            Arrival::Summary { kept_messages: 6 }
+        );
+        assert_eq!(Arrival::new(None, 3), Arrival::MarkerLast);
     }
 
     #[test]
