@@ -302,6 +302,21 @@ describe("failure never loses anything", () => {
     });
   }
 
+  test("a summarizer's rejection is the cause of compact's error: its status and its own cause are there to read", async () => {
+    const messages = conversation(20);
+    const network = new TypeError("fetch failed");
+    const refused = Object.assign(new Error("OpenAI-compatible summarizer: HTTP 429: Rate limit reached"), { status: 429, cause: network });
+    const c = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize: async () => { throw refused; } });
+    const error = await c.compact(messages).then(() => assert.fail("resolved"), (e) => e);
+    assert.equal(error.message, "Compaction failed: OpenAI-compatible summarizer: HTTP 429: Rate limit reached");
+    assert.equal(error.cause, refused);
+    assert.equal(error.cause.status, 429);
+    // A failure of the summary itself (no rejection) has no cause.
+    const empty = new Compactor({ contextWindow: 100_000, settings: { reserveTokens: 8000, keepRecentTokens: 10_000 }, summarize: async () => "   " });
+    const e2 = await empty.compact(messages).then(() => assert.fail("resolved"), (e) => e);
+    assert.equal(e2.cause, undefined);
+  });
+
   test("automatic reasons carry pi's prefixes", async () => {
     for (const [reason, prefix] of [["threshold", "Auto-compaction failed: "], ["overflow", "Context overflow recovery failed: "]]) {
       const events = [];

@@ -31,6 +31,7 @@ use agent_compaction_core::js::string::JsStr;
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::tokens::estimate::MessageFacts;
 use js_sys::{Array, Function, JsString, Promise};
+use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -77,6 +78,9 @@ pub struct Job {
     /// The compactor's estimator, and the ratio its estimates are scaled by.
     pub estimator: EstimatorChoice,
     pub ratio: f64,
+    /// What the summarizer last rejected with: the cause of the error a
+    /// failed compaction rejects with.
+    pub rejected: RefCell<Option<JsValue>>,
     pub prepared: Prepared,
     /// The latest request to quote, the pinned messages re-sent.
     pub survivors: Survivors<JsString>,
@@ -207,14 +211,21 @@ pub async fn finish_call(
     finish_call_with_part(controller, pending).await.0
 }
 
+/// What a call the summarizer rejected rejected with (`None`: it answered).
+pub type Rejection = Option<JsValue>;
+
 /// [`finish_call`], and the `provider` object the answer carried (a
 /// provider's compaction block, `anthropicCompaction`).
 pub async fn finish_call_with_part(
     controller: &JsValue,
     pending: Option<Pending>,
-) -> (Answer<JsString, JsValue, JsValue>, Option<JsValue>) {
+) -> (
+    Answer<JsString, JsValue, JsValue>,
+    Option<JsValue>,
+    Rejection,
+) {
     let Some(pending) = pending else {
-        return (Answer::Failed(NO_CALL.into()), None);
+        return (Answer::Failed(NO_CALL.into()), None, None);
     };
     let value = match JsFuture::from(pending.promise).await {
         Ok(v) => v,
@@ -222,14 +233,19 @@ pub async fn finish_call_with_part(
             let timed_out = is_timeout(&e).then_some(pending.timeout_ms);
             let aborted = aborted(controller) || is_abort_error(&e);
             return (
-                Answer::of_rejection(timed_out, aborted, e, thrown_message),
+                Answer::of_rejection(timed_out, aborted, e.clone(), thrown_message),
                 None,
+                Some(e),
             );
         }
     };
     // A late answer after an abort is not used.
     if aborted(controller) {
-        return (Answer::Aborted(js_sys::Error::new("aborted").into()), None);
+        return (
+            Answer::Aborted(js_sys::Error::new("aborted").into()),
+            None,
+            None,
+        );
     }
     let part = (value.is_object())
         .then(|| prop(&value, "provider"))
@@ -246,7 +262,7 @@ pub async fn finish_call_with_part(
             Ok((text.map_err(|other| describe(&other)), usage))
         },
     );
-    (answer, part)
+    (answer, part, None)
 }
 
 /// The reason the controller was aborted with, unless it is a deadline
@@ -430,7 +446,11 @@ pub async fn run(job: &Job, messages: &JsValue) -> Result<JsValue, JsFailure> {
                     SummaryKind::TurnPrefix => host.turn_prefix.take(),
                     _ => host.history.take(),
                 };
-                let (answer, given) = finish_call_with_part(&job.controller, pending).await;
+                let (answer, given, rejected) =
+                    finish_call_with_part(&job.controller, pending).await;
+                if rejected.is_some() {
+                    job.rejected.replace(rejected);
+                }
                 calls += 1;
                 if let (Answer::Text { text, .. }, Some(given)) = (&answer, given) {
                     part = Some((text.clone(), given));

@@ -1181,6 +1181,7 @@ async fn run_compact(
         shape(shapes::compaction_start_event(reason.name(), background)),
     );
     attached_state_changed(&state);
+    let rejected = RefCell::new(None);
     let outcome = compact_job(
         &state,
         &messages,
@@ -1188,6 +1189,7 @@ async fn run_compact(
         conversation,
         &controller,
         background,
+        &rejected,
     )
     .await;
     let _ = unlink.call0(&JsValue::UNDEFINED);
@@ -1220,7 +1222,15 @@ async fn run_compact(
         Ok(result) => Ok(result.unwrap_or(JsValue::UNDEFINED)),
         Err(Failure::Aborted(e)) => Err(e),
         Err(Failure::Cancelled) => Err(js_sys::Error::new(CANCELLED).into()),
-        Err(Failure::Failed(_)) => Err(js_sys::Error::new(&message.unwrap_or_default()).into()),
+        Err(Failure::Failed(_)) => {
+            // The summarizer's own error (its `status`, a network
+            // failure's `cause`) as the cause, when it rejected.
+            let error = js_sys::Error::new(&message.unwrap_or_default());
+            if let Some(cause) = rejected.take() {
+                error.set_cause(&cause);
+            }
+            Err(error.into())
+        }
     }
 }
 
@@ -1257,6 +1267,7 @@ async fn compact_job(
     conversation: Option<Conversation<Opt>>,
     controller: &JsValue,
     background: bool,
+    rejected: &RefCell<Option<JsValue>>,
 ) -> Result<Option<JsValue>, JsFailure> {
     check_not_aborted(controller)?;
     let input = |e: InputError| Failure::Failed(e.to_string());
@@ -1385,12 +1396,17 @@ async fn compact_job(
             summary_note: tracker.summary_note(),
             estimator: tracker.estimator(),
             ratio,
+            rejected: RefCell::new(None),
             covered,
             prepared,
             prefix,
         }
     };
-    crate::compaction::run(&job, messages).await.map(Some)
+    let out = crate::compaction::run(&job, messages).await.map(Some);
+    if out.is_err() {
+        rejected.replace(job.rejected.take());
+    }
+    out
 }
 
 /// How a checkpoint goes (`compactIfNeeded`'s options, or the adapter's).
