@@ -389,7 +389,7 @@ describe("errors", () => {
     test(`${name}: a malformed JSON body rejects with the status and the start of the body`, async () => {
       mock.setMode("malformed");
       await assert.rejects(make()(request()), (err) => {
-        assert.match(err.message, new RegExp(`^${label}: HTTP 200: the response is not JSON: \\{"id":"chatcmpl-mock"`));
+        assert.match(err.message, new RegExp(`^${label}: HTTP 200: the response is not a JSON object: \\{"id":"chatcmpl-mock"`));
         return true;
       });
     });

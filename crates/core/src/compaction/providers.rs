@@ -629,7 +629,7 @@ pub fn checked<J: Json>(
     let Some(parsed) = parsed.filter(J::is_object) else {
         let quoted = quote_body(&body());
         return Err(if ok {
-            http(&format!("the response is not JSON: {quoted}"))
+            http(&format!("the response is not a JSON object: {quoted}"))
         } else if quoted.is_empty() {
             http(status_text().as_deref().unwrap_or("no error message"))
         } else {

@@ -70,7 +70,7 @@ impl Stall {
             Ended::Unchanged(tokens) => (tokens, false),
             Ended::Aborted => return None,
         };
-        let until = tokens * GROWTH;
+        let until = (tokens * GROWTH).ceil();
         self.hold = Some(Hold {
             until,
             generation,
@@ -170,6 +170,13 @@ mod tests {
         // Its messages were not changed: any edit ends the hold.
         assert_eq!(s.limit(8_000.0, 8), 8_000.0);
         assert_eq!(s.limit(8_000.0, 7), 8_000.0);
+    }
+
+    #[test]
+    fn the_hold_is_a_whole_number_of_tokens() {
+        let mut s = Stall::default();
+        // 16,227 × 1.05 = 17,038.35: the context must exceed 17,039.
+        assert_eq!(s.ended(T, Ended::Unchanged(16_227.0), 1), Some(17_039.0));
     }
 
     #[test]

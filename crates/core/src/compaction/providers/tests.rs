@@ -426,7 +426,12 @@ fn error_texts() {
     // Not JSON: quoted body; an empty body: the status text.
     assert_eq!(
         fail(reply(Provider::OpenAi, 200.0, None, "<html>")).message,
-        "OpenAI-compatible summarizer: HTTP 200: the response is not JSON: <html>"
+        "OpenAI-compatible summarizer: HTTP 200: the response is not a JSON object: <html>"
+    );
+    // JSON, but no object (`null`, a string): said so, not "not JSON".
+    assert_eq!(
+        fail(reply(Provider::OpenAi, 200.0, Some(V::Null), "null")).message,
+        "OpenAI-compatible summarizer: HTTP 200: the response is not a JSON object: null"
     );
     assert_eq!(
         fail(reply(Provider::OpenAi, 502.0, None, "Bad gateway")).message,
