@@ -155,8 +155,10 @@ export class Compactor {
   readonly isCompacting: boolean;
   /**
    * True while the running compaction is one in the background
-   * (`compactInBackground`, `backgroundAt`): nobody waits for it, so keep
-   * the input enabled and show at most a quiet indicator.
+   * (`compactInBackground`, `backgroundAt`) that nobody waits for, so keep
+   * the input enabled and show at most a quiet indicator. False while a
+   * request (or an overflow's retry) waits for its summary
+   * (`compactIfNeeded`, `attach`): then the conversation is held up by it.
    */
   readonly isCompactingInBackground: boolean;
   /** Cancels the running compaction: it ends with `aborted: true` and changes nothing. */
@@ -265,7 +267,10 @@ export class Compactor {
    * agent's model changed: its provider, id or `contextWindow`, applied
    * with `setModel`) when the session is already over the threshold. With `store`, every change is saved. While it
    * compacts, the agent stays busy: queue the user's messages with
-   * `agent.followUp()`; they are delivered after it. Returns `detach`.
+   * `agent.followUp()`; they are delivered after it. `agent.abort()`
+   * cancels the compaction the run waits for (a background one goes on).
+   * Returns `detach`, which aborts the compactions `attach` started:
+   * nothing reaches the agent, the store or `onStateChange` after it.
    */
   attach(agent: AttachableAgent, options?: AttachOptions): () => void;
   /**
@@ -483,13 +488,15 @@ export interface AttachStore {
 export interface CompactorState {
   /**
    * True while a compaction the conversation waits for runs (at the
-   * threshold without `backgroundAt`, an overflow, a manual one): disable
-   * the input, show an indicator. False for one in the background.
+   * threshold without `backgroundAt`, an overflow, a manual one, or one in
+   * the background once a request or a retry waits for its summary):
+   * disable the input, show an indicator.
    */
   isCompacting: boolean;
   /**
-   * True while a compaction runs in the background: the agent goes on and
-   * the input stays enabled; its summary goes in when it arrives.
+   * True while a compaction runs in the background and nothing waits for
+   * it: the agent goes on and the input stays enabled; its summary goes in
+   * when it arrives.
    */
   isCompactingInBackground: boolean;
   /** Estimated tokens of what the model sees now (for a stats bar). */

@@ -464,6 +464,124 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
     assert.ok(sent(mock.requests.at(-1)).includes("queued two"));
   });
 
+  /** A summarizer that answers only when `release()` is called; it honours its signal. */
+  function gatedSummarizer() {
+    const calls = [];
+    let open;
+    const opened = new Promise((r) => (open = r));
+    return {
+      calls,
+      release: () => open(),
+      summarize: (request) => {
+        calls.push(request);
+        return new Promise((resolve, reject) => {
+          opened.then(() => resolve("## Goal\ngated summary"));
+          request.signal.addEventListener("abort", () => reject(request.signal.reason), { once: true });
+        });
+      },
+    };
+  }
+  const until = async (condition, what) => {
+    for (let i = 0; i < 500; i++) {
+      if (condition()) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.fail(`timed out waiting for ${what}`);
+  };
+
+  test("agent.abort() during the compaction after a run cancels it: aborted, nothing inserted, the agent idle and promptable at once, queued messages stay queued", async () => {
+    const gate = gatedSummarizer();
+    const { agent, compactor, events, states } = setup({ compactor: { summarize: gate.summarize, fallback: "none" }, attach: { backgroundAt: false } });
+    mock.setMode((r) => answer(r));
+    await agent.prompt(big("first", 20_000));
+    mock.setMode(() => ({ text: "long answer", usage: { prompt_tokens: 17_000, completion_tokens: 5, total_tokens: 17_005 } }));
+    const run = agent.prompt(big("second", 20_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    agent.followUp({ role: "user", content: "queued", timestamp: Date.now() });
+    const before = agent.state.messages;
+    agent.abort();
+    let ended = false;
+    run.then(() => (ended = true));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(ended, true, "the run ended at once");
+    assert.equal(agent.state.isStreaming, false);
+    assert.equal(gate.calls[0].signal.aborted, true, "the summarizer's signal is aborted");
+    assert.deepEqual(ends(events).map((e) => [e.reason, e.aborted, e.result]), [["threshold", true, undefined]]);
+    assert.equal(compactor.isCompacting, false);
+    assert.equal(states.at(-1).isCompacting, false);
+    assert.equal(agent.state.messages, before, "the messages are untouched");
+    assert.equal(summaries(agent.state.messages).length, 0);
+    assert.equal(mock.requests.length, 2, "nothing sent after the stop");
+    assert.equal(agent.hasQueuedMessages(), true, "what the app queued stays queued");
+    gate.release();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(summaries(agent.state.messages).length, 0, "a late answer goes nowhere");
+    // Promptable at once; the next run compacts as usual (before its request).
+    agent.clearFollowUpQueue();
+    mock.setMode((r) => answer(r));
+    await agent.prompt("third");
+    assert.equal(summaries(agent.state.messages).length, 1);
+    assert.ok(sent(mock.requests.at(-1)).includes(SUMMARY_PREFIX));
+  });
+
+  test("agent.abort() during the compaction before a request cancels it: nothing inserted, no request, the run ends aborted", async () => {
+    const gate = gatedSummarizer();
+    const reopened = [];
+    for (let i = 0; i < 6; i++) {
+      reopened.push({ role: "user", content: big(`old question ${i}`, 8_000), timestamp: 1_000 + 2 * i });
+      reopened.push({
+        role: "assistant", content: [{ type: "text", text: `old answer ${i}` }], api: "openai-completions", provider: "local", model: "m",
+        usage: { input: 17_000, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 17_005, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        stopReason: "stop", timestamp: 1_001 + 2 * i,
+      });
+    }
+    const { agent, events } = setup({ messages: reopened, compactor: { summarize: gate.summarize, fallback: "none" }, attach: { backgroundAt: false } });
+    mock.setMode((r) => answer(r));
+    const run = agent.prompt("new question");
+    await until(() => gate.calls.length === 1, "the summary request");
+    agent.abort();
+    let ended = false;
+    run.then(() => (ended = true));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(ended, true, "the run ended at once");
+    assert.equal(gate.calls[0].signal.aborted, true);
+    assert.deepEqual(ends(events).map((e) => [e.reason, e.aborted]), [["threshold", true]]);
+    assert.equal(summaries(agent.state.messages).length, 0);
+    assert.equal(mock.requests.length, 0, "the request was not sent");
+    assert.equal(agent.state.messages.at(-1).stopReason, "aborted");
+    gate.release();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(summaries(agent.state.messages).length, 0);
+  });
+
+  test("detach() during a compaction aborts it: nothing more reaches the agent, its store or onStateChange", async () => {
+    const gate = gatedSummarizer();
+    const saved = [];
+    const store = { async save(id, messages) { saved.push(messages.length); } };
+    const { agent, compactor, events, states, detach } = setup({
+      compactor: { summarize: gate.summarize, fallback: "none" },
+      attach: { backgroundAt: false, store, sessionId: "s1" },
+    });
+    mock.setMode((r) => answer(r));
+    await agent.prompt(big("first", 20_000));
+    mock.setMode(() => ({ text: "long answer", usage: { prompt_tokens: 17_000, completion_tokens: 5, total_tokens: 17_005 } }));
+    const run = agent.prompt(big("second", 20_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    const [savesBefore, statesBefore, messagesBefore] = [saved.length, states.length, agent.state.messages];
+    detach();
+    await run;
+    assert.equal(agent.state.isStreaming, false, "the detached agent is not held up");
+    assert.equal(gate.calls[0].signal.aborted, true);
+    assert.deepEqual(ends(events).map((e) => [e.reason, e.aborted]), [["threshold", true]]);
+    assert.equal(compactor.isCompacting, false);
+    gate.release();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(agent.state.messages, messagesBefore);
+    assert.equal(summaries(agent.state.messages).length, 0);
+    assert.equal(saved.length, savesBefore, "no save after detach");
+    assert.equal(states.length, statesBefore, "no onStateChange after detach");
+  });
+
   test("with a store: every change is saved; a failed save is a save_error event and the messages stay", async () => {
     const saved = [];
     let failing = false;

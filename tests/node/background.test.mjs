@@ -64,12 +64,12 @@ function setup({ summarize, attach = {} }) {
     initialState: { model: mock.model({ id: "m", contextWindow: 20_000 }), systemPrompt: "You are terse.", messages: [] },
     getApiKey: () => "local",
   });
-  compactor.attach(agent, attach);
+  const detach = compactor.attach(agent, attach);
   mock.setMode((r) => {
     const prompt = Math.ceil(sent(r).length / 4);
     return { text: `answer ${mock.requests.length}`, usage: { prompt_tokens: prompt, completion_tokens: 5, total_tokens: prompt + 5 } };
   });
-  return { agent, compactor, events };
+  return { agent, compactor, events, detach };
 }
 
 const starts = (events) => events.filter((e) => e.type === "compaction_start");
@@ -310,6 +310,96 @@ describe("attach: threshold compactions in the background", () => {
     gate.release();
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(summaries(agent.state.messages).length, 0);
+  });
+
+  test("while a request waits for the background summary, the state says isCompacting (the input disabled), and not once it went in", async () => {
+    const gate = gatedSummarizer();
+    const states = [];
+    const { agent, compactor } = setup({ summarize: gate.summarize, attach: { onStateChange: (s) => states.push(s) } });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    assert.deepEqual([states.at(-1).isCompacting, states.at(-1).isCompactingInBackground], [false, true]);
+    const turn = agent.prompt(big("fourth question", 18_000));
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(mock.requests.length, 3, "the request waits for the summary");
+    assert.deepEqual([states.at(-1).isCompacting, states.at(-1).isCompactingInBackground], [true, false], "the conversation waits for it");
+    assert.deepEqual([compactor.isCompacting, compactor.isCompactingInBackground], [true, false]);
+    gate.release();
+    await turn;
+    assert.deepEqual([states.at(-1).isCompacting, states.at(-1).isCompactingInBackground], [false, false]);
+    assert.equal(summaries(agent.state.messages).length, 1);
+  });
+
+  test("compactor.abort() while an overflow's retry waits for the background summary ends the recovery: no second compaction, the provider's error stays", async () => {
+    const gate = gatedSummarizer();
+    const states = [];
+    const { agent, compactor, events } = setup({ summarize: gate.summarize, attach: { onStateChange: (s) => states.push(s) } });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    const before = mock.requests.length;
+    mock.setMode(() => ({ status: 400, json: PROVIDER_ERRORS.openai[400] }));
+    const run = agent.prompt("fourth question");
+    await until(() => agent.state.messages.at(-1)?.stopReason === "error", "the overflow");
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(agent.state.isStreaming, true, "the retry waits for the summary");
+    assert.deepEqual([states.at(-1).isCompacting, states.at(-1).isCompactingInBackground], [true, false], "and the state says so");
+    compactor.abort();
+    let ended = false;
+    run.then(() => (ended = true));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(ended, true, "the run ended at once");
+    assert.equal(agent.state.isStreaming, false);
+    assert.deepEqual(starts(events).map((e) => [e.reason, e.background]), [["threshold", true]], "no overflow compaction after the abort");
+    assert.deepEqual(ends(events).map((e) => [e.reason, e.aborted]), [["threshold", true]]);
+    assert.equal(gate.calls.length, 1, "the summarizer was asked once");
+    assert.equal(mock.requests.length - before, 1, "no retry");
+    assert.equal(agent.state.messages.at(-1).stopReason, "error", "the provider's error stays");
+    assert.equal(summaries(agent.state.messages).length, 0);
+    assert.deepEqual([states.at(-1).isCompacting, states.at(-1).isCompactingInBackground], [false, false]);
+  });
+
+  test("agent.abort() while a request waits for the background summary ends the run at once; the background compaction, which belongs to no run, goes on and its summary goes in", async () => {
+    const gate = gatedSummarizer();
+    const states = [];
+    const { agent, compactor, events } = setup({ summarize: gate.summarize, attach: { onStateChange: (s) => states.push(s) } });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    const run = agent.prompt(big("fourth question", 18_000));
+    await new Promise((r) => setTimeout(r, 150));
+    agent.abort();
+    let ended = false;
+    run.then(() => (ended = true));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(ended, true, "the run ended at once");
+    assert.equal(agent.state.isStreaming, false);
+    assert.equal(mock.requests.length, 3, "nothing sent");
+    assert.equal(gate.calls[0].signal.aborted, false, "the background compaction goes on");
+    assert.deepEqual([compactor.isCompacting, compactor.isCompactingInBackground], [true, true]);
+    assert.deepEqual([states.at(-1).isCompacting, states.at(-1).isCompactingInBackground], [false, true]);
+    gate.release();
+    await until(() => summaries(agent.state.messages).length === 1, "the summary");
+    assert.deepEqual(ends(events).map((e) => [e.reason, e.aborted, !!e.result]), [["threshold", false, true]]);
+    assert.equal(agent.state.messages.at(-1).stopReason, "aborted", "the aborted run's message after the summary");
+  });
+
+  test("detach() while a background compaction runs aborts it: nothing inserted, saved or reported after it", async () => {
+    const gate = gatedSummarizer();
+    const states = [];
+    const saved = [];
+    const store = { async save(id, messages) { saved.push(messages.length); } };
+    const { agent, events, detach } = setup({ summarize: gate.summarize, attach: { onStateChange: (s) => states.push(s), store, sessionId: "s1" } });
+    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+    await until(() => gate.calls.length === 1, "the summary request");
+    const [savesBefore, statesBefore] = [saved.length, states.length];
+    detach();
+    await until(() => ends(events).length === 1, "compaction_end");
+    assert.equal(ends(events)[0].aborted, true);
+    assert.equal(gate.calls[0].signal.aborted, true);
+    gate.release();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(summaries(agent.state.messages).length, 0);
+    assert.equal(saved.length, savesBefore);
+    assert.equal(states.length, statesBefore);
   });
 
   test("backgroundAt: false compacts at the threshold and blocks, as pi does", async () => {

@@ -7,7 +7,7 @@ import {
   historyChanged, identityFacts, insertAt, rebaseKnown, rebaseOut, sameRun, syncKnown, syncLlm, takeSync,
 } from "../../crates/wasm/src/js/shim/known.js";
 import {
-  SummarizerTimeout, isAbortError, isTimeout, linkAbort, newAbortController, settleWithin,
+  SummarizerTimeout, isAbortError, isTimeout, linkAbort, newAbortController, settleWithin, settledUnless,
 } from "../../crates/wasm/src/js/shim/summarizer.js";
 
 const objs = (n) => Array.from({ length: n }, (_, i) => ({ i }));
@@ -225,6 +225,20 @@ test("linkAbort passes the caller's abort on, and can be undone", async () => {
   linkAbort(already.signal, linked);
   assert.equal(linked.signal.aborted, true);
   assert.equal(typeof linkAbort(undefined, linked), "function");
+});
+
+test("settledUnless: true when the promise settles either way, false when the signal aborts first or already has", async () => {
+  assert.equal(await settledUnless(Promise.resolve(1), undefined), true);
+  assert.equal(await settledUnless(Promise.reject(new Error("x")), new AbortController().signal), true);
+  const stop = new AbortController();
+  const waiting = settledUnless(new Promise(() => {}), stop.signal);
+  stop.abort();
+  assert.equal(await waiting, false);
+  assert.equal(await settledUnless(new Promise(() => {}), stop.signal), false, "aborted already");
+  // Settled first: a later abort changes nothing.
+  const later = new AbortController();
+  assert.equal(await settledUnless(Promise.resolve(), later.signal), true);
+  later.abort();
 });
 
 test("historyChanged: the hidden places whose message is not the one indexed there, and known made the hidden messages", () => {

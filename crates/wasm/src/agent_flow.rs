@@ -24,12 +24,20 @@
 //! summary goes into the agent's messages when it arrives if the agent is
 //! idle, else at the run's next request (then in front of the loop's copy,
 //! as above); a request over the threshold before it arrives waits for it.
+//!
+//! Stops (`core::agent_flow::Stop`): the agent hands its listeners and
+//! `transformContext` the run's abort signal; `agent.abort()` cancels the
+//! compaction the run waits for and ends its wait for one in the
+//! background (which goes on: it belongs to no run). `detach()` aborts
+//! every compaction the attachment started, and nothing reaches the agent,
+//! its store or `onStateChange` after it.
 
 use crate::compactor::{compaction_end_event, emit, Compactor};
 use crate::js::errors::bad_input;
 use crate::js::values::{object, prop, shape, Opt};
 use agent_compaction_core::compaction::agent_flow::{
-    after_run, attach_options, Flow, RetryGuard, RunEnd, ALREADY_ATTACHED, RECOVERY_FAILED,
+    after_run, attach_options, then, Flow, Owner, RetryGuard, RunEnd, Stop, Then, ALREADY_ATTACHED,
+    RECOVERY_FAILED,
 };
 use agent_compaction_core::compaction::background::{Act, Checkpoint, Next};
 use agent_compaction_core::compaction::reason::Reason;
@@ -43,7 +51,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
 
-type Listener = Closure<dyn Fn(JsValue) -> JsValue>;
+type Listener = Closure<dyn Fn(JsValue, JsValue) -> JsValue>;
 
 /// A compaction inserted by the hook during the current run: the loop's
 /// own array lacks it, so the run's later requests get it put back.
@@ -86,6 +94,11 @@ pub(super) struct Attachment {
     /// `backgroundAt`: the fraction of the threshold at which a compaction
     /// starts in the background (`None`: never).
     background_at: Option<f64>,
+    /// `detach()` was called: nothing more reaches the agent, its store or
+    /// `onStateChange`.
+    detached: Cell<bool>,
+    /// Aborted by `detach()` ([`Stop::Detached`]).
+    detaching: JsValue,
 }
 
 /// `object[key](...args)`; what it throws, or a TypeError when it is no function.
@@ -111,12 +124,19 @@ impl Attachment {
     /// the summary (the state reported as the compaction ended was still the
     /// array before it).
     fn set_messages(&self, messages: &JsValue) {
+        if self.detached.get() {
+            return;
+        }
         let _ = Reflect::set(&prop(&self.agent, "state"), &"messages".into(), messages);
         self.state_changed();
     }
 
     pub(super) fn state_changed(&self) {
-        let Some(f) = &self.on_state_change else {
+        let Some(f) = self
+            .on_state_change
+            .as_ref()
+            .filter(|_| !self.detached.get())
+        else {
             return;
         };
         let tokens = self
@@ -135,7 +155,7 @@ impl Attachment {
     /// Saves the agent's messages; a failure is a `save_error` event, and
     /// the messages in memory stay as they are.
     async fn save(&self) {
-        let Some((store, id)) = &self.store else {
+        let Some((store, id)) = self.store.as_ref().filter(|_| !self.detached.get()) else {
             return;
         };
         let args = Array::of2(id, &self.messages());
@@ -162,17 +182,46 @@ impl Attachment {
                 .is_ok_and(|(_, next)| next == Next::Start)
     }
 
+    /// The signal that cancels what is done for `owner`: the run's abort
+    /// (`run`, the agent's signal) and `detach()`, as far as each
+    /// [`Stop::cancels`] it; and what undoes the links made for it.
+    fn signal_for(&self, owner: Owner, run: Option<&JsValue>) -> (Option<JsValue>, Vec<Function>) {
+        let detaching = prop(&self.detaching, "signal");
+        let sources: Vec<JsValue> = [
+            (Stop::RunAborted, run.cloned()),
+            (Stop::Detached, Some(detaching)),
+        ]
+        .into_iter()
+        .filter(|(stop, _)| stop.cancels(owner))
+        .filter_map(|(_, signal)| signal.filter(JsValue::is_object))
+        .collect();
+        match sources.as_slice() {
+            [] => (None, Vec::new()),
+            [one] => (Some(one.clone()), Vec::new()),
+            many => {
+                let controller = crate::compaction::new_abort_controller();
+                let unlink = many
+                    .iter()
+                    .map(|signal| crate::compaction::link_abort(signal, &controller))
+                    .collect();
+                (Some(prop(&controller, "signal")), unlink)
+            }
+        }
+    }
+
     /// The checkpoint (`compactIfNeeded`) on `messages`, the agent's or the
     /// loop's copy at a request, along `course` (after an overflow:
-    /// `overflow` is `Some(will_retry)`). A result goes into the agent's
-    /// messages (saved) when they are still those of the start: then
-    /// `(result, true)`. A summary that arrives later goes in when the
-    /// agent is idle (during a run, the next request puts it in).
+    /// `overflow` is `Some(will_retry)`), for the run whose abort signal is
+    /// `run` (none: for no run). A result goes into the agent's messages
+    /// (saved) when they are still those of the start: then `(result,
+    /// true)`. A summary that arrives later goes in when the agent is idle
+    /// (during a run, the next request puts it in).
     async fn checkpoint(
         self: &Rc<Self>,
         messages: &JsValue,
         course: Checkpoint,
         overflow: Option<bool>,
+        run: Option<&JsValue>,
     ) -> Option<(JsValue, bool)> {
         let before = self.messages();
         let this = self.clone();
@@ -183,18 +232,26 @@ impl Attachment {
                 }
             })
         });
+        let (stop, unlink) = self.signal_for(Owner::Run, run);
+        let (background_signal, _) = self.signal_for(Owner::Background, run);
         let how = crate::compactor::Checkpoint {
             fraction: self.background_at,
             conversation: self.conversation(),
             overflow,
             course,
+            stop,
+            background_signal,
         };
         let checkpoint = self
             .compactor
             .shared()
             .checkpoint(messages.clone(), how, Some(ended));
-        let result = checkpoint.await.ok()?;
-        if !result.is_object() {
+        let result = checkpoint.await;
+        for f in unlink {
+            let _ = f.call0(&JsValue::UNDEFINED);
+        }
+        let result = result.ok()?;
+        if !result.is_object() || self.detached.get() {
             return None;
         }
         *self.last_tier.borrow_mut() = Some(prop(&result, "tier"));
@@ -209,6 +266,9 @@ impl Attachment {
     /// Puts a background summary that is ready into the agent's messages
     /// (saved); the result, when there was one for them.
     async fn insert_background(&self) -> Option<JsValue> {
+        if self.detached.get() {
+            return None;
+        }
         let result = self.compactor.take_background(self.messages());
         if !result.is_object() {
             return None;
@@ -221,17 +281,30 @@ impl Attachment {
 
     /// Starts `agent.continue()` once the agent is idle (never awaited by a
     /// listener: that would deadlock the run).
-    fn continue_when_idle(&self) {
-        let agent = self.agent.clone();
+    fn continue_when_idle(self: &Rc<Self>) {
+        let this = self.clone();
         crate::js::values::spawn_detached(async move {
-            let _ = settle(call(&agent, "waitForIdle", &Array::new())).await;
-            let _ = settle(call(&agent, "continue", &Array::new())).await;
+            let _ = settle(call(&this.agent, "waitForIdle", &Array::new())).await;
+            if !this.detached.get() {
+                let _ = settle(call(&this.agent, "continue", &Array::new())).await;
+            }
         });
     }
 
-    fn kick_queued(&self) {
+    fn kick_queued(self: &Rc<Self>) {
         if call(&self.agent, "hasQueuedMessages", &Array::new()).is_ok_and(|v| v.is_truthy()) {
             self.continue_when_idle();
+        }
+    }
+
+    /// What follows a run's flow ([`then`]): the retry, the queued
+    /// messages, or nothing (the run was aborted, or `detach()` called).
+    fn then(self: &Rc<Self>, retry: bool, applied: bool, run: &JsValue) {
+        let stopped = prop(run, "aborted").is_truthy() || self.detached.get();
+        match then(retry, applied, stopped) {
+            Then::Nothing => {}
+            Then::Retry => self.continue_when_idle(),
+            Then::SendQueued => self.kick_queued(),
         }
     }
 
@@ -285,8 +358,8 @@ impl Attachment {
             .is_some_and(|model| self.compactor.set_model(model, JsValue::UNDEFINED).is_ok())
     }
 
-    /// The flows after a run (`agent_end`).
-    async fn after_run(self: &Rc<Self>) {
+    /// The flows after a run (`agent_end`); `run`: the run's abort signal.
+    async fn after_run(self: &Rc<Self>, run: &JsValue) {
         self.follow_model();
         let Some(message) = self.last_assistant.borrow_mut().take() else {
             return;
@@ -313,8 +386,8 @@ impl Attachment {
             // starts in the background when due; over it, one under way is
             // awaited, else a threshold compaction runs now.
             let course = Checkpoint::new(true, flow == Flow::Threshold);
-            self.checkpoint(&messages, course, None).await;
-            self.kick_queued();
+            let applied = self.checkpoint(&messages, course, None, Some(run)).await;
+            self.then(false, applied.is_some_and(|(_, a)| a), run);
             return;
         };
         // An overflow: a compaction in the background ends first (one at a
@@ -328,12 +401,10 @@ impl Attachment {
             messages
         };
         let course = Checkpoint::new(false, true);
-        let applied = self.checkpoint(&input, course, Some(how.retry)).await;
-        if !how.retry {
-            self.kick_queued();
-        } else if applied.is_some_and(|(_, applied)| applied) {
-            self.continue_when_idle();
-        }
+        let applied = self
+            .checkpoint(&input, course, Some(how.retry), Some(run))
+            .await;
+        self.then(how.retry, applied.is_some_and(|(_, a)| a), run);
     }
 
     fn update_guard(&self, update: impl FnOnce(&mut RetryGuard)) {
@@ -350,8 +421,11 @@ impl Attachment {
         now == *before || js_sys::Object::is(&now, before)
     }
 
-    /// The agent's event listener.
-    fn on_agent_event(self: &Rc<Self>, event: &JsValue) -> JsValue {
+    /// The agent's event listener; `run`: the run's abort signal.
+    fn on_agent_event(self: &Rc<Self>, event: &JsValue, run: &JsValue) -> JsValue {
+        if self.detached.get() {
+            return JsValue::UNDEFINED;
+        }
         let kind = prop(event, "type").as_string().unwrap_or_default();
         match kind.as_str() {
             "agent_start" => {
@@ -383,8 +457,8 @@ impl Attachment {
                         // Only a start: the loop's own array would lack an
                         // inserted summary.
                         crate::js::values::spawn_detached(async move {
-                            this.checkpoint(&messages, Checkpoint::new(true, false), None)
-                                .await;
+                            let course = Checkpoint::new(true, false);
+                            this.checkpoint(&messages, course, None, None).await;
                         });
                     }
                 }
@@ -400,8 +474,9 @@ impl Attachment {
                 self.run_started.set(false);
                 *self.substitute.borrow_mut() = None;
                 let this = self.clone();
+                let run = run.clone();
                 crate::js::values::spawn(async move {
-                    this.after_run().await;
+                    this.after_run(&run).await;
                     Ok(JsValue::UNDEFINED)
                 })
                 .into()
@@ -411,8 +486,12 @@ impl Attachment {
     }
 
     /// The `transformContext` hook's part: `Some(context)` when the
-    /// attachment decides the context of this call.
-    pub(super) fn transform(self: &Rc<Self>, messages: &JsValue) -> Option<Promise> {
+    /// attachment decides the context of this call; `run`: the run's abort
+    /// signal.
+    pub(super) fn transform(self: &Rc<Self>, messages: &JsValue, run: &JsValue) -> Option<Promise> {
+        if self.detached.get() {
+            return None;
+        }
         let new_model = self.follow_model();
         if let Some(sub) = self.substitute.borrow().as_ref() {
             let array: &Array = messages.dyn_ref()?;
@@ -459,8 +538,9 @@ impl Attachment {
         }
         let this = self.clone();
         let messages = messages.clone();
+        let run = run.clone();
         Some(crate::js::values::spawn(async move {
-            let context = match this.checkpoint(&messages, course, None).await {
+            let context = match this.checkpoint(&messages, course, None, Some(&run)).await {
                 Some((result, _)) => this.with_result(&messages, &result),
                 None => this.compactor.context_of(&messages),
             };
@@ -503,7 +583,13 @@ impl Attachment {
         Ok(head.concat(&array.slice(first_kept, array.length())).into())
     }
 
+    /// Nothing more reaches the agent, its store or `onStateChange`; the
+    /// compactions this started are aborted ([`Stop::Detached`]).
     fn detach(&self) {
+        self.detached.set(true);
+        if let Some(f) = prop(&self.detaching, "abort").dyn_ref::<Function>() {
+            let _ = f.call0(&self.detaching);
+        }
         if let Some(f) = self.unsubscribe.borrow_mut().take() {
             let _ = f.call0(&JsValue::UNDEFINED);
         }
@@ -581,10 +667,12 @@ impl Compactor {
             unsubscribe: RefCell::new(None),
             listener: RefCell::new(None),
             background_at: o.background_at,
+            detached: Cell::new(false),
+            detaching: crate::compaction::new_abort_controller(),
         });
         let weak = Rc::downgrade(&attachment);
-        let listener = Listener::new(move |event: JsValue| match weak.upgrade() {
-            Some(a) => a.on_agent_event(&event),
+        let listener = Listener::new(move |event: JsValue, run: JsValue| match weak.upgrade() {
+            Some(a) => a.on_agent_event(&event, &run),
             None => JsValue::UNDEFINED,
         });
         let unsubscribe = call(&agent, "subscribe", &Array::of1(listener.as_ref()))?;

@@ -54,6 +54,8 @@ extern "C" {
     fn take_sync() -> Array;
     #[wasm_bindgen(js_name = notedSummary)]
     fn noted_summary(message: &JsValue, note: &str) -> JsValue;
+    #[wasm_bindgen(js_name = settledUnless)]
+    fn settled_unless(promise: &Promise, signal: &JsValue) -> Promise;
 }
 
 /// The array the compactor keeps in step with: its own copy of the messages
@@ -109,6 +111,9 @@ struct State {
     /// The compaction running in the background, or its summary not yet
     /// inserted (`compaction::background`).
     background: Option<BackgroundJob>,
+    /// The checkpoints waiting for the background compaction (a request,
+    /// or a retry, held up by it).
+    waiting: usize,
     /// The history search's index (`searchHistory`).
     history: crate::history::Books,
     /// The history tools are offered (`historyTools()` was called): the
@@ -124,6 +129,11 @@ struct State {
 struct BackgroundJob {
     snapshot: Array,
     promise: Promise,
+    /// Its abort controller.
+    controller: JsValue,
+    /// Set as it ends: it was cancelled (`abort()`, its signal, or
+    /// `beforeCompact`), rather than failed or done.
+    cancelled: Rc<std::cell::Cell<bool>>,
     result: Option<JsValue>,
 }
 
@@ -539,6 +549,7 @@ impl Compactor {
             view: Default::default(),
             attached: None,
             background: None,
+            waiting: 0,
             history: Default::default(),
             history_offered: false,
             noted: RefCell::new(None),
@@ -606,11 +617,12 @@ impl Compactor {
     }
 
     /// Whether the running compaction is one in the background
-    /// (`compactInBackground`): nobody waits for it.
+    /// (`compactInBackground`) that nobody waits for: no request waits
+    /// for its summary (`background::unattended`).
     #[wasm_bindgen(getter, js_name = isCompactingInBackground)]
     pub fn is_compacting_in_background(&self) -> bool {
         (self.state.try_borrow())
-            .is_ok_and(|s| s.running.is_some() && s.job() == background::Job::Running)
+            .is_ok_and(|s| background::unattended(s.running.is_some(), s.job(), s.waiting))
     }
 
     /// Cancels the running compaction, if any: it ends with `aborted: true`
@@ -649,9 +661,13 @@ impl Compactor {
         let snapshot = array.slice(0, array.length());
         let promise = self.start(snapshot.clone().into(), options, true);
         if let Ok(mut s) = self.state.try_borrow_mut() {
+            // Claimed at once by `start`: its controller is the running one.
+            let controller = s.running.clone().unwrap_or_default();
             s.background = Some(BackgroundJob {
                 snapshot,
                 promise: promise.clone(),
+                controller,
+                cancelled: Default::default(),
                 result: None,
             });
         }
@@ -718,6 +734,8 @@ impl Compactor {
             conversation: o.conversation.map(|c| c.0).unwrap_or_default(),
             overflow: o.overflow,
             course: background::Checkpoint::new(o.overflow.is_none(), true),
+            stop: None,
+            background_signal: None,
         };
         crate::js::values::spawn(self.shared().checkpoint(messages, how, ended))
     }
@@ -830,14 +848,16 @@ impl Compactor {
             return h.clone();
         }
         let state = self.state.clone();
-        let transform = Closure::<dyn Fn(JsValue) -> Promise>::new(move |messages: JsValue| {
-            let attached = state.try_borrow().ok().and_then(|s| s.attached.clone());
-            if let Some(promise) = attached.and_then(|a| a.transform(&messages)) {
-                return promise;
-            }
-            let result = context_of(&state, &messages);
-            hook_answer(&state, "transformContext", result, messages)
-        });
+        let transform = Closure::<dyn Fn(JsValue, JsValue) -> Promise>::new(
+            move |messages: JsValue, signal: JsValue| {
+                let attached = state.try_borrow().ok().and_then(|s| s.attached.clone());
+                if let Some(promise) = attached.and_then(|a| a.transform(&messages, &signal)) {
+                    return promise;
+                }
+                let result = context_of(&state, &messages);
+                hook_answer(&state, "transformContext", result, messages)
+            },
+        );
         let state = self.state.clone();
         let convert = Closure::<dyn Fn(JsValue) -> Promise>::new(move |messages: JsValue| {
             let result = match state.try_borrow_mut() {
@@ -1195,6 +1215,12 @@ async fn run_compact(
     let _ = unlink.call0(&JsValue::UNDEFINED);
     if let Ok(mut s) = state.try_borrow_mut() {
         s.running = None;
+        // A checkpoint waiting for it learns how it ended.
+        let cancelled = matches!(outcome, Err(Failure::Aborted(_) | Failure::Cancelled));
+        let job = (s.background.as_ref()).filter(|b| background && b.controller == controller);
+        if let Some(job) = job {
+            job.cancelled.set(cancelled);
+        }
     }
     if let (Ok(Some(result)), false) = (&outcome, background) {
         index_hidden(&state, &prop(result, "messages"));
@@ -1418,6 +1444,19 @@ pub(crate) struct Checkpoint {
     /// After an overflow: `Some(will_retry)`.
     pub overflow: Option<bool>,
     pub course: background::Checkpoint,
+    /// The signal of the one the checkpoint runs for (`attach`: the
+    /// agent's run): it cancels the compaction the checkpoint runs now and
+    /// ends its wait for one in the background.
+    pub stop: Option<JsValue>,
+    /// The signal that cancels a compaction it starts in the background.
+    pub background_signal: Option<JsValue>,
+}
+
+/// Whether `signal` (an `AbortSignal`, or none) is aborted.
+fn is_aborted(signal: &Option<JsValue>) -> bool {
+    signal
+        .as_ref()
+        .is_some_and(|s| prop(s, "aborted").is_truthy())
 }
 
 impl Compactor {
@@ -1437,11 +1476,17 @@ impl Compactor {
         } else {
             "threshold"
         };
-        let options = object(&[
-            ("reason", reason.into()),
-            ("willRetry", how.overflow.unwrap_or(false).into()),
-            ("conversation", how.conversation),
-        ]);
+        let options = |signal: &Option<JsValue>| {
+            object(&[
+                ("reason", reason.into()),
+                ("willRetry", how.overflow.unwrap_or(false).into()),
+                ("conversation", how.conversation.clone()),
+                ("signal", signal.clone().unwrap_or_default()),
+            ])
+        };
+        if is_aborted(&how.stop) {
+            how.course.stop();
+        }
         loop {
             // The messages are checked (and indexed) either way.
             let (job, next) = self.next(&messages, how.fraction)?;
@@ -1452,6 +1497,7 @@ impl Compactor {
             match how.course.step(next) {
                 background::Act::Done => return Ok(JsValue::UNDEFINED),
                 background::Act::Start => {
+                    let options = options(&how.background_signal);
                     let running = self.compact_in_background(messages, options);
                     let waited = self.wait_for_background();
                     crate::js::values::spawn_detached(async move {
@@ -1464,9 +1510,8 @@ impl Compactor {
                     return Ok(JsValue::UNDEFINED);
                 }
                 background::Act::Take { wait } => {
-                    if wait {
-                        let waited = self.wait_for_background();
-                        let _ = wasm_bindgen_futures::JsFuture::from(waited).await;
+                    if wait && !how.course.waited(self.wait_unless(&how.stop).await) {
+                        continue;
                     }
                     let taken = self.take_background(messages.clone());
                     if taken.is_object() {
@@ -1475,11 +1520,47 @@ impl Compactor {
                 }
                 background::Act::Compact => {
                     // A failure was reported (`compaction_end`) and changes nothing.
+                    let options = options(&how.stop);
                     let result =
                         wasm_bindgen_futures::JsFuture::from(self.compact(messages, options)).await;
                     return Ok(result.ok().filter(JsValue::is_object).unwrap_or_default());
                 }
             }
+        }
+    }
+
+    /// Waits for the background compaction to end, unless `stop` aborts
+    /// first. Meanwhile the compaction is one a request waits for
+    /// (`isCompactingInBackground` false, `attach`'s `isCompacting` true).
+    async fn wait_unless(&self, stop: &Option<JsValue>) -> background::Waited {
+        let (counted, cancelled) = match self.state.try_borrow_mut() {
+            Ok(mut s) => {
+                s.waiting += 1;
+                (true, s.background.as_ref().map(|b| b.cancelled.clone()))
+            }
+            Err(_) => (false, None),
+        };
+        attached_state_changed(&self.state);
+        let waited = self.wait_for_background();
+        let signal = stop.clone().unwrap_or_default();
+        let ended = wasm_bindgen_futures::JsFuture::from(settled_unless(&waited, &signal))
+            .await
+            .is_ok_and(|v| v.is_truthy());
+        let still_running = match self.state.try_borrow_mut() {
+            Ok(mut s) => {
+                s.waiting -= usize::from(counted);
+                s.running.is_some() && s.job() == background::Job::Running
+            }
+            Err(_) => false,
+        };
+        if still_running {
+            attached_state_changed(&self.state);
+        }
+        let cancelled = cancelled.is_some_and(|c| c.get());
+        match (ended, cancelled) {
+            (false, _) => background::Waited::Stopped,
+            (true, true) => background::Waited::Aborted,
+            (true, false) => background::Waited::Ended,
         }
     }
 }

@@ -136,6 +136,68 @@ pub fn after_run(
     }
 }
 
+/// What the adapter starts once the agent is idle, after a run's flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Then {
+    Nothing,
+    /// The turn again (`agent.continue()`), after an overflow compacted.
+    Retry,
+    /// The messages the app queued meanwhile (`agent.continue()` when the
+    /// agent has some).
+    SendQueued,
+}
+
+/// What follows a run's flow: `retry` the flow's compaction retries the
+/// turn; `applied` a compaction changed the agent's messages; `stopped`
+/// the run was aborted (`agent.abort()`, the app's Stop) or the adapter
+/// detached, during the run or its compaction. A stop starts nothing: the
+/// agent stays idle, and what the app queued stays queued for it.
+pub fn then(retry: bool, applied: bool, stopped: bool) -> Then {
+    match (stopped, retry, applied) {
+        (true, _, _) => Then::Nothing,
+        (false, true, true) => Then::Retry,
+        // No summary: no retry, the provider's error stays.
+        (false, true, false) => Then::Nothing,
+        (false, false, _) => Then::SendQueued,
+    }
+}
+
+/// Whom a compaction the adapter starts is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// The agent's run, which waits for it (after a run, before a request,
+    /// an overflow's retry); also a wait for a background summary.
+    Run,
+    /// Nobody: one in the background.
+    Background,
+}
+
+/// What ends the adapter's part in a compaction early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// The agent's run was aborted (`agent.abort()`).
+    RunAborted,
+    /// `detach()`.
+    Detached,
+}
+
+impl Stop {
+    /// Whether it cancels a compaction (or a wait) of `owner`. The run's
+    /// abort cancels what the run waits for (the summarizer's signal is
+    /// aborted, nothing goes in) but not a compaction in the background,
+    /// which belongs to no run: its summary still goes in when it arrives,
+    /// as the conversation goes on. A detach cancels every compaction the
+    /// adapter started: after it nothing more reaches the agent, its store
+    /// or `onStateChange`, and a result nobody would take is not paid for.
+    pub fn cancels(self, owner: Owner) -> bool {
+        match (self, owner) {
+            (Stop::Detached, _) => true,
+            (Stop::RunAborted, Owner::Run) => true,
+            (Stop::RunAborted, Owner::Background) => false,
+        }
+    }
+}
+
 /// The one-retry guard: set when an overflow is retried, cleared by a new
 /// user message or by an assistant message that is not an overflow, so a
 /// later, unrelated overflow gets its own retry but a retry that overflows
@@ -352,6 +414,28 @@ mod tests {
         assert_eq!(e.stop_reason, StopReason::Stop);
         assert!(!e.overflow && e.same_model && !e.before_last_summary);
         assert_eq!(decide(&e, false, true), Flow::Threshold);
+    }
+
+    #[test]
+    fn after_a_flow_a_retry_needs_a_summary_and_a_stop_starts_nothing() {
+        assert_eq!(then(true, true, false), Then::Retry);
+        assert_eq!(then(true, false, false), Then::Nothing);
+        assert_eq!(then(false, true, false), Then::SendQueued);
+        assert_eq!(then(false, false, false), Then::SendQueued);
+        for (retry, applied) in [(true, true), (true, false), (false, true), (false, false)] {
+            assert_eq!(then(retry, applied, true), Then::Nothing);
+        }
+    }
+
+    #[test]
+    fn the_runs_abort_cancels_what_the_run_waits_for_and_a_detach_everything() {
+        assert!(Stop::RunAborted.cancels(Owner::Run));
+        assert!(
+            !Stop::RunAborted.cancels(Owner::Background),
+            "a background compaction belongs to no run"
+        );
+        assert!(Stop::Detached.cancels(Owner::Run));
+        assert!(Stop::Detached.cancels(Owner::Background));
     }
 
     use crate::js::options::tests::Js;

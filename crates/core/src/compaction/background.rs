@@ -95,6 +95,18 @@ pub enum Act {
     Compact,
 }
 
+/// How a checkpoint's wait for the compaction under way ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waited {
+    /// The compaction ended (with a summary, or failed).
+    Ended,
+    /// The compaction was cancelled (`compactor.abort()`).
+    Aborted,
+    /// The checkpoint stopped waiting ([`Checkpoint::stop`]: the agent's
+    /// run was aborted, or the adapter detached); the compaction goes on.
+    Stopped,
+}
+
 /// The course of one checkpoint (before a request, after an answer): each
 /// answer of [`next`] to an [`Act`], the same for every adapter.
 ///
@@ -103,6 +115,13 @@ pub enum Act {
 /// made the threshold quiet, so the summarizer is not asked again at once;
 /// after a summary dropped because the messages changed, an edit that left
 /// the context over the threshold is compacted now.
+///
+/// A wait that ended with the compaction cancelled ends the checkpoint:
+/// the cancel was the user's, and a compaction started at once in its
+/// place would undo it (after an overflow, the recovery ends there and the
+/// provider's error stays). A checkpoint stopped by the one it runs for
+/// (the agent's run aborted, the adapter detached) waits for nothing more
+/// and starts nothing; only a summary that is ready still goes in.
 #[derive(Clone, Copy, Debug)]
 pub struct Checkpoint {
     /// A compaction may start in the background here.
@@ -110,6 +129,9 @@ pub struct Checkpoint {
     /// A threshold compaction may run here.
     compact: bool,
     asked: bool,
+    stopped: bool,
+    /// The compaction it waited for was cancelled: nothing more.
+    over: bool,
 }
 
 impl Checkpoint {
@@ -118,6 +140,8 @@ impl Checkpoint {
             start,
             compact,
             asked: false,
+            stopped: false,
+            over: false,
         }
     }
 
@@ -125,6 +149,9 @@ impl Checkpoint {
     pub fn step(&mut self, next: Next) -> Act {
         let again = std::mem::replace(&mut self.asked, true);
         match next {
+            _ if self.over => Act::Done,
+            Next::Insert if self.stopped && !again => Act::Take { wait: false },
+            _ if self.stopped => Act::Done,
             Next::Compact if self.compact => Act::Compact,
             _ if again => Act::Done,
             Next::Insert => Act::Take { wait: false },
@@ -133,6 +160,42 @@ impl Checkpoint {
             _ => Act::Done,
         }
     }
+
+    /// The one this checkpoint runs for stopped: the agent's run was
+    /// aborted, or the adapter detached.
+    pub fn stop(&mut self) {
+        self.stopped = true;
+    }
+
+    /// Whether the checkpoint was stopped.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// How the wait of an [`Act::Take`] ended; whether the summary is
+    /// taken now (then [`next`] is asked again if none went in).
+    pub fn waited(&mut self, how: Waited) -> bool {
+        match how {
+            Waited::Ended => true,
+            Waited::Aborted => {
+                self.over = true;
+                false
+            }
+            Waited::Stopped => {
+                self.stopped = true;
+                false
+            }
+        }
+    }
+}
+
+/// Whether the compaction under way is one nobody waits for
+/// (`isCompactingInBackground`): one in the background while no request
+/// (or retry) waits for it. `waiting`: the checkpoints waiting for it. A
+/// conversation that waits for it is held up as by any compaction: the
+/// app disables its input (`isCompacting` alone).
+pub fn unattended(running: bool, job: Job, waiting: usize) -> bool {
+    running && job == Job::Running && waiting == 0
 }
 
 /// Whether a summary made from a snapshot of `snapshot_len` messages goes
@@ -285,6 +348,63 @@ mod tests {
             course.step(next);
             assert_eq!(course.step(Next::Compact), Act::Done);
         }
+    }
+
+    #[test]
+    fn a_wait_whose_compaction_was_cancelled_ends_the_checkpoint() {
+        // Before a request over the threshold, and after an overflow: the
+        // cancelled compaction is not followed by another.
+        for (overflow, compact) in [(false, true), (true, true)] {
+            let mut course = Checkpoint::new(!overflow, compact);
+            assert_eq!(course.step(Next::Wait), Act::Take { wait: true });
+            assert!(!course.waited(Waited::Aborted), "nothing to take");
+            let after = if overflow {
+                Next::after_overflow(Job::Idle)
+            } else {
+                Next::Compact
+            };
+            assert_eq!(course.step(after), Act::Done);
+            assert_eq!(course.step(Next::Insert), Act::Done);
+        }
+        // A wait that ended otherwise takes the summary, as before.
+        let mut course = Checkpoint::new(false, true);
+        course.step(Next::Wait);
+        assert!(course.waited(Waited::Ended));
+        assert_eq!(course.step(Next::Compact), Act::Compact);
+    }
+
+    #[test]
+    fn a_stopped_checkpoint_waits_for_nothing_and_starts_nothing() {
+        // The run was aborted while it waited: it stops waiting, the
+        // compaction goes on, and nothing takes its place.
+        let mut course = Checkpoint::new(true, true);
+        assert_eq!(course.step(Next::Wait), Act::Take { wait: true });
+        assert!(!course.waited(Waited::Stopped));
+        assert!(course.stopped());
+        for next in [Next::Wait, Next::Compact, Next::Start, Next::Nothing] {
+            assert_eq!(course.step(next), Act::Done);
+        }
+        // Stopped before it began (the run was aborted already): a summary
+        // that is ready still goes in; nothing is awaited, compacted or
+        // started.
+        for next in [Next::Wait, Next::Compact, Next::Start] {
+            let mut course = Checkpoint::new(true, true);
+            course.stop();
+            assert_eq!(course.step(next), Act::Done);
+        }
+        let mut course = Checkpoint::new(true, true);
+        course.stop();
+        assert_eq!(course.step(Next::Insert), Act::Take { wait: false });
+        assert_eq!(course.step(Next::Compact), Act::Done);
+    }
+
+    #[test]
+    fn a_background_compaction_a_request_waits_for_is_no_longer_unattended() {
+        assert!(unattended(true, Job::Running, 0));
+        assert!(!unattended(true, Job::Running, 1), "the conversation waits");
+        assert!(!unattended(true, Job::Idle, 0), "the app's own compaction");
+        assert!(!unattended(false, Job::Running, 0), "ended");
+        assert!(!unattended(true, Job::Ready, 0));
     }
 
     #[test]

@@ -78,6 +78,26 @@ export function isAbortError(error) {
   }
 }
 
+// Resolves with true when `promise` settles (either way), or with false
+// as soon as `signal` (an AbortSignal, or none) aborts, or at once when it
+// already has: a wait its caller may give up on.
+export function settledUnless(promise, signal) {
+  return new Promise((resolve) => {
+    const finish = (ended) => {
+      try {
+        signal?.removeEventListener("abort", onAbort);
+      } catch {}
+      resolve(ended);
+    };
+    const onAbort = () => finish(false);
+    Promise.resolve(promise).then(() => finish(true), () => finish(true));
+    try {
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener("abort", onAbort, { once: true });
+    } catch {}
+  });
+}
+
 export function newAbortController() {
   return new AbortController();
 }
