@@ -72,6 +72,12 @@ function setup({ summarize, attach = {} }) {
   return { agent, compactor, events, detach };
 }
 
+/** Three large turns, which start the background compaction; resolves once its summary request is made. */
+async function summaryRequested(agent, gate) {
+  for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
+  await until(() => gate.calls.length === 1, "the summary request");
+}
+
 const starts = (events) => events.filter((e) => e.type === "compaction_start");
 const ends = (events) => events.filter((e) => e.type === "compaction_end");
 
@@ -123,8 +129,7 @@ describe("attach: threshold compactions in the background", () => {
   test("a request over the threshold before the summary arrives waits for it and goes out with it; one compaction, not two", async () => {
     const gate = gatedSummarizer();
     const { agent, events } = setup({ summarize: gate.summarize });
-    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
-    await until(() => gate.calls.length === 1, "the summary request");
+    await summaryRequested(agent, gate);
     // ~18,000 tokens with this prompt: over the threshold, so its request waits.
     let done = false;
     const turn = agent.prompt(big("fourth question", 18_000)).then(() => (done = true));
@@ -145,8 +150,7 @@ describe("attach: threshold compactions in the background", () => {
   test("a failed background summary blocks nothing and leaves nothing behind; the threshold compacts later as usual", async () => {
     const gate = gatedSummarizer();
     const { agent, events, compactor } = setup({ summarize: gate.summarize });
-    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
-    await until(() => gate.calls.length === 1, "the summary request");
+    await summaryRequested(agent, gate);
     gate.fail();
     await until(() => !compactor.isCompacting, "the failure");
     assert.match(ends(events)[0].errorMessage, /summarizer down/);
@@ -159,8 +163,7 @@ describe("attach: threshold compactions in the background", () => {
   test("a request waiting for a background summary that fails goes out as it is: the threshold goes quiet (the stall rule), the summarizer is not asked again at once", async () => {
     const gate = gatedSummarizer();
     const { agent, events } = setup({ summarize: gate.summarize });
-    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
-    await until(() => gate.calls.length === 1, "the summary request");
+    await summaryRequested(agent, gate);
     // Over the threshold with this prompt: its request waits for the summary.
     const turn = agent.prompt(big("fourth question", 18_000));
     await new Promise((r) => setTimeout(r, 150));
@@ -178,8 +181,7 @@ describe("attach: threshold compactions in the background", () => {
   test("a run that ends over the threshold while a background summary is written waits for it; when it fails, the summarizer is not asked again at once (the stall rule)", async () => {
     const gate = gatedSummarizer();
     const { agent, events, compactor } = setup({ summarize: gate.summarize });
-    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
-    await until(() => gate.calls.length === 1, "the summary request");
+    await summaryRequested(agent, gate);
     // A long answer takes the context over the threshold at the run's end.
     const answer = big("long answer", 12_000);
     mock.setMode((r) => {
@@ -202,8 +204,7 @@ describe("attach: threshold compactions in the background", () => {
   test("an overflow while a background summary is written: the summary, arriving meanwhile, is the compaction the one retry needs; the summarizer is asked once", async () => {
     const gate = gatedSummarizer();
     const { agent, events } = setup({ summarize: gate.summarize });
-    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
-    await until(() => gate.calls.length === 1, "the summary request");
+    await summaryRequested(agent, gate);
     const before = mock.requests.length;
     // The provider's window is smaller than the compactor believes: the
     // next request overflows, and the summary arrives while it is out.
@@ -256,8 +257,7 @@ describe("attach: threshold compactions in the background", () => {
         sees(fauxAssistantMessage(fauxToolCall("slow", {}), { stopReason: "toolUse" })),
         sees(fauxAssistantMessage("answer 4")),
       ]);
-      for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
-      await until(() => gate.calls.length === 1, "the summary request");
+      await summaryRequested(agent, gate);
       const run = agent.prompt("fourth question");
       await until(() => openTool !== undefined, "the tool call");
       // The summary arrives while the tool runs (the agent is busy: it waits).
@@ -288,8 +288,7 @@ describe("attach: threshold compactions in the background", () => {
   test("a summary whose messages changed meanwhile (an undo) is dropped, never inserted", async () => {
     const gate = gatedSummarizer();
     const { agent, compactor } = setup({ summarize: gate.summarize });
-    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
-    await until(() => gate.calls.length === 1, "the summary request");
+    await summaryRequested(agent, gate);
     const undone = agent.state.messages.slice(0, 4);
     agent.state.messages = undone;
     gate.release();
@@ -302,8 +301,7 @@ describe("attach: threshold compactions in the background", () => {
   test("abort() cancels a background compaction: nothing inserted", async () => {
     const gate = gatedSummarizer();
     const { agent, compactor, events } = setup({ summarize: gate.summarize });
-    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
-    await until(() => gate.calls.length === 1, "the summary request");
+    await summaryRequested(agent, gate);
     compactor.abort();
     await until(() => ends(events).length === 1, "compaction_end");
     assert.equal(ends(events)[0].aborted, true);
@@ -316,8 +314,7 @@ describe("attach: threshold compactions in the background", () => {
     const gate = gatedSummarizer();
     const states = [];
     const { agent, compactor } = setup({ summarize: gate.summarize, attach: { onStateChange: (s) => states.push(s) } });
-    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
-    await until(() => gate.calls.length === 1, "the summary request");
+    await summaryRequested(agent, gate);
     assert.deepEqual([states.at(-1).isCompacting, states.at(-1).isCompactingInBackground], [false, true]);
     const turn = agent.prompt(big("fourth question", 18_000));
     await new Promise((r) => setTimeout(r, 150));
@@ -334,8 +331,7 @@ describe("attach: threshold compactions in the background", () => {
     const gate = gatedSummarizer();
     const states = [];
     const { agent, compactor, events } = setup({ summarize: gate.summarize, attach: { onStateChange: (s) => states.push(s) } });
-    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
-    await until(() => gate.calls.length === 1, "the summary request");
+    await summaryRequested(agent, gate);
     const before = mock.requests.length;
     mock.setMode(() => ({ status: 400, json: PROVIDER_ERRORS.openai[400] }));
     const run = agent.prompt("fourth question");
@@ -362,8 +358,7 @@ describe("attach: threshold compactions in the background", () => {
     const gate = gatedSummarizer();
     const states = [];
     const { agent, compactor, events } = setup({ summarize: gate.summarize, attach: { onStateChange: (s) => states.push(s) } });
-    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
-    await until(() => gate.calls.length === 1, "the summary request");
+    await summaryRequested(agent, gate);
     const run = agent.prompt(big("fourth question", 18_000));
     await new Promise((r) => setTimeout(r, 150));
     agent.abort();
@@ -388,8 +383,7 @@ describe("attach: threshold compactions in the background", () => {
     const saved = [];
     const store = { async save(id, messages) { saved.push(messages.length); } };
     const { agent, events, detach } = setup({ summarize: gate.summarize, attach: { onStateChange: (s) => states.push(s), store, sessionId: "s1" } });
-    for (const label of ["first", "second", "third"]) await agent.prompt(big(`${label} question`, 18_000));
-    await until(() => gate.calls.length === 1, "the summary request");
+    await summaryRequested(agent, gate);
     const [savesBefore, statesBefore] = [saved.length, states.length];
     detach();
     await until(() => ends(events).length === 1, "compaction_end");

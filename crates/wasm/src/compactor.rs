@@ -56,6 +56,8 @@ extern "C" {
     fn noted_summary(message: &JsValue, note: &str) -> JsValue;
     #[wasm_bindgen(js_name = settledUnless)]
     fn settled_unless(promise: &Promise, signal: &JsValue) -> Promise;
+    #[wasm_bindgen(js_name = sameRun, catch)]
+    fn same_run(known: &Array, messages: &Array) -> Result<bool, JsValue>;
 }
 
 /// The array the compactor keeps in step with: its own copy of the messages
@@ -413,7 +415,9 @@ fn noted_view(offered: bool, noted: &RefCell<Option<(JsValue, JsValue)>>, view: 
 /// meanwhile: the result is dropped).
 pub(crate) fn arrive(result: &JsValue, snapshot: &Array, live: &Array) -> Option<JsValue> {
     let (len, now) = (snapshot.length(), live.length());
-    let same = now >= len && (0..len).all(|i| js_sys::Object::is(&live.get(i), &snapshot.get(i)));
+    // The snapshot's messages, the same objects, at the start of `live`
+    // (one crossing; a getter that throws is no match).
+    let same = now >= len && same_run(snapshot, live).unwrap_or(false);
     if !background::arrived(len as usize, now as usize, same) {
         return None;
     }

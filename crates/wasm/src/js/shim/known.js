@@ -7,7 +7,9 @@
 // compactor.rs, (through summarizer.js) compaction.rs, and, for
 // `identityFacts`, the store's save.rs.
 
-// Whether messages[0 .. known.length) are known[0 ..), object for object.
+// Whether messages[0 .. known.length) are known[0 ..), object for object
+// (also where a compaction's result goes into an array that grew meanwhile:
+// compactor.rs `arrive`).
 // By `findIndex`: V8 (TurboFan) compiles it into a loop about twice as fast
 // as a plain `for` (which checks both arrays' maps and the stack on every
 // element), and it reads every index, holes too, as a plain loop does
