@@ -169,8 +169,10 @@ pub fn role_of(f: &RawFacts) -> Role {
 
 /// Estimates measured in full on demand, a chunk of up to 32 messages at a
 /// time in the direction of the walk (backward for the context totals and
-/// the cut point, forward when filling a range): a walk crosses the boundary
-/// once per chunk, not per message.
+/// the cut point, forward when filling a range) once a walk goes from one
+/// message to the next, the first message alone: a walk crosses the
+/// boundary once per chunk, not per message, and a single estimate reads
+/// one message.
 pub struct EstimateChunks<'a> {
     messages: &'a JsArray,
     estimator: EstimatorChoice,
@@ -201,12 +203,12 @@ impl<'a> EstimateChunks<'a> {
         if index < self.start || index >= self.start + self.tokens.len() {
             let len = self.messages.len() as usize;
             let forward = last.is_some_and(|last| index > last);
-            // pi's estimates cost only lengths: a chunk at once. The
-            // calibrated one reads texts: a chunk only once a walk goes on
-            // from one message to the next (a jump, as `exceeds` makes
-            // measuring the largest bounds first, reads one message).
+            // A chunk only once a walk goes on from one message to the
+            // next: a jump (the one message a turn's stale usage leaves to
+            // measure, or the largest bound `exceeds` measures first)
+            // reads that message alone.
             let walking = last.is_some_and(|last| last.abs_diff(index) == 1);
-            let (start, end) = if self.estimator == EstimatorChoice::Calibrated && !walking {
+            let (start, end) = if !walking {
                 (index, index + 1)
             } else if forward {
                 (index, (index + 32).min(len).max(index + 1))
