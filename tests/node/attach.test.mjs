@@ -102,6 +102,26 @@ async function settled(agent) {
   }
 }
 
+/** A stored session, loaded back: its last answer reported a nearly full window. */
+function reopenedSession() {
+  let clock = 1_000;
+  const out = [];
+  for (let i = 0; i < 6; i++) {
+    out.push({ role: "user", content: big(`old question ${i}`, 8_000), timestamp: clock++ });
+    out.push({
+      role: "assistant",
+      content: [{ type: "text", text: `old answer ${i}` }],
+      api: "openai-completions",
+      provider: "local",
+      model: "m",
+      usage: { input: 17_000, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 17_005, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      stopReason: "stop",
+      timestamp: clock++,
+    });
+  }
+  return out;
+}
+
 describe("attach(agent): automatic compaction in a real pi-agent-core Agent", () => {
   test("threshold: one summary after the turn that crossed it, the next request starts with it, nothing is retried", async () => {
     mock.setMode((r) => answer(r));
@@ -259,22 +279,7 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
   });
 
   test("before a prompt: a session reopened over its threshold is compacted before the request goes out", async () => {
-    // A stored session, loaded back: its last answer reported a nearly full window.
-    let clock = 1_000;
-    const reopened = [];
-    for (let i = 0; i < 6; i++) {
-      reopened.push({ role: "user", content: big(`old question ${i}`, 8_000), timestamp: clock++ });
-      reopened.push({
-        role: "assistant",
-        content: [{ type: "text", text: `old answer ${i}` }],
-        api: "openai-completions",
-        provider: "local",
-        model: "m",
-        usage: { input: 17_000, output: 5, cacheRead: 0, cacheWrite: 0, totalTokens: 17_005, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-        stopReason: "stop",
-        timestamp: clock++,
-      });
-    }
+    const reopened = reopenedSession();
     const { agent, events } = setup({ messages: reopened });
     mock.setMode((r) => answer(r));
     await agent.prompt("new question");
@@ -291,6 +296,53 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
     assert.equal(agent.state.messages.length, reopened.length + 1 + 2);
     assert.equal(agent.state.messages.at(-1).role, "assistant");
   });
+
+  // While a compaction runs, the app may add a message to the agent (a
+  // notice, a message of its own): pushed onto the agent's array, or in a
+  // new array. It stays, after the summary, and the compaction is not
+  // wasted; an app that changed the messages otherwise keeps its change.
+  for (const [how, change, kept] of [
+    ["pushed onto the agent's array", (agent, note) => agent.state.messages.push(note), true],
+    ["in a new array that starts with the old one", (agent, note) => (agent.state.messages = [...agent.state.messages, note]), true],
+    ["in an array whose first message the app replaced", (agent, note) => (agent.state.messages = [{ ...agent.state.messages[0] }, ...agent.state.messages.slice(1), note]), false],
+  ]) {
+    test(`before a prompt: a message the app adds during the compaction, ${how}, ${kept ? "stays after the summary" : "wins over the summary"}`, async () => {
+      const note = { role: "user", content: "NOTE added while compacting", timestamp: 9_000 };
+      let agent;
+      const added = [];
+      const s = setup({
+        messages: reopenedSession(),
+        compactor: {
+          beforeCompact: async () => {
+            if (added.length === 0) added.push(change(agent, note));
+          },
+        },
+      });
+      agent = s.agent;
+      mock.setMode((r) => answer(r));
+      await agent.prompt("new question");
+      await settled(agent);
+      const messages = agent.state.messages;
+      assert.equal(messages.filter((m) => m.content === note.content).length, 1, "the app's message is there, once");
+      assert.equal(ends(s.events).filter((e) => e.result).length, 1, "one compaction, not a second after the run");
+      if (!kept) {
+        assert.equal(summaries(messages).length, 0, "the app's change wins: no summary");
+        assert.notEqual(messages[0], reopenedSession()[0]);
+        return;
+      }
+      assert.equal(summaries(messages).length, 1);
+      const at = messages.findIndex((m) => m.role === "compactionSummary");
+      const noteAt = messages.findIndex((m) => m.content === note.content);
+      assert.ok(noteAt > at, "after the summary");
+      assert.equal(messages[at].keptMessages, messages.length - at - 1 - 1, "counted among the kept messages (all but the run's answer)");
+      // The next request sends it, after the summary.
+      await agent.prompt("another question");
+      await settled(agent);
+      const last = sent(mock.requests.at(-1));
+      assert.ok(last.includes(SUMMARY_PREFIX) && last.includes(note.content));
+      assert.ok(!sentMessage(mock.requests.at(-1), "old question 0"));
+    });
+  }
 
   test("before a prompt: old tool output is cleared (no summary) and the first request carries the placeholders", async () => {
     const reopened = toolSession();

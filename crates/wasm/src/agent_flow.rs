@@ -223,7 +223,13 @@ impl Attachment {
         overflow: Option<bool>,
         run: Option<&JsValue>,
     ) -> Option<(JsValue, bool)> {
-        let before = self.messages();
+        // A copy of the agent's messages as the compaction starts: the app
+        // may push to the same array meanwhile, or replace it.
+        let before = self
+            .messages()
+            .dyn_into::<Array>()
+            .ok()
+            .map(|a| a.slice(0, a.length()));
         let this = self.clone();
         let ended = Box::new(move || {
             crate::js::values::spawn_detached(async move {
@@ -255,9 +261,10 @@ impl Attachment {
             return None;
         }
         *self.last_tier.borrow_mut() = Some(prop(&result, "tier"));
-        let applied = self.unchanged(&before);
-        if applied {
-            self.set_messages(&prop(&result, "messages"));
+        let placed = before.and_then(|before| placed(&result, messages, &before, &self.messages()));
+        let applied = placed.is_some();
+        if let Some(placed) = placed {
+            self.set_messages(&prop(&placed, "messages"));
             self.save().await;
         }
         Some((result, applied))
@@ -411,14 +418,6 @@ impl Attachment {
         let mut guard = self.guard.get();
         update(&mut guard);
         self.guard.set(guard);
-    }
-
-    /// Whether the agent's messages are still the array the compaction
-    /// started from (the app did not replace them meanwhile: its change
-    /// wins, and the compaction is dropped rather than overwrite it).
-    fn unchanged(&self, before: &JsValue) -> bool {
-        let now = self.messages();
-        now == *before || js_sys::Object::is(&now, before)
     }
 
     /// The agent's event listener; `run`: the run's abort signal.
@@ -603,6 +602,22 @@ impl Attachment {
 const HOOKS: [&str; 2] = ["transformContext", "convertToLlm"];
 
 /// Sets the agent's [`HOOKS`] to `hooks`; returns what they were.
+/// `result`, a compaction of `input`, for the agent's messages `live`,
+/// which were `before` as it started: as it is while they still are; with
+/// the messages the app added meanwhile (pushed, or in a new array that
+/// starts with `before`'s) after it, `compactor::arrive`; `None` when the
+/// app changed them otherwise (its change wins, and the compaction is
+/// dropped rather than overwrite it). What the agent held beyond `input`
+/// (a failed attempt a retry leaves out) stays out.
+fn placed(result: &JsValue, input: &JsValue, before: &Array, live: &JsValue) -> Option<JsValue> {
+    let (input, live) = (input.dyn_ref::<Array>()?, live.dyn_ref::<Array>()?);
+    if !crate::compactor::starts_with(before, live) {
+        return None;
+    }
+    let grown = input.concat(&live.slice(before.length(), live.length()));
+    crate::compactor::arrive(result, input, &grown)
+}
+
 fn swap_hooks(agent: &JsValue, hooks: [JsValue; 2]) -> [JsValue; 2] {
     let previous = HOOKS.map(|name| prop(agent, name));
     for (name, hook) in HOOKS.iter().zip(&hooks) {

@@ -415,10 +415,7 @@ fn noted_view(offered: bool, noted: &RefCell<Option<(JsValue, JsValue)>>, view: 
 /// meanwhile: the result is dropped).
 pub(crate) fn arrive(result: &JsValue, snapshot: &Array, live: &Array) -> Option<JsValue> {
     let (len, now) = (snapshot.length(), live.length());
-    // The snapshot's messages, the same objects, at the start of `live`
-    // (one crossing; a getter that throws is no match).
-    let same = now >= len && same_run(snapshot, live).unwrap_or(false);
-    if !background::arrived(len as usize, now as usize, same) {
+    if !background::arrived(len as usize, now as usize, starts_with(snapshot, live)) {
         return None;
     }
     if now == len {
@@ -459,6 +456,12 @@ pub(crate) fn arrive(result: &JsValue, snapshot: &Array, live: &Array) -> Option
         }
     }
     Some(out.into())
+}
+
+/// Whether `live` starts with `snapshot`'s messages, the same objects (one
+/// crossing; a getter that throws is no match).
+pub(crate) fn starts_with(snapshot: &Array, live: &Array) -> bool {
+    live.length() >= snapshot.length() && same_run(snapshot, live).unwrap_or(false)
 }
 
 /// `rebaseCompaction(result, before, messages)`: see `arrive`; `undefined`
