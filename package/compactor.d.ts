@@ -12,7 +12,7 @@ import type {
 } from "./messages.js";
 import type { CompactionPreparation, ContextTokenEstimate } from "./flat-array.js";
 import type { CompactionSettingsInput, ModelLike } from "./settings.js";
-import type { CompactionReason, Summarizer } from "./summarizers.js";
+import type { CompactionReason, Summarizer, Tool } from "./summarizers.js";
 
 /** What the compactor reports (pi 0.73's compaction event names). */
 export type CompactorEvent =
@@ -425,7 +425,7 @@ export interface CompactOptions {
    * budget, when smaller) would not fit the window (`summarizerContextWindow`,
    * else the model's); `maxTokens` is then capped at the room left.
    */
-  conversation?: { systemPrompt?: string; tools?: unknown };
+  conversation?: { systemPrompt?: string; /** pi-ai tools (an `Agent`'s), or an AI SDK tool set. */ tools?: Tool[] | Record<string, unknown> };
 }
 /** `compactIfNeeded`'s options. */
 export interface CompactIfNeededOptions {

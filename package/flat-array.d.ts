@@ -38,7 +38,9 @@ export function convertToLlm(messages: readonly AnyMessage[]): Message[];
  * What the user sees: every message but summaries, `toolOutputCleared`
  * markers and custom messages whose `display` is falsy. With `divider: true`,
  * each summary becomes a `compactionDivider` and each marker a
- * `toolOutputClearedDivider` in its place.
+ * `toolOutputClearedDivider` in its place. A `divider` that is a `boolean`
+ * (a setting the user toggles) may give dividers; only `false` or none
+ * gives none.
  */
 export function agentMessagesToChatMessages<M extends AnyMessage>(
   messages: readonly M[],
@@ -46,8 +48,12 @@ export function agentMessagesToChatMessages<M extends AnyMessage>(
 ): (Exclude<M, CompactionSummaryMessage | ToolOutputClearedMessage> | CompactionDivider | ToolOutputClearedDivider)[];
 export function agentMessagesToChatMessages<M extends AnyMessage>(
   messages: readonly M[],
-  options?: { divider?: boolean },
+  options?: { divider?: false | undefined },
 ): Exclude<M, CompactionSummaryMessage | ToolOutputClearedMessage>[];
+export function agentMessagesToChatMessages<M extends AnyMessage>(
+  messages: readonly M[],
+  options?: { divider?: boolean | undefined },
+): (Exclude<M, CompactionSummaryMessage | ToolOutputClearedMessage> | CompactionDivider | ToolOutputClearedDivider)[];
 
 /**
  * Undo the last compaction: a new array without the last

@@ -10,13 +10,23 @@ export * from "./compactor.js";
 export * from "./session-files.js";
 export * from "./store.js";
 
-/** What `init` accepts: where to fetch the `.wasm` from, its bytes, or a compiled module. */
-export type InitInput = RequestInfo | URL | Response | BufferSource | WebAssembly.Module;
+// The web's types by way of `globalThis`, so that an app whose libraries
+// lack one (a Node app: es2022 and Node's types, no DOM, no `WebAssembly`)
+// compiles, and gets the rest of each union rather than `any`: a global
+// class's instances where the app's libraries declare it, else `never`.
+type GlobalInstance<K extends "Request" | "Response" | "URL"> = typeof globalThis extends { [P in K]: { prototype: infer T } } ? T : never;
+type WasmModule = typeof globalThis extends { WebAssembly: { Module: { prototype: infer T } } } ? T : never;
+type WasmMemory = typeof globalThis extends { WebAssembly: { Memory: { prototype: infer T } } } ? T : { readonly buffer: ArrayBuffer; grow(delta: number): number };
+/** The bytes of the `.wasm`: the DOM's `BufferSource`. */
+type WasmBytes = ArrayBuffer | ArrayBufferView;
+
+/** What `init` accepts: where to fetch the `.wasm` from (a URL, a `Request`, a `Response`), its bytes, or a compiled module. */
+export type InitInput = string | GlobalInstance<"Request"> | GlobalInstance<"URL"> | GlobalInstance<"Response"> | WasmBytes | WasmModule;
 /** What `initSync` accepts: the `.wasm`'s bytes or a compiled module. */
-export type SyncInitInput = BufferSource | WebAssembly.Module;
+export type SyncInitInput = WasmBytes | WasmModule;
 /** The instantiated module, as `init` and `initSync` return it. */
 export interface InitOutput {
-  readonly memory: WebAssembly.Memory;
+  readonly memory: WasmMemory;
 }
 
 /**

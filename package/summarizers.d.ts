@@ -14,8 +14,15 @@ export interface SummarizeRequest {
   /** Aborted when the compaction is cancelled or times out: pass it to `fetch`. */
   signal: AbortSignal;
   reason: CompactionReason;
-  /** The conversation as the model last saw it (pi-ai's Context: the last summary, pinned messages, cleared outputs as placeholders, no failed attempt): present when a summary request can repeat its prefix. */
-  context?: { systemPrompt?: string; messages: Message[]; tools?: Tool[] };
+  /**
+   * The conversation as the model last saw it (pi-ai's Context: the last
+   * summary, pinned messages, cleared outputs as placeholders, no failed
+   * attempt): present when a summary request can repeat its prefix. `tools`
+   * is `compact`'s `conversation.tools` as given: pi-ai tools from `attach`
+   * (the agent's), the app's tool set, an object, from `aiSdkConversation`
+   * (check with `Array.isArray`).
+   */
+  context?: { systemPrompt?: string; messages: Message[]; tools?: Tool[] | Record<string, unknown> };
   /** The final user message asking for the summary, to send after context.messages. */
   instruction?: string;
   /**

@@ -191,6 +191,21 @@ export async function conversions(error: unknown): Promise<string> {
   return `${again.length} ${usage.totalTokens} ${overflow} ${OVERFLOW_RECOVERY_FAILED}`;
 }
 
+// A summarizer of the app's own beside the conversation: the tools of its
+// request's context are what the conversation passed, the app's tool set
+// (an object), not pi-ai's array of tools.
+import type { Summarizer, SummarizeRequest } from "agent-compaction";
+const toolNames = (request: SummarizeRequest): string[] => {
+  const tools = request.context?.tools;
+  // @ts-expect-error an AI SDK tool set is no array: check with Array.isArray first
+  void tools?.map((t) => t.name);
+  return Array.isArray(tools) ? tools.map((t) => t.name) : Object.keys(tools ?? {});
+};
+const ownSummarizer: Summarizer = (request) => `${toolNames(request).join()}: ${request.prompt}`;
+const withOwnSummarizer = aiSdkConversation({ compactor: new Compactor({ contextWindow: 128_000, summarize: ownSummarizer }), tools: codeTools });
+const codeToolsContext: SummarizeRequest["context"] = { messages: [], tools: codeTools };
+void [withOwnSummarizer, codeToolsContext];
+
 // What the declarations reject.
 // @ts-expect-error store and sessionId go together
 aiSdkConversation({ compactor, store });

@@ -62,6 +62,22 @@ const withDividers = agentMessagesToChatMessages(messages, { divider: true });
 const dividers: CompactionDivider[] = withDividers.filter(
   (m): m is CompactionDivider => m.role === "compactionDivider",
 );
+// A divider setting the user toggles (a boolean, not the literal `true`):
+// the rows may be dividers, as they are at run time when it is on.
+declare const showDividers: boolean;
+const toggled = agentMessagesToChatMessages(messages, { divider: showDividers });
+const toggledDividers: CompactionDivider[] = toggled.filter((m): m is CompactionDivider => m.role === "compactionDivider");
+const options = { divider: true };
+const fromOptions: number[] = agentMessagesToChatMessages(messages, options).map((m) =>
+  m.role === "compactionDivider" ? m.tokensBefore : m.timestamp,
+);
+// @ts-expect-error still no summary among the rows
+const toggledSummary: CompactionSummaryMessage[] = toggled.filter((m) => m.role === "compactionSummary");
+// With `divider: false` there are no dividers to look for.
+const noDividers = agentMessagesToChatMessages(messages, { divider: false });
+// @ts-expect-error no divider among these rows
+void noDividers.filter((m): m is CompactionDivider => m.role === "compactionDivider");
+void [toggledDividers, fromOptions, toggledSummary];
 
 // App-defined roles are welcome.
 interface Note {

@@ -138,4 +138,9 @@ const fromPi: SummarizeRequest["context"] = piRequestContext;
 const fromAgent: SummarizeRequest["context"] = { systemPrompt: "s", messages: piLlm, tools: agentTools };
 // @ts-expect-error the messages are required
 const noMessages: SummarizeRequest["context"] = { systemPrompt: "s" };
+// A compaction by hand given what the agent's requests carry, as attach does.
+const byHand = appCompactor.compact(app.state.messages, { conversation: { systemPrompt: app.state.systemPrompt, tools: app.state.tools } });
+// @ts-expect-error the tools are pi-ai tools or an AI SDK tool set
+void appCompactor.compact(app.state.messages, { conversation: { tools: "read_file" } });
+void byHand;
 void [fromPi, fromAgent, noMessages];
