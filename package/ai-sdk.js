@@ -509,6 +509,24 @@ function userFromResponses(item) {
   return { role: "user", content };
 }
 
+/** The texts of a user message, pi's or a ModelMessage (images left out): what tells two copies of one apart. */
+const userTexts = (m) => JSON.stringify(typeof m.content === "string" ? [m.content] : m.content.filter((c) => c?.type === "text").map((c) => c.text));
+
+/**
+ * How many times each pinned user message of `messages` from `from` on
+ * (the pinned messages sent after a summary) is there, by its texts.
+ */
+function pinnedUserTexts(messages, from) {
+  const counts = new Map();
+  for (let k = from; k < messages.length; k++) {
+    const m = messages[k];
+    if (m?.role !== "user" || m.pinned !== true || !(typeof m.content === "string" || Array.isArray(m.content))) continue;
+    const key = userTexts(m);
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
 /** Whether a compactionSummary is a provider's compaction that `target` (a model's provider id, "anthropic.messages") can be sent as it is. */
 function sendsPart(m, target) {
   const name = m.provider?.name;
@@ -659,8 +677,19 @@ export function toModelMessages(messages, options = {}) {
     flush();
     if (m.role === "compactionSummary" && sendsPart(m, target)) {
       const part = revived(m.provider.part);
-      // OpenAI's /responses/compact keeps the user messages before its item.
-      if (Array.isArray(m.provider.input)) out.push(...m.provider.input.map(userFromResponses));
+      // OpenAI's /responses/compact keeps the user messages before its item;
+      // a pinned one among them is sent after the summary, as pinned messages
+      // are: not twice.
+      if (Array.isArray(m.provider.input)) {
+        const pinned = pinnedUserTexts(messages, i + 1);
+        for (const item of m.provider.input) {
+          const user = userFromResponses(item);
+          const key = userTexts(user);
+          const left = pinned.get(key);
+          if (left) pinned.set(key, left - 1);
+          else out.push(user);
+        }
+      }
       const prev = out.at(-1);
       const next = messages[i + 1];
       if (m.aiSdk?.joinPrev && prev?.role === "assistant" && Array.isArray(prev.content) && toCache.get(prev)?.[0] === messages[i - 1]) {
@@ -992,6 +1021,8 @@ class AiSdkConversation {
   /** A manual compaction (`/compact`): `compactor.compact(messages, { reason: "manual", ... })`, kept and saved. */
   async compact(options = {}) {
     await this.#settleBackground();
+    // A summary of ours on an encrypted one would have only its note to build on.
+    await this.#readableStandIn(true);
     const before = this.#flat;
     const out = await this.#compactor.compact(before, { conversation: this.#conversation(), ...options, reason: "manual" });
     this.#flat = rebased(out, before, this.#flat);
@@ -1064,16 +1095,18 @@ class AiSdkConversation {
 
   /**
    * When the last summary is a provider's compaction only that provider can
-   * read (OpenAI's encrypted item) and the steps go to another model: our
+   * read (OpenAI's encrypted item) and the steps go to another model, or a
+   * compaction of ours is about to build on it (`beforeCompaction`): our
    * own summary of what it covers (`compactor.summarizeBranch` of the
    * messages since the summary before it) takes the place of its note, once,
    * and is saved. The part stays: that provider is still sent its item.
    * A failure leaves the note.
    */
-  async #readableStandIn() {
+  async #readableStandIn(beforeCompaction = false) {
     const at = this.#flat.findLastIndex((m) => m?.role === "compactionSummary");
     const last = this.#flat[at];
-    if (!last?.provider || sendsPart(last, this.#target) || this.#target === undefined) return;
+    if (!last?.provider) return;
+    if (!beforeCompaction && (sendsPart(last, this.#target) || this.#target === undefined)) return;
     if (typeof last.summary !== "string" || !last.summary.startsWith(sealedSummary(last.provider.provider))) return;
     const from = this.#flat.findLastIndex((m, i) => i < at && m?.role === "compactionSummary");
     const covered = this.#flat.slice(Math.max(from, 0), at).filter((m) => m?.role !== "system");
@@ -1250,6 +1283,7 @@ class AiSdkConversation {
         // is the compaction this retry needs, as with attach.
         await this.#settleBackground();
         if (this.#flat.findLast((m) => m?.role === "compactionSummary") !== this.#sentSummary) continue;
+        await this.#readableStandIn(true);
         const before = this.#flat;
         const out = await this.#compactor.compactIfNeeded(before, { reason: "overflow", willRetry: true, conversation: this.#conversation() });
         if (out) this.#flat = rebased(out, before, this.#flat);

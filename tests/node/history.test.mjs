@@ -109,7 +109,10 @@ describe("Compactor.searchHistory and readHistory", () => {
     assert.throws(() => c.readHistory(messages, 5), TypeError);
     // A number out of range is a RangeError that shows it; another type a TypeError.
     assert.throws(() => c.readHistory(messages, hit.ref, { maxChars: 0 }), { name: "RangeError", message: "options.maxChars must be a whole number from 1 to 16000, got 0" });
-    assert.throws(() => c.readHistory(messages, hit.ref, { offset: -1 }), { name: "RangeError", message: "options.offset must be a non-negative whole number, got -1" });
+    assert.throws(() => c.readHistory(messages, hit.ref, { offset: -1 }), { name: "RangeError", message: "options.offset must be a whole number from 0 to 4294967295, got -1" });
+    // A whole number over the bound is told the bound, not that it is no whole number.
+    assert.throws(() => c.readHistory(messages, hit.ref, { offset: 1e12 }), { name: "RangeError", message: "options.offset must be a whole number from 0 to 4294967295, got 1000000000000" });
+    assert.throws(() => c.historyTool(messages, "read_history", { ref: hit.ref, offset: 2 ** 53 }), { name: "RangeError", message: "arguments.offset must be a whole number from 0 to 4294967295, got 9007199254740992" });
     assert.throws(() => c.readHistory(messages, hit.ref, { maxChars: "500" }), { name: "TypeError", message: "options.maxChars must be a whole number from 1 to 16000, got a string" });
     assert.throws(() => c.searchHistory(messages, ""), /the query is empty/);
     assert.throws(() => c.searchHistory(messages, "x", { limit: 0 }), { name: "RangeError", message: "options.limit must be a whole number from 1 to 100, got 0" });
@@ -132,6 +135,10 @@ describe("Compactor.searchHistory and readHistory", () => {
     assert.deepEqual(found.map((h) => twice[h.index]), naming.reverse(), "both messages that name it, the later first");
     const undone = removeLastCompaction(twice);
     assert.deepEqual(c.searchHistory(undone, "cobalt").hits, [], "visible again after the undo");
+    // A reference found before the undo, to a message the model sees again: the model is told what to do.
+    assert.throws(() => c.historyTool(undone, "read_history", { ref: found[0].ref }), {
+      message: `message ${found[0].index} is not in the history index (it may be in your context again, or the reference is not from this conversation): search again for a current reference`,
+    });
     assert.equal(c.searchHistory(undone, "vendor").hits[0].index, 0);
   });
 

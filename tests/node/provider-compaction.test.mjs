@@ -168,6 +168,35 @@ describe("an encrypted compaction and another model", () => {
   });
 });
 
+describe("our own compaction on top of an encrypted one", () => {
+  test("/compact after OpenAI's item: what the item covers is summarized first, so the new summary builds on readable text", async () => {
+    const requests = [];
+    const summarize = async (request) => {
+      requests.push(request);
+      return request.prompt.includes("the migration plan: lorem") ? "## Goal\nOur summary of: the migration plan" : `## Goal\nOur summary #${requests.length}`;
+    };
+    const c = conversation({ compactor: new Compactor({ contextWindow: 200_000, settings: { keepRecentTokens: 2_000 }, summarize }) });
+    const gpt = openai.responses("gpt-5.2");
+    await c.append({ role: "user", content: long("the migration plan", 60_000) });
+    await c.run((args) => generateText({ model: gpt, providerOptions: OPENAI_OPTIONS, ...args }));
+    const sealed = c.messages.findLast((m) => m.role === "compactionSummary");
+    assert.match(sealed.summary, /encrypted/);
+    for (let i = 0; i < 3; i++) {
+      await c.append({ role: "user", content: long(`later step ${i}`, 2_000) });
+      await c.run((args) => generateText({ model: gpt, providerOptions: OPENAI_OPTIONS, ...args }));
+    }
+    await c.compact();
+    const summaries = c.messages.filter((m) => m.role === "compactionSummary");
+    assert.equal(summaries.length, 2);
+    assert.equal(summaries[0].summary, "## Goal\nOur summary of: the migration plan", "the item's note replaced by our summary of what it covers");
+    assert.deepEqual(summaries[0].provider, sealed.provider, "the item is kept");
+    const last = requests.at(-1).prompt;
+    assert.match(last, /Our summary of: the migration plan/, "the new summary is made from the readable one");
+    assert.doesNotMatch(last, /encrypted/);
+    assert.ok(!summaries[1].provider, "the last summary is ours");
+  });
+});
+
 describe("a failed threshold compaction", () => {
   test("a block without a summary (content: null) is no boundary: nothing changes but the reply", async () => {
     for (const stream of [false, true]) {
@@ -440,6 +469,24 @@ describe("openAiResponsesCompaction: OpenAI's /responses/compact as the summariz
       assert.notEqual(summaries[1].provider.part.providerOptions.openai.itemId, itemId);
     });
   }
+
+  test("a pinned message the item's user messages hold is sent once, after the item, as pinned messages are", async () => {
+    const messages = session();
+    messages.splice(1, 0, { role: "user", content: "Pinned: always answer in British English.", timestamp: 999, pinned: true });
+    const c = aiSdkConversation({ compactor: compactor(), messages });
+    await c.compact();
+    const summary = c.messages.find((m) => m.role === "compactionSummary");
+    assert.ok(summary.provider.input.some((i) => i.content[0].text.startsWith("Pinned:")), "OpenAI returned the pinned message with the others");
+    await c.append({ role: "user", content: "and the tests?" });
+    const out = await c.run((args) => generateText({ model: openai.responses("gpt-5.2"), providerOptions: { openai: { store: false } }, ...args }));
+    assert.match(out.text, /^saw summary: yes/);
+    const input = o.state.requests.at(-1).body.input;
+    const pinned = input.flatMap((item, k) => (item.role === "user" && item.content[0].text.startsWith("Pinned:") ? [k] : []));
+    const item = input.findIndex((i) => i.type === "compaction");
+    assert.equal(pinned.length, 1, "sent once");
+    assert.ok(pinned[0] > item, "after the item");
+    assert.deepEqual(input.slice(0, item).map((i) => i.content[0].text), summary.provider.input.map((i) => i.content[0].text).filter((t) => !t.startsWith("Pinned:")), "the other user messages before it");
+  });
 
   test("a failed request, or a request with nothing it can read, changes nothing; a branch summary goes to `readable`", async () => {
     const messages = session();

@@ -228,6 +228,13 @@ pub fn search_limit<V: Value>(options: &V, r: &Reader<V>) -> Result<usize, Input
         .map(|n| n.unwrap_or(DEFAULT_LIMIT))
 }
 
+/// The largest `offset` a read takes (a UTF-16 offset fits in 32 bits: no
+/// engine holds a longer string).
+pub const MAX_OFFSET: usize = u32::MAX as usize;
+/// What an `offset` must be, in its error: the bound named, so that a whole
+/// number over it is not told it is not one.
+pub const OFFSET_EXPECTED: &str = "a whole number from 0 to 4294967295";
+
 /// `options.offset` and `options.maxChars` of a read: a page's `next`, and
 /// a page size from 1 to [`MAX_PAGE_CHARS`] ([`DEFAULT_PAGE_CHARS`] when not
 /// given).
@@ -239,13 +246,7 @@ pub fn read_options<V: Value>(
         return Ok((None, DEFAULT_PAGE_CHARS));
     }
     expect_object(r.root, options, "an object")?;
-    let offset = whole(
-        r,
-        "offset",
-        0,
-        u32::MAX as usize,
-        "a non-negative whole number",
-    )?;
+    let offset = whole(r, "offset", 0, MAX_OFFSET, OFFSET_EXPECTED)?;
     let max = whole(
         r,
         "maxChars",

@@ -48,7 +48,10 @@ pub enum HistoryError {
         reference: String,
         why: &'static str,
     },
-    #[error("message {key} is not in the history index")]
+    #[error(
+        "message {key} is not in the history index (it may be in your context again, or the \
+         reference is not from this conversation): search again for a current reference"
+    )]
     UnknownMessage { key: u32 },
     #[error("message {key} has {count} passage(s), so no passage {passage}")]
     UnknownPassage {

@@ -124,8 +124,8 @@ pub fn call<V: Value>(tool: Tool, arguments: &V, r: &Reader<V>) -> Result<Call, 
             offset: whole(
                 "offset",
                 0,
-                u32::MAX as usize,
-                "a non-negative whole number",
+                super::lookup::MAX_OFFSET,
+                super::lookup::OFFSET_EXPECTED,
             )?,
         }),
     }
@@ -178,14 +178,12 @@ pub fn search_answer<S: AsRef<str>>(
     } else {
         " results for "
     };
-    for piece in [
-        &results,
-        noun,
-        &quoted,
-        " (",
-        &count,
-        " messages searched):",
-    ] {
+    let searched_noun = if searched == 1 {
+        " message searched):"
+    } else {
+        " messages searched):"
+    };
+    for piece in [&results, noun, &quoted, " (", &count, searched_noun] {
         out.push_str(piece);
     }
     for (n, (hit, role, text)) in found.iter().enumerate() {

@@ -154,9 +154,13 @@ fn bad_searches_and_reads_are_refused() {
         Err(HistoryError::BadReference { .. })
     ));
     let fp = found.to_string().split('-').nth(1).unwrap().to_string();
+    let unknown = h.read(&format!("h9.0-{fp}"), None);
+    assert_eq!(unknown, Err(HistoryError::UnknownMessage { key: 9 }));
+    // The model is told what to do with a reference the index does not hold.
     assert_eq!(
-        h.read(&format!("h9.0-{fp}"), None),
-        Err(HistoryError::UnknownMessage { key: 9 })
+        unknown.unwrap_err().to_string(),
+        "message 9 is not in the history index (it may be in your context again, or the reference is \
+         not from this conversation): search again for a current reference"
     );
     assert_eq!(
         h.read(&format!("h1.1-{fp}"), None),

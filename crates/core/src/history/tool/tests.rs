@@ -105,7 +105,18 @@ fn arguments_are_read_with_defaults_and_clear_errors() {
         vec![("ref", Js::Str("h1.0-0000")), ("offset", Js::Num(-1.0))]
     )
     .unwrap_err()
-    .starts_with("arguments.offset must be a non-negative whole number"));
+    .starts_with("arguments.offset must be a whole number from 0 to 4294967295, got -1"));
+    // A whole number past the largest offset names the bound it is over.
+    assert_eq!(
+        read(
+            Tool::Read,
+            vec![("ref", Js::Str("h1.0-0000")), ("offset", Js::Num(1e12))]
+        ),
+        Err(
+            "arguments.offset must be a whole number from 0 to 4294967295, got 1000000000000"
+                .into()
+        )
+    );
     let o = Fields::new(vec![]);
     let get = |k| o.get(k);
     let r = Reader {
@@ -153,7 +164,7 @@ fn a_search_answer_is_marked_as_quoted_history_and_names_each_ref() {
     );
     let one = search_answer("vendor", &found[..1], 1);
     assert!(
-        one.contains("\n1 result for \"vendor\" (1 messages searched):"),
+        one.contains("\n1 result for \"vendor\" (1 message searched):"),
         "{one}"
     );
     let nothing: &[(Hit, Role, &str)] = &[];
