@@ -39,7 +39,7 @@ pub mod words;
 pub enum HistoryError {
     #[error("the query is empty")]
     EmptyQuery,
-    #[error("the query has no words to search for, only spaces or punctuation")]
+    #[error("the query has no words to search for (letters or digits), only spaces, punctuation or symbols such as emoji")]
     NoTerms,
     #[error("limit must be from 1 to {max}, got {got}")]
     Limit { got: usize, max: usize },

@@ -139,6 +139,11 @@ fn bad_searches_and_reads_are_refused() {
     assert_eq!(h.search("", 5), Err(HistoryError::EmptyQuery));
     assert_eq!(h.search("  \n", 5), Err(HistoryError::EmptyQuery));
     assert_eq!(h.search("?! -- ...", 5), Err(HistoryError::NoTerms));
+    // Emoji are no words either, and the error says so rather than
+    // calling them punctuation.
+    let emoji = h.search("🚀 ✨", 5).unwrap_err();
+    assert_eq!(emoji, HistoryError::NoTerms);
+    assert!(emoji.to_string().contains("emoji"), "{emoji}");
     assert_eq!(
         h.search("text", 0),
         Err(HistoryError::Limit { got: 0, max: 100 })
