@@ -1666,10 +1666,17 @@ export function toUIMessages(messages, options = {}) {
         if (p.providerExecuted != null) call.providerExecuted = p.providerExecuted;
         break;
       }
-      case "compactionDivider":
-        assistant = null;
-        if (divider) out.push({ id: ids.next(`compaction-${m.timestamp}`), role: "assistant", parts: [{ type: DIVIDER_PART_TYPE, data: { tokensBefore: m.tokensBefore, timestamp: m.timestamp } }] });
+      case "compactionDivider": {
+        // A streamed reply the provider compacted before answering is split
+        // at its compaction part, and what came before it holds nothing to
+        // show (the stream's `custom` metadata): the divider goes before
+        // that row, which goes on with the reply after the summary.
+        const open = assistant !== null && assistant.parts.every((p) => p.type === "step-start" || p.type === "custom");
+        const row = { id: ids.next(`compaction-${m.timestamp}`), role: "assistant", parts: [{ type: DIVIDER_PART_TYPE, data: { tokensBefore: m.tokensBefore, timestamp: m.timestamp } }] };
+        if (divider) out.splice(open ? out.indexOf(assistant) : out.length, 0, row);
+        if (!open) assistant = null;
         break;
+      }
       case "toolOutputClearedDivider":
         if (!divider) break;
         assistant = null;

@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Compactor, anthropicCompaction, openAiResponsesCompaction, messagesToPiSession, piSessionToMessages, transformContext } from "agent-compaction";
-import { aiSdkConversation, fromModelMessages, toModelMessages } from "agent-compaction/ai-sdk";
+import { aiSdkConversation, fromModelMessages, toModelMessages, toUIMessages } from "agent-compaction/ai-sdk";
 import { startServer } from "../../scripts/serve.mjs";
 import { anthropicServer, openAiResponsesServer } from "../support/compaction-providers.mjs";
 
@@ -81,6 +81,24 @@ for (const stream of [false, true]) {
       const users = sent.filter((m) => m.role === "user").map((m) => JSON.stringify(m.content));
       assert.deepEqual(users.map((u) => u.slice(0, 40)), [JSON.stringify([{ type: "text", text: "third question" }]).slice(0, 40)], "what it covers is not sent");
       assert.ok(a.state.requests.length > before);
+    });
+
+    test("useChat's rows: the reply the provider compacted before is one row after the divider, with no row that shows nothing", async () => {
+      const c = conversation();
+      const model = anthropic("claude-sonnet-4-5");
+      await c.append({ role: "user", content: long("first question", 30_000) });
+      await c.run(call(model));
+      await c.append({ role: "user", content: long("second question", 30_000) });
+      await c.run(call(model));
+      assert.ok(c.messages.some((m) => m.role === "compactionSummary" && m.provider), "the provider compacted");
+      const visible = (row) => row.parts.some((p) => p.type !== "step-start" && p.type !== "custom");
+      for (const divider of [false, true]) {
+        const rows = toUIMessages(c.messages, { divider });
+        assert.ok(rows.every(visible), `every row shows something (divider: ${divider})`);
+        const kinds = rows.map((r) => (r.parts.some((p) => p.type === "data-compaction") ? "divider" : r.role));
+        assert.deepEqual(kinds, divider ? ["user", "assistant", "user", "divider", "assistant"] : ["user", "assistant", "user", "assistant"]);
+        assert.match(rows.at(-1).parts.find((p) => p.type === "text").text, /saw summary: yes/);
+      }
     });
 
     test("another model is sent the summary's text; the conversation's threshold stays off after the provider's compaction", async () => {
