@@ -451,8 +451,16 @@ describe("hooks, state and events", () => {
   test("nothing to summarize: a clear error when manual, a no-op when automatic, no callback call", async () => {
     const c = new Compactor({ contextWindow: 100_000, summarize: async () => assert.fail("not called") });
     const small = conversation(2, 100);
-    await assert.rejects(c.compact(small), /Nothing to compact/);
+    await assert.rejects(c.compact(small), /Nothing to compact: the conversation fits in keepRecentTokens/);
     assert.equal(await c.compact(small, { reason: "threshold" }), undefined);
+    // A huge paste: far more than keepRecentTokens, and still nothing to
+    // summarize, as a message is never split. The error says why, rather
+    // than that the conversation fits.
+    const pasted = [user("x ".repeat(200_000)), assistant("ok", 60_000), user("and?")];
+    await assert.rejects(c.compact(pasted), (e) => {
+      assert.match(e.message, /Nothing to compact: the newest messages keepRecentTokens keeps reach back to the start of the context \(a message is never split\)/);
+      return true;
+    });
     const ended = [...small, { role: "compactionSummary", summary: "s", tokensBefore: 1, timestamp: clock++ }];
     await assert.rejects(c.compact(ended), /Already compacted/);
   });

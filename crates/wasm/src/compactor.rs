@@ -1358,7 +1358,11 @@ async fn compact_job(
         let prepared =
             prepare(&array, &facts, keep, tracker.estimator(), s.one_request).map_err(input)?;
         let Some(mut prepared) = prepared else {
-            return match nothing_to_do(opts.reason, tracker.ends_with_summary()) {
+            // The context's messages as the preparation measured them.
+            let start = tracker.index().context_start().min(facts.len());
+            let context = facts[start..].iter().map(|f| f64::from(f.tokens)).sum();
+            let last_summary = tracker.ends_with_summary();
+            return match nothing_to_do(opts.reason, last_summary, context, keep) {
                 NothingToDo::Resolve => Ok(None),
                 NothingToDo::Reject(message) => Err(Failure::Failed(message.into())),
             };

@@ -940,14 +940,28 @@ pub enum NothingToDo {
     Reject(&'static str),
 }
 
-pub fn nothing_to_do(reason: Reason, ends_with_summary: bool) -> NothingToDo {
+/// `context_tokens`: the estimates of the context's messages, as the
+/// preparation measured them, `keep` keepRecentTokens on the same scale: a
+/// context larger than that had
+/// nothing to summarize because the newest messages to keep reach back to
+/// its start (a message, a huge paste say, is never split).
+pub fn nothing_to_do(
+    reason: Reason,
+    ends_with_summary: bool,
+    context_tokens: f64,
+    keep: f64,
+) -> NothingToDo {
     match (reason, ends_with_summary) {
         (Reason::Manual, true) => {
             NothingToDo::Reject("Already compacted: the last message is a summary")
         }
-        (Reason::Manual, false) => {
+        (Reason::Manual, false) if context_tokens <= keep => {
             NothingToDo::Reject("Nothing to compact: the conversation fits in keepRecentTokens")
         }
+        (Reason::Manual, false) => NothingToDo::Reject(
+            "Nothing to compact: the newest messages keepRecentTokens keeps reach back to the \
+             start of the context (a message is never split); reduce keepRecentTokens",
+        ),
         _ => NothingToDo::Resolve,
     }
 }

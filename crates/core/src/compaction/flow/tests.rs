@@ -926,18 +926,30 @@ fn error_messages_carry_the_reason_prefix() {
 #[test]
 fn nothing_to_summarize_rejects_a_manual_call_and_explains_an_overflow() {
     assert_eq!(
-        nothing_to_do(Reason::Manual, false),
+        nothing_to_do(Reason::Manual, false, 19_000.0, 20_000.0),
         NothingToDo::Reject("Nothing to compact: the conversation fits in keepRecentTokens")
     );
+    // A context larger than keepRecentTokens with nothing to summarize: its
+    // newest messages (one huge paste) reach back to its start.
+    let NothingToDo::Reject(huge) = nothing_to_do(Reason::Manual, false, 62_000.0, 20_000.0) else {
+        panic!("a manual call is rejected");
+    };
+    assert!(
+        huge.contains("reach back to the start") && !huge.contains("fits"),
+        "{huge}"
+    );
     assert_eq!(
-        nothing_to_do(Reason::Manual, true),
+        nothing_to_do(Reason::Manual, true, 62_000.0, 20_000.0),
         NothingToDo::Reject("Already compacted: the last message is a summary")
     );
     assert_eq!(
-        nothing_to_do(Reason::Threshold, false),
+        nothing_to_do(Reason::Threshold, false, 62_000.0, 20_000.0),
         NothingToDo::Resolve
     );
-    assert_eq!(nothing_to_do(Reason::Overflow, true), NothingToDo::Resolve);
+    assert_eq!(
+        nothing_to_do(Reason::Overflow, true, 62_000.0, 20_000.0),
+        NothingToDo::Resolve
+    );
     let quiet = end_event::<()>(Reason::Threshold, true, Ending::NothingToDo);
     assert_eq!(quiet.error_message, None);
     assert!(!quiet.will_retry);
