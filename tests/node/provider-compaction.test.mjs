@@ -10,7 +10,7 @@
 // conversation's own threshold never compacts on top of it.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { generateText, streamText } from "ai";
+import { APICallError, generateText, streamText } from "ai";
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -212,6 +212,41 @@ describe("our own compaction on top of an encrypted one", () => {
     assert.match(last, /Our summary of: the migration plan/, "the new summary is made from the readable one");
     assert.doesNotMatch(last, /encrypted/);
     assert.ok(!summaries[1].provider, "the last summary is ours");
+  });
+
+  test("an overflow after OpenAI's item: the recovery's summary builds on our readable summary of what the item covers, not on its note", async () => {
+    const requests = [];
+    const summarize = async (request) => {
+      requests.push(request);
+      return request.prompt.includes("the migration plan: lorem") ? "## Goal\nOur summary of: the migration plan" : `## Goal\nOur summary #${requests.length}`;
+    };
+    const c = conversation({ compactor: new Compactor({ contextWindow: 200_000, settings: { keepRecentTokens: 2_000 }, summarize }) });
+    const gpt = openai.responses("gpt-5.2");
+    const step = (args) => generateText({ model: gpt, providerOptions: OPENAI_OPTIONS, ...args });
+    await c.append({ role: "user", content: long("the migration plan", 60_000) });
+    await c.run(step);
+    assert.match(c.messages.findLast((m) => m.role === "compactionSummary").summary, /encrypted/);
+    for (let i = 0; i < 3; i++) {
+      await c.append({ role: "user", content: long(`later step ${i}`, 2_000) });
+      await c.run(step);
+    }
+    // The provider refuses the next request as too long, once.
+    let refused = false;
+    await c.append({ role: "user", content: "one more step" });
+    const out = await c.run((args) => {
+      if (!refused) {
+        refused = true;
+        const message = "This model's maximum context length is 200000 tokens. However, your messages resulted in 210000 tokens.";
+        throw new APICallError({ message, url: "u", requestBodyValues: {}, statusCode: 400, responseBody: JSON.stringify({ error: { message, code: "context_length_exceeded" } }), isRetryable: false });
+      }
+      return step(args);
+    });
+    assert.ok(refused && (await out.text), "the retry answered");
+    const summaries = c.messages.filter((m) => m.role === "compactionSummary");
+    assert.equal(summaries.length, 2, "the item and the recovery's summary");
+    assert.equal(summaries[0].summary, "## Goal\nOur summary of: the migration plan", "the item's note replaced by our summary of what it covers");
+    assert.match(requests.at(-1).prompt, /Our summary of: the migration plan/, "the recovery's summary is made from the readable one");
+    assert.doesNotMatch(requests.at(-1).prompt, /encrypted/);
   });
 });
 
