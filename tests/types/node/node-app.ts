@@ -4,7 +4,8 @@
 import { readFileSync } from "node:fs";
 import { Compactor, init, initSync, type InitInput, type InitOutput, type SyncInitInput } from "agent-compaction/manual-init";
 
-const wasm = new URL("../node_modules/agent-compaction/agent_compaction_bg.wasm", import.meta.url);
+// Only compiled, never run: where an app keeps its copy of the module.
+const wasm = new URL("./agent_compaction_bg.wasm", import.meta.url);
 const bytes: SyncInitInput = readFileSync(wasm);
 const out: InitOutput = initSync({ module: bytes });
 const size: number = out.memory.buffer.byteLength;
