@@ -897,6 +897,14 @@ class AiSdkConversation {
   #taken = 0;
   /** The last summary in the context last sent to the model (prepareStep, run). */
   #sentSummary;
+  /**
+   * A step's request is out (from prepareStep until the next one, or the
+   * call's end): a background result that ends meanwhile waits for the next
+   * checkpoint, so that the answer, whose usage counts the context as it
+   * was sent, comes before it (as the core's rebase puts a result after
+   * the messages added while it was made).
+   */
+  #stepOut = false;
   /** modelMessages' memo (see there). */
   #converted = { since: undefined, context: [], end: 0, out: [] };
   constructor(options) {
@@ -1146,7 +1154,9 @@ class AiSdkConversation {
     const out = await this.#compactor.compactIfNeeded(before, {
       backgroundAt: this.#backgroundAt,
       conversation: this.#conversation(),
-      onBackgroundEnd: () => this.#settleBackground().catch(() => undefined),
+      onBackgroundEnd: () => {
+        if (!this.#stepOut) this.#settleBackground().catch(() => undefined);
+      },
     });
     if (out) this.#flat = rebased(out, before, this.#flat);
   }
@@ -1185,6 +1195,7 @@ class AiSdkConversation {
    * what follows. The compaction stays: later steps build on the flat array.
    */
   async prepareStep(options) {
+    this.#stepOut = false;
     if (options?.stepNumber === 0) {
       this.#taken = 0;
       // What the SDK added before the first step: the results of tools the
@@ -1202,6 +1213,7 @@ class AiSdkConversation {
     const result = { messages: this.#send() };
     const instructions = this.instructions();
     if (instructions) result.instructions = instructions;
+    this.#stepOut = true;
     return result;
   }
 
@@ -1222,6 +1234,7 @@ class AiSdkConversation {
   }
 
   async #appendSteps(steps, name) {
+    this.#stepOut = false;
     this.#take(steps, name);
     this.#taken = 0;
     await this.#thresholdCheck();
@@ -1272,6 +1285,7 @@ class AiSdkConversation {
       } catch (error) {
         // Steps that succeeded before the failure are already in the flat array.
         this.#taken = 0;
+        this.#stepOut = false;
         // The core's after-run rule: compact and retry once, then pi's text.
         const overflow = await isOverflowError(error, this.#compactor.contextWindow);
         const flow = overflow ? this.#compactor.afterRun(this.#flat, { overflow, retried }) : "nothing";

@@ -183,6 +183,57 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.equal(conv.messages.filter((m) => m.role === "toolResult").length, 6);
   });
 
+  test("a clearing in the background that ends while a step's request is out goes in before the next step, after that step's answer: no summary follows", async () => {
+    const window = 20_000;
+    const flat = [];
+    let clock = 1000;
+    for (let i = 0; i < 3; i++) {
+      flat.push({ role: "user", content: `question ${i}`, timestamp: clock++ });
+      flat.push({
+        role: "assistant",
+        content: [{ type: "toolCall", id: `old_${i}`, name: "read", arguments: { path: `/f${i}` } }],
+        api: "ai-sdk", provider: "mock", model: "m", stopReason: "toolUse", timestamp: clock++,
+      });
+      flat.push({
+        role: "toolResult", toolCallId: `old_${i}`, toolName: "read",
+        content: [{ type: "text", text: `OUTPUT-${i}: ` + "o".repeat(12_000) }], isError: false, timestamp: clock++,
+      });
+      flat.push({ role: "assistant", content: [{ type: "text", text: `answer ${i}` }], api: "ai-sdk", provider: "mock", model: "m", stopReason: "stop", timestamp: clock++ });
+    }
+    // Four steps of 6,000-character tool output: past backgroundAt (0.8 of
+    // the 16,000 threshold) at the third step, a clearing starts in the
+    // background and ends while that step's request is out.
+    const { model, calls } = windowedModel({
+      window,
+      answer: (_, i) => (i < 4 ? { toolCall: { name: "work", input: { n: i } } } : { text: "done" }),
+    });
+    const sum = summaryModel();
+    const events = [];
+    const compactor = new Compactor({
+      contextWindow: window,
+      estimator: "pi",
+      settings: { reserveTokens: 4000, keepRecentTokens: 3000, toolOutputClearing: { protectTokens: 1000, minFreedTokens: 1000, protectTurns: 1 } },
+      summarize: aiSdkSummarizer(sum.model),
+      onEvent: (e) => events.push(e),
+    });
+    const conv = aiSdkConversation({ compactor, messages: flat });
+    await conv.append({ role: "user", content: "new question" });
+    const result = await conv.run((args) => generateText({ model, tools: { work: workTool(() => 6000) }, stopWhen: stepCountIs(10), ...args }));
+    assert.equal(result.text, "done");
+    const ends = events.filter((e) => e.type === "compaction_end");
+    assert.deepEqual(ends.map((e) => e.tier), ["clear"], "one compaction: the clearing");
+    assert.equal(sum.prompts.length, 0, "no summarizer call");
+    const at = conv.messages.findIndex((m) => m.role === "toolOutputCleared");
+    assert.ok(at > 0);
+    // Each answer after the marker was sent the placeholders; each before it was not.
+    const withPlaceholders = new Set(calls.filter((c) => promptText(c.prompt).includes("cleared to save context")).map((c) => c.tokens));
+    conv.messages.forEach((m, i) => {
+      if (m.role !== "assistant" || !m.usage || i < 12) return;
+      assert.equal(withPlaceholders.has(m.usage.input), i > at, `messages[${i}] (marker at ${at})`);
+    });
+    assert.ok(compactor.contextTokens(conv.messages) < calls.at(-1).tokens + 100);
+  });
+
   test("overflow: compact, retry exactly once, the retry starts with the summary", async () => {
     const window = 8000;
     const { model, calls } = windowedModel({ window, answer: () => ({ text: "answered" }), forceOverflow: (i) => i === 0 });

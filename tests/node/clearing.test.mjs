@@ -315,3 +315,82 @@ test("a summary after a clearing counts what is sent: tokensBefore the cleared c
     c.free();
   }
 });
+
+/** `turns` turns like `session`'s, each tool call id given by `id(t)` and output size by `chars(t)`. */
+function sessionWithIds(turns, id, chars = () => 80_000, extra = () => ({})) {
+  const out = [];
+  for (let t = 0; t < turns; t++) {
+    out.push(user(`request ${t}`), call(id(t), "read"), result(id(t), "read", chars(t), extra(t)), answer(`done ${t}`));
+  }
+  return out;
+}
+
+/** What the model is sent of each tool result: "cleared" or "whole", by the compactor, its hooks and the pure functions. */
+async function sentOutputs(c, messages) {
+  const view = convertToLlm(c.modelContext(messages));
+  const hooks = c.agentHooks();
+  assert.deepEqual(await hooks.convertToLlm(await hooks.transformContext(messages)), view);
+  return view
+    .filter((m) => m.role === "toolResult")
+    .map((m) => (m.content[0].text.startsWith("[Output of") ? `${m.toolCallId}: ${m.content[0].text}` : `${m.toolCallId}: whole`));
+}
+
+test("an output whose call id an output that stays whole shares is not cleared (a provider that reuses ids)", async () => {
+  // Turns 0-4 have ids of their own; turns 5-9 all have id "call_0", the
+  // last two of them protected. A marker names outputs by id, so listing
+  // "call_0" would send the protected outputs as placeholders too.
+  const messages = sessionWithIds(10, (t) => (t < 5 ? `own_${t}` : "call_0"));
+  const { c } = compactor();
+  const r = await c.compact(messages, { reason: "threshold" });
+  assert.equal(r.tier, "clear");
+  assert.deepEqual(r.marker.toolCallIds, ["own_0", "own_1", "own_2", "own_3", "own_4"]);
+  const sent = await sentOutputs(c, r.messages);
+  assert.deepEqual(sent.slice(5), Array(5).fill("call_0: whole"));
+  // What is counted is what is sent.
+  const fresh = new Compactor({ contextWindow: 200_000, estimator: "pi" });
+  assert.equal(c.contextTokens(r.messages), r.tokensAfter);
+  assert.equal(fresh.contextTokens(convertToLlm(c.modelContext(r.messages))), r.tokensAfter);
+  // Every output with the same id: clearing frees nothing, a summary follows.
+  const same = sessionWithIds(10, () => "call_0");
+  const s = await compactor().c.compact(same, { reason: "threshold" });
+  assert.equal(s.tier, "summarize");
+  fresh.free();
+});
+
+test("an id a later marker lists again keeps the placeholder the first marker gave it", async () => {
+  // "x" is cleared by the first marker; a later turn reuses it, and the
+  // second marker clears that one: the first output's placeholder keeps
+  // its own size (its text, and the provider's cached prefix, unchanged).
+  const first = sessionWithIds(10, (t) => (t === 0 ? "x" : `a_${t}`));
+  const { c } = compactor();
+  const one = await c.compact(first, { reason: "threshold" });
+  assert.equal(one.tier, "clear");
+  assert.equal(one.marker.toolCallIds[0], "x");
+  const before = (await sentOutputs(c, one.messages))[0];
+  assert.match(before, /^x: \[Output of read cleared to save context: ~20,0\d\d tokens\]$/);
+  const more = [...one.messages, ...sessionWithIds(10, (t) => (t === 0 ? "x" : `b_${t}`), (t) => (t === 0 ? 40_000 : 80_000))];
+  const two = await c.compact(more, { reason: "threshold" });
+  assert.equal(two.tier, "clear");
+  assert.ok(two.marker.toolCallIds.includes("x"));
+  const sent = await sentOutputs(c, two.messages);
+  assert.equal(sent[0], before);
+  assert.match(sent[10], /^x: \[Output of read cleared to save context: ~10,0\d\d tokens\]$/);
+  const fresh = new Compactor({ contextWindow: 200_000, estimator: "pi" });
+  assert.equal(c.contextTokens(two.messages), two.tokensAfter);
+  assert.equal(fresh.contextTokens(convertToLlm(c.modelContext(two.messages))), two.tokensAfter);
+  fresh.free();
+});
+
+test("a pinned output the summary re-sends keeps a later output with its call id whole", async () => {
+  const pinned = sessionWithIds(1, () => "p", () => 400, () => ({ pinned: true }));
+  const old = sessionWithIds(6, (t) => `old_${t}`, () => 40_000);
+  const { c } = compactor();
+  const s = await c.compact([...pinned, ...old], { reason: "manual" });
+  const later = sessionWithIds(10, (t) => (t === 0 ? "p" : `new_${t}`));
+  const r = await c.compact([...s.messages, ...later], { reason: "threshold" });
+  assert.equal(r.tier, "clear");
+  assert.ok(!r.marker.toolCallIds.includes("p"), r.marker.toolCallIds.join());
+  const sent = await sentOutputs(c, r.messages);
+  assert.equal(sent[0], "p: whole");
+  assert.ok(sent.includes("p: whole") && sent.filter((x) => x === "p: whole").length === 2);
+});

@@ -19,6 +19,7 @@ use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::js::options::{out_of_range, token_count_of};
 use agent_compaction_core::message::role::Role;
 use js_sys::{Array, JsString};
+use std::cell::RefCell;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -145,27 +146,45 @@ pub fn divider(message: &JsValue, index: usize) -> Result<JsValue, InputError> {
 pub fn clear_tier(array: &JsArray, tier: &ClearingTier) -> Result<Option<JsValue>, InputError> {
     // What the markers of the context cleared already (read only when the
     // decision reaches a tool result).
-    let mut already: Option<ClearedOutputs<Vec<u16>>> = None;
+    let already: RefCell<Option<ClearedOutputs<Vec<u16>>>> = RefCell::new(None);
     let context = tier.roles.iter().copied().enumerate();
+    let already_cleared = |i: usize, id: &JsString| -> Result<bool, InputError> {
+        let mut already = already.borrow_mut();
+        let already = match &mut *already {
+            Some(c) => c,
+            None => already.insert(markers(array, tier.start, context.clone())?),
+        };
+        Ok(already.cleared(&id_units(id), i).is_some())
+    };
+    let id_at = |i: usize| -> Result<(JsValue, Option<JsString>), InputError> {
+        let message = message_at(array, i)?;
+        let id = get(&message, "toolCallId", || {
+            FieldPath::element("messages", i).field("toolCallId")
+        })?;
+        let id = id.dyn_into::<JsString>().ok();
+        Ok((message, id))
+    };
     let plan = tier.plan(
         |i| {
-            let message = message_at(array, i)?;
+            let (message, id) = id_at(i)?;
             let path = || FieldPath::element("messages", i);
-            let id = get(&message, "toolCallId", || path().field("toolCallId"))?;
             let name = get(&message, "toolName", || path().field("toolName"))?;
             let pinned = get(&message, "pinned", || path().field("pinned"))?;
-            let already = match &mut already {
-                Some(c) => c,
-                None => already.insert(markers(array, tier.start, context.clone())?),
-            };
-            let id = id.dyn_into::<JsString>().ok();
             Ok(ToolOutput {
-                already_cleared: id
-                    .as_ref()
-                    .is_some_and(|id| already.cleared(&id_units(id), i).is_some()),
+                already_cleared: match &id {
+                    Some(id) => already_cleared(i, id)?,
+                    None => false,
+                },
                 has_id: id.is_some(),
                 tool_name: name.dyn_into::<JsString>().ok(),
                 pinned: pinned.as_bool() == Some(true),
+            })
+        },
+        |i| {
+            let (_, id) = id_at(i)?;
+            Ok(match id {
+                Some(id) if !already_cleared(i, &id)? => Some(id_units(&id)),
+                _ => None,
             })
         },
         id_units,

@@ -27,6 +27,9 @@
 //!   already cleared and those without a `toolCallId` string. Pinned,
 //!   never-cleared and already cleared outputs do not count toward the
 //!   protected tokens (as OpenCode's `prune` skips its protected tools).
+//!   A marker names outputs by `toolCallId` and clears every one before it
+//!   with a listed id, so an output whose id another output the model is
+//!   sent whole shares (a provider that reuses ids) is not cleared either.
 //!   Every candidate is cleared at once (not just enough to get under the
 //!   threshold): one marker, and the provider's prompt cache is broken once
 //!   rather than at every later turn;
@@ -267,6 +270,9 @@ pub fn placeholder_tokens(name_len: usize, tokens: Option<u64>) -> u64 {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClearingTier {
     pub start: usize,
+    /// The tool results before `start` the model is sent (pinned ones,
+    /// re-sent after the summary), ascending.
+    pub resent_results: Vec<usize>,
     pub roles: Vec<Role>,
     pub tokens: Vec<u64>,
     pub ratio: f64,
@@ -278,15 +284,17 @@ pub struct ClearingTier {
 impl ClearingTier {
     /// [`plan_clearing`] on what was copied; a tool is never cleared when
     /// its name's UTF-16 units (`units(name)`) are in `neverClear`.
-    pub fn plan<N, E>(
+    pub fn plan<N, K: Ord, E>(
         &self,
         read: impl FnMut(usize) -> Result<ToolOutput<N>, E>,
+        whole_id: impl FnMut(usize) -> Result<Option<K>, E>,
         units: impl Fn(&N) -> Vec<u16>,
         name_len: impl Fn(Option<&N>) -> usize,
     ) -> Result<ClearingPlan, E> {
         let never = &self.settings.never_clear;
         plan_clearing(
             self.start,
+            &self.resent_results,
             &self.roles,
             &self.tokens,
             self.ratio,
@@ -294,6 +302,7 @@ impl ClearingTier {
             self.threshold,
             &self.settings,
             read,
+            whole_id,
             |name| {
                 let units = units(name);
                 never.iter().any(|n| n.as_units() == units.as_slice())
@@ -311,9 +320,17 @@ impl ClearingTier {
 /// only for tool results outside the protected turns, newest first);
 /// `name_len` measures a tool name. `ratio` scales estimates to the
 /// provider's tokens (the compactor's usage ratio, 1 with pi's estimate).
+///
+/// A marker clears every tool result before it whose `toolCallId` it
+/// lists, so once there are candidates, `whole_id(index)` is asked for
+/// each tool result the model is sent (`resent_results` before `start`,
+/// then the context's): its id when it is sent whole (it has one and no
+/// marker cleared it yet). A candidate whose id a tool result that stays
+/// whole shares is not cleared.
 #[allow(clippy::too_many_arguments)]
-pub fn plan_clearing<N, E>(
+pub fn plan_clearing<N, K: Ord, E>(
     start: usize,
+    resent_results: &[usize],
     roles: &[Role],
     tokens: &[u64],
     ratio: f64,
@@ -321,6 +338,7 @@ pub fn plan_clearing<N, E>(
     threshold: f64,
     settings: &ClearingSettings,
     mut read: impl FnMut(usize) -> Result<ToolOutput<N>, E>,
+    mut whole_id: impl FnMut(usize) -> Result<Option<K>, E>,
     is_never_cleared: impl Fn(&N) -> bool,
     name_len: impl Fn(Option<&N>) -> usize,
 ) -> Result<ClearingPlan, E> {
@@ -377,6 +395,17 @@ pub fn plan_clearing<N, E>(
         });
     }
     cleared.reverse();
+    if !cleared.is_empty() {
+        cleared = without_shared_ids(
+            cleared,
+            resent_results.iter().copied().chain(
+                (0..roles.len())
+                    .filter(|&i| roles[i] == Role::ToolResult)
+                    .map(|i| start + i),
+            ),
+            &mut whole_id,
+        )?;
+    }
     let tokens_freed = cleared.iter().map(|c| c.freed).sum::<u64>();
     let tokens_after = (context_tokens - tokens_freed as f64).max(0.0);
     let worth_it = !cleared.is_empty() && tokens_freed >= settings.min_freed_tokens;
@@ -390,6 +419,39 @@ pub fn plan_clearing<N, E>(
         // `shouldCompact` is `tokens > threshold`: at it is fine.
         enough: worth_it && tokens_after <= threshold,
     })
+}
+
+/// `cleared` (ascending indices) without the outputs whose id a tool result
+/// among `sent` (ascending) that is not in `cleared` and is sent whole
+/// shares (`whole_id`: its id when it is sent whole).
+fn without_shared_ids<K: Ord, E>(
+    cleared: Vec<ClearedOutput>,
+    sent: impl Iterator<Item = usize>,
+    whole_id: &mut impl FnMut(usize) -> Result<Option<K>, E>,
+) -> Result<Vec<ClearedOutput>, E> {
+    let mut ids = Vec::with_capacity(cleared.len());
+    let mut staying = Vec::new();
+    for i in sent {
+        let Some(id) = whole_id(i)? else { continue };
+        if cleared.binary_search_by(|c| c.index.cmp(&i)).is_ok() {
+            ids.push((i, id));
+        } else {
+            staying.push(id);
+        }
+    }
+    if staying.is_empty() {
+        return Ok(cleared);
+    }
+    staying.sort_unstable();
+    let shared: Vec<usize> = ids
+        .into_iter()
+        .filter(|(_, id)| staying.binary_search(id).is_ok())
+        .map(|(i, _)| i)
+        .collect();
+    Ok(cleared
+        .into_iter()
+        .filter(|c| shared.binary_search(&c.index).is_err())
+        .collect())
 }
 
 /// Where the last compaction of either tier is (a `compactionSummary` or a
@@ -452,15 +514,20 @@ pub fn thousands(n: u64) -> String {
 }
 
 /// The tool results the markers of an array clear, for `convertToLlm`: a
-/// tool result is replaced when a marker after it lists its `toolCallId`.
+/// tool result is replaced when a marker after it lists its `toolCallId`,
+/// and the first such marker (the one that cleared it) gives its size.
 /// Keys are the ids (UTF-16 code units, so any JavaScript string works).
 #[derive(Debug)]
 pub struct ClearedOutputs<K> {
-    /// id → (the last marker listing it, the size it gives), sorted by id
-    /// (a sorted `Vec`, not a `HashMap`: hashbrown and SipHash would cost
-    /// the `.wasm` loaded at import kilobytes for a few dozen ids).
-    by_id: Vec<(K, (usize, Option<u64>))>,
+    /// id → the markers listing it (index, the size it gives), ascending by
+    /// index; sorted by id (a sorted `Vec`, not a `HashMap`: hashbrown and
+    /// SipHash would cost the `.wasm` loaded at import kilobytes for a few
+    /// dozen ids).
+    by_id: Vec<(K, Vec<Listing>)>,
 }
+
+/// A marker listing an id: its index and the size it gives the output.
+type Listing = (usize, Option<u64>);
 
 impl<K> Default for ClearedOutputs<K> {
     fn default() -> Self {
@@ -475,32 +542,42 @@ impl<K: Ord> ClearedOutputs<K> {
 
     /// Adds the marker at `index`: its ids and, when it has them, each
     /// output's tokens (a list of another length, or a value that is not a
-    /// token count, gives no size).
+    /// token count, gives no size). An id it lists twice keeps its first
+    /// size.
     pub fn add_marker(&mut self, index: usize, ids: Vec<K>, tokens: Option<Vec<Option<u64>>>) {
         let tokens = tokens.filter(|t| t.len() == ids.len());
         for (k, id) in ids.into_iter().enumerate() {
             let size = tokens.as_ref().and_then(|t| t[k]);
             match self.by_id.binary_search_by(|(key, _)| key.cmp(&id)) {
-                Ok(at) if index >= self.by_id[at].1 .0 => self.by_id[at].1 = (index, size),
-                Ok(_) => {}
-                Err(at) => self.by_id.insert(at, (id, (index, size))),
+                Ok(at) => {
+                    let markers = &mut self.by_id[at].1;
+                    if let Err(m) = markers.binary_search_by(|(i, _)| i.cmp(&index)) {
+                        markers.insert(m, (index, size));
+                    }
+                }
+                Err(at) => self.by_id.insert(at, (id, vec![(index, size)])),
             }
         }
     }
 
+    /// The first marker after `index` listing `id`: (its index, the size).
+    fn first_after(&self, id: &K, index: usize) -> Option<Listing> {
+        let at = self.by_id.binary_search_by(|(key, _)| key.cmp(id)).ok()?;
+        let markers = &self.by_id[at].1;
+        markers
+            .get(markers.partition_point(|&(m, _)| m <= index))
+            .copied()
+    }
+
     /// The tool result at `index` with this id is cleared: `Some(size)`.
     pub fn cleared(&self, id: &K, index: usize) -> Option<Option<u64>> {
-        let at = self.by_id.binary_search_by(|(key, _)| key.cmp(id)).ok()?;
-        let (marker, size) = self.by_id[at].1;
-        (marker > index).then_some(size)
+        self.first_after(id, index).map(|(_, size)| size)
     }
 
     /// The index of the marker that clears the tool result at `index` with
-    /// this id (the last one listing it, when it comes after the result).
+    /// this id (the first one after it listing it).
     pub fn clearing_marker(&self, id: &K, index: usize) -> Option<usize> {
-        let at = self.by_id.binary_search_by(|(key, _)| key.cmp(id)).ok()?;
-        let marker = self.by_id[at].1 .0;
-        (marker > index).then_some(marker)
+        self.first_after(id, index).map(|(marker, _)| marker)
     }
 }
 

@@ -300,8 +300,8 @@ impl Tracker {
     /// `start` on that the markers at `markers` (ascending, from `start` on)
     /// clear are sent as: each such result's estimate less its
     /// placeholder's. A marker clears the results before it that it lists
-    /// (the last marker listing an id clears it), as the model's view has
-    /// it (`conversation::view`).
+    /// (the first one after a result listing its id clears it), as the
+    /// model's view has it (`conversation::view`).
     pub fn cleared_below_estimates(
         &mut self,
         start: usize,
@@ -432,9 +432,18 @@ impl Tracker {
         self.fill_context(source)?;
         let context_tokens = self.context_tokens(source)?.tokens;
         let start = self.index.context_start();
-        let facts = &self.index.facts()[start..];
+        let all = self.index.facts();
+        let resent_results = self
+            .index
+            .resent()
+            .iter()
+            .copied()
+            .filter(|&i| all[i].role == Role::ToolResult)
+            .collect();
+        let facts = &all[start..];
         Ok(ClearingTier {
             start,
+            resent_results,
             roles: facts.iter().map(|f| f.role).collect(),
             tokens: facts.iter().map(|f| u64::from(f.tokens)).collect(),
             ratio: self.index.ratio(),

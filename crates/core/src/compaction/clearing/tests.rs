@@ -24,8 +24,9 @@ fn plan_with(
     special: impl Fn(usize) -> Option<ToolOutput<String>>,
 ) -> (ClearingPlan, Vec<usize>) {
     let mut read = Vec::new();
-    let plan = plan_clearing::<String, ()>(
+    let plan = plan_clearing::<String, usize, ()>(
         0,
+        &[],
         roles,
         tokens,
         1.0,
@@ -36,6 +37,7 @@ fn plan_with(
             read.push(i);
             Ok(special(i).unwrap_or_else(|| out("read")))
         },
+        |i| Ok(Some(i)),
         |n| settings.never_clear.iter().any(|s| s.eq_str(n)),
         |n| n.map_or(0, |n| n.encode_utf16().count()),
     )
@@ -284,8 +286,9 @@ fn estimates_are_scaled_by_the_ratio_and_the_start_offsets_indices() {
         protect_tokens: 0,
         ..ClearingSettings::default()
     };
-    let plan = plan_clearing::<String, ()>(
+    let plan = plan_clearing::<String, usize, ()>(
         100,
+        &[],
         &roles,
         &tokens,
         1.5,
@@ -296,6 +299,7 @@ fn estimates_are_scaled_by_the_ratio_and_the_start_offsets_indices() {
             assert!(i >= 100);
             Ok(out("read"))
         },
+        |i| Ok(Some(i)),
         |_| false,
         |_| 4,
     )
@@ -308,8 +312,9 @@ fn estimates_are_scaled_by_the_ratio_and_the_start_offsets_indices() {
 #[test]
 fn an_unreadable_tool_result_stops_the_plan() {
     let (roles, tokens) = turns(&[30_000; 4]);
-    let r = plan_clearing::<String, usize>(
+    let r = plan_clearing::<String, usize, usize>(
         0,
+        &[],
         &roles,
         &tokens,
         1.0,
@@ -317,6 +322,7 @@ fn an_unreadable_tool_result_stops_the_plan() {
         0.0,
         &ClearingSettings::default(),
         Err,
+        |i| Ok(Some(i)),
         |_| false,
         |_| 0,
     );
@@ -372,11 +378,102 @@ fn cleared_outputs_are_those_a_later_marker_lists() {
     // After its marker, or not listed: sent as it is.
     assert_eq!(c.cleared(&"a", 6), None);
     assert_eq!(c.cleared(&"z", 0), None);
-    // The later marker listing an id wins.
+    // An id a later marker lists again (a provider that reuses ids): each
+    // result keeps the size of the first marker after it, the one that
+    // cleared it, so its placeholder never changes.
     c.add_marker(20, vec!["a"], Some(vec![Some(7)]));
     assert_eq!(c.cleared(&"a", 15), Some(Some(7)));
+    assert_eq!(c.cleared(&"a", 1), Some(Some(100)));
+    assert_eq!(c.clearing_marker(&"a", 1), Some(5));
+    assert_eq!(c.clearing_marker(&"a", 15), Some(20));
     c.add_marker(3, vec!["a"], Some(vec![Some(1)]));
     assert_eq!(c.cleared(&"a", 15), Some(Some(7)));
+    assert_eq!(c.cleared(&"a", 1), Some(Some(1)));
+    assert_eq!(c.cleared(&"a", 20), None);
+}
+
+#[test]
+fn an_output_whose_id_an_output_that_stays_shares_is_not_cleared() {
+    // A provider that numbers its calls per turn: every output has id 0 but
+    // two (ids 7 and 8), and the last two turns are protected. A marker
+    // listing 0 would clear the protected outputs 0 too: nothing with id 0
+    // is cleared, and the pinned output before the summary (index 100,
+    // id 7) keeps the candidate with its id whole too.
+    let (roles, tokens) = turns(&[30_000; 8]);
+    let s = ClearingSettings {
+        protect_tokens: 0,
+        ..ClearingSettings::default()
+    };
+    let id = |i: usize| match i {
+        2 => 7,
+        5 => 8,
+        100 => 7,
+        _ => 0,
+    };
+    let mut asked = Vec::new();
+    let plan = plan_clearing::<String, usize, ()>(
+        0,
+        &[100],
+        &roles,
+        &tokens,
+        1.0,
+        1e6,
+        0.0,
+        &s,
+        |_| Ok(out("read")),
+        |i| {
+            asked.push(i);
+            Ok(Some(id(i)))
+        },
+        |_| false,
+        |_| 4,
+    )
+    .unwrap();
+    let indices: Vec<usize> = plan.cleared.iter().map(|c| c.index).collect();
+    assert_eq!(indices, [5]);
+    assert_eq!(plan.tokens_freed, plan.cleared[0].freed);
+    // Every tool result the model is sent was asked, in order.
+    assert_eq!(asked, [100, 2, 5, 8, 11, 14, 17, 20, 23]);
+    // An output cleared already (no id when asked) does not stay whole:
+    // the new marker may list its id again.
+    let plan = plan_clearing::<String, usize, ()>(
+        0,
+        &[],
+        &roles,
+        &tokens,
+        1.0,
+        1e6,
+        0.0,
+        &s,
+        |_| Ok(out("read")),
+        |i| Ok((i != 20 && i != 23).then(|| id(i))),
+        |_| false,
+        |_| 4,
+    )
+    .unwrap();
+    let indices: Vec<usize> = plan.cleared.iter().map(|c| c.index).collect();
+    assert_eq!(indices, [2, 5, 8, 11, 14, 17]);
+    // Nothing to clear: nothing is asked.
+    let mut asked = 0;
+    plan_clearing::<String, usize, ()>(
+        0,
+        &[],
+        &roles[..6],
+        &tokens[..6],
+        1.0,
+        1e6,
+        0.0,
+        &s,
+        |_| Ok(out("read")),
+        |_| {
+            asked += 1;
+            Ok(None)
+        },
+        |_| false,
+        |_| 4,
+    )
+    .unwrap();
+    assert_eq!(asked, 0);
 }
 
 #[test]
@@ -431,6 +528,7 @@ fn a_tier_plans_over_what_it_copied_and_matches_never_clear_by_units() {
     let total: u64 = tokens.iter().sum();
     let tier = ClearingTier {
         start: 100,
+        resent_results: vec![],
         roles: roles.clone(),
         tokens: tokens.clone(),
         ratio: 1.0,
@@ -445,14 +543,14 @@ fn a_tier_plans_over_what_it_copied_and_matches_never_clear_by_units() {
     let len = |n: Option<&String>| n.map_or(0, |n| n.encode_utf16().count());
     // Indices are the array's (from `start`).
     let plan = tier
-        .plan::<String, ()>(|_| Ok(out("read")), units, len)
+        .plan::<String, usize, ()>(|_| Ok(out("read")), |i| Ok(Some(i)), units, len)
         .unwrap();
     let indices: Vec<usize> = plan.cleared.iter().map(|c| c.index).collect();
     assert_eq!(indices, [102, 105, 108]);
     assert_eq!(plan.insert_at, 100 + roles.len());
     // A tool named in `neverClear` is never cleared.
     let plan = tier
-        .plan::<String, ()>(|_| Ok(out("bash")), units, len)
+        .plan::<String, usize, ()>(|_| Ok(out("bash")), |i| Ok(Some(i)), units, len)
         .unwrap();
     assert!(plan.cleared.is_empty());
 }

@@ -179,17 +179,28 @@ fn a_pinned_result_re_sent_after_the_summary_is_cleared_by_a_later_marker() {
 }
 
 #[test]
-fn the_last_marker_listing_an_id_is_the_one_used() {
-    let a = [M::Result("a"), M::Marker(&["a"]), M::Marker(&["b", "a"])];
+fn the_first_marker_after_a_result_listing_its_id_is_the_one_used() {
+    // The one that cleared it: a later marker listing the id again (of a
+    // later result that reuses it) leaves its placeholder as it was.
+    let a = [
+        M::Result("a"),
+        M::Marker(&["a"]),
+        M::Result("a"),
+        M::Marker(&["b", "a"]),
+    ];
     assert_eq!(
         steps(&a),
         vec![
             Placeholder {
                 result: 0,
-                marker: 2
+                marker: 1
             },
             Send(1),
-            Send(2)
+            Placeholder {
+                result: 2,
+                marker: 3
+            },
+            Send(3)
         ]
     );
 }
