@@ -203,13 +203,15 @@ pub fn reported_usage(f: &RawFacts) -> Option<f64> {
 /// [`reported_usage`], unless it cannot be true. A reply always has a
 /// context, so zero input tokens (`input + cacheRead + cacheWrite == 0`)
 /// is a provider that reported no usage (pi-ai leaves zeros then), and the
-/// message is estimated instead. pi's own functions keep pi's numbers.
+/// message is estimated instead; so is a usage whose input tokens or
+/// context size is below zero. NaN stays (pi's numbers then stay NaN).
+/// pi's own functions keep pi's numbers.
 pub fn compactor_usage(f: &RawFacts) -> Option<f64> {
     let u = f.usage.as_ref()?;
-    if u.input + u.cache_read + u.cache_write == 0.0 {
+    if u.input + u.cache_read + u.cache_write <= 0.0 {
         return None;
     }
-    reported_usage(f)
+    reported_usage(f).filter(|&tokens| tokens > 0.0 || tokens.is_nan())
 }
 
 /// An assistant message that stopped with `error` or `aborted`: a failed
@@ -224,20 +226,22 @@ const BOUND_TIGHT: u8 = 2;
 /// A summary that says how many messages it kept (in the usage slot).
 const HAS_KEPT: u8 = 4;
 
-/// What the engine keeps about each message: small and fixed-size (24
-/// bytes, checked by a test), so a 10,000-message session costs a quarter
-/// of a megabyte.
+/// What the engine keeps about each message: small and fixed-size (32
+/// bytes, checked by a test), so a 10,000-message session costs a third of
+/// a megabyte.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MessageFacts {
     pub timestamp: f64,
     usage_tokens: f64,
+    /// With a usage: the tokens the model read for it (`input + cacheRead +
+    /// cacheWrite`), without what it wrote ([`prompt`](Self::prompt)).
+    prompt_tokens: f64,
     /// pi's estimate (saturating at `u32::MAX`, some 17 billion characters);
     /// while `tokens_pending`, an upper bound of it (`u32::MAX` when none is
     /// known).
     pub tokens: u32,
     pub role: Role,
-    /// [`HAS_USAGE`] and [`BOUND_TIGHT`] (one byte, so that the facts stay
-    /// 24 bytes).
+    /// [`HAS_USAGE`], [`BOUND_TIGHT`] and [`HAS_KEPT`] (one byte).
     flags: u8,
     /// The estimate was not computed (an assistant message that reports
     /// usage, gathered lazily): fill it in before it is used.
@@ -253,6 +257,7 @@ impl MessageFacts {
         MessageFacts {
             timestamp,
             usage_tokens: usage.unwrap_or(0.0),
+            prompt_tokens: usage.unwrap_or(0.0),
             tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
             role,
             flags: if usage.is_some() { HAS_USAGE } else { 0 },
@@ -311,7 +316,8 @@ impl MessageFacts {
             estimate_tokens(raw),
             reported_usage(raw),
             raw.timestamp,
-        );
+        )
+        .with_prompt(raw);
         f.pinned = is_pinned(f.role, raw.pinned);
         if raw.tool_calls_pending {
             f.tokens_pending = true;
@@ -333,6 +339,7 @@ impl MessageFacts {
         {
             f.flags &= !HAS_USAGE;
             f.usage_tokens = 0.0;
+            f.prompt_tokens = 0.0;
         }
         f
     }
@@ -357,7 +364,8 @@ impl MessageFacts {
             calibrated_bound(raw),
             compactor_usage(raw),
             raw.timestamp,
-        );
+        )
+        .with_prompt(raw);
         f.tokens_pending = !matches!(f.role, Role::Other);
         f.pinned = is_pinned(f.role, raw.pinned);
         if raw.tool_calls_pending && !raw.tool_calls_bounded {
@@ -369,6 +377,23 @@ impl MessageFacts {
     /// The context size this message reported, when it counts (pi's rules).
     pub fn usage(&self) -> Option<f64> {
         (self.flags & HAS_USAGE != 0).then_some(self.usage_tokens)
+    }
+
+    /// With a [`usage`](Self::usage): what the model read for this reply
+    /// (`input + cacheRead + cacheWrite`), without what it wrote. A
+    /// reasoning model's output counts reasoning that is never sent again,
+    /// so what the model reads is what grows from one reply to the next.
+    /// Facts made with [`new`](Self::new) read their whole usage.
+    pub fn prompt(&self) -> Option<f64> {
+        (self.flags & HAS_USAGE != 0).then_some(self.prompt_tokens)
+    }
+
+    /// What the model read for the usage `raw` reports, kept with the usage.
+    fn with_prompt(mut self, raw: &RawFacts) -> MessageFacts {
+        if let (Some(_), Some(u)) = (self.usage(), raw.usage.as_ref()) {
+            self.prompt_tokens = u.input + u.cache_read + u.cache_write;
+        }
+        self
     }
 
     /// While `tokens_pending`: `tokens` is the bound the texts' UTF-8
@@ -395,6 +420,7 @@ impl MessageFacts {
         if self.usage().is_some() {
             self.flags &= !HAS_USAGE;
             self.usage_tokens = 0.0;
+            self.prompt_tokens = 0.0;
         }
     }
 
@@ -458,6 +484,44 @@ mod tests {
             assert_eq!(compactor_usage(&raw), reported_usage(&raw));
             assert!(MessageFacts::calibrated_pending(&raw).usage().is_some());
         }
+    }
+
+    #[test]
+    fn a_negative_usage_is_no_usage_for_the_compactor_only() {
+        let usage = |input: f64, total_tokens: f64| UsageNumbers {
+            input,
+            output: 10.0,
+            cache_read: 0.0,
+            cache_write: 0.0,
+            total_tokens,
+        };
+        let mut raw = RawFacts {
+            role: Some(Role::Assistant),
+            content_string: Some(400),
+            ..RawFacts::default()
+        };
+        // Negative input tokens (a proxy's cached count above its input), or
+        // a negative total: no context is that size.
+        for (u, pi) in [
+            (usage(-5_000.0, -4_990.0), -4_990.0),
+            (usage(5_000.0, -1.0), -1.0),
+        ] {
+            raw.usage = Some(u);
+            assert_eq!(reported_usage(&raw), Some(pi));
+            assert_eq!(compactor_usage(&raw), None);
+            assert_eq!(MessageFacts::compactor_pi(&raw).usage(), None);
+            assert_eq!(MessageFacts::calibrated_pending(&raw).usage(), None);
+        }
+        // Uncached input below zero, the cache read making up for it: the
+        // usage stands.
+        raw.usage = Some(UsageNumbers {
+            cache_read: 6_000.0,
+            ..usage(-100.0, 5_910.0)
+        });
+        assert_eq!(compactor_usage(&raw), Some(5_910.0));
+        // NaN stays pi's NaN.
+        raw.usage = Some(usage(f64::NAN, f64::NAN));
+        assert!(compactor_usage(&raw).is_some_and(f64::is_nan));
     }
 
     fn facts(role: Role) -> RawFacts {
@@ -660,8 +724,8 @@ mod tests {
     }
 
     #[test]
-    fn facts_stay_24_bytes_and_a_tightened_bound_only_goes_down() {
-        assert_eq!(std::mem::size_of::<MessageFacts>(), 24);
+    fn facts_stay_32_bytes_and_a_tightened_bound_only_goes_down() {
+        assert_eq!(std::mem::size_of::<MessageFacts>(), 32);
         let mut f = MessageFacts::new(Role::Assistant, 500, Some(10.0), 1.0);
         f.tokens_pending = true;
         assert!(!f.bound_tight());

@@ -12,37 +12,46 @@
 //! - **Implausibly small.** An index that did not see the edit (a fresh
 //!   one, after a reload) has only the array. Within one context (no
 //!   summary between) and with no clearing marker between, the provider is
-//!   sent at least what it was sent before, so a usage below
-//!   [`MIN_USAGE_SHARE`] of the usage that counted before it cannot
-//!   describe the messages it follows: it counts as no usage, as a usage of
-//!   zero does. It is compared with the provider's own earlier count, not
-//!   with an estimate: images, cached tokens and the tokenizer's scale are
-//!   in both, and it costs nothing per turn (the index knows the last usage
-//!   that counts). The share leaves room for what a provider legitimately
-//!   sends less of (thinking blocks of earlier turns, a failed attempt left
-//!   out); a drop below it within one context, with no marker between, is
-//!   an undone summary or clearing, or a provider's numbers that cannot be
-//!   trusted.
+//!   sent at least what it was sent before, so a usage whose model read
+//!   below [`MIN_USAGE_SHARE`] of what it read for the usage that counted
+//!   before it cannot describe the messages it follows: it counts as no
+//!   usage, as a usage of zero does. What the model read (input, cached
+//!   included, without the output: [`MessageFacts::prompt`]) is compared,
+//!   since a reasoning model's output counts reasoning that is never sent
+//!   again and may be many times what it read. It is compared with the
+//!   provider's own earlier count, not with an estimate: images, cached
+//!   tokens and the tokenizer's scale are in both, and it costs nothing per
+//!   turn (the index knows the last usage that counts). The share leaves
+//!   room for what a provider legitimately sends less of (thinking blocks
+//!   of earlier turns, a failed attempt left out); a drop below it within
+//!   one context, with no marker between, is an undone summary or clearing,
+//!   or a provider's numbers that cannot be trusted.
 
 use super::*;
 
-/// A usage below this share of the usage that counted before it in the
-/// same context, with no clearing marker between, counts as no usage.
+/// A usage whose model read below this share of what it read for the usage
+/// that counted before it in the same context, with no clearing marker
+/// between, counts as no usage.
 pub const MIN_USAGE_SHARE: f64 = 0.5;
 
-/// Whether a fresh `usage` is too small for the messages it follows, the
-/// usage that counted before it in its context (with no marker between)
-/// being `before`. NaN is never too small (pi's numbers then stay NaN).
-pub fn implausible(usage: f64, before: Option<f64>) -> bool {
-    before.is_some_and(|b| usage < MIN_USAGE_SHARE * b)
+/// Whether a fresh usage whose model read `prompt` tokens is too small for
+/// the messages it follows, the model having read `before` for the usage
+/// that counted before it in its context (with no marker between). NaN is
+/// never too small (pi's numbers then stay NaN).
+pub fn implausible(prompt: f64, before: Option<f64>) -> bool {
+    before.is_some_and(|b| prompt < MIN_USAGE_SHARE * b)
 }
 
 impl ContextIndex {
-    /// The usage a message pushed now is compared with: the last that
-    /// counts, unless a marker came after it.
+    /// What a usage pushed now is compared with: what the model read for
+    /// the last that counts, unless a marker came after it.
     pub(super) fn usage_before_next(&self) -> Option<f64> {
-        let (at, usage) = self.last_usage?;
-        self.markers.last().is_none_or(|&m| m < at).then_some(usage)
+        let (at, _) = self.last_usage?;
+        let prompt = self.facts[at].prompt()?;
+        self.markers
+            .last()
+            .is_none_or(|&m| m < at)
+            .then_some(prompt)
     }
 
     /// The usages that count among messages `[start, end)` of one context
@@ -64,10 +73,11 @@ impl ContextIndex {
                 return None;
             }
             let usage = f.usage().filter(|_| stale.is_fresh(i, f))?;
-            if implausible(usage, before) {
+            let prompt = f.prompt().unwrap_or(usage);
+            if implausible(prompt, before) {
                 return None;
             }
-            before = Some(usage);
+            before = Some(prompt);
             Some((i, usage))
         })
     }

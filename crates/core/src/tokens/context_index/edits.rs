@@ -97,7 +97,7 @@ impl ContextIndex {
         match f
             .usage()
             .filter(|_| self.is_fresh(index, &f))
-            .filter(|&usage| !implausible(usage, before))
+            .filter(|&usage| !implausible(f.prompt().unwrap_or(usage), before))
         {
             Some(usage) => {
                 self.last_usage = Some((index, usage));

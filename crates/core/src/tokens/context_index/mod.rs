@@ -33,7 +33,8 @@
 //! before ([`ContextIndex::learn_ratio`]). The ratio is taken between the
 //! first and the last fresh usage of the latest context that has two (the
 //! later minus the earlier, over the estimate of the messages between
-//! them): the provider's count includes the system prompt and the tool
+//! them; what the model read for each, so that reasoning it wrote and is
+//! never sent again does not count): the provider's count includes the system prompt and the tool
 //! definitions, which the messages' estimates know nothing of, and the
 //! difference cancels them, where a plain ratio would read a large system
 //! prompt as a tokenizer that counts 3× (and compact far too early). The

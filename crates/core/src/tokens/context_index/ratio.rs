@@ -21,8 +21,10 @@ impl ContextIndex {
 
     /// Walks back from the end, context by context (a context: the messages
     /// after a summary up to the next one), to the newest with two fresh
-    /// usages; the ratio over its first and last, when the estimate between
-    /// them reaches [`MIN_RATIO_SPAN`].
+    /// usages; the ratio over its first and last (what the model read for
+    /// each, [`MessageFacts::prompt`], over the estimate of the messages the
+    /// later read and the earlier did not: from the earlier reply up to the
+    /// later one), when that estimate reaches [`MIN_RATIO_SPAN`].
     pub(super) fn find_ratio<E>(
         &mut self,
         fill: &mut impl FnMut(usize) -> Result<u64, E>,
@@ -34,15 +36,19 @@ impl ContextIndex {
                 .rposition(|f| f.role == Role::CompactionSummary);
             let start = summary.map_or(0, |s| s + 1);
             let stale = Stale::after(summary.map(|s| (s, &self.facts[s])));
+            // What the model read for each (its own output left out: a
+            // reasoning model's counts reasoning it is never sent again).
             let mut counted = self
                 .counted_usages(start, end, stale)
-                .filter(|(_, u)| u.is_finite());
+                .map(|(i, u)| (i, self.facts[i].prompt().unwrap_or(u)))
+                .filter(|(_, read)| read.is_finite());
             let first = counted.next();
             let last = counted.last().or(first);
             if let (Some((first, before)), Some((last, after))) = (first, last) {
                 if first < last {
+                    // The later read the messages from the earlier reply on.
                     let mut estimate = 0u64;
-                    for i in first + 1..=last {
+                    for i in first..last {
                         estimate = estimate.saturating_add(self.tokens_of(i, fill)?);
                     }
                     if estimate < MIN_RATIO_SPAN {

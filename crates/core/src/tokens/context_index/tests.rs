@@ -1,4 +1,5 @@
 use super::*;
+use crate::tokens::estimate::{RawFacts, UsageNumbers};
 use proptest::prelude::*;
 
 fn no_fill(_: usize) -> Result<u64, ()> {
@@ -652,7 +653,9 @@ fn the_ratio_is_learned_from_measured_estimates_and_kept_past_a_summary() {
         exact(i)
     });
     assert_eq!(r, Ok(1.5));
-    assert_eq!(asked, (2..10).collect::<Vec<_>>());
+    // From the first usage's reply up to the last's (which its own usage
+    // did not read): the pending ones among them.
+    assert_eq!(asked, (2..9).collect::<Vec<_>>());
     assert_eq!(ix.context_tokens().tokens, 8_750.0 + 735.0);
     // exceeds decides with it.
     assert!(ix.exceeds(8_750.0 + 734.0, exact).unwrap());
@@ -660,14 +663,17 @@ fn the_ratio_is_learned_from_measured_estimates_and_kept_past_a_summary() {
     // A summary inserted: no fresh usage after it, the ratio learned
     // before still scales the estimates.
     ix.insert_bounded(6, f(Role::CompactionSummary, 300, None, 30.0));
-    let c = ix.context_tokens_exact(exact).unwrap();
+    // The messages after it moved one on (the last assistant is still
+    // pending: learning did not need it).
+    let moved = |i: usize| exact(if i > 6 { i - 1 } else { i });
+    let c = ix.context_tokens_exact(moved).unwrap();
     // Kept: 2 pairs (1,000) + the tool result (490) + the summary.
     assert_eq!(c.tokens, (1.5f64 * 1_790.0).ceil());
     // Learning again in the new context, with no two usages there: the
     // context before it is used (the same ratio).
-    assert_eq!(ix.learn_ratio(exact), Ok(1.5));
+    assert_eq!(ix.learn_ratio(moved), Ok(1.5));
     ix.push(f(Role::Assistant, 10, Some(3_000.0), 31.0));
-    assert_eq!(ix.context_tokens_exact(exact).unwrap().tokens, 3_000.0);
+    assert_eq!(ix.context_tokens_exact(moved).unwrap().tokens, 3_000.0);
     assert_eq!(ix.ratio(), 1.5);
 }
 
@@ -835,6 +841,74 @@ fn a_usage_under_half_the_one_before_counts_as_none() {
     grown(&mut odd, 2);
     odd.push(f(Role::Assistant, 20, Some(f64::NAN), 61.0));
     assert!(odd.context_tokens().tokens.is_nan());
+}
+
+/// An assistant's facts as the `Compactor` gathers them, from pi-ai's usage
+/// numbers: `prompt` tokens read (uncached, as Anthropic reports `input`,
+/// the rest read from the cache) and `output` written.
+fn replied(prompt: f64, output: f64, timestamp: f64) -> MessageFacts {
+    let usage = UsageNumbers {
+        input: 100.0,
+        output,
+        cache_read: prompt - 100.0,
+        cache_write: 0.0,
+        total_tokens: prompt + output,
+    };
+    MessageFacts::compactor_pi(&RawFacts {
+        role: Some(Role::Assistant),
+        text: 40,
+        usage: Some(usage),
+        timestamp,
+        ..RawFacts::default()
+    })
+}
+
+#[test]
+fn a_reasoning_turn_does_not_make_the_next_usage_implausible() {
+    // A reasoning model's output counts its hidden reasoning, which is
+    // never sent again: 10,000 read and 30,000 written, then 11,100 read
+    // (the visible answer and a question more) and 500 written. The second
+    // reply is far below the first's total, but not below what the first
+    // read: it counts, as in pi.
+    for mut ix in [ContextIndex::default(), ContextIndex::self_correcting()] {
+        ix.push(f(Role::User, 25, None, 1.0));
+        ix.push(replied(10_000.0, 30_000.0, 2.0));
+        ix.push(f(Role::User, 1_000, None, 3.0));
+        ix.push(replied(11_100.0, 500.0, 4.0));
+        let c = ix.context_tokens();
+        assert_eq!((c.tokens, c.last_usage_index), (11_600.0, Some(3)));
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+        // An undo is still caught: what the model read fell below half.
+        ix.push(f(Role::User, 10, None, 5.0));
+        ix.push(replied(5_000.0, 100.0, 6.0));
+        let c = ix.context_tokens();
+        assert_eq!((c.tokens, c.last_usage_index), (11_620.0, Some(3)));
+        assert_eq!(ix.context_tokens(), ix.context_tokens_recomputed());
+    }
+}
+
+#[test]
+fn the_ratio_is_learned_from_what_the_model_read_not_its_hidden_reasoning() {
+    // Each turn: a 600-token question and a 10-token answer, read by the
+    // provider at 1.5× the estimate, over a 3,000-token system prompt. The
+    // first reply reasoned for 20,000 tokens, the last for 200: what they
+    // wrote differs by far more than the turns between them grew.
+    let none = |_: usize| -> Result<u64, ()> { panic!("nothing is pending") };
+    let mut ix = ContextIndex::self_correcting();
+    let mut read = 3_000.0;
+    for k in 0..5 {
+        let t = 2.0 * k as f64;
+        ix.push(f(Role::User, 600, None, t));
+        read += 1.5 * 600.0;
+        let reasoning = match k {
+            0 => 20_000.0,
+            4 => 200.0,
+            _ => 1_000.0,
+        };
+        ix.push(replied(read, 10.0 + reasoning, t + 1.0));
+        read += 1.5 * 10.0;
+    }
+    assert_eq!(ix.learn_ratio(none), Ok(1.5));
 }
 
 /// Facts with lazily gathered assistants (their bound tight, loose or
