@@ -141,7 +141,7 @@ pub fn prepare(
     let mut chunks = EstimateChunks::with(array, estimator);
     let mut tokens = |i: usize| -> Result<u64, InputError> {
         match facts.get(i) {
-            Some(f) if !f.tokens_pending => Ok(u64::from(f.tokens)),
+            Some(f) if !f.tokens_pending() => Ok(u64::from(f.tokens)),
             _ => chunks.get(i),
         }
     };

@@ -52,7 +52,7 @@ pub fn summarized_request(facts: &[MessageFacts], first_kept: usize) -> Option<u
     facts
         .iter()
         .rposition(|f| f.role == Role::User)
-        .filter(|&i| i < first_kept && !facts[i].pinned)
+        .filter(|&i| i < first_kept && !facts[i].pinned())
 }
 
 /// What must survive a compaction beside the summary: the latest request to
@@ -163,7 +163,7 @@ mod tests {
         assert_eq!(summarized_request(&[], 0), None);
         // A pinned request is re-sent whole after the summary: not quoted too.
         let mut pinned = split_turn.clone();
-        pinned[2].pinned = true;
+        pinned[2].set_pinned(true);
         assert_eq!(summarized_request(&pinned, 4), None);
     }
 

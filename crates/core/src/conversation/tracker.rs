@@ -331,7 +331,7 @@ impl Tracker {
             };
             // Read, not kept: a pending estimate may stand in the totals'
             // bounds.
-            let estimate = if f.tokens_pending {
+            let estimate = if f.tokens_pending() {
                 source.estimate(i)?
             } else {
                 u64::from(f.tokens)

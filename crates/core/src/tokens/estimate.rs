@@ -225,31 +225,34 @@ const HAS_USAGE: u8 = 1;
 const BOUND_TIGHT: u8 = 2;
 /// A summary that says how many messages it kept (in the usage slot).
 const HAS_KEPT: u8 = 4;
+/// [`MessageFacts::tokens_pending`].
+const PENDING: u8 = 8;
+/// [`MessageFacts::pinned`].
+const PINNED: u8 = 16;
+/// [`MessageFacts::written_share`]'s unit: the whole usage.
+const SHARE_UNIT: f64 = u16::MAX as f64;
 
-/// What the engine keeps about each message: small and fixed-size (32
-/// bytes, checked by a test), so a 10,000-message session costs a third of
-/// a megabyte.
+/// What the engine keeps about each message: small and fixed-size (24
+/// bytes, checked by a test), so a 10,000-message session costs a quarter
+/// of a megabyte.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MessageFacts {
     pub timestamp: f64,
     usage_tokens: f64,
-    /// With a usage: the tokens the model read for it (`input + cacheRead +
-    /// cacheWrite`), without what it wrote ([`prompt`](Self::prompt)).
-    prompt_tokens: f64,
     /// pi's estimate (saturating at `u32::MAX`, some 17 billion characters);
-    /// while `tokens_pending`, an upper bound of it (`u32::MAX` when none is
-    /// known).
+    /// while [`tokens_pending`](Self::tokens_pending), an upper bound of it
+    /// (`u32::MAX` when none is known).
     pub tokens: u32,
     pub role: Role,
-    /// [`HAS_USAGE`], [`BOUND_TIGHT`] and [`HAS_KEPT`] (one byte).
+    /// [`HAS_USAGE`], [`BOUND_TIGHT`], [`HAS_KEPT`], [`PENDING`] and
+    /// [`PINNED`] (one byte).
     flags: u8,
-    /// The estimate was not computed (an assistant message that reports
-    /// usage, gathered lazily): fill it in before it is used.
-    pub tokens_pending: bool,
-    /// The app marked the message `pinned: true`: it is sent to the model
-    /// after every summary ([`crate::message::pinned`]). Read once, when
-    /// the message is first gathered.
-    pub pinned: bool,
+    /// With a usage: the share of it the model wrote (its output, reasoning
+    /// included), in 65,535ths, so that what it read is known
+    /// ([`prompt`](Self::prompt)) within a token or two in 100,000 from two
+    /// bytes rather than eight. 0 when it wrote nothing, or when the usage
+    /// does not say.
+    written_share: u16,
 }
 
 impl MessageFacts {
@@ -257,13 +260,40 @@ impl MessageFacts {
         MessageFacts {
             timestamp,
             usage_tokens: usage.unwrap_or(0.0),
-            prompt_tokens: usage.unwrap_or(0.0),
             tokens: u32::try_from(tokens).unwrap_or(u32::MAX),
             role,
             flags: if usage.is_some() { HAS_USAGE } else { 0 },
-            tokens_pending: false,
-            pinned: false,
+            written_share: 0,
         }
+    }
+
+    /// The estimate was not computed (an assistant message that reports
+    /// usage, gathered lazily): fill it in before it is used.
+    pub fn tokens_pending(&self) -> bool {
+        self.flags & PENDING != 0
+    }
+
+    pub fn set_tokens_pending(&mut self, pending: bool) {
+        self.set_flag(PENDING, pending);
+    }
+
+    /// The app marked the message `pinned: true`: it is sent to the model
+    /// after every summary ([`crate::message::pinned`]). Read once, when
+    /// the message is first gathered.
+    pub fn pinned(&self) -> bool {
+        self.flags & PINNED != 0
+    }
+
+    pub fn set_pinned(&mut self, pinned: bool) {
+        self.set_flag(PINNED, pinned);
+    }
+
+    fn set_flag(&mut self, flag: u8, on: bool) {
+        self.flags = if on {
+            self.flags | flag
+        } else {
+            self.flags & !flag
+        };
     }
 
     /// The facts of a `toolOutputCleared` marker: it counts no tokens of its
@@ -318,9 +348,9 @@ impl MessageFacts {
             raw.timestamp,
         )
         .with_prompt(raw);
-        f.pinned = is_pinned(f.role, raw.pinned);
+        f.set_pinned(is_pinned(f.role, raw.pinned));
         if raw.tool_calls_pending {
-            f.tokens_pending = true;
+            f.set_tokens_pending(true);
             if !raw.tool_calls_bounded {
                 f.tokens = u32::MAX;
             }
@@ -339,7 +369,7 @@ impl MessageFacts {
         {
             f.flags &= !HAS_USAGE;
             f.usage_tokens = 0.0;
-            f.prompt_tokens = 0.0;
+            f.written_share = 0;
         }
         f
     }
@@ -356,7 +386,7 @@ impl MessageFacts {
         }
         if is_failed_attempt(raw) {
             let mut f = MessageFacts::new(Role::Assistant, 0, None, raw.timestamp);
-            f.pinned = is_pinned(f.role, raw.pinned);
+            f.set_pinned(is_pinned(f.role, raw.pinned));
             return f;
         }
         let mut f = MessageFacts::new(
@@ -366,8 +396,8 @@ impl MessageFacts {
             raw.timestamp,
         )
         .with_prompt(raw);
-        f.tokens_pending = !matches!(f.role, Role::Other);
-        f.pinned = is_pinned(f.role, raw.pinned);
+        f.set_tokens_pending(!matches!(f.role, Role::Other));
+        f.set_pinned(is_pinned(f.role, raw.pinned));
         if raw.tool_calls_pending && !raw.tool_calls_bounded {
             f.tokens = u32::MAX;
         }
@@ -385,13 +415,22 @@ impl MessageFacts {
     /// so what the model reads is what grows from one reply to the next.
     /// Facts made with [`new`](Self::new) read their whole usage.
     pub fn prompt(&self) -> Option<f64> {
-        (self.flags & HAS_USAGE != 0).then_some(self.prompt_tokens)
+        let usage = self.usage()?;
+        Some(match self.written_share {
+            0 => usage,
+            share => usage * (1.0 - f64::from(share) / SHARE_UNIT),
+        })
     }
 
-    /// What the model read for the usage `raw` reports, kept with the usage.
+    /// What the model read for the usage `raw` reports (`input + cacheRead +
+    /// cacheWrite`), kept with the usage as the share it wrote.
     fn with_prompt(mut self, raw: &RawFacts) -> MessageFacts {
-        if let (Some(_), Some(u)) = (self.usage(), raw.usage.as_ref()) {
-            self.prompt_tokens = u.input + u.cache_read + u.cache_write;
+        if let (Some(total), Some(u)) = (self.usage(), raw.usage.as_ref()) {
+            let read = u.input + u.cache_read + u.cache_write;
+            let written = (total - read) / total;
+            if written.is_finite() && written > 0.0 {
+                self.written_share = (written.min(1.0) * SHARE_UNIT).round() as u16;
+            }
         }
         self
     }
@@ -420,14 +459,14 @@ impl MessageFacts {
         if self.usage().is_some() {
             self.flags &= !HAS_USAGE;
             self.usage_tokens = 0.0;
-            self.prompt_tokens = 0.0;
+            self.written_share = 0;
         }
     }
 
     /// Completes a lazily gathered message with its estimate.
     pub fn set_tokens(&mut self, tokens: u64) {
         self.tokens = u32::try_from(tokens).unwrap_or(u32::MAX);
-        self.tokens_pending = false;
+        self.set_tokens_pending(false);
     }
 }
 
@@ -575,17 +614,17 @@ mod tests {
             ..facts(Role::Assistant)
         };
         let bounded = MessageFacts::from_raw(&raw);
-        assert!(bounded.tokens_pending);
+        assert!(bounded.tokens_pending());
         assert_eq!(bounded.tokens, 6);
         let unbounded = MessageFacts::from_raw(&RawFacts {
             tool_calls_bounded: false,
             ..raw
         });
-        assert!(unbounded.tokens_pending);
+        assert!(unbounded.tokens_pending());
         assert_eq!(unbounded.tokens, u32::MAX);
         let mut measured = unbounded;
         measured.set_tokens(4);
-        assert_eq!((measured.tokens, measured.tokens_pending), (4, false));
+        assert_eq!((measured.tokens, measured.tokens_pending()), (4, false));
     }
 
     #[test]
@@ -660,7 +699,7 @@ mod tests {
             ..facts(Role::User)
         };
         let f = MessageFacts::calibrated_pending(&raw);
-        assert!(f.tokens_pending);
+        assert!(f.tokens_pending());
         assert_eq!(f.tokens, 21);
         let text = MessageTexts {
             role: Some(Role::User),
@@ -681,7 +720,7 @@ mod tests {
             MessageFacts::calibrated_pending(&unbounded).tokens,
             u32::MAX
         );
-        assert!(!MessageFacts::calibrated_pending(&facts(Role::Other)).tokens_pending);
+        assert!(!MessageFacts::calibrated_pending(&facts(Role::Other)).tokens_pending());
     }
 
     /// The facts the boundary gathers of `m`'s texts for the byte bound:
@@ -724,10 +763,47 @@ mod tests {
     }
 
     #[test]
-    fn facts_stay_32_bytes_and_a_tightened_bound_only_goes_down() {
-        assert_eq!(std::mem::size_of::<MessageFacts>(), 32);
+    fn what_the_model_read_is_kept_within_a_token_or_two_in_100_000() {
+        let raw = |input: f64, output: f64| RawFacts {
+            usage: Some(UsageNumbers {
+                input,
+                output,
+                cache_read: 0.0,
+                cache_write: 0.0,
+                total_tokens: input + output,
+            }),
+            ..facts(Role::Assistant)
+        };
+        for (input, output) in [
+            (100_000.0, 0.0),
+            (3_600.0, 20_010.0),
+            (199_000.0, 64_000.0),
+            (1.0, 1e6),
+        ] {
+            let f = MessageFacts::from_raw(&raw(input, output));
+            assert_eq!(f.usage(), Some(input + output), "the usage itself is exact");
+            let read = f.prompt().unwrap();
+            assert!(
+                (read - input).abs() <= (input + output) / 50_000.0,
+                "{input} {output}: {read}"
+            );
+        }
+        // Nothing written: exact.
+        assert_eq!(
+            MessageFacts::from_raw(&raw(123_457.0, 0.0)).prompt(),
+            Some(123_457.0)
+        );
+        // A total below what was read (a provider's own arithmetic): all read.
+        let mut odd = raw(5_000.0, 10.0);
+        odd.usage.as_mut().unwrap().total_tokens = 4_000.0;
+        assert_eq!(MessageFacts::from_raw(&odd).prompt(), Some(4_000.0));
+    }
+
+    #[test]
+    fn facts_stay_24_bytes_and_a_tightened_bound_only_goes_down() {
+        assert_eq!(std::mem::size_of::<MessageFacts>(), 24);
         let mut f = MessageFacts::new(Role::Assistant, 500, Some(10.0), 1.0);
-        f.tokens_pending = true;
+        f.set_tokens_pending(true);
         assert!(!f.bound_tight());
         assert_eq!(f.tighten(900), 500);
         assert!(f.bound_tight());
@@ -885,8 +961,8 @@ mod tests {
                 calibrated.push_deferred(MessageFacts::calibrated_pending(raw));
             }
             let f = calibrated.facts()[1];
-            assert_eq!((f.tokens, f.tokens_pending, f.usage()), (0, false, None));
-            assert!(f.pinned, "still pinned: it is kept after a summary");
+            assert_eq!((f.tokens, f.tokens_pending(), f.usage()), (0, false, None));
+            assert!(f.pinned(), "still pinned: it is kept after a summary");
             let c = calibrated.context_tokens_exact(|i| {
                 assert_ne!(i, 1, "the failed attempt is read");
                 Ok::<u64, ()>(10)

@@ -478,7 +478,7 @@ fn filling_the_context_measures_every_pending_estimate_after_the_summary() {
     assert_eq!(t.fill_context(&mut a).unwrap(), 1.0);
     assert!(a.log.contains(&Read::Estimate(3)) && a.log.contains(&Read::Estimate(4)));
     assert!(!a.log.contains(&Read::Estimate(0)));
-    assert!(t.index().facts()[3..].iter().all(|f| !f.tokens_pending));
+    assert!(t.index().facts()[3..].iter().all(|f| !f.tokens_pending()));
 }
 
 #[test]
@@ -490,7 +490,7 @@ fn survivors_are_the_pinned_messages_before_the_cut_and_the_latest_request() {
         .survivors(4, 99, &mut a, |i| Ok(format!("request {i}")))
         .unwrap();
     assert_eq!(s.resent.len(), 2);
-    assert!(s.resent.iter().all(|f| f.pinned && !f.tokens_pending));
+    assert!(s.resent.iter().all(|f| f.pinned() && !f.tokens_pending()));
     assert_eq!(s.budget_chars, 99);
     assert_eq!(s.latest_request.as_deref(), Some("request 3"));
     // A cut before the request: it is kept, not quoted.
@@ -539,7 +539,7 @@ fn the_clearing_tier_copies_the_measured_context_from_the_last_summary() {
     let facts = &t.index().facts()[2..];
     let tokens: Vec<u64> = facts.iter().map(|f| u64::from(f.tokens)).collect();
     assert_eq!(tier.tokens, tokens);
-    assert!(facts.iter().all(|f| !f.tokens_pending));
+    assert!(facts.iter().all(|f| !f.tokens_pending()));
     assert_eq!(
         tier.context_tokens,
         t.context_tokens(&mut a).unwrap().tokens

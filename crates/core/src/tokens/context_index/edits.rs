@@ -80,7 +80,7 @@ impl ContextIndex {
     fn append(&mut self, f: MessageFacts) -> Appended {
         let index = self.facts.len();
         self.facts.push(f);
-        self.pinned.push(index, f.pinned);
+        self.pinned.push(index, f.pinned());
         if f.role == Role::ToolOutputCleared {
             self.markers.push(index);
             // It may be one the last summary kept (an array that grows
@@ -109,7 +109,7 @@ impl ContextIndex {
     }
 
     pub(super) fn count_deferred(&mut self, f: &MessageFacts) {
-        if f.tokens_pending {
+        if f.tokens_pending() {
             self.unmeasured += 1;
             self.slack = self.slack.saturating_add(u64::from(f.tokens));
         } else {
@@ -140,7 +140,7 @@ impl ContextIndex {
         fill: &mut impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<u64, E> {
         let f = &mut self.facts[index];
-        if f.tokens_pending {
+        if f.tokens_pending() {
             let tokens = fill(index)?;
             f.set_tokens(tokens);
         }
@@ -188,7 +188,7 @@ impl ContextIndex {
     ) -> Result<(), E> {
         let at = at.min(self.facts.len());
         self.facts.insert(at, f);
-        self.pinned.insert(at, f.pinned);
+        self.pinned.insert(at, f.pinned());
         self.marker_inserted(at);
         self.recompute(Some(&mut fill))
     }
@@ -223,7 +223,7 @@ impl ContextIndex {
     pub fn insert_bounded(&mut self, at: usize, f: MessageFacts) {
         let at = at.min(self.facts.len());
         self.facts.insert(at, f);
-        self.pinned.insert(at, f.pinned);
+        self.pinned.insert(at, f.pinned());
         self.marker_inserted(at);
         self.recompute_bounded();
     }
@@ -253,7 +253,7 @@ impl ContextIndex {
             let old = &mut self.facts[at];
             let was_marker = old.role == Role::ToolOutputCleared;
             *old = f;
-            self.pinned.set(at, f.pinned);
+            self.pinned.set(at, f.pinned());
             match (was_marker, f.role == Role::ToolOutputCleared) {
                 (true, false) => self.markers.retain(|&m| m != at),
                 (false, true) => {
@@ -322,7 +322,7 @@ impl ContextIndex {
                     let tokens = self.tokens_of(i, fill)?;
                     self.trailing += tokens;
                 }
-                None if f.tokens_pending => {
+                None if f.tokens_pending() => {
                     self.unmeasured += 1;
                     self.slack = self.slack.saturating_add(u64::from(f.tokens));
                 }
@@ -346,7 +346,7 @@ impl ContextIndex {
             .into_iter()
             .chain(self.trailing_from()..self.facts.len())
         {
-            if self.facts[i].tokens_pending {
+            if self.facts[i].tokens_pending() {
                 let tokens = self.tokens_of(i, &mut fill)?;
                 self.trailing += tokens;
             }

@@ -33,7 +33,7 @@ impl ContextIndex {
                     let tokens = self.tokens_of(i, fill)?;
                     self.trailing += tokens;
                 }
-                None if self.facts[i].tokens_pending => {
+                None if self.facts[i].tokens_pending() => {
                     self.unmeasured += 1;
                     self.slack = self.slack.saturating_add(u64::from(self.facts[i].tokens));
                 }

@@ -92,7 +92,7 @@ fn a_summary_that_does_not_say_what_it_kept_falls_back_to_timestamps() {
 #[test]
 fn lazily_gathered_estimates_are_filled_only_when_they_count() {
     let mut pending = f(Role::Assistant, 0, Some(5000.0), 2.0);
-    pending.tokens_pending = true;
+    pending.set_tokens_pending(true);
     let mut ix = ContextIndex::default();
     ix.push(f(Role::User, 10, None, 1.0));
     // Fresh usage: its own estimate is never needed.
@@ -107,14 +107,14 @@ fn lazily_gathered_estimates_are_filled_only_when_they_count() {
     .unwrap();
     assert_eq!(asked, vec![2]);
     assert_eq!(ix.context_tokens().tokens, 142.0);
-    assert!(!ix.facts()[2].tokens_pending);
+    assert!(!ix.facts()[2].tokens_pending());
 }
 
 #[test]
 fn deferred_pushes_measure_only_when_a_decision_needs_it() {
     let pending = |role, bound, usage, t| {
         let mut m = f(role, bound, usage, t);
-        m.tokens_pending = true;
+        m.set_tokens_pending(true);
         m
     };
     let mut ix = ContextIndex::default();
@@ -167,7 +167,7 @@ fn tracks_the_context_incrementally() {
 }
 
 fn pin(mut m: MessageFacts) -> MessageFacts {
-    m.pinned = true;
+    m.set_pinned(true);
     m
 }
 
@@ -211,7 +211,7 @@ fn pinned_messages_before_the_summary_count_until_a_fresh_usage() {
 fn deferred_pinned_messages_are_measured_only_when_a_decision_needs_them() {
     let pending = |role, bound, t| {
         let mut m = f(role, bound, None, t);
-        m.tokens_pending = true;
+        m.set_tokens_pending(true);
         m
     };
     let mut ix = ContextIndex::default();
@@ -270,7 +270,7 @@ fn arb_facts() -> impl Strategy<Value = MessageFacts> {
                 timestamp,
             );
             // One in four pinned (summaries never are).
-            m.pinned = crate::message::pinned::is_pinned(role, pin == 0);
+            m.set_pinned(crate::message::pinned::is_pinned(role, pin == 0));
             m
         })
 }
@@ -301,7 +301,7 @@ fn a_message_replaced_in_place_counts_as_the_new_one() {
         let mut ix = ContextIndex::default();
         ix.push(f(Role::User, 10, None, 1.0));
         let mut rule = f(Role::User, 30, None, 2.0);
-        rule.pinned = pinned_at_1;
+        rule.set_pinned(pinned_at_1);
         ix.push(rule);
         ix.push(f(Role::CompactionSummary, 100, None, 3.0));
         ix.push(f(Role::ToolResult, 40, None, 4.0));
@@ -316,14 +316,14 @@ fn a_message_replaced_in_place_counts_as_the_new_one() {
     let mut ix = build(false, false);
     assert_eq!(ix.context_tokens().tokens, 145.0);
     let mut rule = f(Role::User, 30, None, 2.0);
-    rule.pinned = true;
+    rule.set_pinned(true);
     ix.replace_bounded([(1, rule)]);
     assert_eq!(ix.resent(), &[1]);
     assert_eq!(ix.context_tokens().tokens, 175.0);
     assert_eq!(ix.context_tokens(), build(true, false).context_tokens());
     // Edited (a longer pinned rule), then unpinned.
     let mut longer = f(Role::User, 80, None, 2.0);
-    longer.pinned = true;
+    longer.set_pinned(true);
     ix.replace_bounded([(1, longer)]);
     assert_eq!(ix.context_tokens().tokens, 225.0);
     ix.replace_bounded([(1, f(Role::User, 80, None, 2.0))]);
@@ -346,7 +346,7 @@ fn a_message_replaced_in_place_counts_as_the_new_one() {
 /// of its estimate (`u32::MAX`: nothing).
 fn pending(bound: u64, usage: f64, timestamp: f64) -> MessageFacts {
     let mut p = f(Role::Assistant, bound, Some(usage), timestamp);
-    p.tokens_pending = true;
+    p.set_tokens_pending(true);
     p
 }
 
@@ -487,7 +487,7 @@ fn tightening_settles_the_answer_before_anything_is_read() {
         (tightened.as_slice(), asked.as_slice()),
         (&[2][..], &[][..])
     );
-    assert!(ix.facts()[2].bound_tight() && ix.facts()[2].tokens_pending);
+    assert!(ix.facts()[2].bound_tight() && ix.facts()[2].tokens_pending());
     assert_eq!(ix.facts()[2].tokens, 45_000);
     // 60,000: the others tightened too (1,000 → 500 each), largest
     // first, until it is settled (25 of them: 59,610), nothing read.
@@ -634,11 +634,11 @@ fn the_ratio_is_learned_from_measured_estimates_and_kept_past_a_summary() {
     // The estimates between the usages pending, as the calibrated
     // estimate leaves them: learning measures them (and only them).
     for i in 2..ix.len() {
-        ix.facts[i].tokens_pending = true;
+        ix.facts[i].set_tokens_pending(true);
         ix.facts[i].tokens = 10_000;
     }
     let mut tool = f(Role::ToolResult, 8_000, None, 20.0);
-    tool.tokens_pending = true;
+    tool.set_tokens_pending(true);
     ix.push_deferred(tool);
     let exact = |i: usize| -> Result<u64, ()> { Ok(if i.is_multiple_of(2) { 490 } else { 10 }) };
     // Reported 5,000 + 1.5 × 2,500 = 8,750; the message after it is
@@ -908,7 +908,10 @@ fn the_ratio_is_learned_from_what_the_model_read_not_its_hidden_reasoning() {
         ix.push(replied(read, 10.0 + reasoning, t + 1.0));
         read += 1.5 * 10.0;
     }
-    assert_eq!(ix.learn_ratio(none), Ok(1.5));
+    // What the model read is kept within a token or two in 100,000 (the
+    // share it wrote, in two bytes): the totals would give 0.5.
+    let ratio = ix.learn_ratio(none).unwrap();
+    assert!((ratio - 1.5).abs() < 1e-3, "{ratio}");
 }
 
 /// Facts with lazily gathered assistants (their bound tight, loose or
@@ -929,7 +932,7 @@ fn arb_session() -> impl Strategy<Value = (Vec<MessageFacts>, Vec<u64>)> {
         for (mut m, extra, kind) in items {
             let measured = u64::from(m.tokens);
             if m.role == Role::Assistant && m.usage().is_some() && kind > 0 {
-                m.tokens_pending = true;
+                m.set_tokens_pending(true);
                 m.tokens = match kind {
                     1 => m.tokens,
                     2 => m.tokens.saturating_add(extra as u32),
@@ -957,8 +960,8 @@ fn deferred_with_summary(
     let mut ix = ContextIndex::self_correcting();
     for m in facts {
         let mut d = *m;
-        d.tokens_pending = true;
-        if !m.tokens_pending {
+        d.set_tokens_pending(true);
+        if !m.tokens_pending() {
             d.tokens = m.tokens.saturating_mul(3);
         }
         ix.push_deferred(d);
@@ -966,7 +969,7 @@ fn deferred_with_summary(
     let at = at % (facts.len() + 1);
     exact.insert(at, 77);
     let mut s = f(Role::CompactionSummary, 200, None, 1000.0);
-    s.tokens_pending = true;
+    s.set_tokens_pending(true);
     ix.insert_bounded(at, s);
     if learn {
         ix.learn_ratio(measure(&exact, &mut Vec::new())).unwrap();
@@ -986,8 +989,8 @@ proptest! {
         let mut ix = ContextIndex::self_correcting();
         for m in &facts {
             let mut d = *m;
-            d.tokens_pending = true;
-            if !m.tokens_pending {
+            d.set_tokens_pending(true);
+            if !m.tokens_pending() {
                 // Its bound: anything at least its estimate.
                 d.tokens = m.tokens.saturating_mul(3);
             }
@@ -998,7 +1001,7 @@ proptest! {
         let stamp = if summary_late { 1000.0 } else { 50.0 };
         exact.insert(at, 77);
         let mut s = f(Role::CompactionSummary, 200, None, stamp);
-        s.tokens_pending = true;
+        s.set_tokens_pending(true);
         ix.insert_bounded(at, s);
         let mut asked = Vec::new();
         if learn {

@@ -196,7 +196,7 @@ impl ContextIndex {
                     .chain(from..self.facts.len())
                 {
                     let f = &self.facts[i];
-                    if !f.tokens_pending {
+                    if !f.tokens_pending() {
                         continue;
                     }
                     if f.bound_tight() || tighten.is_none() {
@@ -260,7 +260,7 @@ impl ContextIndex {
             } else {
                 loose.pop().unwrap_or_default()
             };
-            if self.facts[i].tokens_pending {
+            if self.facts[i].tokens_pending() {
                 let tokens = self.tokens_of(i, &mut fill)?;
                 self.trailing += tokens;
                 self.unmeasured = self.unmeasured.saturating_sub(1);
@@ -299,7 +299,7 @@ impl ContextIndex {
         let estimated = |&i: &usize| {
             let f = self.facts[i];
             let mut r = MessageFacts::new(f.role, u64::from(f.tokens), None, f.timestamp);
-            r.tokens_pending = f.tokens_pending;
+            r.set_tokens_pending(f.tokens_pending());
             (i, r)
         };
         let after_summary = start + usize::from(self.last_summary.is_some());
