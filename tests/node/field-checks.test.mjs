@@ -69,26 +69,49 @@ test("with several bad messages, the error names the first and describes its own
   assert.throws(() => findCutPoint([user("a"), messages[3]], 0, 2, 10), typeError("1].content", "a number"));
 });
 
+// What the user sees of a marker (its divider) reads all of its fields.
+const divider = (messages) => agentMessagesToChatMessages(messages, { divider: true });
+
 test("a marker's tokensFreed", () => {
   for (const [bad, got] of [[NaN, "NaN"], [-5000, "-5000"], ["10", "a string"], [1e300, "1e+300"], [1.5, "1.5"], [2 ** 53, "9007199254740992"]]) {
     const messages = [user("a"), toolResult, marker({ tokensFreed: bad }), user("b")];
     assert.throws(() => new Compactor({ contextWindow: 200000 }).contextTokens(messages), countError("2].tokensFreed", got));
+    assert.throws(() => new Compactor({ contextWindow: 200000 }).modelContext(messages), countError("2].tokensFreed", got));
+    assert.throws(() => divider(messages), countError("2].tokensFreed", got));
   }
 });
 
-test("a marker's outputTokens", async () => {
-  for (const [bad, field, got] of [
-    [[NaN], "2].outputTokens[0]", "NaN"],
-    [[-5], "2].outputTokens[0]", "-5"],
-    [["10"], "2].outputTokens[0]", "a string"],
-    [[1e300], "2].outputTokens[0]", "1e+300"],
-    ["10", "2].outputTokens", "a string"],
+// The lists a marker clears by are read by the model's view, and so by
+// every reader that decides what the model is sent or counts it: each
+// refuses the same marker with the same error.
+test("a marker's outputTokens and toolCallIds", async () => {
+  for (const [lists, field, got] of [
+    [{ outputTokens: [NaN] }, "2].outputTokens[0]", "NaN"],
+    [{ outputTokens: [-5] }, "2].outputTokens[0]", "-5"],
+    [{ outputTokens: ["10"] }, "2].outputTokens[0]", "a string"],
+    [{ outputTokens: [1e300] }, "2].outputTokens[0]", "1e+300"],
+    [{ outputTokens: "10" }, "2].outputTokens", "a string"],
+    [{ toolCallIds: "c1" }, "2].toolCallIds", "a string"],
+    [{ toolCallIds: [5] }, "2].toolCallIds[0]", "a number"],
+    [{ toolCallIds: undefined }, "2].toolCallIds", "undefined"],
   ]) {
-    const messages = [user("a"), toolResult, marker({ outputTokens: bad }), user("b")];
-    assert.throws(() => convertToLlm(messages), countError(field, got));
+    const messages = [user("a"), toolResult, marker(lists), user("b")];
+    const error = countError(field, got);
+    const compactor = new Compactor({ contextWindow: 200000 });
+    assert.throws(() => convertToLlm(messages), error);
+    assert.throws(() => compactor.modelContext(messages), error);
+    assert.throws(() => compactor.contextTokens(messages), error, "the count refuses what the view refuses");
+    assert.throws(() => new Compactor({ contextWindow: 200000 }).needsCompaction(messages), error);
+    assert.throws(() => divider(messages), error, "and so does the divider, rather than show garbage");
+    await assert.rejects(hookError(messages), error);
   }
   const fine = [user("a"), toolResult, marker({}), user("b")];
   assert.match(convertToLlm(fine)[1].content[0].text, /~100 tokens/);
+  assert.deepEqual(divider(fine)[2], { role: "toolOutputClearedDivider", tokensFreed: 100, toolCount: 1, timestamp: 3 });
+  // outputTokens may be left out.
+  const unsized = [user("a"), toolResult, marker({ outputTokens: undefined }), user("b")];
+  new Compactor({ contextWindow: 200000 }).contextTokens(unsized);
+  convertToLlm(unsized);
 });
 
 test("findCutPoint's start and end: a number outside the array is a RangeError that shows it", () => {

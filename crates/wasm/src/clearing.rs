@@ -52,18 +52,20 @@ pub(crate) fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists
         };
         let mut sizes = Vec::with_capacity(a.length() as usize);
         for (k, t) in a.iter().enumerate() {
-            let path = path().field("outputTokens").at(k);
-            match t.as_f64() {
-                Some(x) => match token_count_of(x) {
-                    Some(x) => sizes.push(Some(x)),
-                    None => return Err(out_of_range(path, "a non-negative safe integer", x)),
-                },
-                None => return Err(wrong_type(path, "a non-negative safe integer", &t)),
-            }
+            sizes.push(Some(count_of(&t, path().field("outputTokens").at(k))?));
         }
         Some(sizes)
     };
     Ok((ids.iter().map(id_units).collect(), tokens))
+}
+
+/// `value` as a token count (a non-negative safe integer) at `path`.
+fn count_of(value: &JsValue, path: FieldPath) -> Result<u64, InputError> {
+    const EXPECTED: &str = "a non-negative safe integer";
+    match value.as_f64() {
+        Some(x) => token_count_of(x).ok_or_else(|| out_of_range(path, EXPECTED, x)),
+        None => Err(wrong_type(path, EXPECTED, value)),
+    }
 }
 
 /// The outputs the markers of `array` clear; `roles` are its roles.
@@ -123,18 +125,15 @@ pub fn placeholder_for(
     ))))
 }
 
-/// What the user sees of the marker at `index` (`divider: true`).
+/// What the user sees of the marker at `index` (`divider: true`): its
+/// fields checked as every reader of the marker checks them.
 pub fn divider(message: &JsValue, index: usize) -> Result<JsValue, InputError> {
     let path = || FieldPath::element("messages", index);
-    let ids = get(message, "toolCallIds", || path().field("toolCallIds"))?;
-    let count = ids.dyn_ref::<Array>().map_or(0, |a| a.length());
     let freed = get(message, "tokensFreed", || path().field("tokensFreed"))?;
+    count_of(&freed, path().field("tokensFreed"))?;
+    let (ids, _) = read_marker(message, index)?;
     let timestamp = get(message, "timestamp", || path().field("timestamp"))?;
-    Ok(shape(shapes::clearing_divider(
-        freed,
-        count as usize,
-        timestamp,
-    )))
+    Ok(shape(shapes::clearing_divider(freed, ids.len(), timestamp)))
 }
 
 /// The clearing tier of a threshold compaction (`array` just synced,

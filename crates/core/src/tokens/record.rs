@@ -10,7 +10,7 @@
 //! (a compaction summary's `keptMessages` + 1), 8 `output.length`, 9 the
 //! stop reason's code (−1 none), 10 whether there is usage and 11–15 its
 //! numbers, 16 the timestamp, 17 the problem (0 none) and 18 the content
-//! block it is in, 19 tool-call arguments not measured (1 bounded, 2 not),
+//! block (or a marker's list item) it is in, 19 tool-call arguments not measured (1 bounded, 2 not),
 //! 20 `pinned === true`, 21 the arguments' bound.
 
 use crate::error::{FieldPath, InputError};
@@ -96,6 +96,7 @@ pub fn problem_error(
     thrown: impl FnOnce() -> String,
 ) -> InputError {
     let block = || message.clone().field("content").at(r[18].max(0.0) as usize);
+    let item = |list| message.clone().field(list).at(r[18].max(0.0) as usize);
     let wrong = |path: FieldPath, expected: &'static str| InputError::WrongType {
         path,
         expected,
@@ -123,6 +124,17 @@ pub fn problem_error(
         11 => wrong(message.clone().field("pinned"), "a boolean"),
         12 => count_error(message.clone().field("tokensFreed"), number, wrong),
         13 => count_error(message.clone().field("keptMessages"), number, wrong),
+        // A clearing marker's lists, as the model's view reads them.
+        14 => wrong(
+            message.clone().field("toolCallIds"),
+            "an array of tool call ids",
+        ),
+        15 => wrong(item("toolCallIds"), "a string"),
+        16 => wrong(
+            message.clone().field("outputTokens"),
+            "an array of non-negative safe integers",
+        ),
+        17 => count_error(item("outputTokens"), number, wrong),
         _ => InputError::Unreadable {
             path: message,
             reason: thrown(),

@@ -170,6 +170,19 @@ fn each_problem_names_its_field() {
             13.0,
             "messages[4].keptMessages must be a non-negative safe integer, got an object",
         ),
+        (
+            14.0,
+            "messages[4].toolCallIds must be an array of tool call ids, got an object",
+        ),
+        (15.0, "messages[4].toolCallIds[2] must be a string, got an object"),
+        (
+            16.0,
+            "messages[4].outputTokens must be an array of non-negative safe integers, got an object",
+        ),
+        (
+            17.0,
+            "messages[4].outputTokens[2] must be a non-negative safe integer, got an object",
+        ),
     ];
     for (code, want) in cases {
         assert_eq!(error(code, 2.0, ""), want);
@@ -188,7 +201,7 @@ fn each_problem_names_its_field() {
         "messages[4] could not be read: boom"
     );
     assert_eq!(
-        error(14.0, -1.0, "boom"),
+        error(18.0, -1.0, "boom"),
         "messages[4] could not be read: boom"
     );
     // No block index: the first block.

@@ -27,7 +27,8 @@ const thrownFirst = (e) => {
 // Problem codes (slot 17); slot 18 holds the block index where it applies.
 const CONTENT_TYPE = 1, BLOCK_NOT_OBJECT = 2, TEXT_TYPE = 3, THINKING_TYPE = 4,
   NAME_TYPE = 5, ARGUMENTS_UNSERIALIZABLE = 6, SUMMARY_TYPE = 7, COMMAND_TYPE = 8,
-  OUTPUT_TYPE = 9, THREW = 10, PINNED_TYPE = 11, FREED_TYPE = 12, KEPT_TYPE = 13;
+  OUTPUT_TYPE = 9, THREW = 10, PINNED_TYPE = 11, FREED_TYPE = 12, KEPT_TYPE = 13,
+  IDS_TYPE = 14, ID_TYPE = 15, SIZES_TYPE = 16, SIZE_TYPE = 17;
 
 function num(value) {
   return typeof value === "number" ? value : NaN;
@@ -177,13 +178,53 @@ function gatherOne(message, out, o, lazy) {
     }
     case 7: { // toolOutputCleared: its tokensFreed, in the summary's slot
       const freed = message.tokensFreed;
-      if (typeof freed === "number" && Number.isSafeInteger(freed) && freed >= 0) out[o + 6] = freed;
+      if (isCount(freed)) out[o + 6] = freed;
       else {
         badFirst(freed);
         out[o + 17] = FREED_TYPE;
+        break;
       }
+      // Its lists are checked here too, as the model's view checks them
+      // (crates/wasm/src/clearing.rs, read_marker): the token count and the
+      // view refuse the same marker, with the same error.
+      markerLists(message, out, o);
       break;
     }
+  }
+}
+
+const isCount = (v) => typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+
+// A marker's toolCallIds (an array of strings) and outputTokens (absent,
+// or an array of counts): the first problem, with the item's index in
+// slot 18.
+function markerLists(message, out, o) {
+  const ids = message.toolCallIds;
+  if (!Array.isArray(ids)) {
+    badFirst(ids);
+    out[o + 17] = IDS_TYPE;
+    return;
+  }
+  for (let k = 0; k < ids.length; k++) {
+    if (typeof ids[k] === "string") continue;
+    badFirst(ids[k]);
+    out[o + 17] = ID_TYPE;
+    out[o + 18] = k;
+    return;
+  }
+  const sizes = message.outputTokens;
+  if (sizes === undefined) return;
+  if (!Array.isArray(sizes)) {
+    badFirst(sizes);
+    out[o + 17] = SIZES_TYPE;
+    return;
+  }
+  for (let k = 0; k < sizes.length; k++) {
+    if (isCount(sizes[k])) continue;
+    badFirst(sizes[k]);
+    out[o + 17] = SIZE_TYPE;
+    out[o + 18] = k;
+    return;
   }
 }
 
