@@ -110,6 +110,29 @@ function history(turns) {
   return out;
 }
 
+/**
+ * `turns` finished turns, each reading a file whose output (12,000
+ * characters, ~3,000 tokens by pi's estimate) is old tool output to clear.
+ */
+function oldToolTurns(turns) {
+  const flat = [];
+  let clock = 1000;
+  for (let i = 0; i < turns; i++) {
+    flat.push({ role: "user", content: `question ${i}`, timestamp: clock++ });
+    flat.push({
+      role: "assistant",
+      content: [{ type: "toolCall", id: `old_${i}`, name: "read", arguments: { path: `/f${i}` } }],
+      api: "ai-sdk", provider: "mock", model: "m", stopReason: "toolUse", timestamp: clock++,
+    });
+    flat.push({
+      role: "toolResult", toolCallId: `old_${i}`, toolName: "read",
+      content: [{ type: "text", text: `OUTPUT-${i}: ` + "o".repeat(12_000) }], isError: false, timestamp: clock++,
+    });
+    flat.push({ role: "assistant", content: [{ type: "text", text: `answer ${i}` }], api: "ai-sdk", provider: "mock", model: "m", stopReason: "stop", timestamp: clock++ });
+  }
+  return flat;
+}
+
 describe("MockLanguageModelV3: deterministic step sequences", () => {
   test("threshold between steps: compacts inside the tool loop, and the compaction persists into later steps", async () => {
     const window = 6000;
@@ -143,21 +166,7 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
 
   test("threshold: old tool output cleared (no summary), and the model is sent the core's placeholders", async () => {
     const window = 20_000;
-    const flat = [];
-    let clock = 1000;
-    for (let i = 0; i < 6; i++) {
-      flat.push({ role: "user", content: `question ${i}`, timestamp: clock++ });
-      flat.push({
-        role: "assistant",
-        content: [{ type: "toolCall", id: `old_${i}`, name: "read", arguments: { path: `/f${i}` } }],
-        api: "ai-sdk", provider: "mock", model: "m", stopReason: "toolUse", timestamp: clock++,
-      });
-      flat.push({
-        role: "toolResult", toolCallId: `old_${i}`, toolName: "read",
-        content: [{ type: "text", text: `OUTPUT-${i}: ` + "o".repeat(12_000) }], isError: false, timestamp: clock++,
-      });
-      flat.push({ role: "assistant", content: [{ type: "text", text: `answer ${i}` }], api: "ai-sdk", provider: "mock", model: "m", stopReason: "stop", timestamp: clock++ });
-    }
+    const flat = oldToolTurns(6);
     const { model, calls } = windowedModel({ window, answer: () => ({ text: "done" }) });
     const sum = summaryModel();
     const compactor = new Compactor({
@@ -185,21 +194,7 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
 
   test("a clearing in the background that ends while a step's request is out goes in before the next step, after that step's answer: no summary follows", async () => {
     const window = 20_000;
-    const flat = [];
-    let clock = 1000;
-    for (let i = 0; i < 3; i++) {
-      flat.push({ role: "user", content: `question ${i}`, timestamp: clock++ });
-      flat.push({
-        role: "assistant",
-        content: [{ type: "toolCall", id: `old_${i}`, name: "read", arguments: { path: `/f${i}` } }],
-        api: "ai-sdk", provider: "mock", model: "m", stopReason: "toolUse", timestamp: clock++,
-      });
-      flat.push({
-        role: "toolResult", toolCallId: `old_${i}`, toolName: "read",
-        content: [{ type: "text", text: `OUTPUT-${i}: ` + "o".repeat(12_000) }], isError: false, timestamp: clock++,
-      });
-      flat.push({ role: "assistant", content: [{ type: "text", text: `answer ${i}` }], api: "ai-sdk", provider: "mock", model: "m", stopReason: "stop", timestamp: clock++ });
-    }
+    const flat = oldToolTurns(3);
     // Four steps of 6,000-character tool output: past backgroundAt (0.8 of
     // the 16,000 threshold) at the third step, a clearing starts in the
     // background and ends while that step's request is out.

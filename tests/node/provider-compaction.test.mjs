@@ -187,7 +187,12 @@ describe("an encrypted compaction and another model", () => {
 });
 
 describe("our own compaction on top of an encrypted one", () => {
-  test("/compact after OpenAI's item: what the item covers is summarized first, so the new summary builds on readable text", async () => {
+  /**
+   * A conversation OpenAI compacted (its encrypted item, a summary whose
+   * text is a note) and three steps after it; our summarizer says which
+   * text it summarized.
+   */
+  async function afterOpenAiItem() {
     const requests = [];
     const summarize = async (request) => {
       requests.push(request);
@@ -195,14 +200,20 @@ describe("our own compaction on top of an encrypted one", () => {
     };
     const c = conversation({ compactor: new Compactor({ contextWindow: 200_000, settings: { keepRecentTokens: 2_000 }, summarize }) });
     const gpt = openai.responses("gpt-5.2");
+    const step = (args) => generateText({ model: gpt, providerOptions: OPENAI_OPTIONS, ...args });
     await c.append({ role: "user", content: long("the migration plan", 60_000) });
-    await c.run((args) => generateText({ model: gpt, providerOptions: OPENAI_OPTIONS, ...args }));
+    await c.run(step);
     const sealed = c.messages.findLast((m) => m.role === "compactionSummary");
     assert.match(sealed.summary, /encrypted/);
     for (let i = 0; i < 3; i++) {
       await c.append({ role: "user", content: long(`later step ${i}`, 2_000) });
-      await c.run((args) => generateText({ model: gpt, providerOptions: OPENAI_OPTIONS, ...args }));
+      await c.run(step);
     }
+    return { c, requests, sealed, step };
+  }
+
+  test("/compact after OpenAI's item: what the item covers is summarized first, so the new summary builds on readable text", async () => {
+    const { c, requests, sealed } = await afterOpenAiItem();
     await c.compact();
     const summaries = c.messages.filter((m) => m.role === "compactionSummary");
     assert.equal(summaries.length, 2);
@@ -215,21 +226,7 @@ describe("our own compaction on top of an encrypted one", () => {
   });
 
   test("an overflow after OpenAI's item: the recovery's summary builds on our readable summary of what the item covers, not on its note", async () => {
-    const requests = [];
-    const summarize = async (request) => {
-      requests.push(request);
-      return request.prompt.includes("the migration plan: lorem") ? "## Goal\nOur summary of: the migration plan" : `## Goal\nOur summary #${requests.length}`;
-    };
-    const c = conversation({ compactor: new Compactor({ contextWindow: 200_000, settings: { keepRecentTokens: 2_000 }, summarize }) });
-    const gpt = openai.responses("gpt-5.2");
-    const step = (args) => generateText({ model: gpt, providerOptions: OPENAI_OPTIONS, ...args });
-    await c.append({ role: "user", content: long("the migration plan", 60_000) });
-    await c.run(step);
-    assert.match(c.messages.findLast((m) => m.role === "compactionSummary").summary, /encrypted/);
-    for (let i = 0; i < 3; i++) {
-      await c.append({ role: "user", content: long(`later step ${i}`, 2_000) });
-      await c.run(step);
-    }
+    const { c, requests, step } = await afterOpenAiItem();
     // The provider refuses the next request as too long, once.
     let refused = false;
     await c.append({ role: "user", content: "one more step" });
