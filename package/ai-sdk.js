@@ -768,9 +768,16 @@ function partFrom(m) {
 export function usageFromAiSdk(usage) {
   if (!usage) return zeroUsage();
   const num = (x) => (typeof x === "number" && Number.isFinite(x) ? x : 0);
-  const cacheRead = num(usage.inputTokenDetails?.cacheReadTokens);
+  let cacheRead = num(usage.inputTokenDetails?.cacheReadTokens);
   const cacheWrite = num(usage.inputTokenDetails?.cacheWriteTokens);
-  const input = usage.inputTokenDetails?.noCacheTokens ?? Math.max(0, num(usage.inputTokens) - cacheRead - cacheWrite);
+  let input = usage.inputTokenDetails?.noCacheTokens ?? Math.max(0, num(usage.inputTokens) - cacheRead - cacheWrite);
+  if (input < 0 && cacheWrite > 0) {
+    // The provider's cached count included this request's cache writes (as
+    // OpenRouter's does), so the SDK's uncached count came out below zero:
+    // read as pi-ai reads such a usage, the writes taken out of the cached.
+    cacheRead = Math.max(0, cacheRead - cacheWrite);
+    input = Math.max(0, num(usage.inputTokens) - cacheRead - cacheWrite);
+  }
   const output = num(usage.outputTokens);
   const sum = num(input) + output + cacheRead + cacheWrite;
   return {

@@ -447,4 +447,22 @@ describe("usageFromAiSdk", () => {
     const v = usageFromAiSdk({ inputTokens: 120, outputTokens: 30, totalTokens: -Infinity });
     assert.equal(v.totalTokens, 150);
   });
+
+  test("a cached count that includes the request's cache writes (OpenRouter) is read as pi-ai reads it", () => {
+    // The raw usage { prompt_tokens: 1000, completion_tokens: 50,
+    // prompt_tokens_details: { cached_tokens: 900, cache_write_tokens: 300 } }:
+    // @ai-sdk/openai makes its uncached count 1000 - 900 - 300 = -200;
+    // pi-ai's openai-completions provider takes the writes out of the cached
+    // count (cacheRead 600) and reads input 1000 - 600 - 300 = 100.
+    const u = usageFromAiSdk({
+      inputTokens: 1000,
+      inputTokenDetails: { noCacheTokens: -200, cacheReadTokens: 900, cacheWriteTokens: 300 },
+      outputTokens: 50,
+      totalTokens: 1050,
+    });
+    assert.deepStrictEqual([u.input, u.output, u.cacheRead, u.cacheWrite, u.totalTokens], [100, 50, 600, 300, 1050]);
+    // Counts that add up are kept as they are.
+    const plain = usageFromAiSdk({ inputTokens: 1000, inputTokenDetails: { noCacheTokens: 400, cacheReadTokens: 300, cacheWriteTokens: 300 }, outputTokens: 50, totalTokens: 1050 });
+    assert.deepStrictEqual([plain.input, plain.cacheRead, plain.cacheWrite], [400, 300, 300]);
+  });
 });
