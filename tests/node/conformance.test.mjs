@@ -10,7 +10,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { isDeepStrictEqual } from "node:util";
 import * as lib from "agent-compaction";
-import { generateSession, toPiEntries } from "../conformance/generator.mjs";
+import { generateOddSession, generateSession, toPiEntries } from "../conformance/generator.mjs";
 import {
   compareJsValueTable,
   compareOverflowTable,
@@ -260,6 +260,29 @@ describe(`generated sessions (seeds ${FIRST_SEED}–${FIRST_SEED + SEEDS - 1})`,
       assert.ok((totals[fn] ?? 0) > 0, `${fn} compared at least once`);
     }
   });
+});
+
+describe("generated sessions with odd but possible fields (seeds 1–200)", () => {
+  // Where both throw (an absent usage), they agree: the wording differs on
+  // purpose; where only ours throws, it is a mismatch.
+  const agreeing = { ...lib };
+  for (const name of FUNCTIONS) {
+    const f = lib[name];
+    if (typeof f !== "function") continue;
+    agreeing[name] = (...args) => {
+      try {
+        return f(...args);
+      } catch (error) {
+        pi[name](...args);
+        throw error;
+      }
+    };
+  }
+  for (let seed = 1; seed <= 200; seed++) {
+    test(`seed ${seed}`, () => {
+      assertNoMismatch(compareSession(agreeing, pi, generateOddSession(seed), `odd ${seed}`));
+    });
+  }
 });
 
 // ---------------------------------------------------------------------------
