@@ -356,7 +356,7 @@ export function compareSession(lib, pi, flat, seed, options = {}) {
     if (!isDeepStrictEqual(ours, theirs)) {
       return mismatch("calculateContextTokens", { firstDifferingIndex: i, input: shorten(m.usage), ours, pi: theirs });
     }
-    const filled = m.usage.input + m.usage.cacheRead;
+    const filled = (m.usage?.input ?? 0) + (m.usage?.cacheRead ?? 0);
     const windows = [undefined, 0, 1, 32_768, 128_000, 131_072, 200_000, 1_000_000, filled, filled - 1, filled + 1, Math.ceil(filled / 0.99), Math.floor(filled / 0.99), Math.floor(filled / 0.99) + 1];
     for (const w of windows) {
       if (w !== undefined && w < 0) continue;

@@ -607,3 +607,58 @@ export function toPiEntries(flat) {
   }
   return entries;
 }
+
+// ---------------------------------------------------------------------------
+// Odd but possible fields
+// ---------------------------------------------------------------------------
+
+const ODD_USAGE_NUMBERS = [NaN, Infinity, -Infinity, -0, 1e308, 2 ** 53 + 2, -5, 0.5, undefined, null];
+
+/**
+ * A copy of `generateSession(seed)` with fields a real array may hold and the
+ * generator does not write: usage absent, all zero, or with a field that is
+ * NaN, infinite, negative or `null` (a NaN saved to a session file); empty
+ * assistant and tool-result content; odd tool-call arguments; a custom
+ * message's `display` missing or not a boolean; `excludeFromContext` not a
+ * boolean; an image-only user message. Deterministic in `seed`.
+ */
+export function generateOddSession(seed) {
+  const rng = createRng(Math.imul(Number(seed) >>> 0, 7919) + 13);
+  return generateSession(seed).map((original) => {
+    const m = structuredClone(original);
+    if (m.role === "assistant") {
+      const r = rng.next();
+      if (r < 0.1) delete m.usage;
+      else if (r < 0.15) m.usage = undefined;
+      else if (r < 0.3) m.usage[rng.pick(["input", "output", "cacheRead", "cacheWrite", "totalTokens"])] = rng.pick(ODD_USAGE_NUMBERS);
+      else if (r < 0.35) m.usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: m.usage.cost };
+      if (rng.chance(0.05)) m.content = [];
+      if (rng.chance(0.05)) m.stopReason = rng.pick(["stop", "length", "toolUse", "error", "aborted"]);
+      for (const b of m.content) {
+        if (b.type === "toolCall" && rng.chance(0.1)) {
+          b.arguments = rng.pick([{}, { a: {} }, { "\ud800": "\udfff" }, { n: [1e21, -0, 5e-324, 2 ** 64] }, { 2: 1, 1: 2, b: 3, a: 4 }, { s: "\u2028\u2029\u0000" }]);
+        }
+        if (b.type === "text" && rng.chance(0.05)) b.text = "";
+        if (b.type === "thinking" && rng.chance(0.1)) {
+          b.thinking = "";
+          b.redacted = true;
+        }
+      }
+    }
+    if (m.role === "custom") {
+      const r = rng.next();
+      if (r < 0.3) delete m.display;
+      else if (r < 0.5) m.display = rng.pick([1, 0, "", "yes", null]);
+      if (rng.chance(0.1)) m.content = "";
+    }
+    if (m.role === "bashExecution" && rng.chance(0.3)) m.excludeFromContext = rng.pick([true, false, undefined, 1, 0, "x"]);
+    if (m.role === "toolResult") {
+      if (rng.chance(0.05)) m.content = [];
+      if (rng.chance(0.1)) m.isError = rng.pick([true, false, undefined]);
+    }
+    if (m.role === "user" && Array.isArray(m.content) && rng.chance(0.1)) {
+      m.content = [{ type: "image", data: "AAAA", mimeType: "image/png" }];
+    }
+    return m;
+  });
+}

@@ -10,7 +10,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { isDeepStrictEqual } from "node:util";
 import * as lib from "agent-compaction";
-import { generateSession, toPiEntries } from "../conformance/generator.mjs";
+import { generateOddSession, generateSession, toPiEntries } from "../conformance/generator.mjs";
 import {
   compareJsValueTable,
   compareOverflowTable,
@@ -262,6 +262,29 @@ describe(`generated sessions (seeds ${FIRST_SEED}–${FIRST_SEED + SEEDS - 1})`,
   });
 });
 
+describe("generated sessions with odd but possible fields (seeds 1–200)", () => {
+  // Where both throw (an absent usage), they agree: the wording differs on
+  // purpose; where only ours throws, it is a mismatch.
+  const agreeing = { ...lib };
+  for (const name of FUNCTIONS) {
+    const f = lib[name];
+    if (typeof f !== "function") continue;
+    agreeing[name] = (...args) => {
+      try {
+        return f(...args);
+      } catch (error) {
+        pi[name](...args);
+        throw error;
+      }
+    };
+  }
+  for (let seed = 1; seed <= 200; seed++) {
+    test(`seed ${seed}`, () => {
+      assertNoMismatch(compareSession(agreeing, pi, generateOddSession(seed), `odd ${seed}`));
+    });
+  }
+});
+
 // ---------------------------------------------------------------------------
 // isContextOverflow on real provider error texts
 // ---------------------------------------------------------------------------
@@ -300,6 +323,42 @@ describe("messages holding JavaScript values that JSON cannot hold, as pi takes 
       assert.fail(
         `${differences.length} case(s) differ from pi:\n` + differences.map((d) => formatMismatch(d)).join("\n"),
       );
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Usage numbers as pi's arithmetic takes them
+// ---------------------------------------------------------------------------
+
+describe("usage fields holding null (a NaN saved to a session file), as pi takes them", () => {
+  const usage = { input: 100, output: 10, cacheRead: 5, cacheWrite: 0, totalTokens: 0 };
+  const assistant = (u, stopReason = "stop") => ({ role: "assistant", content: [], usage: u, stopReason, timestamp: 1 });
+  const cases = [
+    ["input", { ...usage, input: null }],
+    ["cacheRead", { ...usage, cacheRead: null }],
+    ["cacheWrite", { ...usage, cacheWrite: null }],
+    ["output", { ...usage, output: null }],
+    ["totalTokens", { ...usage, totalTokens: null }],
+  ];
+
+  test("calculateContextTokens and estimateContextTokens count null as 0 in the sum", () => {
+    for (const [field, u] of cases) {
+      assert.equal(lib.calculateContextTokens(u), pi.calculateContextTokens(u), `calculateContextTokens, ${field}: null`);
+      const messages = [{ role: "user", content: "hello", timestamp: 0 }, assistant(u)];
+      assert.deepStrictEqual(lib.estimateContextTokens(messages), pi.estimateContextTokens(messages), `estimateContextTokens, ${field}: null`);
+    }
+    assert.equal(lib.calculateContextTokens({ ...usage, cacheRead: null }), 110);
+  });
+
+  test("isContextOverflow: a null input or cacheRead adds as 0, a null output is not zero output", () => {
+    for (const [field, u] of cases) {
+      for (const stop of ["stop", "length"]) {
+        for (const window of [50, 104, 120]) {
+          const m = assistant(stop === "length" ? { ...u, output: field === "output" ? null : 0 } : u, stop);
+          assert.equal(lib.isContextOverflow(m, window), pi.isContextOverflow(m, window), `${stop}, ${field}: null, window ${window}`);
+        }
+      }
     }
   });
 });

@@ -7,7 +7,7 @@ use crate::js::errors::wrong_type;
 use crate::js::message_access::{get, messages_array, JsArray};
 use crate::js::message_facts::{gather, message_facts};
 use crate::js::values::{
-    expect_object, number, number_or_nan, optional_number, read_fields, shape,
+    expect_object, number, number_or_nan, optional_number, read_fields, shape, usage_number,
 };
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::{FieldPath, InputError};
@@ -59,11 +59,11 @@ pub fn estimate_context_tokens(messages: JsValue) -> Result<JsValue, JsValue> {
 fn usage_numbers(usage: &JsValue, path: &Path) -> Result<UsageNumbers, InputError> {
     expect_object(usage, path)?;
     Ok(UsageNumbers {
-        input: number_or_nan(usage, "input", &path)?,
-        output: number_or_nan(usage, "output", &path)?,
-        cache_read: number_or_nan(usage, "cacheRead", &path)?,
-        cache_write: number_or_nan(usage, "cacheWrite", &path)?,
-        total_tokens: number_or_nan(usage, "totalTokens", &path)?,
+        input: usage_number(usage, "input", &path)?,
+        output: usage_number(usage, "output", &path)?,
+        cache_read: usage_number(usage, "cacheRead", &path)?,
+        cache_write: usage_number(usage, "cacheWrite", &path)?,
+        total_tokens: usage_number(usage, "totalTokens", &path)?,
     })
 }
 
@@ -120,7 +120,10 @@ pub fn is_context_overflow(message: JsValue, context_window: JsValue) -> Result<
     let (input, cache_read, output) = if reads_usage(stop_reason, window) {
         let usage = get(&message, "usage", || path().field("usage")).map_err(input_error)?;
         let u = usage_numbers(&usage, &|| path().field("usage")).map_err(input_error)?;
-        (u.input, u.cache_read, u.output)
+        // pi tests `usage.output === 0`: a `null` output is not zero there.
+        let output =
+            number_or_nan(&usage, "output", || path().field("usage")).map_err(input_error)?;
+        (u.input, u.cache_read, output)
     } else {
         (f64::NAN, f64::NAN, f64::NAN)
     };

@@ -106,6 +106,23 @@ pub fn number_or_nan(
         .unwrap_or(f64::NAN))
 }
 
+/// A usage field read as pi's arithmetic reads it (`usage.input +
+/// usage.cacheRead`, `usage.totalTokens || …`): `null` counts as 0, as
+/// JavaScript's `+` takes it (a NaN written to a session file comes back as
+/// `null`); any other non-number is NaN.
+pub fn usage_number(
+    object: &JsValue,
+    key: &'static str,
+    path: impl Fn() -> FieldPath,
+) -> Result<f64, InputError> {
+    let value = get(object, key, || path().field(key))?;
+    Ok(if value.is_null() {
+        0.0
+    } else {
+        value.as_f64().unwrap_or(f64::NAN)
+    })
+}
+
 /// An argument that must be an object.
 pub fn expect_object(value: &JsValue, path: impl Fn() -> FieldPath) -> Result<(), InputError> {
     expect_object_at(value, &path)

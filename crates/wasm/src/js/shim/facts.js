@@ -34,6 +34,12 @@ function num(value) {
   return typeof value === "number" ? value : NaN;
 }
 
+// A usage field as pi's arithmetic takes it: `null` (a NaN written to a
+// session file comes back as one) adds as 0.
+function usageNum(value) {
+  return value === null ? 0 : num(value);
+}
+
 function lengthOf(value, out, o, problem, block) {
   if (value === undefined || value === null) return 0;
   if (typeof value === "string") return value.length;
@@ -144,11 +150,11 @@ function gatherOne(message, out, o, lazy) {
       const usage = message.usage;
       if (usage) {
         out[o + 10] = 1;
-        out[o + 11] = num(usage.input);
-        out[o + 12] = num(usage.output);
-        out[o + 13] = num(usage.cacheRead);
-        out[o + 14] = num(usage.cacheWrite);
-        out[o + 15] = num(usage.totalTokens);
+        out[o + 11] = usageNum(usage.input);
+        out[o + 12] = usageNum(usage.output);
+        out[o + 13] = usageNum(usage.cacheRead);
+        out[o + 14] = usageNum(usage.cacheWrite);
+        out[o + 15] = usageNum(usage.totalTokens);
       }
       break;
     }
