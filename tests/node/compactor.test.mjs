@@ -686,6 +686,25 @@ describe("summarizeBranch", () => {
     await assert.rejects(failing.summarizeBranch(large), /^Error: Branch summary failed: /);
     await assert.rejects(c.summarizeBranch([]), /Nothing to summarize/);
   });
+
+  test("a malformed message is a TypeError naming the caller's index, with or without a summarizer", async () => {
+    const toolCall = { ...assistant("reading"), content: [{ type: "toolCall", id: "t1", name: "read", arguments: { path: "/a" } }], stopReason: "toolUse" };
+    const toolResult = { role: "toolResult", toolCallId: "t1", toolName: "read", content: [{ type: "text", text: "a" }], isError: false, timestamp: clock++ };
+    // Index 4 is the fourth message the summarizer would be shown (the tool result is left out).
+    const branch = [user("a"), toolCall, toolResult, user("b"), { role: "user", timestamp: clock++ }, assistant("c", 100)];
+    const expected = { name: "TypeError", message: "messages[4].content must be a string or an array, got undefined" };
+    await assert.rejects(new Compactor({ contextWindow: 200_000, summarize: async () => "B" }).summarizeBranch(branch), expected);
+    await assert.rejects(new Compactor({ contextWindow: 200_000 }).summarizeBranch(branch), expected);
+  });
+
+  test("a newest message over the budget is named, not called a tool result", async () => {
+    const c = new Compactor({ contextWindow: 20_000, settings: { reserveTokens: 10_000, keepRecentTokens: 2_000 }, summarize: async () => "B" });
+    const branch = [user("a"), assistant("b", 100), user("x".repeat(40_004))];
+    await assert.rejects(c.summarizeBranch(branch), {
+      message: "Nothing to summarize: the branch's newest message besides tool results (messages[2], 10001 tokens) is over the branch summary's budget of 10000 tokens (contextWindow - reserveTokens)",
+    });
+    assert.equal(piBranch.prepareBranchEntries(entries(branch), 10_000).messages.length, 0, "pi's walk selects nothing either");
+  });
 });
 
 describe("setModel", () => {

@@ -85,6 +85,19 @@ pub enum InputError {
 }
 
 impl InputError {
+    /// The same error about element `index(i)` of its array argument where
+    /// it named element `i`: for an error met in an array made of some of
+    /// the caller's elements, so that it names the caller's own index.
+    pub fn reindexed(mut self, index: impl Fn(usize) -> usize) -> Self {
+        let path = match &mut self {
+            InputError::WrongType { path, .. }
+            | InputError::Unreadable { path, .. }
+            | InputError::OutOfRange { path, .. } => path,
+        };
+        path.index = path.index.map(index);
+        self
+    }
+
     /// Whether JavaScript throws it as a `RangeError` (else a `TypeError`).
     pub fn is_range(&self) -> bool {
         matches!(self, InputError::OutOfRange { .. })
@@ -94,6 +107,26 @@ impl InputError {
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reindexed_error_names_the_callers_index() {
+        let e = InputError::WrongType {
+            path: FieldPath::element("messages", 1).field("content"),
+            expected: "a string",
+            got: "undefined".into(),
+        };
+        let picked = [3, 7];
+        assert_eq!(
+            e.reindexed(|i| picked[i]).to_string(),
+            "messages[7].content must be a string, got undefined"
+        );
+        let whole = InputError::WrongType {
+            path: FieldPath::argument("messages"),
+            expected: "an array",
+            got: "null".into(),
+        };
+        assert_eq!(whole.clone().reindexed(|i| i + 1), whole);
+    }
 
     #[test]
     fn messages_name_the_index_and_field() {

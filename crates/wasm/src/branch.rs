@@ -5,24 +5,26 @@
 //! are the core's (`core::compaction::branch`); this reads the options and
 //! messages, awaits the calls and builds the message.
 
+use crate::clearing::cleared_outputs;
 use crate::compaction::{
     abort_reason, extractive_of, finish_call, link_abort, new_abort_controller, start_call, JsHost,
     Pending,
 };
 use crate::js::errors::input_error;
-use crate::js::errors::thrown_message;
 use crate::js::message_access::{message_at, messages_array, JsArray};
 use crate::js::message_facts::message_facts;
+use crate::js::message_source::{assemble, JsMessages};
 use crate::js::values::{read_options, shape};
-use crate::message::convert_to_llm;
+use crate::message::convert_message;
 use crate::prepare::{add_summary_files, add_tool_calls, string_array};
-use crate::serialize::serialize_conversation;
 use agent_compaction_core::compaction::branch::{
     select_branch, BranchEvent, BranchFailure, BranchFlow, BranchHost, BranchStep,
 };
 use agent_compaction_core::compaction::file_ops::FileOps;
 use agent_compaction_core::compaction::flow::Request;
 use agent_compaction_core::compaction::options::branch_options;
+use agent_compaction_core::compaction::serialize::serialize;
+use agent_compaction_core::compaction::serialize::words::PieceOps;
 use agent_compaction_core::compaction::shapes;
 use agent_compaction_core::error::InputError;
 use agent_compaction_core::message::role::Role;
@@ -55,11 +57,41 @@ fn branch_file_ops(
     Ok(ops)
 }
 
-/// What the core's branch flow asks of JavaScript: the selection
-/// serialized, the one summarizer call started (awaited by the driver) and
-/// the abort signal read.
+/// The selected messages (`included`, the caller's indices) as the
+/// summarizer is shown them, converted and serialized as `convertToLlm` and
+/// `serializeConversation` do; a bad field is an error naming the caller's
+/// index, met before any summarizer or extractive summary is started.
+fn conversation_of(
+    array: &JsArray,
+    facts: &[MessageFacts],
+    included: &[usize],
+) -> Result<JsString, InputError> {
+    let roles: Vec<Role> = facts.iter().map(|f| f.role).collect();
+    let cleared = cleared_outputs(array, &roles)?;
+    let llm = Array::new();
+    let mut origin = Vec::with_capacity(included.len());
+    for &i in included {
+        if let Some(m) = convert_message(&message_at(array, i)?, i, roles[i], &cleared)? {
+            llm.push(&m);
+            origin.push(i);
+        }
+    }
+    let llm = messages_array(&llm.into())?;
+    let mut source = JsMessages::new(&llm);
+    let mut text = PieceOps::default();
+    let serialized = serialize(&mut source, &mut text);
+    source
+        .finish()
+        .and(serialized)
+        .map_err(|e| e.reindexed(|k| origin.get(k).copied().unwrap_or(k)))?;
+    assemble(&text, source.pieces())
+}
+
+/// What the core's branch flow asks of JavaScript: the selection's
+/// serialized text, the one summarizer call started (awaited by the
+/// driver) and the abort signal read.
 struct Host<'a> {
-    selected: &'a Array,
+    conversation: Option<JsString>,
     summarize: Option<&'a Function>,
     timeout_ms: f64,
     controller: &'a JsValue,
@@ -72,8 +104,9 @@ impl BranchHost for Host<'_> {
     type AbortError = JsValue;
 
     fn conversation(&mut self) -> Result<JsString, String> {
-        let llm = convert_to_llm(self.selected.clone().into()).map_err(|e| thrown_message(&e))?;
-        serialize_conversation(llm.into()).map_err(|e| thrown_message(&e))
+        self.conversation
+            .take()
+            .ok_or_else(|| "internal error: the conversation was serialized twice".into())
     }
 
     fn start_call(&mut self, request: Request<JsString>) -> Result<(), String> {
@@ -114,7 +147,8 @@ pub async fn summarize_branch(
         opts.custom_instructions.clone(),
         opts.replace_instructions,
     )
-    .map_err(|nothing| JsValue::from(js_sys::Error::new(nothing)))?;
+    .map_err(|nothing| JsValue::from(js_sys::Error::new(&nothing)))?;
+    let conversation = conversation_of(&array, &facts, &selection.included).map_err(input_error)?;
     let file_ops =
         branch_file_ops(&array, &facts, selection.visited.clone()).map_err(input_error)?;
     let selected = Array::new();
@@ -124,7 +158,7 @@ pub async fn summarize_branch(
     let controller = new_abort_controller();
     let unlink = link_abort(&signal, &controller);
     let mut host = Host {
-        selected: &selected,
+        conversation: Some(conversation),
         summarize: job.summarize.as_ref(),
         timeout_ms: job.timeout_ms,
         controller: &controller,

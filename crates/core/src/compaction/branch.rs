@@ -15,12 +15,15 @@ use std::ops::Range;
 /// The messages of a branch to summarize: `included` are their indices in
 /// order (oldest first); `visited` is the range whose tool calls count for
 /// the file lists (pi reads the file operations of the message that stops
-/// the walk too).
+/// the walk too); `stopped` is the message that ended the walk because it
+/// did not fit (its index and tokens), and `token_budget` the budget walked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BranchSelection {
     pub included: Vec<usize>,
     pub visited: Range<usize>,
     pub total_tokens: u64,
+    pub stopped: Option<(usize, u64)>,
+    pub token_budget: u64,
 }
 
 /// A branch summary's token budget with a compactor's window and settings:
@@ -38,6 +41,7 @@ pub fn select_branch(facts: &[MessageFacts], token_budget: u64) -> BranchSelecti
     let mut included = Vec::new();
     let mut total: u64 = 0;
     let mut first_visited = facts.len();
+    let mut stopped = None;
     for i in (0..facts.len()).rev() {
         let f = &facts[i];
         if matches!(f.role, Role::ToolResult) {
@@ -50,6 +54,8 @@ pub fn select_branch(facts: &[MessageFacts], token_budget: u64) -> BranchSelecti
             if is_summary && (total as f64) < token_budget as f64 * 0.9 {
                 included.push(i);
                 total += tokens;
+            } else {
+                stopped = Some((i, tokens));
             }
             break;
         }
@@ -61,12 +67,29 @@ pub fn select_branch(facts: &[MessageFacts], token_budget: u64) -> BranchSelecti
         included,
         visited: first_visited..facts.len(),
         total_tokens: total,
+        stopped,
+        token_budget,
     }
 }
 
 /// What `summarizeBranch` rejects with when the walk found nothing.
 pub const NOTHING_IN_BRANCH: &str =
     "Nothing to summarize: the branch has no messages besides tool results";
+
+/// What `summarizeBranch` rejects with when the walk selected nothing: the
+/// branch holds only tool results, or its newest other message alone is
+/// over the budget (pi's walk stops there too).
+pub fn nothing_selected(selection: &BranchSelection) -> String {
+    match selection.stopped {
+        Some((i, tokens)) if selection.included.is_empty() => format!(
+            "Nothing to summarize: the branch's newest message besides tool results \
+             (messages[{i}], {tokens} tokens) is over the branch summary's budget of \
+             {} tokens (contextWindow - reserveTokens)",
+            selection.token_budget
+        ),
+        _ => NOTHING_IN_BRANCH.to_string(),
+    }
+}
 
 /// The text type of a branch host.
 pub type BranchText<H> = <<H as BranchHost>::Ops as TextOps>::Text;
@@ -148,9 +171,9 @@ impl<T> BranchFlow<T> {
         fallback_extractive: bool,
         custom_instructions: Option<T>,
         replace_instructions: bool,
-    ) -> Result<Self, &'static str> {
+    ) -> Result<Self, String> {
         if selection.included.is_empty() {
-            return Err(NOTHING_IN_BRANCH);
+            return Err(nothing_selected(selection));
         }
         Ok(BranchFlow {
             has_summarizer,

@@ -145,7 +145,25 @@ fn extract(step: &BranchStep<Fake>) -> usize {
 fn a_branch_of_tool_results_only_has_nothing_to_summarize() {
     let only_tools = select_branch(&facts(&[(ToolResult, 10), (ToolResult, 5)]), 0);
     let made = BranchFlow::<String>::new(&only_tools, true, true, None, false);
-    assert_eq!(made.err(), Some(NOTHING_IN_BRANCH));
+    assert_eq!(made.err().as_deref(), Some(NOTHING_IN_BRANCH));
+}
+
+#[test]
+fn a_newest_message_over_the_budget_is_named_not_called_a_tool_result() {
+    let too_big = select_branch(
+        &facts(&[(User, 10), (ToolResult, 5), (Assistant, 500)]),
+        100,
+    );
+    assert_eq!(too_big.included, Vec::<usize>::new());
+    let made = BranchFlow::<String>::new(&too_big, true, true, None, false);
+    assert_eq!(
+        made.err().as_deref(),
+        Some(
+            "Nothing to summarize: the branch's newest message besides tool results \
+             (messages[2], 500 tokens) is over the branch summary's budget of 100 tokens \
+             (contextWindow - reserveTokens)"
+        )
+    );
 }
 
 #[test]
