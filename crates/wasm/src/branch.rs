@@ -60,8 +60,9 @@ fn branch_file_ops(
 /// The selected messages (`included`, the caller's indices) as the
 /// summarizer is shown them, converted and serialized as `convertToLlm` and
 /// `serializeConversation` do; a bad field is an error naming the caller's
-/// index, met before any summarizer or extractive summary is started.
-fn conversation_of(
+/// index, met before any summarizer or extractive summary is started
+/// (also what a compaction checks of the messages it summarizes).
+pub(crate) fn conversation_of(
     array: &JsArray,
     facts: &[MessageFacts],
     included: &[usize],

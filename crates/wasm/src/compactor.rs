@@ -1357,6 +1357,17 @@ async fn compact_job(
         let keep = keep / ratio;
         let prepared =
             prepare(&array, &facts, keep, tracker.estimator(), s.one_request).map_err(input)?;
+        // What it summarizes, checked as the summarizer is shown it, so that
+        // a bad field names the caller's index (the flow reads slices).
+        if let Some(p) = &prepared {
+            let plan = &p.plan;
+            let shown: Vec<usize> = plan
+                .history
+                .clone()
+                .chain(plan.turn_prefix.clone())
+                .collect();
+            crate::branch::conversation_of(&array, &facts, &shown).map_err(input)?;
+        }
         let Some(mut prepared) = prepared else {
             // The context's messages as the preparation measured them.
             let start = tracker.index().context_start().min(facts.len());
