@@ -137,10 +137,30 @@ function own(o, k, value) {
 const isPlainObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype;
 const hasOwn = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
 
-/** What pi code sees for a part pi cannot hold (estimates, serializeConversation). */
+/**
+ * What pi code sees for a part pi cannot hold (estimates, cut points,
+ * serializeConversation, the history search): its kind, and the text the
+ * model reads in it when it has one. A tool call whose input is not an
+ * object (an OpenAI custom tool's patch, an input that did not parse) and
+ * a file given as text are counted and summarized by that text.
+ */
 function placeholder(part) {
   const what = [part.type, part.mediaType, part.filename ?? part.toolName].filter((x) => typeof x === "string").join(" ");
-  return `[${what}]`;
+  return `[${what}]${readableText(part)}`;
+}
+function readableText(part) {
+  let text;
+  if (part.type === "tool-call") text = typeof part.input === "string" ? part.input : jsonText(part.input);
+  else if (part.type === "file" && part.data?.type === "text") text = part.data.text;
+  return typeof text === "string" && text !== "" ? `\n${text}` : "";
+}
+/** JSON text of a value already checked storable (no cycle), or undefined (a BigInt, undefined). */
+function jsonText(v) {
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return undefined;
+  }
 }
 
 // ---------------------------------------------------------------------------

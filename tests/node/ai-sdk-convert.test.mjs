@@ -221,6 +221,35 @@ describe("pi's functions on converted messages", () => {
     assert.ok(estimateTokens(flat[1]) > 0);
     assert.match(serializeConversation(convertToLlm(flat)), /"size":12/);
   });
+  test("the text of a tool call whose input is not an object, and of a file given as text, is text pi code sees", () => {
+    // An OpenAI custom tool's input is the patch itself (a string); a file's data may be text.
+    const patch = "*** Begin Patch\n*** Update File: src/main.rs\n-fn old_name() {}\n+fn new_name() {}\n*** End Patch";
+    const doc = "The deployment runbook: restart the frobnicator before the quux service.";
+    const sdk = [
+      { role: "user", content: [{ type: "text", text: "Read this." }, { type: "file", data: { type: "text", text: doc }, mediaType: "text/plain", filename: "runbook.txt" }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "tool-call", toolCallId: "p1", toolName: "apply_patch", input: patch },
+          { type: "tool-call", toolCallId: "p2", toolName: "pick", input: ["a", 1] },
+        ],
+      },
+      {
+        role: "tool",
+        content: [
+          { type: "tool-result", toolCallId: "p1", toolName: "apply_patch", output: { type: "text", value: "Done" } },
+          { type: "tool-result", toolCallId: "p2", toolName: "pick", output: { type: "text", value: "a" } },
+        ],
+      },
+    ];
+    const flat = fromModelMessages(structuredClone(sdk), { timestamp: T });
+    const serialized = serializeConversation(convertToLlm(flat));
+    for (const text of [patch, doc, JSON.stringify(["a", 1])]) assert.ok(serialized.includes(text), `serializeConversation shows ${JSON.stringify(text.slice(0, 20))}`);
+    assert.ok(estimateTokens(flat[0]) >= Math.ceil(doc.length / 4), `the file's text is estimated: ${estimateTokens(flat[0])}`);
+    assert.ok(estimateTokens(flat[1]) >= Math.ceil(patch.length / 4), `the patch is estimated: ${estimateTokens(flat[1])}`);
+    // The parts themselves still come back as they were.
+    assert.deepStrictEqual(toModelMessages(JSON.parse(JSON.stringify(flat))), sdk);
+  });
   test("never a cut between a tool call and its results, even when one tool message held several", () => {
     const msgs = [];
     for (let i = 0; i < 30; i++) {
