@@ -638,9 +638,21 @@ function assistantContentToModel(m) {
   });
 }
 
-/** A pi-only message (summary, custom, bash): the user text pi sends, carrying the message itself. */
-function carried(m) {
-  const llm = convertToLlm([m]);
+/**
+ * A pi-only message (summary, custom, bash): the user text pi sends,
+ * carrying the message itself. `where()` names it in errors (the core's
+ * name it as the only message of the list it was given).
+ */
+function carried(m, where) {
+  let llm;
+  try {
+    llm = convertToLlm([m]);
+  } catch (error) {
+    if ((error instanceof TypeError || error instanceof RangeError) && error.message.startsWith("messages[0]")) {
+      throw new error.constructor(`${where()}${error.message.slice("messages[0]".length)}`);
+    }
+    throw error;
+  }
   if (llm.length === 0) return undefined;
   const u = llm[0];
   const content = typeof u.content === "string" ? u.content : u.content.map((c) => (c.type === "image" ? { type: "image", image: c.data, mediaType: c.mimeType } : { type: "text", text: c.text }));
@@ -664,6 +676,39 @@ export function toModelMessages(messages, options = {}) {
   if (options === null || typeof options !== "object") throw new TypeError("toModelMessages: options must be an object");
   const target = options.provider;
   if (target !== undefined && typeof target !== "string") throw new TypeError("toModelMessages: options.provider must be a model's provider id (a string)");
+  return modelFromFlat(messages, options, (i) => `toModelMessages: messages[${i}]`);
+}
+
+/**
+ * The fields of a flat message this module reads to convert or show it: a
+ * message object, its content as pi's shapes have it, each content block
+ * an object. `where()` names the message in an error (called only then).
+ */
+function checkFlatMessage(m, where) {
+  if (!isObject(m)) throw new TypeError(`${where()} must be a message object, got ${kindOf(m)}`);
+  let blocks;
+  switch (m.role) {
+    case "user":
+    case "custom":
+      if (typeof m.content === "string") return;
+      blocks = "a string or an array of content blocks";
+      break;
+    case "assistant":
+    case "toolResult":
+      blocks = "an array of content blocks";
+      break;
+    default:
+      return;
+  }
+  if (!Array.isArray(m.content)) throw new TypeError(`${where()}.content must be ${blocks}, got ${kindOf(m.content)}`);
+  for (let k = 0; k < m.content.length; k++) {
+    if (!isObject(m.content[k])) throw new TypeError(`${where()}.content[${k}] must be a content block object, got ${kindOf(m.content[k])}`);
+  }
+}
+
+/** toModelMessages for checked options; `where(i)` names messages[i] in errors. */
+function modelFromFlat(messages, options, where) {
+  const target = options.provider;
   const out = [];
   let tool = null; // the tool message being gathered: the pi messages it comes from
   const flush = () => {
@@ -687,7 +732,8 @@ export function toModelMessages(messages, options = {}) {
   };
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
-    if (m === null || typeof m !== "object") throw new TypeError(`messages[${i}] must be a message object`);
+    // A message converted before was checked then.
+    if (!(isObject(m) && (modelCache.has(m) || partCache.has(m)))) checkFlatMessage(m, () => where(i));
     if (m.role === "toolResult" || m.role === "aiSdkToolPart") {
       if (!m.aiSdk?.sameMessage) flush();
       if (!tool) tool = [];
@@ -717,13 +763,13 @@ export function toModelMessages(messages, options = {}) {
         // with the parts after it when it stood between others.
         const content = [...prev.content, part];
         if (m.aiSdk?.joinNext && next?.role === "assistant") {
-          const rest = toModelMessages([next], options)[0];
+          const rest = modelFromFlat([next], options, () => where(i + 1))[0];
           content.push(...(Array.isArray(rest.content) ? rest.content : [{ type: "text", text: rest.content }]));
           i++;
         }
         out[out.length - 1] = { ...prev, content };
       } else if (m.aiSdk?.joinNext && next?.role === "assistant") {
-        const rest = toModelMessages([next], options)[0];
+        const rest = modelFromFlat([next], options, () => where(i + 1))[0];
         const msg = { ...rest, content: [part, ...(Array.isArray(rest.content) ? rest.content : [{ type: "text", text: rest.content }])] };
         toCache.set(msg, [m, next]);
         out.push(msg);
@@ -752,7 +798,7 @@ export function toModelMessages(messages, options = {}) {
         msg = withOptions({ role: "assistant", content: assistantContentToModel(m) }, m.aiSdk?.providerOptions);
         break;
       default:
-        msg = carried(m) ?? null;
+        msg = carried(m, () => where(i)) ?? null;
     }
     remember(m, msg);
     if (msg) out.push(msg);
@@ -1013,14 +1059,19 @@ class AiSdkConversation {
     memo.since = { view: change.view, length: context.length };
     const keep = (list) => (this.#systems.length ? list.filter((m) => m.role !== "system") : list);
     const options = { provider: this.#target };
+    // A message that does not convert is named by its place in the flat array, as the compactor names it.
+    const convert = (from, to) => {
+      const slice = context.slice(from, to);
+      return keep(modelFromFlat(slice, options, (i) => `messages[${this.#flat.indexOf(slice[i])}]`));
+    };
     let stable = context.length;
     while (stable > memo.end && (isToolPart(context[stable - 1]) || context[stable - 1].aiSdk?.joinNext)) stable--;
     if (stable > memo.end) {
-      for (const m of keep(toModelMessages(context.slice(memo.end, stable), options))) memo.out.push(m);
+      for (const m of convert(memo.end, stable)) memo.out.push(m);
       memo.end = stable;
     }
     // A new array each time: what a caller does with it leaves the memo as it is.
-    return stable < context.length ? memo.out.concat(keep(toModelMessages(context.slice(stable), options))) : memo.out.slice();
+    return stable < context.length ? memo.out.concat(convert(stable, context.length)) : memo.out.slice();
   }
 
   /**
@@ -1607,7 +1658,9 @@ function uiUserParts(m) {
 export function toUIMessages(messages, options = {}) {
   if (!Array.isArray(messages)) throw new TypeError("toUIMessages: messages must be an array");
   if (!isObject(options)) throw new TypeError(`toUIMessages: options must be an object, got ${kindOf(options)}`);
-  for (const m of messages) if (m === null || typeof m !== "object") throw new TypeError("toUIMessages: every message must be an object");
+  for (let i = 0; i < messages.length; i++) {
+    if (!isObject(messages[i])) throw new TypeError(`toUIMessages: messages[${i}] must be a message object, got ${kindOf(messages[i])}`);
+  }
   const ids = uiIds();
   const out = [];
   let assistant = null;
@@ -1629,6 +1682,7 @@ export function toUIMessages(messages, options = {}) {
   // (asked for dividers always: a summary ends an assistant's row either way).
   const divider = options.divider === true;
   for (const m of agentMessagesToChatMessages(messages, { divider: true })) {
+    if (m.role === "user" || m.role === "assistant" || m.role === "toolResult") checkFlatMessage(m, () => `toUIMessages: messages[${messages.indexOf(m)}]`);
     if (Array.isArray(m.aiSdk?.uiDynamic)) for (const id of m.aiSdk.uiDynamic) dynamic.add(id);
     switch (m.role) {
       case "system": {

@@ -382,6 +382,34 @@ describe("bad input", () => {
   test("toUIMessages: options must be an object", () => {
     assert.throws(() => toUIMessages([], null), { name: "TypeError", message: "toUIMessages: options must be an object, got null" });
   });
+
+  test("a flat message of the wrong shape is named by caller, index and field in toModelMessages, toUIMessages and the conversation", () => {
+    const user = { role: "user", content: "hello", timestamp: T };
+    const answer = { role: "assistant", content: [{ type: "text", text: "hi" }], api: "a", provider: "p", model: "m", stopReason: "stop", timestamp: T };
+    const cases = [
+      [{ role: "user", timestamp: T }, "messages[2].content must be a string or an array of content blocks, got undefined"],
+      [{ role: "user", content: [{ type: "text", text: "a" }, null], timestamp: T }, "messages[2].content[1] must be a content block object, got null"],
+      [{ ...answer, content: "hi" }, "messages[2].content must be an array of content blocks, got a string"],
+      [{ role: "toolResult", toolCallId: "c", toolName: "t", isError: false, timestamp: T }, "messages[2].content must be an array of content blocks, got undefined"],
+    ];
+    for (const [bad, text] of cases) {
+      const flat = [user, answer, bad, user];
+      assert.throws(() => toModelMessages(flat), { name: "TypeError", message: `toModelMessages: ${text}` });
+      assert.throws(() => toUIMessages(flat), { name: "TypeError", message: `toUIMessages: ${text}` });
+      const conversation = aiSdkConversation({ compactor: new Compactor({ contextWindow: 100_000 }), messages: flat });
+      // Named as the compactor names a message of the flat array.
+      assert.throws(() => conversation.modelMessages(), { name: "TypeError", message: text });
+    }
+    // A pi-only message is named by its own index, not as the only message converted.
+    const summary = { role: "compactionSummary", summary: 5, tokensBefore: 1, timestamp: T };
+    assert.throws(() => toModelMessages([user, summary]), { name: "TypeError", message: "toModelMessages: messages[1].summary must be a string, got a number" });
+    assert.throws(() => toModelMessages([user, { role: "custom", customType: "x", display: true, content: [null], timestamp: T }]), {
+      name: "TypeError",
+      message: "toModelMessages: messages[1].content[0] must be a content block object, got null",
+    });
+    assert.throws(() => toModelMessages([user, 5]), { name: "TypeError", message: "toModelMessages: messages[1] must be a message object, got a number" });
+    assert.throws(() => toUIMessages([user, 5]), { name: "TypeError", message: "toUIMessages: messages[1] must be a message object, got a number" });
+  });
 });
 
 describe("app data that looks like the storage markers", () => {
