@@ -1106,6 +1106,7 @@ class AiSdkConversation {
 
   /** A manual compaction (`/compact`): `compactor.compact(messages, { reason: "manual", ... })`, kept and saved. */
   async compact(options = {}) {
+    if (!isObject(options)) throw new TypeError(`compact: options must be an object, got ${kindOf(options)}`);
     await this.#settleBackground();
     // A summary of ours on an encrypted one would have only its note to build on.
     await this.#readableStandIn(true);
@@ -1406,10 +1407,13 @@ export function aiSdkConversation(options) {
 export function aiSdkSummarizer(model, options = {}) {
   if (model === undefined || model === null) throw new TypeError("aiSdkSummarizer: model is required (an AI SDK LanguageModel or model id)");
   if (options === null || typeof options !== "object") throw new TypeError("aiSdkSummarizer: options must be an object");
+  // The cap is read here, not by the SDK: a value it cannot use would be dropped unseen.
+  const cap = options.maxOutputTokens;
+  if (cap !== undefined && typeof cap !== "number") throw new TypeError(`aiSdkSummarizer: options.maxOutputTokens must be a number (a cap on the summary's tokens), got ${kindOf(cap)}`);
+  if (cap !== undefined && !(Number.isSafeInteger(cap) && cap >= 1)) throw new RangeError(`aiSdkSummarizer: options.maxOutputTokens must be a whole number of tokens, at least 1, got ${cap}`);
   return async (request) => {
     const { generateText } = await import("ai");
-    const cap = options.maxOutputTokens;
-    const maxOutputTokens = typeof cap === "number" ? Math.min(cap, request.maxTokens) : request.maxTokens;
+    const maxOutputTokens = cap === undefined ? request.maxTokens : Math.min(cap, request.maxTokens);
     const base = { model, maxOutputTokens, abortSignal: request.signal };
     for (const k of ["providerOptions", "headers", "maxRetries", "temperature"]) if (options[k] !== undefined) base[k] = options[k];
     const serialized = () => generateText({ ...base, instructions: request.systemPrompt, prompt: request.prompt });

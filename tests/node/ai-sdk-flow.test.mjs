@@ -624,6 +624,25 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.rejects(aiSdkConversation({ compactor }).appendSteps("x"), TypeError);
   });
 
+  test("a summarizer's maxOutputTokens it cannot use, and compact's options of the wrong type, are named when given", async () => {
+    const model = summaryModel().model;
+    assert.throws(() => aiSdkSummarizer(model, { maxOutputTokens: "500" }), {
+      name: "TypeError",
+      message: "aiSdkSummarizer: options.maxOutputTokens must be a number (a cap on the summary's tokens), got a string",
+    });
+    for (const bad of [0, -1, 1.5, NaN]) {
+      assert.throws(() => aiSdkSummarizer(model, { maxOutputTokens: bad }), {
+        name: "RangeError",
+        message: `aiSdkSummarizer: options.maxOutputTokens must be a whole number of tokens, at least 1, got ${bad}`,
+      });
+    }
+    const compactor = new Compactor({ contextWindow: 8000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
+    const conversation = aiSdkConversation({ compactor, messages: history(4) });
+    const before = conversation.messages;
+    await assert.rejects(conversation.compact("focus on the tests"), { name: "TypeError", message: "compact: options must be an object, got a string" });
+    assert.equal(conversation.messages, before, "nothing compacted");
+  });
+
   test("bad input to run, appendSteps, append and prepareStep is a TypeError naming the step, message and field, and changes nothing", async () => {
     const compactor = new Compactor({ contextWindow: 8000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
     const conv = aiSdkConversation({ compactor, messages: history(1) });
