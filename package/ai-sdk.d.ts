@@ -184,7 +184,11 @@ export interface AiSdkConversation {
   modelMessages(): ModelMessage[];
   /** Replaces the flat array (undo with removeLastCompaction, another tab's version) and saves it with `{ replace: true }`. */
   setMessages(messages: AnyMessage[]): Promise<AnyMessage[]>;
-  /** A manual compaction (reason "manual"): the summary is kept and saved. */
+  /**
+   * A manual compaction (reason "manual"): the summary is kept and saved.
+   * A compaction under way (in the background, or one a step or a retry
+   * runs) ends first.
+   */
   compact(options?: { customInstructions?: string; signal?: AbortSignal }): Promise<CompactionResult<AnyMessage>>;
   /**
    * `search_history` and `read_history` as AI SDK tools, to spread into

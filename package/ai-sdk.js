@@ -966,6 +966,8 @@ class AiSdkConversation {
   /** Whether the provider compacts this conversation (options.providerCompaction). */
   #providerCompacts;
   #saving = Promise.resolve();
+  /** Settles when the compaction a step or a retry runs has ended (`compact()` waits for it). */
+  #compacting = Promise.resolve();
   /** Of the running call: how many steps are already in the flat array. */
   #taken = 0;
   /** The last summary in the context last sent to the model (prepareStep, run). */
@@ -1107,6 +1109,8 @@ class AiSdkConversation {
   /** A manual compaction (`/compact`): `compactor.compact(messages, { reason: "manual", ... })`, kept and saved. */
   async compact(options = {}) {
     if (!isObject(options)) throw new TypeError(`compact: options must be an object, got ${kindOf(options)}`);
+    // A compaction a step or a retry is running ends first, as one in the background does.
+    await this.#compacting;
     await this.#settleBackground();
     // A summary of ours on an encrypted one would have only its note to build on.
     await this.#readableStandIn(true);
@@ -1230,14 +1234,23 @@ class AiSdkConversation {
     // over the threshold), one starts past backgroundAt, or a threshold
     // compaction runs now. One that starts goes in when it arrives.
     const before = this.#flat;
-    const out = await this.#compactor.compactIfNeeded(before, {
+    const out = await this.#foreground(this.#compactor.compactIfNeeded(before, {
       backgroundAt: this.#backgroundAt,
       conversation: this.#conversation(),
       onBackgroundEnd: () => {
         if (!this.#stepOut) this.#settleBackground().catch(() => undefined);
       },
-    });
+    }));
     if (out) this.#flat = rebased(out, before, this.#flat);
+  }
+
+  /** `promise`, a compaction the conversation runs, as the one `compact()` waits for. */
+  #foreground(promise) {
+    this.#compacting = promise.then(
+      () => undefined,
+      () => undefined,
+    );
+    return promise;
   }
 
   /** Waits for a background compaction, puts its result in (saved); whether it did. */
@@ -1378,7 +1391,7 @@ class AiSdkConversation {
         if (this.#flat.findLast((m) => m?.role === "compactionSummary") !== this.#sentSummary) continue;
         await this.#readableStandIn(true);
         const before = this.#flat;
-        const out = await this.#compactor.compactIfNeeded(before, { reason: "overflow", willRetry: true, conversation: this.#conversation() });
+        const out = await this.#foreground(this.#compactor.compactIfNeeded(before, { reason: "overflow", willRetry: true, conversation: this.#conversation() }));
         if (out) this.#flat = rebased(out, before, this.#flat);
         await this.#save();
         if (!out) throw new Error(`Context overflow recovery failed: nothing to compact. ${error.message}`, { cause: error });

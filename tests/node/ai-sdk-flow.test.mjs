@@ -553,6 +553,43 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.equal(conv.messages.at(-1).role, "assistant");
   });
 
+  test("compact() while the loop's own threshold compaction runs waits for it, then answers for what is left (a /compact typed meanwhile is not refused as busy)", async () => {
+    let release;
+    const held = new Promise((r) => (release = r));
+    const summarize = async () => (await held, "## Goal\nKeep working.");
+    let started = 0;
+    const onEvent = (e) => (started += e.type === "compaction_start" ? 1 : 0);
+    const compactor = new Compactor({ contextWindow: 10_000, settings: { reserveTokens: 3_000, keepRecentTokens: 2_000 }, summarize, onEvent });
+    const conv = aiSdkConversation({ compactor, messages: history(12), backgroundAt: false });
+    const { model } = windowedModel({ window: 10_000, answer: (_, i) => (i < 3 ? { toolCall: { name: "work", input: { n: i } } } : { text: "done" }) });
+    await conv.append({ role: "user", content: "go" });
+    const running = conv.run((args) => generateText({ model, tools: { work: workTool(() => 400) }, stopWhen: stepCountIs(10), ...args }));
+    // A step's threshold compaction is under way, its summary held.
+    for (let i = 0; i < 200 && !compactor.isCompacting; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(compactor.isCompacting, true, "the loop compacts at the threshold");
+    const manual = conv.compact().then(
+      (out) => ({ out }),
+      (error) => ({ error }),
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(started, 1, "the manual compaction waits: none started beside the loop's");
+    release();
+    const { out, error } = await manual;
+    await running;
+    // Right after the loop's summary, everything after it is what
+    // keepRecentTokens keeps: the manual compaction has nothing to do.
+    assert.equal(out, undefined);
+    assert.match(error?.message ?? "", /Nothing to compact/);
+    assert.equal(started, 2, "it started once the loop's had ended");
+    assert.equal(conv.messages.filter((m) => m.role === "compactionSummary").length, 1);
+    assert.equal(conv.messages.at(-1).role, "assistant");
+    // Once the conversation has grown past what is kept, /compact compacts.
+    await conv.append({ role: "user", content: "more " + "m".repeat(12_000) });
+    await conv.run((args) => generateText({ model, tools: { work: workTool(() => 400) }, ...args }));
+    assert.ok(await conv.compact());
+    assert.equal(conv.messages.filter((m) => m.role === "compactionSummary").length, 2);
+  });
+
   test("a summary request repeats the conversation's last prompt and tools, then one instruction; a reply without text is asked again serialized", async () => {
     const tools = { work: workTool(() => 400) };
     const { model, calls } = windowedModel({ window: 50_000, answer: (prompt, i) => (i === 0 ? { toolCall: { name: "work", input: { n: 1 } } } : { text: "done" }) });
