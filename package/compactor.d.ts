@@ -68,7 +68,11 @@ export interface CompactorOptions {
    * pi's.
    */
   estimator?: "calibrated" | "pi";
-  /** A summarizer that has not answered after this long failed (default 120,000). */
+  /**
+   * A summarizer that has not answered after this many milliseconds failed
+   * (default 120,000; at most 2,147,483,647, the longest a timer waits;
+   * 0: no timeout).
+   */
   summarizeTimeoutMs?: number;
   /**
    * Summary requests that repeat the conversation as the model last saw it
