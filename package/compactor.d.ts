@@ -143,7 +143,10 @@ export class Compactor {
    * What to do after a call made without pi's agent (the after-run rule
    * `attach` follows): an overflow is compacted and retried once
    * (`"overflowRetry"`), a second one stops (`"recoveryFailed"`, pi's
-   * text); otherwise `"threshold"` when the context is over it.
+   * text); an overflow whose reply, the last of `messages`, answered (a
+   * `stop` with its input over the window) keeps the answer and is
+   * compacted with no retry (`"silentOverflow"`); otherwise `"threshold"`
+   * when the context is over it.
    */
   afterRun(
     messages: readonly AnyMessage[],
