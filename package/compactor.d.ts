@@ -68,7 +68,11 @@ export interface CompactorOptions {
    * pi's.
    */
   estimator?: "calibrated" | "pi";
-  /** A summarizer that has not answered after this long failed (default 120,000). */
+  /**
+   * A summarizer that has not answered after this many milliseconds failed
+   * (default 120,000; at most 2,147,483,647, the longest a timer waits;
+   * 0: no timeout).
+   */
   summarizeTimeoutMs?: number;
   /**
    * Summary requests that repeat the conversation as the model last saw it
@@ -139,7 +143,10 @@ export class Compactor {
    * What to do after a call made without pi's agent (the after-run rule
    * `attach` follows): an overflow is compacted and retried once
    * (`"overflowRetry"`), a second one stops (`"recoveryFailed"`, pi's
-   * text); otherwise `"threshold"` when the context is over it.
+   * text); an overflow whose reply, the last of `messages`, answered (a
+   * `stop` with its input over the window) keeps the answer and is
+   * compacted with no retry (`"silentOverflow"`); otherwise `"threshold"`
+   * when the context is over it.
    */
   afterRun(
     messages: readonly AnyMessage[],

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { Agent } from "@mariozechner/pi-agent-core";
 import { generateText } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { Compactor } from "agent-compaction";
+import { Compactor, isContextOverflow } from "agent-compaction";
 import { aiSdkConversation } from "agent-compaction/ai-sdk";
 import { useMockLlm } from "../support/mock-llm-server.mjs";
 import { CASES, labelOf, user } from "../support/context-cases.mjs";
@@ -142,6 +142,29 @@ describe("the after-run rule, as the AI SDK's run asks it", () => {
     const off = new Compactor({ contextWindow: 200_000, settings: { enabled: false } });
     assert.equal(off.afterRun(flat, { overflow: true, retried: false }), "nothing");
     for (const bad of [undefined, null, 1]) assert.throws(() => small.afterRun(flat, bad), /facts must be an object/);
+  });
+
+  test("a reply that answered with its input over the window is a silent overflow: the answer stays, compacted without a retry", () => {
+    const window = 20_000;
+    const compactor = new Compactor({ contextWindow: window, settings: { reserveTokens: 2_000, keepRecentTokens: 4_000 } });
+    const usage = (input) => ({ input, output: 40, cacheRead: 0, cacheWrite: 0, totalTokens: input + 40, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } });
+    const reply = (stopReason, input, extra = {}) => ({
+      role: "assistant", content: [{ type: "text", text: "an answer" }], api: "openai-completions", provider: "p", model: "m",
+      stopReason, usage: usage(input), timestamp: 2, ...extra,
+    });
+    const ask = { role: "user", content: "question", timestamp: 1 };
+    const answered = [ask, reply("stop", window + 5_000)];
+    const overflow = isContextOverflow(answered[1], window);
+    assert.equal(overflow, true, "pi calls it an overflow");
+    assert.equal(compactor.afterRun(answered, { overflow, retried: false }), "silentOverflow");
+    assert.equal(compactor.afterRun(answered, { overflow, retried: true }), "silentOverflow", "after a retry too");
+    // A reply that carries no answer is retried once, as before.
+    const refused = [ask, reply("error", 0, { content: [], errorMessage: "prompt is too long: 25000 tokens > 20000 maximum" })];
+    assert.equal(compactor.afterRun(refused, { overflow: isContextOverflow(refused[1], window), retried: false }), "overflowRetry");
+    // A call that failed and left no reply (the AI SDK's), after an earlier answer that fit: retried.
+    const earlier = [ask, reply("stop", 1_000)];
+    assert.equal(compactor.afterRun(earlier, { overflow: true, retried: false }), "overflowRetry");
+    assert.equal(compactor.afterRun([ask], { overflow: true, retried: false }), "overflowRetry");
   });
 });
 

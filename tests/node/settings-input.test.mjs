@@ -29,17 +29,44 @@ test("non-finite numbers are RangeErrors naming the field, as -1 and 1.5 are", (
 });
 
 test("the Compactor's own numeric options: a number out of range is a RangeError showing it, another type a TypeError", () => {
-  for (const field of ["summarizerContextWindow", "summarizeTimeoutMs"]) {
+  const expected = {
+    summarizerContextWindow: "a non-negative safe integer",
+    summarizeTimeoutMs: "a whole number of milliseconds from 0 to 2147483647 (0: no timeout)",
+  };
+  for (const [field, what] of Object.entries(expected)) {
     for (const bad of [NaN, Infinity, -1, 1.5, 2 ** 53]) {
       assert.throws(() => new Compactor({ contextWindow: 200000, [field]: bad }), {
         name: "RangeError",
-        message: `options.${field} must be a non-negative safe integer, got ${bad}`,
+        message: `options.${field} must be ${what}, got ${bad}`,
       });
     }
     assert.throws(() => new Compactor({ contextWindow: 200000, [field]: "60000" }), {
       name: "TypeError",
-      message: `options.${field} must be a non-negative safe integer, got a string`,
+      message: `options.${field} must be ${what}, got a string`,
     });
+  }
+});
+
+test("summarizeTimeoutMs longer than a timer can wait is refused: it would fire at once and fail every summary", async () => {
+  for (const bad of [2 ** 31, 2 ** 40, Number.MAX_SAFE_INTEGER]) {
+    assert.throws(() => new Compactor({ contextWindow: 200000, summarizeTimeoutMs: bad }), {
+      name: "RangeError",
+      message: `options.summarizeTimeoutMs must be a whole number of milliseconds from 0 to 2147483647 (0: no timeout), got ${bad}`,
+    });
+  }
+  // The longest timer, and none at all, let a slow summarizer answer.
+  const messages = [];
+  for (let i = 0; i < 40; i++) {
+    messages.push({ role: "user", content: `question ${i} ${"word ".repeat(200)}`, timestamp: i });
+  }
+  for (const summarizeTimeoutMs of [2 ** 31 - 1, 0]) {
+    const c = new Compactor({
+      contextWindow: 20000,
+      settings: { reserveTokens: 2000, keepRecentTokens: 4000 },
+      summarizeTimeoutMs,
+      summarize: () => new Promise((resolve) => setTimeout(() => resolve("the summary"), 30)),
+    });
+    assert.equal((await c.compact(messages)).summarizedBy, "summarizer", `summarizeTimeoutMs ${summarizeTimeoutMs}`);
   }
 });
 

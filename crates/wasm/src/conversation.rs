@@ -11,7 +11,7 @@ use crate::clearing::{id_units, placeholder_for, read_marker};
 use crate::compactor::Compactor;
 use crate::js::errors::input_error;
 use crate::js::errors::unreadable;
-use crate::js::message_access::{message_and_role, message_at, JsArray};
+use crate::js::message_access::{get, message_and_role, message_at, messages_array, JsArray};
 use crate::js::values::Opt;
 use agent_compaction_core::compaction::clearing::ClearedOutputs;
 use agent_compaction_core::conversation::view::{
@@ -20,6 +20,7 @@ use agent_compaction_core::conversation::view::{
 use agent_compaction_core::conversation::{after_run, Flow, RunEnd};
 use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
+use agent_compaction_core::tokens::overflow::StopReason;
 use js_sys::{Array, JsString};
 use std::thread::LocalKey;
 use wasm_bindgen::prelude::*;
@@ -245,6 +246,31 @@ fn all_of(
     Ok(out)
 }
 
+impl Compactor {
+    /// The newest message when it is an assistant message: its stop reason
+    /// and whether it is itself a context overflow against the window.
+    fn reply(&self, messages: &JsValue) -> Result<Option<(StopReason, bool)>, JsValue> {
+        let array = messages_array(messages).map_err(input_error)?;
+        let Some(last) = (array.len() as usize).checked_sub(1) else {
+            return Ok(None);
+        };
+        let (message, role) = message_and_role(&array, last).map_err(input_error)?;
+        if role != Role::Assistant {
+            return Ok(None);
+        }
+        let stop = get(&message, "stopReason", || {
+            array.path(last).field("stopReason")
+        })
+        .map_err(input_error)?;
+        let stop_reason = stop
+            .as_string()
+            .map_or(StopReason::Other, |s| StopReason::from_name(&s));
+        let window = self.context_window()?;
+        let overflow = crate::estimate::is_context_overflow(message, window.into())?;
+        Ok(Some((stop_reason, overflow)))
+    }
+}
+
 thread_local! {
     /// The flows' names and the property names read of each new message,
     /// made once: a string made from Rust costs a decode per call.
@@ -261,7 +287,13 @@ impl Compactor {
     #[wasm_bindgen(js_name = afterRun)]
     pub fn after_run_js(&self, messages: JsValue, facts: JsValue) -> Result<JsValue, JsValue> {
         let flags = run_facts(&facts)?;
-        let end = RunEnd::of_call(flags & 1 != 0);
+        let overflow = flags & 1 != 0;
+        let reply = if overflow {
+            self.reply(&messages)?
+        } else {
+            None
+        };
+        let end = RunEnd::of_reply(overflow, reply);
         let retried = flags & 2 != 0;
         let mut failure = None;
         let flow = after_run(&end, self.enabled(), retried, || {

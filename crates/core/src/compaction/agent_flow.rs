@@ -46,6 +46,28 @@ pub enum Flow {
 }
 
 impl RunEnd {
+    /// A call made without pi's agent, judged by its caller (`overflow`),
+    /// whose messages end with `reply` when their newest is an assistant
+    /// message: its stop reason, and whether it is itself a context
+    /// overflow (`isContextOverflow` against the window). A reply that
+    /// answered (`stop`, `toolUse`) with its input over the window is a
+    /// silent overflow, as `attach` takes it: the answer stays. Any other
+    /// call is [`RunEnd::of_call`]'s, so a call that failed and left no
+    /// reply (the AI SDK's) after an answer that fit is retried.
+    pub fn of_reply(overflow: bool, reply: Option<(StopReason, bool)>) -> RunEnd {
+        match reply {
+            Some((stop_reason @ (StopReason::Stop | StopReason::ToolUse), true)) if overflow => {
+                RunEnd {
+                    stop_reason,
+                    overflow,
+                    same_model: true,
+                    before_last_summary: false,
+                }
+            }
+            _ => RunEnd::of_call(overflow),
+        }
+    }
+
     /// A call an adapter without pi's agent made (the AI SDK's): it failed
     /// with a context overflow or answered; the model is the adapter's own
     /// and its messages are current.
@@ -414,6 +436,31 @@ mod tests {
         assert_eq!(e.stop_reason, StopReason::Stop);
         assert!(!e.overflow && e.same_model && !e.before_last_summary);
         assert_eq!(decide(&e, false, true), Flow::Threshold);
+    }
+
+    #[test]
+    fn a_reply_that_answered_over_the_window_is_a_silent_overflow() {
+        for stop in [StopReason::Stop, StopReason::ToolUse] {
+            let e = RunEnd::of_reply(true, Some((stop, true)));
+            assert_eq!(decide(&e, false, false), Flow::SilentOverflow);
+            assert_eq!(decide(&e, true, false), Flow::SilentOverflow);
+        }
+        // A reply with no answer, an earlier answer that fit (the call
+        // failed and left none), or no reply at all: the call's rule.
+        for reply in [
+            Some((StopReason::Error, true)),
+            Some((StopReason::Length, true)),
+            Some((StopReason::Stop, false)),
+            None,
+        ] {
+            let e = RunEnd::of_reply(true, reply);
+            assert_eq!(decide(&e, false, false), Flow::OverflowRetry, "{reply:?}");
+            assert_eq!(decide(&e, true, false), Flow::RecoveryFailed, "{reply:?}");
+        }
+        // The caller saw no overflow: a threshold check.
+        let e = RunEnd::of_reply(false, Some((StopReason::Stop, true)));
+        assert_eq!(decide(&e, false, true), Flow::Threshold);
+        assert_eq!(decide(&e, false, false), Flow::Nothing);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use crate::compaction::reason::Reason;
 use crate::error::InputError;
 pub use crate::js::options::token_count;
-use crate::js::options::{expect_object, Reader, Value};
+use crate::js::options::{expect_object, token_count_of, Reader, Value};
 
 /// A hung summarizer is a failure after this long (SPEC §3).
 pub const DEFAULT_TIMEOUT_MS: f64 = 120_000.0;
@@ -49,9 +49,34 @@ pub fn estimator(undefined: bool, text: Option<&str>) -> Result<EstimatorChoice,
     }
 }
 
-/// The summarizer's timeout: the option, else [`DEFAULT_TIMEOUT_MS`].
-pub fn timeout_ms(given: Option<u64>) -> f64 {
-    given.map_or(DEFAULT_TIMEOUT_MS, |ms| ms as f64)
+/// The longest delay a timer waits (2³¹ − 1 ms, about 24.8 days): browsers
+/// and Node fire a longer one at once, which would fail every summary.
+pub const MAX_TIMEOUT_MS: u64 = 2_147_483_647;
+
+/// What `summarizeTimeoutMs` may be.
+const TIMEOUT_EXPECTED: &str =
+    "a whole number of milliseconds from 0 to 2147483647 (0: no timeout)";
+
+/// The summarizer's timeout (`summarizeTimeoutMs`), given as `number` when
+/// it is a number: a whole number of milliseconds up to [`MAX_TIMEOUT_MS`],
+/// 0 for none; absent, [`DEFAULT_TIMEOUT_MS`].
+pub fn timeout_ms(given: Option<Option<f64>>) -> Result<f64, &'static str> {
+    match given {
+        None => Ok(DEFAULT_TIMEOUT_MS),
+        Some(number) => number
+            .and_then(token_count_of)
+            .filter(|&ms| ms <= MAX_TIMEOUT_MS)
+            .map(|ms| ms as f64)
+            .ok_or(TIMEOUT_EXPECTED),
+    }
+}
+
+/// Reads `summarizeTimeoutMs` (`undefined` or `null`: the default).
+fn summarize_timeout<V: Value>(r: &Reader<V>) -> Result<f64, InputError> {
+    let key = "summarizeTimeoutMs";
+    let value = r.field(key)?;
+    let given = (!value.is_nullish()).then(|| value.number());
+    timeout_ms(given).map_err(|expected| r.wrong_number(key, expected, &value))
 }
 
 /// `new Compactor(options)`'s options, read in this order (a getter runs
@@ -106,7 +131,7 @@ pub fn compactor_options<V: Value, S, M>(
         fallback_extractive,
         estimator,
         summarizer_window: r.token_count("summarizerContextWindow")?,
-        timeout_ms: timeout_ms(r.token_count("summarizeTimeoutMs")?),
+        timeout_ms: summarize_timeout(r)?,
         cache_friendly: optional_bool(r, "cacheFriendly", true)?,
     })
 }
@@ -340,8 +365,25 @@ mod tests {
         ] {
             assert_eq!(token_count(bad), Err("a non-negative safe integer"));
         }
-        assert_eq!(timeout_ms(None), 120_000.0);
-        assert_eq!(timeout_ms(Some(5)), 5.0);
+    }
+
+    #[test]
+    fn a_timeout_is_a_whole_number_of_milliseconds_a_timer_can_wait() {
+        assert_eq!(timeout_ms(None), Ok(120_000.0));
+        assert_eq!(timeout_ms(Some(Some(5.0))), Ok(5.0));
+        assert_eq!(timeout_ms(Some(Some(0.0))), Ok(0.0), "0: no timeout");
+        assert_eq!(timeout_ms(Some(Some(2_147_483_647.0))), Ok(2_147_483_647.0));
+        for bad in [
+            Some(2_147_483_648.0),
+            Some(9_007_199_254_740_991.0),
+            Some(-1.0),
+            Some(1.5),
+            Some(f64::NAN),
+            Some(f64::INFINITY),
+            None,
+        ] {
+            assert_eq!(timeout_ms(Some(bad)), Err(TIMEOUT_EXPECTED), "{bad:?}");
+        }
     }
 
     use crate::js::options::tests::{Fields, Js};
@@ -438,7 +480,19 @@ mod tests {
         );
         assert_eq!(
             bad(vec![("summarizeTimeoutMs", Js::Num(-1.0))]),
-            "options.summarizeTimeoutMs must be a non-negative safe integer, got -1"
+            "options.summarizeTimeoutMs must be a whole number of milliseconds from 0 to \
+             2147483647 (0: no timeout), got -1"
+        );
+        // A timer cannot wait longer: it would fire at once.
+        assert_eq!(
+            bad(vec![("summarizeTimeoutMs", Js::Num(2_147_483_648.0))]),
+            "options.summarizeTimeoutMs must be a whole number of milliseconds from 0 to \
+             2147483647 (0: no timeout), got 2147483648"
+        );
+        assert_eq!(
+            bad(vec![("summarizeTimeoutMs", Js::Str("60000"))]),
+            "options.summarizeTimeoutMs must be a whole number of milliseconds from 0 to \
+             2147483647 (0: no timeout), got a string"
         );
         assert_eq!(
             bad(vec![("cacheFriendly", Js::Num(0.0))]),
