@@ -317,14 +317,18 @@ describe("failure never loses anything", () => {
     assert.equal(e2.cause, undefined);
   });
 
-  test("a malformed message among those summarized is named by the caller's index, after an earlier summary too", async () => {
+  test("a malformed message among those summarized is a TypeError named by the caller's index, after an earlier summary too (as compactIfNeeded throws)", async () => {
     const messages = [...conversation(3), { role: "compactionSummary", summary: "S", tokensBefore: 1, timestamp: clock++ }, ...conversation(6)];
     const bad = messages.length - 6;
     messages[bad] = { role: "user", timestamp: clock++ };
     const before = messages.slice();
     const c = new Compactor({ contextWindow: 100_000, settings: { keepRecentTokens: 2_000 }, summarize: async () => assert.fail("not called") });
-    await assert.rejects(c.compact(messages), { message: `Compaction failed: messages[${bad}].content must be a string or an array, got undefined` });
+    const message = `messages[${bad}].content must be a string or an array, got undefined`;
+    await assert.rejects(c.compact(messages), { name: "TypeError", message: `Compaction failed: ${message}` });
     assert.deepEqual(messages, before, "nothing changed");
+    // The same messages, in the other entry points that compact.
+    await assert.rejects(c.compactIfNeeded(messages, { reason: "manual" }), { name: "TypeError" });
+    await assert.rejects(c.compactInBackground(messages), { name: "TypeError" });
   });
 
   test("automatic reasons carry pi's prefixes", async () => {

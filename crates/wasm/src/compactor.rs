@@ -9,8 +9,8 @@
 use crate::clearing::cleared_outputs;
 use crate::compaction::{check_not_aborted, link_abort, new_abort_controller, Job, JsFailure};
 use crate::estimate::context_tokens_object;
-use crate::js::errors::input_error;
 use crate::js::errors::messages_unreadable;
+use crate::js::errors::{bad_input, input_error};
 use crate::js::message_access::{message_and_role, message_at, messages_array, JsArray};
 use crate::js::message_facts::EstimateChunks;
 use crate::js::values::{object, prop, read_fields, read_options, shape, Opt};
@@ -1264,6 +1264,8 @@ async fn run_compact(
             }
             Err(error.into())
         }
+        // The event's text (the reason's prefix, then the index and field).
+        Err(Failure::Input(e)) => Err(bad_input(&message.unwrap_or_default(), e.is_range())),
     }
 }
 
@@ -1303,7 +1305,7 @@ async fn compact_job(
     rejected: &RefCell<Option<JsValue>>,
 ) -> Result<Option<JsValue>, JsFailure> {
     check_not_aborted(controller)?;
-    let input = |e: InputError| Failure::Failed(e.to_string());
+    let input = Failure::Input;
     // The cheap tier first (threshold compactions): clearing old tool
     // output, when that alone brings the context to the threshold. The tier
     // reads the messages with no borrow held, and the index is synced again

@@ -266,6 +266,7 @@ pub fn branch_failure<A>(failure: Failure<A>) -> BranchFailure<A> {
         Failure::Aborted(a) => BranchFailure::Aborted(a),
         Failure::Cancelled => BranchFailure::Error(super::flow::CANCELLED.into()),
         Failure::Failed(m) => BranchFailure::Error(branch_failed_message(&m)),
+        Failure::Input(e) => BranchFailure::Error(branch_failed_message(&e.to_string())),
     }
 }
 

@@ -32,7 +32,9 @@ impl Ended {
         match ending {
             Ending::Compacted => Ended::Compacted { before, after },
             Ending::Failed(Failure::Aborted(_) | Failure::Cancelled) => Ended::Aborted,
-            Ending::NothingToDo | Ending::Failed(Failure::Failed(_)) => Ended::Unchanged(now),
+            Ending::NothingToDo | Ending::Failed(Failure::Failed(_) | Failure::Input(_)) => {
+                Ended::Unchanged(now)
+            }
         }
     }
 }

@@ -431,6 +431,10 @@ pub enum Failure<A> {
     Cancelled,
     /// Failed; the message, without the reason's prefix.
     Failed(String),
+    /// The caller's messages could not be read (checked before the flow
+    /// starts): rejects with a `TypeError` (a `RangeError` for a number
+    /// out of range), as bad input does everywhere.
+    Input(InputError),
 }
 
 impl<A> Failure<A> {
@@ -464,6 +468,7 @@ impl<H: FlowHost> std::fmt::Debug for Step<H> {
             Step::Fail(Failure::Aborted(_)) => f.write_str("Fail(Aborted)"),
             Step::Fail(Failure::Cancelled) => f.write_str("Fail(Cancelled)"),
             Step::Fail(Failure::Failed(m)) => write!(f, "Fail(Failed({m:?}))"),
+            Step::Fail(Failure::Input(e)) => write!(f, "Fail(Input({e}))"),
         }
     }
 }
@@ -1012,6 +1017,7 @@ pub fn end_event<A>(reason: Reason, will_retry: bool, ending: Ending<'_, A>) -> 
         Ending::Failed(Failure::Failed(message)) => {
             plain(Some(format!("{}{}", reason.error_prefix(), message)))
         }
+        Ending::Failed(Failure::Input(e)) => plain(Some(format!("{}{e}", reason.error_prefix()))),
     }
 }
 

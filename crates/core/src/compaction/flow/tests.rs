@@ -1151,3 +1151,29 @@ fn a_provider_part_is_kept_only_with_its_one_calls_text() {
     assert!(!keeps_provider_part(1, true, true));
     assert!(!keeps_provider_part(1, false, false));
 }
+
+#[test]
+fn messages_that_cannot_be_read_end_as_a_failure_with_the_reason_prefix_and_the_field() {
+    let bad = InputError::WrongType {
+        path: FieldPath::element("messages", 12).field("content"),
+        expected: "a string or an array",
+        got: "undefined".into(),
+    };
+    let failure = Failure::<()>::Input(bad);
+    let end = end_event::<()>(Reason::Threshold, false, Ending::Failed(&failure));
+    assert_eq!(
+        end,
+        EndEvent {
+            aborted: false,
+            will_retry: false,
+            error_message: Some(
+                "Auto-compaction failed: messages[12].content must be a string or an array, \
+                 got undefined"
+                    .into()
+            ),
+        }
+    );
+    // The stall rule counts it as a compaction that changed nothing.
+    let ended = crate::compaction::stall::Ended::of(&Ending::Failed(&failure), (0.0, 0.0), 900.0);
+    assert_eq!(ended, crate::compaction::stall::Ended::Unchanged(900.0));
+}
