@@ -199,7 +199,11 @@ export class SessionStore {
    * @throws RangeError when `atIndex` is not a whole number in `0..=messageCount`.
    */
   fork(sessionId: string, atIndex: number, options?: ForkOptions): Promise<SessionMeta>;
-  /** The session as a pi session file (JSONL, format version 3). */
+  /**
+   * The session as a pi session file (JSONL, format version 3): its title as
+   * the session name and, when it is a "provider/modelId" key, its `model`
+   * as the model pi resumes with (any other model string is left out).
+   */
   exportJsonl(sessionId: string): Promise<string>;
   /**
    * Stores a pi session file (format version 1, 2 or 3) as a new session, in

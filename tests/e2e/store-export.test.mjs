@@ -98,5 +98,46 @@ for (const engine of ENGINES) {
         assert.equal(out.context[0].role, "compactionSummary", "the new compaction starts the context");
       });
     }
+
+    test("a session whose model is not a \"provider/modelId\" key is exported without it, and pi reads the file", async () => {
+      const page = await browser.newPage();
+      await page.goto(`${server.url}export.html`);
+      await page.waitForFunction(() => window.m, null, { timeout: 30_000 });
+      const out = await page.evaluate(async () => {
+        const m = window.m;
+        const store = await m.SessionStore.open({ name: "export-model-" + Math.random() });
+        const messages = [{ role: "user", content: "hello", timestamp: 1_750_000_000_000 }];
+        // createSession takes any model string; a pi file whose model change
+        // has an empty provider is imported as "/modelId".
+        const created = await store.createSession({ model: "gpt-4o" });
+        await store.save(created.id, messages);
+        const piFile = [
+          { type: "session", version: 3, id: "model-file", timestamp: "2025-06-15T00:00:00.000Z", cwd: "/w" },
+          { type: "message", id: "a", parentId: null, timestamp: "2025-06-15T00:00:01.000Z", message: messages[0] },
+          { type: "model_change", id: "b", parentId: "a", timestamp: "2025-06-15T00:00:02.000Z", provider: "", modelId: "local-model" },
+        ].map((e) => JSON.stringify(e)).join("\n");
+        const imported = await store.importJsonl(piFile);
+        const exports = [];
+        for (const meta of [created, imported]) {
+          try {
+            exports.push({ model: meta.model, jsonl: await store.exportJsonl(meta.id), loaded: await store.load(meta.id) });
+          } catch (e) {
+            exports.push({ model: meta.model, error: `${e.name}: ${e.message}` });
+          }
+        }
+        store.close();
+        return exports;
+      });
+      await page.close();
+      assert.deepEqual(out.map((e) => e.model), ["gpt-4o", "/local-model"]);
+      for (const [i, e] of out.entries()) {
+        assert.equal(e.error, undefined, `export ${i} does not fail`);
+        assert.ok(!e.jsonl.includes('"model_change"'), `export ${i} names no model`);
+        const file = join(workDir, `model-${i}.jsonl`);
+        writeFileSync(file, e.jsonl);
+        const pi = SessionManager.open(file, workDir).buildSessionContext().messages;
+        assert.deepEqual(pi.map(text), e.loaded.map(text), `pi reads export ${i}`);
+      }
+    });
   });
 }

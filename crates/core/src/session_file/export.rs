@@ -141,22 +141,7 @@ fn model_option(value: Option<&Json>) -> Result<Option<(JsStr, JsStr)>, InputErr
         "a \"provider/modelId\" string or an object with string provider and modelId (or id)";
     let model = match value {
         None | Some(Json::Null) => return Ok(None),
-        Some(Json::String(key)) => {
-            let units = key.as_units();
-            units
-                .iter()
-                .position(|&u| u == u16::from(b'/'))
-                .and_then(|at| {
-                    let provider = units.get(..at)?;
-                    let model_id = units.get(at + 1..)?;
-                    (!provider.is_empty() && !model_id.is_empty()).then(|| {
-                        (
-                            JsStr::from_units(provider.to_vec()),
-                            JsStr::from_units(model_id.to_vec()),
-                        )
-                    })
-                })
-        }
+        Some(Json::String(key)) => split_model_key(key),
         Some(Json::Object(o)) => {
             let id = o.get("modelId").or_else(|| o.get("id"));
             match (o.get("provider"), id) {
@@ -170,6 +155,21 @@ fn model_option(value: Option<&Json>) -> Result<Option<(JsStr, JsStr)>, InputErr
         Some(m) => Ok(Some(m)),
         None => Err(wrong(option_path("model"), EXPECTED, value)),
     }
+}
+
+/// A `"provider/modelId"` key split at its first `/`, when both parts are
+/// non-empty: the model a `model_change` entry can name.
+pub fn split_model_key(key: &JsStr) -> Option<(JsStr, JsStr)> {
+    let units = key.as_units();
+    let at = units.iter().position(|&u| u == u16::from(b'/'))?;
+    let provider = units.get(..at)?;
+    let model_id = units.get(at + 1..)?;
+    (!provider.is_empty() && !model_id.is_empty()).then(|| {
+        (
+            JsStr::from_units(provider.to_vec()),
+            JsStr::from_units(model_id.to_vec()),
+        )
+    })
 }
 
 /// A message's timestamp, when it survives a trip through an ISO date.

@@ -21,7 +21,7 @@ mod js_semantics;
 mod summary_text;
 
 pub use error::SessionFileError;
-pub use export::{ends_messages, export_session, ExportDefaults};
+pub use export::{ends_messages, export_session, split_model_key, ExportDefaults};
 pub use import::{import_session, ImportedSession, SessionInfo};
 pub use summary_text::BRANCH_PREAMBLE;
 

@@ -19,6 +19,8 @@ use super::packing::{initial, pack_of, Pack};
 use super::save_plan::Position;
 use crate::js::options::Value;
 use crate::js::shape::{Field, Shape};
+use crate::js::string::JsStr;
+use crate::session_file::split_model_key;
 
 /// A new session's title unless one is given.
 pub const DEFAULT_TITLE: &str = "New session";
@@ -241,7 +243,11 @@ pub fn import_seed(
 
 /// What `exportJsonl` tells the session-file writer of a stored session:
 /// its id, and its title, model and creation time where the record has
-/// them (a string; a finite number).
+/// them (a string; a finite number). A model that is not a
+/// `"provider/modelId"` key (`createSession` takes any string; a pi file
+/// whose model has an empty provider is imported as `"/modelId"`) names no
+/// model a `model_change` entry can hold, and is left out: the session is
+/// exported without it rather than not at all.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExportOptions {
     pub id: String,
@@ -270,7 +276,7 @@ pub fn export_options(
     ExportOptions {
         id: id.to_owned(),
         title,
-        model,
+        model: model.filter(|key| split_model_key(&JsStr::from(key.as_str())).is_some()),
         timestamp: created_at.filter(|t| t.is_finite()),
     }
 }
@@ -455,6 +461,22 @@ mod tests {
             None
         );
         assert_eq!(export_options("s", None, None, None).timestamp, None);
+    }
+
+    #[test]
+    fn a_model_the_file_cannot_name_is_left_out_of_the_export() {
+        // `createSession({ model })` takes any string, and a pi file's
+        // model with an empty provider is imported as "/id": an export of
+        // such a session writes no model change rather than failing.
+        for model in ["gpt-4o", "/gpt-4o", "openai/", "", "/"] {
+            let o = export_options("s", None, Some(model.into()), None);
+            assert_eq!(o.model, None, "{model:?}");
+            assert_eq!(text(&o.shape()), r#"{"id":"s"}"#, "{model:?}");
+        }
+        for model in ["openai/gpt-4o", "openrouter/anthropic/claude", " a / b "] {
+            let o = export_options("s", None, Some(model.into()), None);
+            assert_eq!(o.model.as_deref(), Some(model));
+        }
     }
 
     #[test]
