@@ -443,6 +443,18 @@ describe("hooks, state and events", () => {
     assert.equal(out.summary.fromHook, true);
     assert.deepEqual(out.summary.details, { readFiles: ["a"], modifiedFiles: [] });
     assert.equal(out.summarizedBy, "hook");
+
+    // An empty summary is refused, as the summarizer's is: nothing changes.
+    const ends = [];
+    const empty = new Compactor({
+      contextWindow: 100_000,
+      settings: { reserveTokens: 8000, keepRecentTokens: 10_000 },
+      fallback: "extractive",
+      beforeCompact: () => ({ summary: "  " }),
+      onEvent: (e) => e.type === "compaction_end" && ends.push(e),
+    });
+    await assert.rejects(empty.compact(conversation(20)), { message: "Compaction failed: beforeCompact returned an empty summary" });
+    assert.equal(ends[0].result, undefined);
   });
 
   test("a second compact while one runs is rejected, not queued and not run twice", async () => {

@@ -422,6 +422,9 @@ pub fn keeps_provider_part(calls: usize, from_hook: bool, starts_with_text: bool
     calls == 1 && !from_hook && starts_with_text
 }
 
+/// Why a `beforeCompact` summary that is empty or blank is refused.
+pub const HOOK_EMPTY: &str = "beforeCompact returned an empty summary";
+
 /// How a compaction ended without a result.
 #[derive(Debug, PartialEq)]
 pub enum Failure<A> {
@@ -572,6 +575,11 @@ impl<H: FlowHost> CompactionFlow<H> {
                 }
                 .to_string(),
             )),
+            // An empty text would leave the model nothing of what it hides,
+            // as the summarizer's is refused.
+            HookAnswer::Summary { text, .. } if H::is_blank(&text) => {
+                Step::Fail(Failure::failed(HOOK_EMPTY))
+            }
             HookAnswer::Summary {
                 text,
                 details,

@@ -316,6 +316,23 @@ fn a_hook_that_throws_or_answers_a_bad_summary_fails_without_fallback() {
         vec![Event::Hook(HookAnswer::Threw("hook broke".into()))],
     );
     assert_eq!(failed(step), "hook broke");
+    // An empty or blank text is refused, as the summarizer's is: the model
+    // would be left nothing of what the summary hides.
+    for blank in ["", "  \n\t "] {
+        let mut host = Fake::default();
+        let (_, step) = drive(
+            fallback,
+            input(),
+            &mut host,
+            vec![Event::Hook(HookAnswer::Summary {
+                text: blank.into(),
+                details: None,
+                usage: None,
+            })],
+        );
+        assert_eq!(failed(step), HOOK_EMPTY, "{blank:?}");
+        assert!(host.calls.is_empty() && host.extractive_asked.is_empty());
+    }
 }
 
 #[test]
