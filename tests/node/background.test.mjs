@@ -447,6 +447,9 @@ describe("the Compactor's background methods", () => {
     await c.waitForBackground();
     const grown = messages.concat(turn(7, 100));
     assert.equal(c.backgroundNext(grown, 0.8), "insert");
+    // Something else than the messages is a TypeError, and the summary stays.
+    for (const bad of [undefined, 5, { length: 3 }]) assert.throws(() => c.takeBackground(bad), TypeError);
+    assert.equal(c.backgroundNext(grown, 0.8), "insert", "still ready");
     const out = c.takeBackground(grown);
     assert.equal(out.messages.length, grown.length + 1);
     assert.equal(out.messages[out.firstKeptIndex].role, "compactionSummary");

@@ -276,7 +276,7 @@ impl Attachment {
         if self.detached.get() {
             return None;
         }
-        let result = self.compactor.take_background(self.messages());
+        let result = (self.compactor.take_background(self.messages())).unwrap_or_default();
         if !result.is_object() {
             return None;
         }

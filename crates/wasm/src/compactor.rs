@@ -751,21 +751,21 @@ impl Compactor {
     /// inserted where the compaction chose and the messages added since
     /// after it; `undefined` when none is ready, or when `messages` are no
     /// longer the summarized ones grown (then the summary is dropped).
+    /// `messages` that are no array are a `TypeError`, and a summary that
+    /// is ready stays.
     #[wasm_bindgen(js_name = takeBackground)]
-    pub fn take_background(&self, messages: JsValue) -> JsValue {
+    pub fn take_background(&self, messages: JsValue) -> Result<JsValue, JsValue> {
+        let live = messages_array(&messages).map_err(input_error)?;
         let Ok(mut s) = self.state.try_borrow_mut() else {
-            return JsValue::UNDEFINED;
+            return Ok(JsValue::UNDEFINED);
         };
         if s.background.as_ref().is_none_or(|b| b.result.is_none()) {
-            return JsValue::UNDEFINED;
+            return Ok(JsValue::UNDEFINED);
         }
         let job = s.background.take().unwrap();
         drop(s);
         let result = job.result.unwrap_or_default();
-        let Some(live) = messages.dyn_ref::<Array>() else {
-            return JsValue::UNDEFINED;
-        };
-        arrive(&result, &job.snapshot, live).unwrap_or(JsValue::UNDEFINED)
+        Ok(arrive(&result, &job.snapshot, live.as_array()).unwrap_or(JsValue::UNDEFINED))
     }
 
     /// Resolves when the background compaction has ended (at once when none
@@ -1537,7 +1537,7 @@ impl Compactor {
                     if wait && !how.course.waited(self.wait_unless(&how.stop).await) {
                         continue;
                     }
-                    let taken = self.take_background(messages.clone());
+                    let taken = self.take_background(messages.clone()).unwrap_or_default();
                     if taken.is_object() {
                         return Ok(taken);
                     }
