@@ -460,6 +460,16 @@ describe("the Compactor's background methods", () => {
     assert.equal(c.backgroundNext(over, 0.8), "compact");
   });
 
+  test("compactInBackground refuses a reason other than threshold and willRetry (it is a threshold compaction nobody waits for), before anything starts", async () => {
+    const c = compactor();
+    const messages = [0, 1, 2, 3, 4, 5, 6].flatMap((i) => turn(i));
+    await assert.rejects(c.compactInBackground(messages, { reason: "manual" }), { name: "TypeError", message: /^options\.reason must be "threshold" or left out/ });
+    await assert.rejects(c.compactInBackground(messages, { willRetry: true }), { name: "TypeError", message: /^options\.willRetry must be false or left out/ });
+    assert.equal(c.isCompacting, false, "nothing started");
+    const out = await c.compactInBackground(messages, { reason: "threshold" });
+    assert.ok(out, "an explicit threshold reason is the same compaction");
+  });
+
   test("compactIfNeeded: starts in the background past backgroundAt, puts the summary in at the next call, compacts over the threshold; bad options are refused", async () => {
     const events = [];
     const gate = gatedSummarizer();

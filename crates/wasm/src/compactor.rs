@@ -789,11 +789,12 @@ impl Compactor {
     fn start(&self, messages: JsValue, options: JsValue, background: bool) -> Promise {
         // Options are checked and the compactor claimed right away, so
         // `isCompacting` is true as soon as `compact` returns.
-        let claimed = read_options(&options, options::compact_options)
-            .and_then(|mut opts| {
-                if background {
-                    opts.reason = Reason::Threshold;
-                }
+        let read = match background {
+            true => options::background_options,
+            false => options::compact_options,
+        };
+        let claimed = read_options(&options, read)
+            .and_then(|opts| {
                 let conversation = match &opts.conversation {
                     Some(c) => Some(read_fields("options.conversation", &c.0, |_, r| {
                         options::conversation(r)

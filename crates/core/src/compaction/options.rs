@@ -212,6 +212,39 @@ pub fn compact_options<V: Value>(
     })
 }
 
+/// `compactInBackground(messages, options)`'s options: `compact`'s, and
+/// always a threshold compaction that no request waits for, so a `reason`
+/// other than `"threshold"` and a `willRetry` are refused rather than
+/// dropped.
+pub fn background_options<V: Value>(
+    options: &V,
+    r: &Reader<V>,
+) -> Result<CompactOptions<V>, InputError> {
+    let mut o = compact_options(options, r)?;
+    if options.is_nullish() {
+        o.reason = Reason::Threshold;
+        return Ok(o);
+    }
+    let reason = r.field("reason")?;
+    if !reason.is_undefined() && o.reason != Reason::Threshold {
+        return Err(r.wrong(
+            "reason",
+            "\"threshold\" or left out (a compaction in the background is a threshold one)",
+            &reason,
+        ));
+    }
+    if o.will_retry {
+        let given = r.field("willRetry")?;
+        return Err(r.wrong(
+            "willRetry",
+            "false or left out (no request waits for a compaction in the background)",
+            &given,
+        ));
+    }
+    o.reason = Reason::Threshold;
+    Ok(o)
+}
+
 /// `options.conversation`: an object, or none.
 fn conversation_field<V: Value>(r: &Reader<V>) -> Result<Option<V>, InputError> {
     match r.field("conversation")? {
@@ -606,6 +639,54 @@ mod tests {
         assert_eq!(
             message(compact_options(&Js::Obj, &r)),
             "options.reason must be \"manual\", \"threshold\" or \"overflow\", got null"
+        );
+    }
+
+    #[test]
+    fn a_compaction_in_the_background_is_a_threshold_one_that_nobody_retries() {
+        let read = |fields: Vec<(&'static str, Js)>| {
+            let o = Fields::new(fields);
+            let get = |k| o.get(k);
+            let r = Reader {
+                root: "options",
+                get: &get,
+            };
+            background_options(&Js::Obj, &r).map(|o| (o.reason, o.will_retry))
+        };
+        let none = Fields::new(vec![]);
+        let get = |k| none.get(k);
+        let r = Reader {
+            root: "options",
+            get: &get,
+        };
+        let o = background_options(&Js::Undefined, &r).unwrap();
+        assert_eq!(o.reason, Reason::Threshold);
+        assert_eq!(read(vec![]), Ok((Reason::Threshold, false)));
+        assert_eq!(
+            read(vec![
+                ("reason", Js::Str("threshold")),
+                ("willRetry", Js::Bool(false))
+            ]),
+            Ok((Reason::Threshold, false))
+        );
+        for other in ["manual", "overflow"] {
+            assert_eq!(
+                message(read(vec![("reason", Js::Str(other))])),
+                format!(
+                    "options.reason must be \"threshold\" or left out (a compaction in the \
+                     background is a threshold one), got a string"
+                )
+            );
+        }
+        assert_eq!(
+            message(read(vec![("willRetry", Js::Bool(true))])),
+            "options.willRetry must be false or left out (no request waits for a compaction \
+             in the background), got a boolean"
+        );
+        // `compact`'s own checks come first.
+        assert_eq!(
+            message(read(vec![("reason", Js::Str("later"))])),
+            "options.reason must be \"manual\", \"threshold\" or \"overflow\", got a string"
         );
     }
 
