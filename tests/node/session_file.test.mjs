@@ -433,6 +433,11 @@ describe("arguments", () => {
       name: "TypeError",
       message: "messages[1] must be a message object, got undefined",
     });
+    // A pin is a boolean, as for every other function.
+    assert.throws(() => messagesToPiSession([{ role: "user", content: "a", timestamp: 1, pinned: "yes" }]), {
+      name: "TypeError",
+      message: "messages[0].pinned must be a boolean, got a string",
+    });
     const cyclic = { role: "user", content: "x", timestamp: 1 };
     cyclic.self = cyclic;
     // The message JSON.stringify refuses is named.

@@ -300,6 +300,17 @@ pub fn export_session(
                 message.get("role"),
             ));
         };
+        // As every other reader of the messages takes it: a pin is a boolean.
+        if let Some(pinned) = message
+            .get("pinned")
+            .filter(|p| !matches!(p, Json::Bool(_)))
+        {
+            return Err(wrong(
+                FieldPath::element("messages", i).field("pinned"),
+                "a boolean",
+                Some(pinned),
+            ));
+        }
         list.push((message, role));
     }
 

@@ -758,6 +758,28 @@ fn export_errors_name_the_field() {
         ),
         "messages[0].summary must be a string, got null"
     );
+    // A pin is a boolean here as in every other reader of the messages.
+    for (pinned, got) in [
+        (r#""yes""#, "a string"),
+        ("1", "a number"),
+        ("null", "null"),
+    ] {
+        assert_eq!(
+            err(
+                &format!(
+                    r#"[{{"role":"user","content":"a"}},{{"role":"user","content":"b","pinned":{pinned}}}]"#
+                ),
+                None
+            ),
+            format!("messages[1].pinned must be a boolean, got {got}")
+        );
+    }
+    assert!(export_session(
+        &json(r#"[{"role":"user","content":"b","timestamp":1,"pinned":false}]"#),
+        None,
+        &DEFAULTS()
+    )
+    .is_ok());
     assert_eq!(
         err("[]", Some("5")),
         "options must be an object or undefined, got a number"
