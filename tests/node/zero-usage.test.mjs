@@ -1,6 +1,7 @@
 // A provider that reports no usage leaves zeros in pi-ai's assistant
 // message: the Compactor estimates such a message instead of believing the
-// context is empty. pi's own functions keep pi's numbers.
+// context is empty; so it does with a usage whose sum is no number (a loop
+// by hand that fills only some fields). pi's own functions keep pi's numbers.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Compactor, estimateContextTokens } from "agent-compaction";
@@ -51,4 +52,20 @@ test("pi's estimateContextTokens keeps pi's number", () => {
   const r = estimateContextTokens(messages);
   assert.equal(r.usageTokens, 0);
   assert.equal(r.lastUsageIndex, 399);
+});
+
+test("a usage with fields missing and no total (pi's sum is NaN) is estimated: the threshold still comes", () => {
+  // A loop by hand that reports what its provider sent: input and output only.
+  const partial = (m) => (m.role === "assistant" ? { ...m, usage: { input: 900, output: 40 } } : m);
+  const messages = conversation(400).map(partial);
+  assert.ok(Number.isNaN(estimateContextTokens(messages).tokens), "pi's number stays NaN");
+  for (const estimator of ["calibrated", "pi"]) {
+    const compactor = new Compactor({ contextWindow: 8000, estimator, settings: { reserveTokens: 1000, keepRecentTokens: 2000 } });
+    const tokens = compactor.contextTokens(messages);
+    assert.ok(Number.isFinite(tokens) && tokens > 15000, `${estimator}: contextTokens ${tokens}`);
+    assert.equal(compactor.needsCompaction(messages), true);
+  }
+  // With a total, the total counts, as in pi.
+  const totalled = conversation(20).map((m) => (m.role === "assistant" ? { ...m, usage: { output: 40, totalTokens: 3000 } } : m));
+  assert.equal(new Compactor({ contextWindow: 200000, estimator: "pi" }).contextTokens(totalled), estimateContextTokens(totalled).tokens);
 });

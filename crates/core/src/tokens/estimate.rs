@@ -204,14 +204,16 @@ pub fn reported_usage(f: &RawFacts) -> Option<f64> {
 /// context, so zero input tokens (`input + cacheRead + cacheWrite == 0`)
 /// is a provider that reported no usage (pi-ai leaves zeros then), and the
 /// message is estimated instead; so is a usage whose input tokens or
-/// context size is below zero. NaN stays (pi's numbers then stay NaN).
-/// pi's own functions keep pi's numbers.
+/// context size is below zero, and one whose context size is no finite
+/// number (a field missing with no `totalTokens`: pi's sum is NaN, which
+/// would leave the threshold never crossed). pi's own functions keep pi's
+/// numbers.
 pub fn compactor_usage(f: &RawFacts) -> Option<f64> {
     let u = f.usage.as_ref()?;
     if u.input + u.cache_read + u.cache_write <= 0.0 {
         return None;
     }
-    reported_usage(f).filter(|&tokens| tokens > 0.0 || tokens.is_nan())
+    reported_usage(f).filter(|&tokens| tokens > 0.0 && tokens.is_finite())
 }
 
 /// An assistant message that stopped with `error` or `aborted`: a failed
@@ -526,7 +528,7 @@ mod tests {
     }
 
     #[test]
-    fn a_negative_usage_is_no_usage_for_the_compactor_only() {
+    fn a_negative_or_non_finite_usage_is_no_usage_for_the_compactor_only() {
         let usage = |input: f64, total_tokens: f64| UsageNumbers {
             input,
             output: 10.0,
@@ -558,9 +560,21 @@ mod tests {
             ..usage(-100.0, 5_910.0)
         });
         assert_eq!(compactor_usage(&raw), Some(5_910.0));
-        // NaN stays pi's NaN.
-        raw.usage = Some(usage(f64::NAN, f64::NAN));
-        assert!(compactor_usage(&raw).is_some_and(f64::is_nan));
+        // A context size that is no number (a field missing, no total):
+        // pi's NaN, none for the Compactor; so is an infinite one.
+        for (u, pi_nan) in [
+            (usage(f64::NAN, f64::NAN), true),
+            (usage(f64::INFINITY, 0.0), false),
+        ] {
+            raw.usage = Some(u);
+            assert_eq!(reported_usage(&raw).is_some_and(f64::is_nan), pi_nan);
+            assert_eq!(compactor_usage(&raw), None);
+            assert_eq!(MessageFacts::compactor_pi(&raw).usage(), None);
+        }
+        // A total given while an input field is missing: pi takes the
+        // total, and so does the Compactor.
+        raw.usage = Some(usage(f64::NAN, 5_000.0));
+        assert_eq!(compactor_usage(&raw), Some(5_000.0));
     }
 
     fn facts(role: Role) -> RawFacts {
