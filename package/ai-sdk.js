@@ -550,7 +550,11 @@ function pinnedUserTexts(messages, from) {
 /** Whether a compactionSummary is a provider's compaction that `target` (a model's provider id, "anthropic.messages") can be sent as it is. */
 function sendsPart(m, target) {
   const name = m.provider?.name;
-  return typeof name === "string" && typeof target === "string" && (target === name || target.startsWith(`${name}.`));
+  if (typeof name !== "string" || typeof target !== "string") return false;
+  // An encrypted item (a custom part) only the Responses API sends: the
+  // provider's Chat Completions model (`openai.chat`) would drop it unseen.
+  if (m.provider.part?.type === "custom") return target === name || target === `${name}.responses`;
+  return target === name || target.startsWith(`${name}.`);
 }
 
 // The caches: ModelMessage -> its pi messages, pi message -> its ModelMessage.
