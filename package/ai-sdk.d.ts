@@ -220,8 +220,11 @@ export interface AiSdkSummarizerOptions {
  * the request carries the conversation (`context`, `instruction`), it sends
  * the conversation's system text, tool definitions (without `execute`:
  * never run) and messages (`toModelMessages`), then the instruction; a reply
- * without text is asked once more with the serialized prompt. Otherwise it
- * sends the serialized prompt (`systemPrompt` as `instructions`, `prompt`).
+ * without text, with a tool call, or cut or refused (`finishReason`
+ * `"length"`, `"content-filter"`) is asked once more with the serialized
+ * prompt. Otherwise it sends the serialized prompt (`systemPrompt` as
+ * `instructions`, `prompt`). A serialized reply cut or refused rejects,
+ * naming its `finishReason`.
  */
 export declare function aiSdkSummarizer(model: LanguageModel, options?: AiSdkSummarizerOptions): Summarizer;
 

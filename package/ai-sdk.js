@@ -550,7 +550,11 @@ function pinnedUserTexts(messages, from) {
 /** Whether a compactionSummary is a provider's compaction that `target` (a model's provider id, "anthropic.messages") can be sent as it is. */
 function sendsPart(m, target) {
   const name = m.provider?.name;
-  return typeof name === "string" && typeof target === "string" && (target === name || target.startsWith(`${name}.`));
+  if (typeof name !== "string" || typeof target !== "string") return false;
+  // An encrypted item (a custom part) only the Responses API sends: the
+  // provider's Chat Completions model (`openai.chat`) would drop it unseen.
+  if (m.provider.part?.type === "custom") return target === name || target === `${name}.responses`;
+  return target === name || target.startsWith(`${name}.`);
 }
 
 // The caches: ModelMessage -> its pi messages, pi message -> its ModelMessage.
@@ -1411,6 +1415,17 @@ export function aiSdkConversation(options) {
 // ---------------------------------------------------------------------------
 // The summarizer.
 
+/** A reply that is no summary: no text, or a tool call (the prefix form's tools are never run). */
+const noSummary = (result) => typeof result.text !== "string" || result.text.trim() === "" || result.toolCalls?.length > 0;
+
+/** Why a reply's text is no whole summary (cut at the token limit, refused, ended in an error), or undefined. */
+function unfinished(result) {
+  if (result.finishReason === "length") return "the summary was cut short at its token limit";
+  if (result.finishReason === "content-filter") return "the model refused to summarize";
+  if (result.finishReason === "error") return "the reply ended in an error";
+  return undefined;
+}
+
 /**
  * A Compactor summarizer that calls the app's own AI SDK model through
  * `generateText` (same provider, proxy and keys as the app). `options`:
@@ -1444,11 +1459,13 @@ export function aiSdkSummarizer(model, options = {}) {
         call.tools = Object.fromEntries(Object.entries(tools).map(([name, t]) => [name, { ...t, execute: undefined }]));
       }
       result = await generateText(call);
-      if (typeof result.text !== "string" || result.text.length === 0) result = await serialized();
+      if (noSummary(result) || unfinished(result)) result = await serialized();
     } else {
       result = await serialized();
     }
-    if (typeof result.text !== "string" || result.text.length === 0) throw new Error("aiSdkSummarizer: the model answered with no text");
+    if (noSummary(result)) throw new Error("aiSdkSummarizer: the model answered with no text");
+    const why = unfinished(result);
+    if (why) throw new Error(`aiSdkSummarizer: ${why} (finishReason: "${result.finishReason}")`);
     return { text: result.text, usage: usageFromAiSdk(result.usage) };
   };
 }

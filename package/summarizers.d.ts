@@ -64,7 +64,8 @@ export type Summarizer = ((request: SummarizeRequest) => SummarizeResult | Promi
  * rejects with an `Error` carrying the provider's message and the HTTP
  * `status` (e.g. `"OpenAI-compatible summarizer: HTTP 429: Rate limit
  * reached…"`), with an `Error` whose `cause` is fetch's error on a network
- * failure, with an `Error` when the reply has no text, and with fetch's own
+ * failure, with an `Error` when the reply has no text or its text was cut at
+ * the token limit or refused (the stop reason named), and with fetch's own
  * `AbortError` (never wrapped) when `request.signal` aborts.
  */
 export type FetchSummarizer = (request: SummarizeRequest) => Promise<{ text: string; usage?: Usage }>;
@@ -108,7 +109,9 @@ export type AnthropicSummarizerOptions = {
  * form instead: `context`'s system prompt, messages and tools exactly as
  * pi-ai's `openai-completions` provider sends them (so the provider serves
  * them from its prompt cache), then the instruction as a user message
- * (`systemPrompt` and `prompt` are not sent), and no `tool_choice`. A reply to it without text, or calling a tool, is asked
+ * (`systemPrompt` and `prompt` are not sent), and no `tool_choice`. A
+ * reply to it without text, calling a tool, or cut, refused or ended in an
+ * error (`finish_reason` `length`, `content_filter`, `error`), is asked
  * again once in the serialized form. `context` is sent as pi-ai sends it
  * for a plain compatible server or api.openai.com with a non-reasoning
  * model; an assistant message counts as the summarizer's model's own when
@@ -131,8 +134,9 @@ export function openAiSummarizer(options: OpenAiSummarizerOptions): FetchSummari
  * message), then the instruction as a user message with one more
  * breakpoint (`systemPrompt` and `prompt` are not sent), and no
  * `tool_choice`: the conversation's cached prefix is
- * read, not paid again. A reply to it without text, or calling a tool, is
- * asked again once in the serialized form. An assistant message counts as
+ * read, not paid again. A reply to it without text, calling a tool, or cut
+ * or refused (`stop_reason` `max_tokens`, `model_context_window_exceeded`,
+ * `refusal`, `sensitive`), is asked again once in the serialized form. An assistant message counts as
  * the summarizer's model's own when its `api` is `"anthropic-messages"` and
  * its `model` is `options.model`. A context it cannot read, or `tools` that
  * are not an array, gives the serialized form.

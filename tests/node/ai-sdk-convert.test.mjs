@@ -15,6 +15,7 @@ import {
   serializeConversation,
   transformContext,
 } from "agent-compaction";
+import { jsonSchema } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import {
   aiSdkConversation,
@@ -495,6 +496,63 @@ describe("aiSdkSummarizer's prefix request", () => {
     assert.ok(!prefix.some((m) => /half an answer/.test(text(m))), "the aborted attempt is not sent");
     assert.deepStrictEqual(prefix.map((m) => m.role), own.map((m) => m.role));
   });
+});
+
+describe("aiSdkSummarizer's replies", () => {
+  const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
+  /** A model answering `replies` in turn (content and unified finish reason), recording each prompt. */
+  function scripted(replies) {
+    const prompts = [];
+    const model = new MockLanguageModelV3({
+      doGenerate: async ({ prompt }) => {
+        const [content, finish] = replies[prompts.length];
+        prompts.push(prompt);
+        return { content, finishReason: { unified: finish, raw: finish }, usage, warnings: [] };
+      },
+    });
+    return { model, prompts };
+  }
+  const request = (prefix) => ({
+    kind: "history",
+    systemPrompt: "You summarize.",
+    prompt: "<conversation>…</conversation> Summarize.",
+    maxTokens: 1000,
+    signal: new AbortController().signal,
+    reason: "manual",
+    ...(prefix && {
+      context: { systemPrompt: "You code.", messages: [{ role: "user", content: "fix the parser", timestamp: T }], tools: { read: { description: "read a file", inputSchema: jsonSchema({ type: "object" }) } } },
+      instruction: "Write the checkpoint.",
+    }),
+  });
+  const text = (t) => ({ type: "text", text: t });
+  const call = { type: "tool-call", toolCallId: "c1", toolName: "read", input: "{}" };
+
+  test("a prefix reply that calls a tool is no summary, even with text before the call: asked again serialized", async () => {
+    const { model, prompts } = scripted([
+      [[text("Let me read the file first."), call], "tool-calls"],
+      [[text("## Goal\nFix the parser.")], "stop"],
+    ]);
+    const out = await aiSdkSummarizer(model)(request(true));
+    assert.equal(out.text, "## Goal\nFix the parser.");
+    assert.equal(prompts.length, 2);
+    assert.match(JSON.stringify(prompts[1]), /<conversation>/, "the second request is the serialized one");
+  });
+
+  for (const [finish, why] of [
+    ["length", "the summary was cut short at its token limit"],
+    ["content-filter", "the model refused to summarize"],
+  ]) {
+    test(`text that stopped with finishReason ${finish} is no summary: the prefix form is asked again serialized, then it rejects`, async () => {
+      const { model, prompts } = scripted([
+        [[text("## Goal\nFix the par")], finish],
+        [[text("## Goal\nFix the parser.")], "stop"],
+      ]);
+      assert.equal((await aiSdkSummarizer(model)(request(true))).text, "## Goal\nFix the parser.");
+      assert.equal(prompts.length, 2);
+      const cut = scripted([[[text("## Goal\nFix the par")], finish]]);
+      await assert.rejects(aiSdkSummarizer(cut.model)(request(false)), { message: `aiSdkSummarizer: ${why} (finishReason: "${finish}")` });
+    });
+  }
 });
 
 describe("usageFromAiSdk", () => {

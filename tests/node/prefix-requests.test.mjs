@@ -215,6 +215,10 @@ describe("when a summary request keeps the serialized form", () => {
       name: "TypeError",
       message: "options.conversation.systemPrompt must be a string, got a number",
     });
+    await assert.rejects(compactor.compact(turns(), { conversation: { systemPrompt: "s", tools: "read_file" } }), {
+      name: "TypeError",
+      message: "options.conversation.tools must be an array of pi-ai tools or an AI SDK tool set (an object), got a string",
+    });
     assert.equal(requests.length, 0);
     assert.equal(compactor.isCompacting, false);
     assert.throws(() => new Compactor({ contextWindow: 1_000, cacheFriendly: "yes" }), {

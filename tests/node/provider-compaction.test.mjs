@@ -186,6 +186,36 @@ describe("an encrypted compaction and another model", () => {
   });
 });
 
+describe("an encrypted compaction and the same provider's Chat Completions model", () => {
+  test("openai.chat would drop the item unseen: it is another model, sent our summary of what the item covers", async () => {
+    let calls = 0;
+    const summarize = async (request) => (calls++, `## Goal\nOur summary of: ${request.prompt.includes("the migration plan") ? "the migration plan" : "?"}`);
+    const c = conversation({ compactor: new Compactor({ contextWindow: 200_000, summarize }) });
+    await c.append({ role: "user", content: long("the migration plan", 60_000) });
+    await c.run((args) => generateText({ model: openai.responses("gpt-5.2"), providerOptions: OPENAI_OPTIONS, ...args }));
+    const sealed = c.messages.findLast((m) => m.role === "compactionSummary");
+    assert.match(sealed.summary, /encrypted/);
+    // The same provider's Chat Completions model, answering from a stub that records what it was sent.
+    const sent = [];
+    const chat = createOpenAI({
+      apiKey: "test",
+      fetch: async (_url, init) => {
+        sent.push(JSON.parse(init.body));
+        const reply = { id: "c", object: "chat.completion", created: 1, model: "gpt-4o", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] };
+        return new Response(JSON.stringify(reply), { headers: { "content-type": "application/json" } });
+      },
+    }).chat("gpt-4o");
+    assert.equal(chat.provider, "openai.chat");
+    const part = sealed.provider.part;
+    assert.deepEqual(toModelMessages([sealed], { provider: "openai.chat" })[0].role, "user", "its text, as a user message");
+    assert.deepEqual(toModelMessages([sealed], { provider: "openai.responses" }), [{ role: "assistant", content: [part] }], "the Responses API still gets the item");
+    await c.append({ role: "user", content: "what was the plan?" });
+    await c.run((args) => generateText({ model: chat, ...args }));
+    assert.equal(calls, 1, "one summary of ours stands in for the note");
+    assert.match(JSON.stringify(sent.at(-1).messages), /Our summary of: the migration plan/, "the chat model reads our summary");
+  });
+});
+
 describe("our own compaction on top of an encrypted one", () => {
   /**
    * A conversation OpenAI compacted (its encrypted item, a summary whose

@@ -257,6 +257,29 @@ describe("when the prefix form is not sent, and the one retry", () => {
       assert.equal(result.text, "the summary");
     });
 
+    test(`${which}: text cut at the token limit is no summary: the prefix form is asked again serialized, which rejects when cut too`, async () => {
+      const [key, reason] = which === "openai" ? ["finish_reason", "length"] : ["stop_reason", "max_tokens"];
+      const cut = () => {
+        const [status, body] = TEXT[which]("## Goal\nFix the par");
+        return [status, { ...body, [key]: reason, ...(which === "openai" && { choices: [{ ...body.choices[0], finish_reason: reason }] }) }];
+      };
+      const r = request({ context: CONTEXT, instruction: INSTRUCTION });
+      let result;
+      const calls = await withReplies([cut(), TEXT[which]("## Goal\nFix the parser.")], async () => {
+        result = await summarizer(which)(r);
+      });
+      assert.equal(calls.length, 2);
+      assert.deepEqual(calls[1], serializedBody(which, "m", r));
+      assert.equal(result.text, "## Goal\nFix the parser.");
+      const label = which === "openai" ? "OpenAI-compatible summarizer" : "Anthropic summarizer";
+      const serialized = await withReplies([cut(), cut()], async () => {
+        await assert.rejects(summarizer(which)(request()), {
+          message: `${label}: the summary was cut short at its token limit (${key}: "${reason}")`,
+        });
+      });
+      assert.equal(serialized.length, 1, "the serialized form is not asked twice");
+    });
+
     test(`${which}: an HTTP error or an abort of the prefix form is not retried`, async () => {
       const r = request({ context: CONTEXT, instruction: INSTRUCTION });
       const calls = await withReplies([[429, { error: { message: "slow down" } }], TEXT[which]("late")], async () => {

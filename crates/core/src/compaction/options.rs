@@ -164,11 +164,15 @@ pub struct CompactOptions<V: Value> {
 }
 
 /// `compact`'s `conversation` option: the system prompt (a string) and the
-/// tools (passed on as they are) the conversation's requests carry.
+/// tools (an object: an array of pi-ai tools or an AI SDK tool set, passed
+/// on as they are) the conversation's requests carry.
 pub struct Conversation<V: Value> {
     pub system_prompt: Option<V>,
     pub tools: Option<V>,
 }
+
+/// What `options.conversation.tools` must be.
+pub const TOOLS_EXPECTED: &str = "an array of pi-ai tools or an AI SDK tool set (an object)";
 
 /// Reads `options.conversation` (`r` reads its fields).
 pub fn conversation<V: Value>(r: &Reader<V>) -> Result<Conversation<V>, InputError> {
@@ -178,7 +182,12 @@ pub fn conversation<V: Value>(r: &Reader<V>) -> Result<Conversation<V>, InputErr
         None if system_prompt.is_nullish() => None,
         None => return Err(r.wrong("systemPrompt", "a string", &system_prompt)),
     };
-    let tools = Some(r.field("tools")?).filter(|t| !t.is_nullish());
+    let tools = r.field("tools")?;
+    let tools = match tools {
+        t if t.is_nullish() => None,
+        t if t.is_object() => Some(t),
+        t => return Err(r.wrong("tools", TOOLS_EXPECTED, &t)),
+    };
     Ok(Conversation {
         system_prompt,
         tools,
@@ -691,7 +700,7 @@ mod tests {
     }
 
     #[test]
-    fn the_conversation_carries_a_string_system_prompt_and_any_tools() {
+    fn the_conversation_carries_a_string_system_prompt_and_tools_as_an_object() {
         let read = |fields: Vec<(&'static str, Js)>| {
             let o = Fields::new(fields);
             let get = |k| o.get(k);
@@ -712,6 +721,14 @@ mod tests {
         assert_eq!(
             message(read(vec![("systemPrompt", Js::Num(1.0))])),
             "options.conversation.systemPrompt must be a string, got a number"
+        );
+        assert_eq!(
+            message(read(vec![("tools", Js::Str("read_file"))])),
+            "options.conversation.tools must be an array of pi-ai tools or an AI SDK tool set (an object), got a string"
+        );
+        assert_eq!(
+            message(read(vec![("tools", Js::Num(2.0))])),
+            "options.conversation.tools must be an array of pi-ai tools or an AI SDK tool set (an object), got a number"
         );
     }
 

@@ -480,6 +480,109 @@ fn error_texts() {
     );
 }
 
+/// A reply with `text` and the stop reason `reason` under `key`.
+fn stopped(provider: Provider, text: &str, reason: &str) -> V {
+    match provider {
+        Provider::OpenAi => V::Obj(vec![(
+            "choices",
+            V::Arr(vec![V::Obj(vec![
+                ("message", V::Obj(vec![("content", s(text))])),
+                ("finish_reason", s(reason)),
+            ])]),
+        )]),
+        _ => V::Obj(vec![
+            (
+                "content",
+                V::Arr(vec![V::Obj(vec![("type", s("text")), ("text", s(text))])]),
+            ),
+            ("stop_reason", s(reason)),
+        ]),
+    }
+}
+
+#[test]
+fn text_cut_at_the_token_limit_or_refused_is_no_summary() {
+    let cases = [
+        (
+            Provider::OpenAi,
+            "length",
+            "OpenAI-compatible summarizer: the summary was cut short at its token limit (finish_reason: \"length\")",
+        ),
+        (
+            Provider::OpenAi,
+            "content_filter",
+            "OpenAI-compatible summarizer: the model refused to summarize (finish_reason: \"content_filter\")",
+        ),
+        (
+            Provider::OpenAi,
+            "error",
+            "OpenAI-compatible summarizer: the reply ended in an error (finish_reason: \"error\")",
+        ),
+        (
+            Provider::OpenAi,
+            "network_error",
+            "OpenAI-compatible summarizer: the reply ended in an error (finish_reason: \"network_error\")",
+        ),
+        (
+            Provider::Anthropic,
+            "max_tokens",
+            "Anthropic summarizer: the summary was cut short at its token limit (stop_reason: \"max_tokens\")",
+        ),
+        (
+            Provider::Anthropic,
+            "model_context_window_exceeded",
+            "Anthropic summarizer: the summary was cut short at its token limit (stop_reason: \"model_context_window_exceeded\")",
+        ),
+        (
+            Provider::Anthropic,
+            "refusal",
+            "Anthropic summarizer: the model refused to summarize (stop_reason: \"refusal\")",
+        ),
+        (
+            Provider::Anthropic,
+            "sensitive",
+            "Anthropic summarizer: the model refused to summarize (stop_reason: \"sensitive\")",
+        ),
+    ];
+    for (provider, reason, message) in cases {
+        let body = stopped(provider, "## Goal\nFix the par", reason);
+        let failure = reply(provider, 200.0, Some(body), "").err().unwrap();
+        assert_eq!(
+            failure,
+            Failure {
+                message: message.into(),
+                status: None
+            }
+        );
+        // In the prefix form, a failure without a status: asked again serialized.
+        assert!(prefix::retry_serialized(&failure));
+    }
+    // A finished reply, or one whose reason is unknown or missing, is the summary.
+    let finished = [
+        (Provider::OpenAi, "stop"),
+        (Provider::OpenAi, "eos"),
+        (Provider::Anthropic, "end_turn"),
+        (Provider::Anthropic, "stop_sequence"),
+        (Provider::Anthropic, "pause_turn"),
+    ];
+    for (provider, reason) in finished {
+        let body = stopped(provider, "## Goal\nFix the parser", reason);
+        assert_eq!(
+            reply(provider, 200.0, Some(body), "").ok().unwrap().text,
+            "## Goal\nFix the parser"
+        );
+    }
+    // Without text, still "no text" with the reason.
+    let body = stopped(Provider::Anthropic, " ", "max_tokens");
+    assert_eq!(
+        reply(Provider::Anthropic, 200.0, Some(body), "")
+            .err()
+            .unwrap()
+            .message,
+        "Anthropic summarizer: no text in the response (stop_reason: \"max_tokens\")"
+    );
+}
+
 #[test]
 fn long_bodies_are_cut_at_300_characters() {
     let long = "é".repeat(400);
