@@ -220,11 +220,12 @@ export interface AiSdkSummarizerOptions {
  * the request carries the conversation (`context`, `instruction`), it sends
  * the conversation's system text, tool definitions (without `execute`:
  * never run) and messages (`toModelMessages`), then the instruction; a reply
- * without text, with a tool call, or cut or refused (`finishReason`
- * `"length"`, `"content-filter"`) is asked once more with the serialized
- * prompt. Otherwise it sends the serialized prompt (`systemPrompt` as
- * `instructions`, `prompt`). A serialized reply cut or refused rejects,
- * naming its `finishReason`.
+ * without text, with a tool call, or refused or ended in an error
+ * (`finishReason` `"content-filter"`, `"error"`) is asked once more with
+ * the serialized prompt. Otherwise it sends the serialized prompt
+ * (`systemPrompt` as `instructions`, `prompt`). A serialized reply refused
+ * or ended in an error rejects, naming its `finishReason`; text cut at the
+ * token limit is the summary, as pi takes it.
  */
 export declare function aiSdkSummarizer(model: LanguageModel, options?: AiSdkSummarizerOptions): Summarizer;
 

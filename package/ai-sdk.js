@@ -1418,9 +1418,11 @@ export function aiSdkConversation(options) {
 /** A reply that is no summary: no text, or a tool call (the prefix form's tools are never run). */
 const noSummary = (result) => typeof result.text !== "string" || result.text.trim() === "" || result.toolCalls?.length > 0;
 
-/** Why a reply's text is no whole summary (cut at the token limit, refused, ended in an error), or undefined. */
+/**
+ * Why a reply's text is no summary (refused, ended in an error), or
+ * undefined. Text cut at the token limit is one, as pi takes it.
+ */
 function unfinished(result) {
-  if (result.finishReason === "length") return "the summary was cut short at its token limit";
   if (result.finishReason === "content-filter") return "the model refused to summarize";
   if (result.finishReason === "error") return "the reply ended in an error";
   return undefined;

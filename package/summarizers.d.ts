@@ -64,8 +64,8 @@ export type Summarizer = ((request: SummarizeRequest) => SummarizeResult | Promi
  * rejects with an `Error` carrying the provider's message and the HTTP
  * `status` (e.g. `"OpenAI-compatible summarizer: HTTP 429: Rate limit
  * reached…"`), with an `Error` whose `cause` is fetch's error on a network
- * failure, with an `Error` when the reply has no text or its text was cut at
- * the token limit or refused (the stop reason named), and with fetch's own
+ * failure, with an `Error` when the reply has no text or was refused or
+ * ended in an error (the stop reason named), and with fetch's own
  * `AbortError` (never wrapped) when `request.signal` aborts.
  */
 export type FetchSummarizer = (request: SummarizeRequest) => Promise<{ text: string; usage?: Usage }>;

@@ -538,9 +538,15 @@ describe("aiSdkSummarizer's replies", () => {
     assert.match(JSON.stringify(prompts[1]), /<conversation>/, "the second request is the serialized one");
   });
 
+  test("text cut at the token limit (finishReason length) is the summary, as pi takes it: asked once", async () => {
+    const { model, prompts } = scripted([[[text("## Goal\nFix the par")], "length"]]);
+    assert.equal((await aiSdkSummarizer(model)(request(true))).text, "## Goal\nFix the par");
+    assert.equal(prompts.length, 1);
+  });
+
   for (const [finish, why] of [
-    ["length", "the summary was cut short at its token limit"],
     ["content-filter", "the model refused to summarize"],
+    ["error", "the reply ended in an error"],
   ]) {
     test(`text that stopped with finishReason ${finish} is no summary: the prefix form is asked again serialized, then it rejects`, async () => {
       const { model, prompts } = scripted([

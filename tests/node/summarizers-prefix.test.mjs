@@ -257,27 +257,33 @@ describe("when the prefix form is not sent, and the one retry", () => {
       assert.equal(result.text, "the summary");
     });
 
-    test(`${which}: text cut at the token limit is no summary: the prefix form is asked again serialized, which rejects when cut too`, async () => {
-      const [key, reason] = which === "openai" ? ["finish_reason", "length"] : ["stop_reason", "max_tokens"];
-      const cut = () => {
-        const [status, body] = TEXT[which]("## Goal\nFix the par");
+    test(`${which}: a refusal is no summary: the prefix form is asked again serialized, which rejects when refused too; text cut at the token limit is the summary, as pi takes it`, async () => {
+      const stopped = (reason, text) => {
+        const key = which === "openai" ? "finish_reason" : "stop_reason";
+        const [status, body] = TEXT[which](text);
         return [status, { ...body, [key]: reason, ...(which === "openai" && { choices: [{ ...body.choices[0], finish_reason: reason }] }) }];
       };
+      const [key, refusal, cut] = which === "openai" ? ["finish_reason", "content_filter", "length"] : ["stop_reason", "refusal", "max_tokens"];
       const r = request({ context: CONTEXT, instruction: INSTRUCTION });
       let result;
-      const calls = await withReplies([cut(), TEXT[which]("## Goal\nFix the parser.")], async () => {
+      const calls = await withReplies([stopped(refusal, "I can't help with that."), TEXT[which]("## Goal\nFix the parser.")], async () => {
         result = await summarizer(which)(r);
       });
       assert.equal(calls.length, 2);
       assert.deepEqual(calls[1], serializedBody(which, "m", r));
       assert.equal(result.text, "## Goal\nFix the parser.");
       const label = which === "openai" ? "OpenAI-compatible summarizer" : "Anthropic summarizer";
-      const serialized = await withReplies([cut(), cut()], async () => {
+      const serialized = await withReplies([stopped(refusal, "No."), stopped(refusal, "No.")], async () => {
         await assert.rejects(summarizer(which)(request()), {
-          message: `${label}: the summary was cut short at its token limit (${key}: "${reason}")`,
+          message: `${label}: the model refused to summarize (${key}: "${refusal}")`,
         });
       });
       assert.equal(serialized.length, 1, "the serialized form is not asked twice");
+      const once = await withReplies([stopped(cut, "## Goal\nFix the par")], async () => {
+        result = await summarizer(which)(r);
+      });
+      assert.equal(once.length, 1, "no second request");
+      assert.equal(result.text, "## Goal\nFix the par");
     });
 
     test(`${which}: an HTTP error or an abort of the prefix form is not retried`, async () => {

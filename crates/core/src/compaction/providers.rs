@@ -530,7 +530,7 @@ pub struct Failure {
 
 /// The reply's text and usage, or the error ([`checked`]). A reply to the
 /// prefix form (`prefix`) that calls a tool has no summary: it counts as no
-/// text. Text whose stop reason says it is no whole summary ([`unfinished`])
+/// text. Text whose stop reason says it is no summary ([`unfinished`])
 /// is a failure without a status (the prefix form is asked again
 /// serialized).
 pub fn read_reply<J: Json>(
@@ -588,9 +588,8 @@ pub fn read_reply<J: Json>(
         // Its reply has no text: [`responses::read`] reads it.
         Provider::OpenAiResponsesCompaction => (None, None, false),
     };
-    // Text that stopped short of a summary: cut at the token limit, or
-    // refused. A summary missing its last sections would replace the
-    // history as if it were whole.
+    // Text that is no summary: a refusal, or a reply that ended in an
+    // error, would replace the history.
     let text = text.filter(|t| !called && !J::is_blank(t));
     if let (Some(_), Some((key, value))) = (&text, &stop) {
         if let Some(why) = unfinished(provider, value) {
@@ -623,11 +622,9 @@ pub fn read_reply<J: Json>(
     })
 }
 
-/// Why a reply's stop reason says its text is no whole summary.
+/// Why a reply's stop reason says its text is no summary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unfinished {
-    /// Stopped at the token limit (or at the end of the model's window).
-    Cut,
     /// Refused, or stopped by the provider's safety filter.
     Refused,
     /// Ended by an error (OpenRouter's `error`, pi-ai's `network_error`).
@@ -637,27 +634,23 @@ pub enum Unfinished {
 impl Unfinished {
     fn text(self) -> &'static str {
         match self {
-            Unfinished::Cut => "the summary was cut short at its token limit",
             Unfinished::Refused => "the model refused to summarize",
             Unfinished::Error => "the reply ended in an error",
         }
     }
 }
 
-/// The stop reasons after which a reply's text is no whole summary: as
-/// pi-ai maps them (`length`; `error` for a refusal, a content filter or
-/// an error; pi-ai also reads an unknown reason as an error, here a
-/// finished reply: compatible servers have their own),
-/// and Anthropic's `model_context_window_exceeded`, the output cut at the
-/// model's window. Any other reason, or none, is a finished reply.
+/// The stop reasons after which a reply's text is no summary: those pi-ai
+/// maps to `error` (a refusal, a content filter, an error), which pi's
+/// `generateSummary` refuses (pi-ai also reads an unknown reason as an
+/// error; here it is a finished reply: compatible servers have their own).
+/// Text cut at the token limit (`length`, `max_tokens`) is a summary, as
+/// pi takes it; the flow cuts an over-long one itself. Any other reason,
+/// or none, is a finished reply.
 pub fn unfinished(provider: Provider, reason: &str) -> Option<Unfinished> {
     match (provider, reason) {
-        (Provider::OpenAi, "length") => Some(Unfinished::Cut),
         (Provider::OpenAi, "content_filter") => Some(Unfinished::Refused),
         (Provider::OpenAi, "error" | "network_error") => Some(Unfinished::Error),
-        (Provider::Anthropic, "max_tokens" | "model_context_window_exceeded") => {
-            Some(Unfinished::Cut)
-        }
         (Provider::Anthropic, "refusal" | "sensitive") => Some(Unfinished::Refused),
         _ => None,
     }
