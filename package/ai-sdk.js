@@ -554,7 +554,8 @@ function sendsPart(m, target) {
   // An encrypted item (a custom part) only the Responses API sends: the
   // provider's Chat Completions model (`openai.chat`) would drop it unseen.
   if (m.provider.part?.type === "custom") return target === name || target === `${name}.responses`;
-  return target === name || target.startsWith(`${name}.`);
+  // The very provider that made it (Vertex's Anthropic, "vertex.anthropic.messages", keys it "anthropic").
+  return target === name || target.startsWith(`${name}.`) || target === m.provider.provider;
 }
 
 // The caches: ModelMessage -> its pi messages, pi message -> its ModelMessage.

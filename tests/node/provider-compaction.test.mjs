@@ -115,6 +115,13 @@ for (const stream of [false, true]) {
       assert.ok(!toOpenAi.some((m) => Array.isArray(m.content) && m.content.some((p) => p.providerOptions?.anthropic)), "no Anthropic block");
       // Without a provider: the text too.
       assert.equal(toModelMessages(transformContext(c.messages))[0].role, "user");
+      // A block Vertex's Anthropic made (its provider id does not start
+      // with the block's key) goes back to it as it is.
+      const vertex = c.messages.map((m) => (m === summary ? { ...m, provider: { ...m.provider, provider: "vertex.anthropic.messages" } } : m));
+      const toVertex = toModelMessages(transformContext(vertex), { provider: "vertex.anthropic.messages" });
+      assert.equal(toVertex[0].role, "assistant");
+      assert.deepEqual(toVertex[0].content[0].providerOptions, summary.provider.part.providerOptions, "the block as received");
+      assert.equal(toModelMessages(transformContext(vertex), { provider: "vertex.google" })[0].role, "user", "another Vertex model gets the text");
       // The conversation's threshold would compact a context this size, but the provider compacts it.
       let ours = 0;
       const summarize = async () => (ours++, "## Goal\nours");
