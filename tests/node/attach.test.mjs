@@ -495,6 +495,23 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
     assert.equal(agent.state.messages.at(-1).stopReason, "stop");
   });
 
+  test("a model whose window the settings cannot work with is reported, not ignored silently", async () => {
+    const { agent, compactor, events } = setup({ attach: { backgroundAt: false } });
+    mock.setMode((r) => answer(r));
+    await agent.prompt("first question");
+    agent.state.model = model("tiny", 3_000);
+    await agent.prompt("second question");
+    await agent.prompt("third question");
+    await settled(agent);
+    const errors = events.filter((e) => e.type === "hook_error");
+    assert.equal(errors.length, 1, "once per change");
+    assert.equal(errors[0].hook, "transformContext");
+    assert.ok(errors[0].error instanceof RangeError);
+    assert.match(errors[0].error.message, /reserveTokens \(4000\) must be less than contextWindow \(3000\)/);
+    assert.equal(compactor.contextWindow, 20_000, "the compactor keeps its window");
+    assert.equal(mock.requests.length, 3, "the requests go out as they are");
+  });
+
   test("a threshold compaction that frees almost nothing is not repeated on the next turns", async () => {
     // Three small old turns and a big request: a summary of the old turns frees under 5 %.
     let clock = 1_000;
