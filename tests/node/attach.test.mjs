@@ -217,6 +217,48 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
     assert.equal(agent.state.messages.at(-1).stopReason, "error", "the provider's error stays");
   });
 
+  test("a tool's output that overflows mid-run is recovered as pi does: the summary takes the whole turn, one retry from it", async () => {
+    // The last tool output alone is over keepRecentTokens: no cut point
+    // follows it but the failed attempt's place, where pi's session (which
+    // keeps the attempt) cuts. Without it nothing would be summarized.
+    const { agent, events } = setup({ attach: { backgroundAt: false } });
+    const read = {
+      name: "read", label: "Read", description: "Reads a file.",
+      parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
+      execute: async (_id, { path }) => ({ content: [{ type: "text", text: big(`contents of ${path}`, 60_000) }], details: undefined }),
+    };
+    agent.state.tools = [read];
+    mock.setMode((r) => answer(r));
+    for (let i = 1; i <= 3; i++) await agent.prompt(big(`question ${i}`, 8_000));
+    mock.requests.length = 0;
+    let calls = 0;
+    mock.setMode((r) => {
+      if (promptTokens(r) > 20_000) return OVERFLOW;
+      if (calls++ === 0) return { toolCalls: [{ id: "call_1", name: "read", arguments: { path: "/big.log" } }] };
+      return answer(r, "The log says all is well.");
+    });
+    await agent.prompt("read /big.log");
+    await settled(agent);
+
+    const messages = agent.state.messages;
+    assert.deepEqual(
+      ends(events).map((e) => [e.reason, e.willRetry, !!e.result, e.errorMessage]),
+      [["overflow", true, true, undefined]],
+    );
+    assert.equal(mock.requests.length, 3, "the tool call, the overflowing request, one retry");
+    assert.deepEqual(
+      roles(messages),
+      ["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant", "toolResult", "compactionSummary", "assistant"],
+      "the summary goes where the failed attempt was; nothing else is lost",
+    );
+    const retry = mock.requests[2].body.messages;
+    assert.deepEqual(retry.map((m) => m.role), ["system", "user"], "the retry is sent the summary alone");
+    assert.ok(sentMessage(mock.requests[2], SUMMARY_PREFIX));
+    assert.ok(summaries(messages)[0].summary.includes("## Latest user request (verbatim)\n\nread /big.log"));
+    assert.ok(!sent(mock.requests[2]).includes("maximum context length"), "never the failed attempt");
+    assert.equal(messages.at(-1).stopReason, "stop");
+  });
+
   test("with compaction disabled, an overflow stays the provider's error: no compaction, no retry", async () => {
     const { agent, events } = setup({ window: 20_000, compactor: { settings: { enabled: false, reserveTokens: 4_000, keepRecentTokens: 3_000 } } });
     mock.setMode(() => OVERFLOW);
@@ -451,6 +493,23 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
     assert.ok(sent(mock.requests[1]).includes("follow-up question"));
     assert.equal(ends(events).filter((e) => e.result).length, 1);
     assert.equal(agent.state.messages.at(-1).stopReason, "stop");
+  });
+
+  test("a model whose window the settings cannot work with is reported, not ignored silently", async () => {
+    const { agent, compactor, events } = setup({ attach: { backgroundAt: false } });
+    mock.setMode((r) => answer(r));
+    await agent.prompt("first question");
+    agent.state.model = model("tiny", 3_000);
+    await agent.prompt("second question");
+    await agent.prompt("third question");
+    await settled(agent);
+    const errors = events.filter((e) => e.type === "hook_error");
+    assert.equal(errors.length, 1, "once per change");
+    assert.equal(errors[0].hook, "transformContext");
+    assert.ok(errors[0].error instanceof RangeError);
+    assert.match(errors[0].error.message, /reserveTokens \(4000\) must be less than contextWindow \(3000\)/);
+    assert.equal(compactor.contextWindow, 20_000, "the compactor keeps its window");
+    assert.equal(mock.requests.length, 3, "the requests go out as they are");
   });
 
   test("a threshold compaction that frees almost nothing is not repeated on the next turns", async () => {

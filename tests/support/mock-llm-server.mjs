@@ -18,12 +18,14 @@
 //   "error400" | "error401" | "error429" | "error500" | "error529"
 //                the provider's real error body with that status
 //   { text, usage? }         a normal reply with this text
+//   { toolCalls, usage? }    OpenAI only: an answer that calls tools,
+//                            `toolCalls` = [{ id, name, arguments }]
 //   { status, json | body, headers? }   exactly this response
 //   (record) => mode | Promise<mode>    decided per request (a string
 //                result that is not a mode name is the reply text)
 // Replies stream (SSE, as the providers do) when the request asks for
 // `stream: true`, so pi-ai's own clients can talk to it; `"text"` replies
-// are the same either way. Tool calls are not mocked.
+// are the same either way.
 //
 // CORS: preflights are answered and every response carries
 // `access-control-allow-origin: *`, so a page on another origin can call it.
@@ -223,6 +225,38 @@ function streamAnthropic(res, body, text, usage) {
   sse(res, events);
 }
 
+/** An OpenAI answer calling `calls` ([{ id, name, arguments }]), streamed when asked. */
+function replyToolCalls(res, record, calls, usage) {
+  const { body } = record;
+  const toolCalls = calls.map((c, index) => ({
+    index,
+    id: c.id,
+    type: "function",
+    function: { name: c.name, arguments: JSON.stringify(c.arguments ?? {}) },
+  }));
+  const id = `chatcmpl-mock${++ids}`;
+  const created = Math.floor(Date.now() / 1000);
+  if (body?.stream !== true) {
+    const reply = openAiReply(body?.model ?? "mock-model", null, usage);
+    reply.id = id;
+    reply.choices[0].message.tool_calls = toolCalls.map(({ index, ...call }) => call);
+    reply.choices[0].finish_reason = "tool_calls";
+    return sendJson(res, 200, reply);
+  }
+  const chunk = (delta, finish_reason = null, extra = {}) => [
+    null,
+    { id, object: "chat.completion.chunk", created, model: body.model, choices: [{ index: 0, delta, logprobs: null, finish_reason }], ...extra },
+  ];
+  const events = [chunk({ role: "assistant", content: null })];
+  for (const call of toolCalls) events.push(chunk({ tool_calls: [call] }));
+  events.push(chunk({}, "tool_calls"));
+  if (body.stream_options?.include_usage) {
+    events.push([null, { id, object: "chat.completion.chunk", created, model: body.model, choices: [], usage }]);
+  }
+  events.push([null, "[DONE]"]);
+  sse(res, events);
+}
+
 /**
  * The mock as a request handler. Options: `prefix` (default "/v1"),
  * `mode` (default "text"), `text` (the default reply text).
@@ -252,6 +286,10 @@ export function createMockLlm({ prefix = "/v1", mode: initialMode = "text", text
     if (typeof current === "function") current = await current(record);
     if (typeof current === "string" && !Object.hasOwn(MODES, current)) current = { text: current };
     if (typeof current === "string") return MODES[current](res, record);
+    if (current && typeof current === "object" && "toolCalls" in current) {
+      if (provider !== "openai") throw new Error("mock LLM: tool calls are mocked for OpenAI only");
+      return replyToolCalls(res, record, current.toolCalls, current.usage ?? MOCK_USAGE.openai);
+    }
     if (current && typeof current === "object" && "text" in current) {
       return reply(res, record, current.text, current.usage ?? MOCK_USAGE[provider]);
     }

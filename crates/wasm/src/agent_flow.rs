@@ -359,10 +359,21 @@ impl Attachment {
     }
 
     /// Gives the compactor the agent's model when it changed (its window
-    /// and per-model settings); whether it did.
+    /// and per-model settings); whether it did. A model it cannot take (a
+    /// window the settings cannot work with) is a `hook_error` event, once
+    /// per change: the compactor keeps its window and settings.
     fn follow_model(&self) -> bool {
-        self.new_model()
-            .is_some_and(|model| self.compactor.set_model(model, JsValue::UNDEFINED).is_ok())
+        let Some(model) = self.new_model() else {
+            return false;
+        };
+        match self.compactor.set_model(model, JsValue::UNDEFINED) {
+            Ok(()) => true,
+            Err(error) => {
+                let event = shape(shapes::hook_error_event("transformContext", error));
+                emit(self.on_event.clone(), event);
+                false
+            }
+        }
     }
 
     /// The flows after a run (`agent_end`); `run`: the run's abort signal.

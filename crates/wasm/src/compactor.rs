@@ -1358,8 +1358,15 @@ async fn compact_job(
             keep = background::keep_recent(keep, threshold, context);
         }
         let keep = keep / ratio;
-        let prepared =
-            prepare(&array, &facts, keep, tracker.estimator(), s.one_request).map_err(input)?;
+        let prepared = prepare(
+            &array,
+            &facts,
+            keep,
+            tracker.estimator(),
+            s.one_request,
+            opts.after_failed_attempt(),
+        )
+        .map_err(input)?;
         // What it summarizes, checked as the summarizer is shown it, so that
         // a bad field names the caller's index (the flow reads slices).
         if let Some(p) = &prepared {

@@ -135,6 +135,7 @@ pub fn prepare(
     keep_recent_tokens: f64,
     estimator: EstimatorChoice,
     one_request: bool,
+    after_failed_attempt: bool,
 ) -> Result<Option<Prepared>, InputError> {
     // Estimates the facts lack (gathered lazily) are measured when asked
     // for, newest first, a chunk at a time.
@@ -145,7 +146,9 @@ pub fn prepare(
             _ => chunks.get(i),
         }
     };
-    let Some(mut plan) = prepare_compaction_with(facts, keep_recent_tokens, &mut tokens)? else {
+    let Some(mut plan) =
+        prepare_compaction_with(facts, keep_recent_tokens, after_failed_attempt, &mut tokens)?
+    else {
         return Ok(None);
     };
     if one_request {
@@ -179,7 +182,9 @@ pub fn prepare_compaction(messages: JsValue, settings: JsValue) -> Result<JsValu
     let keep = read_fields("settings", &settings, keep_recent_setting).map_err(input_error)?;
     let facts = message_facts(&array, 0, array.len(), true).map_err(input_error)?;
     Ok(
-        match prepare(&array, &facts, keep, EstimatorChoice::Pi, false).map_err(input_error)? {
+        match prepare(&array, &facts, keep, EstimatorChoice::Pi, false, false)
+            .map_err(input_error)?
+        {
             Some(p) => shape(p.shape(Field::Value(settings))),
             None => JsValue::UNDEFINED,
         },

@@ -113,11 +113,46 @@ pub fn find_cut_point_with<E>(
     keep_recent_tokens: f64,
     tokens: &mut impl FnMut(usize) -> Result<u64, E>,
 ) -> Result<CutPoint, E> {
+    cut_point(facts, start, end, keep_recent_tokens, false, tokens)
+}
+
+/// [`find_cut_point_with`] on the messages an overflow's retry compacts:
+/// the failed attempt, an assistant message with no content, was taken out
+/// at `end`. pi compacts its session with that message still in it, so
+/// `end` is a cut point too (estimated at 0 tokens): when only tool results
+/// follow the message where the kept tokens are reached (a tool's huge
+/// output overflowed the window), pi cuts there, at the end, and keeps
+/// nothing but the summary, where the walk without it would find no cut
+/// point and nothing to summarize. A cut at `end` is inside the turn that
+/// made the attempt: its start is the turn's.
+pub fn find_cut_point_after_failed_attempt<E>(
+    facts: &[MessageFacts],
+    start: usize,
+    end: usize,
+    keep_recent_tokens: f64,
+    tokens: &mut impl FnMut(usize) -> Result<u64, E>,
+) -> Result<CutPoint, E> {
+    cut_point(facts, start, end, keep_recent_tokens, true, tokens)
+}
+
+fn cut_point<E>(
+    facts: &[MessageFacts],
+    start: usize,
+    end: usize,
+    keep_recent_tokens: f64,
+    failed_attempt_at_end: bool,
+    tokens: &mut impl FnMut(usize) -> Result<u64, E>,
+) -> Result<CutPoint, E> {
     let end = end.min(facts.len());
     let start = start.min(end);
-    let kind = |i: usize| entry(facts[i].role);
+    // The taken-out attempt stands at `end`: an assistant message entry.
+    let kind = |i: usize| match facts.get(i) {
+        Some(f) => entry(f.role),
+        None => Entry::Message(Role::Assistant),
+    };
     let cut_points: Vec<usize> = (start..end)
         .filter(|&i| is_valid_cut_point(kind(i)))
+        .chain(failed_attempt_at_end.then_some(end))
         .collect();
     let Some(&first_cut_point) = cut_points.first() else {
         return Ok(CutPoint {
@@ -129,7 +164,14 @@ pub fn find_cut_point_with<E>(
 
     let mut cut = first_cut_point;
     let mut accumulated: u64 = 0;
-    for i in (start..end).rev() {
+    // The walk starts at the failed attempt, whose 0 tokens reach a budget
+    // of 0 at once.
+    let at_once = failed_attempt_at_end && keep_recent_tokens <= 0.0;
+    if at_once {
+        cut = end;
+    }
+    let walk = if at_once { end..end } else { start..end };
+    for i in walk.rev() {
         if !matches!(kind(i), Entry::Message(_)) {
             continue;
         }
@@ -253,6 +295,38 @@ mod tests {
         // The budget is met at the last tool result, after every cut point:
         // pi keeps its default, the first cut point.
         assert_eq!(find_cut_point(&s, 0, 3, 100.0), cut(0, None, false));
+    }
+
+    #[test]
+    fn after_a_failed_attempt_its_place_is_a_cut_point() {
+        let after = |s: &[MessageFacts], start, end, keep| {
+            let Ok(c) = find_cut_point_after_failed_attempt(s, start, end, keep, &mut |i| {
+                Ok::<u64, Infallible>(u64::from(s[i].tokens))
+            });
+            c
+        };
+        // A tool loop whose last output overflowed: pi's session still holds
+        // the failed attempt (an assistant message) after it, and cuts
+        // there, in the turn started at 2.
+        let s = session(&[
+            (User, 10),
+            (Assistant, 10),
+            (User, 10),
+            (Assistant, 10),
+            (ToolResult, 5000),
+        ]);
+        assert_eq!(after(&s, 0, 5, 100.0), cut(5, Some(2), true));
+        // Where a real cut point follows the budget's message, the same cut
+        // as without it; a budget never met keeps pi's default.
+        assert_eq!(after(&s, 0, 5, 10_000.0), cut(0, None, false));
+        let t = session(&[(User, 10), (Assistant, 100), (User, 100), (Assistant, 10)]);
+        assert_eq!(after(&t, 0, 4, 50.0), find_cut_point(&t, 0, 4, 50.0));
+        // Only tool results after the previous summary: the attempt's place
+        // is the only cut point (no turn start after the summary).
+        let u = session(&[(User, 10), (CompactionSummary, 10), (ToolResult, 500)]);
+        assert_eq!(after(&u, 2, 3, 100.0), cut(3, None, false));
+        // A budget of 0 is met by the attempt itself.
+        assert_eq!(after(&t, 0, 4, 0.0), cut(4, Some(2), true));
     }
 
     #[test]

@@ -163,6 +163,16 @@ pub struct CompactOptions<V: Value> {
     pub conversation: Option<V>,
 }
 
+impl<V: Value> CompactOptions<V> {
+    /// Whether these are the messages of an overflow's retry, whose failed
+    /// attempt the caller took out of their end (`reason: "overflow"`,
+    /// `willRetry: true`): the cut may fall where it was, as in pi's session
+    /// ([`crate::compaction::prepare::prepare_compaction_with`]).
+    pub fn after_failed_attempt(&self) -> bool {
+        self.reason == Reason::Overflow && self.will_retry
+    }
+}
+
 /// `compact`'s `conversation` option: the system prompt (a string) and the
 /// tools (an object: an array of pi-ai tools or an AI SDK tool set, passed
 /// on as they are) the conversation's requests carry.

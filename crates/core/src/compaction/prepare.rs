@@ -2,7 +2,9 @@
 //! array, as index ranges (the boundary turns them into the caller's own
 //! message objects and gathers file operations from them).
 
-use crate::compaction::cut_point::{find_cut_point_with, CutPoint};
+use crate::compaction::cut_point::{
+    find_cut_point_after_failed_attempt, find_cut_point_with, CutPoint,
+};
 use crate::error::InputError;
 use crate::js::options::{expect_object, Reader, Value};
 use crate::message::pinned::model_view;
@@ -33,7 +35,7 @@ pub struct Preparation {
 /// previous summary, and — a deliberate difference — when there is nothing
 /// to summarize (pi returns a preparation with empty lists there).
 pub fn prepare_compaction(facts: &[MessageFacts], keep_recent_tokens: f64) -> Option<Preparation> {
-    let Ok(p) = prepare_compaction_with(facts, keep_recent_tokens, &mut |i| {
+    let Ok(p) = prepare_compaction_with(facts, keep_recent_tokens, false, &mut |i| {
         Ok::<u64, Infallible>(u64::from(facts[i].tokens))
     });
     p
@@ -42,10 +44,15 @@ pub fn prepare_compaction(facts: &[MessageFacts], keep_recent_tokens: f64) -> Op
 /// [`prepare_compaction`] with the estimates supplied by `tokens(index)`,
 /// asked only for the messages whose estimate counts (after the last usage,
 /// and along the cut point's backward walk), so that a caller that gathered
-/// the messages lazily measures only those.
+/// the messages lazily measures only those. `after_failed_attempt`: the
+/// messages of an overflow's retry, whose failed attempt was taken out of
+/// their end; pi's session still holds it, so the cut may fall there
+/// ([`find_cut_point_after_failed_attempt`]), keeping nothing but the
+/// summary.
 pub fn prepare_compaction_with<E>(
     facts: &[MessageFacts],
     keep_recent_tokens: f64,
+    after_failed_attempt: bool,
     tokens: &mut impl FnMut(usize) -> Result<u64, E>,
 ) -> Result<Option<Preparation>, E> {
     let Some(last) = facts.last() else {
@@ -69,14 +76,18 @@ pub fn prepare_compaction_with<E>(
     });
     let tokens_before = estimate_from_end(newest_first, Stale::Nothing)?.tokens;
 
-    let cut = find_cut_point_with(
+    let find = match after_failed_attempt {
+        true => find_cut_point_after_failed_attempt,
+        false => find_cut_point_with,
+    };
+    let cut = find(
         facts,
         boundary_start,
         facts.len(),
         keep_recent_tokens,
         tokens,
     )?;
-    if cut.first_kept_index >= facts.len() {
+    if cut.first_kept_index >= facts.len() && !after_failed_attempt {
         return Ok(None);
     }
     let (history_end, turn_prefix) = match (cut.is_split_turn, cut.turn_start_index) {
@@ -238,6 +249,29 @@ mod tests {
         assert_eq!(p.view_bounds(6, Some(5), &[]), None);
         // The context is the summary and what follows it.
         assert_eq!(p.tokens_before, 450.0);
+    }
+
+    #[test]
+    fn an_overflow_retry_may_keep_nothing_but_the_summary() {
+        // The last tool output alone is over the kept budget: without the
+        // failed attempt's place there is nothing to summarize; with it, as
+        // pi cuts its session, the whole turn is the split turn's prefix.
+        let s = session(&[
+            (User, 100, None),
+            (Assistant, 100, Some(300.0)),
+            (User, 10, None),
+            (Assistant, 10, None),
+            (ToolResult, 5000, None),
+        ]);
+        assert_eq!(prepare_compaction(&s, 1000.0), None);
+        let Ok(p) = prepare_compaction_with(&s, 1000.0, true, &mut |i| {
+            Ok::<u64, Infallible>(u64::from(s[i].tokens))
+        });
+        let p = p.unwrap();
+        assert_eq!(p.first_kept_index, 5);
+        assert!(p.is_split_turn);
+        assert_eq!(p.history, 0..2);
+        assert_eq!(p.turn_prefix, 2..5);
     }
 
     #[test]
