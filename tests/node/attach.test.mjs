@@ -746,6 +746,30 @@ describe("attach(agent): automatic compaction in a real pi-agent-core Agent", ()
   });
 });
 
+describe("attach(agent): one compactor per agent", () => {
+  test("a second Compactor attached to the same agent is refused; detach leaves hooks the app set after attach", async () => {
+    const { agent, compactor, detach } = setup({ window: 12_000 });
+    const other = new Compactor({ contextWindow: 12_000, settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 } });
+    assert.throws(() => other.attach(agent), { name: "Error", message: /^attach: this agent is attached to another Compactor/ });
+    assert.equal(agent.transformContext, compactor.agentHooks().transformContext, "the first one's hooks stay");
+    detach();
+    // Once detached, the other one may attach, and its detach puts the agent's own hooks back.
+    const original = agent.transformContext;
+    const originalConvert = agent.convertToLlm;
+    const detachOther = other.attach(agent);
+    assert.equal(agent.transformContext, other.agentHooks().transformContext);
+    detachOther();
+    assert.equal(agent.transformContext, original);
+    // A hook the app installed over the compactor's after attach stays when it detaches.
+    const again = compactor.attach(agent);
+    const wrapped = async (messages, signal) => compactor.agentHooks().transformContext(messages, signal);
+    agent.transformContext = wrapped;
+    again();
+    assert.equal(agent.transformContext, wrapped, "the app's own hook is not replaced");
+    assert.equal(agent.convertToLlm, originalConvert, "the compactor's own is put back");
+  });
+});
+
 describe("attach(agent): a faulty summarizer never inserts two summaries nor starts a retry loop", () => {
   const faults = {
     throws: () => {

@@ -36,8 +36,8 @@ use crate::compactor::{compaction_end_event, emit, Compactor};
 use crate::js::errors::bad_input;
 use crate::js::values::{object, prop, shape, Opt};
 use agent_compaction_core::compaction::agent_flow::{
-    after_run, attach_options, then, Flow, Owner, RetryGuard, RunEnd, Stop, Then, ALREADY_ATTACHED,
-    RECOVERY_FAILED,
+    after_run, attach_options, then, Flow, Owner, RetryGuard, RunEnd, Stop, Then, AGENT_TAKEN,
+    ALREADY_ATTACHED, RECOVERY_FAILED,
 };
 use agent_compaction_core::compaction::background::{Act, Checkpoint, Next};
 use agent_compaction_core::compaction::reason::Reason;
@@ -604,9 +604,22 @@ impl Attachment {
             let _ = f.call0(&JsValue::UNDEFINED);
         }
         if let Some(previous) = self.previous_hooks.borrow_mut().take() {
-            swap_hooks(&self.agent, previous);
+            // Each hook the agent still holds from `attach` is put back; one
+            // the app set over it since stays.
+            let ours = self.compactor.agent_hooks();
+            for (name, hook) in HOOKS.iter().zip(&previous) {
+                if js_sys::Object::is(&prop(&self.agent, name), &prop(&ours, name)) {
+                    let _ = Reflect::set(&self.agent, &JsValue::from_str(name), hook);
+                }
+            }
         }
+        ATTACHED.with(|agents| agents.delete(self.agent.unchecked_ref()));
     }
+}
+
+thread_local! {
+    /// The agents a `Compactor` is attached to (held weakly).
+    static ATTACHED: js_sys::WeakSet = js_sys::WeakSet::new();
 }
 
 /// The agent's hooks `attach` replaces and `detach` puts back.
@@ -672,6 +685,9 @@ impl Compactor {
         if self.attachment().is_some() {
             return Err(js_sys::Error::new(ALREADY_ATTACHED).into());
         }
+        if ATTACHED.with(|agents| agents.has(agent.unchecked_ref())) {
+            return Err(js_sys::Error::new(AGENT_TAKEN).into());
+        }
 
         // The hooks: the agent reads them at the start of every run.
         let hooks = self.agent_hooks();
@@ -706,6 +722,7 @@ impl Compactor {
         *attachment.unsubscribe.borrow_mut() = unsubscribe.dyn_into::<Function>().ok();
         attachment.new_model();
         self.set_attachment(Some(attachment.clone()));
+        ATTACHED.with(|agents| agents.add(agent.unchecked_ref()));
         attachment.state_changed();
 
         let compactor = self.shared();

@@ -322,6 +322,9 @@ pub fn attach_options<V: Value>(
 
 /// `attach` on a compactor that is attached already (an `Error`).
 pub const ALREADY_ATTACHED: &str = "attach: this Compactor is already attached to an agent; call the function attach returned to detach it first";
+/// `attach` to an agent another `Compactor` is attached to: both would
+/// compact and save each run, and their hooks would undo each other's.
+pub const AGENT_TAKEN: &str = "attach: this agent is attached to another Compactor; call the function its attach returned to detach it first";
 
 #[cfg(all(test, not(target_arch = "wasm32")))]
 mod tests {
