@@ -867,7 +867,11 @@ async function manualCompact(s, customInstructions) {
     // summary goes in, and the manual one summarizes on from there.
     await s.compactor.waitForBackground();
     const ready = s.compactor.takeBackground(s.agent.state.messages);
-    if (ready) s.agent.state.messages = ready.messages;
+    if (ready) {
+      s.agent.state.messages = ready.messages;
+      // saved now: the manual compaction may find nothing more to summarize
+      await store.save(s.id, s.agent.state.messages);
+    }
     const before = s.agent.state.messages;
     const out = await s.compactor.compact(before, { reason: "manual", customInstructions });
     if (s.closed) return;
@@ -885,7 +889,7 @@ async function manualCompact(s, customInstructions) {
 
 async function undoCompaction() {
   const s = current;
-  if (!s || isBusy(s)) return;
+  if (!s || isBusy(s) || s.compactor.isCompacting) return;
   const messages = s.agent.state.messages;
   const next = removeLastCompaction(messages);
   if (next === messages) return;
@@ -956,7 +960,9 @@ function renderState(s) {
   ui.send.disabled = compacting;
   ui.stop.hidden = !streaming || compacting;
   const messages = s.agent.state.messages;
-  ui.undo.disabled = busy || !messages.some((m) => m.role === "compactionSummary");
+  // (not while a summary is written in the background either: it summarizes
+  // the array with the last summary in, and would be dropped, the undo too)
+  ui.undo.disabled = busy || s.compactor.isCompacting || !messages.some((m) => m.role === "compactionSummary");
 
   // stats bar
   let tokens;
