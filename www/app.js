@@ -291,6 +291,9 @@ function isCompacting(s = current) {
 }
 
 function notice(kind, text) {
+  // (the same notice again, say one per refused save, moves to the end instead of repeating)
+  const same = notices.findIndex((n) => n.kind === kind && n.text === String(text));
+  if (same >= 0) notices.splice(same, 1);
   notices.push({ kind, text: String(text) });
   while (notices.length > 4) notices.shift();
   renderNotices();
@@ -581,6 +584,8 @@ async function closeSession() {
   }
   s.unsubscribe();
   s.detach();
+  // (a run it stopped was saved after its events stopped reaching the page: list the sessions again)
+  refreshSessionsSoon();
 }
 
 let lastOpenedId = null;
