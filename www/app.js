@@ -291,6 +291,9 @@ function isCompacting(s = current) {
 }
 
 function notice(kind, text) {
+  // (the same notice again, say one per refused save, moves to the end instead of repeating)
+  const same = notices.findIndex((n) => n.kind === kind && n.text === String(text));
+  if (same >= 0) notices.splice(same, 1);
   notices.push({ kind, text: String(text) });
   while (notices.length > 4) notices.shift();
   renderNotices();
@@ -544,10 +547,24 @@ function rememberErrors(summarize) {
     });
 }
 
-/** Opens `id` (after closing the open session); serialized so that clicks never interleave. */
-function switchSession(id) {
-  if (current?.id === id) return opening;
-  opening = opening.then(() => openSession(id)).catch((err) => showError("Could not open the session", err));
+/**
+ * Opens `id` (after closing the open session); serialized so that clicks never interleave.
+ * `reapply`: this tab's messages of the session, whose saves may have been refused (see `reapplyLocal`).
+ */
+function switchSession(id, { reapply } = {}) {
+  if (current?.id === id && opensPending === 0) return opening;
+  return queueOpen(() => openSession(id, { reapply }));
+}
+
+let opensPending = 0; // session opens queued on `opening` and not done
+
+/** Runs `task` (which opens a session) after the opens before it; a message sent meanwhile waits for it (see `submit`). */
+function queueOpen(task) {
+  opensPending++;
+  opening = opening
+    .then(task)
+    .catch((err) => showError("Could not open the session", err))
+    .finally(() => opensPending--);
   return opening;
 }
 
@@ -567,16 +584,19 @@ async function closeSession() {
   }
   s.unsubscribe();
   s.detach();
+  // (a run it stopped was saved after its events stopped reaching the page: list the sessions again)
+  refreshSessionsSoon();
 }
 
 let lastOpenedId = null;
 
-async function openSession(id) {
+async function openSession(id, { reapply } = {}) {
   await closeSession();
   if (lastOpenedId !== id) clearNotices(); // (a session loaded again keeps them)
   lastOpenedId = id;
   changedWhileOpening.delete(id);
-  const messages = await store.load(id);
+  let messages = await store.load(id);
+  if (reapply) messages = await reapplyLocal(id, messages, reapply);
   const model = piModel(endpoint);
   const s = {
     id,
@@ -699,14 +719,52 @@ function afterIdle(s) {
   }, 150);
 }
 
-/** Loads the session again when another tab saved it (its saves from here would be refused). */
+/**
+ * Loads the session again when another tab saved it (its saves from here
+ * would be refused), with what this tab added meanwhile put back after
+ * the other tab's messages: reload, reapply, save.
+ */
 function reopenIfChangedElsewhere(s) {
   if (!s.changedElsewhere || s.closed || current !== s || isBusy(s)) return;
   current = null;
   s.closed = true;
   s.unsubscribe();
   s.detach();
-  switchSession(s.id).then(() => notice("info", "This session was changed in another tab; it has been reloaded."));
+  switchSession(s.id, { reapply: s.agent.state.messages }).then(() => notice("info", "This session was changed in another tab; it has been reloaded."));
+}
+
+/**
+ * `stored` (the session as another tab left it) with the messages of
+ * `local` (this tab's array) it lacks appended and saved: the turn this tab
+ * ran while its saves were refused. Only what follows the last of this
+ * tab's messages that is stored comes back; this tab's summaries and
+ * clearing markers do not (its compactor compacts again if it must), nor
+ * does anything when no message of this tab is stored (the other tab
+ * replaced the session: nothing to put it after).
+ */
+async function reapplyLocal(id, stored, local) {
+  const key = (m) => JSON.stringify(m);
+  for (let attempt = 1; ; attempt++) {
+    const there = new Set(stored.map(key));
+    const last = local.findLastIndex((m) => there.has(key(m)));
+    if (last < 0) return stored;
+    const missing = local.slice(last + 1).filter((m) => m.role !== "compactionSummary" && m.role !== "toolOutputCleared");
+    if (missing.length === 0) return stored;
+    const next = [...stored, ...missing];
+    const what = `this tab's last ${plural(missing.length, "message")}`;
+    try {
+      await store.save(id, next);
+    } catch (err) {
+      if (err instanceof ConflictError && attempt < 3) {
+        stored = await store.load(id); // saved elsewhere once more meanwhile
+        continue;
+      }
+      showError(`Could not keep ${what}`, err);
+      return stored;
+    }
+    notice("info", `The session was changed in another tab: ${what} ${missing.length === 1 ? "was" : "were"} added after its messages.`);
+    return next;
+  }
 }
 
 function onCompactorEvent(s, event) {
@@ -751,6 +809,9 @@ function onCompactorEvent(s, event) {
 // ---------------------------------------------------------------- sending
 
 async function submit() {
+  // A session being opened (a switch, the reload after another tab's save,
+  // new settings) takes the message once it is open.
+  while (opensPending > 0) await opening;
   const s = current;
   const text = ui.input.value;
   if (!s || !text.trim() || isCompacting(s)) return;
@@ -811,7 +872,11 @@ async function manualCompact(s, customInstructions) {
     // summary goes in, and the manual one summarizes on from there.
     await s.compactor.waitForBackground();
     const ready = s.compactor.takeBackground(s.agent.state.messages);
-    if (ready) s.agent.state.messages = ready.messages;
+    if (ready) {
+      s.agent.state.messages = ready.messages;
+      // saved now: the manual compaction may find nothing more to summarize
+      await store.save(s.id, s.agent.state.messages);
+    }
     const before = s.agent.state.messages;
     const out = await s.compactor.compact(before, { reason: "manual", customInstructions });
     if (s.closed) return;
@@ -829,7 +894,7 @@ async function manualCompact(s, customInstructions) {
 
 async function undoCompaction() {
   const s = current;
-  if (!s || isBusy(s)) return;
+  if (!s || isBusy(s) || s.compactor.isCompacting) return;
   const messages = s.agent.state.messages;
   const next = removeLastCompaction(messages);
   if (next === messages) return;
@@ -900,7 +965,9 @@ function renderState(s) {
   ui.send.disabled = compacting;
   ui.stop.hidden = !streaming || compacting;
   const messages = s.agent.state.messages;
-  ui.undo.disabled = busy || !messages.some((m) => m.role === "compactionSummary");
+  // (not while a summary is written in the background either: it summarizes
+  // the array with the last summary in, and would be dropped, the undo too)
+  ui.undo.disabled = busy || s.compactor.isCompacting || !messages.some((m) => m.role === "compactionSummary");
 
   // stats bar
   let tokens;
@@ -1215,14 +1282,14 @@ async function saveSettings() {
   }
   ui.settingsDialog.close();
   savedEndpoint = values;
-  endpoint = await resolveEndpoint(savedEndpoint);
-  renderHeader();
-  if (current) {
-    const id = current.id;
-    await closeSession();
-    opening = opening.then(() => openSession(id)).catch((err) => showError("Could not open the session", err));
-    await opening;
-  }
+  // The session opens again with the new endpoint (openSession closes it
+  // first); a message sent meanwhile waits for it, not for the old one.
+  const reopen = current?.id;
+  await queueOpen(async () => {
+    endpoint = await resolveEndpoint(savedEndpoint);
+    renderHeader();
+    if (reopen) await openSession(reopen);
+  });
 }
 
 // ---------------------------------------------------------------- import / export

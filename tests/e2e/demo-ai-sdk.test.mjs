@@ -138,6 +138,32 @@ for (const name of ENGINES_HERE) {
       assert.match((await stats(page)).text, /last compaction \(overflow\)/);
     });
 
+    test("a message sent while the new settings open the session again goes to it, on the AI SDK", { timeout: 180_000 }, async () => {
+      await model("reset", {});
+      await model("config", { delayMs: 0, contextWindow: 16_000 });
+      const page = await browser.newIsolatedPage({ viewport: { width: 1280, height: 860 } });
+      current = page;
+      page.onProblem((p) => problems.push(p));
+      await page.goto(server.url);
+      await page.waitForFunction(() => document.body?.dataset.ready === "true", null, { timeout: 30_000 });
+      await send(page, PROMPTS[0]);
+      await page.locator("#open-settings").click();
+      await page.locator("#set-ai-sdk").click();
+      await page.locator("#settings-save").click();
+      // at once, before the session is open again
+      await page.locator("#input").fill(PROMPTS[1]);
+      await page.locator("#input").press("Enter");
+      await page.waitForFunction(
+        (text) => document.body.dataset.runtime === "ai-sdk" && document.body.dataset.busy === "false" && window.demo.session?.messages.at(-1)?.role === "assistant" && window.demo.session.messages.some((m) => m.role === "user" && m.content?.[0]?.text === text),
+        PROMPTS[1],
+        { timeout: 30_000 },
+      );
+      assert.equal(await page.locator("#input").inputValue(), "");
+      const chats = (await requestLog()).filter((r) => r.kind === "chat");
+      assert.ok(chats.at(-1).body.messages.some((m) => textOf(m.content) === PROMPTS[1]), "the model got it");
+      assert.ok(!(await rows(page)).some((r) => r.error), "no run stopped");
+    });
+
     test("/compact and undo on the AI SDK agent", { timeout: 180_000 }, async () => {
       const page = await openDemoOnAiSdk();
       for (const p of PROMPTS.slice(0, 2)) await send(page, p);

@@ -337,3 +337,45 @@ test("two tabs on one session: what one tab adds shows up in the other", async (
   const stored = await page.evaluate(async () => (await window.demo.store.load(window.demo.session.id)).filter((m) => m.role === "user").length);
   assert.equal(stored, 2);
 });
+
+test("two tabs send at once: the tab whose save was refused reloads with its own turn added, nothing lost or doubled", async () => {
+  const page = await openDemo();
+  const other = await context.newPage();
+  other.on("pageerror", (err) => problems.push(`pageerror (second tab): ${err.message}`));
+  other.on("console", (msg) => {
+    if (msg.type() === "error") problems.push(`console.error (second tab): ${msg.text()}`);
+  });
+  await other.goto(server.url);
+  await other.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  await send(page, "read src/shared.rs");
+  await other.waitForFunction(() => window.demo.session?.messages.length === 4 && document.body.dataset.busy === "false", null, { timeout: 15_000 });
+  const id = await currentId(page);
+
+  // Both runs overlap: the first to save wins, the other's saves are refused (ConflictError).
+  await model("config", { delayMs: 40 });
+  const settled = (p) => p.evaluate(() => Number(document.body.dataset.settled ?? 0));
+  const [a, b] = [await settled(page), await settled(other)];
+  await page.locator("#input").fill("read src/store.rs please");
+  await other.locator("#input").fill("read src/cache.rs");
+  await Promise.all([page.locator("#input").press("Enter"), other.locator("#input").press("Enter")]);
+  const idle = (p, n) => p.waitForFunction((m) => Number(document.body.dataset.settled ?? 0) > m && document.body.dataset.busy === "false", n, { timeout: 60_000, polling: 50 });
+  await Promise.all([idle(page, a), idle(other, b)]);
+
+  const users = (list) => list.filter((m) => m.role === "user").map((m) => m.content[0].text);
+  const expected = ["read src/shared.rs", "read src/cache.rs", "read src/store.rs please"];
+  const stored = () => page.evaluate(async (sessionId) => window.demo.store.load(sessionId), id);
+  // The refused tab reloads the session and adds its turn after the other's (saved), and the first tab shows it.
+  const deadline = Date.now() + 15_000;
+  while (users(await stored()).length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const final = await stored();
+  assert.deepEqual([...users(final)].sort(), [...expected].sort(), "each message stored once");
+  assert.equal(final.length, 12, "both turns, whole: user, tool call, tool result, answer each");
+  for (const p of [page, other]) {
+    await p.waitForFunction(
+      (n) => window.demo.session?.messages.length === n && document.querySelectorAll("#conversation > li").length === n && document.body.dataset.busy === "false",
+      final.length,
+      { timeout: 15_000 },
+    );
+    assert.deepEqual(users(await p.evaluate(() => window.demo.session.messages)), users(final));
+  }
+});

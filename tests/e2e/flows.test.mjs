@@ -755,6 +755,40 @@ for (const name of FLOW_ENGINES) {
       const notices = await page.locator("#notices").textContent();
       assert.doesNotMatch(notices, /already running/);
       assert.match(notices, /Nothing to compact/, "the manual compaction ran after the background one");
+      // The background summary is saved, though the manual compaction found nothing more to summarize.
+      const stored = await page.evaluate(async () => (await window.demo.store.load(window.demo.session.id)).map((m) => m.role));
+      assert.deepEqual(stored, messages.map((m) => m.role), "IndexedDB holds what the page shows");
+    });
+
+    test("13b. undo waits while a summary is written in the background: it undoes that one once it is in, never the one before", { timeout: 180_000 }, async () => {
+      const page = await openDemo({}, { background: true });
+      const undo = page.locator("#undo-compaction");
+      await send(page, PROMPTS[0]);
+      await send(page, PROMPTS[1]);
+      await send(page, "/compact");
+      assert.ok(await undo.isEnabled(), "a compaction to undo");
+      gate.arm();
+      let held = false;
+      for (const prompt of PROMPTS.slice(2)) {
+        const before = await type(page, prompt);
+        await waitSettled(page, before);
+        held = await Promise.race([gate.arrived.then(() => true), new Promise((r) => setTimeout(() => r(false), 500))]);
+        if (held) break;
+      }
+      assert.ok(held, "a compaction started in the background, and its turn settled");
+      await page.waitForFunction(() => document.body.dataset.background === "true" && document.body.dataset.busy === "false", null, { timeout: 10_000 });
+      assert.ok(await undo.isDisabled(), "no undo while the summary is written");
+      assert.equal(await page.evaluate(() => window.demo.session.messages.filter((m) => m.role === "compactionSummary").length), 1);
+      gate.release();
+      await page.waitForFunction(() => window.demo.session.messages.filter((m) => m.role === "compactionSummary").length === 2, null, { timeout: 10_000 });
+      await page.waitForFunction(() => !document.getElementById("undo-compaction").disabled, null, { timeout: 10_000 });
+      await undo.click();
+      await page.waitForFunction(() => window.demo.session.messages.filter((m) => m.role === "compactionSummary").length === 1, null, { timeout: 10_000 });
+      await page.waitForFunction(() => document.querySelectorAll("#conversation > li[data-role=compactionDivider]").length === 1, null, { timeout: 10_000 });
+      const dividers = (await conversation(page)).filter((r) => r.role === "compactionDivider");
+      assert.match(dividers[0].text, /Context compacted/, "the manual compaction stays");
+      const stored = await page.evaluate(async () => (await window.demo.store.load(window.demo.session.id)).map((m) => m.role));
+      assert.deepEqual(stored, (await pageMessages(page)).map((m) => m.role));
     });
   });
 }
