@@ -158,7 +158,7 @@ for (const name of ENGINES_HERE) {
         PROMPTS[1],
         { timeout: 30_000 },
       );
-      assert.equal(await page.locator("#input").inputValue(), "");
+      assert.equal(await page.evaluate(() => document.querySelector("#input").value), "", "the input was taken");
       const chats = (await requestLog()).filter((r) => r.kind === "chat");
       assert.ok(chats.at(-1).body.messages.some((m) => textOf(m.content) === PROMPTS[1]), "the model got it");
       assert.ok(!(await rows(page)).some((r) => r.error), "no run stopped");
