@@ -810,7 +810,9 @@ function onCompactorEvent(s, event) {
 
 async function submit() {
   // A session being opened (a switch, the reload after another tab's save,
-  // new settings) takes the message once it is open.
+  // new settings, from the moment "Save" is pressed) takes the message
+  // once it is open.
+  await savingSettings.catch(() => undefined);
   while (opensPending > 0) await opening;
   const s = current;
   const text = ui.input.value;
@@ -1258,7 +1260,15 @@ function readSettingsForm() {
   return values;
 }
 
-async function saveSettings() {
+/** Settles once the last "Save" of the settings has reopened the session (a message sent meanwhile waits for it). */
+let savingSettings = Promise.resolve();
+
+function saveSettings() {
+  savingSettings = saveSettingsNow();
+  return savingSettings;
+}
+
+async function saveSettingsNow() {
   let values;
   try {
     values = readSettingsForm();
