@@ -85,6 +85,18 @@ async function openDemo() {
   return page;
 }
 
+/** A second tab on the demo, in the profile `openDemo` made; its errors are collected too. */
+async function openSecondTab() {
+  const other = await context.newPage();
+  other.on("pageerror", (err) => problems.push(`pageerror (second tab): ${err.message}`));
+  other.on("console", (msg) => {
+    if (msg.type() === "error") problems.push(`console.error (second tab): ${msg.text()}`);
+  });
+  await other.goto(server.url);
+  await other.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  return other;
+}
+
 const sessionTitles = (page) => page.locator("#session-list .session-title").allTextContents();
 const currentId = (page) => page.evaluate(() => window.demo.session?.id);
 
@@ -315,13 +327,7 @@ test("pi session files: import shows the whole session with its dividers, the mo
 
 test("two tabs on one session: what one tab adds shows up in the other", async () => {
   const page = await openDemo();
-  const other = await context.newPage();
-  other.on("pageerror", (err) => problems.push(`pageerror (second tab): ${err.message}`));
-  other.on("console", (msg) => {
-    if (msg.type() === "error") problems.push(`console.error (second tab): ${msg.text()}`);
-  });
-  await other.goto(server.url);
-  await other.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  const other = await openSecondTab();
   assert.equal(await other.evaluate(() => window.demo.session.id), await currentId(page), "both opened the same session");
 
   await send(page, "read src/shared.rs");
@@ -340,13 +346,7 @@ test("two tabs on one session: what one tab adds shows up in the other", async (
 
 test("two tabs send at once: the tab whose save was refused reloads with its own turn added, nothing lost or doubled", async () => {
   const page = await openDemo();
-  const other = await context.newPage();
-  other.on("pageerror", (err) => problems.push(`pageerror (second tab): ${err.message}`));
-  other.on("console", (msg) => {
-    if (msg.type() === "error") problems.push(`console.error (second tab): ${msg.text()}`);
-  });
-  await other.goto(server.url);
-  await other.waitForSelector("body[data-ready=true]", { timeout: 30_000 });
+  const other = await openSecondTab();
   await send(page, "read src/shared.rs");
   await other.waitForFunction(() => window.demo.session?.messages.length === 4 && document.body.dataset.busy === "false", null, { timeout: 15_000 });
   const id = await currentId(page);

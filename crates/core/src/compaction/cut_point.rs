@@ -164,18 +164,14 @@ fn cut_point<E>(
 
     let mut cut = first_cut_point;
     let mut accumulated: u64 = 0;
-    // The walk starts at the failed attempt, whose 0 tokens reach a budget
-    // of 0 at once.
-    let at_once = failed_attempt_at_end && keep_recent_tokens <= 0.0;
-    if at_once {
-        cut = end;
-    }
-    let walk = if at_once { end..end } else { start..end };
-    for i in walk.rev() {
+    // The walk starts at the failed attempt when there is one: a message
+    // of 0 tokens (it meets a budget of 0 by itself).
+    let walk_end = end + usize::from(failed_attempt_at_end);
+    for i in (start..walk_end).rev() {
         if !matches!(kind(i), Entry::Message(_)) {
             continue;
         }
-        accumulated += tokens(i)?;
+        accumulated += if i == end { 0 } else { tokens(i)? };
         if accumulated as f64 >= keep_recent_tokens {
             // The closest cut point at or after this message; when there is
             // none (only tool results follow), pi keeps its default.

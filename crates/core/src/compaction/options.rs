@@ -182,7 +182,7 @@ pub struct Conversation<V: Value> {
 }
 
 /// What `options.conversation.tools` must be.
-pub const TOOLS_EXPECTED: &str = "an array of pi-ai tools or an AI SDK tool set (an object)";
+const TOOLS_EXPECTED: &str = "an array of pi-ai tools or an AI SDK tool set (an object)";
 
 /// Reads `options.conversation` (`r` reads its fields).
 pub fn conversation<V: Value>(r: &Reader<V>) -> Result<Conversation<V>, InputError> {
@@ -240,25 +240,23 @@ pub fn background_options<V: Value>(
     r: &Reader<V>,
 ) -> Result<CompactOptions<V>, InputError> {
     let mut o = compact_options(options, r)?;
-    if options.is_nullish() {
-        o.reason = Reason::Threshold;
-        return Ok(o);
-    }
-    let reason = r.field("reason")?;
-    if !reason.is_undefined() && o.reason != Reason::Threshold {
-        return Err(r.wrong(
-            "reason",
-            "\"threshold\" or left out (a compaction in the background is a threshold one)",
-            &reason,
-        ));
-    }
-    if o.will_retry {
-        let given = r.field("willRetry")?;
-        return Err(r.wrong(
-            "willRetry",
-            "false or left out (no request waits for a compaction in the background)",
-            &given,
-        ));
+    if !options.is_nullish() {
+        let reason = r.field("reason")?;
+        if !reason.is_undefined() && o.reason != Reason::Threshold {
+            return Err(r.wrong(
+                "reason",
+                "\"threshold\" or left out (a compaction in the background is a threshold one)",
+                &reason,
+            ));
+        }
+        if o.will_retry {
+            let given = r.field("willRetry")?;
+            return Err(r.wrong(
+                "willRetry",
+                "false or left out (no request waits for a compaction in the background)",
+                &given,
+            ));
+        }
     }
     o.reason = Reason::Threshold;
     Ok(o)
