@@ -153,7 +153,10 @@ impl MaxTokensField {
         }
     }
 
-    /// OpenAI's own API refuses `max_tokens` for its reasoning models; every
+    /// OpenAI's own API refuses `max_tokens` for its reasoning models, and
+    /// so does Azure OpenAI under each of its resource hosts
+    /// (`*.openai.azure.com`, and the AI Foundry's
+    /// `*.cognitiveservices.azure.com` and `*.services.ai.azure.com`); every
     /// other OpenAI-compatible server knows `max_tokens`, and not all of
     /// them know `max_completion_tokens`.
     fn guess(base_url: &JsStr) -> Self {
@@ -168,7 +171,12 @@ impl MaxTokensField {
         let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
         let host_port = authority.rsplit('@').next().unwrap_or_default();
         let host = host_port.split(':').next().unwrap_or_default();
-        if host == "api.openai.com" || host.ends_with(".openai.azure.com") {
+        const AZURE: [&str; 3] = [
+            ".openai.azure.com",
+            ".cognitiveservices.azure.com",
+            ".services.ai.azure.com",
+        ];
+        if host == "api.openai.com" || AZURE.iter().any(|suffix| host.ends_with(suffix)) {
             MaxTokensField::MaxCompletionTokens
         } else {
             MaxTokensField::MaxTokens

@@ -115,6 +115,16 @@ fn the_token_limit_field_follows_the_host_unless_given() {
         field(None, "https://my-res.openai.azure.com/openai/deployments/x"),
         completion
     );
+    for azure in [
+        "https://my-res.cognitiveservices.azure.com/openai/deployments/x",
+        "https://my-res.services.ai.azure.com/openai/v1",
+    ] {
+        assert_eq!(field(None, azure), completion, "{azure}");
+    }
+    assert_eq!(
+        field(None, "https://cognitiveservices.azure.com.example/v1"),
+        plain
+    );
     assert_eq!(field(None, "http://127.0.0.1:8080/v1"), plain);
     assert_eq!(field(None, "https://api.openai.com.evil.example/v1"), plain);
     assert_eq!(
