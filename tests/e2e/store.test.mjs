@@ -25,7 +25,9 @@
 //     there are exactly as many summaries as compactions saved;
 //   - a tab that saves its stale copy again after a ConflictError, without
 //     loading, and a tab whose session the other deletes and creates again
-//     under the same id: each such save is refused and writes nothing.
+//     under the same id: each such save is refused and writes nothing; a
+//     fork from a copy the other tab changed since is refused too (its
+//     index counts messages that moved).
 //
 // Each test uses databases of its own. Needs a built pkg/
 // (`node scripts/build.mjs`) and the browsers scripts/setup.sh installs.
@@ -792,6 +794,35 @@ for (const engine of ENGINES) {
         assert.deepEqual(out.meta, { title: "new", messageCount: 0, revision: 0 });
         // Loaded again, tab A saves into the new session.
         assert.equal(out.own, 1);
+        await a.close();
+        await b.close();
+      });
+
+      test("a fork from a copy another tab changed since is a ConflictError, not a fork of other messages; loaded again, it forks what was loaded", { timeout: 120_000 }, async () => {
+        const db = "fork-stale";
+        const [a, b] = await sharedSession(db, "f");
+        // B undoes the compaction: every message after it moves back one place.
+        await b.evaluate(async (db) => {
+          const { m } = window.h;
+          const store = await m.SessionStore.open({ name: db });
+          await store.save("f", m.removeLastCompaction(await store.load("f")), { replace: true });
+          store.close();
+        }, db);
+        const out = await a.evaluate(async () => {
+          const { settle, deepEqual } = window.h;
+          const sessions = (await store.list()).length;
+          // A forks at index 8 of the array it shows (revision 1).
+          const stale = await settle(store.fork("f", 8, { title: "from A's copy" }));
+          const after = (await store.list()).length;
+          const loaded = await store.load("f");
+          const fork = await store.fork("f", 8);
+          return {
+            stale: stale.ok ? "forked" : stale.error.name,
+            created: after - sessions,
+            forkIsWhatWasLoaded: deepEqual(await store.load(fork.id), loaded.slice(0, 8)),
+          };
+        });
+        assert.deepEqual(out, { stale: "ConflictError", created: 0, forkIsWhatWasLoaded: true });
         await a.close();
         await b.close();
       });
