@@ -20,6 +20,8 @@
 //     as it was (in Firefox an aborted transaction at the limit can leave
 //     some of its writes stored, which the store puts back), and saves work
 //     again once there is room;
+//   - a message the browser cannot clone (a DOM node) in a large save: a
+//     TypeError naming that message, and nothing written;
 //   - two tabs appending to, and compacting, one session at once, retrying
 //     on ConflictError as an app does: nothing either tab saved is lost, and
 //     there are exactly as many summaries as compactions saved;
@@ -710,6 +712,35 @@ for (const engine of ENGINES) {
       }
       return { ra, rb };
     }
+
+    test("a message the browser cannot clone (a DOM node) in a save written in packs: a TypeError naming that message, nothing written", { timeout: 120_000 }, async () => {
+      const page = await openPage();
+      const out = await page.evaluate(async () => {
+        const { m, range, settle, deepEqual } = window.h;
+        const store = await m.SessionStore.open({ name: "unclonable" });
+        const { id } = await store.createSession({ title: "unclonable" });
+        const before = range("u", 0, 10);
+        await store.save(id, before);
+        const loaded = await store.load(id);
+        // 100 messages more (packed at once); message 60 holds a DOM node,
+        // which has no own properties to refuse beforehand.
+        const next = loaded.concat(range("u", 10, 110));
+        next[60] = { ...next[60], content: [{ type: "text", text: "see", element: document.body }] };
+        const saved = await settle(store.save(id, next));
+        const stored = await store.load(id);
+        const meta = (await store.list()).find((s) => s.id === id);
+        store.close();
+        return {
+          saved: saved.ok ? "saved" : `${saved.error.name}: ${saved.error.message}`,
+          unchanged: deepEqual(stored, before),
+          meta: { messageCount: meta.messageCount, revision: meta.revision },
+        };
+      });
+      assert.match(out.saved, /^TypeError: messages\[60\] cannot be stored: /);
+      assert.deepEqual({ unchanged: out.unchanged, meta: out.meta }, { unchanged: true, meta: { messageCount: 10, revision: 1 } });
+    });
+
+    // ---------------------------------------------------------------------------
 
     describe("two tabs on one session", () => {
       /** Tab A (`a`) and tab B (`b`) on a session of database `db` that `a` saved: `[id, copy]` in `a`'s window. */

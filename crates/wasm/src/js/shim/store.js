@@ -105,6 +105,22 @@ function check(value, path, ancestors) {
   return null;
 }
 
+// The index of the first of messages[from, to) the browser cannot clone
+// (structuredClone throws: a DOM node, a WeakMap, …), after a put of the
+// pack record holding them failed with a DataCloneError; `from` when none
+// does alone or structuredClone is missing.
+export function firstUnclonable(messages, from, to) {
+  if (typeof structuredClone !== "function") return from;
+  for (let i = from; i < to; i++) {
+    try {
+      structuredClone(messages[i]);
+    } catch {
+      return i;
+    }
+  }
+  return from;
+}
+
 // The keys array after an edit, from runs the core planned
 // (core::storage::diff::key_runs): [0, a, b] is keys[a..b), [1, a, b] is
 // added[a..b).
