@@ -62,6 +62,8 @@ test("checkStorable names the first message and path that cannot be stored", () 
   assert.deepEqual(checkStorable([cyclic], [0]), [0, ".content[0].back", "refers back to an enclosing object (a cycle)"]);
   assert.deepEqual(checkStorable([[1]], [0]), [0, "", "is an array, not a message object"]);
   assert.deepEqual(checkStorable([{ s: Symbol("x") }], [0]), [0, ".s", "is a symbol"]);
+  // IndexedDB could store it, but the session could no longer be exported.
+  assert.deepEqual(checkStorable([{ usage: { input: 10n } }], [0]), [0, ".usage.input", "is a BigInt (JSON has no such number)"]);
   const throwing = Object.defineProperty({}, "x", { enumerable: true, get() { throw new Error("no"); } });
   assert.deepEqual(checkStorable([throwing], [0]), [0, "", "reading it threw: no"]);
 });
