@@ -197,6 +197,8 @@ export class SessionStore {
    * @throws TypeError when `atIndex` is not a number, or `summary` is not a
    * storable `branchSummary` message.
    * @throws RangeError when `atIndex` is not a whole number in `0..=messageCount`.
+   * @throws ConflictError when another store saved the session since this
+   * one last loaded or saved it (`atIndex` would count other messages).
    */
   fork(sessionId: string, atIndex: number, options?: ForkOptions): Promise<SessionMeta>;
   /**

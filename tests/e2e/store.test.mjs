@@ -20,12 +20,16 @@
 //     as it was (in Firefox an aborted transaction at the limit can leave
 //     some of its writes stored, which the store puts back), and saves work
 //     again once there is room;
+//   - a message the browser cannot clone (a DOM node) in a large save: a
+//     TypeError naming that message, and nothing written;
 //   - two tabs appending to, and compacting, one session at once, retrying
 //     on ConflictError as an app does: nothing either tab saved is lost, and
 //     there are exactly as many summaries as compactions saved;
 //   - a tab that saves its stale copy again after a ConflictError, without
 //     loading, and a tab whose session the other deletes and creates again
-//     under the same id: each such save is refused and writes nothing.
+//     under the same id: each such save is refused and writes nothing; a
+//     fork from a copy the other tab changed since is refused too (its
+//     index counts messages that moved).
 //
 // Each test uses databases of its own. Needs a built pkg/
 // (`node scripts/build.mjs`) and the browsers scripts/setup.sh installs.
@@ -709,6 +713,35 @@ for (const engine of ENGINES) {
       return { ra, rb };
     }
 
+    test("a message the browser cannot clone (a DOM node) in a save written in packs: a TypeError naming that message, nothing written", { timeout: 120_000 }, async () => {
+      const page = await openPage();
+      const out = await page.evaluate(async () => {
+        const { m, range, settle, deepEqual } = window.h;
+        const store = await m.SessionStore.open({ name: "unclonable" });
+        const { id } = await store.createSession({ title: "unclonable" });
+        const before = range("u", 0, 10);
+        await store.save(id, before);
+        const loaded = await store.load(id);
+        // 100 messages more (packed at once); message 60 holds a DOM node,
+        // which has no own properties to refuse beforehand.
+        const next = loaded.concat(range("u", 10, 110));
+        next[60] = { ...next[60], content: [{ type: "text", text: "see", element: document.body }] };
+        const saved = await settle(store.save(id, next));
+        const stored = await store.load(id);
+        const meta = (await store.list()).find((s) => s.id === id);
+        store.close();
+        return {
+          saved: saved.ok ? "saved" : `${saved.error.name}: ${saved.error.message}`,
+          unchanged: deepEqual(stored, before),
+          meta: { messageCount: meta.messageCount, revision: meta.revision },
+        };
+      });
+      assert.match(out.saved, /^TypeError: messages\[60\] cannot be stored: /);
+      assert.deepEqual({ unchanged: out.unchanged, meta: out.meta }, { unchanged: true, meta: { messageCount: 10, revision: 1 } });
+    });
+
+    // ---------------------------------------------------------------------------
+
     describe("two tabs on one session", () => {
       /** Tab A (`a`) and tab B (`b`) on a session of database `db` that `a` saved: `[id, copy]` in `a`'s window. */
       async function sharedSession(db, id) {
@@ -792,6 +825,35 @@ for (const engine of ENGINES) {
         assert.deepEqual(out.meta, { title: "new", messageCount: 0, revision: 0 });
         // Loaded again, tab A saves into the new session.
         assert.equal(out.own, 1);
+        await a.close();
+        await b.close();
+      });
+
+      test("a fork from a copy another tab changed since is a ConflictError, not a fork of other messages; loaded again, it forks what was loaded", { timeout: 120_000 }, async () => {
+        const db = "fork-stale";
+        const [a, b] = await sharedSession(db, "f");
+        // B undoes the compaction: every message after it moves back one place.
+        await b.evaluate(async (db) => {
+          const { m } = window.h;
+          const store = await m.SessionStore.open({ name: db });
+          await store.save("f", m.removeLastCompaction(await store.load("f")), { replace: true });
+          store.close();
+        }, db);
+        const out = await a.evaluate(async () => {
+          const { settle, deepEqual } = window.h;
+          const sessions = (await store.list()).length;
+          // A forks at index 8 of the array it shows (revision 1).
+          const stale = await settle(store.fork("f", 8, { title: "from A's copy" }));
+          const after = (await store.list()).length;
+          const loaded = await store.load("f");
+          const fork = await store.fork("f", 8);
+          return {
+            stale: stale.ok ? "forked" : stale.error.name,
+            created: after - sessions,
+            forkIsWhatWasLoaded: deepEqual(await store.load(fork.id), loaded.slice(0, 8)),
+          };
+        });
+        assert.deepEqual(out, { stale: "ConflictError", created: 0, forkIsWhatWasLoaded: true });
         await a.close();
         await b.close();
       });

@@ -1,6 +1,7 @@
 // Unit tests of shim/store.js (the identity facts a save's diff is made
 // from are known.js's, tested in known-summarizer.test.mjs): the key runs assembled, the
-// value comparisons and storability checks, the pinned messages and
+// value comparisons and storability checks (and which message of a pack
+// the browser could not clone), the pinned messages and
 // clearing markers found by position, records to messages, session
 // records merged and shown, store errors with stable names, and the
 // origin's storage asked to persist and estimated, with and without
@@ -9,7 +10,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ConflictError } from "../../crates/wasm/src/js/shim/errors.js";
 import {
-  adoptEqual, assembleKeys, checkStorable, conflictErrorClass, firstUserText, flattenRecords,
+  adoptEqual, assembleKeys, checkStorable, conflictErrorClass, firstUnclonable, firstUserText, flattenRecords,
   estimateStorage, markWords, mergeMeta, persistStorage, publicMeta, storeError,
 } from "../../crates/wasm/src/js/shim/store.js";
 
@@ -61,8 +62,19 @@ test("checkStorable names the first message and path that cannot be stored", () 
   assert.deepEqual(checkStorable([cyclic], [0]), [0, ".content[0].back", "refers back to an enclosing object (a cycle)"]);
   assert.deepEqual(checkStorable([[1]], [0]), [0, "", "is an array, not a message object"]);
   assert.deepEqual(checkStorable([{ s: Symbol("x") }], [0]), [0, ".s", "is a symbol"]);
+  // IndexedDB could store it, but the session could no longer be exported.
+  assert.deepEqual(checkStorable([{ usage: { input: 10n } }], [0]), [0, ".usage.input", "is a BigInt (JSON has no such number)"]);
   const throwing = Object.defineProperty({}, "x", { enumerable: true, get() { throw new Error("no"); } });
   assert.deepEqual(checkStorable([throwing], [0]), [0, "", "reading it threw: no"]);
+});
+
+test("firstUnclonable: the first message of a range structuredClone rejects, else the range's start", () => {
+  // A WeakMap is plain to checkStorable (no own keys) but cannot be cloned, as a DOM node.
+  const messages = [...objs(3), { role: "user", content: [{ type: "text", text: "x", handle: new WeakMap() }] }, ...objs(2)];
+  assert.equal(firstUnclonable(messages, 0, 6), 3);
+  assert.equal(firstUnclonable(messages, 1, 6), 3);
+  assert.equal(firstUnclonable(messages, 4, 6), 4, "none in the range: its start");
+  assert.equal(firstUnclonable(messages, 0, 3), 0);
 });
 
 test("flattenRecords: packs give their messages under their key; a skip leaves the first pack's start out", () => {

@@ -160,6 +160,16 @@ impl<T: Known> Sessions<T> {
         self.outdated.iter().find(|(o, _)| o == id).map(|&(_, r)| r)
     }
 
+    /// What this store's callers last saw of session `id`: its copy's
+    /// revision, else the mark left when the copy was dropped; `None` when
+    /// this store has not read it (or wrote it anew).
+    pub fn viewed(&self, id: &str) -> Option<Seen> {
+        match self.known.iter().find(|(k, _)| k == id) {
+            Some((_, copy)) => Some(Seen::Revision(copy.view().revision)),
+            None => self.seen(id),
+        }
+    }
+
     /// Everything, when the store closes.
     pub fn clear(&mut self) {
         self.known.clear();
@@ -286,6 +296,24 @@ mod tests {
         // A session this store never saw is not marked.
         s.deleted("z");
         assert_eq!(s.seen("z"), None);
+    }
+
+    #[test]
+    fn viewed_is_the_copys_revision_else_the_mark() {
+        let mut s = Sessions::default();
+        assert_eq!(s.viewed("a"), None);
+        s.remember("a", at(2.0, "x"));
+        assert_eq!(s.viewed("a"), Some(Seen::Revision(2.0)));
+        // Another store's save: the revision the callers saw stays.
+        s.outdated("a", Some(3.0));
+        assert_eq!(s.viewed("a"), Some(Seen::Revision(2.0)));
+        s.deleted("a");
+        assert_eq!(s.viewed("a"), Some(Seen::Deleted));
+        // Loaded again.
+        s.remember("a", at(0.0, "new"));
+        assert_eq!(s.viewed("a"), Some(Seen::Revision(0.0)));
+        s.forget("a");
+        assert_eq!(s.viewed("a"), None);
     }
 
     #[test]

@@ -63,10 +63,31 @@ fn use_cached(offset: u32, cached_len: usize, first_same: bool) -> bool {
 /// conflict, and so is any session stored under the id of one deleted
 /// since (its revisions start again at 0).
 fn check_outdated(id: &str, stored: f64, seen: Option<Seen>) -> Result<(), StoreError> {
+    check_seen(ACTION, id, stored, seen)
+}
+
+/// Whether `action` may go on from what its caller last saw of session
+/// `id` (`seen`: this store's copy's revision or its outdated mark,
+/// `known::Sessions::viewed`; none when this store never read it), the
+/// session being stored at revision `stored`: another revision is a
+/// conflict, and so is any session stored under the id of one deleted
+/// since. A `fork` checks this too: its `atIndex` counts the messages its
+/// caller saw, and another store's compaction or undo since moves them.
+pub fn check_seen(
+    action: &'static str,
+    id: &str,
+    stored: f64,
+    seen: Option<Seen>,
+) -> Result<(), StoreError> {
     match seen {
-        Some(Seen::Revision(seen)) if seen != stored => Err(conflict(id, stored, seen)),
+        Some(Seen::Revision(seen)) if seen != stored => Err(StoreError::Conflict {
+            action,
+            id: id.to_owned(),
+            stored,
+            seen,
+        }),
         Some(Seen::Deleted) => Err(StoreError::Recreated {
-            action: ACTION,
+            action,
             id: id.to_owned(),
         }),
         _ => Ok(()),

@@ -1,6 +1,7 @@
 //! `fork(sessionId, atIndex, { summary?, id?, title? })`: a new session
 //! holding copies of the source's first `atIndex` records, then the
-//! `branchSummary` when given. Read and write are one transaction (strict
+//! `branchSummary` when given; a `ConflictError` when another store changed
+//! the source since this one read it. Read and write are one transaction (strict
 //! durability: `core::storage::save_plan::durability`); the two sessions
 //! share no record, so deleting either leaves the other whole.
 
@@ -22,6 +23,7 @@ use agent_compaction_core::storage::arguments::{
 use agent_compaction_core::storage::connection::Landed;
 use agent_compaction_core::storage::error::StoreError;
 use agent_compaction_core::storage::meta::fork_seed;
+use agent_compaction_core::storage::save_flow::check_seen;
 use agent_compaction_core::storage::save_plan::{durability, WriteKind};
 use js_sys::Array;
 use std::rc::Rc;
@@ -76,6 +78,11 @@ async fn fork_locked(
     let tx = Tx::writing(&db, durability(WriteKind::WholeSession), ACTION)?;
     let sessions = tx.store(SESSIONS)?;
     let source = Opt(tx.session(&sessions, id).await?);
+    // `atIndex` counts the messages this store's caller saw: none of them
+    // may have moved since (core::storage::save_flow::check_seen).
+    let stored = get(&source.0, "revision").as_f64().unwrap_or(0.0);
+    let seen = inner.sessions.borrow().viewed(id);
+    check_seen(ACTION, id, stored, seen).map_err(store_error)?;
     let count = get(&source.0, "messageCount").as_f64().unwrap_or(0.0);
     fork_within(id, at, count).map_err(thrown)?;
     let existing = tx.read(sessions.get(&new_id.as_str().into())).await?;

@@ -5,7 +5,7 @@
 //! after a lost connection, whether the first one committed.
 
 use super::meta;
-use super::records::{merge_meta, message_key, public_meta, text, Tx};
+use super::records::{first_unclonable, merge_meta, message_key, public_meta, text, Tx};
 use super::repair;
 use super::save::ToStore;
 use super::schema::{MESSAGES, SESSIONS};
@@ -55,12 +55,14 @@ pub async fn write(
     let store = tx.store(MESSAGES)?;
     let loose_from = packs.last().map_or(0, |&(s, l)| s + l);
     let records = (packs.iter())
-        .map(|&(s, l)| (s, messages.slice(s as u32, (s + l) as u32).into()))
-        .chain((loose_from..messages.length() as usize).map(|i| (i, messages.get(i as u32))));
-    for (i, record) in records {
+        .map(|&(s, l)| (s, l, messages.slice(s as u32, (s + l) as u32).into()))
+        .chain((loose_from..messages.length() as usize).map(|i| (i, 1, messages.get(i as u32))));
+    for (i, len, record) in records {
         if let Err(e) = store.put_with_key(&record, &message_key(&seed.id, &[i as f64])) {
             let (name, message) = (text(&e, "name"), text(&e, "message"));
-            return Err(match whole_put_failure(action, i, &name, &message) {
+            // A pack's message that cannot be cloned names itself.
+            let at = first_unclonable(messages, i, i + len);
+            return Err(match whole_put_failure(action, at, &name, &message) {
                 Some(message) => js_sys::TypeError::new(&message).into(),
                 None => tx.fail(e),
             });

@@ -22,6 +22,8 @@ extern "C" {
     pub fn adopt_equal(stored: &Array, messages: &Array) -> Array;
     #[wasm_bindgen(js_name = checkStorable)]
     fn check_storable(messages: &Array, indices: &[u32]) -> JsValue;
+    #[wasm_bindgen(js_name = firstUnclonable)]
+    fn first_unclonable_js(messages: &Array, from: u32, to: u32) -> u32;
     #[wasm_bindgen(js_name = assembleKeys)]
     pub fn assemble_keys(keys: &Array, added: &Array, runs: &[u32]) -> Array;
     #[wasm_bindgen(js_name = markWords)]
@@ -93,6 +95,13 @@ pub fn unstorable(messages: &Array, indices: &[u32]) -> Option<(usize, String, S
     let p: &Array = problem.dyn_ref()?;
     let text = |i| p.get(i).as_string().unwrap_or_default();
     Some((p.get(0).as_f64().unwrap_or(0.0) as usize, text(1), text(2)))
+}
+
+/// The first of `messages[from, to)` that the browser cannot clone, after
+/// the put of the pack record holding them failed with a `DataCloneError`;
+/// `from` when none does alone.
+pub fn first_unclonable(messages: &Array, from: usize, to: usize) -> usize {
+    first_unclonable_js(messages, from as u32, to as u32) as usize
 }
 
 /// The key of a message record: `[sessionId, ...position]`.

@@ -9,8 +9,9 @@ use super::load::{last_summary, read};
 use super::locks::exclusive;
 use super::meta::save_fields;
 use super::records::{
-    adopt_equal, assemble_keys, first_user_text, get, mark_words, merge_meta, message_key, pending,
-    position_of, public_meta, range_before, store_error, text, thrown, unstorable, Tx,
+    adopt_equal, assemble_keys, first_unclonable, first_user_text, get, mark_words, merge_meta,
+    message_key, pending, position_of, public_meta, range_before, store_error, text, thrown,
+    unstorable, Tx,
 };
 use super::schema::{MESSAGES, SESSIONS};
 use super::{field, string_arg, Inner, Known};
@@ -347,7 +348,7 @@ async fn write(
         let pack = new.slice(p.start as u32, (p.start + p.len) as u32);
         records
             .put_with_key(&pack, key)
-            .map_err(|e| put_error(e, p.start))?;
+            .map_err(|e| put_error(e, first_unclonable(new, p.start, p.start + p.len)))?;
     }
     for &j in &layout.singles {
         records

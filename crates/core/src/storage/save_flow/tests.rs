@@ -71,6 +71,29 @@ fn reading_the_records_after_another_stores_change_is_a_conflict_unless_unchange
 }
 
 #[test]
+fn a_fork_from_a_view_another_store_changed_since_is_a_conflict() {
+    const FORK: &str = "SessionStore.fork";
+    // Never read by this store, or read at the stored revision: the fork goes on.
+    assert_eq!(check_seen(FORK, "s", 4.0, None), Ok(()));
+    assert_eq!(
+        check_seen(FORK, "s", 4.0, Some(Seen::Revision(4.0))),
+        Ok(())
+    );
+    // Another tab compacted since (revision 5): its atIndex would count
+    // other messages.
+    let e = check_seen(FORK, "s", 5.0, Some(Seen::Revision(4.0))).unwrap_err();
+    assert_eq!(e.name(), "ConflictError");
+    assert!(e.to_string().starts_with(
+        "SessionStore.fork: session \"s\" was saved elsewhere (now at revision 5) since this store read it at revision 4"
+    ));
+    let e = check_seen(FORK, "s", 0.0, Some(Seen::Deleted)).unwrap_err();
+    assert_eq!(e.name(), "ConflictError");
+    assert!(e
+        .to_string()
+        .starts_with("SessionStore.fork: session \"s\" was deleted"));
+}
+
+#[test]
 fn only_trailing_failed_attempts_are_removals_allowed_without_replace() {
     let failed = |k: usize| k >= 3;
     assert!(removals_allowed(&edit(&[5], &[]), 5, |_| false));

@@ -63,9 +63,10 @@ function deepEqual(a, b) {
 }
 
 // Whether messages[indices] can be stored: null, or [index, path, what].
-// Functions and symbols cannot be cloned; a cycle is refused too (a message
-// must stay JSON-like for export), and so is a message that is an array
-// (a stored array is a pack of messages). Getters that throw are reported.
+// Functions and symbols cannot be cloned; a cycle and a BigInt are refused
+// too (a message must stay JSON-like for export: JSON.stringify throws on
+// both), and so is a message that is an array (a stored array is a pack of
+// messages). Getters that throw are reported.
 export function checkStorable(messages, indices) {
   for (const index of indices) {
     let problem;
@@ -84,6 +85,7 @@ function check(value, path, ancestors) {
   const t = typeof value;
   if (t === "function") return [path, "is a function"];
   if (t === "symbol") return [path, "is a symbol"];
+  if (t === "bigint") return [path, "is a BigInt (JSON has no such number)"];
   if (t !== "object" || value === null) return null;
   if (ancestors.includes(value)) return [path, "refers back to an enclosing object (a cycle)"];
   ancestors.push(value);
@@ -103,6 +105,22 @@ function check(value, path, ancestors) {
     ancestors.pop();
   }
   return null;
+}
+
+// The index of the first of messages[from, to) the browser cannot clone
+// (structuredClone throws: a DOM node, a WeakMap, …), after a put of the
+// pack record holding them failed with a DataCloneError; `from` when none
+// does alone or structuredClone is missing.
+export function firstUnclonable(messages, from, to) {
+  if (typeof structuredClone !== "function") return from;
+  for (let i = from; i < to; i++) {
+    try {
+      structuredClone(messages[i]);
+    } catch {
+      return i;
+    }
+  }
+  return from;
 }
 
 // The keys array after an edit, from runs the core planned
