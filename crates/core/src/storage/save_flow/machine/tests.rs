@@ -110,7 +110,7 @@ fn raw(m: &Msg) -> RawFacts {
         role: Some(m.role),
         text: 40,
         stop_reason: m.failed.then_some(StopReason::Error),
-        usage: m.usage.clone(),
+        usage: m.usage,
         ..RawFacts::default()
     }
 }
