@@ -2,8 +2,8 @@
 //   cargo (release, wasm32; stable flags, or the optional size build with
 //   SIZE_BUILD=1) → wasm-bindgen --target web → wasm-opt -Oz
 //   (scripts/lib/wasm-steps.mjs); short import names; wasm-bindgen's JS
-//   minified; then the entry files and package.json from package/ → sizes
-//   printed (gzip);
+//   minified; then the entry files and package.json from package/, and the
+//   README with the Markdown it links to → sizes printed (gzip);
 //   `npm run size` breaks them down by area.
 import {
   copyFileSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync,
@@ -25,6 +25,8 @@ const next = join(root, `pkg.next-${process.pid}`);
 // `//` comments and `/** … */` blocks go; every line of code stays as
 // written, so that a bundler still finds `new URL("…wasm", import.meta.url)`.
 const COMMENTED_ENTRIES = ["index.js", "manual-init.js", "node.js"];
+// The top-level Markdown files the package ships, beside every docs/*.md.
+const DOCS = ["README.md", "ARCHITECTURE.md", "BENCHMARKS.md", "CHANGELOG.md", "CONTRIBUTING.md"];
 function withoutComments(text, name) {
   const out = text.replace(/^[ \t]*\/\*\*(?:(?!\*\/)[\s\S])*\*\/[ \t]*\n/gm, "").replace(/^[ \t]*\/\/.*\n/gm, "");
   // A `/*` or `//` left at the start of a line would be a comment the
@@ -44,7 +46,16 @@ for (const f of readdirSync(join(root, "package"))) copyFileSync(join(root, "pac
 // pi-agent-core, are plain JavaScript that names no file: minified like the glue.
 await minifyJs([join(next, `${NAME}.js`), shim, join(next, "ai-sdk.js"), join(next, "pi-agent-core.js")]);
 for (const f of COMMENTED_ENTRIES) writeFileSync(join(next, f), withoutComments(readFileSync(join(next, f), "utf8"), f));
-copyFileSync(join(root, "README.md"), join(next, "README.md"));
+// The README, and the Markdown files it links to and they link to in turn
+// (the guides, the benchmarks, the changelog, the repository's layout and
+// how to build it), at the same relative paths: a reader of
+// node_modules/agent-compaction/README.md can follow every link
+// (tests/node/doc-links.test.mjs checks it on what `npm pack` ships).
+for (const f of DOCS) copyFileSync(join(root, f), join(next, f));
+mkdirSync(join(next, "docs"));
+for (const f of readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md"))) {
+  copyFileSync(join(root, "docs", f), join(next, "docs", f));
+}
 const old = join(root, `pkg.old-${process.pid}`);
 try {
   renameSync(pkg, old);

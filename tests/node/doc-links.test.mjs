@@ -1,8 +1,11 @@
 // The links between the documentation's Markdown files resolve: every
 // relative link names a file of the repository, and every `#anchor` a
 // heading of its target (GitHub's anchors: lower case, punctuation out,
-// spaces as hyphens, repeats numbered).
+// spaces as hyphens, repeats numbered). And so they do in the package as
+// `npm pack` ships it (the built pkg/): a reader of
+// node_modules/agent-compaction/README.md can follow every link.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, normalize } from "node:path";
 import { test } from "node:test";
@@ -26,24 +29,44 @@ function anchors(text) {
   return out;
 }
 
-test("every link between the documentation's files resolves", () => {
+/**
+ * The links of `files` (paths relative to `dir`) whose target is not one of
+ * them, or names no heading of its target: `exists(path)` says whether a
+ * path relative to `dir` is there.
+ */
+function brokenLinks(dir, files, exists) {
   const broken = [];
-  for (const file of FILES) {
-    const text = readFileSync(join(ROOT, file), "utf8");
+  for (const file of files) {
+    const text = readFileSync(join(dir, file), "utf8");
     for (const [, target] of prose(text).matchAll(/\]\(([^)\s]+)\)/g)) {
       if (/^[a-z]+:/.test(target)) continue; // https:, mailto:
       const [path, anchor] = target.split("#");
       const resolved = path ? normalize(join(dirname(file), path)) : file;
-      if (!existsSync(join(ROOT, resolved))) {
+      if (!exists(resolved)) {
         broken.push(`${file}: ${target} (no ${resolved})`);
         continue;
       }
-      if (anchor && resolved.endsWith(".md") && !anchors(readFileSync(join(ROOT, resolved), "utf8")).has(anchor)) {
+      if (anchor && resolved.endsWith(".md") && !anchors(readFileSync(join(dir, resolved), "utf8")).has(anchor)) {
         broken.push(`${file}: ${target} (no heading #${anchor} in ${resolved})`);
       }
     }
   }
-  assert.deepEqual(broken, []);
+  return broken;
+}
+
+test("every link between the documentation's files resolves", () => {
+  assert.deepEqual(brokenLinks(ROOT, FILES, (path) => existsSync(join(ROOT, path))), []);
+});
+
+test("every link of the Markdown the package ships resolves to a file it ships", () => {
+  const pkg = join(ROOT, "pkg");
+  const [packed] = JSON.parse(execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], { cwd: pkg, encoding: "utf8" }));
+  const shipped = new Set(packed.files.map((f) => normalize(f.path)));
+  const markdown = [...shipped].filter((path) => path.endsWith(".md")).sort();
+  assert.ok(markdown.includes("README.md"), "the README ships");
+  assert.deepEqual(brokenLinks(pkg, markdown, (path) => shipped.has(path)), []);
+  // What ships is the repository's text, not a copy of another version.
+  for (const path of markdown) assert.equal(readFileSync(join(pkg, path), "utf8"), readFileSync(join(ROOT, path), "utf8"), path);
 });
 
 test("the demo page links to the guides, and the demo's server serves them", async () => {

@@ -1,10 +1,12 @@
 // A provider that reports no usage leaves zeros in pi-ai's assistant
 // message: the Compactor estimates such a message instead of believing the
 // context is empty; so it does with a usage whose sum is no number (a loop
-// by hand that fills only some fields). pi's own functions keep pi's numbers.
+// by hand that fills only some fields). pi's own functions keep pi's numbers;
+// a SessionStore's session record counts as the Compactor does.
+import "fake-indexeddb/auto";
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { Compactor, estimateContextTokens } from "agent-compaction";
+import { Compactor, SessionStore, estimateContextTokens } from "agent-compaction";
 
 const zeros = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 
@@ -68,4 +70,17 @@ test("a usage with fields missing and no total (pi's sum is NaN) is estimated: t
   // With a total, the total counts, as in pi.
   const totalled = conversation(20).map((m) => (m.role === "assistant" ? { ...m, usage: { output: 40, totalTokens: 3000 } } : m));
   assert.equal(new Compactor({ contextWindow: 200000, estimator: "pi" }).contextTokens(totalled), estimateContextTokens(totalled).tokens);
+});
+
+test("a session saved with zero or partial usage lists the Compactor's count, not 0 or NaN", async () => {
+  const store = await SessionStore.open({ name: "zero-usage" });
+  const partial = (m) => (m.role === "assistant" ? { ...m, usage: { input: 900, output: 40 } } : m);
+  for (const messages of [conversation(40), conversation(40).map(partial)]) {
+    const expected = new Compactor({ contextWindow: 200000, estimator: "pi" }).contextTokens(messages);
+    assert.ok(expected > 1000);
+    const { id } = await store.createSession();
+    assert.equal((await store.save(id, messages)).contextTokens, expected);
+    assert.equal((await store.list()).find((s) => s.id === id).contextTokens, expected);
+  }
+  store.close();
 });

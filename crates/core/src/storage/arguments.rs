@@ -105,7 +105,12 @@ pub fn open_options<V: Value>(
     }
     let ms = field("lockTimeoutMs");
     let option = (!ms.is_undefined()).then(|| ms.number());
-    read.lock_timeout_ms = lock_timeout(option).map_err(|e| e.call_error(&ms.describe()))?;
+    // A number out of range is shown; anything else is named by its kind.
+    let got = match option {
+        Some(Some(n)) => crate::js::number::number_to_string(n),
+        _ => ms.describe(),
+    };
+    read.lock_timeout_ms = lock_timeout(option).map_err(|e| e.call_error(&got))?;
     Ok(read)
 }
 
@@ -420,7 +425,14 @@ mod tests {
                 vec![("lockTimeoutMs", Js::Num(0.0))],
                 (
                     'R',
-                    "options.lockTimeoutMs must be from 1 to 2147483647 milliseconds, got a number",
+                    "options.lockTimeoutMs must be from 1 to 2147483647 milliseconds, got 0",
+                ),
+            ),
+            (
+                vec![("lockTimeoutMs", Js::Num(2_147_483_648.0))],
+                (
+                    'R',
+                    "options.lockTimeoutMs must be from 1 to 2147483647 milliseconds, got 2147483648",
                 ),
             ),
         ] {

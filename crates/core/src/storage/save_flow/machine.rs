@@ -68,7 +68,10 @@ pub fn contents(messages: &mut impl Messages) -> Result<Contents, InputError> {
     })
 }
 
-/// The context's estimated tokens (`save_flow::context_tokens`).
+/// The context's estimated tokens (`save_flow::context_tokens`), from the
+/// facts the `Compactor` keeps with pi's estimate: a usage that cannot be
+/// true (the zeros pi-ai leaves when a provider reports none) is estimated,
+/// not taken for an empty context.
 fn tokens(
     messages: &mut impl Messages,
     last: Option<usize>,
@@ -76,7 +79,7 @@ fn tokens(
 ) -> Result<f64, InputError> {
     context_tokens(messages.count(), last, marks, |from, to| {
         let raw = messages.facts(from, to)?;
-        Ok(raw.iter().map(MessageFacts::from_raw).collect())
+        Ok(raw.iter().map(MessageFacts::compactor_pi).collect())
     })
 }
 

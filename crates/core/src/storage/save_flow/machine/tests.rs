@@ -7,6 +7,7 @@ use crate::storage::error::DropRefusal;
 use crate::storage::history::OnSave;
 use crate::storage::packing::{KeyOf, PackPut};
 use crate::storage::save_plan::Durability;
+use crate::tokens::estimate::UsageNumbers;
 use crate::tokens::overflow::StopReason;
 
 /// A message: `id` is its object's identity, `value` what it holds.
@@ -18,6 +19,7 @@ struct Msg {
     failed: bool,
     bad: bool,
     pinned: bool,
+    usage: Option<UsageNumbers>,
 }
 
 fn msg(id: u32, role: Role) -> Msg {
@@ -28,6 +30,7 @@ fn msg(id: u32, role: Role) -> Msg {
         failed: false,
         bad: false,
         pinned: false,
+        usage: None,
     }
 }
 
@@ -107,6 +110,7 @@ fn raw(m: &Msg) -> RawFacts {
         role: Some(m.role),
         text: 40,
         stop_reason: m.failed.then_some(StopReason::Error),
+        usage: m.usage,
         ..RawFacts::default()
     }
 }
@@ -615,6 +619,32 @@ fn a_session_written_whole_holds_its_context_pins_and_preview() {
     });
     assert_eq!(c.context_tokens, expected.unwrap());
     assert!(c.context_tokens > 0.0);
+}
+
+#[test]
+fn a_reply_that_reports_no_usage_is_estimated_in_the_sessions_context_as_the_compactor_does() {
+    // pi-ai leaves zeros in the usage of a provider that reports none: the
+    // session's contextTokens is then the estimate of its messages, as the
+    // Compactor's, not 0.
+    let reply = |id, input: f64| Msg {
+        usage: Some(UsageNumbers {
+            input,
+            output: 0.0,
+            cache_read: 0.0,
+            cache_write: 0.0,
+            total_tokens: input,
+        }),
+        ..msg(id, Role::Assistant)
+    };
+    let estimated = contents(&mut New(vec![user(1), msg(2, Role::Assistant)]))
+        .unwrap()
+        .context_tokens;
+    assert!(estimated > 0.0);
+    let zeros = contents(&mut New(vec![user(1), reply(2, 0.0)])).unwrap();
+    assert_eq!(zeros.context_tokens, estimated);
+    // A usage that is reported counts, as before.
+    let reported = contents(&mut New(vec![user(1), reply(2, 5_000.0), user(3)])).unwrap();
+    assert_eq!(reported.context_tokens, 5_000.0 + estimated / 2.0);
 }
 
 /// The store's books (`known::Sessions`) as the binding keeps them, a copy
