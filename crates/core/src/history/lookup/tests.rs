@@ -160,6 +160,34 @@ proptest::proptest! {
 }
 
 #[test]
+fn a_word_is_found_whatever_its_case_identifier_or_not() {
+    let texts = [
+        "we call parseConfigFile at startup",
+        "PARSECONFIGFILE is the name in the logs",
+        "the useState hook",
+    ];
+    let mut index = Index::new();
+    for (k, t) in texts.iter().enumerate() {
+        index.add(k as u32, t).unwrap();
+    }
+    for query in [
+        "parseConfigFile",
+        "parseconfigfile",
+        "PARSECONFIGFILE",
+        "ParseConfigFile",
+    ] {
+        let (_, best) = ranked(&mut index, query, 5).unwrap();
+        let mut keys: Vec<u32> = best.iter().map(|r| r.key).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, [0, 1], "{query}");
+    }
+    for query in ["usestate", "USESTATE"] {
+        let (_, best) = ranked(&mut index, query, 5).unwrap();
+        assert_eq!(best.first().map(|r| r.key), Some(2), "{query}");
+    }
+}
+
+#[test]
 fn the_text_searched_depends_on_the_role() {
     let mut user = texts(Role::User);
     user.content_string = Some(b"never touch vendor/");
