@@ -80,6 +80,31 @@ describe("Compactor.searchHistory and readHistory", () => {
     }
   });
 
+  test("a word is found whatever its case, and after a line end or tab in a tool call's arguments, by the Compactor and a stored session alike", async () => {
+    const early = [
+      user("The hook is useState; the loader is called PARSECONFIGFILE in the logs."),
+      assistant("Writing the file.", [["w1", "write", { path: "src/a.ts", content: "import fs from 'node:fs';\nexport const walrusLimit = 3;\n\tkumquat();" }]]),
+      result("w1", "write", "ok"),
+    ];
+    const c = compactor();
+    const { messages } = await c.compact([...early, ...session()]);
+    // The first hits: the message that writes the word, in either case (and parseConfigFile's read result at 5).
+    const firsts = (query, n) => c.searchHistory(messages, query).hits.slice(0, n).map((h) => h.index).sort((a, b) => a - b);
+    const queries = [["usestate", [0]], ["USESTATE", [0]], ["parseConfigFile", [0, 5]], ["parseconfigfile", [0, 5]], ["import", [1]], ["kumquat", [1]], ["walrusLimit", [1]], ["walrus limit", [1]]];
+    for (const [query, expected] of queries) assert.deepEqual(firsts(query, expected.length), expected, query);
+    // A read gives the arguments as they were written: a line end is a line end.
+    const hit = c.searchHistory(messages, "kumquat").hits[0];
+    assert.ok(c.readHistory(messages, hit.ref).text.includes("export const walrusLimit = 3;\n\tkumquat();"));
+
+    await import("fake-indexeddb/auto");
+    const { SessionStore } = await import("agent-compaction");
+    const store = await SessionStore.open({ name: "history-case-and-arguments" });
+    const { id } = await store.createSession({ title: "case" });
+    await store.save(id, messages);
+    for (const [query] of queries) assert.deepEqual(await store.searchHistory(id, query), c.searchHistory(messages, query), query);
+    store.close();
+  });
+
   test("searches only what the model no longer sees", async () => {
     const { c, messages } = await compacted();
     const visible = messages.at(-1);

@@ -67,34 +67,98 @@ pub fn hidden_before(from: usize, summary: usize, pinned: &[usize]) -> Vec<usize
 
 /// The text of a message that the history holds, from its texts as the
 /// boundary gathers them: what the user wrote, the assistant's text and
-/// tool calls (name and arguments), a tool's output, a command and its
-/// output, a branch summary. None for a compaction summary and a clearing
-/// marker (they stand for the text the history keeps), for thinking, and
-/// for a message with no text.
+/// tool calls (name and arguments, their JSON's escapes read: see
+/// [`unescape_json`]), a tool's output, a command and its output, a branch
+/// summary. None for a compaction summary and a clearing marker (they
+/// stand for the text the history keeps), for thinking, and for a message
+/// with no text.
 pub fn message_text(m: &MessageTexts) -> Option<String> {
-    let (first, more): (&[&[u8]], &[&[u8]]) = match m.role? {
+    // The second list holds a tool call's JSON for an assistant.
+    let (first, more, json): (&[&[u8]], &[&[u8]], bool) = match m.role? {
         Role::User | Role::ToolResult | Role::Custom | Role::Other => {
-            (m.content_string.as_slice(), &m.text)
+            (m.content_string.as_slice(), &m.text, false)
         }
-        Role::Assistant => (&m.text, &m.tool_calls),
+        Role::Assistant => (&m.text, &m.tool_calls, true),
         Role::BashExecution => (
             std::slice::from_ref(&m.command),
             std::slice::from_ref(&m.output),
+            false,
         ),
-        Role::BranchSummary => (std::slice::from_ref(&m.summary), &[]),
+        Role::BranchSummary => (std::slice::from_ref(&m.summary), &[], false),
         Role::CompactionSummary | Role::ToolOutputCleared => return None,
     };
     let mut text = String::new();
-    for part in first.iter().chain(more) {
+    let parts = (first.iter().map(|p| (p, false))).chain(more.iter().map(|p| (p, json)));
+    for (part, json) in parts {
         if part.is_empty() {
             continue;
         }
         if !text.is_empty() {
             text.push('\n');
         }
-        text.push_str(&String::from_utf8_lossy(part));
+        let part = String::from_utf8_lossy(part);
+        if json {
+            text.push_str(&unescape_json(&part));
+        } else {
+            text.push_str(&part);
+        }
     }
     (!text.trim().is_empty()).then_some(text)
+}
+
+/// A tool call's `name` + `JSON.stringify(arguments)` with its strings'
+/// escapes read, as the arguments were written: `\n` a line end, `\t` a
+/// tab, `\"` a quote, `\u00e9` an é (a lone surrogate U+FFFD). Read as
+/// text, `"cd src\nnpm test"` would hold the word `nnpm`, not `npm`. A
+/// backslash that starts no JSON escape is kept as it is.
+pub fn unescape_json(json: &str) -> std::borrow::Cow<'_, str> {
+    if !json.contains('\\') {
+        return json.into();
+    }
+    let mut out = String::with_capacity(json.len());
+    let mut rest = json;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(rest.get(..at).unwrap_or(""));
+        rest = rest.get(at..).unwrap_or("");
+        let (c, len) = match rest.as_bytes().get(1) {
+            Some(b'"') => ('"', 2),
+            Some(b'\\') => ('\\', 2),
+            Some(b'/') => ('/', 2),
+            Some(b'b') => ('\u{8}', 2),
+            Some(b'f') => ('\u{c}', 2),
+            Some(b'n') => ('\n', 2),
+            Some(b'r') => ('\r', 2),
+            Some(b't') => ('\t', 2),
+            Some(b'u') => unicode_escape(rest).unwrap_or(('\\', 1)),
+            _ => ('\\', 1),
+        };
+        out.push(c);
+        rest = rest.get(len..).unwrap_or("");
+    }
+    out.push_str(rest);
+    out.into()
+}
+
+/// The character of the `\uXXXX` escape `text` starts with (with the low
+/// half of a surrogate pair when one follows) and its length in bytes;
+/// none if it is not one.
+fn unicode_escape(text: &str) -> Option<(char, usize)> {
+    let unit = |at: usize| -> Option<u32> {
+        let hex = text.get(at..at.checked_add(6)?)?;
+        let digits = hex.strip_prefix("\\u")?;
+        if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        u32::from_str_radix(digits, 16).ok()
+    };
+    let high = unit(0)?;
+    if (0xD800..0xDC00).contains(&high) {
+        if let Some(low) = unit(6).filter(|low| (0xDC00..0xE000).contains(low)) {
+            let c = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+            return Some((char::from_u32(c).unwrap_or('\u{fffd}'), 12));
+        }
+    }
+    Some((char::from_u32(high).unwrap_or('\u{fffd}'), 6))
 }
 
 /// What brings an index in step with the array: the messages to take out

@@ -3,13 +3,14 @@
 //! store that reads only those records ranks as the in-memory index does.
 //!
 //! A query is read by the same tokenizer as the texts, each term counted
-//! once. Terms weigh by what they are: a whole path or dotted name
+//! once, a whole word also in its other form (found whatever its case).
+//! Terms weigh by what they are: a whole path or dotted name
 //! (`src/lib/foo.ts`) counts more than the words it is made of, and an
 //! identifier's parts less than the identifier. Equal scores go to the
 //! later message first.
 
 use super::postings::{Iter, Postings, Stats};
-use super::words::{terms, Kind};
+use super::words::{other_form, terms, Kind};
 use super::HistoryError;
 use std::cmp::Ordering;
 
@@ -38,7 +39,9 @@ fn weight(kind: Kind) -> f64 {
 }
 
 /// The distinct terms of `text`, at most [`MAX_QUERY_TERMS`], in their
-/// order; a term that comes as two kinds takes the larger weight.
+/// order, each whole word with its other form ([`other_form`]: found
+/// whatever its case); a term that comes as two kinds takes the larger
+/// weight.
 pub fn query(text: &str) -> Result<Vec<QueryTerm>, HistoryError> {
     if text.trim().is_empty() {
         return Err(HistoryError::EmptyQuery);
@@ -46,13 +49,16 @@ pub fn query(text: &str) -> Result<Vec<QueryTerm>, HistoryError> {
     let mut out: Vec<QueryTerm> = Vec::new();
     for term in terms(text) {
         let w = weight(term.kind);
-        if let Some(q) = out.iter_mut().find(|q| q.text == term.text) {
-            q.weight = q.weight.max(w);
-        } else if out.len() < MAX_QUERY_TERMS {
-            out.push(QueryTerm {
-                text: term.text,
-                weight: w,
-            });
+        let other = other_form(text, &term);
+        for form in std::iter::once(term.text).chain(other) {
+            if let Some(q) = out.iter_mut().find(|q| q.text == form) {
+                q.weight = q.weight.max(w);
+            } else if out.len() < MAX_QUERY_TERMS {
+                out.push(QueryTerm {
+                    text: form,
+                    weight: w,
+                });
+            }
         }
     }
     if out.is_empty() {

@@ -228,6 +228,29 @@ impl Terms<'_> {
     }
 }
 
+/// The other form a query's whole word `term` (of `text`) is looked up
+/// by, so that its case does not decide what it finds: a word of plain
+/// letters is folded as English (`files` → `fil`) while an identifier is
+/// kept as written (`getFiles` → `getfiles`), so `getfiles` also looks up
+/// the identifier's term and `getFiles` the folded word's. None for a term
+/// that is not a word or whose lowercase is not plain letters.
+pub fn other_form(text: &str, term: &Term) -> Option<String> {
+    if term.kind != Kind::Word {
+        return None;
+    }
+    let lower = to_lowercase(text.get(term.start..term.end)?);
+    if !is_plain(&lower) {
+        return None;
+    }
+    let folded = capped(fold(&lower));
+    let other = if term.text == folded {
+        capped(lower)
+    } else {
+        folded
+    };
+    (other != term.text).then_some(other)
+}
+
 /// `text` cut to [`MAX_TERM_BYTES`] at a character boundary.
 fn capped(mut text: String) -> String {
     if text.len() > MAX_TERM_BYTES {

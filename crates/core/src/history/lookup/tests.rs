@@ -160,6 +160,60 @@ proptest::proptest! {
 }
 
 #[test]
+fn tool_call_arguments_are_searched_as_written_not_as_json_escapes() {
+    // `JSON.stringify` writes a newline in an argument as `\n`: read as
+    // text, the word after it would become `nnpm`.
+    let mut assistant = texts(Role::Assistant);
+    let call = br#"bash{"command":"cd src\nnpm test\t--watch","note":"say \"hi\" \\ \u00e9t\u00e9 \ud83d\ude00 \ud800x"}"#;
+    assistant.tool_calls = vec![call.as_slice()];
+    let text = message_text(&assistant).unwrap();
+    assert_eq!(
+        text,
+        "bash{\"command\":\"cd src\nnpm test\t--watch\",\"note\":\"say \"hi\" \\ été 😀 \u{fffd}x\"}"
+    );
+    let mut index = Index::new();
+    index.add(0, &text).unwrap();
+    for query in ["npm", "watch", "été"] {
+        let (_, best) = ranked(&mut index, query, 5).unwrap();
+        assert_eq!(best.len(), 1, "{query}");
+    }
+    // An escape that is not JSON's is left as it is.
+    assistant.tool_calls = vec![br#"run{"path":"C:\q \u12"}"#.as_slice()];
+    assert_eq!(
+        message_text(&assistant).as_deref(),
+        Some(r#"run{"path":"C:\q \u12"}"#)
+    );
+}
+
+#[test]
+fn a_word_is_found_whatever_its_case_identifier_or_not() {
+    let texts = [
+        "we call parseConfigFile at startup",
+        "PARSECONFIGFILE is the name in the logs",
+        "the useState hook",
+    ];
+    let mut index = Index::new();
+    for (k, t) in texts.iter().enumerate() {
+        index.add(k as u32, t).unwrap();
+    }
+    for query in [
+        "parseConfigFile",
+        "parseconfigfile",
+        "PARSECONFIGFILE",
+        "ParseConfigFile",
+    ] {
+        let (_, best) = ranked(&mut index, query, 5).unwrap();
+        let mut keys: Vec<u32> = best.iter().map(|r| r.key).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, [0, 1], "{query}");
+    }
+    for query in ["usestate", "USESTATE"] {
+        let (_, best) = ranked(&mut index, query, 5).unwrap();
+        assert_eq!(best.first().map(|r| r.key), Some(2), "{query}");
+    }
+}
+
+#[test]
 fn the_text_searched_depends_on_the_role() {
     let mut user = texts(Role::User);
     user.content_string = Some(b"never touch vendor/");

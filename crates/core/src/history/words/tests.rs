@@ -188,3 +188,22 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_query_word_has_the_other_form_its_case_would_give() {
+    let other = |text: &str| {
+        let terms = terms(text);
+        other_form(text, &terms[0])
+    };
+    // A plain word is folded; the identifier written so is not.
+    assert_eq!(other("getfiles").as_deref(), Some("getfiles"));
+    assert_eq!(texts("getfiles"), ["getfil"]);
+    assert_eq!(other("GETFILES").as_deref(), Some("getfiles"));
+    assert_eq!(other("getFiles").as_deref(), Some("getfil"));
+    // None when both are the same, or the word is not plain letters.
+    assert_eq!(other("parser"), None);
+    assert_eq!(other("tests2"), None);
+    assert_eq!(other("cafés"), None);
+    assert_eq!(other("err_module"), None);
+    assert_eq!(other("src/lib"), None);
+}
