@@ -218,8 +218,8 @@ export interface AiSdkSummarizerOptions {
 /**
  * A Compactor summarizer calling `generateText` with the app's model. When
  * the request carries the conversation (`context`, `instruction`), it sends
- * the conversation's system text, tool definitions (without `execute`:
- * never run) and messages (`toModelMessages`), then the instruction; a reply
+ * the conversation's system prompt or system messages (as its steps send
+ * them), tool definitions (without `execute`: never run) and messages (`toModelMessages`), then the instruction; a reply
  * without text, with a tool call, or refused or ended in an error
  * (`finishReason` `"content-filter"`, `"error"`) is asked once more with
  * the serialized prompt. Otherwise it sends the serialized prompt

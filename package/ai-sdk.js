@@ -1182,10 +1182,21 @@ class AiSdkConversation {
     if (Array.isArray(messages) && messages.length > 0) this.#push(flatFromModel(messages, { timestamp: Date.now() }, (i) => `${name}[${i}]`));
   }
 
-  /** What the model's requests carry besides the messages: the system text and the tools, for summary requests that repeat them. */
+  /**
+   * What the model's requests carry besides the messages, for summary
+   * requests that repeat them: the tools, and the system prompt as the
+   * steps send it (`instructions`): a string, or, when the array's system
+   * messages are several or carry more than their text (providerOptions: a
+   * cache breakpoint), those messages, which a string would not repeat.
+   */
   #conversation() {
-    const text = (m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p?.text ?? "").join(""));
-    const systemPrompt = this.#instructions ?? (this.#systems.length ? this.#systems.map(text).join("\n\n") : undefined);
+    let systemPrompt = this.#instructions;
+    const sent = systemPrompt === undefined ? this.instructions() : undefined;
+    if (sent) {
+      const [only] = sent;
+      const plain = sent.length === 1 && typeof only.content === "string" && Object.keys(only).every((k) => k === "role" || k === "content");
+      systemPrompt = plain ? only.content : sent;
+    }
     return { systemPrompt, tools: this.#tools };
   }
 

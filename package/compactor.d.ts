@@ -432,7 +432,12 @@ export interface CompactOptions {
    * budget, when smaller) would not fit the window (`summarizerContextWindow`,
    * else the model's); `maxTokens` is then capped at the room left.
    */
-  conversation?: { systemPrompt?: string; /** pi-ai tools (an `Agent`'s), or an AI SDK tool set. */ tools?: Tool[] | Record<string, unknown> };
+  conversation?: {
+    /** pi-ai's system prompt, or (as the AI SDK's `instructions` take them) the system messages the requests carry. */
+    systemPrompt?: string | Record<string, unknown> | Record<string, unknown>[];
+    /** pi-ai tools (an `Agent`'s), or an AI SDK tool set. */
+    tools?: Tool[] | Record<string, unknown>;
+  };
 }
 /** `compactIfNeeded`'s options. */
 export interface CompactIfNeededOptions {

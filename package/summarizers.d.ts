@@ -20,9 +20,12 @@ export interface SummarizeRequest {
    * attempt): present when a summary request can repeat its prefix. `tools`
    * is `compact`'s `conversation.tools` as given: pi-ai tools from `attach`
    * (the agent's), the app's tool set, an object, from `aiSdkConversation`
-   * (check with `Array.isArray`).
+   * (check with `Array.isArray`). `systemPrompt` is a string, except from
+   * `aiSdkConversation` when its system messages are several or carry
+   * `providerOptions`: then those messages, as its steps send them
+   * (`instructions`; check with `typeof`).
    */
-  context?: { systemPrompt?: string; messages: Message[]; tools?: Tool[] | Record<string, unknown> };
+  context?: { systemPrompt?: string | Record<string, unknown> | Record<string, unknown>[]; messages: Message[]; tools?: Tool[] | Record<string, unknown> };
   /** The final user message asking for the summary, to send after context.messages. */
   instruction?: string;
   /**

@@ -648,6 +648,28 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.equal(promptText(sum.prompts[0].slice(0, last.length)), promptText(last));
   });
 
+  test("system messages are repeated by the summary request as the steps sent them: several, or one with providerOptions (a cache breakpoint)", async () => {
+    const cases = [
+      [{ role: "system", content: "You are terse.", providerOptions: { anthropic: { cacheControl: { type: "ephemeral" } } } }],
+      [{ role: "system", content: "You are terse." }, { role: "system", content: "Answer in English." }],
+    ];
+    for (const systems of cases) {
+      const { model, calls } = windowedModel({ window: 50_000, answer: () => ({ text: "ok" }) });
+      const sum = summaryModel();
+      const compactor = new Compactor({ contextWindow: 50_000, settings: { reserveTokens: 4000, keepRecentTokens: 500 }, summarize: aiSdkSummarizer(sum.model) });
+      const conv = aiSdkConversation({ compactor, messages: history(3) });
+      for (const m of systems) await conv.append(m);
+      await conv.append({ role: "user", content: "next" });
+      await conv.run((args) => generateText({ model, ...args }));
+      await conv.compact();
+      const last = calls.at(-1).prompt;
+      const sent = last.filter((m) => m.role === "system");
+      assert.deepEqual(sent.map((m) => m.content), systems.map((m) => m.content));
+      const same = promptText(sum.prompts[0].slice(0, last.length)) === promptText(last);
+      assert.ok(same, `the summary request starts with the last step's prompt: ${JSON.stringify(sum.prompts[0].filter((m) => m.role === "system"))}`);
+    }
+  });
+
   test("bad options are TypeErrors", () => {
     const compactor = new Compactor({ contextWindow: 8000, settings: { reserveTokens: 1000, keepRecentTokens: 1000 } });
     assert.throws(() => aiSdkConversation(), TypeError);

@@ -609,6 +609,60 @@ describe("the Compactor's background methods", () => {
     assert.equal(c.backgroundNext(messages, 0.8), "start", "dropped: none ready any more");
     assert.throws(() => c.backgroundNext(messages, 1.5), { name: "RangeError", message: "fraction must be a number in (0, 1]: a fraction of the threshold, got 1.5" });
   });
+
+  test("a compactInBackground refused (one already runs, a manual compaction runs, bad options) leaves the one under way alone: its summary still goes in", async () => {
+    let release;
+    const gate = new Promise((r) => (release = r));
+    const c = new Compactor({
+      contextWindow: 10_000, estimator: "pi", settings: { reserveTokens: 2_000, keepRecentTokens: 1_000 },
+      summarize: async () => { await gate; return "## Goal\nS"; },
+    });
+    const messages = [0, 1, 2, 3, 4, 5, 6].flatMap((i) => turn(i));
+    const running = c.compactInBackground(messages);
+    await assert.rejects(c.compactInBackground(messages), { message: /already running/ });
+    await assert.rejects(c.compactInBackground(messages, { reason: "manual" }), { name: "TypeError" });
+    assert.equal(c.isCompactingInBackground, true, "the first one still runs in the background");
+    release();
+    await running;
+    await c.waitForBackground();
+    const grown = messages.concat(turn(7, 100));
+    assert.equal(c.backgroundNext(grown, 0.8), "insert");
+    const out = c.takeBackground(grown);
+    assert.equal(out?.messages.length, grown.length + 1, "the first one's summary goes in");
+
+    // A manual compaction running is not one in the background, and a
+    // compactInBackground refused meanwhile does not make it one.
+    const other = [0, 1, 2, 3, 4, 5, 6].flatMap((i) => turn(i + 10));
+    const manual = c.compact(other);
+    await assert.rejects(c.compactInBackground(other), { message: /already running/ });
+    assert.equal(c.isCompactingInBackground, false);
+    assert.equal(c.backgroundNext(other, 0.8), "nothing");
+    await manual;
+    await c.waitForBackground();
+    assert.equal(c.takeBackground(other), undefined, "no background result: the manual one is the caller's");
+  });
+
+  test("a background summary is ready as its compaction ends: from its compaction_end on, backgroundNext says insert and takeBackground puts it in", async () => {
+    const seen = [];
+    let messages = [0, 1, 2, 3, 4, 5, 6].flatMap((i) => turn(i));
+    const c = new Compactor({
+      contextWindow: 10_000, estimator: "pi", settings: { reserveTokens: 2_000, keepRecentTokens: 1_000 },
+      summarize: async () => "## Goal\nS",
+      onEvent: (e) => {
+        if (e.type !== "compaction_end") return;
+        seen.push([c.isCompacting, c.isCompactingInBackground, c.backgroundNext(messages, 0.8)]);
+        if (seen.length === 1) seen.push(c.takeBackground(messages)?.messages.length);
+      },
+    });
+    const first = c.compactInBackground(messages);
+    messages = messages.concat(turn(7, 100));
+    await first;
+    assert.deepEqual(seen, [[false, false, "insert"], messages.length + 1], "taken in the compaction_end handler");
+    messages = [0, 1, 2, 3, 4, 5, 6].flatMap((i) => turn(i + 10));
+    await c.compactInBackground(messages);
+    assert.equal(c.backgroundNext(messages, 0.8), "insert", "ready once compactInBackground's promise resolved");
+    assert.equal(c.takeBackground(messages)?.messages.length, messages.length + 1);
+  });
 });
 
 /**

@@ -213,7 +213,7 @@ describe("when a summary request keeps the serialized form", () => {
     });
     await assert.rejects(compactor.compact(turns(), { conversation: { systemPrompt: 7 } }), {
       name: "TypeError",
-      message: "options.conversation.systemPrompt must be a string, got a number",
+      message: "options.conversation.systemPrompt must be a string, or AI SDK system messages (an object or an array), got a number",
     });
     await assert.rejects(compactor.compact(turns(), { conversation: { systemPrompt: "s", tools: "read_file" } }), {
       name: "TypeError",

@@ -201,7 +201,15 @@ const toolNames = (request: SummarizeRequest): string[] => {
   void tools?.map((t) => t.name);
   return Array.isArray(tools) ? tools.map((t) => t.name) : Object.keys(tools ?? {});
 };
-const ownSummarizer: Summarizer = (request) => `${toolNames(request).join()}: ${request.prompt}`;
+// Its system prompt may be the conversation's system messages: check with typeof.
+const systemText = (request: SummarizeRequest): string => {
+  const system = request.context?.systemPrompt;
+  // @ts-expect-error AI SDK system messages are no string
+  const text: string | undefined = system;
+  void text;
+  return typeof system === "string" ? system : JSON.stringify(system ?? "");
+};
+const ownSummarizer: Summarizer = (request) => `${toolNames(request).join()} ${systemText(request)}: ${request.prompt}`;
 const withOwnSummarizer = aiSdkConversation({ compactor: new Compactor({ contextWindow: 128_000, summarize: ownSummarizer }), tools: codeTools });
 const codeToolsContext: SummarizeRequest["context"] = { messages: [], tools: codeTools };
 void [withOwnSummarizer, codeToolsContext];

@@ -648,8 +648,8 @@ impl Compactor {
     }
 
     /// Starts a threshold compaction of a copy of `messages` in the
-    /// background and returns at once (the promise is `compact`'s; the
-    /// compactor awaits it too). Its summary waits in the compactor until
+    /// background and returns at once (the promise is `compact`'s). Its
+    /// summary waits in the compactor, from its `compaction_end` on, until
     /// `takeBackground` inserts it into the messages of that moment.
     #[wasm_bindgen(js_name = compactInBackground)]
     pub fn compact_in_background(&self, messages: JsValue, options: JsValue) -> Promise {
@@ -666,10 +666,16 @@ impl Compactor {
             return self.start(messages.clone(), options, true);
         }
         let snapshot = array.slice(0, array.length());
+        let idle = self.state.try_borrow().is_ok_and(|s| s.running.is_none());
         let promise = self.start(snapshot.clone().into(), options, true);
-        if let Ok(mut s) = self.state.try_borrow_mut() {
-            // Claimed at once by `start`: its controller is the running one.
-            let controller = s.running.clone().unwrap_or_default();
+        let Ok(mut s) = self.state.try_borrow_mut() else {
+            return promise;
+        };
+        // Only a start that claimed the compactor is the background job: one
+        // refused (another compaction runs, bad options) leaves the job under
+        // way, or the summary ready, as it is. Its end records the result
+        // (`run_compact`).
+        if let (true, Some(controller)) = (idle, s.running.clone()) {
             s.background = Some(BackgroundJob {
                 snapshot,
                 promise: promise.clone(),
@@ -678,28 +684,6 @@ impl Compactor {
                 result: None,
             });
         }
-        let state = self.state.clone();
-        let job = promise.clone();
-        crate::js::values::spawn_detached(async move {
-            let result = wasm_bindgen_futures::JsFuture::from(job.clone())
-                .await
-                .ok()
-                .filter(JsValue::is_object);
-            let Ok(mut s) = state.try_borrow_mut() else {
-                return;
-            };
-            // Still this job (not taken, or replaced, meanwhile).
-            if s.background
-                .as_ref()
-                .is_some_and(|b| js_sys::Object::is(&b.promise, &job))
-            {
-                match result {
-                    Some(result) => s.background.as_mut().unwrap().result = Some(result),
-                    // Failed or nothing to do: as if none had started.
-                    None => s.background = None,
-                }
-            }
-        });
         promise
     }
 
@@ -1225,9 +1209,15 @@ async fn run_compact(
         s.running = None;
         // A checkpoint waiting for it learns how it ended.
         let cancelled = matches!(outcome, Err(Failure::Aborted(_) | Failure::Cancelled));
-        let job = (s.background.as_ref()).filter(|b| background && b.controller == controller);
+        let job = (s.background.as_mut()).filter(|b| background && b.controller == controller);
         if let Some(job) = job {
             job.cancelled.set(cancelled);
+            // Ready as it ends (`compaction_end`'s handlers may take it);
+            // failed or nothing to do: as if none had started.
+            match &outcome {
+                Ok(Some(result)) => job.result = Some(result.clone()),
+                _ => s.background = None,
+            }
         }
     }
     if let (Ok(Some(result)), false) = (&outcome, background) {

@@ -173,13 +173,19 @@ impl<V: Value> CompactOptions<V> {
     }
 }
 
-/// `compact`'s `conversation` option: the system prompt (a string) and the
-/// tools (an object: an array of pi-ai tools or an AI SDK tool set, passed
-/// on as they are) the conversation's requests carry.
+/// `compact`'s `conversation` option: the system prompt (a string, or the
+/// AI SDK's system messages: an object) and the tools (an object: an array
+/// of pi-ai tools or an AI SDK tool set), passed on as they are, that the
+/// conversation's requests carry.
 pub struct Conversation<V: Value> {
     pub system_prompt: Option<V>,
     pub tools: Option<V>,
 }
+
+/// What `options.conversation.systemPrompt` must be: pi-ai's text, or what
+/// the AI SDK's `instructions` take besides a string (the system messages,
+/// as the conversation's requests send them).
+const SYSTEM_PROMPT_EXPECTED: &str = "a string, or AI SDK system messages (an object or an array)";
 
 /// What `options.conversation.tools` must be.
 const TOOLS_EXPECTED: &str = "an array of pi-ai tools or an AI SDK tool set (an object)";
@@ -187,10 +193,10 @@ const TOOLS_EXPECTED: &str = "an array of pi-ai tools or an AI SDK tool set (an 
 /// Reads `options.conversation` (`r` reads its fields).
 pub fn conversation<V: Value>(r: &Reader<V>) -> Result<Conversation<V>, InputError> {
     let system_prompt = r.field("systemPrompt")?;
-    let system_prompt = match system_prompt.text() {
-        Some(_) => Some(system_prompt),
-        None if system_prompt.is_nullish() => None,
-        None => return Err(r.wrong("systemPrompt", "a string", &system_prompt)),
+    let system_prompt = match system_prompt {
+        s if s.is_nullish() => None,
+        s if s.text().is_some() || s.is_object() => Some(s),
+        s => return Err(r.wrong("systemPrompt", SYSTEM_PROMPT_EXPECTED, &s)),
     };
     let tools = r.field("tools")?;
     let tools = match tools {
@@ -708,7 +714,7 @@ mod tests {
     }
 
     #[test]
-    fn the_conversation_carries_a_string_system_prompt_and_tools_as_an_object() {
+    fn the_conversation_carries_a_system_prompt_and_tools_as_given() {
         let read = |fields: Vec<(&'static str, Js)>| {
             let o = Fields::new(fields);
             let get = |k| o.get(k);
@@ -728,7 +734,13 @@ mod tests {
         );
         assert_eq!(
             message(read(vec![("systemPrompt", Js::Num(1.0))])),
-            "options.conversation.systemPrompt must be a string, got a number"
+            "options.conversation.systemPrompt must be a string, or AI SDK system messages (an \
+             object or an array), got a number"
+        );
+        // The AI SDK's system messages, passed on as they are.
+        assert_eq!(
+            read(vec![("systemPrompt", Js::Obj)]).unwrap(),
+            (Some(Js::Obj), None)
         );
         assert_eq!(
             message(read(vec![("tools", Js::Str("read_file"))])),

@@ -256,6 +256,10 @@ fn the_prefix_form_needs_a_readable_context_and_an_instruction() {
             "an AI SDK ToolSet"
         );
         assert!(none(json!({ "messages": [], "systemPrompt": 7 })));
+        assert!(
+            none(json!({ "messages": [], "systemPrompt": [{ "role": "system", "content": "s" }] })),
+            "the AI SDK's system messages"
+        );
         assert!(none(json!({ "messages": [null] })));
         assert!(none(
             json!({ "messages": [{ "role": "user", "content": 5 }] })
