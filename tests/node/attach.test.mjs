@@ -6,6 +6,8 @@
 // test asserts both what the agent holds and what the model received.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { Agent } from "@mariozechner/pi-agent-core";
 import { Compactor } from "agent-compaction";
 import { PROVIDER_ERRORS, useMockLlm } from "../support/mock-llm-server.mjs";
@@ -767,6 +769,37 @@ describe("attach(agent): one compactor per agent", () => {
     again();
     assert.equal(agent.transformContext, wrapped, "the app's own hook is not replaced");
     assert.equal(agent.convertToLlm, originalConvert, "the compactor's own is put back");
+  });
+});
+
+describe("attach(agent): a long-lived page", () => {
+  /** A full collection, with the finalizers it queues run (they free what the module held). */
+  const collect = async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc");
+    for (let i = 0; i < 6; i++) {
+      gc();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+
+  test("a detached agent is garbage-collected with its messages, after any number of attach / detach", async () => {
+    // Sessions switched all day: each an agent attached for a run, then
+    // detached, attached to another compactor, detached again and dropped.
+    const shared = new Compactor({ contextWindow: 20_000, settings: { reserveTokens: 4_000, keepRecentTokens: 3_000 } });
+    const session = async (i) => {
+      const { agent, compactor, detach } = setup();
+      await agent.prompt(`question ${i}`);
+      await settled(agent);
+      detach();
+      const again = (i % 2 ? shared : compactor).attach(agent);
+      again();
+      return new WeakRef(agent);
+    };
+    const agents = [];
+    for (let i = 0; i < 8; i++) agents.push(await session(i));
+    await collect();
+    assert.equal(agents.filter((a) => a.deref() !== undefined).length, 0, "no detached agent is kept");
   });
 });
 

@@ -725,10 +725,15 @@ impl Compactor {
         ATTACHED.with(|agents| agents.add(agent.unchecked_ref()));
         attachment.state_changed();
 
+        // The compactor owns the attachment; `detach` only names it. Held
+        // strongly here, a detached attachment would live as long as this
+        // function, which its own abort reason (an error whose stack holds
+        // the function) keeps alive: the agent and its messages with it.
         let compactor = self.shared();
+        let attachment = Rc::downgrade(&attachment);
         let detach = Closure::<dyn Fn()>::new(move || {
-            if let Some(a) = compactor.attachment() {
-                if Rc::ptr_eq(&a, &attachment) {
+            if let (Some(a), Some(ours)) = (compactor.attachment(), attachment.upgrade()) {
+                if Rc::ptr_eq(&a, &ours) {
                     a.detach();
                     compactor.set_attachment(None);
                 }
