@@ -124,7 +124,9 @@ export class SessionStore {
    * without a visit). Call it once the user has something worth keeping, from
    * a user action (Firefox asks the user; Chromium decides from engagement,
    * and may say false at first and true later). False where the API is
-   * missing (workers, insecure contexts) or refused. Works on a closed store.
+   * missing (insecure contexts) or refused. A worker cannot ask: there it
+   * resolves whether a page has persisted the origin already
+   * (`navigator.storage.persisted()`). Works on a closed store.
    */
   persist(): Promise<boolean>;
   /**

@@ -153,3 +153,17 @@ test("persistStorage and estimateStorage: the browser's answers, and clear ones 
   assert.equal(await persistStorage(), false);
   assert.equal((await estimateStorage()).supported, false);
 });
+
+test("persistStorage in a worker (persisted() but no persist()): whether a page persisted the origin already", async (t) => {
+  const saved = Object.getOwnPropertyDescriptor(globalThis, "navigator");
+  const use = (navigator) => Object.defineProperty(globalThis, "navigator", { value: navigator, configurable: true, writable: true });
+  t.after(() => (saved ? Object.defineProperty(globalThis, "navigator", saved) : delete globalThis.navigator));
+  use({ storage: { persisted: async () => true, estimate: async () => ({ usage: 1, quota: 2 }) } });
+  assert.equal(await persistStorage(), true);
+  use({ storage: { persisted: async () => false } });
+  assert.equal(await persistStorage(), false);
+  use({ storage: { persisted: () => Promise.reject(new Error("denied")) } });
+  assert.equal(await persistStorage(), false);
+  use({ storage: { persisted: async () => "yes" } });
+  assert.equal(await persistStorage(), false);
+});

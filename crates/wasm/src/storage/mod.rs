@@ -260,7 +260,8 @@ impl SessionStore {
         changes::on_change(&self.inner, listener)
     }
 
-    /// `navigator.storage.persist()`, false where it is missing.
+    /// `navigator.storage.persist()` (`persisted()` in a worker, which cannot
+    /// ask), false where it is missing.
     pub fn persist(&self) -> Promise {
         records::persist_storage()
     }

@@ -240,13 +240,16 @@ const storageManager = () => {
 
 // Asks the browser to keep the origin's storage (navigator.storage.persist()):
 // resolves true when it is persisted, false when refused or where the API is
-// missing (workers, insecure contexts, older engines). A rejection of the
-// browser's call is a refusal too: the question has no other answer.
+// missing (insecure contexts, older engines). A worker, which has
+// `persisted()` but cannot ask, answers whether a page persisted the origin
+// already. A rejection of the browser's call is a refusal too: the question
+// has no other answer.
 export async function persistStorage() {
   const storage = storageManager();
-  if (typeof storage?.persist !== "function") return false;
+  const ask = typeof storage?.persist === "function" ? "persist" : typeof storage?.persisted === "function" ? "persisted" : null;
+  if (!ask) return false;
   try {
-    return (await storage.persist()) === true;
+    return (await storage[ask]()) === true;
   } catch {
     return false;
   }
