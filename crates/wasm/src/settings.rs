@@ -55,11 +55,15 @@ enum Unread {
     Thrown(String),
 }
 
+/// What a value inside the settings must be.
+const JSON_DATA: &str = "JSON data (an object, array, string, number, boolean or null)";
+
 /// Deeper than any settings object: a cycle.
 const MAX_DEPTH: usize = 64;
 
 /// `value` as JSON data, `None` for `undefined` (a missing field). Own
-/// enumerable string keys are read, as `JSON.stringify` reads them.
+/// enumerable string keys are read, as `JSON.stringify` reads them; an
+/// array's `undefined` elements are refused (no setting is one).
 fn data(value: &JsValue, field: &mut String, depth: usize) -> Result<Option<Json>, Unread> {
     use js_sys::Reflect;
     let thrown = |e: JsValue| Unread::Thrown(thrown_message(&e));
@@ -90,7 +94,7 @@ fn data(value: &JsValue, field: &mut String, depth: usize) -> Result<Option<Json
         };
         return Err(Unread::Setting(SettingsError::WrongType {
             field: field.clone(),
-            expected: "JSON data (an object, array, string, number, boolean or null)",
+            expected: JSON_DATA,
             got,
         }));
     }
@@ -105,7 +109,17 @@ fn data(value: &JsValue, field: &mut String, depth: usize) -> Result<Option<Json
             let item = Reflect::get_u32(value, i).map_err(thrown)?;
             field.truncate(at);
             field.push_str(&format!("[{i}]"));
-            out.push(data(&item, field, depth + 1)?.unwrap_or(Json::Null));
+            // An element that is `undefined` (a hole of a sparse array) is
+            // no setting: refused at its index, before the rest of an array
+            // that may be 2^32 - 1 holes long is read.
+            let Some(json) = data(&item, field, depth + 1)? else {
+                return Err(Unread::Setting(SettingsError::WrongType {
+                    field: field.clone(),
+                    expected: JSON_DATA,
+                    got: "undefined",
+                }));
+            };
+            out.push(json);
         }
         field.truncate(at);
         return Ok(Some(Json::Array(out)));
