@@ -1898,7 +1898,8 @@ function checkUIMessage(ui, where) {
 export async function fromUIMessages(uiMessages, options = {}) {
   if (!Array.isArray(uiMessages)) throw new TypeError("fromUIMessages: uiMessages must be an array");
   checkFromOptions(options, "fromUIMessages");
-  uiMessages.forEach((ui, i) => checkUIMessage(ui, `fromUIMessages: uiMessages[${i}]`));
+  // By index: a hole is a message too (forEach would skip it).
+  for (let i = 0; i < uiMessages.length; i++) checkUIMessage(uiMessages[i], `fromUIMessages: uiMessages[${i}]`);
   const { convertToModelMessages } = await import("ai");
   const out = [];
   for (let i = 0; i < uiMessages.length; i++) {

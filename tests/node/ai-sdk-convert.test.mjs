@@ -372,6 +372,10 @@ describe("bad input", () => {
     await rejects([1, 2], "fromUIMessages: uiMessages[0] must be a UIMessage object, got a number");
     await rejects([{ id: "a", role: "user", parts: [{ type: "text", text: "x" }] }, { id: "b", role: "user" }], "fromUIMessages: uiMessages[1].parts must be an array of parts, got undefined");
     await rejects([{ id: "a", role: "user", parts: [null] }], "fromUIMessages: uiMessages[0].parts[0] must be an object, got null");
+    // A hole of a sparse array is named at once, however long the array.
+    const ui = { id: "a", role: "user", parts: [{ type: "text", text: "x" }] };
+    await rejects([ui, , ui], "fromUIMessages: uiMessages[1] must be a UIMessage object, got undefined");
+    await rejects(new Array(2 ** 32 - 1), "fromUIMessages: uiMessages[0] must be a UIMessage object, got undefined");
     await rejects([{ id: "a", role: "robot", parts: [] }], 'fromUIMessages: uiMessages[0].role must be "system", "user" or "assistant", got "robot"');
     await rejects(
       [{ id: "a", role: "user", parts: [{ type: "text", text: "x" }] }, { id: "b", role: "user", parts: [{ type: "text", text: 5 }] }],
