@@ -1105,8 +1105,10 @@ class AiSdkConversation {
    */
   async setMessages(messages) {
     if (!Array.isArray(messages)) throw new TypeError("setMessages: messages must be an array (the flat array)");
+    // Read before anything is replaced: a getter that throws changes nothing.
+    const systems = messages.filter((m) => m?.role === "system");
     this.#flat = messages;
-    this.#systems = messages.filter((m) => m?.role === "system");
+    this.#systems = systems;
     await this.#save({ replace: true });
     return this.#flat;
   }
