@@ -841,7 +841,8 @@ export function usageFromAiSdk(usage) {
   const num = (x) => (typeof x === "number" && Number.isFinite(x) ? x : 0);
   let cacheRead = num(usage.inputTokenDetails?.cacheReadTokens);
   const cacheWrite = num(usage.inputTokenDetails?.cacheWriteTokens);
-  let input = usage.inputTokenDetails?.noCacheTokens ?? Math.max(0, num(usage.inputTokens) - cacheRead - cacheWrite);
+  const noCache = usage.inputTokenDetails?.noCacheTokens;
+  let input = typeof noCache === "number" && Number.isFinite(noCache) ? noCache : Math.max(0, num(usage.inputTokens) - cacheRead - cacheWrite);
   if (input < 0 && cacheWrite > 0) {
     // The provider's cached count included this request's cache writes (as
     // OpenRouter's does), so the SDK's uncached count came out below zero:

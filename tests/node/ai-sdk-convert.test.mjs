@@ -571,6 +571,11 @@ describe("usageFromAiSdk", () => {
     assert.deepStrictEqual([u.input, u.output, u.cacheRead, u.cacheWrite, u.totalTokens], [0, 0, 0, 0, 0]);
     const v = usageFromAiSdk({ inputTokens: 120, outputTokens: 30, totalTokens: -Infinity });
     assert.equal(v.totalTokens, 150);
+    // An uncached count that is no finite number: the input is what the cache did not serve.
+    for (const noCacheTokens of [NaN, Infinity, "400", Symbol("n"), 10n, {}]) {
+      const w = usageFromAiSdk({ inputTokens: 1000, inputTokenDetails: { noCacheTokens, cacheReadTokens: 300, cacheWriteTokens: 100 }, outputTokens: 50 });
+      assert.deepStrictEqual([w.input, w.cacheRead, w.cacheWrite, w.totalTokens], [600, 300, 100, 1050], String(noCacheTokens));
+    }
   });
 
   test("a cached count that includes the request's cache writes (OpenRouter) is read as pi-ai reads it", () => {
