@@ -96,6 +96,19 @@ test("an undefined element of an array (a hole) is a TypeError naming its index 
   assert.equal(resolveSettings({ toolOutputClearing: { neverClear: ["read"] } }).reserveTokens, 16384);
 });
 
+test("settings that are, or hold, a revoked proxy cannot be read: a TypeError naming settings", () => {
+  const revoked = () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    return proxy;
+  };
+  const check = (e) => e instanceof TypeError && e.message === "settings could not be read: Cannot perform 'IsArray' on a proxy that has been revoked";
+  for (const settings of [revoked(), { toolOutputClearing: revoked() }, { toolOutputClearing: { neverClear: revoked() } }]) {
+    assert.throws(() => make(settings), check);
+    assert.throws(() => resolveSettings(settings), check);
+  }
+});
+
 test("resolveSettings reads toolOutputClearing as the Compactor does", () => {
   for (const settings of [
     { toolOutputClearing: { protectTokens: -1 } },

@@ -3,6 +3,7 @@
 use crate::js::errors::input_error;
 use crate::js::errors::thrown_message;
 use crate::js::errors::wrong_type;
+use crate::js::message_access::is_array;
 use crate::js::strings::to_js_str;
 use crate::js::values::{read_fields, read_options, shape};
 use agent_compaction_core::compaction::clearing::resolve_all;
@@ -36,7 +37,11 @@ pub fn settings_json(value: &JsValue) -> Result<SettingsInput, InputError> {
     if value.is_undefined() || value.is_null() {
         return Ok(Ok(None));
     }
-    if !value.is_object() || js_sys::Array::is_array(value) {
+    let array = is_array(value).map_err(|e| InputError::Unreadable {
+        path: path(),
+        reason: thrown_message(&e),
+    })?;
+    if !value.is_object() || array {
         return Err(wrong_type(path(), "an object", value));
     }
     let mut field = String::from("settings");
@@ -99,7 +104,7 @@ fn data(value: &JsValue, field: &mut String, depth: usize) -> Result<Option<Json
         }));
     }
     let at = field.len();
-    if js_sys::Array::is_array(value) {
+    if is_array(value).map_err(thrown)? {
         let length = Reflect::get(value, &"length".into())
             .map_err(thrown)?
             .as_f64()
