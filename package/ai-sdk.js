@@ -841,7 +841,8 @@ export function usageFromAiSdk(usage) {
   const num = (x) => (typeof x === "number" && Number.isFinite(x) ? x : 0);
   let cacheRead = num(usage.inputTokenDetails?.cacheReadTokens);
   const cacheWrite = num(usage.inputTokenDetails?.cacheWriteTokens);
-  let input = usage.inputTokenDetails?.noCacheTokens ?? Math.max(0, num(usage.inputTokens) - cacheRead - cacheWrite);
+  const noCache = usage.inputTokenDetails?.noCacheTokens;
+  let input = typeof noCache === "number" && Number.isFinite(noCache) ? noCache : Math.max(0, num(usage.inputTokens) - cacheRead - cacheWrite);
   if (input < 0 && cacheWrite > 0) {
     // The provider's cached count included this request's cache writes (as
     // OpenRouter's does), so the SDK's uncached count came out below zero:
@@ -1105,8 +1106,10 @@ class AiSdkConversation {
    */
   async setMessages(messages) {
     if (!Array.isArray(messages)) throw new TypeError("setMessages: messages must be an array (the flat array)");
+    // Read before anything is replaced: a getter that throws changes nothing.
+    const systems = messages.filter((m) => m?.role === "system");
     this.#flat = messages;
-    this.#systems = messages.filter((m) => m?.role === "system");
+    this.#systems = systems;
     await this.#save({ replace: true });
     return this.#flat;
   }
@@ -1909,7 +1912,8 @@ function checkUIMessage(ui, where) {
 export async function fromUIMessages(uiMessages, options = {}) {
   if (!Array.isArray(uiMessages)) throw new TypeError("fromUIMessages: uiMessages must be an array");
   checkFromOptions(options, "fromUIMessages");
-  uiMessages.forEach((ui, i) => checkUIMessage(ui, `fromUIMessages: uiMessages[${i}]`));
+  // By index: a hole is a message too (forEach would skip it).
+  for (let i = 0; i < uiMessages.length; i++) checkUIMessage(uiMessages[i], `fromUIMessages: uiMessages[${i}]`);
   const { convertToModelMessages } = await import("ai");
   const out = [];
   for (let i = 0; i < uiMessages.length; i++) {

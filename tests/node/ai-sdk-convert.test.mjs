@@ -372,6 +372,10 @@ describe("bad input", () => {
     await rejects([1, 2], "fromUIMessages: uiMessages[0] must be a UIMessage object, got a number");
     await rejects([{ id: "a", role: "user", parts: [{ type: "text", text: "x" }] }, { id: "b", role: "user" }], "fromUIMessages: uiMessages[1].parts must be an array of parts, got undefined");
     await rejects([{ id: "a", role: "user", parts: [null] }], "fromUIMessages: uiMessages[0].parts[0] must be an object, got null");
+    // A hole of a sparse array is named at once, however long the array.
+    const ui = { id: "a", role: "user", parts: [{ type: "text", text: "x" }] };
+    await rejects([ui, , ui], "fromUIMessages: uiMessages[1] must be a UIMessage object, got undefined");
+    await rejects(new Array(2 ** 32 - 1), "fromUIMessages: uiMessages[0] must be a UIMessage object, got undefined");
     await rejects([{ id: "a", role: "robot", parts: [] }], 'fromUIMessages: uiMessages[0].role must be "system", "user" or "assistant", got "robot"');
     await rejects(
       [{ id: "a", role: "user", parts: [{ type: "text", text: "x" }] }, { id: "b", role: "user", parts: [{ type: "text", text: 5 }] }],
@@ -567,6 +571,11 @@ describe("usageFromAiSdk", () => {
     assert.deepStrictEqual([u.input, u.output, u.cacheRead, u.cacheWrite, u.totalTokens], [0, 0, 0, 0, 0]);
     const v = usageFromAiSdk({ inputTokens: 120, outputTokens: 30, totalTokens: -Infinity });
     assert.equal(v.totalTokens, 150);
+    // An uncached count that is no finite number: the input is what the cache did not serve.
+    for (const noCacheTokens of [NaN, Infinity, "400", Symbol("n"), 10n, {}]) {
+      const w = usageFromAiSdk({ inputTokens: 1000, inputTokenDetails: { noCacheTokens, cacheReadTokens: 300, cacheWriteTokens: 100 }, outputTokens: 50 });
+      assert.deepStrictEqual([w.input, w.cacheRead, w.cacheWrite, w.totalTokens], [600, 300, 100, 1050], String(noCacheTokens));
+    }
   });
 
   test("a cached count that includes the request's cache writes (OpenRouter) is read as pi-ai reads it", () => {

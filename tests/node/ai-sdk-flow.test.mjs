@@ -454,6 +454,15 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.ok(!promptText(calls.at(-1).prompt).includes("compacted into the following summary"), "the undone summary is no longer sent");
   });
 
+  test("setMessages that fails reading the new array keeps the messages it had", async () => {
+    const conv = aiSdkConversation({ compactor: new Compactor({ contextWindow: 100_000 }), messages: history(2) });
+    const before = conv.messages;
+    const broken = [...before, { get role() { throw new Error("role getter failed"); } }];
+    await assert.rejects(conv.setMessages(broken), /role getter failed/);
+    assert.equal(conv.messages, before);
+    assert.deepStrictEqual(conv.modelMessages(), toModelMessages(before));
+  });
+
   for (const [name, call] of [["generateText", generateText], ["streamText", streamText]]) {
     for (const approved of [true, false]) {
       test(`tool approval (${name}, ${approved ? "approved" : "denied"}): the result the SDK adds before the first step is kept, the tool runs once, later turns work`, async () => {

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   Compactor, agentMessagesToChatMessages, convertToLlm, findCutPoint, messagesToPiSession, prepareCompaction,
-  serializeConversation, transformContext,
+  rebaseCompaction, serializeConversation, transformContext,
 } from "agent-compaction";
 import { historyTools } from "agent-compaction/pi-agent-core";
 
@@ -283,4 +283,27 @@ test("a sparse array of length 1e8 with a hole at index 1: every function that r
     const error = events.find((e) => e.type === "hook_error")?.error;
     assert.ok(error instanceof TypeError && error.message === hole.message, `agentHooks().convertToLlm: ${error}`);
   }
+});
+
+// A revoked proxy throws from `Array.isArray` itself: where an array
+// belongs, that is the error of the field (or argument) it stands in, and
+// the promise-returning calls reject with it.
+test("a revoked proxy where an array belongs", async () => {
+  const revoked = () => {
+    const { proxy, revoke } = Proxy.revocable([], {});
+    revoke();
+    return proxy;
+  };
+  const unreadable = (field) => (e) =>
+    e instanceof TypeError && e.message === `${field} could not be read: Cannot perform 'IsArray' on a proxy that has been revoked`;
+  const messages = [user("a"), toolResult, marker({ outputTokens: revoked() }), user("b")];
+  assert.throws(() => convertToLlm(messages), unreadable("messages[2].outputTokens"));
+  assert.throws(() => divider(messages), unreadable("messages[2].outputTokens"));
+
+  const compactor = new Compactor({ contextWindow: 200000 });
+  let background;
+  assert.doesNotThrow(() => { background = compactor.compactInBackground(revoked()); });
+  await assert.rejects(background, unreadable("Compaction failed: messages"));
+  assert.throws(() => rebaseCompaction({ messages: revoked() }, [], []), /^TypeError: result must be what compact resolved to/);
+  assert.equal(compactor.contextTokens([user("a")]), new Compactor({ contextWindow: 200000 }).contextTokens([user("a")]));
 });

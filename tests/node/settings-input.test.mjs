@@ -83,6 +83,32 @@ test("a function where a setting belongs is a TypeError naming the field", () =>
   }
 });
 
+test("an undefined element of an array (a hole) is a TypeError naming its index at once, however long the array", () => {
+  const check = (field) => (e) => e instanceof TypeError && e.message.startsWith(`${field} must be JSON data`) && e.message.endsWith("got undefined");
+  for (const [settings, field] of [
+    [{ toolOutputClearing: { neverClear: new Array(2 ** 32 - 1) } }, "settings.toolOutputClearing.neverClear[0]"],
+    [{ toolOutputClearing: { neverClear: ["read", undefined] } }, "settings.toolOutputClearing.neverClear[1]"],
+    [{ appOwn: [1, , 3] }, "settings.appOwn[1]"],
+  ]) {
+    assert.throws(() => make(settings), check(field));
+    assert.throws(() => resolveSettings(settings), check(field));
+  }
+  assert.equal(resolveSettings({ toolOutputClearing: { neverClear: ["read"] } }).reserveTokens, 16384);
+});
+
+test("settings that are, or hold, a revoked proxy cannot be read: a TypeError naming settings", () => {
+  const revoked = () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    return proxy;
+  };
+  const check = (e) => e instanceof TypeError && e.message === "settings could not be read: Cannot perform 'IsArray' on a proxy that has been revoked";
+  for (const settings of [revoked(), { toolOutputClearing: revoked() }, { toolOutputClearing: { neverClear: revoked() } }]) {
+    assert.throws(() => make(settings), check);
+    assert.throws(() => resolveSettings(settings), check);
+  }
+});
+
 test("resolveSettings reads toolOutputClearing as the Compactor does", () => {
   for (const settings of [
     { toolOutputClearing: { protectTokens: -1 } },

@@ -43,16 +43,15 @@ pub(crate) fn read_marker(message: &JsValue, index: usize) -> Result<MarkerLists
     let tokens = if tokens.is_undefined() {
         None
     } else {
-        let Some(a) = tokens.dyn_ref::<Array>() else {
-            return Err(wrong_type(
-                path().field("outputTokens"),
-                "an array of non-negative safe integers",
-                &tokens,
-            ));
-        };
-        let mut sizes = Vec::with_capacity(a.length() as usize);
-        for (k, t) in a.iter().enumerate() {
-            sizes.push(Some(count_of(&t, path().field("outputTokens").at(k))?));
+        let a = JsArray::expect(
+            &tokens,
+            || path().field("outputTokens"),
+            "an array of non-negative safe integers",
+        )?;
+        let mut sizes = Vec::with_capacity(a.len() as usize);
+        for k in 0..a.len() {
+            let at = || path().field("outputTokens").at(k as usize);
+            sizes.push(Some(count_of(&a.get(k, at)?, at())?));
         }
         Some(sizes)
     };

@@ -11,7 +11,7 @@ use crate::compaction::{check_not_aborted, link_abort, new_abort_controller, Job
 use crate::estimate::context_tokens_object;
 use crate::js::errors::messages_unreadable;
 use crate::js::errors::{bad_input, input_error};
-use crate::js::message_access::{message_and_role, message_at, messages_array, JsArray};
+use crate::js::message_access::{is_array, message_and_role, message_at, messages_array, JsArray};
 use crate::js::message_facts::EstimateChunks;
 use crate::js::values::{object, prop, read_fields, read_options, shape, Opt};
 use crate::message::convert_message;
@@ -477,7 +477,7 @@ pub fn rebase_compaction(
             .map_err(input_error)
     };
     let (before, live) = (array(&before, "before")?, array(&messages, "messages")?);
-    if !result.is_object() || !prop(&result, "messages").is_array() {
+    if !result.is_object() || !is_array(&prop(&result, "messages")).unwrap_or(false) {
         return Err(crate::js::errors::bad_input(
             "result must be what compact resolved to (an object with messages)",
             false,
@@ -653,9 +653,11 @@ impl Compactor {
     /// `takeBackground` inserts it into the messages of that moment.
     #[wasm_bindgen(js_name = compactInBackground)]
     pub fn compact_in_background(&self, messages: JsValue, options: JsValue) -> Promise {
-        let Some(array) = messages.dyn_ref::<Array>() else {
+        // Not an array (or a revoked proxy): the compaction fails at it.
+        let Ok(Some(array)) = JsArray::new(&messages, || FieldPath::argument("messages")) else {
             return self.compact(messages, options);
         };
+        let array = array.as_array();
         // A bad message is found before the copy (of a sparse array's whole
         // length): the compaction of the array itself then fails at it.
         let checked = match self.state.try_borrow_mut() {

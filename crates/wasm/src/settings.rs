@@ -3,6 +3,7 @@
 use crate::js::errors::input_error;
 use crate::js::errors::thrown_message;
 use crate::js::errors::wrong_type;
+use crate::js::message_access::is_array;
 use crate::js::strings::to_js_str;
 use crate::js::values::{read_fields, read_options, shape};
 use agent_compaction_core::compaction::clearing::resolve_all;
@@ -36,7 +37,11 @@ pub fn settings_json(value: &JsValue) -> Result<SettingsInput, InputError> {
     if value.is_undefined() || value.is_null() {
         return Ok(Ok(None));
     }
-    if !value.is_object() || js_sys::Array::is_array(value) {
+    let array = is_array(value).map_err(|e| InputError::Unreadable {
+        path: path(),
+        reason: thrown_message(&e),
+    })?;
+    if !value.is_object() || array {
         return Err(wrong_type(path(), "an object", value));
     }
     let mut field = String::from("settings");
@@ -55,11 +60,15 @@ enum Unread {
     Thrown(String),
 }
 
+/// What a value inside the settings must be.
+const JSON_DATA: &str = "JSON data (an object, array, string, number, boolean or null)";
+
 /// Deeper than any settings object: a cycle.
 const MAX_DEPTH: usize = 64;
 
 /// `value` as JSON data, `None` for `undefined` (a missing field). Own
-/// enumerable string keys are read, as `JSON.stringify` reads them.
+/// enumerable string keys are read, as `JSON.stringify` reads them; an
+/// array's `undefined` elements are refused (no setting is one).
 fn data(value: &JsValue, field: &mut String, depth: usize) -> Result<Option<Json>, Unread> {
     use js_sys::Reflect;
     let thrown = |e: JsValue| Unread::Thrown(thrown_message(&e));
@@ -90,12 +99,12 @@ fn data(value: &JsValue, field: &mut String, depth: usize) -> Result<Option<Json
         };
         return Err(Unread::Setting(SettingsError::WrongType {
             field: field.clone(),
-            expected: "JSON data (an object, array, string, number, boolean or null)",
+            expected: JSON_DATA,
             got,
         }));
     }
     let at = field.len();
-    if js_sys::Array::is_array(value) {
+    if is_array(value).map_err(thrown)? {
         let length = Reflect::get(value, &"length".into())
             .map_err(thrown)?
             .as_f64()
@@ -105,7 +114,17 @@ fn data(value: &JsValue, field: &mut String, depth: usize) -> Result<Option<Json
             let item = Reflect::get_u32(value, i).map_err(thrown)?;
             field.truncate(at);
             field.push_str(&format!("[{i}]"));
-            out.push(data(&item, field, depth + 1)?.unwrap_or(Json::Null));
+            // An element that is `undefined` (a hole of a sparse array) is
+            // no setting: refused at its index, before the rest of an array
+            // that may be 2^32 - 1 holes long is read.
+            let Some(json) = data(&item, field, depth + 1)? else {
+                return Err(Unread::Setting(SettingsError::WrongType {
+                    field: field.clone(),
+                    expected: JSON_DATA,
+                    got: "undefined",
+                }));
+            };
+            out.push(json);
         }
         field.truncate(at);
         return Ok(Some(Json::Array(out)));

@@ -29,6 +29,13 @@ extern "C" {
     fn slice_array(array: &JsValue, start: u32, end: u32) -> Result<Array, JsValue>;
 }
 
+/// `Array.isArray(value)`, which throws for a revoked proxy: that is the
+/// error (never unwound through wasm frames, as `js_sys::Array::is_array`
+/// would).
+pub fn is_array(value: &JsValue) -> Result<bool, JsValue> {
+    array_length(value).map(|length| length != -1.0)
+}
+
 /// An array the caller handed in, with its length read once, safely.
 pub struct JsArray {
     array: Array,
