@@ -255,7 +255,10 @@ pub fn save_landed(
 /// A call that writes a new session whole (`createSession`, `fork`,
 /// `importJsonl`), on its second attempt, finds its id: free (`None`), or
 /// taken by a record that is (`Some(true)`) or is not (`Some(false)`) the
-/// one its first attempt wrote, property by property.
+/// one its first attempt wrote, property by property. Another page that
+/// wrote under the id between the attempts (possible without Web Locks,
+/// and for `createSession`, which takes no lock, always) wrote its own
+/// `createdAt` and `lastModified`: not the same record.
 pub fn whole_landed(found: Option<bool>, retry: bool) -> Landed {
     match found {
         None => Landed::No,
@@ -265,7 +268,9 @@ pub fn whole_landed(found: Option<bool>, retry: bool) -> Landed {
 }
 
 /// `delete` finds the session (`found`) or not: gone on the second attempt
-/// means the first one deleted it.
+/// means the first one deleted it, or another page did between the
+/// attempts (without Web Locks); either way what the call asked for is
+/// done, and nothing else was removed.
 pub fn delete_landed(found: bool, retry: bool) -> Landed {
     match (found, retry) {
         (true, _) => Landed::No,
