@@ -2266,6 +2266,44 @@ export function closeBeforeWrites(db, count) {
   return () => { proto.transaction = transaction; };
 }
 export function undo(f) { f(); }
+// Makes the next commit of a write on database `db` end as on a connection
+// the browser closed while it committed, the page not told how it ended:
+// the transaction commits (`landed`) or is aborted, and the connection
+// closes (its close event). Before it closes, when `theirs` is
+// [sessionId, message], another page's save (as one can where
+// `navigator.locks` is missing and the session's lock keeps out only this
+// page) appends the message to what is stored, in a transaction that runs
+// after this one. Returns the undo.
+export function loseNextCommit(db, landed, theirs) {
+  const proto = IDBTransaction.prototype;
+  const commit = proto.commit;
+  let left = 1;
+  proto.commit = function () {
+    const conn = this.db;
+    if (conn.name !== db || this.mode !== "readwrite" || left === 0) return commit.call(this);
+    left--;
+    if (landed) {
+      const told = this.onabort;
+      this.oncomplete = () => told();
+      commit.call(this);
+    } else {
+      this.abort();
+    }
+    if (theirs) {
+      const [id, message] = theirs;
+      const tx = conn.transaction(["sessions", "messages"], "readwrite");
+      const sessions = tx.objectStore("sessions");
+      sessions.get(id).onsuccess = (e) => {
+        const r = e.target.result;
+        tx.objectStore("messages").put(message, [id, 1000 + r.messageCount]);
+        sessions.put({ ...r, revision: r.revision + 1, messageCount: r.messageCount + 1, lastModified: Date.now() });
+      };
+    }
+    conn.close();
+    conn.dispatchEvent(new Event("close"));
+  };
+  return () => { proto.commit = commit; };
+}
 // Records the durability of each write transaction on database `db`: what
 // the store asked for, and what the engine says where it has the attribute.
 export function recordDurability(db) {
@@ -2328,6 +2366,8 @@ extern "C" {
     fn close_newest_as_the_browser_does(w: &JsValue);
     #[wasm_bindgen(js_name = closeBeforeWrites)]
     fn close_before_writes(db: &str, count: f64) -> JsValue;
+    #[wasm_bindgen(js_name = loseNextCommit)]
+    fn lose_next_commit(db: &str, landed: bool, theirs: &JsValue) -> JsValue;
     fn undo(f: &JsValue);
     #[wasm_bindgen(js_name = recordDurability)]
     fn record_durability(db: &str) -> JsValue;
@@ -2637,6 +2677,52 @@ async fn a_connection_closed_under_the_store_is_reopened_and_nothing_is_written_
     ));
     assert_eq!(connection_count(&watch), before + 1);
     stop_watching(&watch);
+    store.close();
+}
+
+#[wasm_bindgen_test]
+async fn a_retried_save_reports_its_own_commit_and_refuses_another_pages_save_of_the_next_revision()
+{
+    let db = "store-lost-commit";
+    wait(delete_db(db)).await.unwrap();
+    let store = open(db).await;
+    create(&store, "s").await;
+    let kept = array(&[&message("one", 1), &message("two", 2)]);
+    save(&store, "s", kept.clone()).await.unwrap();
+    let stored = |store: &SessionStore| wait(store.load("s".into()));
+
+    // The commit went through, the connection with it: the second attempt
+    // finds the record it wrote and reports the save, writing nothing more.
+    let ours = with(&kept, &[&message("ours", 3)]);
+    let undo_close = lose_next_commit(db, true, &JsValue::NULL);
+    let meta = save(&store, "s", ours.clone()).await;
+    undo(&undo_close);
+    let meta = meta.unwrap();
+    assert_eq!(field(&meta, "revision").as_f64(), Some(2.0), "one revision");
+    let other = open(db).await;
+    assert!(deep_equal(&stored(&other).await.unwrap(), &ours));
+
+    // The commit did not go through, and another page saved the next
+    // revision before the second attempt: not this save, a conflict.
+    let mine = with(&ours, &[&message("mine", 4)]);
+    let theirs = message("theirs", 5);
+    let elsewhere = array(&[&"s".into(), &theirs]);
+    let undo_close = lose_next_commit(db, false, &elsewhere);
+    let e = save(&store, "s", mine.clone()).await;
+    undo(&undo_close);
+    let e = e.expect_err("another page's save is not this one");
+    assert_eq!(error_name(&e), "ConflictError", "{}", error_message(&e));
+    // Theirs is what is stored; the app, its array in hand, reloads and
+    // saves again: nothing is lost.
+    let now = with(&ours, &[&theirs]);
+    assert!(deep_equal(&stored(&other).await.unwrap(), &now));
+    let reloaded: Array = stored(&store).await.unwrap().unchecked_into();
+    assert!(deep_equal(&reloaded, &now));
+    let both = with(&reloaded, &[&message("mine", 4)]);
+    let meta = save(&store, "s", both.clone()).await.unwrap();
+    assert_eq!(field(&meta, "revision").as_f64(), Some(4.0));
+    assert!(deep_equal(&stored(&other).await.unwrap(), &both));
+    other.close();
     store.close();
 }
 

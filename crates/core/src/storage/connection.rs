@@ -20,6 +20,7 @@
 //! re-runs; every branch it takes is one of these answers.
 
 use super::error::StoreError;
+use super::meta::SaveFields;
 use crate::js::string::contains_str;
 
 /// How many times a call runs at most: once, and once more on a reopened
@@ -213,7 +214,9 @@ impl Link {
 }
 
 /// Whether the first attempt of a write committed, as its second attempt
-/// finds out, holding the session's lock since before the first.
+/// finds out, holding the session's lock since before the first (a lock
+/// that keeps out only this page where Web Locks are missing: then another
+/// page or worker may write between the attempts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Landed {
     /// Nothing of it is stored: write it now.
@@ -225,13 +228,24 @@ pub enum Landed {
     Other,
 }
 
-/// A save from revision `seen`, on its second attempt, finds `stored`: the
-/// first attempt wrote revision `seen + 1` if it committed (no other
-/// writer could: the lock is held across both attempts).
-pub fn save_landed(seen: f64, stored: f64, retry: bool) -> Landed {
+/// A save from revision `seen`, on its second attempt, finds the session
+/// record at revision `stored`, holding the save's fields `found` (`None`
+/// where one is missing or of another type). `first`: the fields its first
+/// attempt wrote over the record, if it got as far as committing. That
+/// attempt committed only if the record holds those very fields: a stored
+/// revision `seen + 1` alone does not tell, since where the session's lock
+/// keeps out only this page (no Web Locks), another page or worker may
+/// have saved revision `seen + 1` between the two attempts; its save is
+/// not this one.
+pub fn save_landed(
+    seen: f64,
+    stored: f64,
+    found: Option<&SaveFields>,
+    first: Option<&SaveFields>,
+) -> Landed {
     if stored == seen {
         Landed::No
-    } else if retry && stored == seen + 1.0 {
+    } else if first.is_some_and(|wrote| stored == seen + 1.0 && found == Some(wrote)) {
         Landed::Yes
     } else {
         Landed::Other
@@ -241,7 +255,10 @@ pub fn save_landed(seen: f64, stored: f64, retry: bool) -> Landed {
 /// A call that writes a new session whole (`createSession`, `fork`,
 /// `importJsonl`), on its second attempt, finds its id: free (`None`), or
 /// taken by a record that is (`Some(true)`) or is not (`Some(false)`) the
-/// one its first attempt wrote, property by property.
+/// one its first attempt wrote, property by property. Another page that
+/// wrote under the id between the attempts (possible without Web Locks,
+/// and for `createSession`, which takes no lock, always) wrote its own
+/// `createdAt` and `lastModified`: not the same record.
 pub fn whole_landed(found: Option<bool>, retry: bool) -> Landed {
     match found {
         None => Landed::No,
@@ -251,7 +268,9 @@ pub fn whole_landed(found: Option<bool>, retry: bool) -> Landed {
 }
 
 /// `delete` finds the session (`found`) or not: gone on the second attempt
-/// means the first one deleted it.
+/// means the first one deleted it, or another page did between the
+/// attempts (without Web Locks); either way what the call asked for is
+/// done, and nothing else was removed.
 pub fn delete_landed(found: bool, retry: bool) -> Landed {
     match (found, retry) {
         (true, _) => Landed::No,
@@ -375,13 +394,39 @@ mod tests {
 
     #[test]
     fn a_retried_write_tells_whether_its_first_attempt_committed() {
-        // Save: revision seen+1 is the first attempt's, on a retry only.
-        assert_eq!(save_landed(4.0, 4.0, false), Landed::No);
-        assert_eq!(save_landed(4.0, 4.0, true), Landed::No);
-        assert_eq!(save_landed(4.0, 5.0, true), Landed::Yes);
-        assert_eq!(save_landed(4.0, 5.0, false), Landed::Other);
-        assert_eq!(save_landed(4.0, 6.0, true), Landed::Other);
-        assert_eq!(save_landed(4.0, 3.0, true), Landed::Other);
+        // Save: revision seen+1 is the first attempt's only when the record
+        // holds the very fields that attempt wrote.
+        let wrote = SaveFields {
+            last_modified: 200.0,
+            message_count: 3,
+            context_tokens: 40.0,
+            preview: "hi".into(),
+            revision: 5.0,
+            context_slot: 0,
+        };
+        let ours = Some(&wrote);
+        assert_eq!(save_landed(4.0, 4.0, None, None), Landed::No);
+        assert_eq!(save_landed(4.0, 4.0, None, ours), Landed::No);
+        assert_eq!(save_landed(4.0, 5.0, ours, ours), Landed::Yes);
+        // Revision 5 on a first attempt, or on a second whose first never
+        // got to its commit: another writer's.
+        assert_eq!(save_landed(4.0, 5.0, ours, None), Landed::Other);
+        assert_eq!(save_landed(4.0, 6.0, ours, ours), Landed::Other);
+        assert_eq!(save_landed(4.0, 3.0, ours, ours), Landed::Other);
+        // Without Web Locks another page saved revision 5 between the
+        // attempts: its record differs in any field the save writes.
+        let theirs = |f: fn(&mut SaveFields)| {
+            let mut other = wrote.clone();
+            f(&mut other);
+            save_landed(4.0, 5.0, Some(&other), ours)
+        };
+        assert_eq!(theirs(|f| f.last_modified = 201.0), Landed::Other);
+        assert_eq!(theirs(|f| f.message_count = 4), Landed::Other);
+        assert_eq!(theirs(|f| f.context_tokens = 41.0), Landed::Other);
+        assert_eq!(theirs(|f| f.preview = "ho".into()), Landed::Other);
+        assert_eq!(theirs(|f| f.context_slot = 1), Landed::Other);
+        // A record whose fields cannot all be read is not the one written.
+        assert_eq!(save_landed(4.0, 5.0, None, ours), Landed::Other);
         // A whole session: the record the first attempt wrote, on a retry.
         assert_eq!(whole_landed(None, true), Landed::No);
         assert_eq!(whole_landed(None, false), Landed::No);

@@ -294,6 +294,24 @@ pub struct SaveFields {
 }
 
 impl SaveFields {
+    /// The fields a save writes, as a stored record holds them (`field(key)`
+    /// gives each): `None` when one is missing or not of its type (a record
+    /// of an older version, or one no save wrote since).
+    pub fn read<V: Value>(field: impl Fn(&'static str) -> V) -> Option<SaveFields> {
+        let number = |key| field(key).number();
+        let count = |key| {
+            number(key).filter(|x| x.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(x))
+        };
+        Some(SaveFields {
+            last_modified: number("lastModified")?,
+            message_count: count("messageCount")? as u32,
+            context_tokens: number("contextTokens")?,
+            preview: field("preview").name()?,
+            revision: number("revision")?,
+            context_slot: count("contextSlot")? as u32,
+        })
+    }
+
     pub fn shape<V>(&self) -> Shape<V> {
         Shape::of([
             ("lastModified", Field::Number(self.last_modified)),
@@ -507,6 +525,46 @@ mod tests {
             text(&f.shape()),
             r#"{"lastModified":1,"messageCount":2,"contextTokens":3,"preview":"p","revision":4,"contextSlot":5}"#
         );
+    }
+
+    #[test]
+    fn a_stored_record_gives_the_fields_a_save_wrote_only_when_it_has_them_all() {
+        use crate::js::options::tests::{Fields, Js};
+        let whole = vec![
+            ("id", Js::Str("s")),
+            ("lastModified", Js::Num(1.0)),
+            ("messageCount", Js::Num(2.0)),
+            ("contextTokens", Js::Num(3.5)),
+            ("preview", Js::Str("p")),
+            ("revision", Js::Num(4.0)),
+            ("contextSlot", Js::Num(5.0)),
+        ];
+        let read = |fields: Vec<(&'static str, Js)>| {
+            let record = Fields::new(fields);
+            SaveFields::read(|k| record.get(k).unwrap())
+        };
+        let expected = SaveFields {
+            last_modified: 1.0,
+            message_count: 2,
+            context_tokens: 3.5,
+            preview: "p".into(),
+            revision: 4.0,
+            context_slot: 5,
+        };
+        assert_eq!(read(whole.clone()), Some(expected));
+        for (key, bad) in [
+            ("lastModified", Js::Str("1")),
+            ("messageCount", Js::Num(2.5)),
+            ("messageCount", Js::Num(-1.0)),
+            ("contextTokens", Js::Null),
+            ("preview", Js::Num(0.0)),
+            ("revision", Js::Undefined),
+            ("contextSlot", Js::Num(f64::NAN)),
+        ] {
+            let mut fields = whole.clone();
+            fields.iter_mut().find(|(k, _)| *k == key).unwrap().1 = bad.clone();
+            assert_eq!(read(fields), None, "{key}: {bad:?}");
+        }
     }
 
     #[test]

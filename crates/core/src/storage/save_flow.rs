@@ -21,7 +21,8 @@
 //!    record's fields, how durable the transaction is, and which old
 //!    records a repair must put back if the commit fails (`repair`);
 //! 7. [`after_read`] inside the write transaction: write, report a first
-//!    attempt's commit (a retry after a lost connection), or fail;
+//!    attempt's commit (a retry after a lost connection that finds the
+//!    record that attempt wrote), or fail;
 //!    [`refreshed`]: the fields again when the stored record moved;
 //! 8. [`put_failure`]: a message the browser cannot clone names itself.
 //!
@@ -139,21 +140,28 @@ fn unchanged(edit: &Edit, view: &View) -> bool {
     edit.is_empty() && view.offset == 0
 }
 
-/// A transaction read the session record: at revision `stored`, or none.
-/// `seen` is the revision the save is from; `retry` says this is the second
-/// attempt after a lost connection. `Landed::No`: write (or, for an
-/// unchanged save, nothing to write); `Landed::Yes`: the first attempt
-/// committed this very save (no one else can have: the lock is held across
-/// both). A gone session or another revision fails, and the store then
-/// keeps only what the save was from (`stale_seen`).
-fn after_read(id: &str, seen: f64, stored: Option<f64>, retry: bool) -> Result<Landed, StoreError> {
-    let Some(stored) = stored else {
+/// A transaction read the session record: at revision `stored` with the
+/// save's fields `found`, or none. `seen` is the revision the save is
+/// from; `first`, on a second attempt after a lost connection, the fields
+/// its first attempt wrote over the record, if it got as far as
+/// committing. `Landed::No`: write (or, for an unchanged save, nothing to
+/// write); `Landed::Yes`: the first attempt committed this very save (the
+/// record holds what it wrote, [`save_landed`]). A gone session or another
+/// revision fails (another page's save of the next revision too), and the
+/// store then keeps only what the save was from (`stale_seen`).
+fn after_read(
+    id: &str,
+    seen: f64,
+    stored: Option<(f64, Option<&SaveFields>)>,
+    first: Option<&SaveFields>,
+) -> Result<Landed, StoreError> {
+    let Some((stored, found)) = stored else {
         return Err(StoreError::SessionNotFound {
             action: ACTION,
             id: id.to_owned(),
         });
     };
-    match save_landed(seen, stored, retry) {
+    match save_landed(seen, stored, found, first) {
         Landed::Other => Err(conflict(id, stored, seen)),
         landed => Ok(landed),
     }

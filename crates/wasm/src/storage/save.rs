@@ -23,7 +23,7 @@ use agent_compaction_core::error::{FieldPath, InputError};
 use agent_compaction_core::message::role::Role;
 use agent_compaction_core::storage::arguments::save_options;
 use agent_compaction_core::storage::history::retry_without_index;
-use agent_compaction_core::storage::meta::PREVIEW_SCAN;
+use agent_compaction_core::storage::meta::{SaveFields, PREVIEW_SCAN};
 use agent_compaction_core::storage::save_flow::{
     Base, Event, Messages, NewKey, SaveFailure, SaveFlow, SaveHost, Step, WritePlan, ACTION,
 };
@@ -52,17 +52,23 @@ pub async fn save(
     let options = Opt(options);
     let replace = save_options(&options, |key| field(&options, key)).map_err(thrown)?;
     // The session's lock is held from the first read to the commit: a
-    // save in another tab cannot slip in between.
+    // save in another tab cannot slip in between (where Web Locks exist;
+    // without them the revision read in the transaction refuses it).
     let locked = inner.clone();
     let lock_id = id.clone();
     let changed = Rc::new(std::cell::Cell::new(true));
     let written = changed.clone();
     // Reopened and run again when the browser closes the connection under
-    // it, still holding the lock: a second attempt finds the revision the
-    // first one committed, if it did (core::storage::connection).
+    // it, still holding the lock: a second attempt finds the record the
+    // first one committed, if it did (core::storage::connection). `wrote`:
+    // what the last attempt to commit wrote over the session record.
+    let wrote: Wrote = Default::default();
     let mut array = Some(array);
     let body = retrying(inner.clone(), ACTION, true, move |retry| {
         let (inner, id, written) = (locked.clone(), id.clone(), written.clone());
+        // What the first attempt wrote, for the second to look for.
+        let first = wrote.take().filter(|_| retry);
+        let wrote = wrote.clone();
         // The array as read at the call (read again for a second attempt).
         let array = array.take().map_or_else(|| messages_array(&messages), Ok);
         let again = messages.clone();
@@ -71,10 +77,14 @@ pub async fn save(
             let filled = std::cell::Cell::new(false);
             let saving = Saving {
                 replace,
-                retry,
                 index: true,
             };
-            match save_locked(&inner, id.clone(), array, saving, &written, &filled).await {
+            let attempt = Attempt {
+                first: first.clone(),
+                wrote: &wrote,
+                filled: &filled,
+            };
+            match save_locked(&inner, id.clone(), array, saving, &written, attempt).await {
                 // The quota refused the save with its history fill: once
                 // more without it (core::storage::history).
                 Err(e) if retry_without_index(text(&e, "name") == QUOTA, filled.get()) => {
@@ -83,8 +93,13 @@ pub async fn save(
                         index: false,
                         ..saving
                     };
+                    let attempt = Attempt {
+                        first,
+                        wrote: &wrote,
+                        filled: &filled,
+                    };
                     // Still no room: the first refusal is the answer.
-                    (save_locked(&inner, id, array, saving, &written, &filled).await).or(Err(e))
+                    (save_locked(&inner, id, array, saving, &written, attempt).await).or(Err(e))
                 }
                 other => other,
             }
@@ -175,41 +190,43 @@ fn base_of(known: &Known) -> Base {
     }
 }
 
-/// How a save is made: `replace` as asked; `retry`: the second attempt,
-/// after a lost connection; `index`: with the history index's fill.
+/// How a save is made: `replace` as asked; `index`: with the history
+/// index's fill.
 #[derive(Clone, Copy)]
 struct Saving {
     replace: bool,
-    retry: bool,
     index: bool,
+}
+
+/// What a save's attempts share: the fields the last one to commit wrote
+/// over the session record (`SaveFlow::writing`).
+type Wrote = Rc<std::cell::Cell<Option<SaveFields>>>;
+
+/// One attempt: `first`, on the second after a lost connection, what the
+/// first one wrote (`SaveFlow::new`); `wrote` is set as it commits;
+/// `filled` when its transaction writes a history fill.
+struct Attempt<'a> {
+    first: Option<SaveFields>,
+    wrote: &'a std::cell::Cell<Option<SaveFields>>,
+    filled: &'a std::cell::Cell<bool>,
 }
 
 /// The name of a write the storage quota refused.
 const QUOTA: &str = "QuotaExceededError";
 
-/// One attempt at the save. `filled` is set when its transaction wrote a
-/// history fill.
+/// One attempt at the save.
 async fn save_locked(
     inner: &Rc<Inner>,
     id: String,
     array: JsArray,
     saving: Saving,
     changed: &std::cell::Cell<bool>,
-    filled: &std::cell::Cell<bool>,
+    attempt: Attempt<'_>,
 ) -> Result<JsValue, JsValue> {
-    let Saving {
-        replace,
-        retry,
-        index,
-    } = saving;
+    let Saving { replace, index } = saving;
     let new = array.as_array().clone();
-    let mut flow = SaveFlow::new(
-        &id,
-        new.length() as usize,
-        replace,
-        retry,
-        js_sys::Date::now(),
-    );
+    let now = js_sys::Date::now();
+    let mut flow = SaveFlow::new(&id, new.length() as usize, replace, attempt.first, now);
     let cached = inner.known(&id);
     let first_same = (cached.as_ref())
         .is_some_and(|k| k.messages.length() > 0 && new.get(0) == k.messages.get(0));
@@ -230,7 +247,10 @@ async fn save_locked(
     }
     match step {
         Step::ReadRecord => unchanged(inner, &id, &mut flow, host, changed).await,
-        Step::Write(plan) => write(inner, &id, &mut flow, host, *plan, (index, filled)).await,
+        Step::Write(plan) => {
+            let shared = (index, attempt.filled, attempt.wrote);
+            write(inner, &id, &mut flow, host, *plan, shared).await
+        }
         step => Err(failed(inner, &id, step)),
     }
 }
@@ -263,9 +283,13 @@ async fn unchanged(
 
 /// The session record as the flow reads it.
 fn record_read(record: &JsValue) -> Event {
+    let found = !record.is_undefined();
     Event::Record {
-        revision: (!record.is_undefined()).then(|| get(record, "revision").as_f64().unwrap_or(0.0)),
+        revision: found.then(|| get(record, "revision").as_f64().unwrap_or(0.0)),
         last_modified: get(record, "lastModified").as_f64(),
+        fields: found
+            .then(|| SaveFields::read(|key| Opt(get(record, key))))
+            .flatten(),
     }
 }
 
@@ -282,7 +306,11 @@ async fn write(
     flow: &mut SaveFlow,
     mut host: Host,
     plan: WritePlan,
-    (index, filled): (bool, &std::cell::Cell<bool>),
+    (index, filled, wrote): (
+        bool,
+        &std::cell::Cell<bool>,
+        &std::cell::Cell<Option<SaveFields>>,
+    ),
 ) -> Result<JsValue, JsValue> {
     let (base, new) = (&host.base, host.new.0.as_array());
     let (writes, layout) = (&plan.writes, &plan.writes.layout);
@@ -373,7 +401,12 @@ async fn write(
             inner.remember(id, saved(view, &stored));
             return Ok(public_meta(&stored));
         }
-        Step::Commit(fields) => fields,
+        Step::Commit(fields) => {
+            // Should the connection go while this commits, the second
+            // attempt looks for these fields in the stored record.
+            wrote.set(flow.writing().cloned());
+            fields
+        }
         step => return Err(failed(inner, id, step)),
     };
     let fields_js = match fields {

@@ -133,10 +133,12 @@ pub enum Event {
         seen: Option<Seen>,
     },
     /// A transaction read the session record: its revision and
-    /// `lastModified`, or no record (`revision: None`).
+    /// `lastModified`, or no record (`revision: None`); the fields a save
+    /// writes, where it holds them all (`SaveFields::read`).
     Record {
         revision: Option<f64>,
         last_modified: Option<f64>,
+        fields: Option<SaveFields>,
     },
     Committed,
     /// The commit failed with the DOM error `dom_name`.
@@ -215,13 +217,15 @@ pub enum Step {
     /// Nothing was written (a save of the same messages): remember the new
     /// array with the base's view and the record read.
     Unchanged,
-    /// The first attempt committed this very save: drop the transaction,
-    /// count its writes, remember the new array with `view`.
+    /// The first attempt committed this very save (the stored record holds
+    /// what it wrote): drop the transaction, count its writes, remember the
+    /// new array with `view`.
     Landed(View),
     /// Put the stored record with the fields over it (`Some`: fields
     /// refreshed for a later `lastModified`) where it differs from the
     /// queued one, commit, and feed [`Event::Committed`] or
-    /// [`Event::CommitFailed`].
+    /// [`Event::CommitFailed`]. Keep [`SaveFlow::writing`] for a second
+    /// attempt before committing.
     Commit(Option<SaveFields>),
     /// Count the writes, remember the new array with `view` and the record
     /// written.
@@ -234,12 +238,17 @@ pub enum Step {
     Fail(SaveFailure),
 }
 
-/// One attempt at a save (`retry`: the second, after a lost connection).
+/// One attempt at a save.
 #[derive(Debug)]
 pub struct SaveFlow {
     id: String,
     replace: bool,
-    retry: bool,
+    /// On the second attempt, after a lost connection: the fields the
+    /// first one wrote over the session record, if it got to its commit.
+    first: Option<SaveFields>,
+    /// The fields this attempt writes over the session record, once it
+    /// commits ([`Step::Commit`]).
+    writing: Option<SaveFields>,
     new_len: usize,
     now: f64,
     base: Option<Base>,
@@ -251,12 +260,22 @@ pub struct SaveFlow {
 }
 
 impl SaveFlow {
-    /// A save of `new_len` messages to session `id` at time `now`.
-    pub fn new(id: &str, new_len: usize, replace: bool, retry: bool, now: f64) -> SaveFlow {
+    /// A save of `new_len` messages to session `id` at time `now`. `first`:
+    /// on a second attempt after a lost connection, what the first one
+    /// wrote over the session record if it got to its commit
+    /// ([`SaveFlow::writing`]), else `None`.
+    pub fn new(
+        id: &str,
+        new_len: usize,
+        replace: bool,
+        first: Option<SaveFields>,
+        now: f64,
+    ) -> SaveFlow {
         SaveFlow {
             id: id.to_owned(),
             replace,
-            retry,
+            first,
+            writing: None,
             new_len,
             now,
             base: None,
@@ -271,6 +290,13 @@ impl SaveFlow {
     /// ones).
     pub fn edit(&self) -> &Edit {
         &self.edit
+    }
+
+    /// The fields this attempt writes over the session record, from its
+    /// [`Step::Commit`] on: what a second attempt, should the connection be
+    /// lost, looks for in the stored record (`SaveFlow::new`'s `first`).
+    pub fn writing(&self) -> Option<&SaveFields> {
+        self.writing.as_ref()
     }
 
     /// A put of the record holding new messages from `from` on failed with
@@ -309,12 +335,14 @@ impl SaveFlow {
             Event::Record {
                 revision,
                 last_modified,
+                fields,
             } => {
                 let base = self.base()?;
                 // A save that writes nothing cannot have landed before.
-                let retry = self.retry && self.saved.is_some();
+                let first = self.first.as_ref().filter(|_| self.saved.is_some());
                 let seen = base.view.revision;
-                let landed = after_read(&self.id, seen, revision, retry);
+                let stored = revision.map(|r| (r, fields.as_ref()));
+                let landed = after_read(&self.id, seen, stored, first);
                 let landed = landed.map_err(|e| stale(e, seen))?;
                 let Some(saved) = self.saved.clone() else {
                     return Ok(Step::Unchanged);
@@ -324,8 +352,10 @@ impl SaveFlow {
                     let revision = revision.unwrap_or(saved.revision);
                     return Ok(Step::Landed(View { revision, ..saved }));
                 }
-                let fields = self.fields.as_ref().ok_or_else(out_of_order)?;
-                Ok(Step::Commit(refreshed(fields, last_modified, self.now)))
+                let planned = self.fields.as_ref().ok_or_else(out_of_order)?;
+                let refreshed = refreshed(planned, last_modified, self.now);
+                self.writing = Some(refreshed.as_ref().unwrap_or(planned).clone());
+                Ok(Step::Commit(refreshed))
             }
             Event::Committed => Ok(Step::Saved(self.saved.clone().ok_or_else(out_of_order)?)),
             Event::CommitFailed { dom_name } => {

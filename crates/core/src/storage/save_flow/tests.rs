@@ -62,7 +62,7 @@ fn reading_the_records_after_another_stores_change_is_a_conflict_unless_unchange
         assert_eq!(e.name(), "ConflictError");
     }
     // What a refused save leaves for the next try.
-    let gone = after_read("s", 3.0, None, false).unwrap_err();
+    let gone = after_read("s", 3.0, None, None).unwrap_err();
     assert_eq!(stale_seen(&gone, 3.0), Seen::Deleted);
     assert_eq!(
         stale_seen(&conflict("s", 5.0, 3.0), 3.0),
@@ -169,19 +169,47 @@ fn the_same_messages_of_a_whole_copy_write_nothing() {
 
 #[test]
 fn after_read_writes_reports_a_landed_retry_or_fails() {
-    assert_eq!(after_read("s", 3.0, Some(3.0), false), Ok(Landed::No));
-    assert_eq!(after_read("s", 3.0, Some(3.0), true), Ok(Landed::No));
-    assert_eq!(after_read("s", 3.0, Some(4.0), true), Ok(Landed::Yes));
+    let wrote = SaveFields {
+        last_modified: 200.0,
+        message_count: 2,
+        context_tokens: 12.0,
+        preview: "hi".into(),
+        revision: 4.0,
+        context_slot: 0,
+    };
+    let ours = Some(&wrote);
+    assert_eq!(
+        after_read("s", 3.0, Some((3.0, None)), None),
+        Ok(Landed::No)
+    );
+    assert_eq!(
+        after_read("s", 3.0, Some((3.0, None)), ours),
+        Ok(Landed::No)
+    );
+    assert_eq!(
+        after_read("s", 3.0, Some((4.0, ours)), ours),
+        Ok(Landed::Yes)
+    );
     // One ahead on a first attempt is someone else's save.
     assert_eq!(
-        after_read("s", 3.0, Some(4.0), false),
+        after_read("s", 3.0, Some((4.0, ours)), None),
+        Err(conflict("s", 4.0, 3.0))
+    );
+    // And so on a second one, where it is not what the first one wrote
+    // (another page's save, without Web Locks).
+    let theirs = SaveFields {
+        last_modified: 201.0,
+        ..wrote.clone()
+    };
+    assert_eq!(
+        after_read("s", 3.0, Some((4.0, Some(&theirs))), ours),
         Err(conflict("s", 4.0, 3.0))
     );
     assert_eq!(
-        after_read("s", 3.0, Some(6.0), true),
+        after_read("s", 3.0, Some((6.0, None)), ours),
         Err(conflict("s", 6.0, 3.0))
     );
-    let gone = after_read("s", 3.0, None, true).unwrap_err();
+    let gone = after_read("s", 3.0, None, ours).unwrap_err();
     assert_eq!(gone.name(), "SessionNotFoundError");
     assert_eq!(
         gone.to_string(),

@@ -160,6 +160,16 @@ fn record(revision: f64) -> Event {
     Event::Record {
         revision: Some(revision),
         last_modified: Some(100.0),
+        fields: None,
+    }
+}
+
+/// The session record as a save that wrote `fields` left it.
+fn written(fields: &SaveFields) -> Event {
+    Event::Record {
+        revision: Some(fields.revision),
+        last_modified: Some(fields.last_modified),
+        fields: Some(fields.clone()),
     }
 }
 
@@ -185,7 +195,7 @@ fn store_failure(step: Step) -> (StoreError, Option<Seen>) {
 fn an_append_to_a_cached_copy_writes_the_new_record_and_commits() {
     let old = [user(1), msg(2, Role::Assistant)];
     let mut host = Fake::new(&old, &[user(1), msg(2, Role::Assistant), user(3)]);
-    let mut flow = SaveFlow::new("s", 3, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 3, false, None, 200.0);
     let cached = Some(host.base(4.0));
     let plan = write_plan(start(&mut flow, &mut host, cached, true));
     assert_eq!(flow.edit().inserted, vec![2]);
@@ -218,7 +228,7 @@ fn an_append_to_a_cached_copy_writes_the_new_record_and_commits() {
 #[test]
 fn without_a_usable_copy_the_records_are_read_and_matched_by_value() {
     let mut host = Fake::new(&[], &[user(1), user(2)]);
-    let mut flow = SaveFlow::new("s", 2, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 2, false, None, 200.0);
     assert_eq!(start(&mut flow, &mut host, None, false), Step::ReadStored);
     // A loadContext copy the array does not start with: read too.
     let mut context = host.base(3.0);
@@ -251,7 +261,7 @@ fn without_a_usable_copy_the_records_are_read_and_matched_by_value() {
 #[test]
 fn records_read_after_another_stores_change_are_a_conflict_that_keeps_the_revision_seen() {
     let mut host = Fake::new(&[], &[user(1)]);
-    let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 1, false, None, 200.0);
     start(&mut flow, &mut host, None, false);
     let base = host.base(6.0);
     let (error, stale) = store_failure(flow.step(
@@ -281,7 +291,7 @@ fn a_cached_copy_whose_diff_drops_messages_is_matched_by_value_first() {
         user(3),
     ];
     let mut host = Fake::new(&old, &new);
-    let mut flow = SaveFlow::new("s", 3, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 3, false, None, 200.0);
     let cached = Some(host.base(1.0));
     let plan = write_plan(start(&mut flow, &mut host, cached, false));
     assert_eq!(host.adopted, 1);
@@ -298,13 +308,13 @@ fn drops_need_replace_except_trailing_failed_attempts() {
     };
     // A trailing failed attempt goes without replace.
     let mut host = Fake::new(&[user(1), failed], &[user(1)]);
-    let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 1, false, None, 200.0);
     let cached = Some(host.base(1.0));
     let plan = write_plan(start(&mut flow, &mut host, cached, true));
     assert_eq!(plan.writes.layout.deletes, vec![1]);
     // Any other drop is refused, and the copy is kept.
     let mut host = Fake::new(&[user(1), user(2)], &[user(1)]);
-    let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 1, false, None, 200.0);
     let cached = Some(host.base(1.0));
     let (error, stale) = store_failure(start(&mut flow, &mut host, cached, true));
     assert_eq!(
@@ -317,7 +327,7 @@ fn drops_need_replace_except_trailing_failed_attempts() {
     assert_eq!(stale, None);
     // With replace it is written.
     let mut host = Fake::new(&[user(1), user(2)], &[user(1)]);
-    let mut flow = SaveFlow::new("s", 1, true, false, 200.0);
+    let mut flow = SaveFlow::new("s", 1, true, None, 200.0);
     let cached = Some(host.base(1.0));
     let plan = write_plan(start(&mut flow, &mut host, cached, true));
     assert_eq!(plan.writes.deletes, 1);
@@ -326,14 +336,14 @@ fn drops_need_replace_except_trailing_failed_attempts() {
 #[test]
 fn a_context_copy_saved_with_replace_deletes_the_records_before_it() {
     let mut host = Fake::new(&[user(1)], &[user(1), user(2)]);
-    let mut flow = SaveFlow::new("s", 2, true, false, 200.0);
+    let mut flow = SaveFlow::new("s", 2, true, None, 200.0);
     let mut cached = host.base(1.0);
     cached.view.offset = 3;
     let plan = write_plan(start(&mut flow, &mut host, Some(cached.clone()), true));
     assert!(plan.writes.delete_before);
     assert_eq!((plan.history, plan.offset), (OnSave::Drop, 3));
     // Without replace: refused.
-    let mut flow = SaveFlow::new("s", 2, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 2, false, None, 200.0);
     let (error, _) = store_failure(start(&mut flow, &mut host, Some(cached), true));
     assert_eq!(
         error,
@@ -348,25 +358,34 @@ fn a_context_copy_saved_with_replace_deletes_the_records_before_it() {
 fn an_unchanged_save_checks_the_revision_and_writes_nothing() {
     let old = [user(1)];
     let mut host = Fake::new(&old, &old);
-    let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 1, false, None, 200.0);
     let cached = Some(host.base(2.0));
     assert_eq!(start(&mut flow, &mut host, cached, true), Step::ReadRecord);
     let (error, stale) = store_failure(flow.step(&mut host, record(3.0)));
     assert_eq!(error.name(), "ConflictError");
     assert_eq!(stale, Some(Seen::Revision(2.0)));
     // A second attempt of a save that writes nothing cannot have landed.
-    let mut flow = SaveFlow::new("s", 1, false, true, 200.0);
+    let fields = SaveFields {
+        last_modified: 100.0,
+        message_count: 1,
+        context_tokens: 1.0,
+        preview: String::new(),
+        revision: 3.0,
+        context_slot: 0,
+    };
+    let mut flow = SaveFlow::new("s", 1, false, Some(fields.clone()), 200.0);
     let cached = Some(host.base(2.0));
     start(&mut flow, &mut host, cached, true);
-    let (error, _) = store_failure(flow.step(&mut host, record(3.0)));
+    let (error, _) = store_failure(flow.step(&mut host, written(&fields)));
     assert_eq!(error.name(), "ConflictError");
     // A deleted session.
-    let mut flow = SaveFlow::new("s", 1, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 1, false, None, 200.0);
     let cached = Some(host.base(2.0));
     start(&mut flow, &mut host, cached, true);
     let gone = Event::Record {
         revision: None,
         last_modified: None,
+        fields: None,
     };
     let (error, stale) = store_failure(flow.step(&mut host, gone));
     assert_eq!(error.name(), "SessionNotFoundError");
@@ -380,7 +399,7 @@ fn unstorable_messages_are_refused_before_anything_is_written() {
         ..user(2)
     };
     let mut host = Fake::new(&[user(1)], &[user(1), bad]);
-    let mut flow = SaveFlow::new("s", 2, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 2, false, None, 200.0);
     let cached = Some(host.base(1.0));
     assert_eq!(
         start(&mut flow, &mut host, cached, true),
@@ -390,39 +409,83 @@ fn unstorable_messages_are_refused_before_anything_is_written() {
     );
 }
 
+/// The first attempt of a save appending one message to revision 4: the
+/// fields it writes over the session record as it commits (`lastModified`
+/// at `now`).
+fn first_attempt(host: &mut Fake, now: f64) -> SaveFields {
+    let mut flow = SaveFlow::new("s", 2, false, None, now);
+    let cached = Some(host.base(4.0));
+    write_plan(start(&mut flow, host, cached, true));
+    assert_eq!(flow.writing(), None, "nothing written before the commit");
+    assert!(matches!(flow.step(host, record(4.0)), Step::Commit(_)));
+    flow.writing().cloned().expect("what the commit writes")
+}
+
+/// The second attempt of the same save, its first having written `first`
+/// (`None`: it never got to its commit), finding `stored`.
+fn second_attempt(host: &mut Fake, first: Option<SaveFields>, stored: Event) -> Step {
+    let mut flow = SaveFlow::new("s", 2, false, first, 300.0);
+    let cached = Some(host.base(4.0));
+    write_plan(start(&mut flow, host, cached, true));
+    flow.step(host, stored)
+}
+
 #[test]
 fn a_retry_finds_the_first_attempts_commit() {
     let mut host = Fake::new(&[user(1)], &[user(1), user(2)]);
-    let mut flow = SaveFlow::new("s", 2, false, true, 200.0);
-    let cached = Some(host.base(4.0));
-    write_plan(start(&mut flow, &mut host, cached, true));
-    let Step::Landed(view) = flow.step(&mut host, record(5.0)) else {
+    let wrote = first_attempt(&mut host, 200.0);
+    assert_eq!((wrote.revision, wrote.last_modified), (5.0, 200.0));
+    let Step::Landed(view) = second_attempt(&mut host, Some(wrote.clone()), written(&wrote)) else {
         panic!("expected the landed save");
     };
     assert_eq!(view.revision, 5.0);
+    // Not committed: written now.
+    let step = second_attempt(&mut host, Some(wrote.clone()), record(4.0));
+    assert!(matches!(step, Step::Commit(_)), "{step:?}");
     // Another revision is a conflict.
-    let mut flow = SaveFlow::new("s", 2, false, true, 200.0);
-    let cached = Some(host.base(4.0));
-    start(&mut flow, &mut host, cached, true);
-    let (error, stale) = store_failure(flow.step(&mut host, record(7.0)));
+    let (error, stale) = store_failure(second_attempt(&mut host, Some(wrote), record(7.0)));
     assert_eq!(error.name(), "ConflictError");
     assert_eq!(stale, Some(Seen::Revision(4.0)));
 }
 
 #[test]
+fn a_retry_finding_another_pages_save_of_the_next_revision_is_a_conflict() {
+    // Without Web Locks the lock keeps out only this page: another page
+    // saved revision 5 from revision 4 between the two attempts (here the
+    // same append, a millisecond later), after a first attempt that did
+    // not commit, or never got to its commit.
+    let mut host = Fake::new(&[user(1)], &[user(1), user(2)]);
+    let wrote = first_attempt(&mut host, 200.0);
+    let theirs = first_attempt(&mut host, 201.0);
+    assert_eq!(theirs.revision, wrote.revision);
+    for first in [Some(wrote.clone()), None] {
+        let (error, stale) = store_failure(second_attempt(&mut host, first, written(&theirs)));
+        assert_eq!(error.name(), "ConflictError");
+        assert_eq!(stale, Some(Seen::Revision(4.0)));
+    }
+    // A record whose fields cannot all be read (`fields: None`) is not the
+    // one the first attempt wrote either.
+    let (error, _) = store_failure(second_attempt(&mut host, Some(wrote), record(5.0)));
+    assert_eq!(error.name(), "ConflictError");
+}
+
+#[test]
 fn the_fields_are_refreshed_when_the_stored_record_is_newer() {
     let mut host = Fake::new(&[user(1)], &[user(1), user(2)]);
-    let mut flow = SaveFlow::new("s", 2, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 2, false, None, 200.0);
     let cached = Some(host.base(4.0));
     let plan = write_plan(start(&mut flow, &mut host, cached, true));
     let newer = Event::Record {
         revision: Some(4.0),
         last_modified: Some(500.0),
+        fields: None,
     };
     let Step::Commit(Some(fields)) = flow.step(&mut host, newer) else {
         panic!("expected refreshed fields");
     };
     assert_eq!(fields.last_modified, 500.0);
+    // What a second attempt looks for: the fields as committed.
+    assert_eq!(flow.writing(), Some(&fields));
     assert_eq!(
         SaveFields {
             last_modified: 200.0,
@@ -438,7 +501,7 @@ fn a_failed_commit_is_repaired_only_where_worth_it_and_the_copy_whole() {
     let new = [user(0), user(1)];
     let run = |name: &str, offset: u32| {
         let mut host = Fake::new(&old, &new);
-        let mut flow = SaveFlow::new("s", 2, true, false, 200.0);
+        let mut flow = SaveFlow::new("s", 2, true, None, 200.0);
         let mut cached = host.base(1.0);
         cached.view.offset = offset;
         start(&mut flow, &mut host, Some(cached), true);
@@ -467,7 +530,7 @@ fn an_inserted_summary_starts_the_context_and_makes_the_write_strict() {
         user(4),
     ];
     let mut host = Fake::new(&old, &new);
-    let mut flow = SaveFlow::new("s", 5, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 5, false, None, 200.0);
     let mut cached = host.base(1.0);
     cached.view.marks = Rc::new(Marks {
         pinned: vec![1],
@@ -499,7 +562,7 @@ fn a_removed_last_summary_is_looked_for_in_the_new_array() {
     ];
     let new = [msg(1, Role::CompactionSummary), user(2)];
     let mut host = Fake::new(&old, &new);
-    let mut flow = SaveFlow::new("s", 2, true, false, 200.0);
+    let mut flow = SaveFlow::new("s", 2, true, None, 200.0);
     let mut cached = host.base(1.0);
     cached.view.last_summary = Some(2);
     let plan = write_plan(start(&mut flow, &mut host, Some(cached), true));
@@ -522,7 +585,7 @@ fn a_split_pack_is_keyed_between_its_first_part_and_the_next_record() {
     host.positions = (0..40)
         .map(|k| vec![if k < 32 { 0.0 } else { k as f64 }])
         .collect();
-    let mut flow = SaveFlow::new("s", 41, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 41, false, None, 200.0);
     let mut cached = host.base(1.0);
     cached.view.packs = Rc::new(vec![(0, 32)]);
     let plan = write_plan(start(&mut flow, &mut host, Some(cached), true));
@@ -548,7 +611,7 @@ fn a_pack_of_inserted_messages_takes_the_first_ones_key() {
     // first inserted message.
     let new: Vec<Msg> = (0..300).map(user).collect();
     let mut host = Fake::new(&[], &new);
-    let mut flow = SaveFlow::new("s", 300, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 300, false, None, 200.0);
     let cached = Some(host.base(0.0));
     let plan = write_plan(start(&mut flow, &mut host, cached, true));
     let puts = &plan.writes.layout.pack_puts;
@@ -563,7 +626,7 @@ fn a_pack_of_inserted_messages_takes_the_first_ones_key() {
 #[test]
 fn events_out_of_order_fail_without_panicking() {
     let mut host = Fake::new(&[], &[]);
-    let mut flow = SaveFlow::new("s", 0, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 0, false, None, 200.0);
     assert!(matches!(
         flow.step(&mut host, record(1.0)),
         Step::Fail(SaveFailure::Internal(_))
@@ -577,7 +640,7 @@ fn events_out_of_order_fail_without_panicking() {
 #[test]
 fn a_clone_failure_names_the_first_inserted_message_of_the_record() {
     let mut host = Fake::new(&[user(1)], &[user(1), user(2), user(3)]);
-    let mut flow = SaveFlow::new("s", 3, false, false, 200.0);
+    let mut flow = SaveFlow::new("s", 3, false, None, 200.0);
     let cached = Some(host.base(1.0));
     start(&mut flow, &mut host, cached, true);
     assert_eq!(
@@ -665,7 +728,7 @@ type Books = crate::storage::known::Sessions<Copy>;
 /// `host.base`'s messages when the records are read; the books kept as
 /// the binding keeps them. The step the save ends with.
 fn save_through(books: &mut Books, host: &mut Fake, stored: Option<f64>, replace: bool) -> Step {
-    let mut flow = SaveFlow::new("s", host.new.0.len(), replace, false, 200.0);
+    let mut flow = SaveFlow::new("s", host.new.0.len(), replace, None, 200.0);
     let cached = books.get("s").map(|c| c.0);
     let mut step = start(&mut flow, host, cached, true);
     if step == Step::ReadStored {
@@ -681,6 +744,7 @@ fn save_through(books: &mut Books, host: &mut Fake, stored: Option<f64>, replace
         let read = Event::Record {
             revision: stored,
             last_modified: Some(100.0),
+            fields: None,
         };
         step = flow.step(host, read);
     }
