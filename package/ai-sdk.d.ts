@@ -102,7 +102,7 @@ export declare function isOverflowError(error: unknown, contextWindow?: number):
 
 export type AiSdkConversationOptions = {
   compactor: Compactor;
-  /** The flat array to start from (e.g. `await store.load(id)`). */
+  /** The flat array to start from (e.g. `await store.load(id)`). Checked at once: a message the steps could not read is a TypeError naming it. */
   messages?: AnyMessage[];
   /** A failed save (the messages in memory are kept); without it, the call that saved rejects. */
   onSaveError?: (error: unknown) => void;
@@ -182,7 +182,11 @@ export interface AiSdkConversation {
   instructions(): SystemModelMessage[] | undefined;
   /** The last summary and what follows, as ModelMessages. */
   modelMessages(): ModelMessage[];
-  /** Replaces the flat array (undo with removeLastCompaction, another tab's version) and saves it with `{ replace: true }`. */
+  /**
+   * Replaces the flat array (undo with removeLastCompaction, another tab's
+   * version) and saves it with `{ replace: true }`. A message the steps
+   * could not read rejects with a TypeError naming it; the array stays.
+   */
   setMessages(messages: AnyMessage[]): Promise<AnyMessage[]>;
   /**
    * A manual compaction (reason "manual"): the summary is kept and saved.

@@ -17,7 +17,7 @@
 // `ai` is an optional peer dependency: it is imported (dynamically) only by
 // aiSdkSummarizer, by run() when an error needs classifying, and by
 // fromUIMessages.
-import { agentMessagesToChatMessages, Compactor, convertToLlm, isContextOverflow, rebaseCompaction } from "agent-compaction";
+import { agentMessagesToChatMessages, Compactor, convertToLlm, estimateTokens, isContextOverflow, rebaseCompaction } from "agent-compaction";
 
 /** pi 0.73's text when an overflow follows a compact-and-retry (the core's agent_flow::RECOVERY_FAILED). */
 export const OVERFLOW_RECOVERY_FAILED =
@@ -653,10 +653,7 @@ function carried(m, where) {
   try {
     llm = convertToLlm([m]);
   } catch (error) {
-    if ((error instanceof TypeError || error instanceof RangeError) && error.message.startsWith("messages[0]")) {
-      throw new error.constructor(`${where()}${error.message.slice("messages[0]".length)}`);
-    }
-    throw error;
+    throw renamed(error, "messages[0]", where);
   }
   if (llm.length === 0) return undefined;
   const u = llm[0];
@@ -708,6 +705,40 @@ function checkFlatMessage(m, where) {
   if (!Array.isArray(m.content)) throw new TypeError(`${where()}.content must be ${blocks}, got ${kindOf(m.content)}`);
   for (let k = 0; k < m.content.length; k++) {
     if (!isObject(m.content[k])) throw new TypeError(`${where()}.content[${k}] must be a content block object, got ${kindOf(m.content[k])}`);
+  }
+}
+
+/**
+ * `error`, a TypeError or RangeError of the core's naming the value it was
+ * given `name` ("message", "messages[0]"), naming it `where()` instead; any
+ * other error as it is.
+ */
+function renamed(error, name, where) {
+  if (!(error instanceof TypeError || error instanceof RangeError)) return error;
+  const rest = error.message.slice(name.length);
+  if (!error.message.startsWith(name) || !/^[.[ ]/.test(rest)) return error;
+  return new error.constructor(`${where()}${rest}`);
+}
+
+/**
+ * Checks flat messages before they go into the conversation's array, as
+ * its later steps read them: each through the engine's reading
+ * (`estimateTokens`: the facts the compactor gathers, tool-call arguments
+ * included) and the fields toModelMessages converts (checkFlatMessage). A
+ * bad one is refused by the call that brings it, named `${name}[${from +
+ * i}]`, and nothing is changed; not at a later step, after that step's
+ * messages went in.
+ */
+function checkFlatArray(messages, name, from = 0) {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    const where = () => `${name}[${from + i}]`;
+    try {
+      estimateTokens(m);
+    } catch (error) {
+      throw renamed(error, "message", where);
+    }
+    checkFlatMessage(m, where);
   }
 }
 
@@ -993,6 +1024,7 @@ class AiSdkConversation {
     if (!(options.compactor instanceof Compactor)) throw new TypeError("aiSdkConversation: options.compactor must be a Compactor");
     const messages = options.messages ?? [];
     if (!Array.isArray(messages)) throw new TypeError("aiSdkConversation: options.messages must be an array (the flat array)");
+    checkFlatArray(messages, "aiSdkConversation: options.messages");
     if ((options.store === undefined) !== (options.sessionId === undefined)) {
       throw new TypeError("aiSdkConversation: options.store and options.sessionId go together");
     }
@@ -1106,8 +1138,10 @@ class AiSdkConversation {
    */
   async setMessages(messages) {
     if (!Array.isArray(messages)) throw new TypeError("setMessages: messages must be an array (the flat array)");
-    // Read before anything is replaced: a getter that throws changes nothing.
-    const systems = messages.filter((m) => m?.role === "system");
+    // Checked and read before anything is replaced: a bad message, or a
+    // getter that throws, changes nothing.
+    checkFlatArray(messages, "setMessages: messages");
+    const systems = messages.filter((m) => m.role === "system");
     this.#flat = messages;
     this.#systems = systems;
     await this.#save({ replace: true });
@@ -1138,8 +1172,10 @@ class AiSdkConversation {
     return this.#flat;
   }
 
+  /** Appends flat messages, checked first: one the engine would refuse changes nothing. */
   #push(pi) {
     if (pi.length === 0) return;
+    checkFlatArray(pi, "messages", this.#flat.length);
     this.#flat = this.#flat.concat(pi);
     for (const m of pi) if (m.role === "system") this.#systems.push(m);
   }
@@ -1176,8 +1212,8 @@ class AiSdkConversation {
         out.push(...flatFromModel([m], meta, () => `${where}.response.messages[${j}]`));
       }
     }
-    this.#taken = steps.length;
     this.#push(out);
+    this.#taken = steps.length;
   }
 
   /** Takes ModelMessages the SDK gave outside its steps (`name`: theirs, in errors) into the flat array. */

@@ -388,7 +388,7 @@ describe("bad input", () => {
     assert.throws(() => toUIMessages([], null), { name: "TypeError", message: "toUIMessages: options must be an object, got null" });
   });
 
-  test("a flat message of the wrong shape is named by caller, index and field in toModelMessages, toUIMessages and the conversation", () => {
+  test("a flat message of the wrong shape is named by caller, index and field in toModelMessages, toUIMessages and the conversation", async () => {
     const user = { role: "user", content: "hello", timestamp: T };
     const answer = { role: "assistant", content: [{ type: "text", text: "hi" }], api: "a", provider: "p", model: "m", stopReason: "stop", timestamp: T };
     const cases = [
@@ -401,8 +401,15 @@ describe("bad input", () => {
       const flat = [user, answer, bad, user];
       assert.throws(() => toModelMessages(flat), { name: "TypeError", message: `toModelMessages: ${text}` });
       assert.throws(() => toUIMessages(flat), { name: "TypeError", message: `toUIMessages: ${text}` });
-      const conversation = aiSdkConversation({ compactor: new Compactor({ contextWindow: 100_000 }), messages: flat });
-      // Named as the compactor names a message of the flat array.
+      const compactor = new Compactor({ contextWindow: 100_000 });
+      assert.throws(() => aiSdkConversation({ compactor, messages: flat }), { name: "TypeError", message: `aiSdkConversation: options.${text}` });
+      const conversation = aiSdkConversation({ compactor, messages: [user, answer] });
+      await assert.rejects(conversation.setMessages(flat), { name: "TypeError", message: `setMessages: ${text}` });
+      // A message changed in place after it was given: named as the compactor names a message of the flat array.
+      const changed = { ...user };
+      await conversation.setMessages([user, answer, changed, user]);
+      delete changed.content;
+      Object.assign(changed, bad);
       assert.throws(() => conversation.modelMessages(), { name: "TypeError", message: text });
     }
     // A pi-only message is named by its own index, not as the only message converted.

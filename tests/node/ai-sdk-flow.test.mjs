@@ -746,6 +746,57 @@ describe("MockLanguageModelV3: deterministic step sequences", () => {
     assert.deepEqual(conv.messages.slice(before.length).map((m) => m.content), [[{ type: "text", text: "fine" }]]);
   });
 
+  test("a bad message given to aiSdkConversation or setMessages is refused there, by caller, index and field; the conversation keeps what it had", async () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const call = (args) => ({
+      role: "assistant",
+      content: [{ type: "toolCall", id: "c1", name: "read", arguments: args }],
+      api: "ai-sdk", provider: "mock", model: "m", stopReason: "toolUse", timestamp: 1,
+    });
+    const cases = [
+      ["a content that is a number", (flat) => flat.push({ role: "user", content: 5, timestamp: 1 }), "[4].content must be a string or an array of content blocks, got a number"],
+      ["a user message without content", (flat) => flat.push({ role: "user", timestamp: 1 }), "[4].content must be a string or an array of content blocks, got undefined"],
+      ["tool-call arguments that are a revoked Proxy", (flat) => flat.push(call(proxy)), "[4].content[0].arguments could not be read: JSON.stringify failed: Cannot perform 'get' on a proxy that has been revoked"],
+      ["tool-call arguments JSON cannot write", (flat) => flat.push(call({ n: 1n })), "[4].content[0].arguments could not be read: JSON.stringify failed: Do not know how to serialize a BigInt"],
+      ["a hole", (flat) => (flat.length = 5), "[4] must be a message object, got undefined"],
+      ["null", (flat) => flat.push(null), "[4] must be a message object, got null"],
+      ["a revoked Proxy", (flat) => flat.push(proxy), "[4].role could not be read: Cannot perform 'get' on a proxy that has been revoked"],
+      ["a summary that is a number", (flat) => flat.push({ role: "compactionSummary", summary: 5, tokensBefore: 1, timestamp: 1 }), "[4].summary must be a string, got a number"],
+    ];
+    const step = { response: { messages: [{ role: "assistant", content: [{ type: "text", text: "step answer" }] }] } };
+    for (const [what, spoil, text] of cases) {
+      const bad = history(2);
+      spoil(bad);
+      bad.push({ role: "user", content: "after", timestamp: 1 });
+      const compactor = new Compactor({ contextWindow: 100_000 });
+      assert.throws(() => aiSdkConversation({ compactor, messages: bad }), { name: "TypeError", message: `aiSdkConversation: options.messages${text}` }, what);
+      const conv = aiSdkConversation({ compactor, messages: history(2) });
+      const before = conv.messages;
+      await assert.rejects(conv.setMessages(bad), { name: "TypeError", message: `setMessages: messages${text}` }, what);
+      assert.equal(conv.messages, before, `${what}: the messages it had`);
+      assert.deepStrictEqual(conv.modelMessages(), toModelMessages(before), what);
+      // The next call works, and adds its messages once.
+      await conv.appendSteps([step]);
+      assert.deepEqual(conv.messages.slice(before.length).map((m) => m.content[0].text), ["step answer"], what);
+    }
+  });
+
+  test("a step whose message the engine would refuse is refused before anything is taken: appendSteps and prepareStep called again add each step once", async () => {
+    const step = (text) => ({ response: { messages: [{ role: "assistant", content: [{ type: "text", text }] }] } });
+    // A tool call whose input JSON cannot write (the engine measures its arguments).
+    const unwritable = { response: { messages: [{ role: "assistant", content: [{ type: "tool-call", toolCallId: "c", toolName: "t", input: { n: 1n } }] }] } };
+    const conv = aiSdkConversation({ compactor: new Compactor({ contextWindow: 100_000 }), messages: history(2) });
+    const before = conv.messages;
+    await assert.rejects(conv.appendSteps([step("a"), unwritable]), { name: "TypeError", message: /^messages\[5\]\.content\[0\]\.arguments could not be read/ });
+    assert.equal(conv.messages, before, "appendSteps took nothing");
+    await assert.rejects(conv.prepareStep({ stepNumber: 2, steps: [step("a"), unwritable] }), /^TypeError: messages\[5\]\.content\[0\]\.arguments could not be read/);
+    assert.equal(conv.messages, before, "prepareStep took nothing");
+    await conv.prepareStep({ stepNumber: 1, steps: [step("a")] });
+    await conv.appendSteps([step("a"), step("b")]);
+    assert.deepEqual(conv.messages.slice(before.length).map((m) => m.content[0].text), ["a", "b"], "each step once");
+  });
+
   test("a non-overflow error is not retried and compacts nothing", async () => {
     const model = new MockLanguageModelV3({
       doGenerate: async () => {
