@@ -729,9 +729,10 @@ function renamed(error, name, where) {
  * i}]`, and nothing is changed; not at a later step, after that step's
  * messages went in.
  */
-function checkFlatArray(messages, name, from = 0) {
+function checkFlatArray(messages, name, from = 0, only = () => true) {
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
+    if (!only(m)) continue;
     const where = () => `${name}[${from + i}]`;
     try {
       estimateTokens(m);
@@ -740,6 +741,11 @@ function checkFlatArray(messages, name, from = 0) {
     }
     checkFlatMessage(m, where);
   }
+}
+
+/** Whether flat message `m` holds a tool call. */
+function hasToolCall(m) {
+  return m.role === "assistant" && Array.isArray(m.content) && m.content.some((b) => b?.type === "toolCall");
 }
 
 /** toModelMessages for checked options; `where(i)` names messages[i] in errors. */
@@ -1172,10 +1178,16 @@ class AiSdkConversation {
     return this.#flat;
   }
 
-  /** Appends flat messages, checked first: one the engine would refuse changes nothing. */
+  /**
+   * Appends flat messages (flatFromModel's), checked first: one the engine
+   * would refuse changes nothing. Of what flatFromModel builds, only a tool
+   * call's input is the app's value as it is (a BigInt, a getter that
+   * throws): the messages with tool calls are the ones checked, so that a
+   * step's tool results cost no second reading.
+   */
   #push(pi) {
     if (pi.length === 0) return;
-    checkFlatArray(pi, "messages", this.#flat.length);
+    checkFlatArray(pi, "messages", this.#flat.length, hasToolCall);
     this.#flat = this.#flat.concat(pi);
     for (const m of pi) if (m.role === "system") this.#systems.push(m);
   }
