@@ -88,6 +88,29 @@ const PAGE = `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,
     channel.port1.onmessage = (e) => { clearTimeout(timer); resolve(e.data); };
     target.postMessage({ code: String(fn), arg, port: channel.port2 }, [channel.port2]);
   });
+  // \`run(f, arg)\`: \`fns[f]\` run in \`target\`, its value, or an error naming it.
+  window.runIn = (target, fns, label = "") => async (f, arg) => {
+    const answer = await window.call(target, fns[f], arg);
+    if (!answer.ok) throw new Error(label + f + ": " + answer.error.name + ": " + answer.error.message);
+    return answer.value;
+  };
+  // What a worker of any kind is put through with the page (\`run\` calls
+  // it): both compactions, the store opened, a session the page made loaded,
+  // then appended to under the lock, and what is stored after.
+  window.exercise = async (run, { db, conversation, title }) => {
+    const out = {};
+    out.compaction = await run("COMPACT", { conversation });
+    out.apis = await run("OPEN", { db });
+    const m = await import("/pkg/index.js");
+    const store = await m.SessionStore.open({ name: db });
+    const { id } = await store.createSession({ title });
+    await store.save(id, new Function("return (" + conversation + ")")()(2, 10));
+    await run("LOAD", { id });
+    out.held = await run("HOLD", { id, ms: 10, text: "a in lock" });
+    out.stored = await run("STORED", { id });
+    store.close();
+    return out;
+  };
 </script>`;
 
 // The conversation each context builds: `turns` user/assistant pairs.
@@ -165,6 +188,17 @@ const STORED = async (m, state, { id }) => {
   return { texts: messages.filter((x) => typeof x.content === "string" && !x.content.startsWith("request")).map((x) => x.content), revision: listed.revision, count: listed.messageCount };
 };
 
+// The functions window.exercise runs in a worker.
+const EXERCISE_FNS = { COMPACT: String(COMPACT), OPEN: String(OPEN), LOAD: String(LOAD), HOLD: String(HOLD), STORED: String(STORED) };
+
+// What window.exercise gives for a worker that works as a module worker does.
+function exercised(result) {
+  assert.equal(result.compaction.offline.by, "extractive");
+  assert.equal(result.compaction.fetched.by, "summarizer");
+  assert.deepEqual(result.apis, { locks: true, channel: true });
+  assert.deepEqual(result.stored, { texts: ["a in lock"], revision: 2, count: 5 });
+}
+
 for (const engine of ENGINES) {
   describe(engine, () => {
     let server;
@@ -214,11 +248,7 @@ for (const engine of ENGINES) {
         async ({ steps, arg, fns }) => {
           const workers = {};
           window.w = (name, query = "") => (workers[name] = new Worker(`/workers/agent.js?${query}&n=${name}`, { type: "module" }));
-          window.run = async (name, f, a) => {
-            const answer = await window.call(workers[name], fns[f], a);
-            if (!answer.ok) throw new Error(`${name} ${f}: ${answer.error.name}: ${answer.error.message}`);
-            return answer.value;
-          };
+          window.run = (name, f, a) => window.runIn(workers[name], fns, `${name} `)(f, a);
           try {
             return await new Function(`return (${steps})`)()(arg);
           } finally {
@@ -364,30 +394,11 @@ for (const engine of ENGINES) {
         async ({ db, fns, conversation }) => {
           const shared = new SharedWorker("/workers/agent.js", { type: "module", name: db });
           shared.port.start();
-          const run = async (f, arg) => {
-            const answer = await window.call(shared.port, fns[f], arg);
-            if (!answer.ok) throw new Error(`${f}: ${answer.error.name}: ${answer.error.message}`);
-            return answer.value;
-          };
-          const out = {};
-          out.compaction = await run("COMPACT", { conversation });
-          out.apis = await run("OPEN", { db });
-          const m = await import("/pkg/index.js");
-          const store = await m.SessionStore.open({ name: db });
-          const { id } = await store.createSession({ title: "shared" });
-          await store.save(id, new Function(`return (${conversation})`)()(2, 10));
-          await run("LOAD", { id });
-          out.held = await run("HOLD", { id, ms: 10, text: "a in lock" });
-          out.stored = await run("STORED", { id });
-          store.close();
-          return out;
+          return await window.exercise(window.runIn(shared.port, fns), { db, conversation, title: "shared" });
         },
-        { db, conversation: String(conversation), fns: { COMPACT: String(COMPACT), OPEN: String(OPEN), LOAD: String(LOAD), HOLD: String(HOLD), STORED: String(STORED) } },
+        { db, conversation: String(conversation), fns: EXERCISE_FNS },
       );
-      assert.equal(result.compaction.offline.by, "extractive");
-      assert.equal(result.compaction.fetched.by, "summarizer");
-      assert.deepEqual(result.apis, { locks: true, channel: true });
-      assert.deepEqual(result.stored, { texts: ["a in lock"], revision: 2, count: 5 });
+      exercised(result);
     });
 
     test("a Service Worker: manual-init works, its store included; the default entry's top-level await is refused", async (t) => {
@@ -415,25 +426,11 @@ for (const engine of ENGINES) {
             out.defaultEntry = { registered: false, name: e.name };
           }
           const registration = await activated("/workers/sw-manual.js", "/workers/manual-scope/");
-          const run = async (f, arg) => {
-            const answer = await window.call(registration.active, fns[f], arg);
-            if (!answer.ok) throw new Error(`${f}: ${answer.error.name}: ${answer.error.message}`);
-            return answer.value;
-          };
-          out.compaction = await run("COMPACT", { conversation });
-          out.apis = await run("OPEN", { db });
-          const m = await import("/pkg/index.js");
-          const store = await m.SessionStore.open({ name: db });
-          const { id } = await store.createSession({ title: "service" });
-          await store.save(id, new Function(`return (${conversation})`)()(2, 10));
-          await run("LOAD", { id });
-          out.held = await run("HOLD", { id, ms: 10, text: "a in lock" });
-          out.stored = await run("STORED", { id });
-          store.close();
+          Object.assign(out, await window.exercise(window.runIn(registration.active, fns), { db, conversation, title: "service" }));
           await registration.unregister();
           return out;
         },
-        { db: `workers-service-${runs++}`, conversation: String(conversation), fns: { COMPACT: String(COMPACT), OPEN: String(OPEN), LOAD: String(LOAD), HOLD: String(HOLD), STORED: String(STORED) } },
+        { db: `workers-service-${runs++}`, conversation: String(conversation), fns: EXERCISE_FNS },
       );
       if (engine === "webkit") {
         // WebKit starts it and dispatches the events that arrive while the
@@ -442,10 +439,7 @@ for (const engine of ENGINES) {
       } else {
         assert.deepEqual(result.defaultEntry, { registered: false, name: "TypeError" });
       }
-      assert.equal(result.compaction.offline.by, "extractive");
-      assert.equal(result.compaction.fetched.by, "summarizer");
-      assert.deepEqual(result.apis, { locks: true, channel: true });
-      assert.deepEqual(result.stored, { texts: ["a in lock"], revision: 2, count: 5 });
+      exercised(result);
     });
   });
 }
